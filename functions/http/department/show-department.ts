@@ -1,0 +1,9 @@
+import { showDepartment } from '#shared/domain/directory/service.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+const schema = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } };
+
+/** GET /department/show?id= */
+export const handler = httpHandler<{ id: number }, unknown>({ auth: 'app', input: 'query', schema }, ({ id }) =>
+  showDepartment(id),
+);

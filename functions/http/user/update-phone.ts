@@ -1,0 +1,17 @@
+import { updatePhone } from '#shared/domain/directory/service.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+const schema = {
+  type: 'object',
+  required: ['uid', 'phone'],
+  properties: {
+    uid: { type: 'integer', minimum: 1 },
+    phone: { type: 'string', pattern: '^1[3-9]\\d{9}$', 'x-message': 'must be a mainland mobile number' },
+  },
+};
+
+/** PUT /user/updatephone: a mainland mobile number (behavior 4). */
+export const handler = httpHandler<{ uid: number; phone: string }, unknown>(
+  { auth: 'app', input: 'json', schema },
+  ({ uid, phone }) => updatePhone(uid, phone),
+);

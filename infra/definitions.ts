@@ -1,0 +1,219 @@
+/**
+ * The one description of the service's resources. The CDK stack (infra/stack.ts) and the local
+ * runtime (shared/local) both read these definitions, so the deployed API and `npm start` can never
+ * disagree about a route, a queue or the table layout. Pure data: no runtime code is imported here.
+ */
+
+export type AuthKind = 'none' | 'app' | 'app+task' | 'alarm' | 'local';
+export type TableAccess = 'read' | 'write' | 'none';
+export type QueueName = 'alarm' | 'webhook' | 'notify';
+
+export interface RouteDef {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  /** Handler entry, relative to the project root, exporting `handler`. */
+  handler: string;
+  auth: AuthKind;
+  table: TableAccess;
+  /** Queues the handler publishes to. */
+  publishes?: QueueName[];
+  /** Only mounted by the local runtime (never deployed). */
+  localOnly?: boolean;
+}
+
+export const routes: RouteDef[] = [
+  { method: 'GET', path: '/health', handler: 'functions/http/health/get-health.ts', auth: 'none', table: 'none' },
+  // Directory
+  {
+    method: 'GET',
+    path: '/department/simple',
+    handler: 'functions/http/department/list-departments.ts',
+    auth: 'app',
+    table: 'read',
+  },
+  {
+    method: 'GET',
+    path: '/department/show',
+    handler: 'functions/http/department/show-department.ts',
+    auth: 'app',
+    table: 'read',
+  },
+  {
+    method: 'GET',
+    path: '/user/profile',
+    handler: 'functions/http/user/show-profile.ts',
+    auth: 'app',
+    table: 'read',
+  },
+  {
+    method: 'PUT',
+    path: '/user/updatephone',
+    handler: 'functions/http/user/update-phone.ts',
+    auth: 'app',
+    table: 'write',
+  },
+  // Alarm tasks
+  {
+    method: 'POST',
+    path: '/alarmtask/store',
+    handler: 'functions/http/alarmtask/store-task.ts',
+    auth: 'app',
+    table: 'write',
+    publishes: ['webhook'],
+  },
+  {
+    method: 'GET',
+    path: '/alarmtask/show',
+    handler: 'functions/http/alarmtask/show-task.ts',
+    auth: 'app+task',
+    table: 'read',
+  },
+  {
+    method: 'PUT',
+    path: '/alarmtask/update',
+    handler: 'functions/http/alarmtask/update-task.ts',
+    auth: 'app+task',
+    table: 'write',
+    publishes: ['webhook'],
+  },
+  {
+    method: 'PUT',
+    path: '/alarmtask/updatefields',
+    handler: 'functions/http/alarmtask/update-task-fields.ts',
+    auth: 'app+task',
+    table: 'write',
+    publishes: ['webhook'],
+  },
+  {
+    method: 'DELETE',
+    path: '/alarmtask',
+    handler: 'functions/http/alarmtask/delete-task.ts',
+    auth: 'app+task',
+    table: 'write',
+  },
+  {
+    method: 'PUT',
+    path: '/alarmtask/stop',
+    handler: 'functions/http/alarmtask/stop-task.ts',
+    auth: 'app+task',
+    table: 'write',
+  },
+  {
+    method: 'PUT',
+    path: '/alarmtask/start',
+    handler: 'functions/http/alarmtask/start-task.ts',
+    auth: 'app+task',
+    table: 'write',
+  },
+  {
+    method: 'PUT',
+    path: '/alarmtask/pause',
+    handler: 'functions/http/alarmtask/pause-task.ts',
+    auth: 'app+task',
+    table: 'write',
+  },
+  // Alarm ingestion
+  {
+    method: 'POST',
+    path: '/alarm/report',
+    handler: 'functions/alarm/report-alarm.ts',
+    auth: 'alarm',
+    table: 'read',
+    publishes: ['alarm'],
+  },
+  { method: 'POST', path: '/alarm/test', handler: 'functions/alarm/test-alarm.ts', auth: 'alarm', table: 'read' },
+  // Workflows
+  {
+    method: 'GET',
+    path: '/workflow/show',
+    handler: 'functions/http/workflow/show-workflow.ts',
+    auth: 'app',
+    table: 'read',
+  },
+  ...(['claim', 'assign', 'processed', 'reactive', 'close'] as const).map(
+    (op): RouteDef => ({
+      method: 'PUT',
+      path: `/workflow/${op}`,
+      handler: `functions/http/workflow/${op}-workflows.ts`,
+      auth: 'app',
+      table: 'write',
+      publishes: ['webhook', 'notify'],
+    }),
+  ),
+  // Local runtime only: the test clock.
+  {
+    method: 'GET',
+    path: '/_local/clock',
+    handler: 'shared/local/clock-routes.ts',
+    auth: 'none',
+    table: 'none',
+    localOnly: true,
+  },
+  {
+    method: 'POST',
+    path: '/_local/clock',
+    handler: 'shared/local/clock-routes.ts',
+    auth: 'none',
+    table: 'none',
+    localOnly: true,
+  },
+];
+
+export interface QueueDef {
+  name: QueueName;
+  /** Seconds a received message stays invisible; must exceed the consumer's timeout. */
+  visibilityTimeoutSeconds: number;
+  /** Receives before a message moves to the dead-letter queue. */
+  maxReceiveCount: number;
+  consumer: string;
+  batchSize: number;
+  /** Consumer Lambda timeout. */
+  timeoutSeconds: number;
+  publishes: QueueName[];
+}
+
+export const queues: QueueDef[] = [
+  {
+    name: 'alarm',
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 5,
+    consumer: 'functions/queue/process-alarm.ts',
+    batchSize: 10,
+    timeoutSeconds: 30,
+    publishes: ['webhook', 'notify'],
+  },
+  {
+    name: 'webhook',
+    visibilityTimeoutSeconds: 30,
+    // 1 first attempt + 6 retries (behavior 11); the 7th failure moves the event to the DLQ.
+    maxReceiveCount: 7,
+    consumer: 'functions/queue/deliver-webhook.ts',
+    batchSize: 10,
+    timeoutSeconds: 10,
+    publishes: [],
+  },
+  {
+    name: 'notify',
+    visibilityTimeoutSeconds: 60,
+    maxReceiveCount: 7,
+    consumer: 'functions/queue/send-notification.ts',
+    batchSize: 10,
+    timeoutSeconds: 30,
+    publishes: [],
+  },
+];
+
+export const schedule = {
+  handler: 'functions/schedule/run-due-work.ts',
+  rateMinutes: 1,
+  timeoutSeconds: 55,
+  publishes: ['alarm', 'webhook', 'notify'] as QueueName[],
+};
+
+/** The single table. Generic keys; a sparse GSI for reverse lookups. */
+export const table = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  ttlAttribute: 'ttl',
+  globalSecondaryIndexes: [{ indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
+} as const;

@@ -1,0 +1,41 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { config } from '../config/env.ts';
+
+let doc: DynamoDBDocumentClient | undefined;
+
+/** The document client for the single table (created on first use, reused across invocations). */
+export function db(): DynamoDBDocumentClient {
+  if (!doc) {
+    const cfg = config();
+    const client = new DynamoDBClient({
+      region: cfg.region,
+      ...(cfg.dynamoEndpoint
+        ? { endpoint: cfg.dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+        : {}),
+    });
+    doc = DynamoDBDocumentClient.from(client, {
+      marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
+    });
+  }
+  return doc;
+}
+
+export function tableName(): string {
+  return config().tableName;
+}
+
+/** Every item carries its entity type and a schema version. */
+export const SCHEMA_VERSION = 1;
+
+export function isConditionFailure(err: unknown): boolean {
+  const name = (err as { name?: string } | null)?.name;
+  return name === 'ConditionalCheckFailedException';
+}
+
+/** A transaction cancelled because one of its conditions failed (not throttling or a conflict). */
+export function transactionConditionFailed(err: unknown): number[] {
+  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] } | null;
+  if (e?.name !== 'TransactionCanceledException' || !e.CancellationReasons) return [];
+  return e.CancellationReasons.flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [i] : []));
+}

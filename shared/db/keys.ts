@@ -1,0 +1,52 @@
+/**
+ * Every key string of the table is built here and nowhere else. See KEY-DESIGN.md for the entities
+ * and access patterns these keys serve.
+ */
+const pad = (n: number, width = 12) => String(n).padStart(width, '0');
+
+export const keys = {
+  // Directory
+  businessUnit: (id: number) => ({ pk: `BU#${id}`, sk: 'BU' }),
+  department: (id: number) => ({ pk: `DEPT#${id}`, sk: 'DEPT' }),
+  /** All departments live in one item collection of the directory index: list without a scan. */
+  departmentListing: (id: number) => ({ gsi1pk: 'DEPTS', gsi1sk: `DEPT#${pad(id)}` }),
+  departmentsIndex: () => ({ gsi1pk: 'DEPTS' }),
+  user: (uid: number) => ({ pk: `USER#${uid}`, sk: 'USER' }),
+  alarmGroup: (id: number) => ({ pk: `GROUP#${id}`, sk: 'GROUP' }),
+  tag: (id: number) => ({ pk: `TAG#${id}`, sk: 'TAG' }),
+  template: (id: number) => ({ pk: `TPL#${id}`, sk: 'TPL' }),
+  app: (id: number) => ({ pk: `APP#${id}`, sk: 'APP' }),
+
+  // Counters that allocate ids.
+  counter: (name: 'task' | 'workflow' | 'history') => ({ pk: `COUNTER#${name}`, sk: 'COUNTER' }),
+
+  // Alarm tasks
+  task: (id: number) => ({ pk: `TASK#${id}`, sk: 'TASK' }),
+  taskName: (name: string) => ({ pk: `TASKNAME#${name}`, sk: 'TASKNAME' }),
+  /** Permission of one user on one task; listed per user through gsi1. */
+  taskPermission: (taskId: number, uid: number) => ({ pk: `TASK#${taskId}`, sk: `PERM#${uid}` }),
+  taskPermissionByUser: (uid: number, taskId: number) => ({ gsi1pk: `USERPERM#${uid}`, gsi1sk: `TASK#${pad(taskId)}` }),
+  permissionsOfUser: (uid: number) => ({ gsi1pk: `USERPERM#${uid}` }),
+  taskPermissionPrefix: () => 'PERM#',
+
+  /**
+   * Due work (delayed compression flushes, delay recoveries, reminders, pause expiries), spread over
+   * DUE_SHARDS partitions; the sort key orders by due time so "what is due" is one range query per
+   * shard.
+   */
+  due: (shard: number, dueAt: number, kind: string, ref: string) => ({
+    pk: `DUE#${shard}`,
+    sk: `${pad(dueAt, 10)}#${kind}#${ref}`,
+  }),
+  dueShard: (shard: number) => `DUE#${shard}`,
+  dueUntil: (dueAt: number) => `${pad(dueAt, 10)}#~`,
+};
+
+export const DUE_SHARDS = 4;
+
+/** Stable shard for a reference (task id, workflow id ...). */
+export function shardOf(ref: string, shards: number): number {
+  let h = 0;
+  for (let i = 0; i < ref.length; i++) h = (h * 31 + ref.charCodeAt(i)) >>> 0;
+  return h % shards;
+}

@@ -1,0 +1,50 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { config } from '../../config/env.ts';
+
+/**
+ * Tokens and secrets are stored sealed with AES-256-GCM so that a table export does not expose
+ * them; the signing schemes need the plain value, so hashing is not an option. The key comes from
+ * SEAL_KEY (local runtime) or a Secrets Manager secret read once at cold start (AWS).
+ * Sealed form: `v1:<iv b64>:<tag b64>:<ciphertext b64>`.
+ */
+let key: Buffer | undefined;
+
+export async function loadSealKey(): Promise<Buffer> {
+  if (key) return key;
+  const cfg = config();
+  if (cfg.sealKey) {
+    key = cfg.sealKey;
+    return key;
+  }
+  const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+  const sm = new SecretsManagerClient({ region: cfg.region });
+  const out = await sm.send(new GetSecretValueCommand({ SecretId: cfg.sealKeySecretArn }));
+  const raw = Buffer.from(out.SecretString ?? '', 'base64');
+  if (raw.length !== 32) throw new Error('seal key secret must hold 32 bytes, base64');
+  key = raw;
+  return key;
+}
+
+function currentKey(): Buffer {
+  if (!key) {
+    const cfg = config();
+    if (!cfg.sealKey) throw new Error('seal key not loaded: call loadSealKey() first');
+    key = cfg.sealKey;
+  }
+  return key;
+}
+
+export function seal(plain: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', currentKey(), iv);
+  const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+  return `v1:${iv.toString('base64')}:${cipher.getAuthTag().toString('base64')}:${data.toString('base64')}`;
+}
+
+export function unseal(sealed: string): string {
+  const [v, iv, tag, data] = sealed.split(':');
+  if (v !== 'v1' || !iv || !tag || data === undefined) throw new Error('unsupported sealed value');
+  const decipher = createDecipheriv('aes-256-gcm', currentKey(), Buffer.from(iv, 'base64'));
+  decipher.setAuthTag(Buffer.from(tag, 'base64'));
+  return Buffer.concat([decipher.update(Buffer.from(data, 'base64')), decipher.final()]).toString('utf8');
+}

@@ -1,0 +1,61 @@
+import { nowSeconds } from '../../clock.ts';
+import { config } from '../../config/env.ts';
+import { NotFoundError, UnauthorizedError } from '../errors.ts';
+import type { Task } from '../tasks/model.ts';
+import { getTask } from '../tasks/repository.ts';
+import { type App, getApp } from './apps.ts';
+import { verifySignature, withinSkew } from './signature.ts';
+
+export interface AppCredentials {
+  appId: string | undefined;
+  timestamp: string | undefined;
+  sign: string | undefined;
+}
+
+const APP_CACHE_MS = 30_000;
+const appCache = new Map<number, { app: App | undefined; at: number }>();
+
+async function cachedApp(id: number, deps: { getApp: typeof getApp }): Promise<App | undefined> {
+  const hit = appCache.get(id);
+  if (hit && Date.now() - hit.at < APP_CACHE_MS && hit.app) return hit.app;
+  const app = await deps.getApp(id);
+  appCache.set(id, { app, at: Date.now() });
+  return app;
+}
+
+/** Application authentication (behavior 3.1): unknown app -> skew -> signature, all 401. */
+export async function authenticateApp(creds: AppCredentials, deps = { getApp }): Promise<App> {
+  const id = Number(creds.appId);
+  if (!creds.appId || !Number.isSafeInteger(id) || id <= 0) throw new UnauthorizedError(`app [${creds.appId ?? ''}] not found`);
+  const app = await cachedApp(id, deps);
+  if (!app) throw new UnauthorizedError(`app [${id}] not found`);
+  const cfg = config();
+  const ts = Number(creds.timestamp);
+  if (!creds.timestamp || !withinSkew(ts, nowSeconds(), cfg.signSkewSeconds)) {
+    throw new UnauthorizedError('signature was expired');
+  }
+  if (!creds.sign || !verifySignature(app.token, id, creds.timestamp, creds.sign.toLowerCase(), cfg.legacySign)) {
+    throw new UnauthorizedError('signature invalid');
+  }
+  return app;
+}
+
+export interface TaskCredentials {
+  id: number;
+  timestamp: number | string;
+  sign: string;
+}
+
+/** Task authentication (behavior 3.2): unknown task 404, skew 401, bad signature 401. */
+export async function authenticateTask(creds: TaskCredentials, deps = { getTask }): Promise<Task> {
+  const task = await deps.getTask(creds.id, true);
+  if (!task) throw new NotFoundError(`task [${creds.id}] not found`);
+  const cfg = config();
+  if (!withinSkew(Number(creds.timestamp), nowSeconds(), cfg.signSkewSeconds)) {
+    throw new UnauthorizedError('signature was expired');
+  }
+  if (!verifySignature(task.secret, creds.id, creds.timestamp, creds.sign.toLowerCase(), cfg.legacySign)) {
+    throw new UnauthorizedError('signature invalid');
+  }
+  return task;
+}

@@ -1,0 +1,115 @@
+import { pinyin } from 'pinyin-pro';
+import type { ReceiverConfig, TemplateScenes } from '../tasks/model.ts';
+
+/** Directory entities (interface 2.2, 2.3; behavior 4), as stored. */
+export interface BusinessUnit {
+  id: number;
+  name: string;
+  remark: string;
+  pinyin: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Department {
+  id: number;
+  bu_id: number;
+  name: string;
+  remark: string;
+  pinyin: string;
+  created_by: number;
+  updated_by: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface User {
+  uid: number;
+  username: string;
+  pinyin: string;
+  user: string;
+  email: string;
+  department: string;
+  phone: string;
+  wechatid: string;
+  role: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface AlarmGroup {
+  id: number;
+  name: string;
+  remark: string;
+  receiver: Pick<ReceiverConfig, 'channels'>;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Tag {
+  id: number;
+  name: string;
+  remark: string;
+  created_by: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface Template {
+  id: number;
+  name: string;
+  pinyin: string;
+  remark: string;
+  created_by: number;
+  /** uids allowed to edit the template. */
+  permission: number[];
+  template: TemplateScenes;
+  created_at: number;
+  updated_at: number;
+}
+
+export const ROLE_SUPER_ADMIN = 9;
+
+/** Pinyin per behavior 4: no tones, `ü` as `v`, syllables joined, non-Chinese text kept as is. */
+export function toPinyin(text: string): string {
+  if (!text) return '';
+  return pinyin(text, { toneType: 'none', type: 'array', v: true, nonZh: 'consecutive' }).join('');
+}
+
+/** Summary person used inside tasks (interface 2.3). */
+export interface SummaryPerson {
+  uid: number;
+  username: string;
+  email: string;
+  department: string;
+}
+
+/** Person object (interface 2.2 creator/updator). */
+export interface Person extends SummaryPerson {
+  user: string;
+}
+
+export function summaryPerson(u: User): SummaryPerson {
+  return { uid: u.uid, username: u.username, email: u.email, department: u.department };
+}
+
+export function person(u: User): Person {
+  return { uid: u.uid, username: u.username, user: u.user, email: u.email, department: u.department };
+}
+
+/** The user view of interface 2.3. */
+export function userView(u: User) {
+  return {
+    uid: u.uid,
+    username: u.username,
+    pinyin: u.pinyin,
+    user: u.user,
+    email: u.email,
+    department: u.department,
+    phone: u.phone,
+    wechatid: u.wechatid,
+    role: u.role,
+    created_at: u.created_at,
+    updated_at: u.updated_at,
+  };
+}

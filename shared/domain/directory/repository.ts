@@ -1,0 +1,133 @@
+import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { keys } from '../../db/keys.ts';
+import type { AlarmGroup, BusinessUnit, Department, Tag, Template, User } from './model.ts';
+
+type Key = { pk: string; sk: string };
+
+function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
+  if (!item) return undefined;
+  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, entity: _e, schema_version: _v, ...rest } = item;
+  return rest as T;
+}
+
+async function getOne<T>(key: Key): Promise<T | undefined> {
+  const out = await db().send(new GetCommand({ TableName: tableName(), Key: key }));
+  return strip<T>(out.Item);
+}
+
+/** BatchGet with retries of unprocessed keys; result order follows `ids`, missing ones dropped. */
+async function getMany<T>(ids: number[], key: (id: number) => Key, idOf: (t: T) => number): Promise<T[]> {
+  const unique = [...new Set(ids)];
+  const found = new Map<number, T>();
+  for (let i = 0; i < unique.length; i += 100) {
+    let request: Record<string, { Keys: Key[] }> | undefined = {
+      [tableName()]: { Keys: unique.slice(i, i + 100).map(key) },
+    };
+    for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
+      const out = await db().send(new BatchGetCommand({ RequestItems: request }));
+      for (const item of out.Responses?.[tableName()] ?? []) {
+        const t = strip<T>(item) as T;
+        found.set(idOf(t), t);
+      }
+      request = out.UnprocessedKeys as typeof request;
+      if (request && Object.keys(request).length > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+    }
+  }
+  return ids.flatMap((id) => (found.has(id) ? [found.get(id) as T] : []));
+}
+
+/** AP-D1: department by id. */
+export const getDepartment = (id: number) => getOne<Department>(keys.department(id));
+/** AP-D2: all departments, ordered by id (one item collection of gsi1). */
+export async function listDepartments(): Promise<Department[]> {
+  const items: Department[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.departmentsIndex().gsi1pk },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const i of out.Items ?? []) items.push(strip<Department>(i) as Department);
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+/** AP-D3: business unit by id. */
+export const getBusinessUnit = (id: number) => getOne<BusinessUnit>(keys.businessUnit(id));
+/** AP-D4: user by uid. */
+export const getUser = (uid: number) => getOne<User>(keys.user(uid));
+/** AP-D5: users by uids (batch). */
+export const getUsers = (uids: number[]) => getMany<User>(uids, keys.user, (u) => u.uid);
+/** AP-D6: alarm groups by ids (batch). */
+export const getAlarmGroups = (ids: number[]) => getMany<AlarmGroup>(ids, keys.alarmGroup, (g) => g.id);
+/** AP-D7: tags by ids (batch). */
+export const getTags = (ids: number[]) => getMany<Tag>(ids, keys.tag, (t) => t.id);
+/** AP-D8: template by id. */
+export const getTemplate = (id: number) => getOne<Template>(keys.template(id));
+
+/** AP-D9: set a user's phone; undefined when the user does not exist. */
+export async function updateUserPhone(uid: number, phone: string, now: number): Promise<User | undefined> {
+  try {
+    const out = await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.user(uid),
+        UpdateExpression: 'SET phone = :phone, updated_at = :now',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':phone': phone, ':now': now },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return strip<User>(out.Attributes);
+  } catch (err) {
+    if (isConditionFailure(err)) return undefined;
+    throw err;
+  }
+}
+
+export type DirectoryItem =
+  | { entity: 'business_unit'; value: BusinessUnit }
+  | { entity: 'department'; value: Department }
+  | { entity: 'user'; value: User }
+  | { entity: 'alarm_group'; value: AlarmGroup }
+  | { entity: 'tag'; value: Tag }
+  | { entity: 'template'; value: Template };
+
+function toItem(d: DirectoryItem): Record<string, unknown> {
+  const base = { entity: d.entity, schema_version: SCHEMA_VERSION };
+  switch (d.entity) {
+    case 'business_unit':
+      return { ...keys.businessUnit(d.value.id), ...base, ...d.value };
+    case 'department':
+      return { ...keys.department(d.value.id), ...keys.departmentListing(d.value.id), ...base, ...d.value };
+    case 'user':
+      return { ...keys.user(d.value.uid), ...base, ...d.value };
+    case 'alarm_group':
+      return { ...keys.alarmGroup(d.value.id), ...base, ...d.value };
+    case 'tag':
+      return { ...keys.tag(d.value.id), ...base, ...d.value };
+    case 'template':
+      return { ...keys.template(d.value.id), ...base, ...d.value };
+  }
+}
+
+/** AP-D10: upsert directory entries (admin import), 25 per batch, unprocessed items retried. */
+export async function putDirectoryItems(items: DirectoryItem[]): Promise<void> {
+  for (let i = 0; i < items.length; i += 25) {
+    let requests = items.slice(i, i + 25).map((d) => ({ PutRequest: { Item: toItem(d) } }));
+    for (let attempt = 0; requests.length > 0; attempt++) {
+      const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
+      requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
+      if (requests.length > 0) {
+        if (attempt > 8) throw new Error('directory import: DynamoDB kept items unprocessed');
+        await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+      }
+    }
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * JSON Schema of receiver channels (interface 2.5 request form, behavior 5.2). Shared by task
+ * receivers, dispatch items, reminder and upgrade receivers, alarm reports and alarm groups.
+ */
+const uids = { type: 'array', items: { type: 'integer', minimum: 1 }, maxItems: 500 };
+
+export function robotsSchema(secretRequired: boolean) {
+  return {
+    type: 'array',
+    maxItems: 6,
+    items: {
+      type: 'object',
+      required: secretRequired ? ['webhook', 'secret'] : ['webhook'],
+      properties: {
+        webhook: { type: 'string', minLength: 1, maxLength: 500 },
+        secret: { type: 'string', maxLength: 200, ...(secretRequired ? { minLength: 1 } : {}) },
+      },
+    },
+  };
+}
+
+export const webhookUrlSchema = {
+  anyOf: [
+    { type: 'string', maxLength: 2000, pattern: '^(https?://[^\\s]+)?$' },
+    {
+      type: 'object',
+      required: ['url'],
+      properties: { url: { type: 'string', maxLength: 2000, pattern: '^https?://[^\\s]+$' } },
+    },
+  ],
+};
+
+export function channelsSchema(opts: { robotSecretRequired: boolean }) {
+  return {
+    type: 'object',
+    properties: {
+      sms: uids,
+      email: uids,
+      phone: uids,
+      dingworker: uids,
+      yachworker: uids,
+      wechat: uids,
+      dinggroup: robotsSchema(opts.robotSecretRequired),
+      yachgroup: robotsSchema(opts.robotSecretRequired),
+      webhook: webhookUrlSchema,
+    },
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * Alarm task types (interface 2.4-2.12, request form as stored) and pure rules. No I/O here.
+ */
+export type Level = 0 | 1 | 2 | 3;
+export const LEVEL_NAMES = ['notice', 'warning', 'error', 'urgent'] as const;
+
+export interface Rule {
+  field: string;
+  operator: string;
+  threshold?: string;
+}
+export interface Condition {
+  rule: Rule[];
+}
+
+export interface Robot {
+  webhook: string;
+  secret?: string;
+}
+
+export const USER_CHANNELS = ['sms', 'email', 'phone', 'dingworker', 'yachworker', 'wechat'] as const;
+export const ROBOT_CHANNELS = ['dinggroup', 'yachgroup'] as const;
+export type UserChannel = (typeof USER_CHANNELS)[number];
+export type RobotChannel = (typeof ROBOT_CHANNELS)[number];
+export type Channel = UserChannel | RobotChannel | 'webhook';
+
+export interface Channels {
+  sms?: number[];
+  email?: number[];
+  phone?: number[];
+  dingworker?: number[];
+  yachworker?: number[];
+  wechat?: number[];
+  dinggroup?: Robot[];
+  yachgroup?: Robot[];
+  /** Stored as the URL string. */
+  webhook?: string;
+}
+
+export interface DispatchItem {
+  conditions: Condition[];
+  receiver: ReceiverConfig;
+}
+
+export interface ReceiverConfig {
+  alarmgroup?: number[];
+  channels?: Channels;
+  dispatch?: DispatchItem[];
+  /** 1 lazy (default), 2 non-lazy. */
+  mode?: 1 | 2;
+}
+
+export interface Reminder {
+  mode: 'once' | 'cycle';
+  status: 0 | 1;
+  interval: number;
+  reuse_receiver: 0 | 1;
+  receiver?: ReceiverConfig;
+}
+
+export interface WorkflowConfig {
+  enable: boolean;
+  reminds?: Reminder[];
+}
+
+export interface FilterConfig {
+  enable: boolean;
+  mode?: 1 | 2;
+  conditions?: { rule: Rule[]; level: number }[];
+  not_match?: 0 | 1;
+}
+
+export interface UpgradeStrategy {
+  interval: number;
+  count: number;
+  level: Level;
+  reuse_receiver: 0 | 1;
+  receiver?: ReceiverConfig;
+}
+
+export interface UpgradeConfig {
+  enable: boolean;
+  strategies?: UpgradeStrategy[];
+}
+
+export interface CompressConfig {
+  enable: boolean;
+  /** 1 condition, 3 content, 4 full. */
+  method?: 1 | 3 | 4;
+  conditions?: Condition[];
+  /** 1 cycle, 2 delay, 3 cycle-count, 4 count-cycle, 5 count. */
+  strategy?: 1 | 2 | 3 | 4 | 5;
+  strategy_cycle?: number;
+  strategy_count?: number;
+  /** 1 notify as uncompressed, 0 store only. */
+  not_match?: 0 | 1;
+}
+
+export interface RecoveryConfig {
+  enable: boolean;
+  /** 1 condition, 2 delay. */
+  mode?: 1 | 2;
+  conditions?: Condition[];
+  delay_interval?: number;
+}
+
+export const TEMPLATE_SCENES = ['compressed', 'not_compress', 'upgrade', 'recovery'] as const;
+export type TemplateScene = (typeof TEMPLATE_SCENES)[number];
+export interface TemplateEntry {
+  format?: 1 | 2 | 3 | 4;
+  template?: string;
+}
+export type TemplateScenes = Partial<Record<TemplateScene, Partial<Record<string, TemplateEntry>>>>;
+
+export interface TemplateConfig {
+  template_id?: number;
+  udf?: TemplateScenes;
+}
+
+/** The configuration a client sends (create/update) and we store. */
+export interface TaskConfig {
+  name: string;
+  department_id: number;
+  flag_save_db: 0 | 1;
+  task_tags: number[];
+  permission: { rw: number[]; ro: number[] };
+  receiver: ReceiverConfig;
+  workflow: WorkflowConfig;
+  filter: FilterConfig;
+  upgrade: UpgradeConfig;
+  compress: CompressConfig;
+  recovery: RecoveryConfig;
+  template: TemplateConfig;
+}
+
+export type TaskStatus = 0 | 1 | 2;
+export const TASK_STOPPED = 0;
+export const TASK_RUNNING = 1;
+export const TASK_PAUSED = 2;
+
+export interface Task extends TaskConfig {
+  id: number;
+  pinyin: string;
+  token: string;
+  secret: string;
+  status: TaskStatus;
+  /** Unix seconds when a pause ends (status 2 only). */
+  paused_until?: number;
+  /** Alarms per second; the deployment default when absent. */
+  rate_limit?: number;
+  created_by: number;
+  created_at: number;
+  updated_at: number;
+  /** Optimistic-concurrency version, incremented by every write. */
+  version: number;
+}
+
+/** A paused task whose time has passed is running (behavior 5.4). */
+export function effectiveStatus(task: Pick<Task, 'status' | 'paused_until'>, now: number): TaskStatus {
+  if (task.status === TASK_PAUSED && task.paused_until !== undefined && task.paused_until <= now) {
+    return TASK_RUNNING;
+  }
+  return task.status;
+}

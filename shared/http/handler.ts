@@ -1,0 +1,161 @@
+import middy from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { type App, getApp } from '../domain/auth/apps.ts';
+import { loadSealKey } from '../domain/auth/seal.ts';
+import { authenticateApp, authenticateTask } from '../domain/auth/service.ts';
+import { BadRequestError, PayloadTooLargeError } from '../domain/errors.ts';
+import type { Task } from '../domain/tasks/model.ts';
+import { compileCoercingSchema, compileSchema, type Validator } from '../domain/validation.ts';
+import { errorResponse, okResponse } from './envelope.ts';
+
+export type HttpEvent = APIGatewayProxyEventV2;
+export type HttpResult = APIGatewayProxyStructuredResultV2;
+
+/**
+ * Where a handler's input comes from:
+ * - `query`: the query string (GET);
+ * - `json`: a JSON body;
+ * - `form-or-query`: a form-encoded (or JSON) body merged over the query string (DELETE).
+ * Numbers in the query string and form bodies are coerced (behavior 1); JSON keeps its types.
+ */
+export type InputSource = 'none' | 'query' | 'json' | 'form-or-query';
+
+export interface HandlerOptions {
+  /** `app`: application auth only; `app+task`: plus task auth on id/timestamp/sign; `none`: public. */
+  auth: 'none' | 'app' | 'app+task';
+  input: InputSource;
+  /** JSON Schema of the input (the task-auth parameters are checked by the factory). */
+  schema?: object;
+  /** `msg` of a successful response (default `success`). */
+  successMessage?: string;
+}
+
+export interface RequestContext {
+  requestId: string;
+  app?: App;
+  /** The authenticated task (auth `app+task`). */
+  task?: Task;
+  event: HttpEvent;
+}
+
+export const MAX_BODY_BYTES = 256 * 1024;
+
+const taskAuthSchema = {
+  type: 'object',
+  required: ['id', 'timestamp', 'sign'],
+  properties: {
+    id: { type: 'integer', minimum: 1 },
+    timestamp: { type: ['integer', 'string'], pattern: '^[0-9]{1,12}$' },
+    sign: { type: 'string', minLength: 1, maxLength: 128 },
+  },
+};
+const taskAuthJson = compileSchema(taskAuthSchema);
+const taskAuthCoercing = compileCoercingSchema(taskAuthSchema);
+
+function header(event: HttpEvent, name: string): string | undefined {
+  const headers = event.headers ?? {};
+  return headers[name] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
+}
+
+function rawBody(event: HttpEvent): string {
+  if (!event.body) return '';
+  const body = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  if (Buffer.byteLength(body, 'utf8') > MAX_BODY_BYTES) throw new PayloadTooLargeError();
+  return body;
+}
+
+function parseJson(body: string): Record<string, unknown> {
+  if (body.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new BadRequestError('request body is not valid JSON');
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new BadRequestError('request body must be a JSON object');
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/** Reads the request input per its source; throws 400/413 on malformed bodies. */
+export function readInput(event: HttpEvent, source: InputSource): Record<string, unknown> {
+  const query = { ...(event.queryStringParameters ?? {}) } as Record<string, unknown>;
+  if (source === 'none') return {};
+  if (source === 'query') return query;
+  const body = rawBody(event);
+  const type = (header(event, 'content-type') ?? '').split(';')[0].trim().toLowerCase();
+  if (source === 'json') {
+    if (body.trim() !== '' && type !== 'application/json') {
+      throw new BadRequestError('content type must be application/json');
+    }
+    return parseJson(body);
+  }
+  // form-or-query
+  if (body.trim() === '') return query;
+  if (type === 'application/x-www-form-urlencoded') {
+    return { ...query, ...Object.fromEntries(new URLSearchParams(body)) };
+  }
+  if (type === 'application/json') return { ...query, ...parseJson(body) };
+  throw new BadRequestError('content type must be application/x-www-form-urlencoded or application/json');
+}
+
+interface State {
+  input: Record<string, unknown>;
+  ctx: RequestContext;
+}
+
+/**
+ * The one factory every HTTP endpoint is built with. It owns the middy chain: input parsing,
+ * application auth, task auth, schema validation (ajv, compiled once), error mapping to the
+ * envelope and JSON serialization. The handler body only calls one domain function.
+ */
+export function httpHandler<TInput, TOutput>(
+  options: HandlerOptions,
+  fn: (input: TInput, ctx: RequestContext) => Promise<TOutput>,
+) {
+  const coerce = options.input === 'query' || options.input === 'form-or-query';
+  const validate: Validator | undefined = options.schema
+    ? coerce
+      ? compileCoercingSchema(options.schema)
+      : compileSchema(options.schema)
+    : undefined;
+  const validateTaskAuth = coerce ? taskAuthCoercing : taskAuthJson;
+
+  const authAndValidate: middy.MiddlewareObj<HttpEvent, HttpResult, Error, Context & { state?: State }> = {
+    before: async (request) => {
+      const event = request.event;
+      const ctx: RequestContext = { requestId: request.context.awsRequestId, event };
+      if (options.auth !== 'none') {
+        await loadSealKey();
+        ctx.app = await authenticateApp(
+          {
+            appId: header(event, 'x-app-id'),
+            timestamp: header(event, 'x-app-timestamp'),
+            sign: header(event, 'x-app-sign'),
+          },
+          { getApp },
+        );
+      }
+      const input = readInput(event, options.input);
+      if (options.auth === 'app+task') {
+        validateTaskAuth(input);
+        ctx.task = await authenticateTask(input as unknown as { id: number; timestamp: string; sign: string });
+      }
+      validate?.(input);
+      request.context.state = { input, ctx };
+    },
+  };
+
+  return middy<HttpEvent, HttpResult, Error, Context & { state?: State }>()
+    .use(authAndValidate)
+    .use({
+      onError: async (request) => {
+        request.response = errorResponse(request.error, request.context.awsRequestId);
+      },
+    })
+    .handler(async (_event, context) => {
+      const state = context.state as State;
+      return okResponse(await fn(state.input as TInput, state.ctx), options.successMessage);
+    });
+}

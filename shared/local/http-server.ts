@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { type RouteDef, routes } from '../../infra/definitions.ts';
+import { logger } from '../log.ts';
+import { lambdaContext, loadHandler } from './lambda.ts';
+
+/** Reads at most `limit` bytes; the rest is drained (a body cut at the limit still tells the handler it was too large). */
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    if (size < limit) chunks.push(buf.subarray(0, limit - size));
+    size += buf.length;
+  }
+  return Buffer.concat(chunks);
+}
+
+export function toApiGatewayEvent(
+  req: IncomingMessage,
+  route: RouteDef | undefined,
+  path: string,
+  body: Buffer,
+): APIGatewayProxyEventV2 {
+  const url = new URL(req.url ?? '/', 'http://local');
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
+  }
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
+  const method = (req.method ?? 'GET').toUpperCase();
+  const routeKey = route ? `${route.method} ${route.path}` : '$default';
+  const now = Date.now();
+  return {
+    version: '2.0',
+    routeKey,
+    rawPath: path,
+    rawQueryString: url.search.slice(1),
+    headers,
+    queryStringParameters: Object.keys(query).length ? query : undefined,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      domainName: headers.host ?? 'localhost',
+      domainPrefix: 'local',
+      http: {
+        method,
+        path,
+        protocol: `HTTP/${req.httpVersion}`,
+        sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+        userAgent: headers['user-agent'] ?? '',
+      },
+      requestId: randomUUID(),
+      routeKey,
+      stage: '$default',
+      time: new Date(now).toISOString(),
+      timeEpoch: now,
+    },
+    body: body.length ? body.toString('utf8') : undefined,
+    isBase64Encoded: false,
+  };
+}
+
+const NOT_FOUND = 'functions/http/not-found.ts';
+
+/** The local API Gateway: routes requests from the route table to the real handlers. */
+export function startHttpServer(port: number, basePath: string): Promise<Server> {
+  const table = routes;
+  const prefix = basePath.replace(/\/+$/, '');
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    try {
+      const url = new URL(req.url ?? '/', 'http://local');
+      let path = url.pathname;
+      if (prefix && path.startsWith(prefix)) path = path.slice(prefix.length) || '/';
+      const method = (req.method ?? 'GET').toUpperCase();
+      const route = table.find((r) => r.method === method && r.path === path);
+      // Read a little past the limit so the handler can tell an oversized body and answer 413.
+      const body = await readBody(req, 256 * 1024 + 1);
+      const event = toApiGatewayEvent(req, route, path, body);
+      const handler = await loadHandler(route?.handler ?? NOT_FOUND);
+      const result = (await handler(event, lambdaContext(route?.handler ?? 'not-found'))) as APIGatewayProxyStructuredResultV2;
+      res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
+      res.end(result.body ?? '');
+    } catch (err) {
+      logger.error('local http adapter failed', { error: err as Error });
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
+      res.end(JSON.stringify({ code: 500, msg: 'internal error', data: {} }));
+    }
+  });
+  server.keepAliveTimeout = 5000;
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
