@@ -2,7 +2,7 @@
  * Message types carried by the queues. Every message is JSON; each carries an id that makes its
  * processing idempotent.
  */
-import type { Level, ReceiverConfig } from '../domain/tasks/model.ts';
+import type { Channel, Level, ReceiverConfig, Robot } from '../domain/tasks/model.ts';
 
 export type QueueName = 'alarm' | 'webhook' | 'notify';
 
@@ -37,4 +37,43 @@ export interface WebhookMessage {
   /** Unix seconds the event was created. */
   created_at: number;
   body: WebhookBody;
+}
+
+/** Notification scenes (behavior 10). */
+export type NotifyScene =
+  | 'compressed'
+  | 'not_compress'
+  | 'upgrade'
+  | 'recovery'
+  | 'generated'
+  | 'claim'
+  | 'assign'
+  | 'processed'
+  | 'reactive'
+  | 'close'
+  | 'remind_pending'
+  | 'remind_processing';
+
+/** Values templates may reference (`{task.name}`, `{history.ctn.hostname}`, `{context.zcount}` ...). */
+export interface RenderContext {
+  task: { id: number; name: string; [k: string]: unknown };
+  history?: Record<string, unknown>;
+  workflow?: Record<string, unknown>;
+  pipeline?: Record<string, unknown>;
+  context?: Record<string, unknown>;
+}
+
+/** One message for one channel, on the notify queue (behavior 7.6, 10). */
+export interface NotificationJob {
+  kind: 'notify';
+  /** Unique and deterministic per (event, channel): attempts are recorded under it. */
+  job_id: string;
+  task_id: number;
+  scene: NotifyScene;
+  channel: Exclude<Channel, 'webhook'>;
+  /** uids, for user channels. */
+  users?: number[];
+  /** robots, for dinggroup / yachgroup. */
+  robots?: Robot[];
+  context: RenderContext;
 }

@@ -162,3 +162,22 @@ export function effectiveStatus(task: Pick<Task, 'status' | 'paused_until'>, now
   }
   return task.status;
 }
+
+/** Condition operators (behavior 8). `isset`, `not-isset` and `eq-self` take no threshold. */
+export const OPERATORS = [
+  'eq-self',
+  'eq',
+  'neq',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+  'not-in',
+  'contain',
+  'not-contain',
+  'isset',
+  'not-isset',
+] as const;
+export type Operator = (typeof OPERATORS)[number];
+export const OPERATORS_WITHOUT_THRESHOLD: readonly Operator[] = ['eq-self', 'isset', 'not-isset'];
