@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { config } from '../../config/env.ts';
 
 /**
@@ -19,10 +19,21 @@ export async function loadSealKey(): Promise<Buffer> {
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
   const sm = new SecretsManagerClient({ region: cfg.region });
   const out = await sm.send(new GetSecretValueCommand({ SecretId: cfg.sealKeySecretArn }));
-  const raw = Buffer.from(out.SecretString ?? '', 'base64');
-  if (raw.length !== 32) throw new Error('seal key secret must hold 32 bytes, base64');
-  key = raw;
+  key = sealKeyFromSecretString(out.SecretString ?? '');
   return key;
+}
+
+/**
+ * The seal key held by a Secrets Manager secret. A secret that is canonical base64 of exactly 32 bytes
+ * is used as is (a key made with `openssl rand -base64 32`); any other string (the CDK-generated
+ * secret is 64 random alphanumerics) is stretched to 32 bytes with sha256. Short strings are refused
+ * so that a placeholder can never become a key.
+ */
+export function sealKeyFromSecretString(secret: string): Buffer {
+  const raw = Buffer.from(secret, 'base64');
+  if (raw.length === 32 && raw.toString('base64') === secret) return raw;
+  if (secret.length < 32) throw new Error('seal key secret must be base64 of 32 bytes or at least 32 characters');
+  return createHash('sha256').update(secret, 'utf8').digest();
 }
 
 function currentKey(): Buffer {
