@@ -5,6 +5,8 @@ const started = Date.now();
 const stack = await startLocalStack({
   port: Number(process.env.PORT ?? 3000),
   dataDir: process.env.DATA_DIR ?? './.data',
+  // Where `npm run admin` finds this stack (default: .tocsin-local.json in the project root).
+  stateFile: process.env.TOCSIN_STATE_FILE || undefined,
 });
 
 console.log(`tocsin local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s

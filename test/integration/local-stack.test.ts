@@ -1,0 +1,86 @@
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { inject, describe, expect, it } from 'vitest';
+import { getDepartment } from '../../shared/domain/directory/repository.ts';
+import { projectRoot } from '../../shared/local/paths.ts';
+import { api } from '../support/client.ts';
+
+const run = promisify(execFile);
+const tsx = join(projectRoot, 'node_modules/.bin/tsx');
+
+async function admin(...args: string[]) {
+  const stateFile = inject('stack').stateFile;
+  try {
+    const out = await run(tsx, ['shared/local/admin.ts', ...args, '--state', stateFile], { cwd: projectRoot });
+    return { code: 0, stdout: out.stdout, stderr: out.stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe('npm run admin', () => {
+  it('imports the README sample directory file into the running stack', async () => {
+    const res = await admin('import', 'events/directory/sample-directory.json');
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('imported 2 business_units, 2 departments, 3 users');
+    expect((await getDepartment(2))?.pinyin).toBe('rizhizhongxin');
+  });
+
+  it('refuses a malformed file with the offending paths and writes nothing', async () => {
+    // Arrange
+    const file = join(mkdtempSync(join(tmpdir(), 'tocsin-admin-')), 'bad.json');
+    writeFileSync(file, JSON.stringify({ departments: [{ id: 77, bu_id: 1, name: 'Ghost' }], users: [{ uid: 'x' }], bogus: [] }));
+    // Act
+    const res = await admin('import', file);
+    // Assert
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain('bogus: is not a known field');
+    expect(res.stderr).toContain('users.0.uid: must be an integer');
+    expect(await getDepartment(77)).toBeUndefined();
+  });
+
+  it('creates an app whose printed token signs requests', async () => {
+    const res = await admin('app', 'create', 'ci-app');
+    expect(res.code).toBe(0);
+    const id = Number(/id:\s+(\d+)/.exec(res.stdout)?.[1]);
+    const token = /token:\s+([0-9a-f]{40})/.exec(res.stdout)?.[1] ?? '';
+    expect(token).toHaveLength(40);
+    const call = await api.get('/department/simple', { app: { id, token } });
+    expect(call.code).toBe(0);
+  });
+});
+
+describe('npm start', () => {
+  it('serves /health within seconds and leaves no process behind on SIGTERM', async () => {
+    // Arrange
+    const stateFile = join(mkdtempSync(join(tmpdir(), 'tocsin-start-')), 'state.json');
+    const child = spawn(tsx, ['shared/local/start.ts'], {
+      cwd: projectRoot,
+      env: { ...process.env, PORT: '0', DATA_DIR: ':memory:', TOCSIN_STATE_FILE: stateFile, LOG_LEVEL: 'ERROR' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += String(d);
+    });
+    const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+    const deadline = Date.now() + 30_000;
+    while (!/API\s+(http:\S+)/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const url = /API\s+(http:\S+)/.exec(out)?.[1];
+
+    // Act
+    const health = (await (await fetch(`${url}/health`)).json()) as { code: number; msg: string };
+    const state = JSON.parse(readFileSync(stateFile, 'utf8')) as { javaPid: number };
+    child.kill('SIGTERM');
+    const code = await exited;
+
+    // Assert
+    expect(health).toMatchObject({ code: 0, msg: 'ok' });
+    expect(code).toBe(0);
+    expect(() => process.kill(state.javaPid, 0)).toThrow();
+  });
+});
