@@ -38,13 +38,13 @@ export async function runDueWork(handlers: Record<string, DueHandler>, now = now
 }
 
 async function runOne(item: DueItem, handlers: Record<string, DueHandler>, now: number, summary: RunSummary) {
-  if (!(await claimDue(item))) return;
   const handler = handlers[item.kind];
   if (!handler) {
-    logger.error('no handler for due work; dropped', { kind: item.kind, ref: item.ref });
-    summary.failed++;
+    // Left in place: a kind whose handler is not deployed yet must not be lost.
+    logger.warn('no handler for due work; left for later', { kind: item.kind, ref: item.ref });
     return;
   }
+  if (!(await claimDue(item))) return;
   try {
     const result = await handler(item, now);
     summary.ran++;
