@@ -1,0 +1,204 @@
+import type { NotificationJob, NotifyScene } from '../../messaging/messages.ts';
+import type { Template } from '../directory/model.ts';
+import type { TemplateConfig, TemplateEntry } from '../tasks/model.ts';
+
+/**
+ * Message templates (interface 2.11, behavior 10): the system defaults for every scene and channel,
+ * and the resolution order of a task's templates (custom udf > predefined > default, per scene and
+ * channel, each of `format` / `template` falling back on its own).
+ */
+export type NotifyChannel = NotificationJob['channel'];
+export type TemplateFormat = 1 | 2 | 3 | 4;
+export const FORMAT_TEXT = 1;
+export const FORMAT_MARKDOWN = 2;
+export const FORMAT_HTML = 3;
+export const FORMAT_ACTION_CARD = 4;
+
+export const NOTIFY_CHANNELS: readonly NotifyChannel[] = [
+  'sms',
+  'email',
+  'phone',
+  'dingworker',
+  'dinggroup',
+  'yachworker',
+  'yachgroup',
+  'wechat',
+];
+
+export const NOTIFY_SCENES: readonly NotifyScene[] = [
+  'compressed',
+  'not_compress',
+  'upgrade',
+  'recovery',
+  'generated',
+  'claim',
+  'assign',
+  'processed',
+  'reactive',
+  'close',
+  'remind_pending',
+  'remind_processing',
+];
+
+/** A template ready to render. `type`: 0 system default, 1 predefined, 2 custom (interface 2.11). */
+export interface ResolvedTemplate {
+  type: 0 | 1 | 2;
+  format: TemplateFormat;
+  /** Title / e-mail subject / markdown title (itself a template). */
+  title: string;
+  template: string;
+}
+
+interface SceneText {
+  title: string;
+  /** Label and value lines of the message body. */
+  lines: [string, string][];
+}
+
+const TASK: [string, string] = ['Task', '{task.name}'];
+const LEVEL: [string, string] = ['Level', '{history.level}'];
+const TIME: [string, string] = ['Time', '{history.notice_at}'];
+const CONTENT: [string, string] = ['Content', '{history.ctn}'];
+const WORKFLOW: [string, string] = ['Workflow', '#{workflow.id}'];
+const BY: [string, string] = ['By', '{pipeline.by}'];
+const REMARK: [string, string] = ['Remark', '{pipeline.remark}'];
+
+const SCENES: Record<NotifyScene, SceneText> = {
+  compressed: {
+    title: '[{common.env}] {task.name}: alarm ({history.level})',
+    lines: [TASK, LEVEL, ['Compression', '{task.compress_method} / {task.compress_type}'], TIME, CONTENT],
+  },
+  not_compress: {
+    title: '[{common.env}] {task.name}: alarm ({history.level})',
+    lines: [TASK, LEVEL, TIME, CONTENT],
+  },
+  upgrade: {
+    title: '[{common.env}] {task.name}: alarm upgraded ({history.level})',
+    lines: [
+      TASK,
+      LEVEL,
+      [
+        'Upgrade',
+        '{context.zcount} alarms within {context.rule.interval} minutes (threshold {context.rule.count})',
+      ],
+      TIME,
+      CONTENT,
+    ],
+  },
+  recovery: { title: '[{common.env}] {task.name}: recovered', lines: [TASK, LEVEL, TIME, CONTENT] },
+  generated: {
+    title: '[{common.env}] {task.name}: workflow #{workflow.id} created',
+    lines: [TASK, WORKFLOW, LEVEL, TIME, CONTENT],
+  },
+  claim: {
+    title: '[{common.env}] {task.name}: workflow #{workflow.id} claimed',
+    lines: [TASK, WORKFLOW, BY, REMARK, CONTENT],
+  },
+  assign: {
+    title: '[{common.env}] {task.name}: workflow #{workflow.id} assigned',
+    lines: [TASK, WORKFLOW, BY, ['Assigned to', '{pipeline.assignto_names}'], REMARK, CONTENT],
+  },
+  processed: {
+    title: '[{common.env}] {task.name}: workflow #{workflow.id} processed',
+    lines: [TASK, WORKFLOW, BY, REMARK, CONTENT],
+  },
+  reactive: {
+    title: '[{common.env}] {task.name}: workflow #{workflow.id} reactivated',
+    lines: [TASK, WORKFLOW, BY, REMARK, CONTENT],
+  },
+  close: {
+    title: '[{common.env}] {task.name}: workflow #{workflow.id} closed',
+    lines: [TASK, WORKFLOW, BY, REMARK, CONTENT],
+  },
+  remind_pending: {
+    title: '[{common.env}] {task.name}: workflow #{workflow.id} is waiting to be claimed',
+    lines: [TASK, WORKFLOW, LEVEL, TIME, CONTENT],
+  },
+  remind_processing: {
+    title: '[{common.env}] {task.name}: workflow #{workflow.id} is waiting to be processed',
+    lines: [TASK, WORKFLOW, LEVEL, TIME, CONTENT],
+  },
+};
+
+/** The default format of each channel: robots and work notices markdown, e-mail HTML, the rest text. */
+export const DEFAULT_FORMAT: Record<NotifyChannel, TemplateFormat> = {
+  sms: FORMAT_TEXT,
+  phone: FORMAT_TEXT,
+  wechat: FORMAT_TEXT,
+  email: FORMAT_HTML,
+  dinggroup: FORMAT_MARKDOWN,
+  yachgroup: FORMAT_MARKDOWN,
+  dingworker: FORMAT_MARKDOWN,
+  yachworker: FORMAT_MARKDOWN,
+};
+
+function body(scene: SceneText, format: TemplateFormat, channel: NotifyChannel): string {
+  if (channel === 'phone') {
+    // Spoken: short, no JSON dump.
+    return `${scene.title.replace('[{common.env}] ', '')}. Level {history.level}.`;
+  }
+  if (channel === 'sms') return `${scene.title} {history.ctn}`;
+  switch (format) {
+    case FORMAT_HTML:
+      return [
+        `<h3>${scene.title}</h3>`,
+        '<table>',
+        ...scene.lines.map(([k, v]) => `<tr><th align="left">${k}</th><td>${v}</td></tr>`),
+        '</table>',
+      ].join('\n');
+    case FORMAT_MARKDOWN:
+    case FORMAT_ACTION_CARD:
+      return [`### ${scene.title}`, '', ...scene.lines.map(([k, v]) => `- **${k}**: ${v}`)].join('\n');
+    default:
+      return [scene.title, ...scene.lines.map(([k, v]) => `${k}: ${v}`)].join('\n');
+  }
+}
+
+/** The system default template of a scene and channel (in the channel's default format, or `format`). */
+export function defaultTemplate(
+  scene: NotifyScene,
+  channel: NotifyChannel,
+  format?: TemplateFormat,
+): ResolvedTemplate {
+  const s = SCENES[scene];
+  const f = format ?? DEFAULT_FORMAT[channel];
+  return { type: 0, format: f, title: s.title, template: body(s, f, channel) };
+}
+
+function entryOf(
+  scenes: Template['template'] | undefined,
+  scene: NotifyScene,
+  channel: NotifyChannel,
+): TemplateEntry | undefined {
+  const byChannel = (scenes as Record<string, Record<string, TemplateEntry> | undefined> | undefined)?.[
+    scene
+  ];
+  const entry = byChannel?.[channel];
+  return entry && typeof entry === 'object' ? entry : undefined;
+}
+
+const isFormat = (f: unknown): f is TemplateFormat => f === 1 || f === 2 || f === 3 || f === 4;
+
+/**
+ * The template of one scene and channel for a task: the custom (udf) entry, else the predefined
+ * template's entry, else the default; `format` and `template` each fall back independently. A custom
+ * format without a custom text reuses the default text in that format.
+ */
+export function resolveTemplate(
+  config: TemplateConfig | undefined,
+  predefined: Template | undefined,
+  scene: NotifyScene,
+  channel: NotifyChannel,
+): ResolvedTemplate {
+  const udf = entryOf(config?.udf, scene, channel);
+  const pre = predefined ? entryOf(predefined.template, scene, channel) : undefined;
+  const format = [udf?.format, pre?.format].find(isFormat) ?? DEFAULT_FORMAT[channel];
+  const fallback = defaultTemplate(scene, channel, format);
+  if (typeof udf?.template === 'string' && udf.template !== '') {
+    return { type: 2, format, title: fallback.title, template: udf.template };
+  }
+  if (typeof pre?.template === 'string' && pre.template !== '') {
+    return { type: udf?.format ? 2 : 1, format, title: fallback.title, template: pre.template };
+  }
+  return { ...fallback, type: udf?.format ? 2 : pre?.format ? 1 : 0 };
+}
