@@ -35,6 +35,44 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Present only in the local runtime: enables the test clock routes. */
   local: boolean;
+  /** Notification providers (behavior 10); a provider left unset is reported as skipped. */
+  notify: NotifyConfig;
+}
+
+/** Notification channel providers. `undefined` = not configured in this deployment. */
+export interface NotifyConfig {
+  /** Robot webhook base URLs (`<base>?access_token=...`). */
+  robots: { dinggroup?: string; yachgroup?: string };
+  /** Messages per robot per minute we allow ourselves (DingTalk allows 20). */
+  robotMaxPerMinute: number;
+  /** Seconds a robot that answered with its rate-limit code is left alone. */
+  robotBlockSeconds: number;
+  dingworker?: { baseUrl: string; appKey: string; appSecret: string; agentId: string };
+  yachworker?: { baseUrl: string; appKey: string; appSecret: string };
+  wechat?: { baseUrl: string; corpId: string; corpSecret: string; agentId: string };
+  email?:
+    | {
+        provider: 'smtp';
+        from: string;
+        host: string;
+        port: number;
+        secure: boolean;
+        user?: string;
+        pass?: string;
+      }
+    | { provider: 'ses'; from: string; endpoint?: string };
+  sms?: { provider: 'sns'; endpoint?: string; countryCode: string };
+  phone?: {
+    provider: 'pinpoint';
+    endpoint?: string;
+    originationIdentity: string;
+    voiceId: string;
+    countryCode: string;
+  };
+  /** Timeout of one provider HTTP call. */
+  httpTimeoutMs: number;
+  /** Optional link on ActionCard buttons. */
+  linkUrl?: string;
 }
 
 function int(name: string, fallback: number, min = 0): number {
@@ -67,6 +105,106 @@ function required(name: string): string {
   return raw;
 }
 
+function opt(name: string): string | undefined {
+  return process.env[name] || undefined;
+}
+
+/** A base URL, its default, or `none` to switch the provider off. */
+function baseUrl(name: string, fallback: string): string | undefined {
+  const raw = opt(name) ?? fallback;
+  if (raw === 'none') return undefined;
+  if (!/^https?:\/\/\S+$/.test(raw)) throw new Error(`config: ${name} must be an http(s) URL or none`);
+  return raw.replace(/\/+$/, '');
+}
+
+export function loadNotifyConfig(local: boolean): NotifyConfig {
+  const ding = {
+    appKey: opt('DING_WORK_APPKEY'),
+    appSecret: opt('DING_WORK_APPSECRET'),
+    agentId: opt('DING_WORK_AGENT_ID'),
+  };
+  const dingBase = baseUrl('DING_WORK_BASE_URL', 'https://oapi.dingtalk.com');
+  const yach = { appKey: opt('YACH_WORK_APPKEY'), appSecret: opt('YACH_WORK_APPSECRET') };
+  const yachBase = baseUrl('YACH_WORK_BASE_URL', 'https://yach-oapi.zhiyinlou.com');
+  const wx = {
+    corpId: opt('WECHAT_CORP_ID'),
+    corpSecret: opt('WECHAT_CORP_SECRET'),
+    agentId: opt('WECHAT_AGENT_ID'),
+  };
+  const wxBase = baseUrl('WECHAT_BASE_URL', 'https://qyapi.weixin.qq.com/cgi-bin');
+
+  // E-mail: EMAIL_PROVIDER smtp | ses | none; by default SMTP when SMTP_HOST is set.
+  const emailProvider = opt('EMAIL_PROVIDER') ?? (opt('SMTP_HOST') ? 'smtp' : 'none');
+  if (!['smtp', 'ses', 'none'].includes(emailProvider))
+    throw new Error('config: EMAIL_PROVIDER must be smtp, ses or none');
+  let email: NotifyConfig['email'];
+  if (emailProvider !== 'none') {
+    const from = opt('EMAIL_FROM');
+    if (!from) throw new Error('config: EMAIL_FROM is required when e-mail is configured');
+    if (emailProvider === 'smtp') {
+      const host = opt('SMTP_HOST');
+      if (!host) throw new Error('config: SMTP_HOST is required for EMAIL_PROVIDER=smtp');
+      const secure = bool('SMTP_SECURE', false);
+      email = {
+        provider: 'smtp',
+        from,
+        host,
+        port: int('SMTP_PORT', secure ? 465 : 587, 1),
+        secure,
+        user: opt('SMTP_USER'),
+        pass: opt('SMTP_PASS'),
+      };
+    } else {
+      email = { provider: 'ses', from, endpoint: opt('SES_ENDPOINT') };
+    }
+  }
+
+  // SMS (SNS) and phone (Pinpoint SMS Voice v2) default on in AWS, off in the local runtime.
+  const countryCode = opt('SMS_COUNTRY_CODE') ?? '+86';
+  if (!/^\+\d{1,4}$/.test(countryCode)) throw new Error('config: SMS_COUNTRY_CODE must look like +86');
+  const smsProvider = opt('SMS_PROVIDER') ?? (local ? 'none' : 'sns');
+  if (!['sns', 'none'].includes(smsProvider)) throw new Error('config: SMS_PROVIDER must be sns or none');
+  const voiceProvider = opt('VOICE_PROVIDER') ?? (local ? 'none' : 'pinpoint');
+  if (!['pinpoint', 'none'].includes(voiceProvider))
+    throw new Error('config: VOICE_PROVIDER must be pinpoint or none');
+  const origination = opt('VOICE_ORIGINATION_IDENTITY');
+
+  return {
+    robots: {
+      dinggroup: baseUrl('ROBOT_DING_BASE_URL', 'https://oapi.dingtalk.com/robot/send'),
+      yachgroup: baseUrl('ROBOT_YACH_BASE_URL', 'https://yach-oapi.zhiyinlou.com/robot/send'),
+    },
+    robotMaxPerMinute: int('ROBOT_MAX_PER_MINUTE', 20, 1),
+    robotBlockSeconds: int('ROBOT_BLOCK_SECONDS', 60, 1),
+    dingworker:
+      dingBase && ding.appKey && ding.appSecret && ding.agentId
+        ? { baseUrl: dingBase, appKey: ding.appKey, appSecret: ding.appSecret, agentId: ding.agentId }
+        : undefined,
+    yachworker:
+      yachBase && yach.appKey && yach.appSecret
+        ? { baseUrl: yachBase, appKey: yach.appKey, appSecret: yach.appSecret }
+        : undefined,
+    wechat:
+      wxBase && wx.corpId && wx.corpSecret && wx.agentId
+        ? { baseUrl: wxBase, corpId: wx.corpId, corpSecret: wx.corpSecret, agentId: wx.agentId }
+        : undefined,
+    email,
+    sms: smsProvider === 'sns' ? { provider: 'sns', endpoint: opt('SNS_ENDPOINT'), countryCode } : undefined,
+    phone:
+      voiceProvider === 'pinpoint' && origination
+        ? {
+            provider: 'pinpoint',
+            endpoint: opt('PINPOINT_ENDPOINT'),
+            originationIdentity: origination,
+            voiceId: opt('VOICE_ID') ?? 'ZHIYU',
+            countryCode,
+          }
+        : undefined,
+    httpTimeoutMs: int('NOTIFY_HTTP_TIMEOUT_MS', 5000, 1),
+    linkUrl: opt('NOTIFY_LINK_URL'),
+  };
+}
+
 export function loadConfig(): Config {
   const sealKeyRaw = process.env.SEAL_KEY;
   const sealKey = sealKeyRaw ? Buffer.from(sealKeyRaw, 'base64') : undefined;
@@ -97,6 +235,7 @@ export function loadConfig(): Config {
     notifyBackoffSeconds: list('NOTIFY_BACKOFF_SECONDS', [5, 30, 120, 600, 1800, 3600]),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 200, 1),
     local: bool('TOCSIN_LOCAL', false),
+    notify: loadNotifyConfig(bool('TOCSIN_LOCAL', false)),
   };
 }
 
