@@ -1,0 +1,147 @@
+import { isAbsolute, join } from 'node:path';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import type { QueueName, TableAccess } from '../definitions.ts';
+import type { ServiceQueues } from './queues.ts';
+
+/** What a function is; decides its memory and default timeout. */
+export type FunctionKind = 'http' | 'ingest' | 'consumer' | 'schedule';
+
+const MEMORY_MB: Record<FunctionKind, number> = { http: 512, ingest: 1024, consumer: 512, schedule: 512 };
+/** HTTP API integrations time out after 30 s; our handlers are single-digit milliseconds of work. */
+const DEFAULT_TIMEOUT_SECONDS: Record<FunctionKind, number> = { http: 10, ingest: 10, consumer: 30, schedule: 55 };
+
+export interface FunctionSpec {
+  /** Handler entry relative to the project root (from definitions.ts), exporting `handler`. */
+  entry: string;
+  kind: FunctionKind;
+  table: TableAccess;
+  publishes?: readonly QueueName[];
+  /** Whether the function may need the seal key (anything that authenticates or reads sealed values). */
+  readsSealKey: boolean;
+  timeoutSeconds?: number;
+}
+
+/** Deployment settings that end up in every function's environment (names from shared/config/env.ts). */
+export interface RuntimeSettings {
+  envName: string;
+  serviceVersion: string;
+  legacySign: boolean;
+  reportTimeZone: string;
+  logLevel: string;
+  /** Extra variables (e.g. notification provider settings) passed through unchanged. */
+  extraEnvironment?: Record<string, string>;
+}
+
+export interface ServiceFunctionsProps {
+  projectRoot: string;
+  table: dynamodb.ITable;
+  queues: ServiceQueues;
+  sealKey: secretsmanager.ISecret;
+  settings: RuntimeSettings;
+  logRetention: logs.RetentionDays;
+  /**
+   * Assertion tests only: use a tiny inline stub instead of running esbuild. Everything else
+   * (runtime, architecture, environment, role and grants) is identical.
+   */
+  skipBundling?: boolean;
+}
+
+/**
+ * The Lambda defaults of the service in one place: Node.js 22 on arm64, ESM bundles built by the
+ * local esbuild, one log group per function, the same environment everywhere (as in the local
+ * runtime) and least-privilege grants derived from each function's spec.
+ */
+export class ServiceFunctions extends Construct {
+  readonly functions: nodejs.NodejsFunction[] = [];
+  private readonly props: ServiceFunctionsProps;
+  private readonly environment: Record<string, string>;
+
+  constructor(scope: Construct, id: string, props: ServiceFunctionsProps) {
+    super(scope, id);
+    this.props = props;
+    const { queues, settings } = props;
+    this.environment = {
+      ...settings.extraEnvironment,
+      TABLE_NAME: props.table.tableName,
+      ALARM_QUEUE_URL: queues.byName.alarm.queue.queueUrl,
+      WEBHOOK_QUEUE_URL: queues.byName.webhook.queue.queueUrl,
+      NOTIFY_QUEUE_URL: queues.byName.notify.queue.queueUrl,
+      SEAL_KEY_SECRET_ARN: props.sealKey.secretArn,
+      SERVICE_VERSION: settings.serviceVersion,
+      ENV_NAME: settings.envName,
+      LEGACY_SIGN: settings.legacySign ? '1' : '0',
+      REPORT_TIME_ZONE: settings.reportTimeZone,
+      BLOCK_PRIVATE_WEBHOOKS: '1',
+      LOG_LEVEL: settings.logLevel,
+      NODE_OPTIONS: '--enable-source-maps',
+    };
+  }
+
+  add(id: string, spec: FunctionSpec): nodejs.NodejsFunction {
+    const { props } = this;
+    if (isAbsolute(spec.entry)) throw new Error(`${id}: handler entry must be relative to the project root`);
+    const logGroup = new logs.LogGroup(this, `${id}Logs`, {
+      retention: props.logRetention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const fn = new nodejs.NodejsFunction(this, id, {
+      description: `tocsin ${spec.entry}`,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: MEMORY_MB[spec.kind],
+      timeout: Duration.seconds(spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS[spec.kind]),
+      environment: this.environment,
+      logGroup,
+      ...(props.skipBundling
+        ? { code: lambda.Code.fromInline('exports.handler = async () => ({});'), handler: 'index.handler' }
+        : {
+            entry: join(props.projectRoot, spec.entry),
+            handler: 'handler',
+            projectRoot: props.projectRoot,
+            depsLockFilePath: join(props.projectRoot, 'package-lock.json'),
+            bundling: bundlingOptions(props.projectRoot),
+          }),
+    });
+    this.grant(fn, spec);
+    this.functions.push(fn);
+    return fn;
+  }
+
+  private grant(fn: lambda.IFunction, spec: FunctionSpec): void {
+    const { table, queues, sealKey } = this.props;
+    if (spec.table === 'read') table.grantReadData(fn);
+    if (spec.table === 'write') table.grantReadWriteData(fn);
+    for (const name of new Set(spec.publishes ?? [])) queues.byName[name].queue.grantSendMessages(fn);
+    if (spec.readsSealKey) sealKey.grantRead(fn);
+  }
+}
+
+/**
+ * ESM for Node 22. The AWS SDK is bundled (pinned to the version the tests ran against) instead of
+ * taking whatever v3 the runtime ships. Some dependencies are CommonJS and `require` Node built-ins,
+ * which ESM output cannot do without a `require` in scope: the banner provides one.
+ */
+function bundlingOptions(projectRoot: string): nodejs.BundlingOptions {
+  return {
+    format: nodejs.OutputFormat.ESM,
+    target: 'node22',
+    minify: true,
+    sourceMap: true,
+    sourceMapMode: nodejs.SourceMapMode.DEFAULT,
+    sourcesContent: false,
+    mainFields: ['module', 'main'],
+    bundleAwsSDK: true,
+    externalModules: [],
+    charset: nodejs.Charset.UTF8,
+    tsconfig: join(projectRoot, 'tsconfig.json'),
+    banner:
+      "import { createRequire as __tocsinCreateRequire } from 'node:module';" +
+      'const require = __tocsinCreateRequire(import.meta.url);',
+  };
+}

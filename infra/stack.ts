@@ -1,0 +1,124 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { schedule } from './definitions.ts';
+import { ServiceData } from './constructs/data.ts';
+import { ServiceHttpApi } from './constructs/http-api.ts';
+import { pascal, ServiceQueues } from './constructs/queues.ts';
+import { type RuntimeSettings, ServiceFunctions } from './constructs/service-functions.ts';
+
+export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface TocsinStackProps extends StackProps {
+  /** `{common.env}` in templates and part of the stack name. */
+  envName: string;
+  /** Accept legacy MD5 signatures (behavior: accepted unless the deployment disables them). */
+  legacySign?: boolean;
+  /** IANA time zone of `report_time`. */
+  reportTimeZone?: string;
+  logLevel?: string;
+  logRetention?: logs.RetentionDays;
+  /** Extra environment for every function (e.g. notification provider settings). */
+  extraEnvironment?: Record<string, string>;
+  /** Assertion tests: inline stub code instead of esbuild bundles; all else identical. */
+  skipBundling?: boolean;
+  /** Defaults to the version in package.json. */
+  serviceVersion?: string;
+}
+
+/**
+ * The whole service in one stack, driven by infra/definitions.ts (the same data the local runtime
+ * mounts). One stack rather than stateful + stateless: a cross-stack reference pins the exported
+ * table/queues (CloudFormation refuses to change an export in use), while the stateful resources are
+ * already protected in place (table: RETAIN + deletion protection + PITR; seal key: RETAIN).
+ */
+export class TocsinStack extends Stack {
+  readonly data: ServiceData;
+  readonly queues: ServiceQueues;
+  readonly functions: ServiceFunctions;
+  readonly http: ServiceHttpApi;
+
+  constructor(scope: Construct, id: string, props: TocsinStackProps) {
+    super(scope, id, props);
+    const settings: RuntimeSettings = {
+      envName: props.envName,
+      serviceVersion: props.serviceVersion ?? packageVersion(),
+      legacySign: props.legacySign ?? true,
+      reportTimeZone: props.reportTimeZone ?? 'UTC',
+      logLevel: props.logLevel ?? 'INFO',
+      extraEnvironment: props.extraEnvironment,
+    };
+
+    this.data = new ServiceData(this, 'Data');
+    this.queues = new ServiceQueues(this, 'Queues');
+    this.functions = new ServiceFunctions(this, 'Functions', {
+      projectRoot: PROJECT_ROOT,
+      table: this.data.table,
+      queues: this.queues,
+      sealKey: this.data.sealKey,
+      settings,
+      logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+      skipBundling: props.skipBundling,
+    });
+    this.http = new ServiceHttpApi(this, 'Http', this.functions);
+
+    // Queue consumers: each consumes its own queue (incl. ChangeMessageVisibility for backoff).
+    for (const { def, queue } of this.queues.all) {
+      const consumer = this.functions.add(`${pascal(def.name)}Consumer`, {
+        entry: def.consumer,
+        kind: 'consumer',
+        table: 'write',
+        publishes: def.publishes,
+        readsSealKey: true,
+        timeoutSeconds: def.timeoutSeconds,
+      });
+      queue.grantConsumeMessages(consumer);
+      consumer.addEventSource(
+        new SqsEventSource(queue, {
+          batchSize: def.batchSize,
+          maxBatchingWindow: Duration.seconds(1),
+          reportBatchItemFailures: true,
+        }),
+      );
+    }
+
+    // Due work (reminders, delayed flushes, resumes): a failed run is simply picked up by the next tick,
+    // so neither EventBridge nor Lambda's async invoke retries it.
+    const runner = this.functions.add('RunDueWork', {
+      entry: schedule.handler,
+      kind: 'schedule',
+      table: 'write',
+      publishes: schedule.publishes,
+      readsSealKey: true,
+      timeoutSeconds: schedule.timeoutSeconds,
+    });
+    runner.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(2) });
+    new events.Rule(this, 'DueWorkSchedule', {
+      description: 'tocsin due work, every minute',
+      schedule: events.Schedule.rate(Duration.minutes(schedule.rateMinutes)),
+      targets: [new targets.LambdaFunction(runner, { retryAttempts: 0 })],
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.http.api.apiEndpoint, description: 'Base URL of the API' });
+    new CfnOutput(this, 'TableName', { value: this.data.table.tableName });
+    new CfnOutput(this, 'SealKeySecretArn', {
+      value: this.data.sealKey.secretArn,
+      description: 'For `npm run admin -- import FILE --seal-key-secret ARN`',
+    });
+    for (const { def, queue, deadLetterQueue } of this.queues.all) {
+      new CfnOutput(this, `${pascal(def.name)}QueueUrl`, { value: queue.queueUrl });
+      new CfnOutput(this, `${pascal(def.name)}DeadLetterQueueUrl`, { value: deadLetterQueue.queueUrl });
+    }
+  }
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string };
+  return pkg.version;
+}
