@@ -40,9 +40,30 @@ export const keys = {
   }),
   dueShard: (shard: number) => `DUE#${shard}`,
   dueUntil: (dueAt: number) => `${pad(dueAt, 10)}#~`,
+
+  // Notifications (shared/domain/notifications/repository.ts)
+  /** A notification job's state; its attempts share the partition (one Query lists them). */
+  notifyJob: (jobId: string) => ({ pk: `NJOB#${jobId}`, sk: 'STATE' }),
+  notifyAttempt: (jobId: string, atMs: number, seq: number) => ({
+    pk: `NJOB#${jobId}`,
+    sk: `ATTEMPT#${pad(atMs, 13)}#${pad(seq, 3)}`,
+  }),
+  notifyJobPartition: (jobId: string) => `NJOB#${jobId}`,
+  notifyAttemptPrefix: () => 'ATTEMPT#',
+  /** A task's attempts, newest first, spread over NOTIFY_TASK_SHARDS partitions of gsi1. */
+  notifyAttemptOfTask: (taskId: number, shard: number, atMs: number, jobId: string, seq: number) => ({
+    gsi1pk: `TASKNOTIFY#${taskId}#${shard}`,
+    gsi1sk: `${pad(atMs, 13)}#${jobId}#${pad(seq, 3)}`,
+  }),
+  notifyAttemptsOfTask: (taskId: number, shard: number) => `TASKNOTIFY#${taskId}#${shard}`,
+  /** Per-robot send counter (current minute) and rate-limit block. */
+  robotRate: (robotId: string) => ({ pk: `ROBOT#${robotId}`, sk: 'RATE' }),
 };
 
 export const DUE_SHARDS = 4;
+
+/** gsi1 partitions per task for notification attempts (a busy task's attempts would be a hot key). */
+export const NOTIFY_TASK_SHARDS = 4;
 
 /** Stable shard for a reference (task id, workflow id ...). */
 export function shardOf(ref: string, shards: number): number {
