@@ -1,0 +1,7 @@
+import { showTask } from '#shared/domain/tasks/service.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/** GET /alarmtask/show?id=&timestamp=&sign= (task auth in the query string). */
+export const handler = httpHandler<unknown, unknown>({ auth: 'app+task', input: 'query' }, (_input, ctx) =>
+  showTask(ctx.task!),
+);

@@ -1,0 +1,270 @@
+/**
+ * Use cases of the alarm task API (interface 4.2-4.4; behavior 5): validate -> load -> transition ->
+ * conditional persist -> publish. Each takes a `deps` object defaulting to the real adapters.
+ */
+import { nowSeconds } from '../../clock.ts';
+import { logger } from '../../log.ts';
+import { newToken } from '../auth/signature.ts';
+import * as directory from '../directory/repository.ts';
+import { type AlarmGroup, type Department, toPinyin, type User } from '../directory/model.ts';
+import type { DueItem } from '../due/repository.ts';
+import { putDue } from '../due/repository.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
+import { pingEvent } from '../webhooks/events.ts';
+import { publishWebhookEvents } from '../webhooks/publish.ts';
+import { TASK_RUNNING, type Task, type TaskConfig } from './model.ts';
+import * as repo from './repository.ts';
+import {
+  applyFieldPaths,
+  configOf,
+  fieldPathErrors,
+  parseConfig,
+  parseCreateBody,
+  pauseTransition,
+  phoneChannelUids,
+  referencedGroupIds,
+  startTransition,
+  stopTransition,
+  webhookOf,
+} from './rules.ts';
+import { detailUids, storeView, taskDetail } from './views.ts';
+
+export const taskDeps = {
+  now: nowSeconds,
+  getTask: repo.getTask,
+  allocateTaskId: repo.allocateTaskId,
+  createTaskItems: repo.createTaskItems,
+  replaceTaskItems: repo.replaceTaskItems,
+  deleteTaskItems: repo.deleteTaskItems,
+  listTaskPermissions: repo.listTaskPermissions,
+  updateTaskStatus: repo.updateTaskStatus,
+  resumePausedTask: repo.resumePausedTask,
+  getUser: directory.getUser,
+  getUsers: directory.getUsers,
+  getDepartment: directory.getDepartment,
+  getAlarmGroups: directory.getAlarmGroups,
+  getTags: directory.getTags,
+  getTemplate: directory.getTemplate,
+  publishWebhookEvents,
+  putDue,
+};
+export type TaskDeps = typeof taskDeps;
+
+/** Attempts of a write that lost an optimistic-concurrency race before giving up with 409. */
+const MAX_ATTEMPTS = 5;
+
+/** Due-work kind that ends a pause (registered in due/handlers.ts). */
+export const PAUSE_EXPIRY = 'task-pause-expiry';
+
+// biome-ignore lint/suspicious/noExplicitAny: request bodies, validated in rules.ts
+type Body = Record<string, any>;
+
+interface References {
+  department: Department | undefined;
+  creator: User | undefined;
+  nullPhoneUsers: User[];
+}
+
+/**
+ * Checks every directory reference of a configuration (404s: creator, department, alarm groups,
+ * template) and collects the users of phone/sms channels without a phone.
+ */
+async function loadReferences(config: TaskConfig, creatorUid: number, deps: TaskDeps): Promise<References> {
+  const groupIds = referencedGroupIds(config);
+  const templateId = config.template.template_id ?? 0;
+  const [creator, department, groups, template] = await Promise.all([
+    deps.getUser(creatorUid),
+    deps.getDepartment(config.department_id),
+    groupIds.length ? deps.getAlarmGroups(groupIds) : Promise.resolve([] as AlarmGroup[]),
+    templateId > 0 ? deps.getTemplate(templateId) : Promise.resolve(undefined),
+  ]);
+  if (!creator) throw new NotFoundError(`user [${creatorUid}] not found`);
+  if (!department) throw new NotFoundError(`department [${config.department_id}] not found`);
+  const found = new Set(groups.map((g) => g.id));
+  const missing = groupIds.filter((g) => !found.has(g));
+  if (missing.length) throw new NotFoundError(`alarm group [${missing.join(', ')}] not found`);
+  if (templateId > 0 && !template) throw new NotFoundError(`template [${templateId}] not found`);
+  const phoneUids = phoneChannelUids(config, groups);
+  const phoneUsers = phoneUids.length ? await deps.getUsers(phoneUids) : [];
+  return { department, creator, nullPhoneUsers: phoneUsers.filter((u) => !u.phone) };
+}
+
+/** PING when the task now has a webhook URL it did not have before (behavior 11). */
+async function pingIfNewWebhook(task: Task, before: string | undefined, deps: TaskDeps): Promise<void> {
+  const url = webhookOf(task);
+  if (!url || url === before) return;
+  try {
+    await deps.publishWebhookEvents(task.id, [{ body: pingEvent() }]);
+  } catch (err) {
+    // The configuration is saved; a lost PING (a test event) must not turn the request into a failure.
+    logger.error('PING event not queued', { taskId: task.id, error: err as Error });
+  }
+}
+
+async function reread(id: number, deps: TaskDeps): Promise<Task> {
+  const task = await deps.getTask(id, true);
+  if (!task) throw new NotFoundError(`task [${id}] not found`);
+  return task;
+}
+
+const raced = (id: number) => new ConflictError(`task [${id}] was changed concurrently, please retry`);
+
+/** POST /alarmtask/store */
+export async function createTask(body: Body, deps: TaskDeps = taskDeps) {
+  const { created_by, config } = parseCreateBody(body);
+  const refs = await loadReferences(config, created_by, deps);
+  const now = deps.now();
+  const task: Task = {
+    ...config,
+    id: await deps.allocateTaskId(),
+    pinyin: toPinyin(config.name),
+    token: newToken(),
+    secret: newToken(),
+    status: TASK_RUNNING,
+    created_by,
+    created_at: now,
+    updated_at: now,
+    version: 1,
+  };
+  const result = await deps.createTaskItems(task);
+  if (result === 'name-taken') throw new ConflictError(`task [${task.name}] already exists`);
+  if (result !== 'ok') throw new Error(`task id ${task.id} allocated twice`);
+  await pingIfNewWebhook(task, undefined, deps);
+  return storeView(task, refs.department, refs.creator, refs.nullPhoneUsers, now);
+}
+
+/**
+ * Writes a new configuration over a task under its version; on a lost race re-reads the task and
+ * re-derives the configuration (`derive` sees the current task), up to MAX_ATTEMPTS times.
+ */
+async function replaceConfig(task: Task, derive: (current: Task) => TaskConfig, deps: TaskDeps) {
+  let current = task;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 0) current = await reread(task.id, deps);
+    const config = derive(current);
+    const refs = await loadReferences(config, current.created_by, deps);
+    const writes = repo.permissionWriteCount(current.permission, config.permission);
+    if (writes + 3 > repo.MAX_TRANSACTION_ITEMS) {
+      throw ValidationError.of('permission', `may change at most ${repo.MAX_TRANSACTION_ITEMS - 3} users at once`);
+    }
+    const now = deps.now();
+    const next: Task = {
+      ...current,
+      ...config,
+      pinyin: toPinyin(config.name),
+      updated_at: Math.max(now, current.updated_at),
+      version: current.version + 1,
+    };
+    const result = await deps.replaceTaskItems(current, next);
+    if (result === 'name-taken') throw new ConflictError(`task [${next.name}] already exists`);
+    if (result === 'ok') {
+      await pingIfNewWebhook(next, webhookOf(current), deps);
+      return storeView(next, refs.department, refs.creator, refs.nullPhoneUsers, now);
+    }
+  }
+  throw raced(task.id);
+}
+
+/** PUT /alarmtask/update: whole configuration replaced (behavior 5.3). */
+export async function updateTask(task: Task, body: Body, deps: TaskDeps = taskDeps) {
+  const config = parseConfig(body, task.created_by);
+  return replaceConfig(task, () => config, deps);
+}
+
+/** PUT /alarmtask/updatefields: listed paths copied from the request, the rest kept (behavior 5.3). */
+export async function updateTaskFields(task: Task, body: Body, deps: TaskDeps = taskDeps) {
+  const paths = body.filter_fields as string[];
+  const errors = fieldPathErrors(paths);
+  if (errors.length) throw new ValidationError(errors);
+  return replaceConfig(
+    task,
+    (current) => parseConfig(applyFieldPaths(configOf(current), body, paths), current.created_by),
+    deps,
+  );
+}
+
+/** GET /alarmtask/show: interface 2.4, directory records read in batches. */
+export async function showTask(task: Task, deps: TaskDeps = taskDeps) {
+  const templateId = task.template.template_id ?? 0;
+  const receivers = [task.receiver, ...(task.receiver.dispatch ?? []).map((d) => d.receiver)];
+  const groupIds = [...new Set(receivers.flatMap((r) => r.alarmgroup ?? []))];
+  const [tags, template, groups, department] = await Promise.all([
+    task.task_tags.length ? deps.getTags(task.task_tags) : Promise.resolve([]),
+    templateId > 0 ? deps.getTemplate(templateId) : Promise.resolve(undefined),
+    groupIds.length ? deps.getAlarmGroups(groupIds) : Promise.resolve([] as AlarmGroup[]),
+    deps.getDepartment(task.department_id),
+  ]);
+  const users = await deps.getUsers(detailUids(task, tags, template));
+  const dir = {
+    users: new Map(users.map((u) => [u.uid, u])),
+    groups: new Map(groups.map((g) => [g.id, g])),
+    tags: new Map(tags.map((t) => [t.id, t])),
+    template,
+    department,
+  };
+  return { task: taskDetail(task, dir, deps.now()) };
+}
+
+/** DELETE /alarmtask: the task, its name guard and its permission items, in one transaction. */
+export async function deleteTask(task: Task, deps: TaskDeps = taskDeps) {
+  let current = task;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 0) current = await reread(task.id, deps);
+    const permissions = await deps.listTaskPermissions(current.id);
+    if ((await deps.deleteTaskItems(current, permissions)) === 'ok') return { id: current.id };
+  }
+  throw raced(task.id);
+}
+
+async function changeStatus(
+  task: Task,
+  transition: (current: Task, now: number) => { status: number; paused_until?: number },
+  deps: TaskDeps,
+) {
+  let current = task;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (attempt > 0) current = await reread(task.id, deps);
+    const now = deps.now();
+    const change = transition(current, now);
+    if (change.paused_until !== undefined) {
+      // Scheduled first: if the status write then fails, the expiry finds nothing to do.
+      await deps.putDue(pauseExpiryItem(current.id, change.paused_until));
+    }
+    if (await deps.updateTaskStatus(current, change, now)) return;
+  }
+  throw raced(task.id);
+}
+
+/** PUT /alarmtask/stop: running or paused -> stopped (behavior 5.4). */
+export async function stopTask(task: Task, deps: TaskDeps = taskDeps) {
+  await changeStatus(task, stopTransition, deps);
+  return { id: task.id };
+}
+
+/** PUT /alarmtask/start: stopped or paused -> running. */
+export async function startTask(task: Task, deps: TaskDeps = taskDeps) {
+  await changeStatus(task, startTransition, deps);
+  return { id: task.id };
+}
+
+/** PUT /alarmtask/pause: paused for `time` minutes, then running again by itself. */
+export async function pauseTask(task: Task, time: number, deps: TaskDeps = taskDeps) {
+  await changeStatus(task, (_current, now) => pauseTransition(now, time), deps);
+  return { id: task.id, time };
+}
+
+export function pauseExpiryItem(taskId: number, pausedUntil: number): DueItem {
+  return {
+    kind: PAUSE_EXPIRY,
+    ref: String(taskId),
+    due_at: pausedUntil,
+    payload: { task_id: taskId, paused_until: pausedUntil },
+  };
+}
+
+/** Due work `task-pause-expiry`: persist the end of a pause, unless the task moved on since. */
+export async function expirePause(item: DueItem, now: number, deps: TaskDeps = taskDeps): Promise<undefined> {
+  const { task_id, paused_until } = item.payload as { task_id: number; paused_until: number };
+  await deps.resumePausedTask(task_id, paused_until, now);
+  return undefined;
+}

@@ -1,0 +1,197 @@
+/**
+ * Response shapes of the alarm task API (interface 2.4-2.11, 4.2). Pure: the service loads the
+ * directory records once (batched) and passes them in.
+ */
+import {
+  type AlarmGroup,
+  type Department,
+  type Person,
+  person,
+  type SummaryPerson,
+  summaryPerson,
+  type Tag,
+  type Template,
+  type User,
+} from '../directory/model.ts';
+import { type Channels, effectiveStatus, type ReceiverConfig, ROBOT_CHANNELS, type Task } from './model.ts';
+
+export interface DirectoryData {
+  users: Map<number, User>;
+  groups: Map<number, AlarmGroup>;
+  tags: Map<number, Tag>;
+  template?: Template;
+  department?: Department;
+}
+
+/** User channels always present in the response; `wechat` is added only when configured. */
+const VIEW_USER_CHANNELS = ['sms', 'email', 'phone', 'dingworker', 'yachworker'] as const;
+
+const unknownPerson = (uid: number): Person => ({ uid, username: '', user: '', email: '', department: '' });
+
+function summaryOf(uid: number, users: Map<number, User>): SummaryPerson {
+  const u = users.get(uid);
+  return u ? summaryPerson(u) : { uid, username: '', email: '', department: '' };
+}
+
+function personOf(uid: number, users: Map<number, User>): Person {
+  const u = users.get(uid);
+  return u ? person(u) : unknownPerson(uid);
+}
+
+/** Summary persons of the known uids (unknown uids are dropped). */
+function summaries(uids: number[] | undefined, users: Map<number, User>): SummaryPerson[] {
+  return (uids ?? []).flatMap((uid) => {
+    const u = users.get(uid);
+    return u ? [summaryPerson(u)] : [];
+  });
+}
+
+export function departmentRef(id: number, dept: Department | undefined) {
+  return { id, name: dept?.name ?? '' };
+}
+
+function channelsView(c: Channels | undefined, users: Map<number, User>) {
+  const out: Record<string, unknown> = {};
+  for (const ch of VIEW_USER_CHANNELS) out[ch] = summaries(c?.[ch], users);
+  if (c?.wechat) out.wechat = summaries(c.wechat, users);
+  for (const ch of ROBOT_CHANNELS) {
+    out[ch] = (c?.[ch] ?? []).map((r) => ({ webhook: r.webhook, secret: r.secret ?? '' }));
+  }
+  out.webhook = { url: c?.webhook ?? '' };
+  return out;
+}
+
+function groupsView(ids: number[] | undefined, groups: Map<number, AlarmGroup>) {
+  return (ids ?? []).flatMap((id) => {
+    const g = groups.get(id);
+    return g ? [{ id: g.id, name: g.name, remark: g.remark, receiver: g.receiver }] : [];
+  });
+}
+
+function receiverView(r: ReceiverConfig, dir: DirectoryData) {
+  return {
+    alarmgroup: groupsView(r.alarmgroup, dir.groups),
+    channels: channelsView(r.channels, dir.users),
+    dispatch: (r.dispatch ?? []).map((d) => ({
+      conditions: d.conditions,
+      receiver: {
+        alarmgroup: groupsView(d.receiver.alarmgroup, dir.groups),
+        channels: channelsView(d.receiver.channels, dir.users),
+      },
+    })),
+    mode: r.mode ?? 1,
+  };
+}
+
+/** 0 system default, 1 predefined, 2 custom (udf present) (interface 2.11). */
+export function templateType(t: Task['template']): 0 | 1 | 2 {
+  if (t.udf && Object.keys(t.udf).length > 0) return 2;
+  return (t.template_id ?? 0) > 0 ? 1 : 0;
+}
+
+function templateView(task: Task, dir: DirectoryData) {
+  const t = dir.template;
+  return {
+    template_id: task.template.template_id ?? 0,
+    type: templateType(task.template),
+    template: t
+      ? {
+          id: t.id,
+          name: t.name,
+          pinyin: t.pinyin,
+          remark: t.remark,
+          template: t.template,
+          created_by: t.created_by,
+          created_at: t.created_at,
+          updated_at: t.updated_at,
+          permission: (t.permission ?? []).flatMap((uid) => {
+            const u = dir.users.get(uid);
+            return u ? [person(u)] : [];
+          }),
+          creator: personOf(t.created_by, dir.users),
+        }
+      : {},
+    udf: task.template.udf ?? {},
+  };
+}
+
+function tagsView(ids: number[], dir: DirectoryData) {
+  return ids.flatMap((id) => {
+    const t = dir.tags.get(id);
+    return t
+      ? [{ id: t.id, name: t.name, remark: t.remark, created_by: t.created_by, creator: personOf(t.created_by, dir.users) }]
+      : [];
+  });
+}
+
+/** Every uid the detail view expands. */
+export function detailUids(task: Task, tags: Tag[], template: Template | undefined): number[] {
+  const uids = [task.created_by, ...task.permission.rw, ...task.permission.ro];
+  const receivers = [task.receiver, ...(task.receiver.dispatch ?? []).map((d) => d.receiver)];
+  for (const r of receivers) {
+    for (const ch of [...VIEW_USER_CHANNELS, 'wechat'] as const) uids.push(...(r.channels?.[ch] ?? []));
+  }
+  uids.push(...tags.map((t) => t.created_by));
+  if (template) uids.push(template.created_by, ...(template.permission ?? []));
+  return [...new Set(uids)].filter((u) => u > 0);
+}
+
+/** GET /alarmtask/show: interface 2.4. */
+export function taskDetail(task: Task, dir: DirectoryData, now: number) {
+  return {
+    id: task.id,
+    name: task.name,
+    pinyin: task.pinyin,
+    token: task.token,
+    secret: task.secret,
+    department_id: task.department_id,
+    flag_save_db: task.flag_save_db,
+    status: effectiveStatus(task, now),
+    created_by: task.created_by,
+    created_at: task.created_at,
+    updated_at: task.updated_at,
+    department: departmentRef(task.department_id, dir.department),
+    creator: summaryOf(task.created_by, dir.users),
+    permission: { rw: summaries(task.permission.rw, dir.users), ro: summaries(task.permission.ro, dir.users) },
+    receiver: receiverView(task.receiver, dir),
+    workflow: task.workflow,
+    filter: task.filter,
+    upgrade: task.upgrade,
+    compress: task.compress,
+    recovery: task.recovery,
+    template: templateView(task, dir),
+    task_tags: tagsView(task.task_tags, dir),
+  };
+}
+
+/** Output of store, update and updatefields (interface 4.2). */
+export function storeView(
+  task: Task,
+  dept: Department | undefined,
+  creator: User | undefined,
+  nullPhoneUsers: User[],
+  now: number,
+) {
+  const users = new Map(creator ? [[creator.uid, creator]] : []);
+  return {
+    task: {
+      id: task.id,
+      name: task.name,
+      token: task.token,
+      secret: task.secret,
+      department_id: task.department_id,
+      status: effectiveStatus(task, now),
+      created_by: task.created_by,
+      created_at: task.created_at,
+      department: departmentRef(task.department_id, dept),
+      creator: summaryOf(task.created_by, users),
+    },
+    nullPhoneUsers: nullPhoneUsers.map((u) => ({
+      uid: u.uid,
+      user: u.user,
+      username: u.username,
+      email: u.email,
+      department: u.department,
+    })),
+  };
+}
