@@ -29,6 +29,29 @@ export const keys = {
   permissionsOfUser: (uid: number) => ({ gsi1pk: `USERPERM#${uid}` }),
   taskPermissionPrefix: () => 'PERM#',
 
+  // Workflows: the workflow item and its pipeline records share one item collection `WF#<id>`.
+  workflow: (id: number) => ({ pk: `WF#${id}`, sk: 'WF' }),
+  workflowCollection: (id: number) => `WF#${id}`,
+  /** A pipeline record of an operation (ordered by time, then by the workflow version it produced). */
+  workflowPipeline: (id: number, createdAt: number, version: number) => ({
+    pk: `WF#${id}`,
+    sk: `PIPE#${pad(createdAt, 10)}#${pad(version, 6)}`,
+  }),
+  /** A reminder's pipeline record: one per (reminder, due time), so a re-run cannot record it twice. */
+  workflowRemindPipeline: (id: number, dueAt: number, index: number) => ({
+    pk: `WF#${id}`,
+    sk: `PIPE#${pad(dueAt, 10)}#R${pad(index, 3)}`,
+  }),
+  workflowPipelinePrefix: () => 'PIPE#',
+  /** Sparse: present on a workflow only while it is open (pending or processing). */
+  workflowOpenByMetric: (taskId: number, metric: string, id: number) => ({
+    gsi1pk: `WFOPEN#${taskId}#${metric}`,
+    gsi1sk: `WF#${pad(id)}`,
+  }),
+  openWorkflowsOfMetric: (taskId: number, metric: string) => ({ gsi1pk: `WFOPEN#${taskId}#${metric}` }),
+  /** Idempotency guard: the workflow generated from one alarm (history uuid). */
+  workflowOfAlarm: (uuid: string) => ({ pk: `WFALARM#${uuid}`, sk: 'WFALARM' }),
+
   /**
    * Due work (delayed compression flushes, delay recoveries, reminders, pause expiries), spread over
    * DUE_SHARDS partitions; the sort key orders by due time so "what is due" is one range query per
@@ -40,6 +63,21 @@ export const keys = {
   }),
   dueShard: (shard: number) => `DUE#${shard}`,
   dueUntil: (dueAt: number) => `${pad(dueAt, 10)}#~`,
+
+  // Alarm ingestion: the receipt of a report sent with a client uuid (idempotent replays, 24 h TTL).
+  reportReceipt: (uuid: string) => ({ pk: `REPORT#${uuid}`, sk: 'REPORT' }),
+
+  // Outbound webhooks: every delivery attempt, grouped per event and listed per task by time (gsi1).
+  webhookAttempt: (eventId: string, attempt: number) => ({
+    pk: `WHEVT#${eventId}`,
+    sk: `ATTEMPT#${pad(attempt, 4)}`,
+  }),
+  webhookAttemptsOfEvent: (eventId: string) => ({ pk: `WHEVT#${eventId}` }),
+  webhookAttemptByTask: (taskId: number, atMs: number, eventId: string, attempt: number) => ({
+    gsi1pk: `WHTASK#${taskId}`,
+    gsi1sk: `${pad(atMs, 13)}#${eventId}#${pad(attempt, 4)}`,
+  }),
+  webhookAttemptsOfTask: (taskId: number) => ({ gsi1pk: `WHTASK#${taskId}` }),
 
   // Notifications (shared/domain/notifications/repository.ts)
   /** A notification job's state; its attempts share the partition (one Query lists them). */

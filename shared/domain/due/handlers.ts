@@ -1,3 +1,5 @@
+import { fireReminder } from '../workflows/reminders.ts';
+import { ANNOUNCE_KIND, type AnnouncePayload, announce, REMIND_KIND } from '../workflows/service.ts';
 import { expirePause, PAUSE_EXPIRY } from '../tasks/service.ts';
 import type { DueHandler } from './runner.ts';
 
@@ -6,6 +8,12 @@ import type { DueHandler } from './runner.ts';
  * kinds here; the scheduled function (functions/schedule/run-due-work.ts) runs them.
  */
 export const dueHandlers: Record<string, DueHandler> = {
+  // Workflows: publish an operation's events (outbox) and fire reminders.
+  [ANNOUNCE_KIND]: async (item) => {
+    await announce(item.payload as unknown as AnnouncePayload);
+    return undefined;
+  },
+  [REMIND_KIND]: (item, now) => fireReminder(item, now),
   // Tasks: end a pause (behavior 5.4).
   [PAUSE_EXPIRY]: (item, now) => expirePause(item, now),
 };

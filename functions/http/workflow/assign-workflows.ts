@@ -1,0 +1,9 @@
+import { type OperationInput, operationSchemas } from '#shared/domain/workflows/schemas.ts';
+import { operateWorkflows } from '#shared/domain/workflows/service.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/** PUT /workflow/assign (behavior 9; assign: pending or processing, status unchanged). */
+export const handler = httpHandler<OperationInput, unknown>(
+  { auth: 'app', input: 'json', schema: operationSchemas.assign },
+  (input) => operateWorkflows('assign', input),
+);

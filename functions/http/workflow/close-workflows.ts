@@ -1,0 +1,9 @@
+import { type OperationInput, operationSchemas } from '#shared/domain/workflows/schemas.ts';
+import { operateWorkflows } from '#shared/domain/workflows/service.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/** PUT /workflow/close (behavior 9; close: pending or processing -> closed). */
+export const handler = httpHandler<OperationInput, unknown>(
+  { auth: 'app', input: 'json', schema: operationSchemas.close },
+  (input) => operateWorkflows('close', input),
+);

@@ -1,0 +1,9 @@
+import { type OperationInput, operationSchemas } from '#shared/domain/workflows/schemas.ts';
+import { operateWorkflows } from '#shared/domain/workflows/service.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/** PUT /workflow/processed (behavior 9; processed: processing -> done). */
+export const handler = httpHandler<OperationInput, unknown>(
+  { auth: 'app', input: 'json', schema: operationSchemas.processed },
+  (input) => operateWorkflows('processed', input),
+);

@@ -1,0 +1,9 @@
+import { type OperationInput, operationSchemas } from '#shared/domain/workflows/schemas.ts';
+import { operateWorkflows } from '#shared/domain/workflows/service.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/** PUT /workflow/reactive (behavior 9; reactive: closed -> pending). */
+export const handler = httpHandler<OperationInput, unknown>(
+  { auth: 'app', input: 'json', schema: operationSchemas.reactive },
+  (input) => operateWorkflows('reactive', input),
+);

@@ -1,0 +1,71 @@
+import { keys } from '../../db/keys.ts';
+import { logger } from '../../log.ts';
+import type { DueItem } from '../due/repository.ts';
+import type { DueResult } from '../due/runner.ts';
+import { PIPE_REMIND, type PipelineRecord, remindDecision, remindScene } from './model.ts';
+import { channelsOf, defaultDeps, noticeOf, type RemindPayload, type WorkflowDeps } from './service.ts';
+import { eventIdOf, workflowEventData } from './views.ts';
+
+/**
+ * The due handler of workflow reminders (behavior 9, 5.4). A reminder fires only while its workflow
+ * is still in the status and epoch it was scheduled in (any status change bumps the epoch, which is
+ * how claim, processed, close and reactive cancel reminders). While the task is stopped or paused
+ * the reminder is held and fires once the task runs again. Firing writes a status-3 pipeline record
+ * (once per reminder and due time, so a re-run cannot record it twice), publishes the
+ * remind_pending / remind_processing event and notifications, and re-arms a `cycle` reminder.
+ */
+export async function fireReminder(
+  item: DueItem,
+  now: number,
+  deps: WorkflowDeps = defaultDeps,
+): Promise<DueResult> {
+  const { workflow_id: id, index, epoch } = item.payload as unknown as RemindPayload;
+  const workflow = await deps.repo.getWorkflow(id, true);
+  const task = workflow ? await deps.getTask(workflow.task_id) : undefined;
+  const decision = remindDecision({ workflow, task, index, epoch, now });
+  if (decision.action === 'drop') {
+    logger.debug('workflow reminder dropped', { workflow_id: id, index, reason: decision.reason });
+    return undefined;
+  }
+  if (decision.action === 'hold') return { reschedule: decision.until };
+  if (!workflow || !task) return undefined;
+
+  const { reminder } = decision;
+  const record: PipelineRecord = {
+    workflow_id: id,
+    sk: keys.workflowRemindPipeline(id, item.due_at, index).sk,
+    status: PIPE_REMIND,
+    remark: '',
+    props: { remind: { interval: reminder.interval, status: workflow.status } },
+    created_by: 0,
+    created_at: now,
+    workflow_status: workflow.status,
+    workflow_epoch: epoch,
+  };
+  const outcome = await deps.repo.insertReminderRecord({ status: workflow.status, epoch }, record);
+  if (outcome === 'moved-on') return undefined;
+  // `already-recorded`: an earlier run recorded it but may have failed to publish; publish again
+  // (the event and job ids are the same, so receivers de-duplicate).
+
+  const scene = remindScene(workflow.status);
+  const receivers =
+    reminder.reuse_receiver === 1 || !reminder.receiver ? [task.receiver ?? {}] : [reminder.receiver];
+  const data = workflowEventData({
+    scene,
+    task,
+    workflow,
+    status: workflow.status,
+    pipeline: record,
+    users: new Map(),
+  });
+  const notice = await noticeOf({
+    scene,
+    task,
+    data,
+    eventId: eventIdOf(record),
+    channels: await channelsOf(receivers, deps),
+  });
+  await deps.publishWebhookEvents(task.id, [notice.event]);
+  if (notice.jobs.length) await deps.publishJobs(notice.jobs);
+  return reminder.mode === 'cycle' ? { reschedule: now + reminder.interval * 60 } : undefined;
+}

@@ -1,0 +1,346 @@
+import {
+  BatchGetCommand,
+  GetCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { db, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
+import type { DueItem } from '../due/repository.ts';
+import { isOpen, type PipelineRecord, type Workflow } from './model.ts';
+
+/**
+ * The only DynamoDB code of the workflows module. One function per access pattern (KEY-DESIGN.md,
+ * AP-F1..AP-F10).
+ */
+type Key = { pk: string; sk: string };
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+const META = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'entity', 'schema_version'];
+
+function strip<T>(item: Record<string, unknown>): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(item)) if (!META.includes(k)) out[k] = v;
+  return out as T;
+}
+
+function workflowItem(w: Workflow): Record<string, unknown> {
+  return {
+    ...keys.workflow(w.id),
+    ...(isOpen(w.status) ? keys.workflowOpenByMetric(w.task_id, w.metric, w.id) : {}),
+    entity: 'workflow',
+    schema_version: SCHEMA_VERSION,
+    ...w,
+  };
+}
+
+function pipelineItem(p: PipelineRecord): Record<string, unknown> {
+  return {
+    pk: keys.workflowCollection(p.workflow_id),
+    entity: 'workflow_pipeline',
+    schema_version: SCHEMA_VERSION,
+    ...p,
+  };
+}
+
+/** The key of a due item, built exactly as due/repository.ts builds it (so the runner finds it). */
+export function dueKey(d: Pick<DueItem, 'kind' | 'ref' | 'due_at'>): Key {
+  return keys.due(shardOf(`${d.kind}#${d.ref}`, DUE_SHARDS), d.due_at, d.kind, d.ref);
+}
+
+function dueItem(d: DueItem): Record<string, unknown> {
+  return { ...dueKey(d), entity: 'due', schema_version: SCHEMA_VERSION, ...d };
+}
+
+/** Codes of a cancelled transaction, or undefined when the error is not a cancellation. */
+function cancellationCodes(err: unknown): string[] | undefined {
+  const e = err as { name?: string; CancellationReasons?: { Code?: string }[] } | null;
+  if (e?.name !== 'TransactionCanceledException') return undefined;
+  return (e.CancellationReasons ?? []).map((r) => r.Code ?? 'None');
+}
+
+const isConflictCode = (c: string) => c === 'ConditionalCheckFailed' || c === 'TransactionConflict';
+
+/** BatchGet with retries of unprocessed keys. */
+async function batchGet(keyList: Key[], consistent: boolean): Promise<Record<string, unknown>[]> {
+  const out: Record<string, unknown>[] = [];
+  for (let i = 0; i < keyList.length; i += 100) {
+    let request: Record<string, { Keys: Key[]; ConsistentRead: boolean }> | undefined = {
+      [tableName()]: { Keys: keyList.slice(i, i + 100), ConsistentRead: consistent },
+    };
+    for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
+      const res = await db().send(new BatchGetCommand({ RequestItems: request }));
+      out.push(...((res.Responses?.[tableName()] ?? []) as Record<string, unknown>[]));
+      request = res.UnprocessedKeys as typeof request;
+      if (request && Object.keys(request).length > 0) {
+        if (attempt > 8) throw new Error('workflows: DynamoDB kept keys unprocessed');
+        await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      }
+    }
+  }
+  return out;
+}
+
+/** AP-F1: allocate the next workflow id (atomic counter). */
+export async function allocateWorkflowId(): Promise<number> {
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.counter('workflow'),
+      UpdateExpression: 'ADD #seq :one SET entity = :entity, schema_version = :v',
+      ExpressionAttributeNames: { '#seq': 'seq' },
+      ExpressionAttributeValues: { ':one': 1, ':entity': 'counter', ':v': SCHEMA_VERSION },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(out.Attributes?.seq);
+}
+
+/** AP-F2: the workflow generated from an alarm (idempotency guard), by history uuid. */
+export async function getWorkflowIdOfAlarm(uuid: string): Promise<number | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.workflowOfAlarm(uuid), ConsistentRead: true }),
+  );
+  return out.Item ? Number(out.Item.workflow_id) : undefined;
+}
+
+/**
+ * AP-F3: create a workflow with its first pipeline record, its alarm guard and its announcement
+ * (outbox) in one transaction. `duplicate` when the alarm already generated a workflow.
+ */
+export async function insertWorkflow(input: {
+  workflow: Workflow;
+  pipeline: PipelineRecord;
+  outbox: DueItem;
+}): Promise<'created' | 'duplicate'> {
+  const { workflow, pipeline, outbox } = input;
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: tableName(),
+              Item: {
+                ...keys.workflowOfAlarm(workflow.history.uuid),
+                entity: 'workflow_alarm',
+                schema_version: SCHEMA_VERSION,
+                workflow_id: workflow.id,
+              },
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: workflowItem(workflow),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          { Put: { TableName: tableName(), Item: pipelineItem(pipeline) } },
+          { Put: { TableName: tableName(), Item: dueItem(outbox) } },
+        ],
+      }),
+    );
+    return 'created';
+  } catch (err) {
+    const codes = cancellationCodes(err);
+    if (codes && isConflictCode(codes[0])) return 'duplicate';
+    throw err;
+  }
+}
+
+/** AP-F4: one workflow by id. */
+export async function getWorkflow(id: number, consistent = false): Promise<Workflow | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.workflow(id), ConsistentRead: consistent }),
+  );
+  return out.Item ? strip<Workflow>(out.Item) : undefined;
+}
+
+/** AP-F5: workflows by ids (batch, strongly consistent); missing ones are absent from the map. */
+export async function getWorkflows(ids: number[]): Promise<Map<number, Workflow>> {
+  const items = await batchGet([...new Set(ids)].map(keys.workflow), true);
+  return new Map(items.map((i) => [Number(i.id), strip<Workflow>(i)]));
+}
+
+/** AP-F6: a workflow and all its pipeline records: one Query on the item collection `WF#<id>`. */
+export async function getWorkflowWithPipelines(
+  id: number,
+): Promise<{ workflow: Workflow; pipelines: PipelineRecord[] } | undefined> {
+  let workflow: Workflow | undefined;
+  const pipelines: PipelineRecord[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.workflowCollection(id) },
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      if (item.entity === 'workflow') workflow = strip<Workflow>(item);
+      else if (item.entity === 'workflow_pipeline')
+        pipelines.push({ ...strip<PipelineRecord>(item), sk: item.sk });
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return workflow ? { workflow, pipelines } : undefined;
+}
+
+/** AP-F7: pipeline records by (workflow id, sort key), batch, strongly consistent. */
+export async function getPipelineRecords(
+  refs: { workflow_id: number; sk: string }[],
+): Promise<PipelineRecord[]> {
+  const items = await batchGet(
+    refs.map((r) => ({ pk: keys.workflowCollection(r.workflow_id), sk: r.sk })),
+    true,
+  );
+  return items.map((i) => ({ ...strip<PipelineRecord>(i), sk: String(i.sk) }));
+}
+
+/** A state change of one workflow: its new state and the record describing it. */
+export interface WorkflowChange {
+  before: Workflow;
+  after: Workflow;
+  pipeline: PipelineRecord;
+}
+
+function updateOf(change: WorkflowChange): TransactItem {
+  const { before, after } = change;
+  const wasOpen = isOpen(before.status);
+  const open = isOpen(after.status);
+  const values: Record<string, unknown> = {
+    ':status': after.status,
+    ':version': after.version,
+    ':epoch': after.epoch,
+    ':now': after.updated_at,
+    ':fromStatus': before.status,
+    ':fromVersion': before.version,
+  };
+  let expr = 'SET #status = :status, version = :version, epoch = :epoch, updated_at = :now';
+  if (open && !wasOpen) {
+    const g = keys.workflowOpenByMetric(after.task_id, after.metric, after.id);
+    expr += ', gsi1pk = :g1pk, gsi1sk = :g1sk';
+    values[':g1pk'] = g.gsi1pk;
+    values[':g1sk'] = g.gsi1sk;
+  }
+  if (!open && wasOpen) expr += ' REMOVE gsi1pk, gsi1sk';
+  return {
+    Update: {
+      TableName: tableName(),
+      Key: keys.workflow(before.id),
+      UpdateExpression: expr,
+      ConditionExpression: 'version = :fromVersion AND #status = :fromStatus',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: values,
+    },
+  };
+}
+
+/**
+ * AP-F8: apply state changes to several workflows all-or-nothing: one transaction with a status and
+ * version condition per workflow, their pipeline records and one outbox item. `conflict` when a
+ * condition failed or another transaction touched one of the workflows at the same time.
+ */
+export async function applyWorkflowChanges(
+  changes: WorkflowChange[],
+  outbox: DueItem,
+): Promise<'ok' | 'conflict'> {
+  const items: TransactItem[] = [];
+  for (const c of changes) {
+    items.push(updateOf(c));
+    items.push({
+      Put: {
+        TableName: tableName(),
+        Item: pipelineItem(c.pipeline),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    });
+  }
+  items.push({ Put: { TableName: tableName(), Item: dueItem(outbox) } });
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    return 'ok';
+  } catch (err) {
+    const codes = cancellationCodes(err);
+    if (codes?.some(isConflictCode)) return 'conflict';
+    if ((err as { name?: string }).name === 'TransactionConflictException') return 'conflict';
+    throw err;
+  }
+}
+
+/** AP-F9: the open (pending / processing) workflows of a task's metric, via the sparse gsi1 entry. */
+export async function listOpenWorkflowIdsOfMetric(taskId: number, metric: string): Promise<number[]> {
+  const ids: number[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.openWorkflowsOfMetric(taskId, metric).gsi1pk },
+        ProjectionExpression: 'id',
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) ids.push(Number(item.id));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return ids;
+}
+
+/**
+ * AP-F10: record a fired reminder, if its workflow still has the status and epoch it was scheduled
+ * for. `moved-on` when the workflow changed; `already-recorded` when this (reminder, due time) was
+ * recorded by an earlier run.
+ */
+export async function insertReminderRecord(
+  expect: { status: number; epoch: number },
+  pipeline: PipelineRecord,
+): Promise<'recorded' | 'moved-on' | 'already-recorded'> {
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            ConditionCheck: {
+              TableName: tableName(),
+              Key: keys.workflow(pipeline.workflow_id),
+              ConditionExpression: '#status = :status AND epoch = :epoch',
+              ExpressionAttributeNames: { '#status': 'status' },
+              ExpressionAttributeValues: { ':status': expect.status, ':epoch': expect.epoch },
+            },
+          },
+          {
+            Put: {
+              TableName: tableName(),
+              Item: pipelineItem(pipeline),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+        ],
+      }),
+    );
+    return 'recorded';
+  } catch (err) {
+    const codes = cancellationCodes(err);
+    if (codes?.[0] === 'ConditionalCheckFailed') return 'moved-on';
+    if (codes?.[1] === 'ConditionalCheckFailed') return 'already-recorded';
+    throw err;
+  }
+}
+
+/** AP-F11: the tasks (of `taskIds`) on which a user holds any permission (batch of permission items). */
+export async function tasksWithPermission(uid: number, taskIds: number[]): Promise<Set<number>> {
+  const items = await batchGet(
+    [...new Set(taskIds)].map((t) => keys.taskPermission(t, uid)),
+    true,
+  );
+  return new Set(items.map((i) => Number(i.task_id)));
+}

@@ -1,0 +1,459 @@
+import { nowSeconds } from '../../clock.ts';
+import { keys } from '../../db/keys.ts';
+import { logger } from '../../log.ts';
+import type { NotificationJob } from '../../messaging/messages.ts';
+import { publish } from '../../messaging/sqs.ts';
+import type { HistoryRecord } from '../alarms/history.ts';
+import { ROLE_SUPER_ADMIN, type User } from '../directory/model.ts';
+import { getAlarmGroups, getDepartment, getUsers } from '../directory/repository.ts';
+import { type DueItem, deleteDue, putDue } from '../due/repository.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
+import { alarmGroupIds, channelJobs, mergeReceivers } from '../notifications/receivers.ts';
+import type { Channels, ReceiverConfig, Task } from '../tasks/model.ts';
+import { getTask } from '../tasks/repository.ts';
+import { publishWebhookEvents } from '../webhooks/publish.ts';
+import {
+  isOpen,
+  type Operation,
+  type PipelineRecord,
+  refusal,
+  remindersFor,
+  repeated,
+  transition,
+  WF_DONE,
+  WF_PENDING,
+  type Workflow,
+} from './model.ts';
+import * as repo from './repository.ts';
+import type { OperationInput } from './schemas.ts';
+import {
+  eventIdOf,
+  operationResultView,
+  renderContext,
+  type WorkflowScene,
+  workflowEvent,
+  workflowEventData,
+  workflowView,
+} from './views.ts';
+
+/** Due-work kinds of this module (registered in due/handlers.ts). */
+export const ANNOUNCE_KIND = 'workflow-announce';
+export const REMIND_KIND = 'workflow-remind';
+
+/** `recovered`: a workflow finished by a recovery (announced as `processed`, no channel notifications). */
+export type AnnounceScene = WorkflowScene | 'recovered';
+
+export interface AnnouncePayload {
+  scene: AnnounceScene;
+  records: { workflow_id: number; sk: string }[];
+}
+
+export interface RemindPayload {
+  workflow_id: number;
+  /** Index of the reminder in the task's `workflow.reminds`. */
+  index: number;
+  /** The workflow epoch the reminder was scheduled in. */
+  epoch: number;
+}
+
+export const defaultDeps = {
+  now: nowSeconds,
+  repo,
+  getUsers,
+  getTask,
+  getDepartment,
+  getAlarmGroups,
+  publishWebhookEvents,
+  publishJobs: (jobs: NotificationJob[]) =>
+    publish(
+      'notify',
+      jobs.map((body) => ({ body })),
+    ),
+  putDue,
+  deleteDue,
+};
+export type WorkflowDeps = typeof defaultDeps;
+
+// ---- Create / finish (called by the alarm pipeline) -------------------------------------------
+
+/**
+ * Creates the pending workflow of an alarm (behavior 7.5): idempotent per alarm uuid (a redelivered
+ * alarm returns the first workflow with `created: false`). The workflow, its first pipeline record,
+ * the alarm guard and the announcement (outbox) are written in one transaction; the `generated`
+ * event, its notifications and the pending reminders follow from the announcement, at once or, if
+ * that fails, from the next scheduled run.
+ */
+export async function createWorkflow(
+  input: { task: Task; history: HistoryRecord },
+  deps: WorkflowDeps = defaultDeps,
+): Promise<{ id: number; created: boolean }> {
+  const { task, history } = input;
+  const existing = await deps.repo.getWorkflowIdOfAlarm(history.uuid);
+  if (existing !== undefined) return { id: existing, created: false };
+
+  const id = await deps.repo.allocateWorkflowId();
+  const now = deps.now();
+  const workflow: Workflow = {
+    id,
+    task_id: task.id,
+    metric: history.metric,
+    history_id: history.id,
+    status: WF_PENDING,
+    created_at: now,
+    updated_at: now,
+    version: 1,
+    epoch: 1,
+    task_name: task.name,
+    department_id: task.department_id,
+    history,
+  };
+  const pipeline = pipelineRecord(workflow, { status: WF_PENDING, remark: '', created_by: 0, now });
+  const outbox = announcement('generated', [pipeline], `${id}:1`, now);
+  const result = await deps.repo.insertWorkflow({ workflow, pipeline, outbox });
+  if (result === 'duplicate') {
+    const other = await deps.repo.getWorkflowIdOfAlarm(history.uuid);
+    // A concurrent attempt for the same alarm that did not commit either: let the caller retry.
+    if (other === undefined) throw new Error(`workflow of alarm ${history.uuid}: concurrent creation, retry`);
+    return { id: other, created: false };
+  }
+  await announceNow(outbox, deps);
+  return { id, created: true };
+}
+
+/**
+ * Finishes the open workflows of a task's metric after a recovery (behavior 7.1): status 2, a
+ * pipeline record by user 0 with remark `recovered`, reminders cancelled (epoch bump). Each workflow
+ * is finished on its own (a concurrent operation on one does not stop the others). Returns the ids
+ * finished by this call.
+ */
+export async function finishWorkflowsOfMetric(
+  input: { task: Task; metric: string },
+  deps: WorkflowDeps = defaultDeps,
+): Promise<number[]> {
+  const ids = await deps.repo.listOpenWorkflowIdsOfMetric(input.task.id, input.metric);
+  const finished: number[] = [];
+  for (const id of ids) {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const wf = (await deps.repo.getWorkflows([id])).get(id);
+      if (!wf || !isOpen(wf.status)) break;
+      const now = deps.now();
+      const after: Workflow = {
+        ...wf,
+        status: WF_DONE,
+        version: wf.version + 1,
+        epoch: wf.epoch + 1,
+        updated_at: now,
+      };
+      const pipeline = pipelineRecord(after, { status: WF_DONE, remark: 'recovered', created_by: 0, now });
+      const outbox = announcement('recovered', [pipeline], `${id}:${after.version}`, now);
+      if ((await deps.repo.applyWorkflowChanges([{ before: wf, after, pipeline }], outbox)) === 'ok') {
+        finished.push(id);
+        await announceNow(outbox, deps);
+        break;
+      }
+    }
+  }
+  return finished;
+}
+
+// ---- Read -------------------------------------------------------------------------------------
+
+/** GET /workflow/show: one Query on the workflow's item collection plus batched directory reads. */
+export async function showWorkflow(id: number, deps: WorkflowDeps = defaultDeps) {
+  const found = await deps.repo.getWorkflowWithPipelines(id);
+  if (!found) throw new NotFoundError(`workflow [${id}] not found`);
+  const { workflow, pipelines } = found;
+  const uids = pipelines.map((p) => p.created_by).filter((u) => u > 0);
+  const [users, task, snapshotDept] = await Promise.all([
+    deps.getUsers(uids),
+    deps.getTask(workflow.task_id),
+    deps.getDepartment(workflow.department_id),
+  ]);
+  // The task may have been renamed, moved or deleted: show it as it is now, else as it was.
+  const current = task
+    ? { id: task.id, name: task.name, department_id: task.department_id }
+    : { id: workflow.task_id, name: workflow.task_name, department_id: workflow.department_id };
+  const dept =
+    current.department_id === workflow.department_id
+      ? snapshotDept
+      : await deps.getDepartment(current.department_id);
+  return {
+    workflow: workflowView({
+      workflow,
+      pipelines,
+      users: new Map(users.map((u) => [u.uid, u])),
+      task: current,
+      department: { id: current.department_id, name: dept?.name ?? '' },
+    }),
+  };
+}
+
+// ---- Batch operations -------------------------------------------------------------------------
+
+function validateDistinct(input: OperationInput): void {
+  const errors = [
+    ...['ids', 'assignto'].flatMap((field) => {
+      const dupes = repeated((input[field as 'ids' | 'assignto'] as number[] | undefined) ?? []);
+      return dupes.length ? [{ field, message: `must be distinct, repeated: [${dupes.join(', ')}]` }] : [];
+    }),
+  ];
+  if (errors.length) throw new ValidationError(errors);
+}
+
+/**
+ * PUT /workflow/claim|assign|processed|reactive|close (behavior 9). All or nothing: every id must
+ * exist (404), the acting user must exist and may act on every workflow's task (404/403), every
+ * workflow must be in a state the operation allows (409), and the changes commit in one
+ * transaction conditioned on each workflow's status and version. A concurrent change of one of the
+ * workflows makes this request fail with 409 (exactly one concurrent operation wins).
+ */
+export async function operateWorkflows(
+  op: Operation,
+  input: OperationInput,
+  deps: WorkflowDeps = defaultDeps,
+) {
+  validateDistinct(input);
+  const actor = input.created_by ?? 0;
+  const remark = input.remark ?? '';
+
+  let workflows = await loadAll(input.ids, deps);
+  const users = await loadActors(actor, input.assignto ?? [], deps);
+  await checkPermission(actor, users, [...workflows.values()], deps);
+
+  for (let attempt = 0; ; attempt++) {
+    for (const id of input.ids) {
+      const why = refusal(op, workflows.get(id) as Workflow);
+      if (why) throw new ConflictError(why);
+    }
+    const now = deps.now();
+    const assignto = (input.assignto ?? []).map((uid) => users.get(uid)).filter((u) => u !== undefined);
+    const changes = input.ids.map((id) => {
+      const before = workflows.get(id) as Workflow;
+      const t = transition(op, before)!;
+      const after: Workflow = {
+        ...before,
+        status: t.status,
+        version: before.version + 1,
+        epoch: before.epoch + (t.statusChanged ? 1 : 0),
+        updated_at: now,
+      };
+      const pipeline = pipelineRecord(after, {
+        status: t.pipeline,
+        remark,
+        created_by: actor,
+        now,
+        ...(op === 'assign' ? { props: { assignto: assignto.map(personProps) } } : {}),
+      });
+      return { before, after, pipeline };
+    });
+    const first = changes[0].after;
+    const outbox = announcement(
+      op,
+      changes.map((c) => c.pipeline),
+      `${first.id}:${first.version}`,
+      now,
+    );
+    if ((await deps.repo.applyWorkflowChanges(changes, outbox)) === 'ok') {
+      await announceNow(outbox, deps);
+      return operationResultView(changes.map((c) => c.after));
+    }
+    // Someone else touched one of the workflows. If one of them moved, that operation won: 409.
+    const fresh = await loadAll(input.ids, deps);
+    const moved = input.ids.find((id) => fresh.get(id)?.version !== workflows.get(id)?.version);
+    if (moved !== undefined) {
+      const why = refusal(op, fresh.get(moved) as Workflow);
+      throw new ConflictError(why ?? `workflow [${moved}] was changed by a concurrent operation, try again`);
+    }
+    // A transient conflict with a transaction that did not commit: try again a few times.
+    if (attempt >= 3) throw new ConflictError(`workflow [${input.ids.join(', ')}] is busy, try again`);
+    workflows = fresh;
+    await new Promise((r) => setTimeout(r, 10 + Math.random() * 40));
+  }
+}
+
+const personProps = (u: User) => ({
+  uid: u.uid,
+  username: u.username,
+  user: u.user,
+  email: u.email,
+  department: u.department,
+});
+
+async function loadAll(ids: number[], deps: WorkflowDeps): Promise<Map<number, Workflow>> {
+  const workflows = await deps.repo.getWorkflows(ids);
+  const missing = ids.filter((id) => !workflows.has(id));
+  if (missing.length) throw new NotFoundError(`workflow [${missing.join(', ')}] not found`);
+  return workflows;
+}
+
+async function loadActors(actor: number, assignto: number[], deps: WorkflowDeps): Promise<Map<number, User>> {
+  const uids = [...(actor ? [actor] : []), ...assignto];
+  if (uids.length === 0) return new Map();
+  const users = new Map((await deps.getUsers(uids)).map((u) => [u.uid, u]));
+  if (actor && !users.has(actor)) throw new NotFoundError(`user [${actor}] not found`);
+  const missing = assignto.filter((uid) => !users.has(uid));
+  if (missing.length) throw new NotFoundError(`user [${missing.join(', ')}] not found`);
+  return users;
+}
+
+/** The acting user needs role 9 or any permission on each workflow's task; the application may act freely. */
+async function checkPermission(
+  actor: number,
+  users: Map<number, User>,
+  workflows: Workflow[],
+  deps: WorkflowDeps,
+) {
+  if (!actor || users.get(actor)?.role === ROLE_SUPER_ADMIN) return;
+  const taskIds = [...new Set(workflows.map((w) => w.task_id))];
+  const allowed = await deps.repo.tasksWithPermission(actor, taskIds);
+  const denied = taskIds.find((t) => !allowed.has(t));
+  if (denied !== undefined) throw new ForbiddenError(`user [${actor}] has no permission on task [${denied}]`);
+}
+
+// ---- Announcements (outbox) -------------------------------------------------------------------
+
+function pipelineRecord(
+  after: Workflow,
+  p: {
+    status: PipelineRecord['status'];
+    remark: string;
+    created_by: number;
+    now: number;
+    props?: PipelineRecord['props'];
+  },
+): PipelineRecord {
+  return {
+    workflow_id: after.id,
+    sk: keys.workflowPipeline(after.id, p.now, after.version).sk,
+    status: p.status,
+    remark: p.remark,
+    props: p.props ?? {},
+    created_by: p.created_by,
+    created_at: p.now,
+    workflow_status: after.status,
+    workflow_epoch: after.epoch,
+  };
+}
+
+function announcement(scene: AnnounceScene, records: PipelineRecord[], ref: string, now: number): DueItem {
+  const payload: AnnouncePayload = {
+    scene,
+    records: records.map((r) => ({ workflow_id: r.workflow_id, sk: r.sk })),
+  };
+  return { kind: ANNOUNCE_KIND, ref, due_at: now, payload: payload as unknown as Record<string, unknown> };
+}
+
+/**
+ * Publishes an announcement right after its transaction committed, then removes it from the due
+ * work. If publishing fails the item stays, and the next scheduled run publishes it (the operation
+ * itself has succeeded; event and job ids are deterministic, so a repeat is de-duplicated).
+ */
+async function announceNow(outbox: DueItem, deps: WorkflowDeps): Promise<void> {
+  try {
+    await announce(outbox.payload as unknown as AnnouncePayload, deps);
+    await deps.deleteDue(outbox);
+  } catch (err) {
+    logger.warn('workflow announcement deferred to the scheduled run', {
+      ref: outbox.ref,
+      error: err as Error,
+    });
+  }
+}
+
+/** The channels of receivers, with their alarm groups merged in (dispatch does not apply). */
+export async function channelsOf(
+  receivers: ReceiverConfig[],
+  deps: WorkflowDeps = defaultDeps,
+): Promise<Channels> {
+  const plain = receivers.map((r) => ({ alarmgroup: r.alarmgroup, channels: r.channels }));
+  const ids = alarmGroupIds(plain);
+  const groups = ids.length ? await deps.getAlarmGroups(ids) : [];
+  return mergeReceivers(plain, groups);
+}
+
+/** The webhook event of one workflow notice and, unless `silent`, its channel notifications. */
+export async function noticeOf(input: {
+  scene: WorkflowScene;
+  task: Task;
+  data: Record<string, unknown>;
+  eventId: string;
+  channels?: Channels;
+}): Promise<{ event: { body: ReturnType<typeof workflowEvent>; eventId: string }; jobs: NotificationJob[] }> {
+  const { scene, task, data, eventId, channels } = input;
+  const jobs = channels
+    ? channelJobs(channels, { job_id: eventId, task_id: task.id, scene, context: renderContext(task, data) })
+    : [];
+  return { event: { body: workflowEvent(scene, data), eventId }, jobs };
+}
+
+/**
+ * Publishes what a set of pipeline records announce: one WORKFLOW event each (to the task webhook),
+ * notification jobs to the task's receivers, and the reminders of the status the workflow entered
+ * (generated and reactive: the pending reminders; claim: the processing ones). Re-runnable: ids are
+ * deterministic and reminder due items are keyed by (workflow, reminder, epoch, time).
+ */
+export async function announce(payload: AnnouncePayload, deps: WorkflowDeps = defaultDeps): Promise<void> {
+  const records = await deps.repo.getPipelineRecords(payload.records);
+  if (records.length === 0) return;
+  const workflows = await deps.repo.getWorkflows(records.map((r) => r.workflow_id));
+  const taskIds = [...new Set([...workflows.values()].map((w) => w.task_id))];
+  const [users, tasks] = await Promise.all([
+    deps.getUsers(records.map((r) => r.created_by).filter((u) => u > 0)),
+    Promise.all(taskIds.map((id) => deps.getTask(id))),
+  ]);
+  const userMap = new Map(users.map((u) => [u.uid, u]));
+  const taskMap = new Map(tasks.filter((t) => t !== undefined).map((t) => [t.id, t]));
+  const silent = payload.scene === 'recovered';
+  const scene: WorkflowScene = payload.scene === 'recovered' ? 'processed' : payload.scene;
+  const channelsByTask = new Map<number, Channels>();
+  if (!silent) {
+    for (const t of taskMap.values()) channelsByTask.set(t.id, await channelsOf([t.receiver ?? {}], deps));
+  }
+
+  const eventsByTask = new Map<number, { body: ReturnType<typeof workflowEvent>; eventId: string }[]>();
+  const jobs: NotificationJob[] = [];
+  const reminders: DueItem[] = [];
+  for (const record of records) {
+    const wf = workflows.get(record.workflow_id);
+    const task = wf ? taskMap.get(wf.task_id) : undefined;
+    // A deleted task has no receivers and no webhook any more.
+    if (!wf || !task) continue;
+    const data = workflowEventData({
+      scene,
+      task,
+      workflow: wf,
+      status: record.workflow_status,
+      pipeline: record,
+      users: userMap,
+    });
+    const notice = await noticeOf({
+      scene,
+      task,
+      data,
+      eventId: eventIdOf(record),
+      channels: channelsByTask.get(task.id),
+    });
+    eventsByTask.set(task.id, [...(eventsByTask.get(task.id) ?? []), notice.event]);
+    jobs.push(...notice.jobs);
+    if (scene === 'generated' || scene === 'claim' || scene === 'reactive') {
+      reminders.push(...reminderItems(task, record));
+    }
+  }
+  for (const [taskId, events] of eventsByTask) await deps.publishWebhookEvents(taskId, events);
+  if (jobs.length) await deps.publishJobs(jobs);
+  for (const r of reminders) await deps.putDue(r);
+}
+
+/** The due items of the reminders a workflow gets when it enters the status of `record`. */
+export function reminderItems(task: Task, record: PipelineRecord): DueItem[] {
+  const reminds = task.workflow?.enable ? task.workflow.reminds : [];
+  return remindersFor(reminds, record.workflow_status).map(({ index, reminder }) => {
+    const payload: RemindPayload = { workflow_id: record.workflow_id, index, epoch: record.workflow_epoch };
+    return {
+      kind: REMIND_KIND,
+      ref: `${record.workflow_id}:${index}:${record.workflow_epoch}`,
+      due_at: record.created_at + reminder.interval * 60,
+      payload: payload as unknown as Record<string, unknown>,
+    };
+  });
+}
