@@ -2,7 +2,8 @@ import { App } from 'aws-cdk-lib';
 import { TocsinStack } from './stack.ts';
 
 /**
- * `npx cdk synth|deploy [-c envName=staging] [-c legacySign=false] [-c reportTimeZone=Asia/Shanghai]`.
+ * `npx cdk synth|deploy [-c envName=staging] [-c legacySign=false] [-c reportTimeZone=Asia/Shanghai]`
+ * `[-c tuning='{"ALARM_RATE_LIMIT":"100"}'] [-c notify='{"EMAIL_PROVIDER":"ses","EMAIL_FROM":"a@b.c"}']`.
  * The target account/region come from the CLI profile (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION).
  */
 const app = new App();
@@ -20,6 +21,15 @@ function flag(name: string, fallback: boolean): boolean {
   throw new Error(`context ${name} must be true or false`);
 }
 
+/** A context value holding variables: an object in cdk.json, or a JSON string given with `-c`. */
+function variables(name: string): Record<string, string> | undefined {
+  const raw = app.node.tryGetContext(name);
+  if (raw === undefined || raw === null || raw === '') return undefined;
+  const value = typeof raw === 'string' ? JSON.parse(raw) : raw;
+  if (typeof value !== 'object' || Array.isArray(value)) throw new Error(`context ${name} must be an object`);
+  return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, String(v)]));
+}
+
 const envName = context('envName') ?? 'production';
 if (!/^[a-z][a-z0-9-]{0,30}$/.test(envName)) throw new Error('context envName must match [a-z][a-z0-9-]*');
 
@@ -30,6 +40,8 @@ new TocsinStack(app, `Tocsin-${envName}`, {
   legacySign: flag('legacySign', true),
   reportTimeZone: context('reportTimeZone') ?? 'UTC',
   logLevel: context('logLevel') ?? 'INFO',
+  tuning: variables('tuning'),
+  notifyEnvironment: variables('notify'),
   skipBundling: flag('skipBundling', false),
 });
 

@@ -8,10 +8,20 @@ import { pascal } from './constructs/queues.ts';
 import { type QueueName, queues, routes, schedule, table } from './definitions.ts';
 import { PROJECT_ROOT, TocsinStack } from './stack.ts';
 
-type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
+type Resource = {
+  Type: string;
+  Properties: Record<string, unknown>;
+  DeletionPolicy?: string;
+  UpdateReplacePolicy?: string;
+};
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 
-const WRITE_ACTIONS = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:BatchWriteItem'];
+const WRITE_ACTIONS = [
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:BatchWriteItem',
+];
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
 
 function synth(props: Partial<ConstructorParameters<typeof TocsinStack>[2]> = {}): Template {
@@ -69,7 +79,7 @@ function statementsOf(functionId: string): Statement[] {
 }
 
 function actionsOn(statements: Statement[], resourceId: string): Set<string> {
-  const mentions = (res: unknown) => JSON.stringify(res).includes(`"${resourceId}"`);
+  const mentions = (res: unknown) => JSON.stringify(res ?? null).includes(`"${resourceId}"`);
   return new Set(
     statements
       .filter((s) => s.Effect === 'Allow' && mentions(s.Resource))
@@ -94,7 +104,12 @@ function functionSpecs() {
       sealed: r.auth !== 'none',
     })),
     { entry: NOT_FOUND_HANDLER, table: 'none' as const, publishes: [] as QueueName[], sealed: false },
-    ...queues.map((q) => ({ entry: q.consumer, table: 'write' as const, publishes: q.publishes, sealed: true })),
+    ...queues.map((q) => ({
+      entry: q.consumer,
+      table: 'write' as const,
+      publishes: q.publishes,
+      sealed: true,
+    })),
     { entry: schedule.handler, table: 'write' as const, publishes: schedule.publishes, sealed: true },
   ];
 }
@@ -172,18 +187,24 @@ describe('seal key', () => {
 });
 
 describe('queues', () => {
-  it.each(queues.map((q) => [q.name, q] as const))('%s has its DLQ, redrive and visibility timeout', (name, def) => {
-    // Arrange
-    const queue = resources[queueId(name)];
-    const dlqId = refOfOutput(`${pascal(name)}DeadLetterQueueUrl`);
-    // Assert
-    expect(queue.Properties).toMatchObject({
-      VisibilityTimeout: def.visibilityTimeoutSeconds,
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: def.maxReceiveCount },
-    });
-    expect(resources[dlqId].Properties).toMatchObject({ MessageRetentionPeriod: 14 * 24 * 3600 });
-    expect(resources[dlqId].Properties.RedrivePolicy).toBeUndefined();
-  });
+  it.each(queues.map((q) => [q.name, q] as const))(
+    '%s has its DLQ, redrive and visibility timeout',
+    (name, def) => {
+      // Arrange
+      const queue = resources[queueId(name)];
+      const dlqId = refOfOutput(`${pascal(name)}DeadLetterQueueUrl`);
+      // Assert
+      expect(queue.Properties).toMatchObject({
+        VisibilityTimeout: def.visibilityTimeoutSeconds,
+        RedrivePolicy: {
+          deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
+          maxReceiveCount: def.maxReceiveCount,
+        },
+      });
+      expect(resources[dlqId].Properties).toMatchObject({ MessageRetentionPeriod: 14 * 24 * 3600 });
+      expect(resources[dlqId].Properties.RedrivePolicy).toBeUndefined();
+    },
+  );
 
   it('enforces TLS on every queue and DLQ', () => {
     const queueIds = ofType('AWS::SQS::Queue').map(([id]) => id);
@@ -200,24 +221,27 @@ describe('queues', () => {
     }
   });
 
-  it.each(queues.map((q) => [q.name, q] as const))('%s is consumed with partial batch failures', (name, def) => {
-    // Arrange
-    const consumer = functionFor(def.consumer);
-    // Assert
-    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      EventSourceArn: { 'Fn::GetAtt': [queueId(name), 'Arn'] },
-      FunctionName: { Ref: consumer },
-      BatchSize: def.batchSize,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-      MaximumBatchingWindowInSeconds: Match.anyValue(),
-    });
-    expect(resources[consumer].Properties.Timeout).toBe(def.timeoutSeconds);
-    expect(def.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(def.timeoutSeconds);
-    const own = actionsOn(statementsOf(consumer), queueId(name));
-    for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']) {
-      expect(own, action).toContain(action);
-    }
-  });
+  it.each(queues.map((q) => [q.name, q] as const))(
+    '%s is consumed with partial batch failures',
+    (name, def) => {
+      // Arrange
+      const consumer = functionFor(def.consumer);
+      // Assert
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [queueId(name), 'Arn'] },
+        FunctionName: { Ref: consumer },
+        BatchSize: def.batchSize,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        MaximumBatchingWindowInSeconds: Match.anyValue(),
+      });
+      expect(resources[consumer].Properties.Timeout).toBe(def.timeoutSeconds);
+      expect(def.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(def.timeoutSeconds);
+      const own = actionsOn(statementsOf(consumer), queueId(name));
+      for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']) {
+        expect(own, action).toContain(action);
+      }
+    },
+  );
 
   it('has exactly one event source mapping per queue', () => {
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', queues.length);
@@ -318,8 +342,9 @@ describe('functions', () => {
 
   it('gives every function the configuration environment', () => {
     // Arrange
-    const version = (JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string })
-      .version;
+    const version = (
+      JSON.parse(readFileSync(join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }
+    ).version;
     // Assert
     for (const [id, fn] of ofType('AWS::Lambda::Function')) {
       const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
@@ -346,7 +371,7 @@ describe('functions', () => {
       envName: 'staging',
       legacySign: false,
       reportTimeZone: 'Asia/Shanghai',
-      extraEnvironment: { NOTIFY_EMAIL_FROM: 'alarm@example.com' },
+      tuning: { ALARM_RATE_LIMIT: '100' },
     });
     // Assert
     const fns = other.findResources('AWS::Lambda::Function');
@@ -356,9 +381,79 @@ describe('functions', () => {
         ENV_NAME: 'staging',
         LEGACY_SIGN: '0',
         REPORT_TIME_ZONE: 'Asia/Shanghai',
-        NOTIFY_EMAIL_FROM: 'alarm@example.com',
+        ALARM_RATE_LIMIT: '100',
       });
     }
+  });
+
+  it('refuses unknown tuning or notification variables', () => {
+    expect(() => synth({ tuning: { ALARM_RATE_LIMT: '1' } })).toThrow(/ALARM_RATE_LIMT/);
+    expect(() => synth({ notifyEnvironment: { EMAIL_FORM: 'a@b.c' } })).toThrow(/EMAIL_FORM/);
+  });
+});
+
+describe('notification providers', () => {
+  const notifyConsumer = () => queues.find((q) => q.name === 'notify')!.consumer;
+
+  function providerView(t: Template, entry: string) {
+    const json = t.toJSON() as { Resources: Record<string, Resource> };
+    const saved = resources;
+    resources = json.Resources;
+    try {
+      const id = functionFor(entry);
+      const statements = statementsOf(id);
+      const env = (resources[id].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      return { statements, actions: allActions(statements), env };
+    } finally {
+      resources = saved;
+    }
+  }
+
+  it('gives provider settings and permissions to the notification consumer only', () => {
+    // Arrange
+    const t = synth({
+      notifyEnvironment: {
+        EMAIL_PROVIDER: 'ses',
+        EMAIL_FROM: 'alarm@example.com',
+        VOICE_ORIGINATION_IDENTITY: '+8613800000000',
+        WECHAT_CORP_SECRET: 'wx-secret',
+      },
+    });
+    // Act
+    const notify = providerView(t, notifyConsumer());
+    const others = functionSpecs()
+      .map((s) => s.entry)
+      .filter((e) => e !== notifyConsumer())
+      .map((e) => providerView(t, e));
+    // Assert
+    expect(notify.env).toMatchObject({ EMAIL_PROVIDER: 'ses', EMAIL_FROM: 'alarm@example.com' });
+    for (const a of ['ses:SendEmail', 'sns:Publish', 'sms-voice:SendVoiceMessage'])
+      expect(notify.actions).toContain(a);
+    const sns = notify.statements.find((s) => s.Action === 'sns:Publish') as Statement & {
+      NotResource?: unknown;
+    };
+    expect(sns.Resource).toBeUndefined();
+    expect(JSON.stringify(sns.NotResource)).toContain(':sns:*:*:*');
+    for (const other of others) {
+      expect(other.env.WECHAT_CORP_SECRET).toBeUndefined();
+      expect([...other.actions].filter((a) => /^(ses|sns|sms-voice):/.test(a))).toEqual([]);
+    }
+  });
+
+  it('grants only what the configured providers need', () => {
+    // Act
+    const defaults = providerView(template, notifyConsumer());
+    const off = providerView(
+      synth({
+        notifyEnvironment: { SMS_PROVIDER: 'none', SMTP_HOST: 'smtp.example.com', EMAIL_FROM: 'a@b.c' },
+      }),
+      notifyConsumer(),
+    );
+    // Assert: SMS via SNS is on by default in AWS; SES and voice need explicit settings.
+    expect(defaults.actions).toContain('sns:Publish');
+    expect(defaults.actions).not.toContain('ses:SendEmail');
+    expect(defaults.actions).not.toContain('sms-voice:SendVoiceMessage');
+    expect([...off.actions].filter((a) => /^(ses|sns|sms-voice):/.test(a))).toEqual([]);
   });
 });
 

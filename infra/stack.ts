@@ -10,6 +10,12 @@ import type { Construct } from 'constructs';
 import { schedule } from './definitions.ts';
 import { ServiceData } from './constructs/data.ts';
 import { ServiceHttpApi } from './constructs/http-api.ts';
+import {
+  checkVariables,
+  NOTIFY_VARIABLES,
+  notifyProviderStatements,
+  TUNING_VARIABLES,
+} from './constructs/notify-providers.ts';
 import { pascal, ServiceQueues } from './constructs/queues.ts';
 import { type RuntimeSettings, ServiceFunctions } from './constructs/service-functions.ts';
 
@@ -24,8 +30,10 @@ export interface TocsinStackProps extends StackProps {
   reportTimeZone?: string;
   logLevel?: string;
   logRetention?: logs.RetentionDays;
-  /** Extra environment for every function (e.g. notification provider settings). */
-  extraEnvironment?: Record<string, string>;
+  /** Service tunables for every function (names in TUNING_VARIABLES). */
+  tuning?: Record<string, string>;
+  /** Notification provider settings, for the notification consumer only (names in NOTIFY_VARIABLES). */
+  notifyEnvironment?: Record<string, string>;
   /** Assertion tests: inline stub code instead of esbuild bundles; all else identical. */
   skipBundling?: boolean;
   /** Defaults to the version in package.json. */
@@ -52,8 +60,11 @@ export class TocsinStack extends Stack {
       legacySign: props.legacySign ?? true,
       reportTimeZone: props.reportTimeZone ?? 'UTC',
       logLevel: props.logLevel ?? 'INFO',
-      extraEnvironment: props.extraEnvironment,
+      tuning: props.tuning,
     };
+    const notifyEnvironment = props.notifyEnvironment ?? {};
+    checkVariables('tuning', props.tuning ?? {}, TUNING_VARIABLES);
+    checkVariables('notifyEnvironment', notifyEnvironment, NOTIFY_VARIABLES);
 
     this.data = new ServiceData(this, 'Data');
     this.queues = new ServiceQueues(this, 'Queues');
@@ -68,8 +79,10 @@ export class TocsinStack extends Stack {
     });
     this.http = new ServiceHttpApi(this, 'Http', this.functions);
 
-    // Queue consumers: each consumes its own queue (incl. ChangeMessageVisibility for backoff).
+    // Queue consumers: each consumes its own queue (incl. ChangeMessageVisibility for backoff). The
+    // notification consumer alone sees the provider settings and gets the providers' permissions.
     for (const { def, queue } of this.queues.all) {
+      const sendsNotifications = def.name === 'notify';
       const consumer = this.functions.add(`${pascal(def.name)}Consumer`, {
         entry: def.consumer,
         kind: 'consumer',
@@ -77,6 +90,8 @@ export class TocsinStack extends Stack {
         publishes: def.publishes,
         readsSealKey: true,
         timeoutSeconds: def.timeoutSeconds,
+        environment: sendsNotifications ? notifyEnvironment : undefined,
+        statements: sendsNotifications ? notifyProviderStatements(this, notifyEnvironment) : undefined,
       });
       queue.grantConsumeMessages(consumer);
       consumer.addEventSource(

@@ -1,6 +1,7 @@
 import { isAbsolute, join } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -14,7 +15,12 @@ export type FunctionKind = 'http' | 'ingest' | 'consumer' | 'schedule';
 
 const MEMORY_MB: Record<FunctionKind, number> = { http: 512, ingest: 1024, consumer: 512, schedule: 512 };
 /** HTTP API integrations time out after 30 s; our handlers are single-digit milliseconds of work. */
-const DEFAULT_TIMEOUT_SECONDS: Record<FunctionKind, number> = { http: 10, ingest: 10, consumer: 30, schedule: 55 };
+const DEFAULT_TIMEOUT_SECONDS: Record<FunctionKind, number> = {
+  http: 10,
+  ingest: 10,
+  consumer: 30,
+  schedule: 55,
+};
 
 export interface FunctionSpec {
   /** Handler entry relative to the project root (from definitions.ts), exporting `handler`. */
@@ -25,6 +31,10 @@ export interface FunctionSpec {
   /** Whether the function may need the seal key (anything that authenticates or reads sealed values). */
   readsSealKey: boolean;
   timeoutSeconds?: number;
+  /** Variables for this function only, on top of the common environment. */
+  environment?: Record<string, string>;
+  /** Further permissions this function alone needs. */
+  statements?: iam.PolicyStatement[];
 }
 
 /** Deployment settings that end up in every function's environment (names from shared/config/env.ts). */
@@ -34,8 +44,8 @@ export interface RuntimeSettings {
   legacySign: boolean;
   reportTimeZone: string;
   logLevel: string;
-  /** Extra variables (e.g. notification provider settings) passed through unchanged. */
-  extraEnvironment?: Record<string, string>;
+  /** Service tunables (SIGN_SKEW_SECONDS, ALARM_RATE_LIMIT, ...) passed through unchanged. */
+  tuning?: Record<string, string>;
 }
 
 export interface ServiceFunctionsProps {
@@ -67,7 +77,7 @@ export class ServiceFunctions extends Construct {
     this.props = props;
     const { queues, settings } = props;
     this.environment = {
-      ...settings.extraEnvironment,
+      ...settings.tuning,
       TABLE_NAME: props.table.tableName,
       ALARM_QUEUE_URL: queues.byName.alarm.queue.queueUrl,
       WEBHOOK_QUEUE_URL: queues.byName.webhook.queue.queueUrl,
@@ -96,7 +106,7 @@ export class ServiceFunctions extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: MEMORY_MB[spec.kind],
       timeout: Duration.seconds(spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS[spec.kind]),
-      environment: this.environment,
+      environment: { ...spec.environment, ...this.environment },
       logGroup,
       ...(props.skipBundling
         ? { code: lambda.Code.fromInline('exports.handler = async () => ({});'), handler: 'index.handler' }
@@ -113,12 +123,13 @@ export class ServiceFunctions extends Construct {
     return fn;
   }
 
-  private grant(fn: lambda.IFunction, spec: FunctionSpec): void {
+  private grant(fn: lambda.Function, spec: FunctionSpec): void {
     const { table, queues, sealKey } = this.props;
     if (spec.table === 'read') table.grantReadData(fn);
     if (spec.table === 'write') table.grantReadWriteData(fn);
     for (const name of new Set(spec.publishes ?? [])) queues.byName[name].queue.grantSendMessages(fn);
     if (spec.readsSealKey) sealKey.grantRead(fn);
+    for (const statement of spec.statements ?? []) fn.addToRolePolicy(statement);
   }
 }
 

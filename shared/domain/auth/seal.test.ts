@@ -53,7 +53,9 @@ describe('loadSealKey from Secrets Manager', () => {
     process.env.SEAL_KEY = '';
     process.env.SEAL_KEY_SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:tocsin-seal-key';
     resetConfig();
-    sm.on(GetSecretValueCommand, { SecretId: process.env.SEAL_KEY_SECRET_ARN }).resolves({ SecretString: secret });
+    sm.on(GetSecretValueCommand, { SecretId: process.env.SEAL_KEY_SECRET_ARN }).resolves({
+      SecretString: secret,
+    });
   });
 
   afterAll(() => {

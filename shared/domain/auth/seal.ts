@@ -32,7 +32,8 @@ export async function loadSealKey(): Promise<Buffer> {
 export function sealKeyFromSecretString(secret: string): Buffer {
   const raw = Buffer.from(secret, 'base64');
   if (raw.length === 32 && raw.toString('base64') === secret) return raw;
-  if (secret.length < 32) throw new Error('seal key secret must be base64 of 32 bytes or at least 32 characters');
+  if (secret.length < 32)
+    throw new Error('seal key secret must be base64 of 32 bytes or at least 32 characters');
   return createHash('sha256').update(secret, 'utf8').digest();
 }
 

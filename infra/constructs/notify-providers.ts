@@ -1,0 +1,97 @@
+import { Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type { Construct } from 'constructs';
+
+/** Service tunables (shared/config/env.ts) a deployment may set on every function. */
+export const TUNING_VARIABLES = [
+  'SIGN_SKEW_SECONDS',
+  'ALARM_RATE_LIMIT',
+  'TASK_CACHE_SECONDS',
+  'WEBHOOK_BACKOFF_SECONDS',
+  'NOTIFY_BACKOFF_SECONDS',
+  'WEBHOOK_TIMEOUT_MS',
+] as const;
+
+/**
+ * Notification provider settings (shared/config/env.ts loadNotifyConfig). They are given only to the
+ * notification consumer: several are credentials, and a bad value must not break cold starts elsewhere.
+ */
+export const NOTIFY_VARIABLES = [
+  'ROBOT_DING_BASE_URL',
+  'ROBOT_YACH_BASE_URL',
+  'ROBOT_MAX_PER_MINUTE',
+  'ROBOT_BLOCK_SECONDS',
+  'DING_WORK_BASE_URL',
+  'DING_WORK_APPKEY',
+  'DING_WORK_APPSECRET',
+  'DING_WORK_AGENT_ID',
+  'YACH_WORK_BASE_URL',
+  'YACH_WORK_APPKEY',
+  'YACH_WORK_APPSECRET',
+  'WECHAT_BASE_URL',
+  'WECHAT_CORP_ID',
+  'WECHAT_CORP_SECRET',
+  'WECHAT_AGENT_ID',
+  'EMAIL_PROVIDER',
+  'EMAIL_FROM',
+  'SMTP_HOST',
+  'SMTP_PORT',
+  'SMTP_SECURE',
+  'SMTP_USER',
+  'SMTP_PASS',
+  'SES_ENDPOINT',
+  'SMS_PROVIDER',
+  'SMS_COUNTRY_CODE',
+  'SNS_ENDPOINT',
+  'VOICE_PROVIDER',
+  'VOICE_ORIGINATION_IDENTITY',
+  'VOICE_ID',
+  'PINPOINT_ENDPOINT',
+  'NOTIFY_HTTP_TIMEOUT_MS',
+  'NOTIFY_LINK_URL',
+] as const;
+
+/** Throws on a variable outside `allowed` (a typo would otherwise be silently ignored at runtime). */
+export function checkVariables(what: string, env: Record<string, string>, allowed: readonly string[]): void {
+  const unknown = Object.keys(env).filter((k) => !allowed.includes(k));
+  if (unknown.length > 0) throw new Error(`${what}: unknown variable(s) ${unknown.join(', ')}`);
+}
+
+/**
+ * The AWS permissions the configured providers need, mirroring the runtime defaults: e-mail through
+ * SES only when EMAIL_PROVIDER=ses; SMS through SNS unless SMS_PROVIDER=none; voice through Pinpoint
+ * SMS Voice v2 unless VOICE_PROVIDER=none, and only once an origination identity is set.
+ */
+export function notifyProviderStatements(
+  scope: Construct,
+  env: Record<string, string>,
+): iam.PolicyStatement[] {
+  const { region, account, partition } = Stack.of(scope);
+  const statements: iam.PolicyStatement[] = [];
+  if (env.EMAIL_PROVIDER === 'ses') {
+    statements.push(
+      new iam.PolicyStatement({
+        actions: ['ses:SendEmail'],
+        resources: [`arn:${partition}:ses:${region}:${account}:identity/*`],
+      }),
+    );
+  }
+  if ((env.SMS_PROVIDER ?? 'sns') === 'sns') {
+    // SMS goes to phone numbers, which have no ARN; NotResource keeps topics out of reach.
+    statements.push(
+      new iam.PolicyStatement({ actions: ['sns:Publish'], notResources: [`arn:${partition}:sns:*:*:*`] }),
+    );
+  }
+  if ((env.VOICE_PROVIDER ?? 'pinpoint') === 'pinpoint' && env.VOICE_ORIGINATION_IDENTITY) {
+    statements.push(
+      new iam.PolicyStatement({
+        actions: ['sms-voice:SendVoiceMessage'],
+        resources: [
+          `arn:${partition}:sms-voice:${region}:${account}:phone-number/*`,
+          `arn:${partition}:sms-voice:${region}:${account}:pool/*`,
+        ],
+      }),
+    );
+  }
+  return statements;
+}
