@@ -21,8 +21,11 @@ export type HttpResult = APIGatewayProxyStructuredResultV2;
 export type InputSource = 'none' | 'query' | 'json' | 'form-or-query';
 
 export interface HandlerOptions {
-  /** `app`: application auth only; `app+task`: plus task auth on id/timestamp/sign; `none`: public. */
-  auth: 'none' | 'app' | 'app+task';
+  /**
+   * `app`: application auth only; `app+task`: plus task auth on id/timestamp/sign; `none`: public;
+   * `alarm`: no application auth, the use case authenticates the body with the task token (behavior 3.3).
+   */
+  auth: 'none' | 'app' | 'app+task' | 'alarm';
   input: InputSource;
   /** JSON Schema of the input (the task-auth parameters are checked by the factory). */
   schema?: object;
@@ -126,7 +129,7 @@ export function httpHandler<TInput, TOutput>(
     before: async (request) => {
       const event = request.event;
       const ctx: RequestContext = { requestId: request.context.awsRequestId, event };
-      if (options.auth !== 'none') {
+      if (options.auth === 'app' || options.auth === 'app+task') {
         await loadSealKey();
         ctx.app = await authenticateApp(
           {

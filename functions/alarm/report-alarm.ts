@@ -1,0 +1,11 @@
+import { reportAlarm } from '#shared/domain/alarms/report.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/**
+ * POST /alarm/report (behavior 6.1): authenticated with the task token in the body (taskid,
+ * timestamp, sign); the alarm is durably queued and processed asynchronously.
+ */
+export const handler = httpHandler<Record<string, unknown>, unknown>(
+  { auth: 'alarm', input: 'json' },
+  (input) => reportAlarm(input),
+);

@@ -1,0 +1,8 @@
+import { testAlarm } from '#shared/domain/alarms/report.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/** POST /alarm/test (behavior 6.2): checks the alarm authentication only; nothing is queued. */
+export const handler = httpHandler<Record<string, unknown>, unknown>(
+  { auth: 'alarm', input: 'json' },
+  (input) => testAlarm(input),
+);

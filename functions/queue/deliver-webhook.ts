@@ -1,0 +1,16 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { loadSealKey } from '#shared/domain/auth/seal.ts';
+import { deliverWebhooks } from '#shared/domain/webhooks/delivery.ts';
+
+/** SQS consumer of the webhook queue (behavior 11): partial batch responses, retries by visibility. */
+export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  await loadSealKey();
+  return deliverWebhooks(
+    event.Records.map((r) => ({
+      messageId: r.messageId,
+      receiptHandle: r.receiptHandle,
+      body: r.body,
+      receiveCount: Number(r.attributes.ApproximateReceiveCount),
+    })),
+  );
+};

@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto';
+import { nowMs, nowSeconds } from '../../clock.ts';
+import { config } from '../../config/env.ts';
+import type { AlarmMessage } from '../../messaging/messages.ts';
+import { publish } from '../../messaging/sqs.ts';
+import { loadSealKey } from '../auth/seal.ts';
+import { verifySignature, withinSkew } from '../auth/signature.ts';
+import { getAlarmGroups } from '../directory/repository.ts';
+import { AlarmError, PayloadTooLargeError, UnauthorizedError, ValidationError } from '../errors.ts';
+import type { Channels, Level, ReceiverConfig, Robot, Task } from '../tasks/model.ts';
+import { effectiveStatus, ROBOT_CHANNELS, TASK_PAUSED, TASK_STOPPED, USER_CHANNELS } from '../tasks/model.ts';
+import { compileSchema } from '../validation.ts';
+import { alarmRateLimiter, type RateLimiter } from './rate-limit.ts';
+import { getReportReceipt, putReportReceipt, type ReportReceipt } from './report-repository.ts';
+import { reportSchema } from './report-schemas.ts';
+import { getTaskCached } from './task-cache.ts';
+
+/**
+ * Alarm ingestion (behavior 3.3, 6, 12). `POST /alarm/report`: authenticate with the task token ->
+ * validate the body (4000) -> task status (4001/4002) -> per-task rate limit (4010) -> durably queue
+ * an AlarmMessage on the alarm queue -> answer `{uuid, report_time}`. Processing is asynchronous (the
+ * pipeline consumes the alarm queue and de-duplicates by uuid).
+ *
+ * The hot path reads the task through a per-container cache and writes nothing to the table. A
+ * client-chosen `uuid` opts in to idempotent reports: one GetItem before and one conditional PutItem
+ * after queueing (the receipt, kept 24 h).
+ */
+export interface AlarmAuthInput {
+  taskid?: unknown;
+  timestamp?: unknown;
+  sign?: unknown;
+}
+
+export interface ReportAnswer {
+  uuid: string;
+  report_time: string;
+}
+
+export interface ReportDeps {
+  getTask: (id: number) => Promise<Task | undefined>;
+  /** Ids among `ids` that are not existing alarm groups. */
+  missingAlarmGroups: (ids: number[]) => Promise<number[]>;
+  publishAlarm: (message: AlarmMessage) => Promise<void>;
+  getReceipt: (uuid: string, now: number) => Promise<ReportReceipt | undefined>;
+  putReceipt: (receipt: ReportReceipt, now: number) => Promise<ReportReceipt>;
+  limiter: RateLimiter;
+}
+
+const RECEIPT_TTL_SECONDS = 24 * 3600;
+/** What one SQS message may carry. */
+const MAX_MESSAGE_BYTES = 256 * 1024;
+
+const groupSeen = new Map<number, number>();
+
+/** Alarm groups exist or not; existing ones are remembered for the task cache's lifetime. */
+async function missingAlarmGroups(ids: number[]): Promise<number[]> {
+  const now = nowMs();
+  const unknown = ids.filter((id) => (groupSeen.get(id) ?? 0) <= now);
+  if (unknown.length === 0) return [];
+  const found = new Set((await getAlarmGroups(unknown)).map((g) => g.id));
+  const until = now + config().taskCacheSeconds * 1000;
+  for (const id of found) groupSeen.set(id, until);
+  if (groupSeen.size > 5_000) groupSeen.clear();
+  return unknown.filter((id) => !found.has(id));
+}
+
+export const defaultReportDeps: ReportDeps = {
+  getTask: (id) => getTaskCached(id),
+  missingAlarmGroups,
+  publishAlarm: (message) => publish('alarm', [{ body: message }]),
+  getReceipt: getReportReceipt,
+  putReceipt: putReportReceipt,
+  limiter: alarmRateLimiter,
+};
+
+const TASK_ID = /^[1-9][0-9]{0,15}$/;
+const TIMESTAMP = /^[0-9]{1,12}$/;
+
+/** `taskid`/`timestamp` may be numbers or numeric strings (existing clients send strings). */
+function asText(value: unknown, pattern: RegExp): string | undefined {
+  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) {
+    return pattern.test(String(value)) ? String(value) : undefined;
+  }
+  if (typeof value === 'string' && pattern.test(value)) return value;
+  return undefined;
+}
+
+/**
+ * Alarm authentication (behavior 3.3) with the task token, MD5 or HMAC-SHA256 over
+ * `taskid + "&" + timestamp` exactly as sent. The skew is checked first (before any read), so an
+ * unknown task and a bad signature cannot be told apart: both are `signature invalid`.
+ */
+export async function authenticateAlarm(
+  input: AlarmAuthInput,
+  deps: Pick<ReportDeps, 'getTask'> = defaultReportDeps,
+): Promise<Task> {
+  const cfg = config();
+  const timestamp = asText(input.timestamp, TIMESTAMP);
+  if (timestamp === undefined || !withinSkew(Number(timestamp), nowSeconds(), cfg.signSkewSeconds)) {
+    throw new UnauthorizedError('signature was expired');
+  }
+  const taskid = asText(input.taskid, TASK_ID);
+  const sign = input.sign;
+  const invalid = new UnauthorizedError('signature invalid');
+  if (
+    taskid === undefined ||
+    !Number.isSafeInteger(Number(taskid)) ||
+    typeof sign !== 'string' ||
+    sign.length > 128
+  ) {
+    throw invalid;
+  }
+  await loadSealKey();
+  const task = await deps.getTask(Number(taskid));
+  if (!task || !verifySignature(task.token, taskid, timestamp, sign.toLowerCase(), cfg.legacySign))
+    throw invalid;
+  return task;
+}
+
+/** `POST /alarm/test`: authentication only. */
+export async function testAlarm(
+  input: AlarmAuthInput,
+  deps: Pick<ReportDeps, 'getTask'> = defaultReportDeps,
+) {
+  await authenticateAlarm(input, deps);
+  return {};
+}
+
+const validateReport = compileSchema(reportSchema);
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+interface ReportBody {
+  ctn: Record<string, unknown>;
+  level: Level;
+  notice_time?: number;
+  uuid?: string;
+  receiver?: ReceiverConfig;
+}
+
+interface ReceiverInput {
+  alarmgroup?: number[];
+  channels?: Record<string, unknown>;
+}
+
+/** The override as the pipeline wants it: known channels only, webhook as a URL string, empties dropped. */
+function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
+  const channels: Channels = {};
+  const given = input.channels ?? {};
+  for (const ch of USER_CHANNELS) {
+    const uids = given[ch] as number[] | undefined;
+    if (uids?.length) channels[ch] = [...new Set(uids)];
+  }
+  for (const ch of ROBOT_CHANNELS) {
+    const robots = given[ch] as Robot[] | undefined;
+    if (robots?.length)
+      channels[ch] = robots.map((r) =>
+        r.secret ? { webhook: r.webhook, secret: r.secret } : { webhook: r.webhook },
+      );
+  }
+  const webhook = given.webhook as string | { url: string } | undefined;
+  const url = typeof webhook === 'string' ? webhook : webhook?.url;
+  if (url) channels.webhook = url;
+  const out: ReceiverConfig = {};
+  if (input.alarmgroup?.length) out.alarmgroup = input.alarmgroup;
+  if (Object.keys(channels).length > 0) out.channels = channels;
+  return out;
+}
+
+/** Body validation (behavior 6.1): every failure is 4000 with a message naming the field. */
+async function validateBody(input: Record<string, unknown>, deps: ReportDeps): Promise<ReportBody> {
+  if (!isObject(input.ctn)) throw AlarmError.invalid('ctn must be a JSON object');
+  if (Object.keys(input.ctn).length === 0) throw AlarmError.invalid('ctn must not be empty');
+  try {
+    validateReport(input);
+  } catch (err) {
+    if (!(err instanceof ValidationError)) throw err;
+    throw new AlarmError(400, 4000, err.message, { errors: err.errors });
+  }
+  const body: ReportBody = {
+    ctn: input.ctn,
+    level: (input.level ?? 0) as Level,
+    notice_time: input.notice_time as number | undefined,
+    uuid: (input.uuid as string | undefined)?.toLowerCase(),
+  };
+  if (input.receiver !== undefined) {
+    const receiver = normalizeReceiver(input.receiver as ReceiverInput);
+    if (!receiver.alarmgroup && !receiver.channels) {
+      throw AlarmError.invalid('receiver must have alarmgroup or channels');
+    }
+    const missing = receiver.alarmgroup ? await deps.missingAlarmGroups(receiver.alarmgroup) : [];
+    if (missing.length > 0)
+      throw AlarmError.invalid(`receiver.alarmgroup: alarm group [${missing.join(', ')}] not found`);
+    body.receiver = receiver;
+  }
+  return body;
+}
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+/** `YYYY-MM-DD HH:MM:SS` in a time zone. */
+export function formatReportTime(seconds: number, timeZone: string): string {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+    formatters.set(timeZone, f);
+  }
+  const p = Object.fromEntries(f.formatToParts(new Date(seconds * 1000)).map((x) => [x.type, x.value]));
+  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+}
+
+/** `POST /alarm/report` (behavior 6.1). */
+export async function reportAlarm(
+  input: Record<string, unknown>,
+  deps: ReportDeps = defaultReportDeps,
+): Promise<ReportAnswer> {
+  const task = await authenticateAlarm(input, deps);
+  const body = await validateBody(input, deps);
+  const now = nowSeconds();
+
+  if (body.uuid) {
+    const receipt = await deps.getReceipt(body.uuid, now);
+    if (receipt) return answerOf(receipt, task.id);
+  }
+
+  const status = effectiveStatus(task, now);
+  if (status === TASK_STOPPED) throw AlarmError.stopped();
+  if (status === TASK_PAUSED) throw AlarmError.paused();
+
+  const limit = task.rate_limit ?? config().alarmRateLimit;
+  if (!deps.limiter.take(task.id, limit)) throw AlarmError.rateLimited(task.id, limit);
+
+  const message: AlarmMessage = {
+    kind: 'alarm',
+    uuid: body.uuid ?? randomUUID(),
+    task_id: task.id,
+    level: body.level,
+    ctn: body.ctn,
+    notice_time: body.notice_time ?? now,
+    reported_at: now,
+    ...(body.receiver ? { receiver: body.receiver } : {}),
+  };
+  if (Buffer.byteLength(JSON.stringify(message), 'utf8') > MAX_MESSAGE_BYTES)
+    throw new PayloadTooLargeError();
+  await deps.publishAlarm(message);
+
+  const answer = { uuid: message.uuid, report_time: formatReportTime(now, config().timeZone) };
+  if (!body.uuid) return answer;
+  const held = await deps.putReceipt({ ...answer, task_id: task.id, ttl: now + RECEIPT_TTL_SECONDS }, now);
+  return answerOf(held, task.id);
+}
+
+/** A receipt answers a replay of the same task; another task's uuid is refused. */
+function answerOf(receipt: ReportReceipt, taskId: number): ReportAnswer {
+  if (receipt.task_id !== taskId) throw AlarmError.invalid('uuid was already used by another task');
+  return { uuid: receipt.uuid, report_time: receipt.report_time };
+}

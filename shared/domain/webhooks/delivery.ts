@@ -1,0 +1,268 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { performance } from 'node:perf_hooks';
+import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
+import { nowMs, nowSeconds } from '../../clock.ts';
+import { config } from '../../config/env.ts';
+import { logger } from '../../log.ts';
+import type { WebhookMessage } from '../../messaging/messages.ts';
+import { queueUrl, sqs } from '../../messaging/sqs.ts';
+import { getTaskCached } from '../alarms/task-cache.ts';
+import type { Task } from '../tasks/model.ts';
+import {
+  type AttemptOutcome,
+  listAttemptsOfEvent,
+  putWebhookAttempt,
+  type WebhookAttempt,
+} from './repository.ts';
+import { signWebhook } from './signature.ts';
+import { BlockedAddressError, checkWebhookUrl, guardedLookup, type UrlCheck } from './url-guard.ts';
+
+/**
+ * Outbound webhook delivery (behavior 11, interface 6.1): the consumer of the webhook queue.
+ *
+ * Each message is one event for one task. The event is POSTed (exactly its stored body) to the task's
+ * webhook URL with the Standard Webhooks headers; only HTTP 200 within the timeout is a success.
+ * Every attempt is recorded. A failure is reported back to SQS (partial batch response) after the
+ * message's visibility is set to the backoff of that attempt (5 s, 30 s, 2 min, 10 min, 30 min, 1 h);
+ * after the last retry the message becomes visible at once, and the queue's redrive policy moves it
+ * to the dead-letter queue on its next receive. Events of one task are sent in order within a batch.
+ */
+export interface DeliveryRecord {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  /** ApproximateReceiveCount: the attempt number. */
+  receiveCount: number;
+}
+
+export interface PostResult {
+  status?: number;
+  error?: string;
+  /** The connection would have reached a blocked address (DNS changed since the check). */
+  blocked?: boolean;
+}
+
+export interface DeliveryDeps {
+  /** `notOlderThan`: the task must have been read after that second (see task-cache). */
+  getTask: (id: number, notOlderThan?: number) => Promise<Task | undefined>;
+  attemptsOfEvent: (eventId: string) => Promise<WebhookAttempt[]>;
+  recordAttempt: (attempt: WebhookAttempt) => Promise<void>;
+  checkUrl: (url: string, blockPrivate: boolean) => Promise<UrlCheck>;
+  post: (
+    url: URL,
+    headers: Record<string, string>,
+    body: string,
+    timeoutMs: number,
+    blockPrivate: boolean,
+  ) => Promise<PostResult>;
+  /** Sets when a failed message is received again. */
+  delayRetry: (receiptHandle: string, seconds: number) => Promise<void>;
+}
+
+/** How many tasks' events are delivered at once. */
+const TASK_CONCURRENCY = 4;
+
+/** POSTs a body with a hard timeout; never throws. Redirects are not followed (a 3xx is a failure). */
+export function postJson(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+  blockPrivate: boolean,
+): Promise<PostResult> {
+  return new Promise((resolve) => {
+    const controller = new AbortController();
+    let settled = false;
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    const done = (result: PostResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+    };
+    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const req = send(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body, 'utf8')) },
+        signal: controller.signal,
+        ...(blockPrivate ? { lookup: guardedLookup } : {}),
+      },
+      (res: IncomingMessage) => {
+        done({ status: res.statusCode });
+        // The status is all we need; do not let a slow body hold the socket.
+        res.destroy();
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (controller.signal.aborted) return done({ error: `timeout after ${timeoutMs} ms` });
+      if (err instanceof BlockedAddressError || err.cause instanceof BlockedAddressError) {
+        return done({
+          blocked: true,
+          error: (err instanceof BlockedAddressError ? err : (err.cause as Error)).message,
+        });
+      }
+      done({ error: err.code ?? err.message.slice(0, 200) });
+    });
+    req.end(body);
+  });
+}
+
+export const defaultDeliveryDeps: DeliveryDeps = {
+  getTask: (id, notOlderThan) => getTaskCached(id, { notOlderThan }),
+  attemptsOfEvent: listAttemptsOfEvent,
+  recordAttempt: putWebhookAttempt,
+  checkUrl: (url, blockPrivate) => checkWebhookUrl(url, blockPrivate),
+  post: postJson,
+  delayRetry: async (receiptHandle, seconds) => {
+    await sqs().send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: queueUrl('webhook'),
+        ReceiptHandle: receiptHandle,
+        VisibilityTimeout: seconds,
+      }),
+    );
+  },
+};
+
+/** Visibility after a failed attempt: the backoff of that retry; 0 once the retries are used up. */
+export function retryDelaySeconds(attempt: number, backoff: number[]): number {
+  if (backoff.length === 0 || attempt > backoff.length) return 0;
+  return Math.min(43_200, Math.max(0, Math.round(backoff[Math.max(0, attempt - 1)])));
+}
+
+function webhookUrlOf(task: Task): string | undefined {
+  const w = task.receiver?.channels?.webhook as string | { url?: string } | undefined;
+  const url = typeof w === 'string' ? w : w?.url;
+  return url || undefined;
+}
+
+function parseMessage(body: string): WebhookMessage | undefined {
+  try {
+    const m = JSON.parse(body) as WebhookMessage;
+    if (m && typeof m.event_id === 'string' && m.event_id && Number.isSafeInteger(m.task_id) && m.body)
+      return m;
+  } catch {
+    // fall through
+  }
+  return undefined;
+}
+
+type Verdict = 'ack' | 'retry';
+
+async function deliverOne(record: DeliveryRecord, msg: WebhookMessage, deps: DeliveryDeps): Promise<Verdict> {
+  const cfg = config();
+  const attemptNo = Math.max(1, record.receiveCount || 1);
+  const prior = await deps.attemptsOfEvent(msg.event_id);
+  if (prior.some((a) => a.outcome === 'delivered')) return 'ack';
+
+  const startedAtMs = nowMs();
+  const base = {
+    event_id: msg.event_id,
+    task_id: msg.task_id,
+    attempt: attemptNo,
+    event: msg.body.event,
+    type: msg.body.type,
+    at_ms: startedAtMs,
+    at: Math.floor(startedAtMs / 1000),
+  };
+  const record_ = async (a: Omit<WebhookAttempt, keyof typeof base>) => {
+    try {
+      await deps.recordAttempt({ ...base, ...a });
+    } catch (err) {
+      logger.error('could not record a webhook attempt', { eventId: msg.event_id, error: err as Error });
+    }
+  };
+
+  // A PING announces a (new) URL: read the task as it was after the event was created.
+  const task = await deps.getTask(msg.task_id, msg.body.event === 'PING' ? msg.created_at : undefined);
+  if (!task) {
+    await record_({ outcome: 'skipped', error: 'task not found', duration_ms: 0 });
+    return 'ack';
+  }
+  const url = webhookUrlOf(task);
+  if (!url) {
+    await record_({ outcome: 'skipped', error: 'task has no webhook', duration_ms: 0 });
+    return 'ack';
+  }
+  const check = await deps.checkUrl(url, cfg.blockPrivateWebhooks);
+  if (!check.ok) {
+    await record_({ outcome: 'refused', error: check.reason, duration_ms: 0 });
+    return 'ack';
+  }
+
+  const body = JSON.stringify(msg.body);
+  const timestamp = nowSeconds();
+  const headers = {
+    'content-type': 'application/json',
+    'user-agent': `svc/${cfg.serviceVersion}`,
+    'webhook-id': msg.event_id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signWebhook(task.secret, msg.event_id, timestamp, body),
+  };
+  const started = performance.now();
+  const res = await deps.post(check.url, headers, body, cfg.webhookTimeoutMs, cfg.blockPrivateWebhooks);
+  const duration_ms = Math.round(performance.now() - started);
+  const outcome: AttemptOutcome = res.status === 200 ? 'delivered' : res.blocked ? 'refused' : 'failed';
+  await record_({
+    outcome,
+    target: check.url.origin,
+    duration_ms,
+    ...(res.status !== undefined ? { status: res.status } : {}),
+    ...(outcome !== 'delivered' ? { error: res.error ?? `HTTP ${res.status}` } : {}),
+  });
+  return outcome === 'failed' ? 'retry' : 'ack';
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await fn(items[next++]);
+  });
+  await Promise.all(workers);
+}
+
+/** Delivers a batch of webhook messages; returns the ids SQS must deliver again. */
+export async function deliverWebhooks(
+  records: DeliveryRecord[],
+  deps: DeliveryDeps = defaultDeliveryDeps,
+): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> {
+  const failures: string[] = [];
+  const byTask = new Map<number, { record: DeliveryRecord; msg: WebhookMessage }[]>();
+  for (const record of records) {
+    const msg = parseMessage(record.body);
+    if (!msg) {
+      // Cannot succeed: leave it to the redrive policy, which parks it in the dead-letter queue.
+      logger.error('malformed webhook message', { messageId: record.messageId });
+      failures.push(record.messageId);
+      continue;
+    }
+    const list = byTask.get(msg.task_id) ?? [];
+    list.push({ record, msg });
+    byTask.set(msg.task_id, list);
+  }
+
+  const backoff = config().webhookBackoffSeconds;
+  await pool([...byTask.values()], TASK_CONCURRENCY, async (list) => {
+    for (const { record, msg } of list) {
+      let verdict: Verdict;
+      try {
+        verdict = await deliverOne(record, msg, deps);
+      } catch (err) {
+        logger.error('webhook delivery failed', { eventId: msg.event_id, error: err as Error });
+        verdict = 'retry';
+      }
+      if (verdict === 'ack') continue;
+      failures.push(record.messageId);
+      try {
+        await deps.delayRetry(record.receiptHandle, retryDelaySeconds(record.receiveCount, backoff));
+      } catch (err) {
+        logger.warn('could not set the webhook retry delay', { eventId: msg.event_id, error: err as Error });
+      }
+    }
+  });
+  return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+}
