@@ -72,7 +72,11 @@ export function notifyProviderStatements(
     statements.push(
       new iam.PolicyStatement({
         actions: ['ses:SendEmail'],
-        resources: [`arn:${partition}:ses:${region}:${account}:identity/*`],
+        // SendEmail is authorised on the sending identity (and on a configuration set, if one applies).
+        resources: [
+          `arn:${partition}:ses:${region}:${account}:identity/*`,
+          `arn:${partition}:ses:${region}:${account}:configuration-set/*`,
+        ],
       }),
     );
   }
