@@ -2,6 +2,7 @@ import { updateTask } from '#shared/domain/tasks/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 
 /** PUT /alarmtask/update: full replace; the body is validated by the service (behavior 5.3). */
-export const handler = httpHandler<Record<string, unknown>, unknown>({ auth: 'app+task', input: 'json' }, (body, ctx) =>
-  updateTask(ctx.task!, body),
+export const handler = httpHandler<Record<string, unknown>, unknown>(
+  { auth: 'app+task', input: 'json' },
+  (body, ctx) => updateTask(ctx.task!, body),
 );

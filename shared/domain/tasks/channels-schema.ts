@@ -19,13 +19,19 @@ export function robotsSchema(secretRequired: boolean) {
   };
 }
 
+const URL_MESSAGE = 'must be an http(s) URL';
+
+/** A URL string or `{url}` (behavior 5.2); both branches word their failure the same way. */
 export const webhookUrlSchema = {
   anyOf: [
-    { type: 'string', maxLength: 2000, pattern: '^(https?://[^\\s]+)?$' },
+    { type: 'string', maxLength: 2000, pattern: '^(https?://[^\\s]+)?$', 'x-message': URL_MESSAGE },
     {
       type: 'object',
       required: ['url'],
-      properties: { url: { type: 'string', maxLength: 2000, pattern: '^https?://[^\\s]+$' } },
+      properties: {
+        url: { type: 'string', maxLength: 2000, pattern: '^https?://[^\\s]+$', 'x-message': URL_MESSAGE },
+      },
+      'x-message': URL_MESSAGE,
     },
   ],
 };

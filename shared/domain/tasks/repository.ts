@@ -78,7 +78,9 @@ export function permissionItem(p: PermissionItem): Record<string, unknown> {
 // ---------------------------------------------------------------------------------------------
 // Task API writes (AP-T3 ... AP-T9). Every multi-item change is one TransactWriteItems.
 
-type TransactItem = NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']>[number];
+type TransactItem = NonNullable<
+  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
+>[number];
 
 /** Outcome of a conditional task write: `stale` = the task changed (or vanished) since it was read. */
 export type TaskWriteResult = 'ok' | 'name-taken' | 'stale';
@@ -114,23 +116,32 @@ function permissionWrites(
   next: { rw: number[]; ro: number[] },
 ): TransactItem[] {
   const access = (p: { rw: number[]; ro: number[] }) =>
-    new Map<number, 'rw' | 'ro'>([...p.ro.map((u) => [u, 'ro'] as const), ...p.rw.map((u) => [u, 'rw'] as const)]);
+    new Map<number, 'rw' | 'ro'>([
+      ...p.ro.map((u) => [u, 'ro'] as const),
+      ...p.rw.map((u) => [u, 'rw'] as const),
+    ]);
   const before = access(prev);
   const after = access(next);
   const writes: TransactItem[] = [];
   for (const [uid, a] of after) {
     if (before.get(uid) !== a) {
-      writes.push({ Put: { TableName: tableName(), Item: permissionItem({ task_id: taskId, uid, access: a }) } });
+      writes.push({
+        Put: { TableName: tableName(), Item: permissionItem({ task_id: taskId, uid, access: a }) },
+      });
     }
   }
   for (const uid of before.keys()) {
-    if (!after.has(uid)) writes.push({ Delete: { TableName: tableName(), Key: keys.taskPermission(taskId, uid) } });
+    if (!after.has(uid))
+      writes.push({ Delete: { TableName: tableName(), Key: keys.taskPermission(taskId, uid) } });
   }
   return writes;
 }
 
 /** Number of permission items a change from `prev` to `next` writes (to respect the transaction limit). */
-export function permissionWriteCount(prev: { rw: number[]; ro: number[] }, next: { rw: number[]; ro: number[] }) {
+export function permissionWriteCount(
+  prev: { rw: number[]; ro: number[] },
+  next: { rw: number[]; ro: number[] },
+) {
   return permissionWrites(0, prev, next).length;
 }
 
@@ -161,7 +172,13 @@ async function transact(items: TransactItem[], nameIndex: number | undefined): P
  */
 export async function createTaskItems(task: Task): Promise<TaskWriteResult> {
   const items: TransactItem[] = [
-    { Put: { TableName: tableName(), Item: toTaskItem(task), ConditionExpression: 'attribute_not_exists(pk)' } },
+    {
+      Put: {
+        TableName: tableName(),
+        Item: toTaskItem(task),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      },
+    },
     {
       Put: {
         TableName: tableName(),
@@ -251,7 +268,9 @@ export async function deleteTaskItems(task: Task, permissions: PermissionItem[])
         ExpressionAttributeValues: { ':id': task.id },
       },
     },
-    ...permissions.map((p) => ({ Delete: { TableName: tableName(), Key: keys.taskPermission(task.id, p.uid) } })),
+    ...permissions.map((p) => ({
+      Delete: { TableName: tableName(), Key: keys.taskPermission(task.id, p.uid) },
+    })),
   ];
   return transact(items, undefined);
 }
@@ -302,10 +321,17 @@ export async function resumePausedTask(taskId: number, pausedUntil: number, now:
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.task(taskId),
-        UpdateExpression: 'SET #s = :running, updated_at = :now, version = version + :one REMOVE paused_until',
+        UpdateExpression:
+          'SET #s = :running, updated_at = :now, version = version + :one REMOVE paused_until',
         ConditionExpression: '#s = :paused AND paused_until = :pu',
         ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':running': 1, ':paused': 2, ':pu': pausedUntil, ':now': now, ':one': 1 },
+        ExpressionAttributeValues: {
+          ':running': 1,
+          ':paused': 2,
+          ':pu': pausedUntil,
+          ':now': now,
+          ':one': 1,
+        },
       }),
     );
     return true;

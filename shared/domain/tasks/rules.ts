@@ -80,7 +80,8 @@ const enabled = (m: unknown): m is Raw => isObj(m) && m.enable === true;
 export function semanticErrors(body: Raw, creator: number | undefined): FieldError[] {
   const errors: FieldError[] = [];
   const needTargets = (r: unknown, field: string) => {
-    if (isObj(r) && !receiverHasTargets(r)) errors.push({ field, message: 'must have alarmgroup or channels' });
+    if (isObj(r) && !receiverHasTargets(r))
+      errors.push({ field, message: 'must have alarmgroup or channels' });
   };
   needTargets(body.receiver, 'receiver');
   if (isObj(body.receiver) && Array.isArray(body.receiver.dispatch)) {
@@ -109,7 +110,10 @@ export function semanticErrors(body: Raw, creator: number | undefined): FieldErr
     const users = new Set([...list(body.permission.rw), ...list(body.permission.ro)]);
     if (creator !== undefined) users.add(creator);
     if (users.size > MAX_PERMISSION_USERS) {
-      errors.push({ field: 'permission', message: `must name at most ${MAX_PERMISSION_USERS} distinct users` });
+      errors.push({
+        field: 'permission',
+        message: `must name at most ${MAX_PERMISSION_USERS} distinct users`,
+      });
     }
   }
   return errors;
@@ -136,7 +140,11 @@ export function parseConfig(body: Raw, creator: number): TaskConfig {
 // Normalization: request form -> stored form (unknown fields dropped, defaults applied).
 
 function normRule(r: Raw): Rule {
-  return { field: r.field, operator: r.operator, ...(r.threshold !== undefined ? { threshold: r.threshold } : {}) };
+  return {
+    field: r.field,
+    operator: r.operator,
+    ...(r.threshold !== undefined ? { threshold: r.threshold } : {}),
+  };
 }
 
 function normConditions(cs: Raw[]): Condition[] {
@@ -182,7 +190,9 @@ function disabled<T>(m: unknown): T {
 }
 
 const withReceiver = (x: Raw) =>
-  x.reuse_receiver === 0 ? { receiver: normReceiver(x.receiver, 'sub') } : ({} as { receiver?: ReceiverConfig });
+  x.reuse_receiver === 0
+    ? { receiver: normReceiver(x.receiver, 'sub') }
+    : ({} as { receiver?: ReceiverConfig });
 
 function normWorkflow(w: unknown): WorkflowConfig {
   if (!enabled(w)) return disabled(w);
@@ -203,7 +213,10 @@ function normFilter(f: unknown): FilterConfig {
   return {
     enable: true,
     mode: f.mode,
-    conditions: (f.conditions as Raw[]).map((c) => ({ rule: (c.rule as Raw[]).map(normRule), level: c.level })),
+    conditions: (f.conditions as Raw[]).map((c) => ({
+      rule: (c.rule as Raw[]).map(normRule),
+      level: c.level,
+    })),
     not_match: f.not_match ?? 0,
   };
 }
@@ -242,7 +255,16 @@ function normRecovery(r: unknown): RecoveryConfig {
     : { enable: true, mode: 2, delay_interval: r.delay_interval };
 }
 
-const TEMPLATE_CHANNELS = ['sms', 'email', 'phone', 'dingworker', 'dinggroup', 'yachworker', 'yachgroup', 'wechat'];
+const TEMPLATE_CHANNELS = [
+  'sms',
+  'email',
+  'phone',
+  'dingworker',
+  'dinggroup',
+  'yachworker',
+  'yachgroup',
+  'wechat',
+];
 
 function normTemplate(t: unknown): TemplateConfig {
   if (!isObj(t)) return { template_id: 0 };
@@ -255,7 +277,10 @@ function normTemplate(t: unknown): TemplateConfig {
       for (const ch of TEMPLATE_CHANNELS) {
         if (!isObj(s[ch])) continue;
         const { format, template } = s[ch];
-        entries[ch] = { ...(format !== undefined ? { format } : {}), ...(template !== undefined ? { template } : {}) };
+        entries[ch] = {
+          ...(format !== undefined ? { format } : {}),
+          ...(template !== undefined ? { template } : {}),
+        };
       }
       if (Object.keys(entries).length) udf[scene] = entries;
     }
@@ -325,7 +350,10 @@ export function referencedGroupIds(c: TaskConfig): number[] {
  * Users placed in a phone or sms channel anywhere in the configuration, alarm-group members
  * included (they are messaged through the group just the same).
  */
-export function phoneChannelUids(c: TaskConfig, groups: { id: number; receiver: { channels?: Channels } }[]): number[] {
+export function phoneChannelUids(
+  c: TaskConfig,
+  groups: { id: number; receiver: { channels?: Channels } }[],
+): number[] {
   const byId = new Map(groups.map((g) => [g.id, g]));
   const uids: number[] = [];
   for (const r of receiversInUse(c)) {
@@ -335,7 +363,8 @@ export function phoneChannelUids(c: TaskConfig, groups: { id: number; receiver: 
   return uniq(uids);
 }
 
-export const webhookOf = (c: Pick<TaskConfig, 'receiver'>): string | undefined => c.receiver.channels?.webhook;
+export const webhookOf = (c: Pick<TaskConfig, 'receiver'>): string | undefined =>
+  c.receiver.channels?.webhook;
 
 // ---------------------------------------------------------------------------------------------
 // updatefields (behavior 5.3): copy dotted paths from the request into the stored configuration.
@@ -425,12 +454,14 @@ export function applyFieldPaths(stored: TaskConfig, request: Raw, paths: string[
 export const MAX_PAUSE_MINUTES = 10_080;
 
 export function stopTransition(task: Task, now: number): { status: TaskStatus } {
-  if (effectiveStatus(task, now) === TASK_STOPPED) throw new ConflictError(`task [${task.id}] is already stopped`);
+  if (effectiveStatus(task, now) === TASK_STOPPED)
+    throw new ConflictError(`task [${task.id}] is already stopped`);
   return { status: TASK_STOPPED };
 }
 
 export function startTransition(task: Task, now: number): { status: TaskStatus } {
-  if (effectiveStatus(task, now) === TASK_RUNNING) throw new ConflictError(`task [${task.id}] is already running`);
+  if (effectiveStatus(task, now) === TASK_RUNNING)
+    throw new ConflictError(`task [${task.id}] is already running`);
   return { status: TASK_RUNNING };
 }
 
@@ -439,9 +470,4 @@ export function pauseTransition(now: number, minutes: number): { status: TaskSta
     throw ValidationError.of('time', `must be an integer from 1 to ${MAX_PAUSE_MINUTES}`);
   }
   return { status: TASK_PAUSED, paused_until: now + minutes * 60 };
-}
-
-/** Whether a pause-expiry due item still applies: the task is paused until exactly that time. */
-export function pauseExpiryApplies(task: Pick<Task, 'status' | 'paused_until'>, pausedUntil: number): boolean {
-  return task.status === TASK_PAUSED && task.paused_until === pausedUntil;
 }

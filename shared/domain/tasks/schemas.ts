@@ -24,7 +24,10 @@ const rule = {
     threshold: { type: 'string', maxLength: 2000 },
   },
   // Every operator but isset, not-isset and eq-self compares with a threshold (behavior 8).
-  if: { required: ['operator'], properties: { operator: { not: { enum: [...OPERATORS_WITHOUT_THRESHOLD] } } } },
+  if: {
+    required: ['operator'],
+    properties: { operator: { not: { enum: [...OPERATORS_WITHOUT_THRESHOLD] } } },
+  },
   // biome-ignore lint/suspicious/noThenProperty: JSON Schema keyword
   then: { required: ['threshold'] },
 };

@@ -145,7 +145,10 @@ async function replaceConfig(task: Task, derive: (current: Task) => TaskConfig, 
     const refs = await loadReferences(config, current.created_by, deps);
     const writes = repo.permissionWriteCount(current.permission, config.permission);
     if (writes + 3 > repo.MAX_TRANSACTION_ITEMS) {
-      throw ValidationError.of('permission', `may change at most ${repo.MAX_TRANSACTION_ITEMS - 3} users at once`);
+      throw ValidationError.of(
+        'permission',
+        `may change at most ${repo.MAX_TRANSACTION_ITEMS - 3} users at once`,
+      );
     }
     const now = deps.now();
     const next: Task = {

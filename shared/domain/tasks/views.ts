@@ -119,7 +119,15 @@ function tagsView(ids: number[], dir: DirectoryData) {
   return ids.flatMap((id) => {
     const t = dir.tags.get(id);
     return t
-      ? [{ id: t.id, name: t.name, remark: t.remark, created_by: t.created_by, creator: personOf(t.created_by, dir.users) }]
+      ? [
+          {
+            id: t.id,
+            name: t.name,
+            remark: t.remark,
+            created_by: t.created_by,
+            creator: personOf(t.created_by, dir.users),
+          },
+        ]
       : [];
   });
 }
@@ -152,7 +160,10 @@ export function taskDetail(task: Task, dir: DirectoryData, now: number) {
     updated_at: task.updated_at,
     department: departmentRef(task.department_id, dir.department),
     creator: summaryOf(task.created_by, dir.users),
-    permission: { rw: summaries(task.permission.rw, dir.users), ro: summaries(task.permission.ro, dir.users) },
+    permission: {
+      rw: summaries(task.permission.rw, dir.users),
+      ro: summaries(task.permission.ro, dir.users),
+    },
     receiver: receiverView(task.receiver, dir),
     workflow: task.workflow,
     filter: task.filter,

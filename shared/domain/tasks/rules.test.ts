@@ -1,0 +1,474 @@
+import { describe, expect, it } from 'vitest';
+import { ConflictError, ValidationError } from '../errors.ts';
+import type { Task, TaskConfig } from './model.ts';
+import {
+  applyFieldPaths,
+  configOf,
+  fieldPathErrors,
+  normPermission,
+  parseConfig,
+  parseCreateBody,
+  pauseTransition,
+  phoneChannelUids,
+  receiverHasTargets,
+  referencedGroupIds,
+  startTransition,
+  stopTransition,
+} from './rules.ts';
+
+// biome-ignore lint/suspicious/noExplicitAny: request bodies under test
+type Body = Record<string, any>;
+
+const base = (over: Body = {}): Body => ({
+  created_by: 1,
+  name: 'disk usage',
+  department_id: 1,
+  flag_save_db: 1,
+  receiver: { channels: { email: [1] } },
+  ...over,
+});
+
+function validationOf(fn: () => unknown): ValidationError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof ValidationError) return err;
+    throw err;
+  }
+  throw new Error('expected a ValidationError');
+}
+
+const cond = (operator: string, threshold?: string) => ({
+  rule: [{ field: 'ctn.host', operator, ...(threshold !== undefined ? { threshold } : {}) }],
+});
+
+describe('parseCreateBody: validation (interface 4.3, 7, 8; behavior 5.1, 5.2)', () => {
+  const cases: [string, Body, string][] = [
+    ['name too long', base({ name: 'x'.repeat(101) }), 'name must be at most 100 characters'],
+    ['name missing', base({ name: undefined }), 'name is required'],
+    ['created_by missing', base({ created_by: undefined }), 'created_by is required'],
+    ['created_by a string', base({ created_by: '1' }), 'created_by must be an integer'],
+    ['department missing', base({ department_id: undefined }), 'department_id is required'],
+    ['flag_save_db 2', base({ flag_save_db: 2 }), 'flag_save_db must be one of 0, 1'],
+    ['receiver missing', base({ receiver: undefined }), 'receiver is required'],
+    ['receiver empty', base({ receiver: {} }), 'receiver must have alarmgroup or channels'],
+    [
+      'receiver with empty lists',
+      base({ receiver: { alarmgroup: [], channels: { sms: [] } } }),
+      'receiver must have alarmgroup or channels',
+    ],
+    [
+      'uid not an integer',
+      base({ receiver: { channels: { email: ['a'] } } }),
+      'receiver.channels.email.0 must be an integer',
+    ],
+    [
+      'seven robots',
+      base({
+        receiver: {
+          channels: { dinggroup: Array.from({ length: 7 }, (_, i) => ({ webhook: `w${i}`, secret: 's' })) },
+        },
+      }),
+      'receiver.channels.dinggroup must have at most 6 items',
+    ],
+    [
+      'task-level robot without secret',
+      base({ receiver: { channels: { yachgroup: [{ webhook: 'w' }] } } }),
+      'receiver.channels.yachgroup.0.secret is required',
+    ],
+    [
+      'webhook not a URL',
+      base({ receiver: { channels: { webhook: 'ftp://x' } } }),
+      'receiver.channels.webhook must be an http(s) URL',
+    ],
+    ['duplicate tags', base({ task_tags: [1, 1] }), 'task_tags must not contain duplicates'],
+    [
+      'dispatch without conditions',
+      base({
+        receiver: {
+          channels: { email: [1] },
+          dispatch: [{ conditions: [], receiver: { channels: { email: [2] } } }],
+        },
+      }),
+      'receiver.dispatch.0.conditions must not be empty',
+    ],
+    [
+      'dispatch receiver empty',
+      base({
+        receiver: { channels: { email: [1] }, dispatch: [{ conditions: [cond('eq', 'a')], receiver: {} }] },
+      }),
+      'receiver.dispatch.0.receiver must have alarmgroup or channels',
+    ],
+    [
+      'filter without mode',
+      base({ filter: { enable: true, conditions: [{ ...cond('eq', 'a'), level: 1 }] } }),
+      'filter.mode is required',
+    ],
+    [
+      'filter without conditions',
+      base({ filter: { enable: true, mode: 1, conditions: [] } }),
+      'filter.conditions must not be empty',
+    ],
+    [
+      'filter level 5',
+      base({ filter: { enable: true, mode: 1, conditions: [{ ...cond('eq', 'a'), level: 5 }] } }),
+      'filter.conditions.0.level must be one of 0, 1, 2, 3, 9',
+    ],
+    [
+      'unknown operator',
+      base({ filter: { enable: true, mode: 2, conditions: [{ ...cond('like', 'a'), level: 1 }] } }),
+      'filter.conditions.0.rule.0.operator must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset',
+    ],
+    [
+      'threshold missing',
+      base({ filter: { enable: true, mode: 2, conditions: [{ ...cond('gt'), level: 1 }] } }),
+      'filter.conditions.0.rule.0.threshold is required',
+    ],
+    [
+      'reminder without interval',
+      base({ workflow: { enable: true, reminds: [{ mode: 'once', status: 0, reuse_receiver: 1 }] } }),
+      'workflow.reminds.0.interval is required',
+    ],
+    [
+      'reminder interval 0',
+      base({
+        workflow: { enable: true, reminds: [{ mode: 'once', status: 0, interval: 0, reuse_receiver: 1 }] },
+      }),
+      'workflow.reminds.0.interval must be greater than 0',
+    ],
+    [
+      'reminder interval 1.5',
+      base({
+        workflow: { enable: true, reminds: [{ mode: 'cycle', status: 1, interval: 1.5, reuse_receiver: 1 }] },
+      }),
+      'workflow.reminds.0.interval must be an integer',
+    ],
+    [
+      'reminder mode',
+      base({
+        workflow: { enable: true, reminds: [{ mode: 'twice', status: 0, interval: 5, reuse_receiver: 1 }] },
+      }),
+      'workflow.reminds.0.mode must be one of once, cycle',
+    ],
+    [
+      'reminder needs receiver',
+      base({
+        workflow: { enable: true, reminds: [{ mode: 'once', status: 0, interval: 5, reuse_receiver: 0 }] },
+      }),
+      'workflow.reminds.0.receiver is required',
+    ],
+    [
+      'upgrade without strategies',
+      base({ upgrade: { enable: true, strategies: [] } }),
+      'upgrade.strategies must not be empty',
+    ],
+    [
+      'upgrade level 9',
+      base({
+        upgrade: { enable: true, strategies: [{ interval: 5, count: 3, level: 9, reuse_receiver: 1 }] },
+      }),
+      'upgrade.strategies.0.level must be one of 0, 1, 2, 3',
+    ],
+    [
+      'compress method 2',
+      base({ compress: { enable: true, method: 2, strategy: 1, strategy_cycle: 5 } }),
+      'compress method 2 is not supported',
+    ],
+    [
+      'compress method 1 needs conditions',
+      base({ compress: { enable: true, method: 1, strategy: 1, strategy_cycle: 5 } }),
+      'compress.conditions is required',
+    ],
+    [
+      'compress count strategy needs a count',
+      base({ compress: { enable: true, method: 4, strategy: 5, strategy_cycle: 5 } }),
+      'compress.strategy_count is required',
+    ],
+    [
+      'compress cycle 0',
+      base({ compress: { enable: true, method: 4, strategy: 1, strategy_cycle: 0 } }),
+      'compress.strategy_cycle must be greater than 0',
+    ],
+    [
+      'recovery delay needs interval',
+      base({ recovery: { enable: true, mode: 2 } }),
+      'recovery.delay_interval is required',
+    ],
+    [
+      'recovery conditions need rules',
+      base({ recovery: { enable: true, mode: 1, conditions: [{ rule: [] }] } }),
+      'recovery.conditions.0.rule must not be empty',
+    ],
+    [
+      'udf without template_id',
+      base({ template: { udf: { compressed: { email: { format: 1 } } } } }),
+      'template.template_id is required when udf is given',
+    ],
+    [
+      'udf format 5',
+      base({ template: { template_id: 0, udf: { upgrade: { sms: { format: 5 } } } } }),
+      'template.udf.upgrade.sms.format must be one of 1, 2, 3, 4',
+    ],
+    ['enable not boolean', base({ filter: { enable: 1 } }), 'filter.enable must be a boolean'],
+    [
+      'too many permission users',
+      base({
+        permission: {
+          rw: Array.from({ length: 60 }, (_, i) => i + 2),
+          ro: Array.from({ length: 40 }, (_, i) => i + 100),
+        },
+      }),
+      'permission must name at most 90 distinct users',
+    ],
+  ];
+  it.each(cases)('%s', (_label, body, message) => {
+    const err = validationOf(() => parseCreateBody(body));
+    expect(err.message).toBe(message);
+    expect(err.status).toBe(422);
+    expect(err.errors[0]).toMatchObject({ field: expect.any(String), message: expect.any(String) });
+  });
+
+  it('lists every problem in data.errors', () => {
+    const err = validationOf(() =>
+      parseCreateBody(
+        base({
+          name: 'x'.repeat(101),
+          receiver: {},
+          compress: { enable: true, method: 2, strategy: 1, strategy_cycle: 1 },
+        }),
+      ),
+    );
+    expect(err.errors.map((e) => e.field)).toEqual(['name', 'receiver', 'compress']);
+    expect(err.data).toEqual({ errors: err.errors });
+  });
+
+  it.each(['isset', 'not-isset', 'eq-self'])('accepts %s without a threshold', (op) => {
+    const { config } = parseCreateBody(
+      base({ compress: { enable: true, method: 1, conditions: [cond(op)], strategy: 1, strategy_cycle: 5 } }),
+    );
+    expect(config.compress.conditions).toEqual([{ rule: [{ field: 'ctn.host', operator: op }] }]);
+  });
+
+  it('does not check the inside of a disabled module and keeps what was sent', () => {
+    const { config } = parseCreateBody(
+      base({ filter: { mode: 7, whatever: 'x' }, upgrade: { enable: false } }),
+    );
+    expect(config.filter).toEqual({ mode: 7, whatever: 'x', enable: false });
+    expect(config.upgrade).toEqual({ enable: false });
+    expect(config.workflow).toEqual({ enable: false });
+  });
+});
+
+describe('parseCreateBody: normalization to the stored form', () => {
+  it('applies defaults and drops unknown fields', () => {
+    const { created_by, config } = parseCreateBody(
+      base({ extra: 1, receiver: { channels: { email: [1, 1, 2] }, junk: 1 } }),
+    );
+    expect(created_by).toBe(1);
+    expect(config).toEqual({
+      name: 'disk usage',
+      department_id: 1,
+      flag_save_db: 1,
+      task_tags: [],
+      permission: { rw: [1], ro: [] },
+      receiver: { channels: { email: [1, 2] }, mode: 1 },
+      workflow: { enable: false },
+      filter: { enable: false },
+      upgrade: { enable: false },
+      compress: { enable: false },
+      recovery: { enable: false },
+      template: { template_id: 0 },
+    } satisfies TaskConfig);
+  });
+
+  it('stores a webhook given as {url} as the URL string and an empty one as none', () => {
+    const a = parseCreateBody(base({ receiver: { channels: { webhook: { url: 'https://h.example/x' } } } }));
+    const b = parseCreateBody(base({ receiver: { channels: { email: [1], webhook: '' } } }));
+    expect(a.config.receiver.channels).toEqual({ webhook: 'https://h.example/x' });
+    expect(b.config.receiver.channels).toEqual({ email: [1] });
+  });
+
+  it('keeps only the fields of the chosen compress method, recovery mode and reuse choice', () => {
+    const { config } = parseCreateBody(
+      base({
+        compress: {
+          enable: true,
+          method: 4,
+          conditions: [cond('eq', 'a')],
+          strategy: 2,
+          strategy_cycle: 5,
+          strategy_count: 3,
+        },
+        recovery: { enable: true, mode: 2, delay_interval: 10, conditions: [cond('eq', 'a')] },
+        upgrade: {
+          enable: true,
+          strategies: [{ interval: 5, count: 3, level: 2, reuse_receiver: 1, receiver: { alarmgroup: [9] } }],
+        },
+        filter: { enable: true, mode: 1, conditions: [{ ...cond('eq', 'a'), level: 9 }] },
+      }),
+    );
+    expect(config.compress).toEqual({
+      enable: true,
+      method: 4,
+      strategy: 2,
+      strategy_cycle: 5,
+      not_match: 1,
+    });
+    expect(config.recovery).toEqual({ enable: true, mode: 2, delay_interval: 10 });
+    expect(config.upgrade.strategies).toEqual([{ interval: 5, count: 3, level: 2, reuse_receiver: 1 }]);
+    expect(config.filter.not_match).toBe(0);
+  });
+
+  it('gives the creator rw; a uid in rw and ro is rw', () => {
+    expect(normPermission({ rw: [2, 2], ro: [2, 3, 1] }, 1)).toEqual({ rw: [1, 2], ro: [3] });
+    expect(normPermission(undefined, 5)).toEqual({ rw: [5], ro: [] });
+  });
+});
+
+describe('directory references', () => {
+  const { config } = parseCreateBody(
+    base({
+      receiver: {
+        alarmgroup: [2],
+        channels: { sms: [3], phone: [4], email: [6] },
+        dispatch: [
+          { conditions: [cond('eq', 'a')], receiver: { alarmgroup: [1], channels: { phone: [5] } } },
+        ],
+      },
+      workflow: {
+        enable: true,
+        reminds: [
+          { mode: 'once', status: 0, interval: 5, reuse_receiver: 0, receiver: { channels: { sms: [7] } } },
+        ],
+      },
+      upgrade: {
+        enable: false,
+        strategies: [{ reuse_receiver: 0, receiver: { alarmgroup: [99], channels: { sms: [8] } } }],
+      },
+    }),
+  );
+  const groups = [
+    { id: 1, receiver: { channels: { email: [1] } } },
+    { id: 2, receiver: { channels: { sms: [6, 3] } } },
+  ];
+
+  it('collects alarm groups of every receiver in use (disabled modules excluded)', () => {
+    expect(referencedGroupIds(config)).toEqual([2, 1]);
+  });
+
+  it('collects phone and sms users, alarm-group members included, de-duplicated', () => {
+    expect(phoneChannelUids(config, groups)).toEqual([4, 3, 6, 5, 7]);
+  });
+
+  it('tells whether a receiver names anyone', () => {
+    expect(receiverHasTargets({ channels: { webhook: { url: 'http://x' } } })).toBe(true);
+    expect(receiverHasTargets({ channels: { dinggroup: [] }, alarmgroup: [] })).toBe(false);
+    expect(receiverHasTargets('nope')).toBe(false);
+  });
+});
+
+describe('applyFieldPaths (behavior 5.3)', () => {
+  const stored = parseCreateBody(
+    base({
+      task_tags: [1],
+      receiver: { channels: { email: [1], dingworker: [2] } },
+      template: {
+        template_id: 1,
+        udf: { compressed: { email: { format: 1, template: 'a' } }, upgrade: { sms: { template: 'u' } } },
+      },
+    }),
+  ).config;
+
+  it('copies a nested path and leaves its siblings alone', () => {
+    const out = applyFieldPaths(
+      stored,
+      { template: { udf: { compressed: { sms: { format: 2 } } } }, name: 'ignored' },
+      ['template.udf.compressed'],
+    );
+    expect(out.template).toEqual({
+      template_id: 1,
+      udf: { compressed: { sms: { format: 2 } }, upgrade: { sms: { template: 'u' } } },
+    });
+    expect(out.name).toBe('disk usage');
+    expect(out.task_tags).toEqual([1]);
+  });
+
+  it('clears a path absent from the request', () => {
+    const out = applyFieldPaths(stored, {}, ['receiver.channels.dingworker', 'task_tags']);
+    expect(out.receiver.channels).toEqual({ email: [1] });
+    expect(out.task_tags).toBeUndefined();
+    expect(parseConfig(out, 1).task_tags).toEqual([]);
+  });
+
+  it('creates missing intermediate objects', () => {
+    const out = applyFieldPaths(stored, { workflow: { reminds: [] } }, ['workflow.reminds']);
+    expect(out.workflow).toEqual({ enable: false, reminds: [] });
+    const deep = applyFieldPaths(configOf({ ...stored } as Task), { filter: { x: { y: 1 } } }, [
+      'filter.x.y',
+    ]);
+    expect(deep.filter).toEqual({ enable: false, x: { y: 1 } });
+  });
+
+  it('does not modify the stored configuration it starts from', () => {
+    applyFieldPaths(stored, { name: 'other' }, ['name']);
+    expect(stored.name).toBe('disk usage');
+  });
+
+  it.each([
+    ['status', 'status is not an updatable field'],
+    ['token', 'token is not an updatable field'],
+    ['receiver..email', 'receiver..email is not an updatable field'],
+    ['receiver.__proto__.polluted', 'receiver.__proto__.polluted is not an updatable field'],
+    ['constructor', 'constructor is not an updatable field'],
+  ])('refuses the path %s', (path, message) => {
+    expect(validationOf(() => applyFieldPaths(stored, {}, [path])).message).toBe(message);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('lists every bad path', () => {
+    expect(fieldPathErrors(['name', 'id', 'created_by']).map((e) => e.field)).toEqual(['id', 'created_by']);
+  });
+
+  it('the merged result goes through the full validation', () => {
+    const merged = applyFieldPaths(stored, { receiver: {} }, ['receiver']);
+    expect(validationOf(() => parseConfig(merged, 1)).message).toBe(
+      'receiver must have alarmgroup or channels',
+    );
+  });
+});
+
+describe('status transitions (behavior 5.4)', () => {
+  const task = (status: 0 | 1 | 2, paused_until?: number) => ({ id: 7, status, paused_until }) as Task;
+  const now = 1_000_000;
+
+  it.each([
+    ['running', task(1), 0],
+    ['paused', task(2, now + 60), 0],
+  ])('stop from %s', (_l, t, status) => {
+    expect(stopTransition(t, now)).toEqual({ status });
+  });
+
+  it.each([
+    ['stopped', task(0)],
+    ['paused', task(2, now + 60)],
+  ])('start from %s', (_l, t) => {
+    expect(startTransition(t, now)).toEqual({ status: 1 });
+  });
+
+  it('refuses stop when stopped and start when running (a passed pause is running)', () => {
+    expect(() => stopTransition(task(0), now)).toThrow(new ConflictError('task [7] is already stopped'));
+    expect(() => startTransition(task(1), now)).toThrow(new ConflictError('task [7] is already running'));
+    expect(() => startTransition(task(2, now - 1), now)).toThrow(ConflictError);
+    expect(() => startTransition(task(2, now), now)).toThrow(ConflictError);
+  });
+
+  it('pauses for 1..10080 minutes', () => {
+    expect(pauseTransition(now, 1)).toEqual({ status: 2, paused_until: now + 60 });
+    expect(pauseTransition(now, 10_080)).toEqual({ status: 2, paused_until: now + 604_800 });
+    for (const bad of [0, 10_081, 1.5, -3]) {
+      expect(validationOf(() => pauseTransition(now, bad)).message).toBe(
+        'time must be an integer from 1 to 10080',
+      );
+    }
+  });
+});
