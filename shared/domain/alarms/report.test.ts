@@ -1,0 +1,341 @@
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { resetConfig } from '../../config/env.ts';
+import type { AlarmMessage } from '../../messaging/messages.ts';
+import { hmacSign, md5Sign } from '../auth/signature.ts';
+import { AlarmError, PayloadTooLargeError, UnauthorizedError } from '../errors.ts';
+import type { Task } from '../tasks/model.ts';
+import { RateLimiter } from './rate-limit.ts';
+import type { ReportReceipt } from './report-repository.ts';
+import { authenticateAlarm, formatReportTime, type ReportDeps, reportAlarm, testAlarm } from './report.ts';
+
+beforeAll(() => {
+  process.env.TABLE_NAME = 'unit';
+  process.env.SEAL_KEY = Buffer.alloc(32, 7).toString('base64');
+  process.env.ALARM_RATE_LIMIT = '3';
+  process.env.REPORT_TIME_ZONE = 'UTC';
+  resetConfig();
+});
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+const TOKEN = 'd3213fe78d9f81f448141495a274e0c700ad1c25';
+
+function task(overrides: Partial<Task> = {}): Task {
+  return { id: 100001, token: TOKEN, secret: 's'.repeat(40), status: 1, name: 't', ...overrides } as Task;
+}
+
+function fakeDeps(t: Task | undefined, extra: Partial<ReportDeps> = {}) {
+  const published: AlarmMessage[] = [];
+  const receipts = new Map<string, ReportReceipt>();
+  const deps: ReportDeps = {
+    getTask: async (id) => (t && id === t.id ? t : undefined),
+    missingAlarmGroups: async (ids) => ids.filter((id) => id > 2),
+    publishAlarm: async (m) => {
+      published.push(m);
+    },
+    getReceipt: async (uuid) => receipts.get(uuid),
+    putReceipt: async (r) => {
+      const held = receipts.get(r.uuid);
+      if (held) return held;
+      receipts.set(r.uuid, r);
+      return r;
+    },
+    limiter: new RateLimiter(() => 0),
+    ...extra,
+  };
+  return { deps, published, receipts };
+}
+
+function signed(t: { id: number; token: string }, now: number, scheme: 'md5' | 'hmac' = 'hmac') {
+  const sign = scheme === 'md5' ? md5Sign(t.token, t.id, now) : hmacSign(t.token, t.id, now);
+  return { taskid: t.id, timestamp: now, sign };
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+describe('alarm authentication (behavior 3.3)', () => {
+  it('accepts the documented MD5 test vector with numeric-string taskid and timestamp', async () => {
+    // Arrange: the service clock at the vector's time
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(1582650647 * 1000);
+    const { deps } = fakeDeps(task());
+    // Act
+    const t = await authenticateAlarm(
+      { taskid: '100001', timestamp: '1582650647', sign: 'f7a231040a1b05ad74f3264356016dae' },
+      deps,
+    );
+    // Assert
+    expect(t.id).toBe(100001);
+  });
+
+  it('accepts HMAC-SHA256 and upper-case hex', async () => {
+    const { deps } = fakeDeps(task());
+    const input = signed(task(), now());
+    await expect(authenticateAlarm(input, deps)).resolves.toMatchObject({ id: 100001 });
+    await expect(authenticateAlarm({ ...input, sign: input.sign.toUpperCase() }, deps)).resolves.toBeTruthy();
+  });
+
+  it.each([
+    ['an unknown task', { taskid: 999 }, 'signature invalid'],
+    ['a bad signature', { sign: md5Sign('wrong', 100001, 'X') }, 'signature invalid'],
+    ['a missing sign', { sign: undefined }, 'signature invalid'],
+    ['a taskid that is not a number', { taskid: '10a' }, 'signature invalid'],
+    ['a stale timestamp', { timestamp: 1000 }, 'signature was expired'],
+    ['a missing timestamp', { timestamp: undefined }, 'signature was expired'],
+    ['a timestamp that is not a number', { timestamp: '12x' }, 'signature was expired'],
+  ])('refuses %s with 401', async (_name, patch, msg) => {
+    // Arrange
+    const { deps } = fakeDeps(task());
+    const input = { ...signed(task(), now()), ...patch };
+    // Act
+    const err = await authenticateAlarm(input, deps).catch((e) => e);
+    // Assert
+    expect(err).toBeInstanceOf(UnauthorizedError);
+    expect(err).toMatchObject({ status: 401, code: 401, message: msg });
+  });
+
+  it('checks the skew before reading the task, so unknown tasks cannot be probed', async () => {
+    const getTask = vi.fn(async () => task());
+    await expect(authenticateAlarm({ taskid: 5, timestamp: 1, sign: 'x' }, { getTask })).rejects.toThrow(
+      'signature was expired',
+    );
+    expect(getTask).not.toHaveBeenCalled();
+  });
+
+  it('/alarm/test answers {} and queues nothing', async () => {
+    const { deps, published } = fakeDeps(task());
+    await expect(testAlarm(signed(task(), now()), deps)).resolves.toEqual({});
+    expect(published).toHaveLength(0);
+  });
+});
+
+describe('report validation (4000)', () => {
+  it.each([
+    ['missing ctn', { ctn: undefined }, 'ctn must be a JSON object'],
+    ['ctn as an array', { ctn: [1] }, 'ctn must be a JSON object'],
+    ['ctn as a string', { ctn: '{"a":1}' }, 'ctn must be a JSON object'],
+    ['an empty ctn', { ctn: {} }, 'ctn must not be empty'],
+    ['level 4', { level: 4 }, 'level must be one of 0, 1, 2, 3'],
+    ['level as a string', { level: '1' }, 'level must be one of 0, 1, 2, 3'],
+    ['a fractional notice_time', { notice_time: 1.5 }, 'notice_time must be an integer'],
+    ['a uuid that is not one', { uuid: 'abc' }, 'uuid must be a UUID'],
+    [
+      'a receiver user that is not a uid',
+      { receiver: { channels: { sms: ['a'] } } },
+      'receiver.channels.sms.0 must be an integer',
+    ],
+    [
+      'a receiver webhook that is not a URL',
+      { receiver: { channels: { webhook: 'ftp://x' } } },
+      'receiver.channels.webhook',
+    ],
+    [
+      'an empty receiver',
+      { receiver: { channels: { sms: [] } } },
+      'receiver must have alarmgroup or channels',
+    ],
+    [
+      'an unknown alarm group',
+      { receiver: { alarmgroup: [1, 7, 9] } },
+      'receiver.alarmgroup: alarm group [7, 9] not found',
+    ],
+  ])('refuses %s', async (_name, patch, msg) => {
+    // Arrange
+    const { deps, published } = fakeDeps(task());
+    const input = { ...signed(task(), now()), ctn: { host: 'a' }, ...patch };
+    // Act
+    const err = await reportAlarm(input, deps).catch((e) => e);
+    // Assert
+    expect(err).toBeInstanceOf(AlarmError);
+    expect(err).toMatchObject({ status: 400, code: 4000 });
+    expect(err.message).toContain(msg);
+    expect(published).toHaveLength(0);
+  });
+
+  it('authenticates before it validates', async () => {
+    const { deps } = fakeDeps(task());
+    await expect(reportAlarm({ taskid: 100001, timestamp: now(), sign: 'x', ctn: [] }, deps)).rejects.toThrow(
+      'signature invalid',
+    );
+  });
+});
+
+describe('report acceptance', () => {
+  it('queues the alarm with defaults and answers uuid and report_time', async () => {
+    // Arrange
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.UTC(2024, 1, 29, 23, 59, 58));
+    const { deps, published } = fakeDeps(task());
+    // Act
+    const answer = await reportAlarm({ ...signed(task(), now()), ctn: { host: 'web-1' } }, deps);
+    // Assert
+    expect(answer.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(answer.report_time).toBe('2024-02-29 23:59:58');
+    expect(published).toEqual([
+      {
+        kind: 'alarm',
+        uuid: answer.uuid,
+        task_id: 100001,
+        level: 0,
+        ctn: { host: 'web-1' },
+        notice_time: now(),
+        reported_at: now(),
+      },
+    ]);
+  });
+
+  it('keeps level, notice_time and a normalised receiver override', async () => {
+    const { deps, published } = fakeDeps(task());
+    await reportAlarm(
+      {
+        ...signed(task(), now()),
+        ctn: { a: 1 },
+        level: 3,
+        notice_time: 1700000000,
+        receiver: {
+          alarmgroup: [1, 2],
+          channels: {
+            sms: [4, 4],
+            email: [],
+            webhook: { url: 'https://x.example/h' },
+            dinggroup: [{ webhook: 'tok' }],
+          },
+          dispatch: [{ conditions: [], receiver: {} }],
+        },
+      },
+      deps,
+    );
+    expect(published[0]).toMatchObject({ level: 3, notice_time: 1700000000 });
+    expect(published[0].receiver).toEqual({
+      alarmgroup: [1, 2],
+      channels: { sms: [4], webhook: 'https://x.example/h', dinggroup: [{ webhook: 'tok' }] },
+    });
+  });
+
+  it.each([
+    ['stopped', { status: 0 as const }, 409, 4001, 'task was stopped'],
+    ['paused', { status: 2 as const, paused_until: 4102444800 }, 409, 4002, 'task was paused'],
+  ])('refuses a %s task', async (_name, patch, status, code, msg) => {
+    const { deps, published } = fakeDeps(task(patch));
+    const err = await reportAlarm({ ...signed(task(), now()), ctn: { a: 1 } }, deps).catch((e) => e);
+    expect(err).toMatchObject({ status, code, message: msg });
+    expect(published).toHaveLength(0);
+  });
+
+  it('accepts alarms of a task whose pause has passed', async () => {
+    const { deps, published } = fakeDeps(task({ status: 2, paused_until: now() - 1 }));
+    await reportAlarm({ ...signed(task(), now()), ctn: { a: 1 } }, deps);
+    expect(published).toHaveLength(1);
+  });
+
+  it('applies the deployment rate limit, then the task rate limit', async () => {
+    // Arrange: ALARM_RATE_LIMIT=3, a frozen limiter clock
+    const { deps, published } = fakeDeps(task());
+    const input = { ...signed(task(), now()), ctn: { a: 1 } };
+    // Act
+    for (let i = 0; i < 3; i++) await reportAlarm(input, deps);
+    const err = await reportAlarm(input, deps).catch((e) => e);
+    // Assert
+    expect(published).toHaveLength(3);
+    expect(err).toMatchObject({
+      status: 429,
+      code: 4010,
+      message: 'task [100001] reached its rate limit of 3 alarms per second',
+    });
+
+    const own = fakeDeps(task({ rate_limit: 1 }));
+    await reportAlarm(input, own.deps);
+    await expect(reportAlarm(input, own.deps)).rejects.toThrow('rate limit of 1 alarms per second');
+  });
+
+  it('does not count refused alarms against the rate limit', async () => {
+    const { deps } = fakeDeps(task({ rate_limit: 1 }));
+    const input = { ...signed(task(), now()), ctn: { a: 1 } };
+    await expect(reportAlarm({ ...input, level: 9 }, deps)).rejects.toThrow('level');
+    await expect(reportAlarm(input, deps)).resolves.toHaveProperty('uuid');
+  });
+
+  it('fails (and writes no receipt) when the alarm cannot be queued', async () => {
+    const { deps, receipts } = fakeDeps(task(), {
+      publishAlarm: async () => {
+        throw new Error('queue down');
+      },
+    });
+    const uuid = '7b0f6c1e-1d1a-4c59-8a52-2b7f5f3b9a10';
+    await expect(reportAlarm({ ...signed(task(), now()), ctn: { a: 1 }, uuid }, deps)).rejects.toThrow(
+      'queue down',
+    );
+    expect(receipts.size).toBe(0);
+  });
+
+  it('refuses an alarm too large for one queue message with 413', async () => {
+    const { deps } = fakeDeps(task());
+    const err = await reportAlarm({ ...signed(task(), now()), ctn: { a: 'x'.repeat(262_144) } }, deps).catch(
+      (e) => e,
+    );
+    expect(err).toBeInstanceOf(PayloadTooLargeError);
+  });
+});
+
+describe('idempotent reports with a client uuid', () => {
+  const uuid = '7B0F6C1E-1D1A-4C59-8A52-2B7F5F3B9A10';
+
+  it('answers a repeat with the first answer and queues once', async () => {
+    // Arrange
+    const { deps, published } = fakeDeps(task());
+    const input = { ...signed(task(), now()), ctn: { a: 1 }, uuid };
+    // Act
+    const first = await reportAlarm(input, deps);
+    const second = await reportAlarm(input, deps);
+    // Assert
+    expect(first.uuid).toBe(uuid.toLowerCase());
+    expect(second).toEqual(first);
+    expect(published).toHaveLength(1);
+    expect(published[0].uuid).toBe(uuid.toLowerCase());
+  });
+
+  it('answers a repeat even when the task was stopped since, without spending the rate limit', async () => {
+    const { deps } = fakeDeps(task({ rate_limit: 1 }));
+    const input = { ...signed(task(), now()), ctn: { a: 1 }, uuid };
+    const first = await reportAlarm(input, deps);
+    const stopped = { ...deps, getTask: async () => task({ status: 0 }) };
+    await expect(reportAlarm(input, stopped)).resolves.toEqual(first);
+  });
+
+  it('answers the winner when a concurrent report with the same uuid was recorded first', async () => {
+    const winner: ReportReceipt = {
+      uuid: uuid.toLowerCase(),
+      task_id: 100001,
+      report_time: '2020-01-01 00:00:00',
+      ttl: 1,
+    };
+    const { deps, published } = fakeDeps(task(), {
+      getReceipt: async () => undefined,
+      putReceipt: async () => winner,
+    });
+    const answer = await reportAlarm({ ...signed(task(), now()), ctn: { a: 1 }, uuid }, deps);
+    expect(answer).toEqual({ uuid: winner.uuid, report_time: winner.report_time });
+    expect(published).toHaveLength(1);
+  });
+
+  it("refuses another task's uuid", async () => {
+    const { deps, receipts, published } = fakeDeps(task());
+    receipts.set(uuid.toLowerCase(), { uuid: uuid.toLowerCase(), task_id: 5, report_time: 'x', ttl: 1 });
+    const err = await reportAlarm({ ...signed(task(), now()), ctn: { a: 1 }, uuid }, deps).catch((e) => e);
+    expect(err).toMatchObject({ code: 4000, message: 'uuid was already used by another task' });
+    expect(published).toHaveLength(0);
+  });
+});
+
+describe('formatReportTime', () => {
+  it.each([
+    [0, 'UTC', '1970-01-01 00:00:00'],
+    [1582650647, 'UTC', '2020-02-25 17:10:47'],
+    [1582650647, 'Asia/Shanghai', '2020-02-26 01:10:47'],
+    [1582650647, 'America/New_York', '2020-02-25 12:10:47'],
+  ])('formats %i in %s', (seconds, tz, expected) => {
+    expect(formatReportTime(seconds, tz)).toBe(expected);
+  });
+});
