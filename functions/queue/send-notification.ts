@@ -1,0 +1,19 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { loadSealKey } from '#shared/domain/auth/seal.ts';
+import { deliverNotificationBatch } from '#shared/domain/notifications/delivery.ts';
+
+/**
+ * SQS consumer of the notify queue: one channel message per record (behavior 10). Failures are
+ * reported per record (partial batch response) so only they come back, after their backoff.
+ */
+export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  await loadSealKey();
+  return deliverNotificationBatch(
+    event.Records.map((r) => ({
+      messageId: r.messageId,
+      receiptHandle: r.receiptHandle,
+      body: r.body,
+      receiveCount: Number(r.attributes.ApproximateReceiveCount) || 1,
+    })),
+  );
+};

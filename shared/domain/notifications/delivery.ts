@@ -1,0 +1,523 @@
+import { performance } from 'node:perf_hooks';
+import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
+import { nowMs, nowSeconds } from '../../clock.ts';
+import { type Config, config } from '../../config/env.ts';
+import { logger } from '../../log.ts';
+import type { NotificationJob } from '../../messaging/messages.ts';
+import { queueUrl, sqs } from '../../messaging/sqs.ts';
+import { getTaskCached } from '../alarms/task-cache.ts';
+import type { Template, User } from '../directory/model.ts';
+import { getTemplate, getUsers } from '../directory/repository.ts';
+import { ROBOT_CHANNELS, type RobotChannel, type Task, USER_CHANNELS } from '../tasks/model.ts';
+import { dingWorker, wechatWorker, type WorkNoticeProvider, yachWorker } from './providers/work-notice.ts';
+import { type Mailer, sesMailer, smtpMailer } from './providers/email.ts';
+import { maskRobot, sendToRobot } from './providers/robot.ts';
+import { snsSms, type TextSender } from './providers/sms.ts';
+import { maskEmail, maskPhone, type SendOutcome } from './providers/types.ts';
+import { pinpointVoice } from './providers/voice.ts';
+import { buildRenderValues, plainText, type RenderedMessage, renderMessage } from './render.ts';
+import {
+  ATTEMPT_TTL_DAYS,
+  type AttemptRecord,
+  type ClaimResult,
+  claimJob,
+  type JobStatus,
+  putAttempts,
+  settleJob,
+} from './repository.ts';
+import { NOTIFY_CHANNELS, NOTIFY_SCENES, resolveTemplate } from './templates.ts';
+import { type RobotThrottle, robotThrottle } from './throttle.ts';
+
+/**
+ * The notification consumer (behavior 7.6, 10): one queue message = one channel of one event.
+ *
+ * Per job: claim it (job state item: idempotency per job_id plus a lease, so a duplicate delivery of
+ * the message neither sends twice nor races), load the task (cached) and its template, render once,
+ * send through the channel's provider, record every attempt, then settle the job. Targets already
+ * served (a user's e-mail, the robot group) are remembered, so a retry only sends what is left.
+ *
+ * Outcomes: `delivered`; `rejected` (the provider refused for good: bad robot token, SMTP 5xx,
+ * invalid number) and `skipped` (no provider configured, user without phone / e-mail / account) are
+ * final and not retried; `failed` (no answer, 5xx, busy), `throttled` (our per-robot budget is
+ * spent) and `rate_limited` (the robot's provider said "too fast") are retried: the message is
+ * reported as a batch item failure with its visibility set to the configured backoff, and SQS moves
+ * it to the notify dead-letter queue after the queue's maxReceiveCount.
+ */
+export interface QueuedNotification {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  /** ApproximateReceiveCount: the attempt number. */
+  receiveCount: number;
+}
+
+export interface BatchResult {
+  batchItemFailures: { itemIdentifier: string }[];
+}
+
+export interface Providers {
+  robotBase(channel: RobotChannel): string | undefined;
+  workNotice(channel: 'dingworker' | 'yachworker' | 'wechat'): WorkNoticeProvider | undefined;
+  mailer(): Mailer | undefined;
+  sms(): TextSender | undefined;
+  voice(): TextSender | undefined;
+}
+
+export interface NotifyDeps {
+  cfg: Pick<Config, 'envName' | 'timeZone' | 'notifyBackoffSeconds' | 'notify'>;
+  getTask(id: number): Promise<Task | undefined>;
+  getTemplate(id: number): Promise<Template | undefined>;
+  getUsers(uids: number[]): Promise<User[]>;
+  claimJob(jobId: string, taskId: number, now: number, leaseSeconds: number): Promise<ClaimResult>;
+  settleJob(jobId: string, status: JobStatus, done: string[], now: number): Promise<void>;
+  putAttempts(attempts: AttemptRecord[]): Promise<void>;
+  providers: Providers;
+  throttle: RobotThrottle;
+  delayRetry(receiptHandle: string, seconds: number): Promise<void>;
+}
+
+/** Seconds one delivery run holds a job (the queue's visibility timeout). */
+export const LEASE_SECONDS = 60;
+const SEND_CONCURRENCY = 5;
+
+export async function deliverNotificationBatch(
+  records: QueuedNotification[],
+  deps: NotifyDeps = defaultNotifyDeps(),
+): Promise<BatchResult> {
+  const failures: string[] = [];
+  await Promise.all(
+    records.map(async (r) => {
+      let retry: boolean;
+      try {
+        retry = (await deliverNotification(r.body, r.receiveCount, deps)) === 'retry';
+      } catch (err) {
+        logger.error('notification delivery failed', { messageId: r.messageId, error: err as Error });
+        retry = true;
+      }
+      if (!retry) return;
+      failures.push(r.messageId);
+      await deps
+        .delayRetry(r.receiptHandle, retryDelaySeconds(r.receiveCount, deps.cfg.notifyBackoffSeconds))
+        .catch((err) => logger.warn('could not delay a notification retry', { error: err as Error }));
+    }),
+  );
+  return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+}
+
+/** Visibility after a failed attempt: that retry's backoff; 0 once the retries are used up (on to the DLQ). */
+export function retryDelaySeconds(attempt: number, backoff: number[]): number {
+  if (backoff.length === 0 || attempt > backoff.length) return 0;
+  return Math.min(43_200, Math.max(0, Math.round(backoff[Math.max(0, attempt - 1)])));
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The job in a queue message, or undefined when it is not one (such a message is dropped, logged). */
+export function parseJob(body: string): NotificationJob | undefined {
+  let j: unknown;
+  try {
+    j = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(j) || j.kind !== 'notify') return undefined;
+  if (typeof j.job_id !== 'string' || j.job_id.length === 0 || j.job_id.length > 400) return undefined;
+  if (typeof j.task_id !== 'number' || !Number.isSafeInteger(j.task_id)) return undefined;
+  if (!NOTIFY_SCENES.includes(j.scene as never) || !NOTIFY_CHANNELS.includes(j.channel as never))
+    return undefined;
+  if (!isObject(j.context) || !isObject(j.context.task)) return undefined;
+  if (j.users !== undefined && !(Array.isArray(j.users) && j.users.every((u) => Number.isSafeInteger(u)))) {
+    return undefined;
+  }
+  if (
+    j.robots !== undefined &&
+    !(Array.isArray(j.robots) && j.robots.every((r) => isObject(r) && typeof r.webhook === 'string'))
+  ) {
+    return undefined;
+  }
+  return j as unknown as NotificationJob;
+}
+
+/** Delivers one job; 'retry' when something is left to send later. */
+export async function deliverNotification(
+  body: string,
+  attempt: number,
+  deps: NotifyDeps = defaultNotifyDeps(),
+): Promise<'done' | 'retry'> {
+  const job = parseJob(body);
+  if (!job) {
+    logger.error('malformed notification job dropped', { length: body.length });
+    return 'done';
+  }
+  const claim = await deps.claimJob(job.job_id, job.task_id, nowSeconds(), LEASE_SECONDS);
+  if (!claim.claimed) {
+    // Finished before (a duplicate message): nothing to do. Leased by another run: look again later.
+    return claim.state && claim.state.status !== 'pending' ? 'done' : 'retry';
+  }
+  const run = new Run(job, attempt, new Set(claim.state.done));
+  try {
+    const message = await render(job, deps);
+    await sendChannel(job, message, run, deps);
+  } catch (err) {
+    await persist(run, 'pending', deps).catch(() => undefined);
+    throw err;
+  }
+  const status = run.status();
+  await persist(run, status, deps);
+  if (status === 'pending') return 'retry';
+  return 'done';
+}
+
+async function persist(run: Run, status: JobStatus, deps: NotifyDeps) {
+  await deps.putAttempts(run.records);
+  await deps.settleJob(run.job.job_id, status, [...run.done], nowSeconds());
+}
+
+async function render(job: NotificationJob, deps: NotifyDeps): Promise<RenderedMessage> {
+  const task = await deps.getTask(job.task_id);
+  const templateId = task?.template?.template_id;
+  const predefined = templateId ? await deps.getTemplate(templateId) : undefined;
+  const resolved = resolveTemplate(task?.template, predefined, job.scene, job.channel);
+  const values = buildRenderValues(job.context, task, { env: deps.cfg.envName, timeZone: deps.cfg.timeZone });
+  return renderMessage(resolved, values);
+}
+
+/** The attempts of one delivery run and what they add up to. */
+class Run {
+  readonly records: AttemptRecord[] = [];
+  private pending = false;
+  private delivered = false;
+  private rejected = false;
+
+  constructor(
+    readonly job: NotificationJob,
+    readonly attempt: number,
+    readonly done: Set<string>,
+  ) {}
+
+  /** Records an attempt and, unless `settle` is false, counts its outcome for the target `key`. */
+  record(key: string | undefined, target: string, r: SendOutcome, durationMs = 0, settle = true) {
+    const atMs = nowMs();
+    this.records.push({
+      job_id: this.job.job_id,
+      task_id: this.job.task_id,
+      channel: this.job.channel,
+      scene: this.job.scene,
+      target,
+      outcome: r.outcome,
+      code: r.code,
+      ...(r.detail ? { detail: r.detail } : {}),
+      attempt: this.attempt,
+      duration_ms: Math.round(durationMs),
+      at: Math.floor(atMs / 1000),
+      at_ms: atMs,
+      seq: this.records.length,
+      ttl: Math.floor(atMs / 1000) + ATTEMPT_TTL_DAYS * 86_400,
+    });
+    if (settle) this.settle(key, r.outcome);
+  }
+
+  /** Counts a target's outcome: final ones mark it served, the others leave the job pending. */
+  settle(key: string | undefined, outcome: SendOutcome['outcome']) {
+    if (outcome === 'delivered') this.delivered = true;
+    if (outcome === 'rejected') this.rejected = true;
+    const final = outcome === 'delivered' || outcome === 'rejected' || outcome === 'skipped';
+    if (key && final) this.done.add(key);
+    if (!final) this.pending = true;
+  }
+
+  status(): JobStatus {
+    if (this.pending) return 'pending';
+    if (this.delivered) return 'delivered';
+    return this.rejected ? 'rejected' : 'skipped';
+  }
+}
+
+const notConfigured: SendOutcome = { outcome: 'skipped', code: 'not_configured', detail: 'not configured' };
+
+async function timed(call: () => Promise<SendOutcome>): Promise<[SendOutcome, number]> {
+  const t0 = performance.now();
+  const r = await call();
+  return [r, performance.now() - t0];
+}
+
+async function sendChannel(
+  job: NotificationJob,
+  m: RenderedMessage,
+  run: Run,
+  deps: NotifyDeps,
+): Promise<void> {
+  const channel = job.channel;
+  if ((ROBOT_CHANNELS as readonly string[]).includes(channel)) {
+    return sendRobots(channel as RobotChannel, job, m, run, deps);
+  }
+  if (!(USER_CHANNELS as readonly string[]).includes(channel)) return;
+  const uids = [...new Set(job.users ?? [])];
+  if (uids.length === 0) {
+    run.record(undefined, 'none', { outcome: 'skipped', code: 'no_receiver', detail: 'no users' });
+    return;
+  }
+  const users = new Map((await deps.getUsers(uids)).map((u) => [u.uid, u]));
+  switch (channel) {
+    case 'dingworker':
+    case 'yachworker':
+    case 'wechat':
+      return sendWorkNotice(channel, uids, users, m, run, deps);
+    case 'email': {
+      const mailer = deps.providers.mailer();
+      return perUser(
+        uids,
+        users,
+        run,
+        mailer,
+        (u) => u.email,
+        'no_email',
+        maskEmail,
+        (to) => mailer!.send(to, m),
+      );
+    }
+    case 'sms': {
+      const sms = deps.providers.sms();
+      return perUser(
+        uids,
+        users,
+        run,
+        sms,
+        (u) => u.phone,
+        'no_phone',
+        maskPhone,
+        (p) => sms!.send(p, plainText(m)),
+      );
+    }
+    case 'phone': {
+      const voice = deps.providers.voice();
+      const text = plainText(m);
+      return perUser(
+        uids,
+        users,
+        run,
+        voice,
+        (u) => u.phone,
+        'no_phone',
+        maskPhone,
+        (p) => voice!.send(p, text),
+      );
+    }
+  }
+}
+
+async function sendRobots(
+  channel: RobotChannel,
+  job: NotificationJob,
+  m: RenderedMessage,
+  run: Run,
+  deps: NotifyDeps,
+) {
+  const robots = job.robots ?? [];
+  const base = deps.providers.robotBase(channel);
+  const key = 'robots';
+  if (run.done.has(key)) return;
+  if (robots.length === 0) {
+    run.record(key, 'none', { outcome: 'skipped', code: 'no_receiver', detail: 'no robots' });
+    return;
+  }
+  if (!base) {
+    run.record(key, robots.map((r) => maskRobot(r.webhook)).join(', '), notConfigured);
+    return;
+  }
+  // Robots are tried in order until one takes the message; each try is recorded, and the channel's
+  // outcome is decided at the end: delivered, retried (some failure was transient) or refused.
+  const cfg = deps.cfg.notify;
+  let transient = false;
+  for (const robot of robots) {
+    const target = maskRobot(robot.webhook);
+    if (!(await deps.throttle.take(channel, robot, nowSeconds()))) {
+      transient = true;
+      const r: SendOutcome = {
+        outcome: 'throttled',
+        code: 'throttled',
+        detail: 'robot budget of this minute spent',
+      };
+      run.record(key, target, r, 0, false);
+      continue;
+    }
+    const [r, ms] = await timed(() =>
+      sendToRobot(base, robot, m, { timeoutMs: cfg.httpTimeoutMs, linkUrl: cfg.linkUrl, nowMs: nowMs() }),
+    );
+    run.record(key, target, r, ms, false);
+    if (r.outcome === 'delivered') {
+      run.settle(key, 'delivered');
+      return;
+    }
+    if (r.outcome === 'rate_limited') await deps.throttle.backOff(channel, robot, nowSeconds());
+    if (r.outcome !== 'rejected') transient = true;
+  }
+  run.settle(key, transient ? 'failed' : 'rejected');
+}
+
+async function perUser(
+  uids: number[],
+  users: Map<number, User>,
+  run: Run,
+  provider: unknown,
+  address: (u: User) => string,
+  missingCode: string,
+  mask: (a: string) => string,
+  send: (address: string) => Promise<SendOutcome>,
+) {
+  const todo = uids.filter((uid) => !run.done.has(`uid:${uid}`));
+  if (todo.length === 0) return;
+  if (!provider) {
+    run.record(undefined, `uids ${todo.join(',')}`, notConfigured);
+    for (const uid of todo) run.done.add(`uid:${uid}`);
+    return;
+  }
+  let next = 0;
+  const worker = async () => {
+    while (next < todo.length) {
+      const uid = todo[next++];
+      const key = `uid:${uid}`;
+      const user = users.get(uid);
+      if (!user) {
+        run.record(key, `uid ${uid}`, {
+          outcome: 'skipped',
+          code: 'unknown_user',
+          detail: `user [${uid}] not found`,
+        });
+        continue;
+      }
+      const to = address(user).trim();
+      if (!to) {
+        run.record(key, `uid ${uid}`, {
+          outcome: 'skipped',
+          code: missingCode,
+          detail: `user [${uid}] has none`,
+        });
+        continue;
+      }
+      const [r, ms] = await timed(() => send(to));
+      run.record(key, `uid ${uid} ${mask(to)}`, r, ms);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, todo.length) }, worker));
+}
+
+async function sendWorkNotice(
+  channel: 'dingworker' | 'yachworker' | 'wechat',
+  uids: number[],
+  users: Map<number, User>,
+  m: RenderedMessage,
+  run: Run,
+  deps: NotifyDeps,
+) {
+  const key = 'users';
+  if (run.done.has(key)) return;
+  const provider = deps.providers.workNotice(channel);
+  if (!provider) {
+    run.record(key, `uids ${uids.join(',')}`, notConfigured);
+    return;
+  }
+  const recipients: string[] = [];
+  const served: number[] = [];
+  for (const uid of uids) {
+    const u = users.get(uid);
+    const account = (channel === 'wechat' ? u?.wechatid : u?.user)?.trim();
+    if (!u || !account) {
+      const code = u ? 'no_account' : 'unknown_user';
+      run.record(undefined, `uid ${uid}`, {
+        outcome: 'skipped',
+        code,
+        detail: `user [${uid}] has no ${channel} account`,
+      });
+      continue;
+    }
+    recipients.push(account);
+    served.push(uid);
+  }
+  if (recipients.length === 0) {
+    run.done.add(key);
+    return;
+  }
+  const [r, ms] = await timed(() => provider.send(recipients, m, run.job.job_id));
+  run.record(key, `uids ${served.join(',')}`, r, ms);
+}
+
+// --- real adapters -------------------------------------------------------------------------------
+
+const templateCache = new Map<number, { at: number; value: Promise<Template | undefined> }>();
+const TEMPLATE_CACHE_MS = 30_000;
+
+function cachedTemplate(id: number): Promise<Template | undefined> {
+  const hit = templateCache.get(id);
+  if (hit && nowMs() - hit.at < TEMPLATE_CACHE_MS) return hit.value;
+  const value = getTemplate(id);
+  templateCache.set(id, { at: nowMs(), value });
+  value.catch(() => templateCache.delete(id));
+  return value;
+}
+
+function lazy<T>(make: () => T | undefined): () => T | undefined {
+  let made = false;
+  let value: T | undefined;
+  return () => {
+    if (!made) {
+      value = make();
+      made = true;
+    }
+    return value;
+  };
+}
+
+export function realProviders(cfg: Config): Providers {
+  const n = cfg.notify;
+  const opts = { timeoutMs: n.httpTimeoutMs, linkUrl: n.linkUrl, nowMs };
+  const ding = lazy(() => (n.dingworker ? dingWorker(n.dingworker, opts) : undefined));
+  const yach = lazy(() => (n.yachworker ? yachWorker(n.yachworker, opts) : undefined));
+  const wechat = lazy(() => (n.wechat ? wechatWorker(n.wechat, opts) : undefined));
+  return {
+    robotBase: (channel) => n.robots[channel],
+    workNotice: (channel) =>
+      channel === 'dingworker' ? ding() : channel === 'yachworker' ? yach() : wechat(),
+    mailer: lazy(() =>
+      n.email?.provider === 'smtp'
+        ? smtpMailer(n.email, n.httpTimeoutMs)
+        : n.email?.provider === 'ses'
+          ? sesMailer(n.email, cfg.region)
+          : undefined,
+    ),
+    sms: lazy(() => (n.sms ? snsSms(n.sms, cfg.region) : undefined)),
+    voice: lazy(() => (n.phone ? pinpointVoice(n.phone, cfg.region) : undefined)),
+  };
+}
+
+let defaults: NotifyDeps | undefined;
+
+export function defaultNotifyDeps(): NotifyDeps {
+  if (defaults) return defaults;
+  const cfg = config();
+  defaults = {
+    cfg,
+    getTask: (id) => getTaskCached(id),
+    getTemplate: cachedTemplate,
+    getUsers,
+    claimJob,
+    settleJob,
+    putAttempts,
+    providers: realProviders(cfg),
+    throttle: robotThrottle({
+      maxPerMinute: cfg.notify.robotMaxPerMinute,
+      blockSeconds: cfg.notify.robotBlockSeconds,
+    }),
+    delayRetry: async (receiptHandle, seconds) => {
+      await sqs().send(
+        new ChangeMessageVisibilityCommand({
+          QueueUrl: queueUrl('notify'),
+          ReceiptHandle: receiptHandle,
+          VisibilityTimeout: seconds,
+        }),
+      );
+    },
+  };
+  return defaults;
+}

@@ -1,0 +1,26 @@
+import { failed, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
+
+const TRANSIENT =
+  /Throttl|TooManyRequests|LimitExceeded|InternalError|InternalFailure|ServiceUnavailable|Timeout|KMSThrottling/i;
+
+/** An AWS SDK error as an outcome: server faults, throttling and no answer are retried; the rest refused. */
+export function awsErrorOutcome(err: unknown): SendOutcome {
+  const e = err as {
+    name?: string;
+    message?: string;
+    $fault?: string;
+    $retryable?: unknown;
+    $metadata?: { httpStatusCode?: number };
+    code?: string;
+  };
+  const code = e.name && e.name !== 'Error' ? e.name : (e.code ?? 'error');
+  const status = e.$metadata?.httpStatusCode;
+  const transient =
+    Boolean(e.$retryable) || e.$fault === 'server' || TRANSIENT.test(code) || status === undefined;
+  return transient ? failed(code, sanitizeDetail(e.message)) : rejected(code, sanitizeDetail(e.message));
+}
+
+export const localCredentials = (endpoint: string | undefined) =>
+  endpoint && !process.env.AWS_ACCESS_KEY_ID
+    ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+    : {};

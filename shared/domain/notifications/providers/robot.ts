@@ -1,0 +1,96 @@
+import { createHmac } from 'node:crypto';
+import type { Robot } from '../../tasks/model.ts';
+import { plainText, type RenderedMessage } from '../render.ts';
+import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN } from '../templates.ts';
+import { guard, httpStatusOutcome, type ProviderJson, postJson } from './http.ts';
+import { delivered, failed, maskMiddle, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
+
+/**
+ * Group robots (dinggroup / yachgroup): DingTalk's custom robot API, which Yach robots copy.
+ * `POST <base>?access_token=<token>&timestamp=<ms>&sign=<urlencoded base64(hmac_sha256(secret,
+ * timestamp + "\n" + secret))>`; the signature parameters only when the robot has a secret. A robot
+ * whose `webhook` is already a whole http(s) URL is called at that URL (people paste whole robot URLs).
+ */
+
+/** DingTalk: 130101 "send too fast, exceed 20 times per minute"; 410100 the newer spelling of it. */
+export const RATE_LIMIT_CODES = new Set([130101, 410100]);
+/** Provider-side trouble worth a retry ("system busy"). */
+export const BUSY_CODES = new Set([-1]);
+
+export function robotSign(secret: string, timestampMs: number): string {
+  return createHmac('sha256', secret).update(`${timestampMs}\n${secret}`).digest('base64');
+}
+
+const isUrl = (s: string) => /^https?:\/\//i.test(s);
+
+export function robotUrl(base: string, robot: Robot, timestampMs: number): URL {
+  const url = isUrl(robot.webhook) ? new URL(robot.webhook) : new URL(base);
+  if (!isUrl(robot.webhook)) url.searchParams.set('access_token', robot.webhook);
+  if (robot.secret) {
+    url.searchParams.set('timestamp', String(timestampMs));
+    url.searchParams.set('sign', robotSign(robot.secret, timestampMs));
+  }
+  return url;
+}
+
+/** The robot as it may appear in records and logs: the access token masked. */
+export function maskRobot(webhook: string): string {
+  if (!isUrl(webhook)) return maskMiddle(webhook);
+  try {
+    const url = new URL(webhook);
+    const token = url.searchParams.get('access_token');
+    if (token) return `${url.origin}${url.pathname}?access_token=${maskMiddle(token)}`;
+    return `${url.origin}/${maskMiddle(url.pathname.replace(/^\//, ''))}`;
+  } catch {
+    return maskMiddle(webhook);
+  }
+}
+
+/** Message body per format: 1 text, 2 markdown, 4 actionCard (markdown without a link to show), 3 as text. */
+export function robotBody(m: RenderedMessage, linkUrl?: string): Record<string, unknown> {
+  if (m.format === FORMAT_ACTION_CARD && linkUrl) {
+    return {
+      msgtype: 'actionCard',
+      actionCard: {
+        title: m.title,
+        text: m.body,
+        btnOrientation: '0',
+        singleTitle: 'View',
+        singleURL: linkUrl,
+      },
+    };
+  }
+  if (m.format === FORMAT_MARKDOWN || m.format === FORMAT_ACTION_CARD) {
+    return { msgtype: 'markdown', markdown: { title: m.title, text: m.body } };
+  }
+  return { msgtype: 'text', text: { content: plainText(m) } };
+}
+
+/** errcode 0 is success (Yach may answer `code` 0/200 instead); errcode != 0 fails even on HTTP 200. */
+export function classifyRobotReply(status: number, json: ProviderJson, text: string): SendOutcome {
+  if (status !== 200) return httpStatusOutcome(status);
+  if (!json || typeof json !== 'object') return failed('bad_reply', sanitizeDetail(text));
+  const code = json.errcode ?? json.code;
+  const msg = sanitizeDetail(json.errmsg ?? json.msg);
+  if (code === 0 || (json.errcode === undefined && code === 200)) return delivered(String(code), msg);
+  if (typeof code !== 'number') return failed('bad_reply', sanitizeDetail(text));
+  if (RATE_LIMIT_CODES.has(code)) return { outcome: 'rate_limited', code: String(code), detail: msg };
+  if (BUSY_CODES.has(code)) return failed(String(code), msg);
+  return rejected(String(code), msg);
+}
+
+export async function sendToRobot(
+  base: string,
+  robot: Robot,
+  m: RenderedMessage,
+  opts: { timeoutMs: number; linkUrl?: string; nowMs: number },
+): Promise<SendOutcome> {
+  return guard(async () => {
+    const reply = await postJson(
+      robotUrl(base, robot, opts.nowMs),
+      robotBody(m, opts.linkUrl),
+      opts.timeoutMs,
+    );
+    return classifyRobotReply(reply.status, reply.json, reply.text);
+  });
+}

@@ -1,0 +1,42 @@
+import { PinpointSMSVoiceV2Client, SendVoiceMessageCommand } from '@aws-sdk/client-pinpoint-sms-voice-v2';
+import type { NotifyConfig } from '../../../config/env.ts';
+import { truncate } from '../render.ts';
+import { awsErrorOutcome, localCredentials } from './aws.ts';
+import { e164, type TextSender } from './sms.ts';
+import { delivered, sanitizeDetail } from './types.ts';
+
+/** Spoken text is cut to this many characters (behavior 10). */
+export const VOICE_MAX_CHARS = 280;
+
+export function voiceRequest(
+  cfg: NonNullable<NotifyConfig['phone']>,
+  phone: string,
+  text: string,
+): SendVoiceMessageCommand {
+  return new SendVoiceMessageCommand({
+    DestinationPhoneNumber: e164(phone, cfg.countryCode),
+    OriginationIdentity: cfg.originationIdentity,
+    MessageBody: truncate(text, VOICE_MAX_CHARS),
+    MessageBodyTextType: 'TEXT',
+    VoiceId: cfg.voiceId as never,
+  });
+}
+
+/** Amazon Pinpoint SMS and Voice v2 SendVoiceMessage (a text-to-speech call). */
+export function pinpointVoice(cfg: NonNullable<NotifyConfig['phone']>, region: string): TextSender {
+  const client = new PinpointSMSVoiceV2Client({
+    region,
+    ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
+    ...localCredentials(cfg.endpoint),
+  });
+  return {
+    async send(phone, text) {
+      try {
+        const out = await client.send(voiceRequest(cfg, phone, text));
+        return delivered('200', sanitizeDetail(out.MessageId));
+      } catch (err) {
+        return awsErrorOutcome(err);
+      }
+    },
+  };
+}
