@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { WebhookMessage } from '../../shared/messaging/messages.ts';
+import { event } from '../../shared/domain/webhooks/events.ts';
+import { publishWebhookEvents } from '../../shared/domain/webhooks/publish.ts';
+import {
+  listAttemptsOfEvent,
+  listRecentAttemptsOfTask,
+  type WebhookAttempt,
+} from '../../shared/domain/webhooks/repository.ts';
+import { verifyWebhookSignature } from '../../shared/domain/webhooks/signature.ts';
+import { type Received, TestReceiver } from '../support/receiver.ts';
+import { type CreatedTask, createTask } from '../support/tasks.ts';
+
+/**
+ * Outbound webhook delivery (behavior 11, interface 6.1) through the real webhook queue, consumer and
+ * table, to real HTTP servers on 127.0.0.1. Retry backoffs are 1 s in the test stack.
+ */
+let receiver: TestReceiver;
+let task: CreatedTask;
+
+/** Answers PINGs at once; everything else per `rest`. */
+function behaviour(rest: (r: Received) => { status?: number; delayMs?: number }) {
+  return (r: Received) => (r.json?.event === 'PING' ? { status: 200 } : rest(r));
+}
+
+beforeAll(async () => {
+  receiver = await new TestReceiver().start();
+  task = await createTask({
+    receiver: { channels: { email: [1], webhook: `${receiver.url}/hook?token=abc` } },
+  });
+  await receiver.waitFor((all) => all.some((r) => r.json?.event === 'PING'));
+});
+
+afterAll(async () => {
+  await receiver.stop();
+});
+
+/** Publishes one ALARM-like event for the task and returns its event id. */
+async function send(taskId = task.id): Promise<string> {
+  const eventId = `test-${randomUUID()}`;
+  await publishWebhookEvents(taskId, [
+    { eventId, body: event('ALARM', 'compress_disable', { task: { id: taskId, name: 'x' }, n: eventId }) },
+  ]);
+  return eventId;
+}
+
+const requestsOf = (eventId: string) => receiver.received.filter((r) => r.headers['webhook-id'] === eventId);
+
+/** Polls the attempt records of an event until `done` holds. */
+async function attemptsUntil(eventId: string, done: (a: WebhookAttempt[]) => boolean, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const attempts = await listAttemptsOfEvent(eventId);
+    if (done(attempts)) return attempts;
+    if (Date.now() > deadline) throw new Error(`attempts of ${eventId}: ${JSON.stringify(attempts)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const delivered = (a: WebhookAttempt[]) => a.some((x) => x.outcome === 'delivered');
+
+describe('webhook delivery', () => {
+  it('sends a PING on task creation with the contract headers and a verifiable signature', async () => {
+    // Arrange / Act: the task was created with a webhook in beforeAll
+    const [ping] = receiver.events('PING');
+    // Assert
+    expect(ping.method).toBe('POST');
+    expect(ping.path).toBe('/hook?token=abc');
+    expect(ping.json).toEqual({ event: 'PING', type: 'ping', data: {}, extra: {} });
+    expect(ping.headers['content-type']).toBe('application/json');
+    expect(ping.headers['user-agent']).toMatch(/(^|\s)svc\/\d+\.\d+\.\d+/);
+    const id = String(ping.headers['webhook-id']);
+    const ts = String(ping.headers['webhook-timestamp']);
+    expect(ts).toMatch(/^\d{10}$/);
+    expect(
+      verifyWebhookSignature(task.secret, id, ts, ping.body, String(ping.headers['webhook-signature'])),
+    ).toBe(true);
+    expect(
+      verifyWebhookSignature(task.token, id, ts, ping.body, String(ping.headers['webhook-signature'])),
+    ).toBe(false);
+    const attempts = await attemptsUntil(id, delivered);
+    expect(attempts).toEqual([
+      expect.objectContaining({
+        event_id: id,
+        task_id: task.id,
+        attempt: 1,
+        outcome: 'delivered',
+        status: 200,
+      }),
+    ]);
+    expect(attempts[0].target).toBe(receiver.url);
+    const recent = await listRecentAttemptsOfTask(task.id);
+    expect(recent.map((a) => a.event_id)).toContain(id);
+  });
+
+  it('retries a failing receiver with the same webhook-id and body until it answers 200', async () => {
+    // Arrange: two 500s, then 200
+    let calls = 0;
+    receiver.behaviour = behaviour(() => (++calls <= 2 ? { status: 500 } : { status: 200 }));
+    // Act
+    const id = await send();
+    const attempts = await attemptsUntil(id, delivered);
+    // Assert
+    expect(attempts.map((a) => [a.attempt, a.outcome, a.status])).toEqual([
+      [1, 'failed', 500],
+      [2, 'failed', 500],
+      [3, 'delivered', 200],
+    ]);
+    const reqs = requestsOf(id);
+    expect(reqs).toHaveLength(3);
+    expect(new Set(reqs.map((r) => r.body)).size).toBe(1);
+    for (const r of reqs) {
+      const ok = verifyWebhookSignature(
+        task.secret,
+        id,
+        String(r.headers['webhook-timestamp']),
+        r.body,
+        String(r.headers['webhook-signature']),
+      );
+      expect(ok).toBe(true);
+    }
+  });
+
+  it('treats a receiver slower than 200 ms as failed and delivers once it is fast', async () => {
+    // Arrange: 300 ms on the first call
+    let calls = 0;
+    receiver.behaviour = behaviour(() => (++calls === 1 ? { status: 200, delayMs: 300 } : { status: 200 }));
+    // Act
+    const id = await send();
+    const attempts = await attemptsUntil(id, delivered);
+    // Assert
+    expect(attempts[0]).toMatchObject({ attempt: 1, outcome: 'failed', error: 'timeout after 200 ms' });
+    expect(attempts.at(-1)).toMatchObject({ outcome: 'delivered', status: 200 });
+    expect(requestsOf(id).length).toBe(attempts.length);
+  });
+
+  it('delivers to a receiver that was down once it is back up', async () => {
+    // Arrange
+    receiver.behaviour = { status: 200 };
+    await receiver.stop();
+    // Act
+    const id = await send();
+    await attemptsUntil(id, (a) => a.length >= 1);
+    await receiver.restart();
+    const attempts = await attemptsUntil(id, delivered);
+    // Assert
+    expect(attempts[0]).toMatchObject({ attempt: 1, outcome: 'failed', error: 'ECONNREFUSED' });
+    expect(attempts.at(-1)).toMatchObject({ outcome: 'delivered' });
+    expect(requestsOf(id)).toHaveLength(1);
+  });
+
+  it('records a skipped attempt for a deleted task and for a task without webhook, and sends nothing', async () => {
+    // Arrange
+    const noHook = await createTask();
+    // Act
+    const [gone, none] = await Promise.all([
+      send(987_000_000 + Math.floor(Math.random() * 1000)),
+      send(noHook.id),
+    ]);
+    const [a, b] = await Promise.all([
+      attemptsUntil(gone, (x) => x.length > 0),
+      attemptsUntil(none, (x) => x.length > 0),
+    ]);
+    // Assert
+    expect(a).toEqual([expect.objectContaining({ outcome: 'skipped', error: 'task not found' })]);
+    expect(b).toEqual([expect.objectContaining({ outcome: 'skipped', error: 'task has no webhook' })]);
+  });
+});
+
+describe('webhook dead-letter queue', () => {
+  it('moves an event that fails 7 times to the webhook DLQ, with every attempt recorded', async () => {
+    // Arrange: a receiver that always fails
+    const failing = await new TestReceiver().start();
+    failing.behaviour = behaviour(() => ({ status: 503 }));
+    const sqs = new SQSClient({
+      endpoint: inject('stack').sqsEndpoint,
+      region: inject('stack').region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    try {
+      const t = await createTask({ receiver: { channels: { webhook: failing.url } } });
+      await failing.waitFor((all) => all.some((r) => r.json?.event === 'PING'));
+      // Act
+      const eventId = `test-${randomUUID()}`;
+      await publishWebhookEvents(t.id, [{ eventId, body: event('ALARM', 'compress_disable', { n: 1 }) }]);
+      const attempts = await attemptsUntil(eventId, (a) => a.length >= 7, 40_000);
+      let dead: WebhookMessage | undefined;
+      const deadline = Date.now() + 20_000;
+      while (!dead && Date.now() < deadline) {
+        const out = await sqs.send(
+          new ReceiveMessageCommand({
+            QueueUrl: inject('stack').dlqUrls.webhook,
+            MaxNumberOfMessages: 10,
+            WaitTimeSeconds: 1,
+            VisibilityTimeout: 0,
+          }),
+        );
+        for (const m of out.Messages ?? []) {
+          const body = JSON.parse(m.Body ?? '{}') as WebhookMessage;
+          if (body.event_id === eventId) {
+            dead = body;
+            await sqs.send(
+              new DeleteMessageCommand({
+                QueueUrl: inject('stack').dlqUrls.webhook,
+                ReceiptHandle: m.ReceiptHandle,
+              }),
+            );
+          }
+        }
+      }
+      // Assert
+      expect(dead).toMatchObject({
+        kind: 'webhook',
+        event_id: eventId,
+        task_id: t.id,
+        body: { event: 'ALARM' },
+      });
+      expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+      expect(attempts.every((a) => a.outcome === 'failed' && a.status === 503)).toBe(true);
+      expect(failing.received.filter((r) => r.headers['webhook-id'] === eventId)).toHaveLength(7);
+      expect(await listAttemptsOfEvent(eventId)).toHaveLength(7);
+    } finally {
+      sqs.destroy();
+      await failing.stop();
+    }
+  });
+});
