@@ -26,6 +26,10 @@ function strip<T>(item: Record<string, unknown>): T {
   return out as T;
 }
 
+/**
+ * The alarm content is stored as JSON text: a DynamoDB map does not keep key order, and the show view
+ * and the events must give the content as it was reported.
+ */
 function workflowItem(w: Workflow): Record<string, unknown> {
   return {
     ...keys.workflow(w.id),
@@ -33,7 +37,14 @@ function workflowItem(w: Workflow): Record<string, unknown> {
     entity: 'workflow',
     schema_version: SCHEMA_VERSION,
     ...w,
+    history: { ...w.history, ctn: JSON.stringify(w.history.ctn) },
   };
+}
+
+function fromWorkflowItem(item: Record<string, unknown>): Workflow {
+  const w = strip<Workflow>(item);
+  const ctn = w.history.ctn as unknown;
+  return { ...w, history: { ...w.history, ctn: typeof ctn === 'string' ? JSON.parse(ctn) : w.history.ctn } };
 }
 
 function pipelineItem(p: PipelineRecord): Record<string, unknown> {
@@ -157,13 +168,13 @@ export async function getWorkflow(id: number, consistent = false): Promise<Workf
   const out = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.workflow(id), ConsistentRead: consistent }),
   );
-  return out.Item ? strip<Workflow>(out.Item) : undefined;
+  return out.Item ? fromWorkflowItem(out.Item) : undefined;
 }
 
 /** AP-F5: workflows by ids (batch, strongly consistent); missing ones are absent from the map. */
 export async function getWorkflows(ids: number[]): Promise<Map<number, Workflow>> {
   const items = await batchGet([...new Set(ids)].map(keys.workflow), true);
-  return new Map(items.map((i) => [Number(i.id), strip<Workflow>(i)]));
+  return new Map(items.map((i) => [Number(i.id), fromWorkflowItem(i)]));
 }
 
 /** AP-F6: a workflow and all its pipeline records: one Query on the item collection `WF#<id>`. */
@@ -183,7 +194,7 @@ export async function getWorkflowWithPipelines(
       }),
     );
     for (const item of page.Items ?? []) {
-      if (item.entity === 'workflow') workflow = strip<Workflow>(item);
+      if (item.entity === 'workflow') workflow = fromWorkflowItem(item);
       else if (item.entity === 'workflow_pipeline')
         pipelines.push({ ...strip<PipelineRecord>(item), sk: item.sk });
     }
