@@ -52,6 +52,19 @@ export const keys = {
   /** Idempotency guard: the workflow generated from one alarm (history uuid). */
   workflowOfAlarm: (uuid: string) => ({ pk: `WFALARM#${uuid}`, sk: 'WFALARM' }),
 
+  // Alarm pipeline (shared/domain/alarms/repository.ts)
+  /** One item per alarm: the stored alarm (history) and the pipeline's decisions. */
+  alarm: (uuid: string) => ({ pk: `ALARM#${uuid}`, sk: 'ALARM' }),
+  /** State of one compression metric of a task: window, upgrade firing, delay recovery. */
+  metricState: (taskId: number, metric: string) => ({ pk: `METRIC#${taskId}#${metric}`, sk: 'STATE' }),
+  /** Alarms of a metric counted per minute (upgrade), in the metric's item collection. */
+  metricMinute: (taskId: number, metric: string, minute: number) => ({
+    pk: `METRIC#${taskId}#${metric}`,
+    sk: `MIN#${pad(minute, 10)}`,
+  }),
+  metricCollection: (taskId: number, metric: string) => `METRIC#${taskId}#${metric}`,
+  metricMinuteSk: (minute: number) => `MIN#${pad(minute, 10)}`,
+
   /**
    * Due work (delayed compression flushes, delay recoveries, reminders, pause expiries), spread over
    * DUE_SHARDS partitions; the sort key orders by due time so "what is due" is one range query per

@@ -1,6 +1,7 @@
 import { fireReminder } from '../workflows/reminders.ts';
 import { ANNOUNCE_KIND, type AnnouncePayload, announce, REMIND_KIND } from '../workflows/service.ts';
 import { expirePause, PAUSE_EXPIRY } from '../tasks/service.ts';
+import { FLUSH_KIND, flushCompressWindow, RECOVERY_DELAY_KIND, runRecoveryDelay } from '../alarms/pipeline.ts';
 import type { DueHandler } from './runner.ts';
 
 /**
@@ -16,4 +17,7 @@ export const dueHandlers: Record<string, DueHandler> = {
   [REMIND_KIND]: (item, now) => fireReminder(item, now),
   // Tasks: end a pause (behavior 5.4).
   [PAUSE_EXPIRY]: (item, now) => expirePause(item, now),
+  // Alarm pipeline: the delay strategy's window flush, delay-mode recovery checks.
+  [FLUSH_KIND]: (item, now) => flushCompressWindow(item, now),
+  [RECOVERY_DELAY_KIND]: (item, now) => runRecoveryDelay(item, now),
 };

@@ -1,0 +1,400 @@
+import { describe, expect, it } from 'vitest';
+import type { AlarmMessage, NotificationJob, WebhookBody } from '../../messaging/messages.ts';
+import type { DueItem } from '../due/repository.ts';
+import type { Task } from '../tasks/model.ts';
+import { computeMetric } from './compress.ts';
+import type { AlarmRecord, MetricState } from './model.ts';
+import {
+  FLUSH_KIND,
+  flushCompressWindow,
+  type PipelineDeps,
+  parseAlarmMessage,
+  processAlarmBatch,
+  RECOVERY_DELAY_KIND,
+  runRecoveryDelay,
+} from './pipeline.ts';
+import type { CommitResult, MetricCommit } from './repository.ts';
+
+/** A running task with everything off (override what a test needs). */
+function testTask(overrides: Partial<Task> = {}): Task {
+  return {
+    id: 42,
+    name: 'orders',
+    pinyin: 'orders',
+    token: 't'.repeat(40),
+    secret: 's'.repeat(40),
+    status: 1,
+    department_id: 1,
+    flag_save_db: 1,
+    task_tags: [],
+    permission: { rw: [1], ro: [] },
+    receiver: { channels: { email: [1] } },
+    workflow: { enable: false },
+    filter: { enable: false },
+    upgrade: { enable: false },
+    compress: { enable: false },
+    recovery: { enable: false },
+    template: {},
+    created_by: 1,
+    created_at: 1_700_000_000,
+    updated_at: 1_700_000_000,
+    version: 1,
+    ...overrides,
+  };
+}
+
+/**
+ * In-memory stand-ins for the adapters, with the same conditional semantics as the DynamoDB
+ * repository (records written once, state conditioned on its version, transactions all-or-nothing).
+ */
+function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
+  const records = new Map<string, AlarmRecord>();
+  const states = new Map<string, MetricState>();
+  const buckets = new Map<string, number>();
+  const dues: DueItem[] = [];
+  const events: { taskId: number; body: WebhookBody; eventId: string }[] = [];
+  const jobs: NotificationJob[] = [];
+  const log: string[] = [];
+  const workflows: string[] = [];
+  const finished: string[] = [];
+  let conflicts = opts.conflicts ?? 0;
+  let nextId = 1000;
+  let clock = 1_700_000_000;
+  let failPublish = 0;
+  const deps: PipelineDeps = {
+    now: () => clock,
+    getTask: async () => task,
+    nextHistoryId: async () => ++nextId,
+    getAlarmGroups: async () => [],
+    publishJobs: async (j) => {
+      jobs.push(...j);
+      log.push(...j.map((x) => `job ${x.job_id}`));
+    },
+    publishEvents: async (taskId, e) => {
+      if (failPublish > 0) {
+        failPublish--;
+        throw new Error('queue down');
+      }
+      for (const x of e) {
+        events.push({ taskId, ...x });
+        log.push(`event ${x.eventId}`);
+      }
+    },
+    createWorkflow: async ({ history }) => {
+      workflows.push(history.uuid);
+      log.push(`workflow ${history.uuid}`);
+      return { id: 1, created: true };
+    },
+    finishWorkflowsOfMetric: async ({ metric }) => {
+      finished.push(metric);
+      return [];
+    },
+    sleep: async () => undefined,
+    repo: {
+      getAlarmRecord: async (uuid: string) => records.get(uuid),
+      putAlarmRecord: async (r: AlarmRecord) => {
+        if (records.has(r.uuid)) return 'exists' as const;
+        records.set(r.uuid, structuredClone(r));
+        return 'created' as const;
+      },
+      getMetricState: async (taskId: number, metric: string) =>
+        structuredClone(states.get(`${taskId}#${metric}`)),
+      queryMetricMinutes: async (taskId: number, metric: string, from: number, to: number) => {
+        const out = new Map<number, number>();
+        for (let m = from; m <= to; m++) {
+          const n = buckets.get(`${taskId}#${metric}#${m}`);
+          if (n) out.set(m, n);
+        }
+        return out;
+      },
+      commitMetricGroup: async (c: MetricCommit): Promise<CommitResult> => {
+        const key = `${c.state.task_id}#${c.state.metric}`;
+        if (conflicts > 0) {
+          conflicts--;
+          return { ok: false, duplicates: [], conflict: true };
+        }
+        if (states.get(key)?.version !== c.expectedVersion)
+          return { ok: false, duplicates: [], conflict: true };
+        const duplicates = c.records.filter((r) => records.has(r.uuid)).map((r) => r.uuid);
+        if (duplicates.length) return { ok: false, duplicates, conflict: false };
+        states.set(key, structuredClone(c.state));
+        if (c.bucket) {
+          const bk = `${key}#${c.bucket.minute}`;
+          buckets.set(bk, (buckets.get(bk) ?? 0) + c.bucket.add);
+        }
+        for (const r of c.records) records.set(r.uuid, structuredClone(r));
+        dues.push(...c.dues);
+        return { ok: true };
+      },
+      clearRecoveryPending: async (taskId: number, metric: string, version: number) => {
+        const s = states.get(`${taskId}#${metric}`);
+        if (!s || s.version !== version) return false;
+        states.set(`${taskId}#${metric}`, { ...s, recovery_pending: false, version: version + 1 });
+        return true;
+      },
+      reserveHistoryIds: async () => 0,
+    } as unknown as PipelineDeps['repo'],
+  };
+  return {
+    deps,
+    records,
+    states,
+    dues,
+    events,
+    jobs,
+    log,
+    workflows,
+    finished,
+    advance: (s: number) => {
+      clock += s;
+    },
+    failNextPublish: (n = 1) => {
+      failPublish = n;
+    },
+  };
+}
+
+let seq = 0;
+function alarm(ctn: Record<string, unknown>, over: Partial<AlarmMessage> = {}): AlarmMessage {
+  seq++;
+  return {
+    kind: 'alarm',
+    uuid: `u-${seq}`,
+    task_id: 42,
+    level: 1,
+    ctn,
+    notice_time: 1_700_000_000,
+    reported_at: 1_700_000_000,
+    ...over,
+  };
+}
+const msg = (a: AlarmMessage) => ({ id: `m-${a.uuid}`, body: JSON.stringify(a) });
+
+const full = {
+  enable: true,
+  method: 4 as const,
+  strategy: 1 as const,
+  strategy_cycle: 1,
+  not_match: 1 as const,
+};
+
+describe('parseAlarmMessage', () => {
+  it('accepts an AlarmMessage and refuses anything else', () => {
+    const a = alarm({ x: 1 });
+    expect(parseAlarmMessage(JSON.stringify(a))).toEqual(a);
+    expect(parseAlarmMessage('{nope')).toBeUndefined();
+    expect(parseAlarmMessage('null')).toBeUndefined();
+    expect(parseAlarmMessage(JSON.stringify({ ...a, kind: 'webhook' }))).toBeUndefined();
+    expect(parseAlarmMessage(JSON.stringify({ ...a, ctn: [1] }))).toBeUndefined();
+    expect(parseAlarmMessage(JSON.stringify({ ...a, level: 4 }))).toBeUndefined();
+    expect(parseAlarmMessage(JSON.stringify({ ...a, task_id: '42' }))).toBeUndefined();
+  });
+});
+
+describe('processAlarmBatch', () => {
+  it('stores, then notifies with ids derived from the uuid (compression off)', async () => {
+    const f = fakes(testTask());
+    const a = alarm({ host: 'h' });
+    expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([]);
+    const rec = f.records.get(a.uuid);
+    expect(rec).toMatchObject({
+      outcome: 'compress_disable',
+      notify: 'now',
+      history: { id: 1001, uuid: a.uuid },
+    });
+    expect(f.events).toEqual([
+      {
+        taskId: 42,
+        eventId: `${a.uuid}:ALARM`,
+        body: {
+          event: 'ALARM',
+          type: 'compress_disable',
+          data: {
+            task: { id: 42, name: 'orders' },
+            history: expect.objectContaining({ id: 1001, uuid: a.uuid }),
+          },
+          extra: {},
+        },
+      },
+    ]);
+    expect(f.jobs.map((j) => [j.job_id, j.scene])).toEqual([
+      [`${a.uuid}:not_compress:email`, 'not_compress'],
+    ]);
+  });
+
+  it('a redelivered alarm keeps its first record and sends the same ids again (downstream de-duplicates)', async () => {
+    const f = fakes(testTask({ compress: full }));
+    const a = alarm({ host: 'h' });
+    await processAlarmBatch([msg(a)], f.deps);
+    await processAlarmBatch([msg(a)], f.deps);
+    expect(f.records.size).toBe(1);
+    const state = [...f.states.values()][0];
+    expect(state.window?.k).toBe(1);
+    expect(state.version).toBe(1);
+    expect(f.events.map((e) => e.eventId)).toEqual([`${a.uuid}:ALARM`, `${a.uuid}:ALARM`]);
+  });
+
+  it('a consumer that failed after the commit loses nothing: the retry re-runs the side effects only', async () => {
+    const f = fakes(testTask({ compress: full }));
+    const a = alarm({ host: 'h' });
+    f.failNextPublish();
+    expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([`m-${a.uuid}`]);
+    expect(f.events).toEqual([]);
+    expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([]);
+    expect(f.events.map((e) => e.body.type)).toEqual(['compressed']);
+    expect([...f.states.values()][0].window?.k).toBe(1);
+  });
+
+  it('retries a commit that lost a race, then succeeds', async () => {
+    const f = fakes(testTask({ compress: full }), { conflicts: 3 });
+    const a = alarm({ host: 'h' });
+    expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([]);
+    expect(f.records.get(a.uuid)?.k).toBe(1);
+  });
+
+  it('reports the whole group when contention never clears', async () => {
+    const f = fakes(testTask({ compress: full }), { conflicts: 1000 });
+    const [a, b] = [alarm({ n: 1 }), alarm({ n: 2 })];
+    expect((await processAlarmBatch([msg(a), msg(b)], f.deps)).sort()).toEqual(
+      [`m-${a.uuid}`, `m-${b.uuid}`].sort(),
+    );
+    expect(f.records.size).toBe(0);
+  });
+
+  it('a batch of one metric advances one window in order; a duplicate in it is only replayed', async () => {
+    const f = fakes(testTask({ compress: { ...full, strategy: 3, strategy_count: 2 } }));
+    const first = alarm({ n: 0 });
+    await processAlarmBatch([msg(first)], f.deps);
+    const more = [alarm({ n: 1 }), alarm({ n: 2 }), alarm({ n: 3 })];
+    expect(await processAlarmBatch([msg(first), ...more.map(msg)], f.deps)).toEqual([]);
+    expect([first, ...more].map((a) => f.records.get(a.uuid)?.k)).toEqual([1, 2, 1, 2]);
+    expect([first, ...more].map((a) => f.records.get(a.uuid)?.notify)).toEqual(['now', 'now', 'now', 'now']);
+    expect(f.records.size).toBe(4);
+  });
+
+  it('skips malformed messages (reported for the DLQ) and alarms of tasks that are gone or not running', async () => {
+    const stopped = fakes(testTask({ status: 0 }));
+    const a = alarm({ x: 1 });
+    expect(await processAlarmBatch([msg(a), { id: 'bad', body: '{' }], stopped.deps)).toEqual(['bad']);
+    expect(stopped.records.size + stopped.events.length + stopped.jobs.length).toBe(0);
+
+    const paused = fakes(testTask({ status: 2, paused_until: 1_700_000_100 }));
+    await processAlarmBatch([msg(alarm({ x: 1 }))], paused.deps);
+    expect(paused.events).toEqual([]);
+    paused.advance(100);
+    await processAlarmBatch([msg(alarm({ x: 1 }))], paused.deps);
+    expect(paused.events).toHaveLength(1);
+
+    const gone = fakes(undefined);
+    expect(await processAlarmBatch([msg(alarm({ x: 1 }))], gone.deps)).toEqual([]);
+    expect(gone.events).toEqual([]);
+  });
+
+  it('runs the stages in order: upgrade, workflow, notify', async () => {
+    const f = fakes(
+      testTask({
+        compress: full,
+        workflow: { enable: true },
+        upgrade: {
+          enable: true,
+          strategies: [
+            { interval: 5, count: 1, level: 3, reuse_receiver: 0, receiver: { channels: { sms: [4] } } },
+          ],
+        },
+      }),
+    );
+    const a = alarm({ x: 1 });
+    await processAlarmBatch([msg(a)], f.deps);
+    expect(f.log).toEqual([
+      `event ${a.uuid}:UPGRADE:0.5.1`,
+      `job ${a.uuid}:upgrade:0.5.1:sms`,
+      `workflow ${a.uuid}`,
+      `event ${a.uuid}:ALARM`,
+      `job ${a.uuid}:compressed:email`,
+    ]);
+    const upgradeJob = f.jobs.find((j) => j.scene === 'upgrade');
+    expect(upgradeJob?.context.context).toEqual({
+      rule: { interval: 5, count: 1, level: 3, reuse_receiver: 0 },
+      zcount: 1,
+    });
+  });
+
+  it('flag_save_db 0: ALARM not_save_db with msg, nothing stored', async () => {
+    const f = fakes(testTask({ flag_save_db: 0, compress: full }));
+    const a = alarm({ x: 1 }, { level: 2 });
+    await processAlarmBatch([msg(a)], f.deps);
+    expect(f.records.size).toBe(0);
+    expect(f.events[0].body).toEqual({
+      event: 'ALARM',
+      type: 'not_save_db',
+      data: {
+        task: { id: 42, name: 'orders' },
+        msg: { uuid: a.uuid, level: 2, leve: 2, ctn: { x: 1 }, notice_time: 1_700_000_000 },
+      },
+      extra: {},
+    });
+  });
+
+  it('a condition recovery is stored and finishes the open workflows of its metric', async () => {
+    const recovery = {
+      enable: true,
+      mode: 1 as const,
+      conditions: [{ rule: [{ field: 'ctn.status', operator: 'eq', threshold: 'ok' }] }],
+    };
+    const f = fakes(testTask({ compress: full, recovery }));
+    const a = alarm({ status: 'ok' });
+    await processAlarmBatch([msg(a)], f.deps);
+    expect(f.records.get(a.uuid)?.outcome).toBe('recovery');
+    expect(f.events.map((e) => [e.body.event, e.body.type, e.eventId])).toEqual([
+      ['RECOVERY', 'recovery', `${a.uuid}:RECOVERY`],
+    ]);
+    expect(f.jobs.map((j) => j.scene)).toEqual(['recovery']);
+    expect(f.finished).toEqual([
+      computeMetric(42, full, { ctn: { status: 'ok' }, level: 1, notice_time: 0 }),
+    ]);
+    expect(f.states.size).toBe(0);
+  });
+});
+
+describe('due work', () => {
+  it('compress-flush notifies the window opener once its window ended', async () => {
+    const f = fakes(testTask({ compress: { ...full, strategy: 2, strategy_cycle: 5 } }));
+    const [a, b] = [alarm({ n: 1 }), alarm({ n: 2 })];
+    await processAlarmBatch([msg(a), msg(b)], f.deps);
+    expect(f.events).toEqual([]);
+    expect(f.dues.map((d) => [d.kind, d.due_at, d.payload.uuid])).toEqual([
+      [FLUSH_KIND, 1_700_000_300, a.uuid],
+    ]);
+    expect(await flushCompressWindow(f.dues[0], 1_700_000_300, f.deps)).toBeUndefined();
+    expect(f.events.map((e) => [e.body.type, e.eventId])).toEqual([['compressed', `${a.uuid}:ALARM`]]);
+  });
+
+  it('compress-flush holds while the task is paused', async () => {
+    const f = fakes(testTask({ status: 2, paused_until: 1_700_000_900 }));
+    const item: DueItem = { kind: FLUSH_KIND, ref: 'r', due_at: 0, payload: { task_id: 42, uuid: 'x' } };
+    expect(await flushCompressWindow(item, 1_700_000_000, f.deps)).toEqual({ reschedule: 1_700_000_900 });
+  });
+
+  it('recovery-delay re-arms while alarms keep coming, then recovers the last alarm once', async () => {
+    const task = testTask({ compress: full, recovery: { enable: true, mode: 2, delay_interval: 2 } });
+    const f = fakes(task);
+    const a = alarm({ n: 1 });
+    await processAlarmBatch([msg(a)], f.deps);
+    const due = f.dues.find((d) => d.kind === RECOVERY_DELAY_KIND) as DueItem;
+    expect(due.due_at).toBe(1_700_000_120);
+    f.advance(60);
+    const b = alarm({ n: 2 });
+    await processAlarmBatch([msg(b)], f.deps);
+    expect(f.dues.filter((d) => d.kind === RECOVERY_DELAY_KIND)).toHaveLength(1);
+    expect(await runRecoveryDelay(due, 1_700_000_120, f.deps)).toEqual({ reschedule: 1_700_000_180 });
+    expect(await runRecoveryDelay(due, 1_700_000_180, f.deps)).toBeUndefined();
+    expect(f.events.filter((e) => e.body.event === 'RECOVERY').map((e) => e.eventId)).toEqual([
+      `${b.uuid}:RECOVERY`,
+    ]);
+    expect(f.finished).toHaveLength(1);
+    expect([...f.states.values()][0].recovery_pending).toBe(false);
+    // A stale duplicate of the item finds nothing pending.
+    expect(await runRecoveryDelay(due, 1_700_000_200, f.deps)).toBeUndefined();
+    expect(f.events.filter((e) => e.body.event === 'RECOVERY')).toHaveLength(1);
+  });
+});

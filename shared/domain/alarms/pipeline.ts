@@ -1,0 +1,527 @@
+import { nowSeconds } from '../../clock.ts';
+import { logger } from '../../log.ts';
+import type { AlarmMessage, NotificationJob, WebhookBody } from '../../messaging/messages.ts';
+import { publish } from '../../messaging/sqs.ts';
+import { getAlarmGroups } from '../directory/repository.ts';
+import type { DueItem } from '../due/repository.ts';
+import type { DueResult } from '../due/runner.ts';
+import { effectiveStatus, TASK_PAUSED, TASK_RUNNING, type Task } from '../tasks/model.ts';
+import { event, historyRef, msgRef, taskRef } from '../webhooks/events.ts';
+import { publishWebhookEvents } from '../webhooks/publish.ts';
+import { createWorkflow, finishWorkflowsOfMetric } from '../workflows/service.ts';
+import { strategyOf } from './compress.ts';
+import type { HistoryRecord } from './history.ts';
+import { nextHistoryId } from './ids.ts';
+import {
+  type AlarmRecord,
+  advanceMetric,
+  factsOf,
+  notifyOf,
+  type Plan,
+  planAlarm,
+  type StoredOutcome,
+} from './model.ts';
+import { type Notice, selectedReceivers, selectReceivers, sendNotice } from './notify.ts';
+import { recoveryDelaySeconds } from './recovery.ts';
+import * as repo from './repository.ts';
+import { getTaskCached } from './task-cache.ts';
+import { firstBucket, maxInterval, minuteOf, upgradeStrategies } from './upgrade.ts';
+
+/**
+ * The alarm processing pipeline (behavior 7): recovery -> filter -> compress -> upgrade -> workflow
+ * -> notify, for each AlarmMessage of the alarm queue.
+ *
+ * At-least-once, idempotent per alarm uuid: every decision is written once with the stored alarm in
+ * its record `ALARM#<uuid>` (conditional put; for compressed alarms in the same transaction that
+ * advances the metric's window and counters), and only then are the side effects run: webhook events
+ * and notification jobs with ids derived from the uuid, the workflow (idempotent per uuid). A
+ * redelivered alarm finds its record and re-runs the side effects only, so counters are never
+ * counted twice and nothing is lost if the consumer dies between the write and the publishing.
+ */
+
+/** Due-work kinds of this module (registered in due/handlers.ts). */
+export const FLUSH_KIND = 'compress-flush';
+export const RECOVERY_DELAY_KIND = 'recovery-delay';
+
+/** Attempts to commit a metric group under contention before the messages are retried by SQS. */
+const MAX_COMMIT_ATTEMPTS = 12;
+
+export const defaultDeps = {
+  now: nowSeconds,
+  getTask: (id: number): Promise<Task | undefined> => getTaskCached(id),
+  repo,
+  nextHistoryId,
+  getAlarmGroups,
+  publishJobs: (jobs: NotificationJob[]) =>
+    publish(
+      'notify',
+      jobs.map((body) => ({ body })),
+    ),
+  publishEvents: (taskId: number, events: { body: WebhookBody; eventId: string }[]) =>
+    publishWebhookEvents(taskId, events),
+  createWorkflow: (input: {
+    task: Task;
+    history: HistoryRecord;
+  }): Promise<{ id: number; created: boolean }> => createWorkflow(input),
+  finishWorkflowsOfMetric: (input: { task: Task; metric: string }): Promise<number[]> =>
+    finishWorkflowsOfMetric(input),
+  sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+};
+export type PipelineDeps = typeof defaultDeps;
+
+export interface QueuedAlarm {
+  /** SQS message id (reported back on failure). */
+  id: string;
+  body: string;
+}
+
+/** A well-formed AlarmMessage, or undefined. */
+export function parseAlarmMessage(body: string): AlarmMessage | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (!v || typeof v !== 'object') return undefined;
+  const m = v as Record<string, unknown>;
+  const isObject = (x: unknown) => !!x && typeof x === 'object' && !Array.isArray(x);
+  const ok =
+    m.kind === 'alarm' &&
+    typeof m.uuid === 'string' &&
+    m.uuid.length > 0 &&
+    m.uuid.length <= 100 &&
+    Number.isSafeInteger(m.task_id) &&
+    (m.task_id as number) > 0 &&
+    [0, 1, 2, 3].includes(m.level as number) &&
+    isObject(m.ctn) &&
+    Number.isFinite(m.notice_time) &&
+    Number.isFinite(m.reported_at) &&
+    (m.receiver === undefined || isObject(m.receiver));
+  return ok ? (m as unknown as AlarmMessage) : undefined;
+}
+
+interface GroupItem {
+  id: string;
+  alarm: AlarmMessage;
+  /** The level after the filter. */
+  level: Plan['level'];
+}
+
+interface Unit {
+  ids: string[];
+  run: () => Promise<void>;
+}
+
+/**
+ * Processes a batch of the alarm queue. Returns the ids of the messages to retry (partial batch
+ * failure): the others are done, or dropped on purpose (unknown task, task not running).
+ */
+export async function processAlarmBatch(
+  messages: QueuedAlarm[],
+  deps: PipelineDeps = defaultDeps,
+): Promise<string[]> {
+  const failed: string[] = [];
+  const alarms: { id: string; alarm: AlarmMessage }[] = [];
+  for (const m of messages) {
+    const alarm = parseAlarmMessage(m.body);
+    if (alarm) alarms.push({ id: m.id, alarm });
+    else {
+      logger.error('malformed alarm message; left for the dead-letter queue', { messageId: m.id });
+      failed.push(m.id);
+    }
+  }
+
+  const taskIds = [...new Set(alarms.map((a) => a.alarm.task_id))];
+  const loaded = await Promise.allSettled(taskIds.map((id) => deps.getTask(id)));
+  const tasks = new Map<number, PromiseSettledResult<Task | undefined>>(
+    taskIds.map((id, i) => [id, loaded[i]]),
+  );
+
+  const units: Unit[] = [];
+  const groups = new Map<string, { task: Task; metric: string; items: GroupItem[] }>();
+  const now = deps.now();
+  for (const { id, alarm } of alarms) {
+    const t = tasks.get(alarm.task_id);
+    if (!t || t.status === 'rejected') {
+      logger.error('could not load the task of an alarm', { messageId: id, taskId: alarm.task_id });
+      failed.push(id);
+      continue;
+    }
+    const task = t.value;
+    if (!task) {
+      logger.warn('alarm of an unknown task dropped', { uuid: alarm.uuid, taskId: alarm.task_id });
+      continue;
+    }
+    if (effectiveStatus(task, now) !== TASK_RUNNING) {
+      logger.info('alarm of a task that is not running dropped', { uuid: alarm.uuid, taskId: task.id });
+      continue;
+    }
+    const plan = planAlarm(task, alarm);
+    if (plan.kind === 'compressed') {
+      const key = `${task.id}#${plan.metric}`;
+      const g = groups.get(key) ?? { task, metric: plan.metric, items: [] };
+      g.items.push({ id, alarm, level: plan.level });
+      groups.set(key, g);
+    } else {
+      units.push({ ids: [id], run: () => processSingle(task, alarm, plan, deps) });
+    }
+  }
+  for (const g of groups.values()) {
+    units.push({ ids: g.items.map((i) => i.id), run: () => processGroup(g.task, g.metric, g.items, deps) });
+  }
+
+  const results = await Promise.allSettled(units.map((u) => u.run()));
+  results.forEach((r, i) => {
+    if (r.status === 'rejected') {
+      logger.error('alarm processing failed; will be retried', {
+        messageIds: units[i].ids,
+        error: r.reason as Error,
+      });
+      failed.push(...units[i].ids);
+    }
+  });
+  return failed;
+}
+
+function buildRecord(
+  task: Task,
+  alarm: AlarmMessage,
+  d: {
+    outcome: StoredOutcome;
+    level: AlarmRecord['reported_level'];
+    id: number;
+    now: number;
+    metric?: string;
+    batch?: number;
+    notify?: AlarmRecord['notify'];
+    k?: number;
+    upgrades?: AlarmRecord['upgrades'];
+    recoveryMetric?: string;
+  },
+): AlarmRecord {
+  const history: HistoryRecord = {
+    id: d.id,
+    uuid: alarm.uuid,
+    task_id: task.id,
+    batch: d.batch ?? 0,
+    metric: d.metric ?? '',
+    level: d.level,
+    ctn: alarm.ctn,
+    notice_time: alarm.notice_time,
+    created_at: d.now,
+  };
+  return {
+    uuid: alarm.uuid,
+    task_id: task.id,
+    outcome: d.outcome,
+    history,
+    reported_level: alarm.level,
+    reported_at: alarm.reported_at,
+    processed_at: d.now,
+    ...(alarm.receiver ? { receiver: alarm.receiver } : {}),
+    selection: selectReceivers(task.receiver, factsOf(alarm, d.level), alarm.receiver),
+    notify: d.notify ?? notifyOf(d.outcome),
+    ...(d.k !== undefined ? { k: d.k } : {}),
+    upgrades: d.upgrades ?? [],
+    workflow: d.outcome === 'compressed' && task.workflow?.enable === true,
+    ...(d.recoveryMetric ? { recovery_metric: d.recoveryMetric } : {}),
+  };
+}
+
+/** An alarm that does not go through a metric's state. */
+async function processSingle(
+  task: Task,
+  alarm: AlarmMessage,
+  plan: Exclude<Plan, { kind: 'compressed' }>,
+  deps: PipelineDeps,
+) {
+  if (plan.kind === 'drop') return;
+  if (plan.kind === 'not_save_db' || (plan.kind === 'recovery' && !plan.store)) {
+    const recovery = plan.kind === 'recovery';
+    const msg = msgRef({
+      uuid: alarm.uuid,
+      level: plan.level,
+      ctn: alarm.ctn,
+      notice_time: alarm.notice_time,
+    });
+    const selection = selectReceivers(task.receiver, factsOf(alarm, plan.level), alarm.receiver);
+    await sendNotice(
+      {
+        task,
+        receivers: selectedReceivers(task.receiver, selection, alarm.receiver),
+        scene: recovery ? 'recovery' : 'not_compress',
+        jobId: `${alarm.uuid}:${recovery ? 'recovery' : 'not_compress'}`,
+        history: msg,
+        context: { type: 'not_save_db' },
+        event: {
+          body: event(recovery ? 'RECOVERY' : 'ALARM', 'not_save_db', { task: taskRef(task), msg }),
+          eventId: `${alarm.uuid}:${recovery ? 'RECOVERY' : 'ALARM'}`,
+        },
+      },
+      deps,
+    );
+    if (recovery && plan.metric) await deps.finishWorkflowsOfMetric({ task, metric: plan.metric });
+    return;
+  }
+  const record = buildRecord(task, alarm, {
+    outcome: plan.kind,
+    level: plan.level,
+    id: await deps.nextHistoryId(),
+    now: deps.now(),
+    recoveryMetric: plan.kind === 'recovery' ? plan.metric : undefined,
+  });
+  const stored =
+    (await deps.repo.putAlarmRecord(record)) === 'created'
+      ? record
+      : await deps.repo.getAlarmRecord(alarm.uuid);
+  if (!stored) throw new Error(`alarm ${alarm.uuid}: record not found after a duplicate put`);
+  await runEffects(task, stored, deps);
+}
+
+/**
+ * Alarms of one metric: read the metric's state, advance it through every alarm in order, and commit
+ * state, minute bucket, alarm records and due work in one transaction conditioned on the state's
+ * version. Contention (another consumer committed first) re-reads and retries; alarms found already
+ * recorded are taken out and only have their side effects re-run.
+ */
+async function processGroup(task: Task, metric: string, items: GroupItem[], deps: PipelineDeps) {
+  const strategy = strategyOf(task.compress);
+  const upgrades = upgradeStrategies(task.upgrade);
+  const longest = maxInterval(upgrades);
+  const delay = recoveryDelaySeconds(task);
+  const levels = new Map<string, Plan['level']>();
+  const historyIds = new Map<string, number>();
+  for (const { alarm, level } of items) {
+    levels.set(alarm.uuid, level);
+    historyIds.set(alarm.uuid, await deps.nextHistoryId());
+  }
+  let pending = items.map((i) => i.alarm);
+  const replays: string[] = [];
+  let committed: AlarmRecord[] = [];
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    if (attempt >= MAX_COMMIT_ATTEMPTS)
+      throw new Error(`metric ${metric}: no commit after ${attempt} attempts`);
+    const now = deps.now();
+    const state = await deps.repo.getMetricState(task.id, metric);
+    const buckets =
+      upgrades.length > 0
+        ? await deps.repo.queryMetricMinutes(task.id, metric, firstBucket(now, longest), minuteOf(now))
+        : new Map<number, number>();
+    const result = advanceMetric({
+      state,
+      taskId: task.id,
+      metric,
+      alarms: pending.map((a) => ({ uuid: a.uuid, historyId: historyIds.get(a.uuid) as number })),
+      now,
+      strategy,
+      upgrades,
+      buckets,
+      recoveryDelay: delay,
+    });
+    const records = pending.map((alarm, i) => {
+      const step = result.steps[i];
+      return buildRecord(task, alarm, {
+        outcome: 'compressed',
+        level: levels.get(alarm.uuid) as Plan['level'],
+        id: historyIds.get(alarm.uuid) as number,
+        now,
+        metric,
+        batch: step.batch,
+        notify: step.notify,
+        k: step.k,
+        upgrades: step.upgrades,
+      });
+    });
+    const dues: DueItem[] = result.flushes.map((f) => ({
+      kind: FLUSH_KIND,
+      ref: `${task.id}:${metric}:${f.batch}`,
+      due_at: f.dueAt,
+      payload: { task_id: task.id, uuid: f.uuid },
+    }));
+    if (result.recoveryDueAt !== undefined) {
+      dues.push({
+        kind: RECOVERY_DELAY_KIND,
+        ref: `${task.id}:${metric}`,
+        due_at: result.recoveryDueAt,
+        payload: { task_id: task.id, metric },
+      });
+    }
+    const keep = Math.max(strategy.cycleSeconds, longest * 60, delay ?? 0);
+    const res = await deps.repo.commitMetricGroup({
+      state: result.state,
+      expectedVersion: state?.version,
+      stateTtl: now + keep + 86_400,
+      bucket:
+        result.bucketAdd > 0
+          ? {
+              minute: minuteOf(now),
+              add: result.bucketAdd,
+              ttl: (minuteOf(now) + 1) * 60 + longest * 60 + 3600,
+            }
+          : undefined,
+      records,
+      dues,
+    });
+    if (res.ok) {
+      committed = records;
+      break;
+    }
+    if (res.duplicates.length > 0) {
+      replays.push(...res.duplicates);
+      pending = pending.filter((a) => !res.duplicates.includes(a.uuid));
+    }
+    if (res.conflict) await deps.sleep(Math.min(400, 10 * 2 ** attempt) * (0.5 + Math.random()));
+  }
+  for (const r of committed) await runEffects(task, r, deps);
+  for (const uuid of replays) {
+    const r = await deps.repo.getAlarmRecord(uuid);
+    if (r) await runEffects(task, r, deps);
+  }
+}
+
+function alarmNotice(task: Task, record: AlarmRecord, type: string): Notice {
+  const history = historyRef(record.history);
+  const scene = type === 'compressed' ? 'compressed' : 'not_compress';
+  return {
+    task,
+    receivers: selectedReceivers(task.receiver, record.selection, record.receiver),
+    scene,
+    jobId: `${record.uuid}:${scene}`,
+    history,
+    context: { type },
+    event: { body: event('ALARM', type, { task: taskRef(task), history }), eventId: `${record.uuid}:ALARM` },
+  };
+}
+
+function recoveryNotice(task: Task, record: AlarmRecord): Notice {
+  const history = historyRef(record.history);
+  return {
+    task,
+    receivers: selectedReceivers(task.receiver, record.selection, record.receiver),
+    scene: 'recovery',
+    jobId: `${record.uuid}:recovery`,
+    history,
+    context: { type: 'recovery' },
+    event: {
+      body: event('RECOVERY', 'recovery', { task: taskRef(task), history }),
+      eventId: `${record.uuid}:RECOVERY`,
+    },
+  };
+}
+
+function upgradeNotice(
+  task: Task,
+  record: AlarmRecord,
+  fire: AlarmRecord['upgrades'][number],
+): Notice | undefined {
+  const s = task.upgrade?.strategies?.[fire.index];
+  // The configuration changed since the decision: that strategy no longer exists.
+  if (!s || `${fire.index}.${s.interval}.${s.count}` !== fire.key) return undefined;
+  const history = historyRef(record.history);
+  const receivers =
+    s.reuse_receiver === 1
+      ? selectedReceivers(task.receiver, record.selection, record.receiver)
+      : s.receiver
+        ? [s.receiver]
+        : [];
+  // The rule without its receiver: templates may print `{context.rule}` and robots carry secrets.
+  const rule = { interval: s.interval, count: s.count, level: s.level, reuse_receiver: s.reuse_receiver };
+  return {
+    task,
+    receivers,
+    scene: 'upgrade',
+    jobId: `${record.uuid}:upgrade:${fire.key}`,
+    history,
+    context: { rule, zcount: fire.zcount },
+    event: {
+      body: event('UPGRADE', 'upgrade', { task: taskRef(task), history }),
+      eventId: `${record.uuid}:UPGRADE:${fire.key}`,
+    },
+  };
+}
+
+/** The side effects of a recorded alarm, in stage order (upgrade -> workflow -> notify). Idempotent. */
+async function runEffects(task: Task, record: AlarmRecord, deps: PipelineDeps): Promise<void> {
+  if (record.outcome === 'recovery') {
+    await sendNotice(recoveryNotice(task, record), deps);
+    if (record.recovery_metric) await deps.finishWorkflowsOfMetric({ task, metric: record.recovery_metric });
+    return;
+  }
+  for (const fire of record.upgrades ?? []) {
+    const notice = upgradeNotice(task, record, fire);
+    if (notice) await sendNotice(notice, deps);
+  }
+  if (record.notify !== 'now') return;
+  if (record.workflow) await deps.createWorkflow({ task, history: record.history });
+  await sendNotice(alarmNotice(task, record, record.outcome), deps);
+}
+
+// ---- Due work -----------------------------------------------------------------------------------
+
+/** Holds work of a paused task until it runs again; undefined when the task runs. */
+function heldFor(task: Task, now: number): DueResult | 'drop' | undefined {
+  const status = effectiveStatus(task, now);
+  if (status === TASK_RUNNING) return undefined;
+  if (status === TASK_PAUSED) return { reschedule: Math.max(task.paused_until ?? 0, now + 60) };
+  return 'drop';
+}
+
+/**
+ * `compress-flush`: the delay strategy's window ended; its first alarm is notified once (events and
+ * jobs carry the same ids as an inline notification would). Held while the task is paused, dropped
+ * when it is stopped or deleted.
+ */
+export async function flushCompressWindow(item: DueItem, now: number, deps: PipelineDeps = defaultDeps) {
+  const { task_id, uuid } = item.payload as { task_id: number; uuid: string };
+  const task = await deps.getTask(task_id);
+  if (!task) return undefined;
+  const held = heldFor(task, now);
+  if (held === 'drop') return undefined;
+  if (held) return held;
+  const record = await deps.repo.getAlarmRecord(uuid);
+  if (!record) {
+    logger.error('compress flush: alarm record not found', { uuid });
+    return undefined;
+  }
+  if (task.workflow?.enable) await deps.createWorkflow({ task, history: record.history });
+  await sendNotice(alarmNotice(task, record, 'compressed'), deps);
+  return undefined;
+}
+
+/**
+ * `recovery-delay`: at most one pending item per metric (the metric state's `recovery_pending`).
+ * When it runs, it checks that no alarm of the metric came within the delay after the last one: if
+ * one did, it re-arms for the last alarm's time plus the delay; otherwise the last alarm recovers
+ * (RECOVERY event and `recovery` notifications with its history, open workflows of the metric
+ * finished) and the pending flag is cleared, conditioned on the state not having moved meanwhile.
+ */
+export async function runRecoveryDelay(
+  item: DueItem,
+  now: number,
+  deps: PipelineDeps = defaultDeps,
+): Promise<DueResult> {
+  const { task_id, metric } = item.payload as { task_id: number; metric: string };
+  const state = await deps.repo.getMetricState(task_id, metric);
+  if (!state?.recovery_pending) return undefined;
+  const task = await deps.getTask(task_id);
+  const delay = task ? recoveryDelaySeconds(task) : undefined;
+  const held = task ? heldFor(task, now) : 'drop';
+  if (!task || delay === undefined || held === 'drop') {
+    return (await deps.repo.clearRecoveryPending(task_id, metric, state.version))
+      ? undefined
+      : { reschedule: now + 60 };
+  }
+  if (held) return held;
+  const dueAt = (state.last_at ?? 0) + delay;
+  if (now < dueAt) return { reschedule: dueAt };
+  const record = state.last_uuid ? await deps.repo.getAlarmRecord(state.last_uuid) : undefined;
+  if (record) {
+    await sendNotice(recoveryNotice(task, record), deps);
+    await deps.finishWorkflowsOfMetric({ task, metric });
+  }
+  // An alarm came in meanwhile: it found the check pending, so keep it armed.
+  return (await deps.repo.clearRecoveryPending(task_id, metric, state.version))
+    ? undefined
+    : { reschedule: now + 60 };
+}

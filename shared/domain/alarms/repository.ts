@@ -1,0 +1,227 @@
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
+import type { DueItem } from '../due/repository.ts';
+import type { AlarmRecord, MetricState } from './model.ts';
+
+/**
+ * The alarm pipeline's DynamoDB access (KEY-DESIGN.md, AP-P1..AP-P7). One function per access
+ * pattern; no scans.
+ */
+
+function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
+  if (!item) return undefined;
+  const { pk: _pk, sk: _sk, entity: _e, schema_version: _v, ttl: _t, ...rest } = item;
+  return rest as T;
+}
+
+/** AP-P1: the record of an alarm by uuid (strongly consistent: a redelivery must see the first write). */
+export async function getAlarmRecord(uuid: string): Promise<AlarmRecord | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.alarm(uuid), ConsistentRead: true }),
+  );
+  return strip<AlarmRecord>(out.Item);
+}
+
+function alarmItem(record: AlarmRecord): Record<string, unknown> {
+  return { ...keys.alarm(record.uuid), entity: 'alarm', schema_version: SCHEMA_VERSION, ...record };
+}
+
+/** AP-P2: store an alarm record once. `exists` when the uuid was already recorded. */
+export async function putAlarmRecord(record: AlarmRecord): Promise<'created' | 'exists'> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: alarmItem(record),
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return 'created';
+  } catch (err) {
+    if (isConditionFailure(err)) return 'exists';
+    throw err;
+  }
+}
+
+/** AP-P3: the state of a metric (strongly consistent: it is the basis of a conditional commit). */
+export async function getMetricState(taskId: number, metric: string): Promise<MetricState | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.metricState(taskId, metric), ConsistentRead: true }),
+  );
+  return strip<MetricState>(out.Item);
+}
+
+/** AP-P4: the minute buckets of a metric in [fromMinute, toMinute] (one Query on its collection). */
+export async function queryMetricMinutes(
+  taskId: number,
+  metric: string,
+  fromMinute: number,
+  toMinute: number,
+): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: {
+          ':pk': keys.metricCollection(taskId, metric),
+          ':from': keys.metricMinuteSk(fromMinute),
+          ':to': keys.metricMinuteSk(toMinute),
+        },
+        ProjectionExpression: '#m, #n',
+        ExpressionAttributeNames: { '#m': 'minute', '#n': 'n' },
+        ConsistentRead: true,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const i of page.Items ?? []) out.set(Number(i.minute), Number(i.n));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return out;
+}
+
+/** The stored form of due work (the same item due/repository.putDue writes), for use in a transaction. */
+function dueItem(d: DueItem): Record<string, unknown> {
+  return {
+    ...keys.due(shardOf(`${d.kind}#${d.ref}`, DUE_SHARDS), d.due_at, d.kind, d.ref),
+    entity: 'due',
+    schema_version: SCHEMA_VERSION,
+    ...d,
+  };
+}
+
+export interface MetricCommit {
+  state: MetricState;
+  /** The version the state was read at; undefined when it did not exist. */
+  expectedVersion?: number;
+  stateTtl: number;
+  /** Alarms to add to a minute bucket. */
+  bucket?: { minute: number; add: number; ttl: number };
+  records: AlarmRecord[];
+  dues: DueItem[];
+}
+
+export type CommitResult = { ok: true } | { ok: false; duplicates: string[]; conflict: boolean };
+
+/**
+ * AP-P5: commit a group of alarms of one metric atomically: the metric state (conditioned on the
+ * version it was read at), its minute bucket, the alarm records (each conditioned on not existing)
+ * and the due work they schedule. On failure, `duplicates` lists alarms already recorded and
+ * `conflict` says the state moved (or DynamoDB reported a conflict): re-read and retry.
+ */
+export async function commitMetricGroup(c: MetricCommit): Promise<CommitResult> {
+  const table = tableName();
+  const stateItem = {
+    ...keys.metricState(c.state.task_id, c.state.metric),
+    entity: 'metric_state',
+    schema_version: SCHEMA_VERSION,
+    ...c.state,
+    ttl: c.stateTtl,
+  };
+  const items: NonNullable<ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']> = [
+    {
+      Put: {
+        TableName: table,
+        Item: stateItem,
+        ...(c.expectedVersion === undefined
+          ? { ConditionExpression: 'attribute_not_exists(pk)' }
+          : {
+              ConditionExpression: '#version = :v',
+              ExpressionAttributeNames: { '#version': 'version' },
+              ExpressionAttributeValues: { ':v': c.expectedVersion },
+            }),
+      },
+    },
+  ];
+  if (c.bucket && c.bucket.add > 0) {
+    items.push({
+      Update: {
+        TableName: table,
+        Key: keys.metricMinute(c.state.task_id, c.state.metric, c.bucket.minute),
+        UpdateExpression: 'ADD #n :add SET #m = :m, entity = :e, schema_version = :sv, #ttl = :ttl',
+        ExpressionAttributeNames: { '#n': 'n', '#m': 'minute', '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':add': c.bucket.add,
+          ':m': c.bucket.minute,
+          ':e': 'metric_minute',
+          ':sv': SCHEMA_VERSION,
+          ':ttl': c.bucket.ttl,
+        },
+      },
+    });
+  }
+  const firstRecord = items.length;
+  for (const r of c.records) {
+    items.push({
+      Put: { TableName: table, Item: alarmItem(r), ConditionExpression: 'attribute_not_exists(pk)' },
+    });
+  }
+  for (const d of c.dues) items.push({ Put: { TableName: table, Item: dueItem(d) } });
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    return { ok: true };
+  } catch (err) {
+    const e = err as { name?: string; CancellationReasons?: { Code?: string }[] };
+    if (e.name !== 'TransactionCanceledException' && e.name !== 'TransactionConflictException') throw err;
+    const reasons = e.CancellationReasons ?? [];
+    const duplicates: string[] = [];
+    reasons.forEach((r, i) => {
+      if (r.Code === 'ConditionalCheckFailed' && i >= firstRecord && i < firstRecord + c.records.length) {
+        duplicates.push(c.records[i - firstRecord].uuid);
+      }
+    });
+    const conflict = duplicates.length === 0 || reasons[0]?.Code === 'ConditionalCheckFailed';
+    return { ok: false, duplicates, conflict };
+  }
+}
+
+/**
+ * AP-P6: a delay-recovery check finished: clear the metric's pending flag, conditioned on the version
+ * it was read at (false when an alarm came in between).
+ */
+export async function clearRecoveryPending(
+  taskId: number,
+  metric: string,
+  version: number,
+): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.metricState(taskId, metric),
+        UpdateExpression: 'SET recovery_pending = :f, #version = :next',
+        ConditionExpression: '#version = :v',
+        ExpressionAttributeNames: { '#version': 'version' },
+        ExpressionAttributeValues: { ':f': false, ':v': version, ':next': version + 1 },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** AP-P7: reserve a block of `size` history ids; returns the last id of the block. */
+export async function reserveHistoryIds(size: number): Promise<number> {
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.counter('history'),
+      UpdateExpression: 'ADD #seq :n SET entity = :entity, schema_version = :v',
+      ExpressionAttributeNames: { '#seq': 'seq' },
+      ExpressionAttributeValues: { ':n': size, ':entity': 'counter', ':v': SCHEMA_VERSION },
+      ReturnValues: 'UPDATED_NEW',
+    }),
+  );
+  return Number(out.Attributes?.seq);
+}
