@@ -134,6 +134,25 @@ describe('PUT /alarmtask/update', () => {
     expect(view.permission.rw.map((p: { uid: number }) => p.uid)).toEqual([1, 5]);
     expect(view.permission.ro.map((p: { uid: number }) => p.uid)).toEqual([3]);
   });
+  it('fits 90 permission users in one transaction and refuses a change too large for one', async () => {
+    const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
+    const t = await createTask({ permission: { ro: range(1000, 89) } });
+    expect((await listTaskPermissions(t.id)).length).toBe(90);
+    const swapAll = await update(t, taskBody({ name: t.name, permission: { ro: range(2000, 89) } }));
+    expect(swapAll).toMatchObject({
+      status: 422,
+      code: 422,
+      msg: 'permission may change at most 97 users at once',
+    });
+    const swapSome = await update(
+      t,
+      taskBody({ name: t.name, permission: { ro: [...range(1000, 49), ...range(2000, 40)] } }),
+    );
+    expect(swapSome.code).toBe(0);
+    const items = await listTaskPermissions(t.id);
+    expect(items.length).toBe(90);
+    expect(items.filter((i) => i.uid >= 2000).length).toBe(40);
+  });
 });
 
 describe('PUT /alarmtask/updatefields', () => {
