@@ -245,6 +245,20 @@ describe('processAlarmBatch', () => {
     expect([...f.states.values()][0].window?.k).toBe(1);
   });
 
+  it('copies of one alarm in one batch are processed once and acknowledged together', async () => {
+    const f = fakes(testTask({ compress: full }));
+    const a = alarm({ host: 'h' });
+    const copies = [msg(a), { ...msg(a), id: 'copy' }];
+    expect(await processAlarmBatch(copies, f.deps)).toEqual([]);
+    expect(f.records.size).toBe(1);
+    expect(f.events).toHaveLength(1);
+    const g = fakes(testTask());
+    g.failNextPublish();
+    const b = alarm({ host: 'h' });
+    const failed = await processAlarmBatch([msg(b), { ...msg(b), id: 'copy-b' }], g.deps);
+    expect(failed).toEqual([`m-${b.uuid}`, 'copy-b']);
+  });
+
   it('retries a commit that lost a race, then succeeds', async () => {
     const f = fakes(testTask({ compress: full }), { conflicts: 3 });
     const a = alarm({ host: 'h' });

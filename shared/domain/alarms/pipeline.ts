@@ -102,7 +102,8 @@ export function parseAlarmMessage(body: string): AlarmMessage | undefined {
 }
 
 interface GroupItem {
-  id: string;
+  /** SQS message ids carrying this alarm. */
+  ids: string[];
   alarm: AlarmMessage;
   /** The level after the filter. */
   level: Plan['level'];
@@ -122,16 +123,21 @@ export async function processAlarmBatch(
   deps: PipelineDeps = defaultDeps,
 ): Promise<string[]> {
   const failed: string[] = [];
-  const alarms: { id: string; alarm: AlarmMessage }[] = [];
+  // One entry per uuid: copies of an alarm in one batch share its fate (acknowledged or retried).
+  const byUuid = new Map<string, { ids: string[]; alarm: AlarmMessage }>();
   for (const m of messages) {
     const alarm = parseAlarmMessage(m.body);
-    if (alarm) alarms.push({ id: m.id, alarm });
-    else {
+    if (alarm) {
+      const seen = byUuid.get(alarm.uuid);
+      if (seen) seen.ids.push(m.id);
+      else byUuid.set(alarm.uuid, { ids: [m.id], alarm });
+    } else {
       logger.error('malformed alarm message; left for the dead-letter queue', { messageId: m.id });
       failed.push(m.id);
     }
   }
 
+  const alarms = [...byUuid.values()];
   const taskIds = [...new Set(alarms.map((a) => a.alarm.task_id))];
   const loaded = await Promise.allSettled(taskIds.map((id) => deps.getTask(id)));
   const tasks = new Map<number, PromiseSettledResult<Task | undefined>>(
@@ -141,11 +147,11 @@ export async function processAlarmBatch(
   const units: Unit[] = [];
   const groups = new Map<string, { task: Task; metric: string; items: GroupItem[] }>();
   const now = deps.now();
-  for (const { id, alarm } of alarms) {
+  for (const { ids, alarm } of alarms) {
     const t = tasks.get(alarm.task_id);
     if (!t || t.status === 'rejected') {
-      logger.error('could not load the task of an alarm', { messageId: id, taskId: alarm.task_id });
-      failed.push(id);
+      logger.error('could not load the task of an alarm', { messageIds: ids, taskId: alarm.task_id });
+      failed.push(...ids);
       continue;
     }
     const task = t.value;
@@ -161,14 +167,17 @@ export async function processAlarmBatch(
     if (plan.kind === 'compressed') {
       const key = `${task.id}#${plan.metric}`;
       const g = groups.get(key) ?? { task, metric: plan.metric, items: [] };
-      g.items.push({ id, alarm, level: plan.level });
+      g.items.push({ ids, alarm, level: plan.level });
       groups.set(key, g);
     } else {
-      units.push({ ids: [id], run: () => processSingle(task, alarm, plan, deps) });
+      units.push({ ids, run: () => processSingle(task, alarm, plan, deps) });
     }
   }
   for (const g of groups.values()) {
-    units.push({ ids: g.items.map((i) => i.id), run: () => processGroup(g.task, g.metric, g.items, deps) });
+    units.push({
+      ids: g.items.flatMap((i) => i.ids),
+      run: () => processGroup(g.task, g.metric, g.items, deps),
+    });
   }
 
   const results = await Promise.allSettled(units.map((u) => u.run()));
