@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { startLocalStack } from '../../shared/local/stack.ts';
+import { startFakes } from './fakes.ts';
 import { seedTestDirectory, TEST_APP } from './seed.ts';
 
 declare module 'vitest' {
@@ -18,6 +19,8 @@ declare module 'vitest' {
       sealKey: string;
       stateFile: string;
     };
+    /** Notification provider fakes (test/support/fakes.ts): control URL, SMTP port, provider env. */
+    fakes: { url: string; smtpPort: number; env: Record<string, string> };
   }
 }
 
@@ -28,6 +31,8 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const dir = mkdtempSync(join(tmpdir(), 'tocsin-test-'));
   const stateFile = join(dir, 'state.json');
+  // Provider fakes first: the stack's notification providers are pointed at them.
+  const fakes = await startFakes();
   const stack = await startLocalStack({
     port: 0,
     dataDir: ':memory:',
@@ -39,7 +44,11 @@ export default async function setup(project: TestProject) {
       WEBHOOK_BACKOFF_SECONDS: '1,1,1,1,1,1',
       NOTIFY_BACKOFF_SECONDS: '1,1,1,1,1,1',
       ALARM_RATE_LIMIT: '50',
+      ...fakes.env,
     },
+  }).catch(async (err) => {
+    await fakes.stop();
+    throw err;
   });
   const kill = () => void stack.stop();
   process.once('exit', kill);
@@ -55,8 +64,10 @@ export default async function setup(project: TestProject) {
     sealKey: stack.sealKey,
     stateFile,
   });
+  project.provide('fakes', { url: fakes.url, smtpPort: fakes.smtpPort, env: fakes.env });
   return async () => {
     await stack.stop();
+    await fakes.stop();
     process.off('exit', kill);
     rmSync(dir, { recursive: true, force: true });
   };
