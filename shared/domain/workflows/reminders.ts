@@ -27,7 +27,7 @@ export async function fireReminder(
     logger.debug('workflow reminder dropped', { workflow_id: id, index, reason: decision.reason });
     return undefined;
   }
-  if (decision.action === 'hold') return { reschedule: decision.until };
+  if (decision.action === 'hold') return rearm(item, decision.until, deps);
   if (!workflow || !task) return undefined;
 
   const { reminder } = decision;
@@ -67,5 +67,15 @@ export async function fireReminder(
   });
   await deps.publishWebhookEvents(task.id, [notice.event]);
   if (notice.jobs.length) await deps.publishJobs(notice.jobs);
-  return reminder.mode === 'cycle' ? { reschedule: now + reminder.interval * 60 } : undefined;
+  return reminder.mode === 'cycle' ? rearm(item, now + reminder.interval * 60, deps) : undefined;
+}
+
+/**
+ * Puts the reminder back at `at`. It writes a fresh due item (kind, ref, time, payload only) instead
+ * of returning `{reschedule}`: the runner re-puts the item as it was read, raw keys included, so the
+ * re-armed item would keep its old key and never be claimed again.
+ */
+async function rearm(item: DueItem, at: number, deps: WorkflowDeps): Promise<DueResult> {
+  await deps.putDue({ kind: item.kind, ref: item.ref, due_at: at, payload: item.payload });
+  return undefined;
 }
