@@ -8,14 +8,15 @@ import { api } from './client.ts';
 // biome-ignore lint/suspicious/noExplicitAny: a request body under construction
 export type TaskBody = Record<string, any>;
 
-export interface CreatedTask {
+/** A type alias (not an interface) so it is assignable to index-signature types like RenderContext.task. */
+export type CreatedTask = {
   id: number;
   name: string;
   token: string;
   secret: string;
   /** The body that was sent. */
   body: TaskBody;
-}
+};
 
 /** A unique task name (names are unique across the service). */
 export function uniqueTaskName(prefix = 'task'): string {
