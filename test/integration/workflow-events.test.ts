@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultDeps, finishWorkflowsOfMetric } from '../../shared/domain/workflows/service.ts';
+import { getJobState } from '../../shared/domain/notifications/repository.ts';
 import { advanceClock } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import type { CreatedTask } from '../support/tasks.ts';
@@ -15,7 +16,7 @@ let task: CreatedTask;
 beforeAll(async () => {
   receiver = await new TestReceiver().start();
   task = await createWorkflowTask([], {
-    receiver: { channels: { webhook: receiver.url, email: [1] } },
+    receiver: { alarmgroup: [2], channels: { webhook: receiver.url, email: [1] } },
     permission: { rw: [], ro: [2] },
   });
 });
@@ -29,6 +30,16 @@ async function eventsOf(id: number, type: string, count = 1) {
   const match = () => receiver.events('WORKFLOW', type).filter((r) => r.json.data.workflow.id === id);
   await receiver.waitFor(() => match().length >= count);
   return match().map((r) => r.json);
+}
+
+async function pollJobs(jobIds: string[]) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const states = await Promise.all(jobIds.map((j) => getJobState(j)));
+    if (states.every((s) => s !== undefined)) return states.map((s) => s!);
+    if (Date.now() > deadline) throw new Error(`notification jobs not consumed: ${jobIds.join(', ')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 describe('workflow events', () => {
@@ -105,6 +116,19 @@ describe('workflow events', () => {
         ['batch', 'ctn', 'id', 'leve', 'level', 'metric', 'notice_time', 'uuid'].sort(),
       );
     }
+  });
+
+  it('queues notification jobs for the task receivers, alarm groups merged in', async () => {
+    // Arrange: the task notifies e-mail [1] and alarm group 2 (sms [4, 6]).
+    const { id } = await newWorkflow(task);
+    // Act
+    expect((await operate('claim', { ids: [id], created_by: 1 })).code).toBe(0);
+    // Assert: one job per channel, under the event's id, reaches the notification consumer.
+    await eventsOf(id, 'claim');
+    const [claim] = receiver.events('WORKFLOW', 'claim').filter((r) => r.json.data.workflow.id === id);
+    const eventId = String(claim.headers['webhook-id']);
+    const jobs = await pollJobs([`${eventId}:email`, `${eventId}:sms`]);
+    expect(jobs.map((j) => j.task_id)).toEqual([task.id, task.id]);
   });
 
   it('sends one event per workflow of a batch, each with a distinct webhook-id', async () => {
