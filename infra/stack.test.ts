@@ -35,6 +35,9 @@ function synth(props: Partial<ConstructorParameters<typeof TocsinStack>[2]> = {}
   return Template.fromStack(stack);
 }
 
+/** Synthesis takes a second or two, but much longer on a machine busy with other suites. */
+const SYNTH_TIMEOUT_MS = 120_000;
+
 let template: Template;
 let resources: Record<string, Resource>;
 let outputs: Record<string, { Value: unknown }>;
@@ -44,7 +47,7 @@ beforeAll(() => {
   const json = template.toJSON() as { Resources: Record<string, Resource>; Outputs: typeof outputs };
   resources = json.Resources;
   outputs = json.Outputs;
-});
+}, SYNTH_TIMEOUT_MS);
 
 /** Logical id of the Lambda whose description names `entry` (every function says which handler it runs). */
 function functionFor(entry: string): string {
@@ -365,7 +368,7 @@ describe('functions', () => {
     }
   });
 
-  it('passes deployment settings through to the environment', () => {
+  it('passes deployment settings through to the environment', { timeout: SYNTH_TIMEOUT_MS }, () => {
     // Act
     const other = synth({
       envName: 'staging',
@@ -409,7 +412,9 @@ describe('notification providers', () => {
     }
   }
 
-  it('gives provider settings and permissions to the notification consumer only', () => {
+  it('gives provider settings and permissions to the notification consumer only', {
+    timeout: SYNTH_TIMEOUT_MS,
+  }, () => {
     // Arrange
     const t = synth({
       notifyEnvironment: {
@@ -440,7 +445,7 @@ describe('notification providers', () => {
     }
   });
 
-  it('grants only what the configured providers need', () => {
+  it('grants only what the configured providers need', { timeout: SYNTH_TIMEOUT_MS }, () => {
     // Act
     const defaults = providerView(template, notifyConsumer());
     const off = providerView(
