@@ -56,7 +56,10 @@ describe('due work', () => {
       ['cycle', now + 300, 0],
     ]);
     expect(calls).toBe(2);
-    // clean up: let both run out
-    await runDueWork({ [kind]: async () => undefined }, now + 300);
+    // The put-back items run again at their new time (and only then).
+    const again: string[] = [];
+    const second = await runDueWork({ [kind]: async (item) => void again.push(item.ref) }, now + 300);
+    expect(again.sort()).toEqual(['boom', 'cycle']);
+    expect(second).toEqual({ ran: 2, failed: 0 });
   });
 });

@@ -23,7 +23,16 @@ export async function putDue(d: DueItem): Promise<void> {
   await db().send(
     new PutCommand({
       TableName: tableName(),
-      Item: { ...itemKey(d), entity: 'due', schema_version: SCHEMA_VERSION, ...d },
+      Item: {
+        kind: d.kind,
+        ref: d.ref,
+        due_at: d.due_at,
+        payload: d.payload,
+        attempts: d.attempts,
+        entity: 'due',
+        schema_version: SCHEMA_VERSION,
+        ...itemKey(d),
+      },
     }),
   );
 }
@@ -43,7 +52,13 @@ export async function queryDue(shard: number, now: number, limit = 100): Promise
       Limit: limit,
     }),
   );
-  return (out.Items ?? []) as DueItem[];
+  return (out.Items ?? []).map((i) => ({
+    kind: i.kind,
+    ref: i.ref,
+    due_at: i.due_at,
+    payload: i.payload ?? {},
+    attempts: i.attempts,
+  }));
 }
 
 /**
