@@ -22,7 +22,13 @@ export interface RouteDef {
 }
 
 export const routes: RouteDef[] = [
-  { method: 'GET', path: '/health', handler: 'functions/http/health/get-health.ts', auth: 'none', table: 'none' },
+  {
+    method: 'GET',
+    path: '/health',
+    handler: 'functions/http/health/get-health.ts',
+    auth: 'none',
+    table: 'none',
+  },
   // Directory
   {
     method: 'GET',
@@ -121,7 +127,13 @@ export const routes: RouteDef[] = [
     table: 'read',
     publishes: ['alarm'],
   },
-  { method: 'POST', path: '/alarm/test', handler: 'functions/alarm/test-alarm.ts', auth: 'alarm', table: 'read' },
+  {
+    method: 'POST',
+    path: '/alarm/test',
+    handler: 'functions/alarm/test-alarm.ts',
+    auth: 'alarm',
+    table: 'read',
+  },
   // Workflows
   {
     method: 'GET',
@@ -161,7 +173,10 @@ export const routes: RouteDef[] = [
 
 export interface QueueDef {
   name: QueueName;
-  /** Seconds a received message stays invisible; must exceed the consumer's timeout. */
+  /**
+   * Seconds a received message stays invisible: six times the consumer's timeout (AWS's advice for
+   * SQS event sources, which retry throttled invocations within the visibility window).
+   */
   visibilityTimeoutSeconds: number;
   /** Receives before a message moves to the dead-letter queue. */
   maxReceiveCount: number;
@@ -175,7 +190,7 @@ export interface QueueDef {
 export const queues: QueueDef[] = [
   {
     name: 'alarm',
-    visibilityTimeoutSeconds: 60,
+    visibilityTimeoutSeconds: 180,
     maxReceiveCount: 5,
     consumer: 'functions/queue/process-alarm.ts',
     batchSize: 10,
@@ -184,7 +199,7 @@ export const queues: QueueDef[] = [
   },
   {
     name: 'webhook',
-    visibilityTimeoutSeconds: 30,
+    visibilityTimeoutSeconds: 60,
     // 1 first attempt + 6 retries (behavior 11); the 7th failure moves the event to the DLQ.
     maxReceiveCount: 7,
     consumer: 'functions/queue/deliver-webhook.ts',
@@ -194,7 +209,7 @@ export const queues: QueueDef[] = [
   },
   {
     name: 'notify',
-    visibilityTimeoutSeconds: 60,
+    visibilityTimeoutSeconds: 180,
     maxReceiveCount: 7,
     consumer: 'functions/queue/send-notification.ts',
     batchSize: 10,

@@ -238,7 +238,7 @@ describe('queues', () => {
         MaximumBatchingWindowInSeconds: Match.anyValue(),
       });
       expect(resources[consumer].Properties.Timeout).toBe(def.timeoutSeconds);
-      expect(def.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(def.timeoutSeconds);
+      expect(def.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * def.timeoutSeconds);
       const own = actionsOn(statementsOf(consumer), queueId(name));
       for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']) {
         expect(own, action).toContain(action);
