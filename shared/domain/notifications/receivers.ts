@@ -1,6 +1,12 @@
 import type { NotificationJob, NotifyScene, RenderContext } from '../../messaging/messages.ts';
 import type { AlarmGroup } from '../directory/model.ts';
-import { type Channels, ROBOT_CHANNELS, type ReceiverConfig, type Robot, USER_CHANNELS } from '../tasks/model.ts';
+import {
+  type Channels,
+  ROBOT_CHANNELS,
+  type ReceiverConfig,
+  type Robot,
+  USER_CHANNELS,
+} from '../tasks/model.ts';
 
 /**
  * Merges receivers and their alarm groups into one channel list (behavior 7.6): users de-duplicated
@@ -50,11 +56,13 @@ export function channelJobs(
   const jobs: NotificationJob[] = [];
   for (const ch of USER_CHANNELS) {
     const users = channels[ch];
-    if (users?.length) jobs.push({ kind: 'notify', ...base, job_id: `${base.job_id}:${ch}`, channel: ch, users });
+    if (users?.length)
+      jobs.push({ kind: 'notify', ...base, job_id: `${base.job_id}:${ch}`, channel: ch, users });
   }
   for (const ch of ROBOT_CHANNELS) {
     const robots = channels[ch];
-    if (robots?.length) jobs.push({ kind: 'notify', ...base, job_id: `${base.job_id}:${ch}`, channel: ch, robots });
+    if (robots?.length)
+      jobs.push({ kind: 'notify', ...base, job_id: `${base.job_id}:${ch}`, channel: ch, robots });
   }
   return jobs;
 }

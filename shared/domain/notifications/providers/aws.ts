@@ -3,7 +3,10 @@ import { failed, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
 const TRANSIENT =
   /Throttl|TooManyRequests|LimitExceeded|InternalError|InternalFailure|ServiceUnavailable|Timeout|KMSThrottling/i;
 
-/** An AWS SDK error as an outcome: server faults, throttling and no answer are retried; the rest refused. */
+/**
+ * The AWS clients of the providers make one attempt per call (`maxAttempts: 1`): the queue retries, so
+ * every provider call is an attempt record and a timed-out call is not silently repeated by the SDK.
+ * An AWS SDK error as an outcome: server faults, throttling and no answer are retried; the rest refused. */
 export function awsErrorOutcome(err: unknown): SendOutcome {
   const e = err as {
     name?: string;

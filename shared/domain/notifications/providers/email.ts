@@ -70,6 +70,7 @@ export function sesMailer(
 ): Mailer {
   const client = new SESv2Client({
     region,
+    maxAttempts: 1,
     ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
     ...localCredentials(cfg.endpoint),
   });

@@ -34,6 +34,7 @@ export function smsRequest(phone: string, text: string, countryCode: string): Pu
 export function snsSms(cfg: NonNullable<NotifyConfig['sms']>, region: string): TextSender {
   const client = new SNSClient({
     region,
+    maxAttempts: 1,
     ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
     ...localCredentials(cfg.endpoint),
   });

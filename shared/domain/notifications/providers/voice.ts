@@ -26,6 +26,7 @@ export function voiceRequest(
 export function pinpointVoice(cfg: NonNullable<NotifyConfig['phone']>, region: string): TextSender {
   const client = new PinpointSMSVoiceV2Client({
     region,
+    maxAttempts: 1,
     ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
     ...localCredentials(cfg.endpoint),
   });
