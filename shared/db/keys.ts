@@ -81,14 +81,17 @@ export const keys = {
   reportReceipt: (uuid: string) => ({ pk: `REPORT#${uuid}`, sk: 'REPORT' }),
 
   // Outbound webhooks: every delivery attempt, grouped per event and listed per task by time (gsi1).
-  webhookAttempt: (eventId: string, attempt: number) => ({
+  webhookAttempt: (eventId: string, seq: number) => ({
     pk: `WHEVT#${eventId}`,
-    sk: `ATTEMPT#${pad(attempt, 4)}`,
+    sk: `ATTEMPT#${pad(seq, 4)}`,
   }),
   webhookAttemptsOfEvent: (eventId: string) => ({ pk: `WHEVT#${eventId}` }),
-  webhookAttemptByTask: (taskId: number, atMs: number, eventId: string, attempt: number) => ({
+  webhookAttemptPrefix: () => 'ATTEMPT#',
+  /** The event's delivery claim: a lease while one consumer sends it, `delivered_at` once delivered. */
+  webhookClaim: (eventId: string) => ({ pk: `WHEVT#${eventId}`, sk: 'CLAIM' }),
+  webhookAttemptByTask: (taskId: number, atMs: number, eventId: string, seq: number) => ({
     gsi1pk: `WHTASK#${taskId}`,
-    gsi1sk: `${pad(atMs, 13)}#${eventId}#${pad(attempt, 4)}`,
+    gsi1sk: `${pad(atMs, 13)}#${eventId}#${pad(seq, 4)}`,
   }),
   webhookAttemptsOfTask: (taskId: number) => ({ gsi1pk: `WHTASK#${taskId}` }),
 

@@ -1,9 +1,10 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { hmacSign, md5Sign } from '../../shared/domain/auth/signature.ts';
 import { api, call, type Envelope, serviceNow, taskAuth } from '../support/client.ts';
+import { TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 
 /**
@@ -254,5 +255,56 @@ describe('POST /alarm/test (behavior 6.2)', () => {
     const stale = await report(await alarmAuth(t, { timestamp: now - 1000 }), '/alarm/test');
     expect(bad).toMatchObject({ status: 401, code: 401, msg: 'signature invalid' });
     expect(stale).toMatchObject({ status: 401, code: 401, msg: 'signature was expired' });
+  });
+});
+
+describe('POST /alarm/report: through the pipeline to the webhook', () => {
+  let receiver: TestReceiver;
+  let t: CreatedTask;
+  beforeAll(async () => {
+    receiver = await new TestReceiver().start();
+    t = await createTask({ flag_save_db: 0, receiver: { channels: { webhook: receiver.url } } });
+  });
+  afterAll(() => receiver.stop());
+
+  const alarmsOf = (uuid: string) => receiver.events('ALARM').filter((r) => r.json?.data?.msg?.uuid === uuid);
+
+  it('delivers the accepted alarm as an ALARM event with its content, level and notice_time', async () => {
+    // Act
+    const res = await report({
+      ...(await alarmAuth(t)),
+      ctn: { hostname: 'db-1', load: 9.5 },
+      level: 3,
+      notice_time: 1700000000,
+    });
+    const uuid = res.data.uuid as string;
+    await receiver.waitFor(() => alarmsOf(uuid).length > 0);
+    // Assert
+    const [got] = alarmsOf(uuid);
+    expect(got.json).toEqual({
+      event: 'ALARM',
+      type: 'not_save_db',
+      data: {
+        task: { id: t.id, name: t.name },
+        msg: { uuid, level: 3, leve: 3, ctn: { hostname: 'db-1', load: 9.5 }, notice_time: 1700000000 },
+      },
+      extra: {},
+    });
+  });
+
+  it('processes a report repeated with the same uuid once', async () => {
+    // Arrange
+    const uuid = crypto.randomUUID();
+    const body = { ...(await alarmAuth(t)), ctn: { n: 1 }, uuid };
+    // Act: the same report three times, then a different one as a marker
+    const answers = await Promise.all([report(body), report(body)]);
+    answers.push(await report(body));
+    const marker = await report({ ...(await alarmAuth(t)), ctn: { n: 2 } });
+    await receiver.waitFor(() => alarmsOf(uuid).length > 0 && alarmsOf(marker.data.uuid).length > 0);
+    await new Promise((r) => setTimeout(r, 500));
+    // Assert
+    expect(answers.map((a) => a.code)).toEqual([0, 0, 0]);
+    expect(new Set(answers.map((a) => JSON.stringify(a.data))).size).toBe(1);
+    expect(alarmsOf(uuid)).toHaveLength(1);
   });
 });

@@ -58,7 +58,15 @@ interface Posted {
   body: string;
 }
 
-function fakes(opts: { task?: Task; status?: number; prior?: WebhookAttempt[]; refuse?: boolean } = {}) {
+interface Claim {
+  seq: number;
+  leaseUntil?: number;
+  delivered?: boolean;
+}
+
+function fakes(opts: { task?: Task; status?: number; claims?: Map<string, Claim>; refuse?: boolean } = {}) {
+  const claims = opts.claims ?? new Map<string, Claim>();
+  const released: [string, boolean][] = [];
   const posted: Posted[] = [];
   const recorded: WebhookAttempt[] = [];
   const delays: [string, number][] = [];
@@ -68,7 +76,21 @@ function fakes(opts: { task?: Task; status?: number; prior?: WebhookAttempt[]; r
       taskReads.push([id, notOlderThan]);
       return 'task' in opts ? opts.task : task('https://hooks.example.com/in?token=abc');
     },
-    attemptsOfEvent: async () => opts.prior ?? [],
+    claim: async (eventId, _taskId, now, leaseMs) => {
+      const c = claims.get(eventId) ?? { seq: 0 };
+      if (c.delivered) return { claimed: false, delivered: true };
+      if (c.leaseUntil !== undefined && c.leaseUntil >= now) return { claimed: false, delivered: false };
+      c.seq += 1;
+      c.leaseUntil = now + leaseMs;
+      claims.set(eventId, c);
+      return { claimed: true, seq: c.seq };
+    },
+    release: async (eventId, delivered) => {
+      released.push([eventId, delivered]);
+      const c = claims.get(eventId) as Claim;
+      c.leaseUntil = undefined;
+      if (delivered) c.delivered = true;
+    },
     recordAttempt: async (a) => {
       recorded.push(a);
     },
@@ -82,7 +104,7 @@ function fakes(opts: { task?: Task; status?: number; prior?: WebhookAttempt[]; r
       delays.push([handle, seconds]);
     },
   };
-  return { deps, posted, recorded, delays, taskReads };
+  return { deps, posted, recorded, delays, taskReads, claims, released };
 }
 
 describe('deliverWebhooks', () => {
@@ -150,12 +172,44 @@ describe('deliverWebhooks', () => {
   });
 
   it('does not send an event that was already delivered', async () => {
-    const prior = [{ outcome: 'delivered' } as WebhookAttempt];
-    const f = fakes({ prior });
+    const f = fakes({ claims: new Map([['evt-12-1', { seq: 1, delivered: true }]]) });
     const res = await deliverWebhooks([rec(message(1), 2)], f.deps);
     expect(res.batchItemFailures).toEqual([]);
     expect(f.posted).toHaveLength(0);
     expect(f.recorded).toHaveLength(0);
+  });
+
+  it('acknowledges a duplicate of an event that another consumer is sending right now', async () => {
+    const f = fakes({ claims: new Map([['evt-12-1', { seq: 1, leaseUntil: Number.MAX_SAFE_INTEGER }]]) });
+    const res = await deliverWebhooks([rec(message(1))], f.deps);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(f.posted).toHaveLength(0);
+  });
+
+  it('sends duplicates in one batch once, and numbers attempts per event across messages', async () => {
+    // Arrange: two copies of one event, then a failing receiver for a third copy later
+    const f = fakes();
+    // Act
+    await deliverWebhooks([rec(message(1), 1, 'a'), rec(message(1), 1, 'b')], f.deps);
+    // Assert
+    expect(f.posted).toHaveLength(1);
+    expect(f.released).toEqual([['evt-12-1', true]]);
+    expect(f.recorded.map((r) => [r.seq, r.outcome])).toEqual([[1, 'delivered']]);
+  });
+
+  it('frees the claim of a failed attempt so the retry can send, and numbers it after the first', async () => {
+    const f = fakes({ status: 500 });
+    await deliverWebhooks([rec(message(1), 1)], f.deps);
+    await deliverWebhooks([rec(message(1), 2)], f.deps);
+    expect(f.posted).toHaveLength(2);
+    expect(f.recorded.map((r) => [r.seq, r.attempt, r.outcome])).toEqual([
+      [1, 1, 'failed'],
+      [2, 2, 'failed'],
+    ]);
+    expect(f.released).toEqual([
+      ['evt-12-1', false],
+      ['evt-12-1', false],
+    ]);
   });
 
   it.each([
@@ -198,14 +252,25 @@ describe('deliverWebhooks', () => {
     expect(f.taskReads.filter(([, n]) => n !== undefined)).toEqual([[12, 1700000000]]);
   });
 
-  it('retries (with backoff) when the attempt store fails before sending', async () => {
+  it('retries (with backoff) when the claim cannot be written', async () => {
     const f = fakes();
-    f.deps.attemptsOfEvent = async () => {
+    f.deps.claim = async () => {
       throw new Error('throttled');
     };
     const res = await deliverWebhooks([rec(message(1), 3, 'x')], f.deps);
     expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'x' }]);
     expect(f.delays).toEqual([['rh-x', 120]]);
+    expect(f.posted).toHaveLength(0);
+  });
+
+  it('frees the claim and retries when the task cannot be read', async () => {
+    const f = fakes();
+    f.deps.getTask = async () => {
+      throw new Error('throttled');
+    };
+    const res = await deliverWebhooks([rec(message(1), 1, 'y')], f.deps);
+    expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'y' }]);
+    expect(f.released).toEqual([['evt-12-1', false]]);
   });
 });
 

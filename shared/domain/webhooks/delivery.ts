@@ -11,8 +11,10 @@ import { getTaskCached } from '../alarms/task-cache.ts';
 import type { Task } from '../tasks/model.ts';
 import {
   type AttemptOutcome,
-  listAttemptsOfEvent,
+  type ClaimResult,
+  claimWebhookEvent,
   putWebhookAttempt,
+  releaseWebhookEvent,
   type WebhookAttempt,
 } from './repository.ts';
 import { signWebhook } from './signature.ts';
@@ -27,6 +29,9 @@ import { BlockedAddressError, checkWebhookUrl, guardedLookup, type UrlCheck } fr
  * message's visibility is set to the backoff of that attempt (5 s, 30 s, 2 min, 10 min, 30 min, 1 h);
  * after the last retry the message becomes visible at once, and the queue's redrive policy moves it
  * to the dead-letter queue on its next receive. Events of one task are sent in order within a batch.
+ *
+ * Idempotency: an event is claimed before each send (a conditional write on the event's claim item),
+ * so duplicate messages of one event never send it twice at once, nor again once it was delivered.
  */
 export interface DeliveryRecord {
   messageId: string;
@@ -46,7 +51,9 @@ export interface PostResult {
 export interface DeliveryDeps {
   /** `notOlderThan`: the task must have been read after that second (see task-cache). */
   getTask: (id: number, notOlderThan?: number) => Promise<Task | undefined>;
-  attemptsOfEvent: (eventId: string) => Promise<WebhookAttempt[]>;
+  /** Claims the event for one send (see repository.claimWebhookEvent). */
+  claim: (eventId: string, taskId: number, nowMs: number, leaseMs: number) => Promise<ClaimResult>;
+  release: (eventId: string, delivered: boolean, nowMs: number) => Promise<void>;
   recordAttempt: (attempt: WebhookAttempt) => Promise<void>;
   checkUrl: (url: string, blockPrivate: boolean) => Promise<UrlCheck>;
   post: (
@@ -112,7 +119,8 @@ export function postJson(
 
 export const defaultDeliveryDeps: DeliveryDeps = {
   getTask: (id, notOlderThan) => getTaskCached(id, { notOlderThan }),
-  attemptsOfEvent: listAttemptsOfEvent,
+  claim: claimWebhookEvent,
+  release: releaseWebhookEvent,
   recordAttempt: putWebhookAttempt,
   checkUrl: (url, blockPrivate) => checkWebhookUrl(url, blockPrivate),
   post: postJson,
@@ -152,46 +160,67 @@ function parseMessage(body: string): WebhookMessage | undefined {
 
 type Verdict = 'ack' | 'retry';
 
+/** A claim outlives the send by this much (task read, URL check, recording). */
+const CLAIM_MARGIN_MS = 15_000;
+
 async function deliverOne(record: DeliveryRecord, msg: WebhookMessage, deps: DeliveryDeps): Promise<Verdict> {
   const cfg = config();
-  const attemptNo = Math.max(1, record.receiveCount || 1);
-  const prior = await deps.attemptsOfEvent(msg.event_id);
-  if (prior.some((a) => a.outcome === 'delivered')) return 'ack';
-
   const startedAtMs = nowMs();
+  // Delivered already, or a duplicate message of the event is being sent right now: that message
+  // stays in the queue until its send ends (and is retried if it fails), so this one can go.
+  const claim = await deps.claim(
+    msg.event_id,
+    msg.task_id,
+    startedAtMs,
+    cfg.webhookTimeoutMs + CLAIM_MARGIN_MS,
+  );
+  if (!claim.claimed) return 'ack';
+  let outcome: AttemptOutcome = 'failed';
+  try {
+    outcome = await attempt(record, msg, claim.seq, startedAtMs, deps);
+  } finally {
+    await deps.release(msg.event_id, outcome === 'delivered', nowMs()).catch((err) => {
+      logger.warn('could not release a webhook claim', { eventId: msg.event_id, error: err as Error });
+    });
+  }
+  return outcome === 'failed' ? 'retry' : 'ack';
+}
+
+/** One attempt of a claimed event: task, URL check, POST, record. */
+async function attempt(
+  record: DeliveryRecord,
+  msg: WebhookMessage,
+  seq: number,
+  startedAtMs: number,
+  deps: DeliveryDeps,
+): Promise<AttemptOutcome> {
+  const cfg = config();
   const base = {
     event_id: msg.event_id,
     task_id: msg.task_id,
-    attempt: attemptNo,
+    seq,
+    attempt: Math.max(1, record.receiveCount || 1),
     event: msg.body.event,
     type: msg.body.type,
     at_ms: startedAtMs,
     at: Math.floor(startedAtMs / 1000),
   };
-  const record_ = async (a: Omit<WebhookAttempt, keyof typeof base>) => {
+  const done = async (a: Omit<WebhookAttempt, keyof typeof base>): Promise<AttemptOutcome> => {
     try {
       await deps.recordAttempt({ ...base, ...a });
     } catch (err) {
       logger.error('could not record a webhook attempt', { eventId: msg.event_id, error: err as Error });
     }
+    return a.outcome;
   };
 
   // A PING announces a (new) URL: read the task as it was after the event was created.
   const task = await deps.getTask(msg.task_id, msg.body.event === 'PING' ? msg.created_at : undefined);
-  if (!task) {
-    await record_({ outcome: 'skipped', error: 'task not found', duration_ms: 0 });
-    return 'ack';
-  }
+  if (!task) return done({ outcome: 'skipped', error: 'task not found', duration_ms: 0 });
   const url = webhookUrlOf(task);
-  if (!url) {
-    await record_({ outcome: 'skipped', error: 'task has no webhook', duration_ms: 0 });
-    return 'ack';
-  }
+  if (!url) return done({ outcome: 'skipped', error: 'task has no webhook', duration_ms: 0 });
   const check = await deps.checkUrl(url, cfg.blockPrivateWebhooks);
-  if (!check.ok) {
-    await record_({ outcome: 'refused', error: check.reason, duration_ms: 0 });
-    return 'ack';
-  }
+  if (!check.ok) return done({ outcome: 'refused', error: check.reason, duration_ms: 0 });
 
   const body = JSON.stringify(msg.body);
   const timestamp = nowSeconds();
@@ -206,14 +235,13 @@ async function deliverOne(record: DeliveryRecord, msg: WebhookMessage, deps: Del
   const res = await deps.post(check.url, headers, body, cfg.webhookTimeoutMs, cfg.blockPrivateWebhooks);
   const duration_ms = Math.round(performance.now() - started);
   const outcome: AttemptOutcome = res.status === 200 ? 'delivered' : res.blocked ? 'refused' : 'failed';
-  await record_({
+  return done({
     outcome,
     target: check.url.origin,
     duration_ms,
     ...(res.status !== undefined ? { status: res.status } : {}),
     ...(outcome !== 'delivered' ? { error: res.error ?? `HTTP ${res.status}` } : {}),
   });
-  return outcome === 'failed' ? 'retry' : 'ack';
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight. */
