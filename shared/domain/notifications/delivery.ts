@@ -165,8 +165,20 @@ export async function deliverNotification(
   }
   const status = run.status();
   await persist(run, status, deps);
-  if (status === 'pending') return 'retry';
-  return 'done';
+  if (status !== 'delivered') {
+    // Codes and masked targets only: never a token, secret or address in the logs.
+    const outcomes = run.records.map((r) => `${r.outcome}:${r.code}`);
+    const log =
+      status === 'rejected' || attempt >= deps.cfg.notifyBackoffSeconds.length + 1 ? 'warn' : 'info';
+    logger[log]('notification not delivered', {
+      job_id: job.job_id,
+      channel: job.channel,
+      status,
+      attempt,
+      outcomes,
+    });
+  }
+  return status === 'pending' ? 'retry' : 'done';
 }
 
 async function persist(run: Run, status: JobStatus, deps: NotifyDeps) {
