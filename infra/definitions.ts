@@ -124,7 +124,8 @@ export const routes: RouteDef[] = [
     path: '/alarm/report',
     handler: 'functions/alarm/report-alarm.ts',
     auth: 'alarm',
-    table: 'read',
+    // Reads the task; writes only the opt-in idempotency receipt of a client-chosen uuid.
+    table: 'write',
     publishes: ['alarm'],
   },
   {

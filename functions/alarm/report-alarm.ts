@@ -6,6 +6,6 @@ import { httpHandler } from '#shared/http/handler.ts';
  * timestamp, sign); the alarm is durably queued and processed asynchronously.
  */
 export const handler = httpHandler<Record<string, unknown>, unknown>(
-  { auth: 'alarm', input: 'json' },
+  { auth: 'alarm', input: 'any-json' },
   (input) => reportAlarm(input),
 );

@@ -99,6 +99,16 @@ function list(name: string, fallback: number[]): number[] {
   return values;
 }
 
+function timeZone(name: string, fallback: string): string {
+  const tz = process.env[name] || fallback;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+  } catch {
+    throw new Error(`config: ${name} must be an IANA time zone, got ${tz}`);
+  }
+  return tz;
+}
+
 function required(name: string): string {
   const raw = process.env[name];
   if (!raw) throw new Error(`config: ${name} is required`);
@@ -225,7 +235,7 @@ export function loadConfig(): Config {
     legacySign: bool('LEGACY_SIGN', true),
     sealKey,
     sealKeySecretArn,
-    timeZone: process.env.REPORT_TIME_ZONE || 'UTC',
+    timeZone: timeZone('REPORT_TIME_ZONE', 'UTC'),
     envName: process.env.ENV_NAME || 'production',
     serviceVersion: process.env.SERVICE_VERSION || '0.1.0',
     blockPrivateWebhooks: bool('BLOCK_PRIVATE_WEBHOOKS', true),

@@ -21,6 +21,12 @@ describe('readInput', () => {
     );
   });
 
+  it('reads alarm bodies as JSON whatever the content type says', () => {
+    const e = event({ body: '{"taskid":"1"}', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    expect(readInput(e, 'any-json')).toEqual({ taskid: '1' });
+    expect(() => readInput(event({ body: 'taskid=1' }), 'any-json')).toThrow('request body is not valid JSON');
+  });
+
   it('merges a form body over the query string (DELETE)', () => {
     const e = event({
       body: 'id=4&sign=abc',

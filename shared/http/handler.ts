@@ -15,10 +15,12 @@ export type HttpResult = APIGatewayProxyStructuredResultV2;
  * Where a handler's input comes from:
  * - `query`: the query string (GET);
  * - `json`: a JSON body;
- * - `form-or-query`: a form-encoded (or JSON) body merged over the query string (DELETE).
+ * - `form-or-query`: a form-encoded (or JSON) body merged over the query string (DELETE);
+ * - `any-json`: a JSON body whatever the content type says (alarm senders: many existing shell
+ *   clients post JSON with `curl -d`, which labels it form-encoded, or with no content type at all).
  * Numbers in the query string and form bodies are coerced (behavior 1); JSON keeps its types.
  */
-export type InputSource = 'none' | 'query' | 'json' | 'form-or-query';
+export type InputSource = 'none' | 'query' | 'json' | 'any-json' | 'form-or-query';
 
 export interface HandlerOptions {
   /**
@@ -87,6 +89,7 @@ export function readInput(event: HttpEvent, source: InputSource): Record<string,
   if (source === 'none') return {};
   if (source === 'query') return query;
   const body = rawBody(event);
+  if (source === 'any-json') return parseJson(body);
   const type = (header(event, 'content-type') ?? '').split(';')[0].trim().toLowerCase();
   if (source === 'json') {
     if (body.trim() !== '' && type !== 'application/json') {

@@ -12,9 +12,13 @@ import { createTask } from '../support/tasks.ts';
 const run = promisify(execFile);
 const script = resolve(import.meta.dirname, '../fixtures/legacy-client.sh');
 
-async function legacy(args: string[], timestamp: number) {
+async function legacy(args: string[], timestamp: number, contentType?: string) {
   const { stdout } = await run('bash', [script, ...args], {
-    env: { ...process.env, TIMESTAMP: String(timestamp) },
+    env: {
+      ...process.env,
+      TIMESTAMP: String(timestamp),
+      ...(contentType === undefined ? {} : { CONTENT_TYPE: contentType }),
+    },
     timeout: 15_000,
   });
   return JSON.parse(stdout) as { code: number; msg: string; data: Record<string, unknown> };
@@ -30,6 +34,15 @@ describe('legacy shell client', () => {
     expect(res).toMatchObject({ code: 0, msg: 'success' });
     expect(res.data.uuid).toMatch(/^[0-9a-f-]{36}$/);
     expect(res.data.report_time).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+  });
+
+  it.each([
+    ['curl -d default (form-encoded)', 'application/x-www-form-urlencoded'],
+    ['no content type', ''],
+  ])('accepts a JSON body sent with %s', async (_name, contentType) => {
+    const t = await createTask();
+    const res = await legacy([baseUrl(), String(t.id), t.token], await serviceNow(), contentType);
+    expect(res).toMatchObject({ code: 0, msg: 'success' });
   });
 
   it('gets the service errors in the envelope: a wrong token and a refused body', async () => {
