@@ -218,8 +218,10 @@ export async function listRecentAttemptsOfTask(taskId: number, limit = 50): Prom
 
 /**
  * AP-N7: take one send slot of a robot for the current minute: at most `limit` per minute and none
- * while the robot is blocked. One conditional update in the common case (same minute), a second one
- * when the minute rolled over. False = throttled (the minute's budget is spent or the robot blocked).
+ * while the robot is blocked. One conditional update in the common case (same minute); when the
+ * minute rolled over (or the item is new) a second one starts the minute, and if a concurrent sender
+ * started it first, the increment is tried once more. False = throttled (the minute's budget is spent
+ * or the robot is blocked).
  */
 export async function takeRobotSlot(
   robotId: string,
@@ -233,8 +235,8 @@ export async function takeRobotSlot(
     ExpressionAttributeNames: { '#m': 'minute', '#c': 'sent', '#ttl': 'ttl' },
   };
   const notBlocked = '(attribute_not_exists(blocked_until) OR blocked_until <= :now)';
-  try {
-    await db().send(
+  const increment = () =>
+    db().send(
       new UpdateCommand({
         ...common,
         UpdateExpression: 'SET #c = #c + :one, #ttl = :ttl',
@@ -248,12 +250,8 @@ export async function takeRobotSlot(
         },
       }),
     );
-    return true;
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
-  try {
-    await db().send(
+  const startMinute = () =>
+    db().send(
       new UpdateCommand({
         ...common,
         UpdateExpression: 'SET #m = :m, #c = :one, entity = :e, schema_version = :v, #ttl = :ttl',
@@ -268,11 +266,15 @@ export async function takeRobotSlot(
         },
       }),
     );
-    return true;
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-    return false;
+  for (const attempt of [increment, startMinute, increment]) {
+    try {
+      await attempt();
+      return true;
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+    }
   }
+  return false;
 }
 
 /** AP-N8: block a robot until `until` (it answered with its provider's rate-limit code). */
