@@ -1,0 +1,179 @@
+import { describe, expect, it } from 'vitest';
+import type { NotificationJob } from '../../messaging/messages.ts';
+import type { User } from '../directory/model.ts';
+import type { Task } from '../tasks/model.ts';
+import {
+  deliverNotification,
+  deliverNotificationBatch,
+  type NotifyDeps,
+  type Providers,
+} from './delivery.ts';
+import type { SendOutcome } from './providers/types.ts';
+import type { AttemptRecord, ClaimResult, JobState, JobStatus } from './repository.ts';
+
+/** The consumer's decisions with in-memory adapters: what is final, what is retried, what is sent. */
+const users: User[] = [
+  { uid: 1, username: 'Ann', user: 'ann', email: 'ann@example.com', phone: '13800000000', wechatid: '' },
+  { uid: 2, username: 'Bo', user: 'bo', email: '', phone: '', wechatid: 'bo' },
+].map((u) => ({ ...u, pinyin: '', department: '', role: 0, created_at: 0, updated_at: 0 }));
+
+interface World {
+  deps: NotifyDeps;
+  states: Map<string, JobState>;
+  attempts: AttemptRecord[];
+  sent: { channel: string; to: string }[];
+  delayed: { handle: string; seconds: number }[];
+}
+
+function world(opts: {
+  providers?: Partial<Providers>;
+  send?: (to: string) => SendOutcome;
+  throttled?: boolean;
+  leased?: boolean;
+}): World {
+  const w: World = {
+    deps: undefined as unknown as NotifyDeps,
+    states: new Map(),
+    attempts: [],
+    sent: [],
+    delayed: [],
+  };
+  const send = opts.send ?? (() => ({ outcome: 'delivered', code: '0' }) as SendOutcome);
+  const sender = (channel: string) => ({
+    send: async (to: string) => {
+      w.sent.push({ channel, to });
+      return send(to);
+    },
+  });
+  const providers: Providers = {
+    robotBase: () => undefined,
+    workNotice: () => undefined,
+    mailer: () => sender('email'),
+    sms: () => sender('sms'),
+    voice: () => undefined,
+    ...opts.providers,
+  };
+  w.deps = {
+    cfg: {
+      envName: 'test',
+      timeZone: 'UTC',
+      notifyBackoffSeconds: [5, 30],
+      notify: { robots: {}, robotMaxPerMinute: 20, robotBlockSeconds: 60, httpTimeoutMs: 1000 },
+    },
+    getTask: async (id) => ({ id, name: 'n', template: {}, compress: { enable: false } }) as unknown as Task,
+    getTemplate: async () => undefined,
+    getUsers: async (uids) => users.filter((u) => uids.includes(u.uid)),
+    claimJob: async (jobId, taskId): Promise<ClaimResult> => {
+      const s = w.states.get(jobId);
+      if (opts.leased) return { claimed: false, state: { ...(s as JobState), status: 'pending' } };
+      if (s && s.status !== 'pending') return { claimed: false, state: s };
+      const next: JobState = s
+        ? { ...s, attempts: s.attempts + 1 }
+        : { job_id: jobId, task_id: taskId, status: 'pending', done: [], attempts: 1, updated_at: 0 };
+      w.states.set(jobId, next);
+      return { claimed: true, state: next };
+    },
+    settleJob: async (jobId: string, status: JobStatus, done: string[]) => {
+      w.states.set(jobId, { ...(w.states.get(jobId) as JobState), status, done });
+    },
+    putAttempts: async (a) => {
+      w.attempts.push(...a);
+    },
+    providers,
+    throttle: { take: async () => !opts.throttled, backOff: async () => undefined },
+    delayRetry: async (handle, seconds) => {
+      w.delayed.push({ handle, seconds });
+    },
+  };
+  return w;
+}
+
+const job = (channel: NotificationJob['channel'], extra: Partial<NotificationJob> = {}): string =>
+  JSON.stringify({
+    kind: 'notify',
+    job_id: `j:${channel}`,
+    task_id: 1,
+    scene: 'not_compress',
+    channel,
+    context: { task: { id: 1, name: 'n' }, history: { level: 1, ctn: { a: 1 } } },
+    ...extra,
+  });
+
+describe('deliverNotification', () => {
+  it('sends to every user with an address, skips the others, and is done', async () => {
+    const w = world({});
+    expect(await deliverNotification(job('email', { users: [1, 2, 9] }), 1, w.deps)).toBe('done');
+    expect(w.sent).toEqual([{ channel: 'email', to: 'ann@example.com' }]);
+    expect(w.attempts.map((a) => [a.target, a.outcome, a.code]).sort()).toEqual([
+      ['uid 1 an***@example.com', 'delivered', '0'],
+      ['uid 2', 'skipped', 'no_email'],
+      ['uid 9', 'skipped', 'unknown_user'],
+    ]);
+    expect(w.states.get('j:email')?.status).toBe('delivered');
+  });
+
+  it('retries only the targets that failed', async () => {
+    let fail = true;
+    const w = world({
+      send: () => (fail ? { outcome: 'failed', code: 'smtp_451' } : { outcome: 'delivered', code: '0' }),
+    });
+    const body = job('sms', { users: [1] });
+    expect(await deliverNotification(body, 1, w.deps)).toBe('retry');
+    expect(w.states.get('j:sms')).toMatchObject({ status: 'pending', done: [] });
+    fail = false;
+    expect(await deliverNotification(body, 2, w.deps)).toBe('done');
+    expect(w.states.get('j:sms')).toMatchObject({ status: 'delivered', done: ['uid:1'] });
+    // A third copy of the message sends nothing.
+    expect(await deliverNotification(body, 3, w.deps)).toBe('done');
+    expect(w.sent).toHaveLength(2);
+  });
+
+  it('records a channel without provider as skipped: not configured, final', async () => {
+    const w = world({});
+    expect(await deliverNotification(job('phone', { users: [1] }), 1, w.deps)).toBe('done');
+    expect(w.attempts).toMatchObject([{ outcome: 'skipped', code: 'not_configured', target: 'uids 1' }]);
+    expect(w.states.get('j:phone')?.status).toBe('skipped');
+  });
+
+  it('a refused target is final (rejected), not retried', async () => {
+    const w = world({ send: () => ({ outcome: 'rejected', code: 'InvalidParameterException' }) });
+    expect(await deliverNotification(job('sms', { users: [1] }), 1, w.deps)).toBe('done');
+    expect(w.states.get('j:sms')?.status).toBe('rejected');
+  });
+
+  it('leaves a throttled robot job pending without calling the provider', async () => {
+    const w = world({ throttled: true, providers: { robotBase: () => 'http://127.0.0.1:9/robot/send' } });
+    const body = job('dinggroup', {
+      robots: [{ webhook: 'tok-aaaaaaaaaaaa' }, { webhook: 'tok-bbbbbbbbbbbb' }],
+    });
+    expect(await deliverNotification(body, 1, w.deps)).toBe('retry');
+    expect(w.attempts.map((a) => a.outcome)).toEqual(['throttled', 'throttled']);
+    expect(w.states.get('j:dinggroup')?.status).toBe('pending');
+  });
+
+  it('looks again later when another run holds the job', async () => {
+    const w = world({ leased: true });
+    expect(await deliverNotification(job('email', { users: [1] }), 1, w.deps)).toBe('retry');
+    expect(w.sent).toHaveLength(0);
+  });
+});
+
+describe('deliverNotificationBatch', () => {
+  it('reports only the records to retry, each delayed by its backoff (0 after the last retry)', async () => {
+    const w = world({ send: () => ({ outcome: 'failed', code: 'timeout' }) });
+    const res = await deliverNotificationBatch(
+      [
+        { messageId: 'm1', receiptHandle: 'h1', body: job('sms', { users: [1] }), receiveCount: 1 },
+        { messageId: 'm2', receiptHandle: 'h2', body: job('phone', { users: [1] }), receiveCount: 1 },
+        { messageId: 'm3', receiptHandle: 'h3', body: job('email', { users: [1] }), receiveCount: 3 },
+        { messageId: 'm4', receiptHandle: 'h4', body: 'garbage', receiveCount: 1 },
+      ],
+      w.deps,
+    );
+    expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm3']);
+    expect(w.delayed.sort((a, b) => a.handle.localeCompare(b.handle))).toEqual([
+      { handle: 'h1', seconds: 5 },
+      { handle: 'h3', seconds: 0 },
+    ]);
+  });
+});
