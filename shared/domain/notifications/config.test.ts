@@ -2,34 +2,22 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadNotifyConfig } from '../../config/env.ts';
 
 /** Provider settings (shared/config/env.ts loadNotifyConfig): defaults, switches and fail-fast errors. */
-const NAMES = [
-  'ROBOT_DING_BASE_URL',
-  'ROBOT_YACH_BASE_URL',
-  'EMAIL_PROVIDER',
-  'EMAIL_FROM',
-  'SMTP_HOST',
-  'SMTP_SECURE',
-  'SMTP_PORT',
-  'SMS_PROVIDER',
-  'SMS_COUNTRY_CODE',
-  'VOICE_PROVIDER',
-  'VOICE_ORIGINATION_IDENTITY',
-  'DING_WORK_APPKEY',
-  'DING_WORK_APPSECRET',
-  'DING_WORK_AGENT_ID',
-];
-const saved = Object.fromEntries(NAMES.map((n) => [n, process.env[n]]));
+/** Every provider variable, so a test never depends on what the surrounding process has set. */
+const PROVIDER_VAR = /^(ROBOT_|DING_|YACH_|WECHAT_|EMAIL_|SMTP_|SES_|SMS_|SNS_|VOICE_|PINPOINT_|NOTIFY_)/;
+const saved = Object.fromEntries(Object.entries(process.env).filter(([k]) => PROVIDER_VAR.test(k)));
+
+function clearProviderEnv() {
+  for (const k of Object.keys(process.env)) if (PROVIDER_VAR.test(k)) delete process.env[k];
+}
 
 function withEnv(env: Record<string, string>) {
-  for (const n of NAMES) delete process.env[n];
+  clearProviderEnv();
   Object.assign(process.env, env);
 }
 
 afterEach(() => {
-  for (const n of NAMES) {
-    if (saved[n] === undefined) delete process.env[n];
-    else process.env[n] = saved[n];
-  }
+  clearProviderEnv();
+  Object.assign(process.env, saved);
 });
 
 describe('loadNotifyConfig', () => {
