@@ -20,7 +20,12 @@ export const historyRef = (h: HistoryRecord) => ({
 });
 
 /** `msg` of the not_save_db types: the alarm without a stored record. */
-export const msgRef = (a: { uuid: string; level: number; ctn: Record<string, unknown>; notice_time: number }) => ({
+export const msgRef = (a: {
+  uuid: string;
+  level: number;
+  ctn: Record<string, unknown>;
+  notice_time: number;
+}) => ({
   uuid: a.uuid,
   level: a.level,
   leve: a.level,
@@ -37,7 +42,9 @@ export const workflowRef = (w: { id: number; status: number; created_at: number 
 export const pipelineRef = (p: { remark: string; user: Person | null; assignto?: Person[] }) => ({
   remark: p.remark,
   user: p.user ? { uid: p.user.uid, username: p.user.username, user: p.user.user } : null,
-  ...(p.assignto ? { assignto: p.assignto.map((u) => ({ uid: u.uid, username: u.username, user: u.user })) } : {}),
+  ...(p.assignto
+    ? { assignto: p.assignto.map((u) => ({ uid: u.uid, username: u.username, user: u.user })) }
+    : {}),
 });
 
 export function event(
