@@ -245,6 +245,26 @@ describe('processAlarmBatch', () => {
     expect([...f.states.values()][0].window?.k).toBe(1);
   });
 
+  it.each([
+    ['not compressed', {}],
+    ['compressed', { compress: full }],
+  ])("never replays another task's record for a reused uuid (%s)", async (_name, over) => {
+    // Arrange: task 42 recorded the uuid; later task 43 reports the same (client-chosen) uuid
+    const f = fakes(testTask(over));
+    const a = alarm({ secret_of_42: 'x' });
+    await processAlarmBatch([msg(a)], f.deps);
+    const sent = [f.events.length, f.jobs.length];
+    f.deps.getTask = async (id) =>
+      testTask({ ...over, id, name: 'other', receiver: { channels: { sms: [2] } } });
+    // Act
+    const failed = await processAlarmBatch([msg({ ...a, task_id: 43, ctn: { mine: 1 } })], f.deps);
+    // Assert: acknowledged, nothing of task 42's alarm sent for task 43, the first record intact
+    expect(failed).toEqual([]);
+    expect([f.events.length, f.jobs.length]).toEqual(sent);
+    expect(f.events.some((e) => e.taskId === 43)).toBe(false);
+    expect(f.records.get(a.uuid)?.task_id).toBe(42);
+  });
+
   it('copies of one alarm in one batch are processed once and acknowledged together', async () => {
     const f = fakes(testTask({ compress: full }));
     const a = alarm({ host: 'h' });

@@ -452,6 +452,16 @@ function upgradeNotice(
 
 /** The side effects of a recorded alarm, in stage order (upgrade -> workflow -> notify). Idempotent. */
 async function runEffects(task: Task, record: AlarmRecord, deps: PipelineDeps): Promise<void> {
+  // Records are keyed by uuid alone and a report may choose its uuid: another task's record is never
+  // replayed as this task's (its content would go to this task's receivers).
+  if (record.task_id !== task.id) {
+    logger.error('alarm uuid already recorded for another task; dropped', {
+      uuid: record.uuid,
+      taskId: task.id,
+      recordTaskId: record.task_id,
+    });
+    return;
+  }
   if (record.outcome === 'recovery') {
     await sendNotice(recoveryNotice(task, record), deps);
     if (record.recovery_metric) await deps.finishWorkflowsOfMetric({ task, metric: record.recovery_metric });
