@@ -179,11 +179,32 @@ describe('deliverWebhooks', () => {
     expect(f.recorded).toHaveLength(0);
   });
 
-  it('acknowledges a duplicate of an event that another consumer is sending right now', async () => {
+  it('retries a message whose event is claimed but not delivered, without sending it now', async () => {
     const f = fakes({ claims: new Map([['evt-12-1', { seq: 1, leaseUntil: Number.MAX_SAFE_INTEGER }]]) });
-    const res = await deliverWebhooks([rec(message(1))], f.deps);
-    expect(res.batchItemFailures).toEqual([]);
+    const res = await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
+    expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+    expect(f.delays).toEqual([['rh-m1', 5]]);
     expect(f.posted).toHaveLength(0);
+  });
+
+  it('a failed attempt whose claim could not be freed is still retried, then delivered', async () => {
+    // Arrange: the receiver fails once; freeing the claim after that failure fails too
+    const f = fakes({ status: 500 });
+    const release = f.deps.release;
+    f.deps.release = async () => {
+      throw new Error('table unavailable');
+    };
+    await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
+    f.deps.release = release;
+    // Act: the retry arrives while the stale lease still holds, then again after it ran out
+    const early = await deliverWebhooks([rec(message(1), 2, 'm1')], f.deps);
+    (f.claims.get('evt-12-1') as Claim).leaseUntil = 0;
+    f.deps.post = async () => ({ status: 200 });
+    const late = await deliverWebhooks([rec(message(1), 3, 'm1')], f.deps);
+    // Assert: never acknowledged before the event was delivered
+    expect(early.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+    expect(late.batchItemFailures).toEqual([]);
+    expect(f.recorded.map((r) => r.outcome)).toEqual(['failed', 'delivered']);
   });
 
   it('sends duplicates in one batch once, and numbers attempts per event across messages', async () => {

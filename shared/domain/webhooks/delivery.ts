@@ -166,15 +166,16 @@ const CLAIM_MARGIN_MS = 15_000;
 async function deliverOne(record: DeliveryRecord, msg: WebhookMessage, deps: DeliveryDeps): Promise<Verdict> {
   const cfg = config();
   const startedAtMs = nowMs();
-  // Delivered already, or a duplicate message of the event is being sent right now: that message
-  // stays in the queue until its send ends (and is retried if it fails), so this one can go.
+  // Delivered already: this message can go. Leased: a duplicate is being sent right now, or this
+  // message's own earlier attempt failed and could not free its claim; either way the event is not
+  // delivered yet, so this message comes back after its backoff (acknowledging it could lose the event).
   const claim = await deps.claim(
     msg.event_id,
     msg.task_id,
     startedAtMs,
     cfg.webhookTimeoutMs + CLAIM_MARGIN_MS,
   );
-  if (!claim.claimed) return 'ack';
+  if (!claim.claimed) return claim.delivered ? 'ack' : 'retry';
   let outcome: AttemptOutcome = 'failed';
   try {
     outcome = await attempt(record, msg, claim.seq, startedAtMs, deps);
