@@ -233,6 +233,12 @@ describe('PUT /alarmtask/updatefields', () => {
       { compress: { enable: true, method: 2, strategy: 1, strategy_cycle: 1 } },
       'compress method 2 is not supported',
     ],
+    [
+      'a disabled module DynamoDB cannot store',
+      ['workflow.reminds'],
+      { workflow: { reminds: [{ '': 1 }] } },
+      'workflow.reminds.0 must not have an empty key',
+    ],
   ])('refuses %s with 422 and changes nothing', async (_label, paths, body, msg) => {
     const t = await createTask();
     const before = await getTask(t.id);

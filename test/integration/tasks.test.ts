@@ -293,6 +293,29 @@ describe('POST /alarmtask/store', () => {
     });
     expect(res).toMatchObject({ status: 400, code: 400 });
   });
+
+  it('answers 422, not 500, for a disabled module DynamoDB cannot store, and writes nothing', async () => {
+    // Arrange: an empty key, and a number JSON.parse turns into Infinity
+    const body = taskBody({ filter: { enable: false, x: { '': 1 } } });
+    const raw = JSON.stringify(taskBody({ name: body.name })).replace(
+      /}$/,
+      ',"upgrade":{"enable":false,"n":1e400}}',
+    );
+    // Act
+    const emptyKey = await store(body);
+    const infinite = await call('POST', '/alarmtask/store', {
+      body: raw,
+      headers: { 'content-type': 'application/json' },
+    });
+    // Assert
+    expect(emptyKey).toMatchObject({ status: 422, code: 422, msg: 'filter.x must not have an empty key' });
+    expect(infinite).toMatchObject({
+      status: 422,
+      code: 422,
+      msg: 'upgrade.n must be a number DynamoDB can store',
+    });
+    expect((await store(taskBody({ name: body.name }))).code).toBe(0);
+  });
 });
 
 describe('GET /alarmtask/show', () => {

@@ -257,6 +257,30 @@ describe('parseCreateBody: validation (interface 4.3, 7, 8; behavior 5.1, 5.2)',
     expect(config.upgrade).toEqual({ enable: false });
     expect(config.workflow).toEqual({ enable: false });
   });
+
+  it('refuses disabled-module content that DynamoDB cannot store (422, not a 500 at write time)', () => {
+    let deep: Body = { x: 1 };
+    for (let i = 0; i < 30; i++) deep = { a: deep };
+    const cases: [Body, string][] = [
+      [{ filter: { enable: false, '': 1 } }, 'filter must not have an empty key'],
+      [{ workflow: { reminds: [{ x: { '': 1 } }] } }, 'workflow.reminds.0.x must not have an empty key'],
+      [{ upgrade: { enable: false, n: 1e-300 } }, 'upgrade.n must be a number DynamoDB can store'],
+      [{ compress: { n: Number.POSITIVE_INFINITY } }, 'compress.n must be a number DynamoDB can store'],
+      [
+        { recovery: { enable: false, deep } },
+        'recovery.deep.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a must not be nested deeper than 24 levels',
+      ],
+    ];
+    for (const [over, msg] of cases)
+      expect(validationOf(() => parseCreateBody(base(over))).message).toBe(msg);
+    expect(
+      parseCreateBody(base({ filter: { enable: false, n: [0, -2.5, 1e20], s: '' } })).config.filter,
+    ).toEqual({
+      enable: false,
+      n: [0, -2.5, 1e20],
+      s: '',
+    });
+  });
 });
 
 describe('parseCreateBody: normalization to the stored form', () => {

@@ -73,6 +73,31 @@ function webhookUrl(v: unknown): string | undefined {
 
 const enabled = (m: unknown): m is Raw => isObj(m) && m.enable === true;
 
+const MODULES = ['workflow', 'filter', 'upgrade', 'compress', 'recovery'] as const;
+/** A module sits two levels down in the task item; DynamoDB allows 32 levels of nesting. */
+const MAX_STORED_DEPTH = 24;
+
+/**
+ * A disabled module is stored as sent (behavior 5.2), so its content must be something DynamoDB can
+ * store: no empty keys, bounded nesting, finite numbers within DynamoDB's range. Else it would 500.
+ */
+function unstorable(v: unknown, field: string, depth = 0): FieldError | undefined {
+  if (typeof v === 'number') {
+    const a = Math.abs(v);
+    const ok = Number.isFinite(v) && (a === 0 || (a >= 1e-130 && a < 1e126));
+    return ok ? undefined : { field, message: 'must be a number DynamoDB can store' };
+  }
+  if (typeof v !== 'object' || v === null) return undefined;
+  if (depth >= MAX_STORED_DEPTH)
+    return { field, message: `must not be nested deeper than ${MAX_STORED_DEPTH} levels` };
+  for (const [k, x] of Object.entries(v)) {
+    if (k === '' && !Array.isArray(v)) return { field, message: 'must not have an empty key' };
+    const err = unstorable(x, `${field}.${k}`, depth + 1);
+    if (err) return err;
+  }
+  return undefined;
+}
+
 /**
  * Rules the schema cannot word well (behavior 5.1, 5.2). Written defensively: they run on input the
  * schema may have refused, so every problem is listed at once.
@@ -98,6 +123,10 @@ export function semanticErrors(body: Raw, creator: number | undefined): FieldErr
     body.upgrade.strategies.forEach((s: unknown, i: number) => {
       if (isObj(s) && s.reuse_receiver === 0) needTargets(s.receiver, `upgrade.strategies.${i}.receiver`);
     });
+  }
+  for (const m of MODULES) {
+    const err = isObj(body[m]) && !enabled(body[m]) ? unstorable(body[m], m) : undefined;
+    if (err) errors.push(err);
   }
   if (enabled(body.compress) && body.compress.method === 2) {
     errors.push({ field: 'compress', message: 'method 2 is not supported' });
