@@ -49,7 +49,7 @@ const taskAuthSchema = {
   type: 'object',
   required: ['id', 'timestamp', 'sign'],
   properties: {
-    id: { type: 'integer', minimum: 1 },
+    id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
     timestamp: { type: ['integer', 'string'], pattern: '^[0-9]{1,12}$' },
     sign: { type: 'string', minLength: 1, maxLength: 128 },
   },

@@ -45,6 +45,23 @@ describe('GET /department/show', () => {
       msg: 'id must be an integer',
     });
   });
+
+  it('422s ids beyond a safe integer (behavior 1) instead of looking them up', async () => {
+    const huge = '1' + '0'.repeat(23);
+    const msg = (f: string) => `${f} must be at most ${Number.MAX_SAFE_INTEGER}`;
+    expect(await api.get('/department/show', { query: { id: huge } })).toMatchObject({
+      status: 422,
+      msg: msg('id'),
+    });
+    expect(await api.get('/user/profile', { query: { uid: huge } })).toMatchObject({
+      status: 422,
+      msg: msg('uid'),
+    });
+    expect(await api.put('/user/updatephone', { uid: 2 ** 60, phone: '13512345678' })).toMatchObject({
+      status: 422,
+      msg: msg('uid'),
+    });
+  });
 });
 
 describe('GET /user/profile', () => {

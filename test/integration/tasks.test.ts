@@ -549,6 +549,17 @@ describe('task authentication (behavior 3.2)', () => {
     expect(badMd5).toMatchObject({ status: 401, code: 401, msg: 'signature invalid' });
   });
 
+  it('422s a task id beyond a safe integer instead of looking it up', async () => {
+    const res = await api.get('/alarmtask/show', {
+      query: { id: '1' + '0'.repeat(23), timestamp: 1, sign: 'x' },
+    });
+    expect(res).toMatchObject({
+      status: 422,
+      code: 422,
+      msg: `id must be at most ${Number.MAX_SAFE_INTEGER}`,
+    });
+  });
+
   it('takes the parameters from the JSON body of a PUT (timestamp as string or number)', async () => {
     const t = await createTask();
     const auth = await taskAuth(t);

@@ -1,9 +1,14 @@
 import { showDepartment } from '#shared/domain/directory/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 
-const schema = { type: 'object', required: ['id'], properties: { id: { type: 'integer', minimum: 1 } } };
+const schema = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
+};
 
 /** GET /department/show?id= */
-export const handler = httpHandler<{ id: number }, unknown>({ auth: 'app', input: 'query', schema }, ({ id }) =>
-  showDepartment(id),
+export const handler = httpHandler<{ id: number }, unknown>(
+  { auth: 'app', input: 'query', schema },
+  ({ id }) => showDepartment(id),
 );

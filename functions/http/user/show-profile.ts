@@ -1,9 +1,14 @@
 import { userProfile } from '#shared/domain/directory/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 
-const schema = { type: 'object', required: ['uid'], properties: { uid: { type: 'integer', minimum: 1 } } };
+const schema = {
+  type: 'object',
+  required: ['uid'],
+  properties: { uid: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } },
+};
 
 /** GET /user/profile?uid= */
-export const handler = httpHandler<{ uid: number }, unknown>({ auth: 'app', input: 'query', schema }, ({ uid }) =>
-  userProfile(uid),
+export const handler = httpHandler<{ uid: number }, unknown>(
+  { auth: 'app', input: 'query', schema },
+  ({ uid }) => userProfile(uid),
 );

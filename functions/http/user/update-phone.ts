@@ -5,7 +5,7 @@ const schema = {
   type: 'object',
   required: ['uid', 'phone'],
   properties: {
-    uid: { type: 'integer', minimum: 1 },
+    uid: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
     phone: { type: 'string', pattern: '^1[3-9]\\d{9}$', 'x-message': 'must be a mainland mobile number' },
   },
 };
