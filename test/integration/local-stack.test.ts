@@ -9,12 +9,14 @@ import { projectRoot } from '../../shared/local/paths.ts';
 import { api } from '../support/client.ts';
 
 const run = promisify(execFile);
-const tsx = join(projectRoot, 'node_modules/.bin/tsx');
+/** As `npm start` / `npm run admin` run them: one node process with the tsx loader (no signal relay). */
+const node = (script: string, ...args: string[]) => [process.execPath, ['--import', 'tsx', script, ...args]] as const;
 
 async function admin(...args: string[]) {
   const stateFile = inject('stack').stateFile;
   try {
-    const out = await run(tsx, ['shared/local/admin.ts', ...args, '--state', stateFile], { cwd: projectRoot });
+    const [bin, argv] = node('shared/local/admin.ts', ...args, '--state', stateFile);
+    const out = await run(bin, argv, { cwd: projectRoot });
     return { code: 0, stdout: out.stdout, stderr: out.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -58,7 +60,8 @@ describe('npm start', () => {
   it('serves /health within seconds and leaves no process behind on SIGTERM', async () => {
     // Arrange
     const stateFile = join(mkdtempSync(join(tmpdir(), 'tocsin-start-')), 'state.json');
-    const child = spawn(tsx, ['shared/local/start.ts'], {
+    const [bin, argv] = node('shared/local/start.ts');
+    const child = spawn(bin, argv, {
       cwd: projectRoot,
       env: { ...process.env, PORT: '0', DATA_DIR: ':memory:', TOCSIN_STATE_FILE: stateFile, LOG_LEVEL: 'ERROR' },
       stdio: ['ignore', 'pipe', 'pipe'],
