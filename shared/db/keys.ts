@@ -25,7 +25,10 @@ export const keys = {
   taskName: (name: string) => ({ pk: `TASKNAME#${name}`, sk: 'TASKNAME' }),
   /** Permission of one user on one task; listed per user through gsi1. */
   taskPermission: (taskId: number, uid: number) => ({ pk: `TASK#${taskId}`, sk: `PERM#${uid}` }),
-  taskPermissionByUser: (uid: number, taskId: number) => ({ gsi1pk: `USERPERM#${uid}`, gsi1sk: `TASK#${pad(taskId)}` }),
+  taskPermissionByUser: (uid: number, taskId: number) => ({
+    gsi1pk: `USERPERM#${uid}`,
+    gsi1sk: `TASK#${pad(taskId)}`,
+  }),
   permissionsOfUser: (uid: number) => ({ gsi1pk: `USERPERM#${uid}` }),
   taskPermissionPrefix: () => 'PERM#',
 
@@ -73,6 +76,11 @@ export const keys = {
   due: (shard: number, dueAt: number, kind: string, ref: string) => ({
     pk: `DUE#${shard}`,
     sk: `${pad(dueAt, 10)}#${kind}#${ref}`,
+  }),
+  /** Due work that failed its last attempt, kept for an operator (one partition per kind). */
+  dueDead: (kind: string, dueAt: number, ref: string) => ({
+    pk: `DUEDEAD#${kind}`,
+    sk: `${pad(dueAt, 10)}#${ref}`,
   }),
   dueShard: (shard: number) => `DUE#${shard}`,
   dueUntil: (dueAt: number) => `${pad(dueAt, 10)}#~`,

@@ -1,7 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { putDue, queryDue } from '../../shared/domain/due/repository.ts';
-import { type DueHandler, runDueWork } from '../../shared/domain/due/runner.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { db, tableName } from '../../shared/db/client.ts';
+import { keys } from '../../shared/db/keys.ts';
+import { leaseDue, putDue, queryDue } from '../../shared/domain/due/repository.ts';
+import { type DueHandler, LEASE_SECONDS, MAX_ATTEMPTS, runDueWork } from '../../shared/domain/due/runner.ts';
 import { DUE_SHARDS } from '../../shared/db/keys.ts';
 
 /** The due-work index and runner against DynamoDB Local (the scheduled function's engine). */
@@ -26,12 +29,19 @@ describe('due work', () => {
 
     // Assert
     expect(ran.sort()).toEqual(Array.from({ length: 11 }, (_, i) => `r${i}`).sort());
-    const left = (await Promise.all(Array.from({ length: DUE_SHARDS }, (_, s) => queryDue(s, now + 3600)))).flat();
-    expect(left.filter((d) => d.kind === kind).map((d) => d.ref).sort()).toEqual(['future', 'r11']);
+    const left = (
+      await Promise.all(Array.from({ length: DUE_SHARDS }, (_, s) => queryDue(s, now + 3600)))
+    ).flat();
+    expect(
+      left
+        .filter((d) => d.kind === kind)
+        .map((d) => d.ref)
+        .sort(),
+    ).toEqual(['future', 'r11']);
     await runDueWork(handlers, now + 3600);
   });
 
-  it('puts failed work back a minute later and re-arms rescheduled work', async () => {
+  it('retries failed work a minute later and re-arms rescheduled work', async () => {
     const kind = `test-${randomUUID()}`;
     let calls = 0;
     const handlers: Record<string, DueHandler> = {
@@ -51,15 +61,65 @@ describe('due work', () => {
     const mine = (await Promise.all(Array.from({ length: DUE_SHARDS }, (_, s) => queryDue(s, now + 300))))
       .flat()
       .filter((d) => d.kind === kind);
-    expect(mine.map((d) => [d.ref, d.due_at, d.attempts ?? 0]).sort()).toEqual([
-      ['boom', now + 60, 1],
-      ['cycle', now + 300, 0],
+    expect(mine.map((d) => [d.ref, d.due_at, d.attempts ?? 0, d.leased_until]).sort()).toEqual([
+      ['boom', now, 1, now + 60],
+      ['cycle', now + 300, 0, undefined],
     ]);
     expect(calls).toBe(2);
+    // Not before its retry time.
+    expect(await runDueWork(handlers, now + 59)).toEqual({ ran: 0, failed: 0 });
     // The put-back items run again at their new time (and only then).
     const again: string[] = [];
     const second = await runDueWork({ [kind]: async (item) => void again.push(item.ref) }, now + 300);
     expect(again.sort()).toEqual(['boom', 'cycle']);
     expect(second).toEqual({ ran: 2, failed: 0 });
+  });
+
+  it('takes over work whose runner died mid-way once the lease expires', async () => {
+    // Arrange: a runner leased the item and never finished (a crash or a timeout)
+    const kind = `test-${randomUUID()}`;
+    const now = 2_200_000_000;
+    const item = { kind, ref: 'crashed', due_at: now, payload: {} };
+    await putDue(item);
+    expect(await leaseDue(item, now, LEASE_SECONDS)).toEqual(expect.any(String));
+    const ran: number[] = [];
+    const handlers: Record<string, DueHandler> = { [kind]: async (_i, at) => void ran.push(at) };
+
+    // Act
+    const during = await runDueWork(handlers, now + LEASE_SECONDS - 1);
+    const after = await runDueWork(handlers, now + LEASE_SECONDS);
+
+    // Assert
+    expect(during.ran).toBe(0);
+    expect(after.ran).toBe(1);
+    expect(ran).toEqual([now + LEASE_SECONDS]);
+  });
+
+  it('keeps work that keeps failing for an operator after the last attempt', async () => {
+    const kind = `test-${randomUUID()}`;
+    const now = 2_300_000_000;
+    await putDue({ kind, ref: 'doomed', due_at: now, payload: { x: 1 } });
+    const handlers: Record<string, DueHandler> = {
+      [kind]: async () => {
+        throw new Error('provider down');
+      },
+    };
+
+    for (let i = 0; i < MAX_ATTEMPTS; i++) await runDueWork(handlers, now + i * 60);
+
+    const left = (
+      await Promise.all(Array.from({ length: DUE_SHARDS }, (_, s) => queryDue(s, now + 3600)))
+    ).flat();
+    expect(left.filter((d) => d.kind === kind)).toEqual([]);
+    const dead = await db().send(
+      new GetCommand({ TableName: tableName(), Key: keys.dueDead(kind, now, 'doomed') }),
+    );
+    expect(dead.Item).toMatchObject({
+      kind,
+      ref: 'doomed',
+      attempts: MAX_ATTEMPTS,
+      error: 'provider down',
+      payload: { x: 1 },
+    });
   });
 });

@@ -1,4 +1,5 @@
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
 
@@ -12,13 +13,26 @@ export interface DueItem {
   payload: Record<string, unknown>;
   /** Failed runs so far. */
   attempts?: number;
+  /** While a runner holds the item (or a failed item waits for its retry): Unix seconds. */
+  leased_until?: number;
 }
 
 function itemKey(d: Pick<DueItem, 'kind' | 'ref' | 'due_at'>) {
   return keys.due(shardOf(`${d.kind}#${d.ref}`, DUE_SHARDS), d.due_at, d.kind, d.ref);
 }
 
-/** AP: schedule due work (idempotent: the same kind, ref and time is one item). */
+function toDueItem(i: Record<string, unknown>): DueItem {
+  return {
+    kind: i.kind as string,
+    ref: i.ref as string,
+    due_at: i.due_at as number,
+    payload: (i.payload as Record<string, unknown>) ?? {},
+    attempts: i.attempts as number | undefined,
+    leased_until: i.leased_until as number | undefined,
+  };
+}
+
+/** AP-W1: schedule due work (idempotent: the same kind, ref and time is one item). */
 export async function putDue(d: DueItem): Promise<void> {
   await db().send(
     new PutCommand({
@@ -37,42 +51,111 @@ export async function putDue(d: DueItem): Promise<void> {
   );
 }
 
-/** AP: cancel scheduled work (no error when it already ran or never existed). */
+/** AP-W2: cancel scheduled work (no error when it already ran or never existed). */
 export async function deleteDue(d: Pick<DueItem, 'kind' | 'ref' | 'due_at'>): Promise<void> {
   await db().send(new DeleteCommand({ TableName: tableName(), Key: itemKey(d) }));
 }
 
-/** AP: the work due by `now` on one shard, oldest first. */
-export async function queryDue(shard: number, now: number, limit = 100): Promise<DueItem[]> {
+/** AP-W3: one page of the work due by `now` on one shard, oldest first (leased items included). */
+export async function queryDuePage(
+  shard: number,
+  now: number,
+  limit = 100,
+  startKey?: Record<string, unknown>,
+): Promise<{ items: DueItem[]; next?: Record<string, unknown> }> {
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
       KeyConditionExpression: 'pk = :pk AND sk <= :until',
       ExpressionAttributeValues: { ':pk': keys.dueShard(shard), ':until': keys.dueUntil(now) },
       Limit: limit,
+      ExclusiveStartKey: startKey,
     }),
   );
-  return (out.Items ?? []).map((i) => ({
-    kind: i.kind,
-    ref: i.ref,
-    due_at: i.due_at,
-    payload: i.payload ?? {},
-    attempts: i.attempts,
-  }));
+  return { items: (out.Items ?? []).map(toDueItem), next: out.LastEvaluatedKey };
+}
+
+/** The work due by `now` on one shard (first page). */
+export async function queryDue(shard: number, now: number, limit = 100): Promise<DueItem[]> {
+  return (await queryDuePage(shard, now, limit)).items;
 }
 
 /**
- * AP: claim due work by deleting it under a condition. Exactly one of several concurrent runners
- * gets `true`; the others skip the item.
+ * AP-W4: lease due work. Exactly one of several concurrent runners gets a lease token; the item stays
+ * in place until its work is done, so a runner that dies mid-way loses nothing: the lease expires
+ * and another runner takes the item over (handlers are idempotent per item).
  */
-export async function claimDue(d: DueItem): Promise<boolean> {
+export async function leaseDue(d: DueItem, now: number, seconds: number): Promise<string | undefined> {
+  const token = randomUUID();
   try {
     await db().send(
-      new DeleteCommand({ TableName: tableName(), Key: itemKey(d), ConditionExpression: 'attribute_exists(pk)' }),
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: itemKey(d),
+        UpdateExpression: 'SET leased_until = :until, lease_token = :token',
+        ConditionExpression:
+          'attribute_exists(pk) AND (attribute_not_exists(leased_until) OR leased_until <= :now)',
+        ExpressionAttributeValues: { ':until': now + seconds, ':token': token, ':now': now },
+      }),
     );
-    return true;
+    return token;
   } catch (err) {
-    if (isConditionFailure(err)) return false;
+    if (isConditionFailure(err)) return undefined;
     throw err;
   }
+}
+
+/** AP-W5: done — remove the item, unless another runner has taken it over since. */
+export async function completeDue(d: DueItem, token: string): Promise<void> {
+  try {
+    await db().send(
+      new DeleteCommand({
+        TableName: tableName(),
+        Key: itemKey(d),
+        ConditionExpression: 'lease_token = :token',
+        ExpressionAttributeValues: { ':token': token },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+
+/** AP-W6: failed — count the attempt and keep the item leased until its retry time. */
+export async function retryDue(d: DueItem, token: string, attempts: number, retryAt: number): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: itemKey(d),
+        UpdateExpression: 'SET attempts = :a, leased_until = :retry',
+        ConditionExpression: 'lease_token = :token',
+        ExpressionAttributeValues: { ':a': attempts, ':retry': retryAt, ':token': token },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+
+/** AP-W7: out of attempts — keep the work for an operator under `DUEDEAD#<kind>`, then remove it. */
+export async function buryDue(d: DueItem, token: string, error: string, now: number): Promise<void> {
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...keys.dueDead(d.kind, d.due_at, d.ref),
+        entity: 'due_dead',
+        schema_version: SCHEMA_VERSION,
+        kind: d.kind,
+        ref: d.ref,
+        due_at: d.due_at,
+        payload: d.payload,
+        attempts: d.attempts,
+        error,
+        buried_at: now,
+      },
+    }),
+  );
+  await completeDue(d, token);
 }

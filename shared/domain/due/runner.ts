@@ -1,7 +1,15 @@
 import { nowSeconds } from '../../clock.ts';
 import { DUE_SHARDS } from '../../db/keys.ts';
 import { logger } from '../../log.ts';
-import { claimDue, type DueItem, putDue, queryDue } from './repository.ts';
+import {
+  buryDue,
+  completeDue,
+  type DueItem,
+  leaseDue,
+  putDue,
+  queryDuePage,
+  retryDue,
+} from './repository.ts';
 
 /**
  * What a due handler may ask for: nothing (done), or to run again at `reschedule` (a cycle reminder
@@ -10,7 +18,12 @@ import { claimDue, type DueItem, putDue, queryDue } from './repository.ts';
 export type DueResult = undefined | { reschedule: number; payload?: Record<string, unknown> };
 export type DueHandler = (item: DueItem, now: number) => Promise<DueResult>;
 
-const MAX_ATTEMPTS = 10;
+/** Failed runs before the item is moved to `DUEDEAD#<kind>` for an operator. */
+export const MAX_ATTEMPTS = 10;
+/** How long a runner holds an item; longer than the scheduled function's timeout. */
+export const LEASE_SECONDS = 120;
+const RETRY_SECONDS = 60;
+const MAX_PAGES = 50;
 
 export interface RunSummary {
   ran: number;
@@ -18,19 +31,36 @@ export interface RunSummary {
 }
 
 /**
- * Runs everything due by now, shard by shard. Each item is claimed with a conditional delete, so
- * two runners at once never run the same item; a failed item is put back a minute later (up to
- * MAX_ATTEMPTS), so work is never lost to a transient error.
+ * Runs everything due by now, shard by shard, page by page. Each item is leased with a conditional
+ * write, so two runners at once never run the same item, and it is removed only once its work is
+ * done: a runner that dies mid-way loses nothing (the lease expires and the next run takes over). A
+ * failed item is retried a minute later, at most MAX_ATTEMPTS times, then kept under DUEDEAD.
+ * Items of a kind without a handler, and items leased by another runner, are passed over.
  */
-export async function runDueWork(handlers: Record<string, DueHandler>, now = nowSeconds()): Promise<RunSummary> {
+export async function runDueWork(
+  handlers: Record<string, DueHandler>,
+  now = nowSeconds(),
+): Promise<RunSummary> {
   const summary: RunSummary = { ran: 0, failed: 0 };
   await Promise.all(
     Array.from({ length: DUE_SHARDS }, async (_, shard) => {
-      for (let page = 0; page < 50; page++) {
-        const items = await queryDue(shard, now);
-        if (items.length === 0) return;
-        for (const item of items) await runOne(item, handlers, now, summary);
-        if (items.length < 100) return;
+      let start: Record<string, unknown> | undefined;
+      for (let page = 0; page < MAX_PAGES; page++) {
+        const { items, next } = await queryDuePage(shard, now, 100, start);
+        for (const item of items) {
+          try {
+            await runOne(item, handlers, now, summary);
+          } catch (err) {
+            // The item keeps its lease and is taken over when it expires.
+            logger.error('due work bookkeeping failed', {
+              kind: item.kind,
+              ref: item.ref,
+              error: err as Error,
+            });
+          }
+        }
+        if (!next) return;
+        start = next;
       }
     }),
   );
@@ -44,17 +74,32 @@ async function runOne(item: DueItem, handlers: Record<string, DueHandler>, now: 
     logger.warn('no handler for due work; left for later', { kind: item.kind, ref: item.ref });
     return;
   }
-  if (!(await claimDue(item))) return;
+  if (item.leased_until !== undefined && item.leased_until > now) return;
+  const token = await leaseDue(item, now, LEASE_SECONDS);
+  if (!token) return;
+  let result: DueResult;
   try {
-    const result = await handler(item, now);
-    summary.ran++;
-    if (result) {
-      await putDue({ ...item, due_at: result.reschedule, payload: result.payload ?? item.payload, attempts: 0 });
-    }
+    result = await handler(item, now);
   } catch (err) {
     summary.failed++;
     const attempts = (item.attempts ?? 0) + 1;
     logger.error('due work failed', { kind: item.kind, ref: item.ref, attempts, error: err as Error });
-    if (attempts < MAX_ATTEMPTS) await putDue({ ...item, due_at: now + 60, attempts });
+    if (attempts < MAX_ATTEMPTS) await retryDue(item, token, attempts, now + RETRY_SECONDS);
+    else await buryDue({ ...item, attempts }, token, (err as Error).message ?? String(err), now);
+    return;
   }
+  summary.ran++;
+  if (result && result.reschedule !== item.due_at) {
+    await putDue({
+      ...item,
+      due_at: result.reschedule,
+      payload: result.payload ?? item.payload,
+      attempts: 0,
+    });
+  } else if (result) {
+    // Same time again: keep the item, free it for the next run.
+    await retryDue(item, token, 0, now);
+    return;
+  }
+  await completeDue(item, token);
 }
