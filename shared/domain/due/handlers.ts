@@ -1,7 +1,12 @@
 import { fireReminder } from '../workflows/reminders.ts';
 import { ANNOUNCE_KIND, type AnnouncePayload, announce, REMIND_KIND } from '../workflows/service.ts';
 import { expirePause, PAUSE_EXPIRY } from '../tasks/service.ts';
-import { FLUSH_KIND, flushCompressWindow, RECOVERY_DELAY_KIND, runRecoveryDelay } from '../alarms/pipeline.ts';
+import {
+  FLUSH_KIND,
+  flushCompressWindow,
+  RECOVERY_DELAY_KIND,
+  runRecoveryDelay,
+} from '../alarms/pipeline.ts';
 import type { DueHandler } from './runner.ts';
 
 /**
