@@ -52,12 +52,15 @@ export const keys = {
     gsi1sk: `WF#${pad(id)}`,
   }),
   openWorkflowsOfMetric: (taskId: number, metric: string) => ({ gsi1pk: `WFOPEN#${taskId}#${metric}` }),
-  /** Idempotency guard: the workflow generated from one alarm (history uuid). */
-  workflowOfAlarm: (uuid: string) => ({ pk: `WFALARM#${uuid}`, sk: 'WFALARM' }),
+  /** Idempotency guard: the workflow generated from one alarm of a task (history uuid). */
+  workflowOfAlarm: (taskId: number, uuid: string) => ({ pk: `WFALARM#${taskId}#${uuid}`, sk: 'WFALARM' }),
 
   // Alarm pipeline (shared/domain/alarms/repository.ts)
-  /** One item per alarm: the stored alarm (history) and the pipeline's decisions. */
-  alarm: (uuid: string) => ({ pk: `ALARM#${uuid}`, sk: 'ALARM' }),
+  /**
+   * One item per alarm of a task: the stored alarm (history) and the pipeline's decisions. Keyed by task
+   * too, since a report may choose its uuid: another task reusing it must not collide.
+   */
+  alarm: (taskId: number, uuid: string) => ({ pk: `ALARM#${taskId}#${uuid}`, sk: 'ALARM' }),
   /** State of one compression metric of a task: window, upgrade firing, delay recovery. */
   metricState: (taskId: number, metric: string) => ({ pk: `METRIC#${taskId}#${metric}`, sk: 'STATE' }),
   /** Alarms of a metric counted per minute (upgrade), in the metric's item collection. */

@@ -43,7 +43,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
-const recordOf = (uuid: string) => until<AlarmRecord>(`record ${uuid}`, () => getAlarmRecord(uuid));
+const recordOf = (t: { id: number }, uuid: string) =>
+  until<AlarmRecord>(`record ${uuid}`, () => getAlarmRecord(t.id, uuid));
 
 /** Reports an alarm and waits until the pipeline recorded it. */
 async function alarm(t: CreatedTask, ctn: Record<string, unknown>): Promise<AlarmRecord> {
@@ -53,7 +54,7 @@ async function alarm(t: CreatedTask, ctn: Record<string, unknown>): Promise<Alar
     json: { taskid: t.id, timestamp, sign: hmacSign(t.token, t.id, timestamp), ctn },
   });
   if (res.code !== 0) throw new Error(`report refused: ${res.code} ${res.msg}`);
-  return recordOf(res.data.uuid as string);
+  return recordOf(t, res.data.uuid as string);
 }
 
 async function alarms(t: CreatedTask, n: number): Promise<AlarmRecord[]> {
@@ -252,7 +253,7 @@ describe('recovery, delay mode (behavior 7.1)', () => {
     // 121 minutes after the last alarm.
     await advanceClock(21 * 60);
     const [ev] = await waitEvents(t, 'RECOVERY', 1);
-    expect(ev.headers['webhook-id']).toBe(`${last.uuid}:RECOVERY`);
+    expect(ev.headers['webhook-id']).toBe(`${t.id}:${last.uuid}:RECOVERY`);
     expect(ev.json).toMatchObject({
       event: 'RECOVERY',
       type: 'recovery',

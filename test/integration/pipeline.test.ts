@@ -58,7 +58,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
   }
 }
 
-const recordOf = (uuid: string) => until<AlarmRecord>(`record ${uuid}`, () => getAlarmRecord(uuid));
+const recordOf = (t: { id: number }, uuid: string) =>
+  until<AlarmRecord>(`record ${uuid}`, () => getAlarmRecord(t.id, uuid));
 
 /** The webhook events of a task (PING excluded). */
 const eventsOf = (t: { id: number }, event?: string): Received[] =>
@@ -108,9 +109,9 @@ describe('stored alarms without compression', () => {
     const uuid = await reportOk(t, { hostname: 'web-1', disk: 97 }, { level: 2, notice_time: 1_700_000_123 });
     // Assert
     const [ev] = await waitEvents(t, 1);
-    const record = await recordOf(uuid);
+    const record = await recordOf(t, uuid);
     expect(record).toMatchObject({ outcome: 'compress_disable', notify: 'now', task_id: t.id });
-    expect(ev.headers['webhook-id']).toBe(`${uuid}:ALARM`);
+    expect(ev.headers['webhook-id']).toBe(`${t.id}:${uuid}:ALARM`);
     expect(ev.json).toEqual({
       event: 'ALARM',
       type: 'compress_disable',
@@ -130,7 +131,10 @@ describe('stored alarms without compression', () => {
       extra: {},
     });
     expect(record.history.id).toBeGreaterThan(0);
-    expect(await jobIdsOf(t.id, 2)).toEqual([`${uuid}:not_compress:email`, `${uuid}:not_compress:sms`]);
+    expect(await jobIdsOf(t.id, 2)).toEqual([
+      `${t.id}:${uuid}:not_compress:email`,
+      `${t.id}:${uuid}:not_compress:sms`,
+    ]);
   });
 
   it('flag_save_db 0: ALARM not_save_db with msg and nothing stored', async () => {
@@ -146,8 +150,8 @@ describe('stored alarms without compression', () => {
       },
       extra: {},
     });
-    expect(await getAlarmRecord(uuid)).toBeUndefined();
-    expect(await jobIdsOf(t.id, 1)).toEqual([`${uuid}:not_compress:email`]);
+    expect(await getAlarmRecord(t.id, uuid)).toBeUndefined();
+    expect(await jobIdsOf(t.id, 1)).toEqual([`${t.id}:${uuid}:not_compress:email`]);
   });
 });
 
@@ -160,8 +164,8 @@ describe('filter (behavior 7.2)', () => {
     const rejected = await reportOk(t, { app: 'web' }, { level: 1 });
     const [ev] = await waitEvents(t, 1);
     expect(ev.json.data.history).toMatchObject({ uuid: kept, level: 3, leve: 3 });
-    expect(await recordOf(kept)).toMatchObject({ outcome: 'compress_disable', reported_level: 0 });
-    expect(await recordOf(rejected)).toMatchObject({
+    expect(await recordOf(t, kept)).toMatchObject({ outcome: 'compress_disable', reported_level: 0 });
+    expect(await recordOf(t, rejected)).toMatchObject({
       outcome: 'rejected',
       notify: 'none',
       history: { level: 1 },
@@ -176,9 +180,9 @@ describe('filter (behavior 7.2)', () => {
     const kept = await reportOk(t, { app: 'web' }, { level: 2 });
     const [ev] = await waitEvents(t, 1);
     expect(ev.json.data.history).toMatchObject({ uuid: kept, level: 2 });
-    await recordOf(kept);
+    await recordOf(t, kept);
     await settle();
-    expect(await getAlarmRecord(dropped)).toBeUndefined();
+    expect(await getAlarmRecord(t.id, dropped)).toBeUndefined();
     expect(eventsOf(t)).toHaveLength(1);
   });
 
@@ -211,11 +215,19 @@ describe('receivers: dispatch and override (behavior 7.6)', () => {
     const both = await reportOk(t, { app: 'pay' }, { level: 3 });
     const second = await reportOk(t, { app: 'web' }, { level: 2 });
     const none = await reportOk(t, { app: 'web' }, { level: 0 });
-    expect((await recordOf(both)).selection).toEqual({ override: false, dispatch: [0], defaults: false });
-    expect((await recordOf(second)).selection).toEqual({ override: false, dispatch: [1], defaults: false });
-    expect((await recordOf(none)).selection).toEqual({ override: false, dispatch: [], defaults: true });
+    expect((await recordOf(t, both)).selection).toEqual({ override: false, dispatch: [0], defaults: false });
+    expect((await recordOf(t, second)).selection).toEqual({
+      override: false,
+      dispatch: [1],
+      defaults: false,
+    });
+    expect((await recordOf(t, none)).selection).toEqual({ override: false, dispatch: [], defaults: true });
     expect(await jobIdsOf(t.id, 3)).toEqual(
-      [`${both}:not_compress:sms`, `${second}:not_compress:email`, `${none}:not_compress:phone`].sort(),
+      [
+        `${t.id}:${both}:not_compress:sms`,
+        `${t.id}:${second}:not_compress:email`,
+        `${t.id}:${none}:not_compress:phone`,
+      ].sort(),
     );
     // The task's webhook gets every alarm event whichever receivers were chosen.
     expect(await waitEvents(t, 3)).toHaveLength(3);
@@ -226,8 +238,15 @@ describe('receivers: dispatch and override (behavior 7.6)', () => {
       receiver: { channels: { email: [3], webhook: receiver.url }, dispatch, mode: 2 },
     });
     const uuid = await reportOk(t, { app: 'pay' }, { level: 2 });
-    expect((await recordOf(uuid)).selection).toEqual({ override: false, dispatch: [0, 1], defaults: true });
-    expect(await jobIdsOf(t.id, 2)).toEqual([`${uuid}:not_compress:email`, `${uuid}:not_compress:sms`]);
+    expect((await recordOf(t, uuid)).selection).toEqual({
+      override: false,
+      dispatch: [0, 1],
+      defaults: true,
+    });
+    expect(await jobIdsOf(t.id, 2)).toEqual([
+      `${t.id}:${uuid}:not_compress:email`,
+      `${t.id}:${uuid}:not_compress:sms`,
+    ]);
     const emails = (await listRecentAttemptsOfTask(t.id, 50)).filter((a) => a.channel === 'email');
     // group 1 (users 1, 2) merged with the default e-mail receiver (user 3): one job, three targets.
     expect(new Set(emails.map((a) => a.target)).size).toBe(3);
@@ -236,11 +255,11 @@ describe('receivers: dispatch and override (behavior 7.6)', () => {
   it('a report override replaces the task receivers', async () => {
     const t = await pipelineTask({ receiver: { channels: { email: [1], webhook: receiver.url }, dispatch } });
     const uuid = await reportOk(t, { app: 'pay' }, { receiver: { channels: { dingworker: [2] } } });
-    expect(await recordOf(uuid)).toMatchObject({
+    expect(await recordOf(t, uuid)).toMatchObject({
       selection: { override: true, dispatch: [], defaults: false },
       receiver: { channels: { dingworker: [2] } },
     });
-    expect(await jobIdsOf(t.id, 1)).toEqual([`${uuid}:not_compress:dingworker`]);
+    expect(await jobIdsOf(t.id, 1)).toEqual([`${t.id}:${uuid}:not_compress:dingworker`]);
   });
 });
 
@@ -259,22 +278,25 @@ describe('at-least-once delivery of alarm messages', () => {
     const m = alarmMessage(t, { host: 'x' });
     // Act: twice in one batch, then again after it was processed.
     await publish('alarm', [{ body: m }, { body: m }]);
-    const first = await recordOf(m.uuid);
+    const first = await recordOf(t, m.uuid);
     await waitEvents(t, 1);
     await publish('alarm', [{ body: m }]);
     const next = alarmMessage(t, { host: 'y' });
     await publish('alarm', [{ body: next }]);
     // Assert: the next alarm is k = 2 of the window (the copies did not count), and notified.
-    expect(await recordOf(next.uuid)).toMatchObject({
+    expect(await recordOf(t, next.uuid)).toMatchObject({
       k: 2,
       notify: 'now',
       history: { batch: first.history.batch },
     });
     await waitEvents(t, 2);
     await settle();
-    expect(await getAlarmRecord(m.uuid)).toEqual(first);
+    expect(await getAlarmRecord(t.id, m.uuid)).toEqual(first);
     const events = eventsOf(t, 'ALARM');
-    expect(events.map((e) => e.headers['webhook-id'])).toEqual([`${m.uuid}:ALARM`, `${next.uuid}:ALARM`]);
+    expect(events.map((e) => e.headers['webhook-id'])).toEqual([
+      `${t.id}:${m.uuid}:ALARM`,
+      `${t.id}:${next.uuid}:ALARM`,
+    ]);
   });
 });
 
@@ -288,10 +310,10 @@ describe('tasks that are not running', () => {
     const running = await pipelineTask();
     const sentinel = alarmMessage(running, { s: 1 });
     await publish('alarm', [{ body: m }, { body: sentinel }]);
-    await recordOf(sentinel.uuid);
+    await recordOf(running, sentinel.uuid);
     await waitEvents(running, 1);
     await settle();
-    expect(await getAlarmRecord(m.uuid)).toBeUndefined();
+    expect(await getAlarmRecord(t.id, m.uuid)).toBeUndefined();
     expect(await listRecentAttemptsOfTask(t.id)).toEqual([]);
   }
 
@@ -324,18 +346,18 @@ describe('upgrade (behavior 7.4)', () => {
     const uuids: string[] = [];
     for (let i = 0; i < 5; i++) {
       uuids.push(await reportOk(t, { n: i }));
-      await recordOf(uuids[i]);
+      await recordOf(t, uuids[i]);
     }
     const [up] = await waitEvents(t, 1, 'UPGRADE');
-    const third = await recordOf(uuids[2]);
+    const third = await recordOf(t, uuids[2]);
     expect(up.json).toMatchObject({
       event: 'UPGRADE',
       type: 'upgrade',
       data: { task: { id: t.id }, history: { uuid: uuids[2], level: 0, metric: third.history.metric } },
     });
     expect(third.upgrades).toEqual([{ key: '0.600.3', index: 0, zcount: 3 }]);
-    expect((await recordOf(uuids[4])).upgrades).toEqual([]);
-    expect(await jobDone(t.id, `${uuids[2]}:upgrade:0.600.3:sms`)).toBe(true);
+    expect((await recordOf(t, uuids[4])).upgrades).toEqual([]);
+    expect(await jobDone(t.id, `${t.id}:${uuids[2]}:upgrade:0.600.3:sms`)).toBe(true);
     await settle();
     expect(eventsOf(t, 'UPGRADE')).toHaveLength(1);
   });
@@ -366,22 +388,22 @@ describe('recovery, condition mode (behavior 7.1)', () => {
     const workflowId = generated.json.data.workflow.id as number;
     const recovered = await reportOk(t, { host: 'db-1', status: 'ok' });
     const [ev] = await waitEvents(t, 1, 'RECOVERY');
-    expect(ev.headers['webhook-id']).toBe(`${recovered}:RECOVERY`);
+    expect(ev.headers['webhook-id']).toBe(`${t.id}:${recovered}:RECOVERY`);
     expect(ev.json).toMatchObject({
       event: 'RECOVERY',
       type: 'recovery',
       data: { task: { id: t.id }, history: { uuid: recovered, ctn: { host: 'db-1', status: 'ok' } } },
     });
-    expect(await recordOf(recovered)).toMatchObject({
+    expect(await recordOf(t, recovered)).toMatchObject({
       outcome: 'recovery',
-      recovery_metric: (await recordOf(alarm)).history.metric,
+      recovery_metric: (await recordOf(t, alarm)).history.metric,
     });
     const wf = await until('workflow finished', async () => {
       const res = await api.get('/workflow/show', { query: { id: workflowId } });
       return res.data.workflow?.status === 2 ? res.data.workflow : undefined;
     });
     expect(wf.pipelines.at(-1)).toMatchObject({ status: 2, remark: 'recovered', created_by: 0 });
-    expect(await jobDone(t.id, `${recovered}:recovery:email`)).toBe(true);
+    expect(await jobDone(t.id, `${t.id}:${recovered}:recovery:email`)).toBe(true);
   });
 
   it('a task that does not store alarms sends RECOVERY not_save_db with msg', async () => {
@@ -393,6 +415,6 @@ describe('recovery, condition mode (behavior 7.1)', () => {
       type: 'not_save_db',
       data: { task: { id: t.id }, msg: { uuid, level: 1, leve: 1, ctn: { status: 'ok' } } },
     });
-    expect(await getAlarmRecord(uuid)).toBeUndefined();
+    expect(await getAlarmRecord(t.id, uuid)).toBeUndefined();
   });
 });

@@ -91,10 +91,10 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
     },
     sleep: async () => undefined,
     repo: {
-      getAlarmRecord: async (uuid: string) => records.get(uuid),
+      getAlarmRecord: async (taskId: number, uuid: string) => records.get(`${taskId}#${uuid}`),
       putAlarmRecord: async (r: AlarmRecord) => {
-        if (records.has(r.uuid)) return 'exists' as const;
-        records.set(r.uuid, structuredClone(r));
+        if (records.has(`${r.task_id}#${r.uuid}`)) return 'exists' as const;
+        records.set(`${r.task_id}#${r.uuid}`, structuredClone(r));
         return 'created' as const;
       },
       getMetricState: async (taskId: number, metric: string) =>
@@ -115,14 +115,14 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
         }
         if (states.get(key)?.version !== c.expectedVersion)
           return { ok: false, duplicates: [], conflict: true };
-        const duplicates = c.records.filter((r) => records.has(r.uuid)).map((r) => r.uuid);
+        const duplicates = c.records.filter((r) => records.has(`${r.task_id}#${r.uuid}`)).map((r) => r.uuid);
         if (duplicates.length) return { ok: false, duplicates, conflict: false };
         states.set(key, structuredClone(c.state));
         if (c.bucket) {
           const bk = `${key}#${c.bucket.minute}`;
           buckets.set(bk, (buckets.get(bk) ?? 0) + c.bucket.add);
         }
-        for (const r of c.records) records.set(r.uuid, structuredClone(r));
+        for (const r of c.records) records.set(`${r.task_id}#${r.uuid}`, structuredClone(r));
         dues.push(...c.dues);
         return { ok: true };
       },
@@ -196,7 +196,7 @@ describe('processAlarmBatch', () => {
     const f = fakes(testTask());
     const a = alarm({ host: 'h' });
     expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([]);
-    const rec = f.records.get(a.uuid);
+    const rec = f.records.get(`42#${a.uuid}`);
     expect(rec).toMatchObject({
       outcome: 'compress_disable',
       notify: 'now',
@@ -205,7 +205,7 @@ describe('processAlarmBatch', () => {
     expect(f.events).toEqual([
       {
         taskId: 42,
-        eventId: `${a.uuid}:ALARM`,
+        eventId: `42:${a.uuid}:ALARM`,
         body: {
           event: 'ALARM',
           type: 'compress_disable',
@@ -218,7 +218,7 @@ describe('processAlarmBatch', () => {
       },
     ]);
     expect(f.jobs.map((j) => [j.job_id, j.scene])).toEqual([
-      [`${a.uuid}:not_compress:email`, 'not_compress'],
+      [`42:${a.uuid}:not_compress:email`, 'not_compress'],
     ]);
   });
 
@@ -231,7 +231,7 @@ describe('processAlarmBatch', () => {
     const state = [...f.states.values()][0];
     expect(state.window?.k).toBe(1);
     expect(state.version).toBe(1);
-    expect(f.events.map((e) => e.eventId)).toEqual([`${a.uuid}:ALARM`, `${a.uuid}:ALARM`]);
+    expect(f.events.map((e) => e.eventId)).toEqual([`42:${a.uuid}:ALARM`, `42:${a.uuid}:ALARM`]);
   });
 
   it('a consumer that failed after the commit loses nothing: the retry re-runs the side effects only', async () => {
@@ -248,21 +248,22 @@ describe('processAlarmBatch', () => {
   it.each([
     ['not compressed', {}],
     ['compressed', { compress: full }],
-  ])("never replays another task's record for a reused uuid (%s)", async (_name, over) => {
+  ])("processes a uuid reused by another task as that task's own alarm (%s)", async (_name, over) => {
     // Arrange: task 42 recorded the uuid; later task 43 reports the same (client-chosen) uuid
     const f = fakes(testTask(over));
     const a = alarm({ secret_of_42: 'x' });
     await processAlarmBatch([msg(a)], f.deps);
-    const sent = [f.events.length, f.jobs.length];
     f.deps.getTask = async (id) =>
       testTask({ ...over, id, name: 'other', receiver: { channels: { sms: [2] } } });
     // Act
     const failed = await processAlarmBatch([msg({ ...a, task_id: 43, ctn: { mine: 1 } })], f.deps);
-    // Assert: acknowledged, nothing of task 42's alarm sent for task 43, the first record intact
+    // Assert: task 43 gets its own record and its own event; task 42's record is intact
     expect(failed).toEqual([]);
-    expect([f.events.length, f.jobs.length]).toEqual(sent);
-    expect(f.events.some((e) => e.taskId === 43)).toBe(false);
-    expect(f.records.get(a.uuid)?.task_id).toBe(42);
+    expect(f.records.get(`42#${a.uuid}`)?.history.ctn).toEqual({ secret_of_42: 'x' });
+    expect(f.records.get(`43#${a.uuid}`)?.history.ctn).toEqual({ mine: 1 });
+    const mine = f.events.filter((e) => e.taskId === 43);
+    expect(mine).toHaveLength(1);
+    expect(JSON.stringify(mine[0].body)).not.toContain('secret_of_42');
   });
 
   it('copies of one alarm in one batch are processed once and acknowledged together', async () => {
@@ -283,7 +284,7 @@ describe('processAlarmBatch', () => {
     const f = fakes(testTask({ compress: full }), { conflicts: 3 });
     const a = alarm({ host: 'h' });
     expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([]);
-    expect(f.records.get(a.uuid)?.k).toBe(1);
+    expect(f.records.get(`42#${a.uuid}`)?.k).toBe(1);
   });
 
   it('reports the whole group when contention never clears', async () => {
@@ -301,8 +302,13 @@ describe('processAlarmBatch', () => {
     await processAlarmBatch([msg(first)], f.deps);
     const more = [alarm({ n: 1 }), alarm({ n: 2 }), alarm({ n: 3 })];
     expect(await processAlarmBatch([msg(first), ...more.map(msg)], f.deps)).toEqual([]);
-    expect([first, ...more].map((a) => f.records.get(a.uuid)?.k)).toEqual([1, 2, 1, 2]);
-    expect([first, ...more].map((a) => f.records.get(a.uuid)?.notify)).toEqual(['now', 'now', 'now', 'now']);
+    expect([first, ...more].map((a) => f.records.get(`42#${a.uuid}`)?.k)).toEqual([1, 2, 1, 2]);
+    expect([first, ...more].map((a) => f.records.get(`42#${a.uuid}`)?.notify)).toEqual([
+      'now',
+      'now',
+      'now',
+      'now',
+    ]);
     expect(f.records.size).toBe(4);
   });
 
@@ -340,11 +346,11 @@ describe('processAlarmBatch', () => {
     const a = alarm({ x: 1 });
     await processAlarmBatch([msg(a)], f.deps);
     expect(f.log).toEqual([
-      `event ${a.uuid}:UPGRADE:0.5.1`,
-      `job ${a.uuid}:upgrade:0.5.1:sms`,
+      `event 42:${a.uuid}:UPGRADE:0.5.1`,
+      `job 42:${a.uuid}:upgrade:0.5.1:sms`,
       `workflow ${a.uuid}`,
-      `event ${a.uuid}:ALARM`,
-      `job ${a.uuid}:compressed:email`,
+      `event 42:${a.uuid}:ALARM`,
+      `job 42:${a.uuid}:compressed:email`,
     ]);
     const upgradeJob = f.jobs.find((j) => j.scene === 'upgrade');
     expect(upgradeJob?.context.context).toEqual({
@@ -378,9 +384,9 @@ describe('processAlarmBatch', () => {
     const f = fakes(testTask({ compress: full, recovery }));
     const a = alarm({ status: 'ok' });
     await processAlarmBatch([msg(a)], f.deps);
-    expect(f.records.get(a.uuid)?.outcome).toBe('recovery');
+    expect(f.records.get(`42#${a.uuid}`)?.outcome).toBe('recovery');
     expect(f.events.map((e) => [e.body.event, e.body.type, e.eventId])).toEqual([
-      ['RECOVERY', 'recovery', `${a.uuid}:RECOVERY`],
+      ['RECOVERY', 'recovery', `42:${a.uuid}:RECOVERY`],
     ]);
     expect(f.jobs.map((j) => j.scene)).toEqual(['recovery']);
     expect(f.finished).toEqual([
@@ -400,7 +406,7 @@ describe('due work', () => {
       [FLUSH_KIND, 1_700_000_300, a.uuid],
     ]);
     expect(await flushCompressWindow(f.dues[0], 1_700_000_300, f.deps)).toBeUndefined();
-    expect(f.events.map((e) => [e.body.type, e.eventId])).toEqual([['compressed', `${a.uuid}:ALARM`]]);
+    expect(f.events.map((e) => [e.body.type, e.eventId])).toEqual([['compressed', `42:${a.uuid}:ALARM`]]);
   });
 
   it('compress-flush holds while the task is paused', async () => {
@@ -423,7 +429,7 @@ describe('due work', () => {
     expect(await runRecoveryDelay(due, 1_700_000_120, f.deps)).toEqual({ reschedule: 1_700_000_180 });
     expect(await runRecoveryDelay(due, 1_700_000_180, f.deps)).toBeUndefined();
     expect(f.events.filter((e) => e.body.event === 'RECOVERY').map((e) => e.eventId)).toEqual([
-      `${b.uuid}:RECOVERY`,
+      `42:${b.uuid}:RECOVERY`,
     ]);
     expect(f.finished).toHaveLength(1);
     expect([...f.states.values()][0].recovery_pending).toBe(false);

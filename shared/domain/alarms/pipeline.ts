@@ -260,12 +260,12 @@ async function processSingle(
         task,
         receivers: selectedReceivers(task.receiver, selection, alarm.receiver),
         scene: recovery ? 'recovery' : 'not_compress',
-        jobId: `${alarm.uuid}:${recovery ? 'recovery' : 'not_compress'}`,
+        jobId: `${alarm.task_id}:${alarm.uuid}:${recovery ? 'recovery' : 'not_compress'}`,
         history: msg,
         context: { type: 'not_save_db' },
         event: {
           body: event(recovery ? 'RECOVERY' : 'ALARM', 'not_save_db', { task: taskRef(task), msg }),
-          eventId: `${alarm.uuid}:${recovery ? 'RECOVERY' : 'ALARM'}`,
+          eventId: `${alarm.task_id}:${alarm.uuid}:${recovery ? 'RECOVERY' : 'ALARM'}`,
         },
       },
       deps,
@@ -283,7 +283,7 @@ async function processSingle(
   const stored =
     (await deps.repo.putAlarmRecord(record)) === 'created'
       ? record
-      : await deps.repo.getAlarmRecord(alarm.uuid);
+      : await deps.repo.getAlarmRecord(task.id, alarm.uuid);
   if (!stored) throw new Error(`alarm ${alarm.uuid}: record not found after a duplicate put`);
   await runEffects(task, stored, deps);
 }
@@ -384,7 +384,7 @@ async function processGroup(task: Task, metric: string, items: GroupItem[], deps
   }
   for (const r of committed) await runEffects(task, r, deps);
   for (const uuid of replays) {
-    const r = await deps.repo.getAlarmRecord(uuid);
+    const r = await deps.repo.getAlarmRecord(task.id, uuid);
     if (r) await runEffects(task, r, deps);
   }
 }
@@ -396,10 +396,13 @@ function alarmNotice(task: Task, record: AlarmRecord, type: string): Notice {
     task,
     receivers: selectedReceivers(task.receiver, record.selection, record.receiver),
     scene,
-    jobId: `${record.uuid}:${scene}`,
+    jobId: `${record.task_id}:${record.uuid}:${scene}`,
     history,
     context: { type },
-    event: { body: event('ALARM', type, { task: taskRef(task), history }), eventId: `${record.uuid}:ALARM` },
+    event: {
+      body: event('ALARM', type, { task: taskRef(task), history }),
+      eventId: `${record.task_id}:${record.uuid}:ALARM`,
+    },
   };
 }
 
@@ -409,12 +412,12 @@ function recoveryNotice(task: Task, record: AlarmRecord): Notice {
     task,
     receivers: selectedReceivers(task.receiver, record.selection, record.receiver),
     scene: 'recovery',
-    jobId: `${record.uuid}:recovery`,
+    jobId: `${record.task_id}:${record.uuid}:recovery`,
     history,
     context: { type: 'recovery' },
     event: {
       body: event('RECOVERY', 'recovery', { task: taskRef(task), history }),
-      eventId: `${record.uuid}:RECOVERY`,
+      eventId: `${record.task_id}:${record.uuid}:RECOVERY`,
     },
   };
 }
@@ -440,28 +443,18 @@ function upgradeNotice(
     task,
     receivers,
     scene: 'upgrade',
-    jobId: `${record.uuid}:upgrade:${fire.key}`,
+    jobId: `${record.task_id}:${record.uuid}:upgrade:${fire.key}`,
     history,
     context: { rule, zcount: fire.zcount },
     event: {
       body: event('UPGRADE', 'upgrade', { task: taskRef(task), history }),
-      eventId: `${record.uuid}:UPGRADE:${fire.key}`,
+      eventId: `${record.task_id}:${record.uuid}:UPGRADE:${fire.key}`,
     },
   };
 }
 
 /** The side effects of a recorded alarm, in stage order (upgrade -> workflow -> notify). Idempotent. */
 async function runEffects(task: Task, record: AlarmRecord, deps: PipelineDeps): Promise<void> {
-  // Records are keyed by uuid alone and a report may choose its uuid: another task's record is never
-  // replayed as this task's (its content would go to this task's receivers).
-  if (record.task_id !== task.id) {
-    logger.error('alarm uuid already recorded for another task; dropped', {
-      uuid: record.uuid,
-      taskId: task.id,
-      recordTaskId: record.task_id,
-    });
-    return;
-  }
   if (record.outcome === 'recovery') {
     await sendNotice(recoveryNotice(task, record), deps);
     if (record.recovery_metric) await deps.finishWorkflowsOfMetric({ task, metric: record.recovery_metric });
@@ -498,7 +491,7 @@ export async function flushCompressWindow(item: DueItem, now: number, deps: Pipe
   const held = heldFor(task, now);
   if (held === 'drop') return undefined;
   if (held) return held;
-  const record = await deps.repo.getAlarmRecord(uuid);
+  const record = await deps.repo.getAlarmRecord(task.id, uuid);
   if (!record) {
     logger.error('compress flush: alarm record not found', { uuid });
     return undefined;
@@ -534,7 +527,7 @@ export async function runRecoveryDelay(
   if (held) return held;
   const dueAt = (state.last_at ?? 0) + delay;
   if (now < dueAt) return { reschedule: dueAt };
-  const record = state.last_uuid ? await deps.repo.getAlarmRecord(state.last_uuid) : undefined;
+  const record = state.last_uuid ? await deps.repo.getAlarmRecord(task.id, state.last_uuid) : undefined;
   if (record) {
     await sendNotice(recoveryNotice(task, record), deps);
     await deps.finishWorkflowsOfMetric({ task, metric });

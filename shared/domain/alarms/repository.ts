@@ -21,16 +21,16 @@ function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
   return rest as T;
 }
 
-/** AP-P1: the record of an alarm by uuid (strongly consistent: a redelivery must see the first write). */
-export async function getAlarmRecord(uuid: string): Promise<AlarmRecord | undefined> {
+/** AP-P1: the record of a task's alarm by uuid (strongly consistent: a redelivery must see the first write). */
+export async function getAlarmRecord(taskId: number, uuid: string): Promise<AlarmRecord | undefined> {
   const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.alarm(uuid), ConsistentRead: true }),
+    new GetCommand({ TableName: tableName(), Key: keys.alarm(taskId, uuid), ConsistentRead: true }),
   );
   return strip<AlarmRecord>(out.Item);
 }
 
 function alarmItem(record: AlarmRecord): Record<string, unknown> {
-  return { ...keys.alarm(record.uuid), entity: 'alarm', schema_version: SCHEMA_VERSION, ...record };
+  return { ...keys.alarm(record.task_id, record.uuid), entity: 'alarm', schema_version: SCHEMA_VERSION, ...record };
 }
 
 /** AP-P2: store an alarm record once. `exists` when the uuid was already recorded. */

@@ -110,9 +110,9 @@ export async function allocateWorkflowId(): Promise<number> {
 }
 
 /** AP-F2: the workflow generated from an alarm (idempotency guard), by history uuid. */
-export async function getWorkflowIdOfAlarm(uuid: string): Promise<number | undefined> {
+export async function getWorkflowIdOfAlarm(taskId: number, uuid: string): Promise<number | undefined> {
   const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.workflowOfAlarm(uuid), ConsistentRead: true }),
+    new GetCommand({ TableName: tableName(), Key: keys.workflowOfAlarm(taskId, uuid), ConsistentRead: true }),
   );
   return out.Item ? Number(out.Item.workflow_id) : undefined;
 }
@@ -135,7 +135,7 @@ export async function insertWorkflow(input: {
             Put: {
               TableName: tableName(),
               Item: {
-                ...keys.workflowOfAlarm(workflow.history.uuid),
+                ...keys.workflowOfAlarm(workflow.task_id, workflow.history.uuid),
                 entity: 'workflow_alarm',
                 schema_version: SCHEMA_VERSION,
                 workflow_id: workflow.id,

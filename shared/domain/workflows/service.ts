@@ -88,7 +88,7 @@ export async function createWorkflow(
   deps: WorkflowDeps = defaultDeps,
 ): Promise<{ id: number; created: boolean }> {
   const { task, history } = input;
-  const existing = await deps.repo.getWorkflowIdOfAlarm(history.uuid);
+  const existing = await deps.repo.getWorkflowIdOfAlarm(task.id, history.uuid);
   if (existing !== undefined) return { id: existing, created: false };
 
   const id = await deps.repo.allocateWorkflowId();
@@ -111,7 +111,7 @@ export async function createWorkflow(
   const outbox = announcement('generated', [pipeline], `${id}:1`, now);
   const result = await deps.repo.insertWorkflow({ workflow, pipeline, outbox });
   if (result === 'duplicate') {
-    const other = await deps.repo.getWorkflowIdOfAlarm(history.uuid);
+    const other = await deps.repo.getWorkflowIdOfAlarm(task.id, history.uuid);
     // A concurrent attempt for the same alarm that did not commit either: let the caller retry.
     if (other === undefined) throw new Error(`workflow of alarm ${history.uuid}: concurrent creation, retry`);
     return { id: other, created: false };
