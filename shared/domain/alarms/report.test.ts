@@ -6,7 +6,8 @@ import { AlarmError, PayloadTooLargeError, UnauthorizedError } from '../errors.t
 import type { Task } from '../tasks/model.ts';
 import { RateLimiter } from './rate-limit.ts';
 import type { ReportReceipt } from './report-repository.ts';
-import { authenticateAlarm, formatReportTime, type ReportDeps, reportAlarm, testAlarm } from './report.ts';
+import { formatDateTime } from '../../clock.ts';
+import { authenticateAlarm, type ReportDeps, reportAlarm, testAlarm } from './report.ts';
 
 beforeAll(() => {
   process.env.TABLE_NAME = 'unit';
@@ -329,13 +330,13 @@ describe('idempotent reports with a client uuid', () => {
   });
 });
 
-describe('formatReportTime', () => {
+describe('formatDateTime (report_time)', () => {
   it.each([
     [0, 'UTC', '1970-01-01 00:00:00'],
     [1582650647, 'UTC', '2020-02-25 17:10:47'],
     [1582650647, 'Asia/Shanghai', '2020-02-26 01:10:47'],
     [1582650647, 'America/New_York', '2020-02-25 12:10:47'],
   ])('formats %i in %s', (seconds, tz, expected) => {
-    expect(formatReportTime(seconds, tz)).toBe(expected);
+    expect(formatDateTime(seconds, tz)).toBe(expected);
   });
 });

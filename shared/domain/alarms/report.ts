@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { nowMs, nowSeconds } from '../../clock.ts';
+import { formatDateTime, nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import type { AlarmMessage } from '../../messaging/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
@@ -198,28 +198,6 @@ async function validateBody(input: Record<string, unknown>, deps: ReportDeps): P
   return body;
 }
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-/** `YYYY-MM-DD HH:MM:SS` in a time zone. */
-export function formatReportTime(seconds: number, timeZone: string): string {
-  let f = formatters.get(timeZone);
-  if (!f) {
-    f = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    });
-    formatters.set(timeZone, f);
-  }
-  const p = Object.fromEntries(f.formatToParts(new Date(seconds * 1000)).map((x) => [x.type, x.value]));
-  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
-}
-
 /** `POST /alarm/report` (behavior 6.1). */
 export async function reportAlarm(
   input: Record<string, unknown>,
@@ -255,7 +233,7 @@ export async function reportAlarm(
     throw new PayloadTooLargeError();
   await deps.publishAlarm(message);
 
-  const answer = { uuid: message.uuid, report_time: formatReportTime(now, config().timeZone) };
+  const answer = { uuid: message.uuid, report_time: formatDateTime(now, config().timeZone) };
   if (!body.uuid) return answer;
   const held = await deps.putReceipt({ ...answer, task_id: task.id, ttl: now + RECEIPT_TTL_SECONDS }, now);
   return answerOf(held, task.id);

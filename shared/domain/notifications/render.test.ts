@@ -1,9 +1,9 @@
+import { formatDateTime } from '../../clock.ts';
 import { describe, expect, it } from 'vitest';
 import type { RenderContext } from '../../messaging/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import {
   buildRenderValues,
-  formatTime,
   plainText,
   type RenderValues,
   renderMessage,
@@ -158,7 +158,7 @@ describe('renderTemplate', () => {
   });
 
   it('formats times in the configured zone', () => {
-    expect(formatTime(1582650647, 'Asia/Shanghai')).toBe('2020-02-26 01:10:47');
+    expect(formatDateTime(1582650647, 'Asia/Shanghai')).toBe('2020-02-26 01:10:47');
   });
 });
 

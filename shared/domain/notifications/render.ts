@@ -1,3 +1,4 @@
+import { formatDateTime } from '../../clock.ts';
 import type { RenderContext } from '../../messaging/messages.ts';
 import { LEVEL_NAMES, type Task } from '../tasks/model.ts';
 import { FORMAT_HTML, type ResolvedTemplate, type TemplateFormat } from './templates.ts';
@@ -40,22 +41,6 @@ function levelName(level: unknown): unknown {
     : level;
 }
 
-/** `YYYY-MM-DD HH:MM:SS` in a time zone. */
-export function formatTime(seconds: number, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(new Date(seconds * 1000));
-  const p = Object.fromEntries(parts.map((x) => [x.type, x.value]));
-  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
-}
-
 /**
  * The values of every namespace for one message: the job's context, the stored task's public fields
  * (plus `compress_method` / `compress_type` by name, `none` when compression is off), the level by
@@ -86,7 +71,7 @@ export function buildRenderValues(
     const h: Record<string, unknown> = { ...context.history };
     if ('level' in h) h.level = levelName(h.level);
     if ('leve' in h) h.leve = levelName(h.leve);
-    if (typeof h.notice_time === 'number') h.notice_at = formatTime(h.notice_time, opts.timeZone);
+    if (typeof h.notice_time === 'number') h.notice_at = formatDateTime(h.notice_time, opts.timeZone);
     values.history = h;
   }
   if (context.context) values.context = context.context;

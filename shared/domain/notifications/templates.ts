@@ -1,6 +1,10 @@
 import type { NotificationJob, NotifyScene } from '../../messaging/messages.ts';
 import type { Template } from '../directory/model.ts';
-import type { TemplateConfig, TemplateEntry } from '../tasks/model.ts';
+import {
+  NOTIFY_CHANNELS as TASK_NOTIFY_CHANNELS,
+  type TemplateConfig,
+  type TemplateEntry,
+} from '../tasks/model.ts';
 
 /**
  * Message templates (interface 2.11, behavior 10): the system defaults for every scene and channel,
@@ -14,16 +18,7 @@ export const FORMAT_MARKDOWN = 2;
 export const FORMAT_HTML = 3;
 export const FORMAT_ACTION_CARD = 4;
 
-export const NOTIFY_CHANNELS: readonly NotifyChannel[] = [
-  'sms',
-  'email',
-  'phone',
-  'dingworker',
-  'dinggroup',
-  'yachworker',
-  'yachgroup',
-  'wechat',
-];
+export const NOTIFY_CHANNELS: readonly NotifyChannel[] = TASK_NOTIFY_CHANNELS;
 
 export const NOTIFY_SCENES: readonly NotifyScene[] = [
   'compressed',

@@ -21,6 +21,17 @@ export interface Robot {
 export const USER_CHANNELS = ['sms', 'email', 'phone', 'dingworker', 'yachworker', 'wechat'] as const;
 export const ROBOT_CHANNELS = ['dinggroup', 'yachgroup'] as const;
 export type UserChannel = (typeof USER_CHANNELS)[number];
+/** Every channel a message can be sent on (templates are per scene and per one of these). */
+export const NOTIFY_CHANNELS = [
+  'sms',
+  'email',
+  'phone',
+  'dingworker',
+  'dinggroup',
+  'yachworker',
+  'yachgroup',
+  'wechat',
+] as const;
 export type RobotChannel = (typeof ROBOT_CHANNELS)[number];
 export type Channel = UserChannel | RobotChannel | 'webhook';
 

@@ -28,6 +28,7 @@ import {
   ROBOT_CHANNELS,
   TASK_PAUSED,
   TASK_RUNNING,
+  NOTIFY_CHANNELS,
   TASK_STOPPED,
   TEMPLATE_SCENES,
   USER_CHANNELS,
@@ -284,17 +285,6 @@ function normRecovery(r: unknown): RecoveryConfig {
     : { enable: true, mode: 2, delay_interval: r.delay_interval };
 }
 
-const TEMPLATE_CHANNELS = [
-  'sms',
-  'email',
-  'phone',
-  'dingworker',
-  'dinggroup',
-  'yachworker',
-  'yachgroup',
-  'wechat',
-];
-
 function normTemplate(t: unknown): TemplateConfig {
   if (!isObj(t)) return { template_id: 0 };
   const udf: TemplateScenes = {};
@@ -303,7 +293,7 @@ function normTemplate(t: unknown): TemplateConfig {
       const s = t.udf[scene];
       if (!isObj(s)) continue;
       const entries: Raw = {};
-      for (const ch of TEMPLATE_CHANNELS) {
+      for (const ch of NOTIFY_CHANNELS) {
         if (!isObj(s[ch])) continue;
         const { format, template } = s[ch];
         entries[ch] = {
