@@ -39,3 +39,12 @@ export function transactionConditionFailed(err: unknown): number[] {
   if (e?.name !== 'TransactionCanceledException' || !e.CancellationReasons) return [];
   return e.CancellationReasons.flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [i] : []));
 }
+
+const BOOKKEEPING = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'entity', 'schema_version'];
+
+/** An entity's own fields from its item: keys and bookkeeping attributes (and any `extra`) removed. */
+export function fromItem<T>(item: Record<string, unknown>, ...extra: string[]): T {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(item)) if (!BOOKKEEPING.includes(k) && !extra.includes(k)) out[k] = v;
+  return out as T;
+}

@@ -5,7 +5,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { db, fromItem, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { AlarmRecord, MetricState } from './model.ts';
@@ -16,9 +16,7 @@ import type { AlarmRecord, MetricState } from './model.ts';
  */
 
 function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
-  if (!item) return undefined;
-  const { pk: _pk, sk: _sk, entity: _e, schema_version: _v, ttl: _t, ...rest } = item;
-  return rest as T;
+  return item ? fromItem<T>(item, 'ttl') : undefined;
 }
 
 /** AP-P1: the record of a task's alarm by uuid (strongly consistent: a redelivery must see the first write). */
@@ -30,7 +28,12 @@ export async function getAlarmRecord(taskId: number, uuid: string): Promise<Alar
 }
 
 function alarmItem(record: AlarmRecord): Record<string, unknown> {
-  return { ...keys.alarm(record.task_id, record.uuid), entity: 'alarm', schema_version: SCHEMA_VERSION, ...record };
+  return {
+    ...keys.alarm(record.task_id, record.uuid),
+    entity: 'alarm',
+    schema_version: SCHEMA_VERSION,
+    ...record,
+  };
 }
 
 /** AP-P2: store an alarm record once. `exists` when the uuid was already recorded. */

@@ -1,14 +1,18 @@
-import { BatchGetCommand, BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  GetCommand,
+  QueryCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { db, fromItem, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import type { AlarmGroup, BusinessUnit, Department, Tag, Template, User } from './model.ts';
 
 type Key = { pk: string; sk: string };
 
 function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
-  if (!item) return undefined;
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, entity: _e, schema_version: _v, ...rest } = item;
-  return rest as T;
+  return item ? fromItem<T>(item) : undefined;
 }
 
 async function getOne<T>(key: Key): Promise<T | undefined> {
@@ -31,7 +35,8 @@ async function getMany<T>(ids: number[], key: (id: number) => Key, idOf: (t: T) 
         found.set(idOf(t), t);
       }
       request = out.UnprocessedKeys as typeof request;
-      if (request && Object.keys(request).length > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      if (request && Object.keys(request).length > 0)
+        await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
     }
   }
   return ids.flatMap((id) => (found.has(id) ? [found.get(id) as T] : []));

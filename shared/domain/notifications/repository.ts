@@ -1,5 +1,5 @@
 import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { db, fromItem, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys, NOTIFY_TASK_SHARDS, shardOf } from '../../db/keys.ts';
 import type { NotifyScene } from '../../messaging/messages.ts';
 import type { NotifyChannel } from './templates.ts';
@@ -166,10 +166,7 @@ export async function putAttempts(attempts: AttemptRecord[]): Promise<void> {
   }
 }
 
-function stripAttempt(item: Record<string, unknown>): AttemptRecord {
-  const { pk: _pk, sk: _sk, gsi1pk: _g1, gsi1sk: _g2, entity: _e, schema_version: _v, ...rest } = item;
-  return rest as unknown as AttemptRecord;
-}
+const stripAttempt = (item: Record<string, unknown>) => fromItem<AttemptRecord>(item);
 
 /** AP-N5: the attempts of one job, oldest first (one Query). */
 export async function listAttemptsOfJob(jobId: string): Promise<AttemptRecord[]> {

@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { db, fromItem, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 
 /** Outcome of one delivery attempt (behavior 11). */
@@ -32,19 +32,7 @@ export interface WebhookAttempt {
 
 const ATTEMPT_TTL_SECONDS = 30 * 24 * 3600;
 
-function strip(item: Record<string, unknown>): WebhookAttempt {
-  const {
-    pk: _pk,
-    sk: _sk,
-    gsi1pk: _g1,
-    gsi1sk: _g2,
-    entity: _e,
-    schema_version: _v,
-    ttl: _t,
-    ...rest
-  } = item;
-  return rest as unknown as WebhookAttempt;
-}
+const strip = (item: Record<string, unknown>) => fromItem<WebhookAttempt>(item, 'ttl');
 
 /** AP-H1: record an attempt (PutItem; kept 30 days). */
 export async function putWebhookAttempt(attempt: WebhookAttempt): Promise<void> {

@@ -6,7 +6,7 @@ import {
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { db, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { db, fromItem, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
 import type { DueItem } from '../due/repository.ts';
 import { isOpen, type PipelineRecord, type Workflow } from './model.ts';
@@ -18,13 +18,7 @@ import { isOpen, type PipelineRecord, type Workflow } from './model.ts';
 type Key = { pk: string; sk: string };
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-const META = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'entity', 'schema_version'];
-
-function strip<T>(item: Record<string, unknown>): T {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(item)) if (!META.includes(k)) out[k] = v;
-  return out as T;
-}
+const strip = <T>(item: Record<string, unknown>) => fromItem<T>(item);
 
 /**
  * The alarm content is stored as JSON text: a DynamoDB map does not keep key order, and the show view
