@@ -312,22 +312,26 @@ describe('processAlarmBatch', () => {
     expect(f.records.size).toBe(4);
   });
 
-  it('skips malformed messages (reported for the DLQ) and alarms of tasks that are gone or not running', async () => {
-    const stopped = fakes(testTask({ status: 0 }));
-    const a = alarm({ x: 1 });
-    expect(await processAlarmBatch([msg(a), { id: 'bad', body: '{' }], stopped.deps)).toEqual(['bad']);
-    expect(stopped.records.size + stopped.events.length + stopped.jobs.length).toBe(0);
-
-    const paused = fakes(testTask({ status: 2, paused_until: 1_700_000_100 }));
-    await processAlarmBatch([msg(alarm({ x: 1 }))], paused.deps);
-    expect(paused.events).toEqual([]);
-    paused.advance(100);
-    await processAlarmBatch([msg(alarm({ x: 1 }))], paused.deps);
-    expect(paused.events).toHaveLength(1);
+  it('skips malformed messages (reported for the DLQ) and alarms of deleted tasks', async () => {
+    const f = fakes(testTask());
+    expect(await processAlarmBatch([msg(alarm({ x: 1 })), { id: 'bad', body: '{' }], f.deps)).toEqual([
+      'bad',
+    ]);
+    expect(f.events).toHaveLength(1);
 
     const gone = fakes(undefined);
     expect(await processAlarmBatch([msg(alarm({ x: 1 }))], gone.deps)).toEqual([]);
     expect(gone.events).toEqual([]);
+  });
+
+  it.each([
+    ['stopped', { status: 0 as const }],
+    ['paused', { status: 2 as const, paused_until: 1_700_000_100 }],
+  ])('processes an alarm accepted before its task was %s', async (_name, over) => {
+    const f = fakes(testTask(over));
+    expect(await processAlarmBatch([msg(alarm({ x: 1 }))], f.deps)).toEqual([]);
+    expect(f.events).toHaveLength(1);
+    expect(f.records.size).toBe(1);
   });
 
   it('runs the stages in order: upgrade, workflow, notify', async () => {

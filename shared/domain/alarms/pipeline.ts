@@ -116,7 +116,7 @@ interface Unit {
 
 /**
  * Processes a batch of the alarm queue. Returns the ids of the messages to retry (partial batch
- * failure): the others are done, or dropped on purpose (unknown task, task not running).
+ * failure): the others are done, or dropped on purpose (the task was deleted since).
  */
 export async function processAlarmBatch(
   messages: QueuedAlarm[],
@@ -146,7 +146,6 @@ export async function processAlarmBatch(
 
   const units: Unit[] = [];
   const groups = new Map<string, { task: Task; metric: string; items: GroupItem[] }>();
-  const now = deps.now();
   for (const { ids, alarm } of alarms) {
     const t = tasks.get(alarm.task_id);
     if (!t || t.status === 'rejected') {
@@ -159,10 +158,8 @@ export async function processAlarmBatch(
       logger.warn('alarm of an unknown task dropped', { uuid: alarm.uuid, taskId: alarm.task_id });
       continue;
     }
-    if (effectiveStatus(task, now) !== TASK_RUNNING) {
-      logger.info('alarm of a task that is not running dropped', { uuid: alarm.uuid, taskId: task.id });
-      continue;
-    }
+    // No status check here: the report endpoint refused alarms of a stopped or paused task, and an
+    // alarm accepted while the task ran is processed even if the task stopped since (it was accepted).
     const plan = planAlarm(task, alarm);
     if (plan.kind === 'compressed') {
       const key = `${task.id}#${plan.metric}`;
