@@ -326,6 +326,8 @@ describe('GET /alarmtask/show', () => {
   it('returns every field of interface 2.4 with persons, groups, tags and template expanded', async () => {
     // Arrange
     const webhook = `${webhookReceiver.url}/hook`;
+    const remindHook = `${webhookReceiver.url}/remind`;
+    const upgradeHook = `${webhookReceiver.url}/upgrade`;
     const body = taskBody({
       created_by: 2,
       department_id: 3,
@@ -361,12 +363,36 @@ describe('GET /alarmtask/show', () => {
             status: 0,
             interval: 30,
             reuse_receiver: 0,
-            receiver: { channels: { email: [2] } },
+            receiver: {
+              alarmgroup: [1],
+              channels: {
+                email: [2],
+                phone: [5],
+                dinggroup: [{ webhook: 'remind-ding', secret: 'remind-secret' }],
+                webhook: remindHook,
+              },
+            },
           },
+          { mode: 'once', status: 1, interval: 5, reuse_receiver: 1 },
         ],
       },
       filter: { enable: true, mode: 2, conditions: [{ ...cond('contain', 'test'), level: 9 }], not_match: 1 },
-      upgrade: { enable: true, strategies: [{ interval: 10, count: 3, level: 3, reuse_receiver: 1 }] },
+      upgrade: {
+        enable: true,
+        strategies: [
+          { interval: 10, count: 3, level: 3, reuse_receiver: 1 },
+          {
+            interval: 20,
+            count: 5,
+            level: 2,
+            reuse_receiver: 0,
+            receiver: {
+              alarmgroup: [2],
+              channels: { sms: [4], dinggroup: [{ webhook: 'upgrade-ding' }], webhook: { url: upgradeHook } },
+            },
+          },
+        ],
+      },
       compress: {
         enable: true,
         method: 1,
@@ -448,12 +474,57 @@ describe('GET /alarmtask/show', () => {
             status: 0,
             interval: 30,
             reuse_receiver: 0,
-            receiver: { channels: { email: [2] } },
+            receiver: {
+              alarmgroup: [
+                { id: 1, name: group(1).name, remark: group(1).remark, receiver: group(1).receiver },
+              ],
+              channels: {
+                sms: [],
+                email: [summary(2)],
+                phone: [summary(5)],
+                dingworker: [],
+                yachworker: [],
+                dinggroup: [{ webhook: 'remind-ding', secret: 'remind-secret' }],
+                yachgroup: [],
+                webhook: { url: remindHook },
+              },
+              dispatch: [],
+              mode: 1,
+            },
           },
+          { mode: 'once', status: 1, interval: 5, reuse_receiver: 1 },
         ],
       },
       filter: { enable: true, mode: 2, conditions: [{ ...cond('contain', 'test'), level: 9 }], not_match: 1 },
-      upgrade: { enable: true, strategies: [{ interval: 10, count: 3, level: 3, reuse_receiver: 1 }] },
+      upgrade: {
+        enable: true,
+        strategies: [
+          { interval: 10, count: 3, level: 3, reuse_receiver: 1 },
+          {
+            interval: 20,
+            count: 5,
+            level: 2,
+            reuse_receiver: 0,
+            receiver: {
+              alarmgroup: [
+                { id: 2, name: group(2).name, remark: group(2).remark, receiver: group(2).receiver },
+              ],
+              channels: {
+                sms: [summary(4)],
+                email: [],
+                phone: [],
+                dingworker: [],
+                yachworker: [],
+                dinggroup: [{ webhook: 'upgrade-ding', secret: '' }],
+                yachgroup: [],
+                webhook: { url: upgradeHook },
+              },
+              dispatch: [],
+              mode: 1,
+            },
+          },
+        ],
+      },
       compress: {
         enable: true,
         method: 1,
@@ -489,6 +560,50 @@ describe('GET /alarmtask/show', () => {
         creator: person(tag(id).created_by),
       })),
     });
+  });
+
+  it('expands users and groups that only reminder and upgrade receivers name; a disabled module stays as sent', async () => {
+    // Arrange: the task receiver names neither group nor users 4 and 5
+    const hook = `${webhookReceiver.url}/own`;
+    const enabled = await createTask({
+      workflow: {
+        enable: true,
+        reminds: [{ mode: 'once', status: 0, interval: 5, reuse_receiver: 0, receiver: { alarmgroup: [2] } }],
+      },
+      upgrade: {
+        enable: true,
+        strategies: [
+          {
+            interval: 10,
+            count: 2,
+            level: 1,
+            reuse_receiver: 0,
+            receiver: { channels: { phone: [4], yachgroup: [{ webhook: 'y', secret: 's' }], webhook: hook } },
+          },
+        ],
+      },
+    });
+    const disabledUpgrade = {
+      interval: 10,
+      count: 2,
+      level: 1,
+      reuse_receiver: 0,
+      receiver: { alarmgroup: [1] },
+    };
+    const disabled = await createTask({ upgrade: { enable: false, strategies: [disabledUpgrade] } });
+    // Act
+    const a = (await api.get('/alarmtask/show', { query: await taskAuth(enabled) })).data.task;
+    const b = (await api.get('/alarmtask/show', { query: await taskAuth(disabled) })).data.task;
+    // Assert
+    expect(a.workflow.reminds[0].receiver.alarmgroup).toEqual([
+      { id: 2, name: group(2).name, remark: group(2).remark, receiver: group(2).receiver },
+    ]);
+    expect(a.upgrade.strategies[0].receiver.channels).toMatchObject({
+      phone: [summary(4)],
+      yachgroup: [{ webhook: 'y', secret: 's' }],
+      webhook: { url: hook },
+    });
+    expect(b.upgrade).toEqual({ enable: false, strategies: [disabledUpgrade] });
   });
 
   it('reports template type 1 for a predefined template and 0 with an empty record for none', async () => {

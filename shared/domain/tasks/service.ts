@@ -27,7 +27,7 @@ import {
   stopTransition,
   webhookOf,
 } from './rules.ts';
-import { detailUids, storeView, taskDetail } from './views.ts';
+import { detailGroupIds, detailUids, storeView, taskDetail } from './views.ts';
 
 export const taskDeps = {
   now: nowSeconds,
@@ -189,8 +189,7 @@ export async function updateTaskFields(task: Task, body: Body, deps: TaskDeps = 
 /** GET /alarmtask/show: interface 2.4, directory records read in batches. */
 export async function showTask(task: Task, deps: TaskDeps = taskDeps) {
   const templateId = task.template.template_id ?? 0;
-  const receivers = [task.receiver, ...(task.receiver.dispatch ?? []).map((d) => d.receiver)];
-  const groupIds = [...new Set(receivers.flatMap((r) => r.alarmgroup ?? []))];
+  const groupIds = detailGroupIds(task);
   const [tags, template, groups, department] = await Promise.all([
     task.task_tags.length ? deps.getTags(task.task_tags) : Promise.resolve([]),
     templateId > 0 ? deps.getTemplate(templateId) : Promise.resolve(undefined),

@@ -83,6 +83,11 @@ function receiverView(r: ReceiverConfig, dir: DirectoryData) {
   };
 }
 
+/** A reminder or upgrade strategy with its own receiver (if any) in the response form (interface 2.6, 2.8). */
+function withReceiverView<T extends { receiver?: ReceiverConfig }>(item: T, dir: DirectoryData) {
+  return item.receiver ? { ...item, receiver: receiverView(item.receiver, dir) } : item;
+}
+
 /** 0 system default, 1 predefined, 2 custom (udf present) (interface 2.11). */
 export function templateType(t: Task['template']): 0 | 1 | 2 {
   if (t.udf && Object.keys(t.udf).length > 0) return 2;
@@ -132,11 +137,29 @@ function tagsView(ids: number[], dir: DirectoryData) {
   });
 }
 
+/**
+ * Reminders and upgrade strategies of enabled modules: only those are expanded. A disabled module is
+ * shown as it was sent (behavior 5.2), so its content is not trusted to have the stored shape.
+ */
+const shownReminds = (task: Task) => (task.workflow.enable ? (task.workflow.reminds ?? []) : []);
+const shownStrategies = (task: Task) => (task.upgrade.enable ? (task.upgrade.strategies ?? []) : []);
+
+/** Every receiver the detail view expands: the task's, its dispatch items', reminders' and strategies'. */
+function shownReceivers(task: Task): ReceiverConfig[] {
+  const out = [task.receiver];
+  for (const r of [...shownReminds(task), ...shownStrategies(task)]) if (r.receiver) out.push(r.receiver);
+  return out.flatMap((r) => [r, ...(r.dispatch ?? []).map((d) => d.receiver)]);
+}
+
+/** Every alarm group id the detail view expands. */
+export function detailGroupIds(task: Task): number[] {
+  return [...new Set(shownReceivers(task).flatMap((r) => r.alarmgroup ?? []))];
+}
+
 /** Every uid the detail view expands. */
 export function detailUids(task: Task, tags: Tag[], template: Template | undefined): number[] {
   const uids = [task.created_by, ...task.permission.rw, ...task.permission.ro];
-  const receivers = [task.receiver, ...(task.receiver.dispatch ?? []).map((d) => d.receiver)];
-  for (const r of receivers) {
+  for (const r of shownReceivers(task)) {
     for (const ch of [...VIEW_USER_CHANNELS, 'wechat'] as const) uids.push(...(r.channels?.[ch] ?? []));
   }
   uids.push(...tags.map((t) => t.created_by));
@@ -165,9 +188,15 @@ export function taskDetail(task: Task, dir: DirectoryData, now: number) {
       ro: summaries(task.permission.ro, dir.users),
     },
     receiver: receiverView(task.receiver, dir),
-    workflow: task.workflow,
+    workflow:
+      task.workflow.enable && task.workflow.reminds
+        ? { ...task.workflow, reminds: task.workflow.reminds.map((r) => withReceiverView(r, dir)) }
+        : task.workflow,
     filter: task.filter,
-    upgrade: task.upgrade,
+    upgrade:
+      task.upgrade.enable && task.upgrade.strategies
+        ? { ...task.upgrade, strategies: task.upgrade.strategies.map((s) => withReceiverView(s, dir)) }
+        : task.upgrade,
     compress: task.compress,
     recovery: task.recovery,
     template: templateView(task, dir),
