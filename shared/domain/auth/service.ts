@@ -26,15 +26,17 @@ async function cachedApp(id: number, deps: { getApp: typeof getApp }): Promise<A
 /** Application authentication (behavior 3.1): unknown app -> skew -> signature, all 401. */
 export async function authenticateApp(creds: AppCredentials, deps = { getApp }): Promise<App> {
   const id = Number(creds.appId);
-  if (!creds.appId || !Number.isSafeInteger(id) || id <= 0) throw new UnauthorizedError(`app [${creds.appId ?? ''}] not found`);
+  if (!creds.appId || !Number.isSafeInteger(id) || id <= 0)
+    throw new UnauthorizedError(`app [${creds.appId ?? ''}] not found`);
   const app = await cachedApp(id, deps);
   if (!app) throw new UnauthorizedError(`app [${id}] not found`);
   const cfg = config();
-  const ts = Number(creds.timestamp);
-  if (!creds.timestamp || !withinSkew(ts, nowSeconds(), cfg.signSkewSeconds)) {
+  // Unix seconds as digits only, like task auth (no `1.7e9`, no fractions).
+  const timestamp = creds.timestamp ?? '';
+  if (!/^\d{1,12}$/.test(timestamp) || !withinSkew(Number(timestamp), nowSeconds(), cfg.signSkewSeconds)) {
     throw new UnauthorizedError('signature was expired');
   }
-  if (!creds.sign || !verifySignature(app.token, id, creds.timestamp, creds.sign.toLowerCase(), cfg.legacySign)) {
+  if (!creds.sign || !verifySignature(app.token, id, timestamp, creds.sign.toLowerCase(), cfg.legacySign)) {
     throw new UnauthorizedError('signature invalid');
   }
   return app;

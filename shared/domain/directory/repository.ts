@@ -35,8 +35,10 @@ async function getMany<T>(ids: number[], key: (id: number) => Key, idOf: (t: T) 
         found.set(idOf(t), t);
       }
       request = out.UnprocessedKeys as typeof request;
-      if (request && Object.keys(request).length > 0)
+      if (request && Object.keys(request).length > 0) {
+        if (attempt >= 8) throw new Error('directory read: DynamoDB kept keys unprocessed');
         await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      }
     }
   }
   return ids.flatMap((id) => (found.has(id) ? [found.get(id) as T] : []));
