@@ -522,10 +522,10 @@ describe('idempotency and records', () => {
     expect(await listAttemptsOfJob(j.job_id)).toHaveLength(1);
   });
 
-  it('drops a malformed message without throwing', async () => {
-    expect(await deliverNotification('not json', 1)).toBe('done');
+  it('leaves a malformed message for the dead-letter queue without throwing', async () => {
+    expect(await deliverNotification('not json', 1)).toBe('malformed');
     expect(await deliverNotification(JSON.stringify({ kind: 'notify', job_id: 'x', task_id: 1 }), 1)).toBe(
-      'done',
+      'malformed',
     );
   });
 

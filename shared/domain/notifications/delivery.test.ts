@@ -159,7 +159,7 @@ describe('deliverNotification', () => {
 });
 
 describe('deliverNotificationBatch', () => {
-  it('reports only the records to retry, each delayed by its backoff (0 after the last retry)', async () => {
+  it('reports only the records to retry, each delayed by its backoff (0 after the last retry or when malformed)', async () => {
     const w = world({ send: () => ({ outcome: 'failed', code: 'timeout' }) });
     const res = await deliverNotificationBatch(
       [
@@ -170,10 +170,11 @@ describe('deliverNotificationBatch', () => {
       ],
       w.deps,
     );
-    expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm3']);
+    expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm3', 'm4']);
     expect(w.delayed.sort((a, b) => a.handle.localeCompare(b.handle))).toEqual([
       { handle: 'h1', seconds: 5 },
       { handle: 'h3', seconds: 0 },
+      { handle: 'h4', seconds: 0 },
     ]);
   });
 });

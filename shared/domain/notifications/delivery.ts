@@ -87,17 +87,20 @@ export async function deliverNotificationBatch(
   const failures: string[] = [];
   await Promise.all(
     records.map(async (r) => {
-      let retry: boolean;
+      let outcome: Awaited<ReturnType<typeof deliverNotification>>;
       try {
-        retry = (await deliverNotification(r.body, r.receiveCount, deps)) === 'retry';
+        outcome = await deliverNotification(r.body, r.receiveCount, deps);
       } catch (err) {
         logger.error('notification delivery failed', { messageId: r.messageId, error: err as Error });
-        retry = true;
+        outcome = 'retry';
       }
-      if (!retry) return;
+      if (outcome === 'done') return;
       failures.push(r.messageId);
+      // A malformed message cannot succeed: no backoff, straight on to the dead-letter queue.
+      const delay =
+        outcome === 'malformed' ? 0 : retryDelaySeconds(r.receiveCount, deps.cfg.notifyBackoffSeconds);
       await deps
-        .delayRetry(r.receiptHandle, retryDelaySeconds(r.receiveCount, deps.cfg.notifyBackoffSeconds))
+        .delayRetry(r.receiptHandle, delay)
         .catch((err) => logger.warn('could not delay a notification retry', { error: err as Error }));
     }),
   );
@@ -113,7 +116,7 @@ export function retryDelaySeconds(attempt: number, backoff: number[]): number {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The job in a queue message, or undefined when it is not one (such a message is dropped, logged). */
+/** The job in a queue message, or undefined when it is not one (left for the dead-letter queue). */
 export function parseJob(body: string): NotificationJob | undefined {
   let j: unknown;
   try {
@@ -139,16 +142,16 @@ export function parseJob(body: string): NotificationJob | undefined {
   return j as unknown as NotificationJob;
 }
 
-/** Delivers one job; 'retry' when something is left to send later. */
+/** Delivers one job; 'retry' when something is left to send later, 'malformed' when it is not a job. */
 export async function deliverNotification(
   body: string,
   attempt: number,
   deps: NotifyDeps = defaultNotifyDeps(),
-): Promise<'done' | 'retry'> {
+): Promise<'done' | 'retry' | 'malformed'> {
   const job = parseJob(body);
   if (!job) {
-    logger.error('malformed notification job dropped', { length: body.length });
-    return 'done';
+    logger.error('malformed notification job; left for the dead-letter queue', { length: body.length });
+    return 'malformed';
   }
   const claim = await deps.claimJob(job.job_id, job.task_id, nowSeconds(), LEASE_SECONDS);
   if (!claim.claimed) {
