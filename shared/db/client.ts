@@ -1,5 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
 import { config } from '../config/env.ts';
 
 let doc: DynamoDBDocumentClient | undefined;
@@ -47,4 +47,20 @@ export function fromItem<T>(item: Record<string, unknown>, ...extra: string[]): 
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(item)) if (!BOOKKEEPING.includes(k) && !extra.includes(k)) out[k] = v;
   return out as T;
+}
+
+/** Every item of a Query on the table (all pages). */
+export async function queryAll(
+  input: Omit<QueryCommandInput, 'TableName' | 'ExclusiveStartKey'>,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db().send(
+      new QueryCommand({ ...input, TableName: tableName(), ExclusiveStartKey: start }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return items;
 }

@@ -1,11 +1,10 @@
 import {
   GetCommand,
   PutCommand,
-  QueryCommand,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { db, fromItem, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { db, fromItem, isConditionFailure, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { AlarmRecord, MetricState } from './model.ts';
@@ -69,26 +68,18 @@ export async function queryMetricMinutes(
   toMinute: number,
 ): Promise<Map<number, number>> {
   const out = new Map<number, number>();
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: {
-          ':pk': keys.metricCollection(taskId, metric),
-          ':from': keys.metricMinuteSk(fromMinute),
-          ':to': keys.metricMinuteSk(toMinute),
-        },
-        ProjectionExpression: '#m, #n',
-        ExpressionAttributeNames: { '#m': 'minute', '#n': 'n' },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const i of page.Items ?? []) out.set(Number(i.minute), Number(i.n));
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+    ExpressionAttributeValues: {
+      ':pk': keys.metricCollection(taskId, metric),
+      ':from': keys.metricMinuteSk(fromMinute),
+      ':to': keys.metricMinuteSk(toMinute),
+    },
+    ProjectionExpression: '#m, #n',
+    ExpressionAttributeNames: { '#m': 'minute', '#n': 'n' },
+    ConsistentRead: true,
+  });
+  for (const i of items) out.set(Number(i.minute), Number(i.n));
   return out;
 }
 

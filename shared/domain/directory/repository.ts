@@ -2,10 +2,9 @@ import {
   BatchGetCommand,
   BatchWriteCommand,
   GetCommand,
-  QueryCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { db, fromItem, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { db, fromItem, isConditionFailure, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import type { AlarmGroup, BusinessUnit, Department, Tag, Template, User } from './model.ts';
 
@@ -48,22 +47,12 @@ async function getMany<T>(ids: number[], key: (id: number) => Key, idOf: (t: T) 
 export const getDepartment = (id: number) => getOne<Department>(keys.department(id));
 /** AP-D2: all departments, ordered by id (one item collection of gsi1). */
 export async function listDepartments(): Promise<Department[]> {
-  const items: Department[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.departmentsIndex().gsi1pk },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const i of out.Items ?? []) items.push(strip<Department>(i) as Department);
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
+  const items = await queryAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.departmentsIndex().gsi1pk },
+  });
+  return items.map((i) => fromItem<Department>(i));
 }
 /** AP-D3: business unit by id. */
 export const getBusinessUnit = (id: number) => getOne<BusinessUnit>(keys.businessUnit(id));

@@ -1,5 +1,5 @@
 import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, fromItem, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { db, fromItem, isConditionFailure, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys, NOTIFY_TASK_SHARDS, shardOf } from '../../db/keys.ts';
 import type { NotifyScene } from '../../messaging/messages.ts';
 import type { NotifyChannel } from './templates.ts';
@@ -170,24 +170,14 @@ const stripAttempt = (item: Record<string, unknown>) => fromItem<AttemptRecord>(
 
 /** AP-N5: the attempts of one job, oldest first (one Query). */
 export async function listAttemptsOfJob(jobId: string): Promise<AttemptRecord[]> {
-  const items: AttemptRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: {
-          ':pk': keys.notifyJobPartition(jobId),
-          ':prefix': keys.notifyAttemptPrefix(),
-        },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const i of out.Items ?? []) items.push(stripAttempt(i));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+    ExpressionAttributeValues: {
+      ':pk': keys.notifyJobPartition(jobId),
+      ':prefix': keys.notifyAttemptPrefix(),
+    },
+  });
+  return items.map(stripAttempt);
 }
 
 /** AP-N6: a task's most recent attempts, newest first (one Query per gsi1 shard, merged). */

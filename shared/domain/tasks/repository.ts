@@ -1,5 +1,13 @@
-import { GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, SCHEMA_VERSION, tableName, transactionConditionFailed } from '../../db/client.ts';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  db,
+  fromItem,
+  isConditionFailure,
+  queryAll,
+  SCHEMA_VERSION,
+  tableName,
+  transactionConditionFailed,
+} from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import { seal, unseal } from '../auth/seal.ts';
 import type { Task } from './model.ts';
@@ -27,14 +35,15 @@ export function toTaskItem(task: Task): TaskItem {
 }
 
 export function fromTaskItem(item: Record<string, unknown>): Task {
-  const { pk: _pk, sk: _sk, entity: _e, schema_version: _v, token_sealed, secret_sealed, ...rest } =
-    item as unknown as TaskItem;
-  return { ...(rest as Omit<Task, 'token' | 'secret'>), token: unseal(token_sealed), secret: unseal(secret_sealed) };
+  const { token_sealed, secret_sealed, ...rest } = fromItem<Omit<TaskItem, 'pk' | 'sk'>>(item);
+  return { ...rest, token: unseal(token_sealed), secret: unseal(secret_sealed) } as Task;
 }
 
 /** AP: get a task by id. */
 export async function getTask(id: number, consistent = false): Promise<Task | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.task(id), ConsistentRead: consistent }));
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.task(id), ConsistentRead: consistent }),
+  );
   return out.Item ? fromTaskItem(out.Item) : undefined;
 }
 
@@ -47,23 +56,19 @@ export interface PermissionItem {
 
 /** AP: the tasks a user holds permissions on (profile), via gsi1 `USERPERM#<uid>`. */
 export async function listPermissionsOfUser(uid: number): Promise<PermissionItem[]> {
-  const out: PermissionItem[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.permissionsOfUser(uid).gsi1pk },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const i of page.Items ?? []) out.push({ task_id: i.task_id, uid: i.uid, access: i.access });
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
+  const items = await queryAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.permissionsOfUser(uid).gsi1pk },
+  });
+  return items.map(toPermission);
 }
+
+const toPermission = (i: Record<string, unknown>): PermissionItem => ({
+  task_id: i.task_id as number,
+  uid: i.uid as number,
+  access: i.access as PermissionItem['access'],
+});
 
 export function permissionItem(p: PermissionItem): Record<string, unknown> {
   return {
@@ -231,22 +236,12 @@ export async function replaceTaskItems(prev: Task, next: Task): Promise<TaskWrit
 
 /** AP-T6: the permission items of one task (its item collection, `sk begins_with PERM#`). */
 export async function listTaskPermissions(taskId: number): Promise<PermissionItem[]> {
-  const out: PermissionItem[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :perm)',
-        ExpressionAttributeValues: { ':pk': keys.task(taskId).pk, ':perm': keys.taskPermissionPrefix() },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const i of page.Items ?? []) out.push({ task_id: i.task_id, uid: i.uid, access: i.access });
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :perm)',
+    ExpressionAttributeValues: { ':pk': keys.task(taskId).pk, ':perm': keys.taskPermissionPrefix() },
+    ConsistentRead: true,
+  });
+  return items.map(toPermission);
 }
 
 /** AP-T7: delete a task, its TASKNAME guard and the given permission items under `version`. */

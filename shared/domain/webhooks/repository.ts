@@ -1,5 +1,5 @@
 import { GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, fromItem, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { db, fromItem, isConditionFailure, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 
 /** Outcome of one delivery attempt (behavior 11). */
@@ -53,25 +53,15 @@ export async function putWebhookAttempt(attempt: WebhookAttempt): Promise<void> 
 
 /** AP-H2: all attempts of one event, in order (Query `WHEVT#<event id>`, `sk` begins with `ATTEMPT#`). */
 export async function listAttemptsOfEvent(eventId: string): Promise<WebhookAttempt[]> {
-  const out: WebhookAttempt[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :attempt)',
-        ExpressionAttributeValues: {
-          ':pk': keys.webhookAttemptsOfEvent(eventId).pk,
-          ':attempt': keys.webhookAttemptPrefix(),
-        },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) out.push(strip(item));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return out;
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :attempt)',
+    ExpressionAttributeValues: {
+      ':pk': keys.webhookAttemptsOfEvent(eventId).pk,
+      ':attempt': keys.webhookAttemptPrefix(),
+    },
+    ConsistentRead: true,
+  });
+  return items.map(strip);
 }
 
 /** AP-H3: a task's most recent attempts, newest first (Query gsi1 `WHTASK#<task id>`, descending). */

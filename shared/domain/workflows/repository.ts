@@ -1,12 +1,11 @@
 import {
   BatchGetCommand,
   GetCommand,
-  QueryCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { db, fromItem, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { db, fromItem, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
 import type { DueItem } from '../due/repository.ts';
 import { isOpen, type PipelineRecord, type Workflow } from './model.ts';
@@ -177,23 +176,15 @@ export async function getWorkflowWithPipelines(
 ): Promise<{ workflow: Workflow; pipelines: PipelineRecord[] } | undefined> {
   let workflow: Workflow | undefined;
   const pipelines: PipelineRecord[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.workflowCollection(id) },
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) {
-      if (item.entity === 'workflow') workflow = fromWorkflowItem(item);
-      else if (item.entity === 'workflow_pipeline')
-        pipelines.push({ ...strip<PipelineRecord>(item), sk: item.sk });
-    }
-    start = page.LastEvaluatedKey;
-  } while (start);
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.workflowCollection(id) },
+  });
+  for (const item of items) {
+    if (item.entity === 'workflow') workflow = fromWorkflowItem(item);
+    else if (item.entity === 'workflow_pipeline')
+      pipelines.push({ ...strip<PipelineRecord>(item), sk: item.sk as string });
+  }
   return workflow ? { workflow, pipelines } : undefined;
 }
 
@@ -281,23 +272,13 @@ export async function applyWorkflowChanges(
 
 /** AP-F9: the open (pending / processing) workflows of a task's metric, via the sparse gsi1 entry. */
 export async function listOpenWorkflowIdsOfMetric(taskId: number, metric: string): Promise<number[]> {
-  const ids: number[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.openWorkflowsOfMetric(taskId, metric).gsi1pk },
-        ProjectionExpression: 'id',
-        ExclusiveStartKey: start,
-      }),
-    );
-    for (const item of page.Items ?? []) ids.push(Number(item.id));
-    start = page.LastEvaluatedKey;
-  } while (start);
-  return ids;
+  const items = await queryAll({
+    IndexName: 'gsi1',
+    KeyConditionExpression: 'gsi1pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.openWorkflowsOfMetric(taskId, metric).gsi1pk },
+    ProjectionExpression: 'id',
+  });
+  return items.map((item) => Number(item.id));
 }
 
 /**
