@@ -5,6 +5,8 @@ import { TocsinStack } from './stack.ts';
  * `npx cdk synth|deploy [-c envName=staging] [-c legacySign=false] [-c reportTimeZone=Asia/Shanghai]`
  * `[-c tuning='{"ALARM_RATE_LIMIT":"100"}'] [-c notify='{"EMAIL_PROVIDER":"ses","EMAIL_FROM":"a@b.c"}']`.
  * The target account/region come from the CLI profile (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION).
+ * Provider credentials (DING_WORK_APPSECRET, YACH_WORK_APPSECRET, WECHAT_CORP_SECRET, SMTP_PASS) are
+ * refused in `-c notify`: they go into the secret of the NotifySecretArn output.
  */
 const app = new App();
 

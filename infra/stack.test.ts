@@ -4,7 +4,9 @@ import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NOT_FOUND_HANDLER, deployedRoutes } from './constructs/http-api.ts';
+import { NOTIFY_SECRET_VARIABLES } from './constructs/notify-providers.ts';
 import { pascal } from './constructs/queues.ts';
+import { NOTIFY_SECRET_NAMES } from '../shared/config/env.ts';
 import { type QueueName, queues, routes, schedule, table } from './definitions.ts';
 import { PROJECT_ROOT, TocsinStack } from './stack.ts';
 
@@ -421,7 +423,7 @@ describe('notification providers', () => {
         EMAIL_PROVIDER: 'ses',
         EMAIL_FROM: 'alarm@example.com',
         VOICE_ORIGINATION_IDENTITY: '+8613800000000',
-        WECHAT_CORP_SECRET: 'wx-secret',
+        WECHAT_CORP_ID: 'wx-corp',
       },
     });
     // Act
@@ -440,7 +442,7 @@ describe('notification providers', () => {
     expect(sns.Resource).toBeUndefined();
     expect(JSON.stringify(sns.NotResource)).toContain(':sns:*:*:*');
     for (const other of others) {
-      expect(other.env.WECHAT_CORP_SECRET).toBeUndefined();
+      expect(other.env.WECHAT_CORP_ID).toBeUndefined();
       expect([...other.actions].filter((a) => /^(ses|sns|sms-voice):/.test(a))).toEqual([]);
     }
   });
@@ -462,12 +464,54 @@ describe('notification providers', () => {
   });
 });
 
+describe('notification provider credentials', () => {
+  const notifyConsumer = () => functionFor(queues.find((q) => q.name === 'notify')!.consumer);
+  const notifySecretId = () => refOfOutput('NotifySecretArn');
+
+  it('are a retained secret created with the four keys empty', () => {
+    // Arrange
+    const secret = resources[notifySecretId()];
+    // Assert
+    expect(secret).toMatchObject({
+      Type: 'AWS::SecretsManager::Secret',
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+    expect(secret.Properties.GenerateSecretString).toBeUndefined();
+    const value = JSON.parse(String(secret.Properties.SecretString)) as Record<string, string>;
+    expect(value).toEqual(Object.fromEntries(NOTIFY_SECRET_VARIABLES.map((k) => [k, ''])));
+    expect([...NOTIFY_SECRET_VARIABLES].sort()).toEqual([...NOTIFY_SECRET_NAMES].sort());
+  });
+
+  it('are readable by the notification consumer only, which alone gets NOTIFY_SECRETS_ARN', () => {
+    for (const spec of functionSpecs()) {
+      // Arrange
+      const id = functionFor(spec.entry);
+      const isNotify = id === notifyConsumer();
+      // Act
+      const onSecret = actionsOn(statementsOf(id), notifySecretId());
+      const env = (resources[id].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      // Assert
+      expect(onSecret.has('secretsmanager:GetSecretValue'), spec.entry).toBe(isNotify);
+      expect(env.NOTIFY_SECRETS_ARN, spec.entry).toEqual(isNotify ? { Ref: notifySecretId() } : undefined);
+      for (const k of NOTIFY_SECRET_VARIABLES) expect(env[k], `${spec.entry} ${k}`).toBeUndefined();
+    }
+  });
+
+  it.each(NOTIFY_SECRET_VARIABLES.map((k) => [k]))('refuses %s in the notification settings', (name) => {
+    expect(() => synth({ notifyEnvironment: { EMAIL_FROM: 'a@b.c', [name]: 'hunter2' } })).toThrow(
+      new RegExp(`${name} is a credential and must not be in -c notify.*NotifySecretArn`),
+    );
+  });
+});
+
 describe('outputs', () => {
-  it('exports the API URL, table name, seal key secret and every queue and DLQ URL', () => {
+  it('exports the API URL, table name, both secrets and every queue and DLQ URL', () => {
     const expected = [
       'ApiUrl',
       'TableName',
       'SealKeySecretArn',
+      'NotifySecretArn',
       ...queues.flatMap((q) => [`${pascal(q.name)}QueueUrl`, `${pascal(q.name)}DeadLetterQueueUrl`]),
     ];
     expect(Object.keys(outputs).sort()).toEqual(expected.sort());

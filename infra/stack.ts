@@ -14,6 +14,7 @@ import {
   checkVariables,
   NOTIFY_VARIABLES,
   notifyProviderStatements,
+  refuseNotifySecrets,
   TUNING_VARIABLES,
 } from './constructs/notify-providers.ts';
 import { pascal, ServiceQueues } from './constructs/queues.ts';
@@ -32,7 +33,10 @@ export interface TocsinStackProps extends StackProps {
   logRetention?: logs.RetentionDays;
   /** Service tunables for every function (names in TUNING_VARIABLES). */
   tuning?: Record<string, string>;
-  /** Notification provider settings, for the notification consumer only (names in NOTIFY_VARIABLES). */
+  /**
+   * Notification provider settings, for the notification consumer only (names in NOTIFY_VARIABLES);
+   * credentials are refused here and live in the NotifyProviderSecret secret instead.
+   */
   notifyEnvironment?: Record<string, string>;
   /** Assertion tests: inline stub code instead of esbuild bundles; all else identical. */
   skipBundling?: boolean;
@@ -64,6 +68,7 @@ export class TocsinStack extends Stack {
     };
     const notifyEnvironment = props.notifyEnvironment ?? {};
     checkVariables('tuning', props.tuning ?? {}, TUNING_VARIABLES);
+    refuseNotifySecrets(notifyEnvironment);
     checkVariables('notifyEnvironment', notifyEnvironment, NOTIFY_VARIABLES);
 
     this.data = new ServiceData(this, 'Data');
@@ -80,7 +85,8 @@ export class TocsinStack extends Stack {
     this.http = new ServiceHttpApi(this, 'Http', this.functions);
 
     // Queue consumers: each consumes its own queue (incl. ChangeMessageVisibility for backoff). The
-    // notification consumer alone sees the provider settings and gets the providers' permissions.
+    // notification consumer alone sees the provider settings, reads the provider credentials secret and
+    // gets the providers' permissions.
     for (const { def, queue } of this.queues.all) {
       const sendsNotifications = def.name === 'notify';
       const consumer = this.functions.add(`${pascal(def.name)}Consumer`, {
@@ -90,9 +96,12 @@ export class TocsinStack extends Stack {
         publishes: def.publishes,
         readsSealKey: true,
         timeoutSeconds: def.timeoutSeconds,
-        environment: sendsNotifications ? notifyEnvironment : undefined,
+        environment: sendsNotifications
+          ? { ...notifyEnvironment, NOTIFY_SECRETS_ARN: this.data.notifySecret.secretArn }
+          : undefined,
         statements: sendsNotifications ? notifyProviderStatements(this, notifyEnvironment) : undefined,
       });
+      if (sendsNotifications) this.data.notifySecret.grantRead(consumer);
       queue.grantConsumeMessages(consumer);
       consumer.addEventSource(
         new SqsEventSource(queue, {
@@ -125,6 +134,11 @@ export class TocsinStack extends Stack {
     new CfnOutput(this, 'SealKeySecretArn', {
       value: this.data.sealKey.secretArn,
       description: 'For `npm run admin -- import FILE --seal-key-secret ARN`',
+    });
+    new CfnOutput(this, 'NotifySecretArn', {
+      value: this.data.notifySecret.secretArn,
+      description:
+        'Provider credentials: `aws secretsmanager put-secret-value --secret-id ARN --secret-string JSON`',
     });
     for (const { def, queue, deadLetterQueue } of this.queues.all) {
       new CfnOutput(this, `${pascal(def.name)}QueueUrl`, { value: queue.queueUrl });

@@ -1,4 +1,5 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { loadNotifySecrets } from '#shared/config/env.ts';
 import { loadSealKey } from '#shared/domain/auth/seal.ts';
 import { deliverNotificationBatch } from '#shared/domain/notifications/delivery.ts';
 
@@ -7,6 +8,7 @@ import { deliverNotificationBatch } from '#shared/domain/notifications/delivery.
  * reported per record (partial batch response) so only they come back, after their backoff.
  */
 export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  await loadNotifySecrets();
   await loadSealKey();
   return deliverNotificationBatch(
     event.Records.map((r) => ({

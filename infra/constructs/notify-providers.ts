@@ -13,8 +13,19 @@ export const TUNING_VARIABLES = [
 ] as const;
 
 /**
- * Notification provider settings (shared/config/env.ts loadNotifyConfig). They are given only to the
- * notification consumer: several are credentials, and a bad value must not break cold starts elsewhere.
+ * Provider credentials (shared/config/env.ts NOTIFY_SECRET_NAMES). They never go into the template: the
+ * notification consumer reads them from the NotifyProviderSecret secret (NOTIFY_SECRETS_ARN).
+ */
+export const NOTIFY_SECRET_VARIABLES = [
+  'DING_WORK_APPSECRET',
+  'YACH_WORK_APPSECRET',
+  'WECHAT_CORP_SECRET',
+  'SMTP_PASS',
+] as const;
+
+/**
+ * Notification provider settings (shared/config/env.ts loadNotifyConfig), credentials excepted. They are
+ * given only to the notification consumer, so that a bad value cannot break cold starts elsewhere.
  */
 export const NOTIFY_VARIABLES = [
   'ROBOT_DING_BASE_URL',
@@ -23,14 +34,11 @@ export const NOTIFY_VARIABLES = [
   'ROBOT_BLOCK_SECONDS',
   'DING_WORK_BASE_URL',
   'DING_WORK_APPKEY',
-  'DING_WORK_APPSECRET',
   'DING_WORK_AGENT_ID',
   'YACH_WORK_BASE_URL',
   'YACH_WORK_APPKEY',
-  'YACH_WORK_APPSECRET',
   'WECHAT_BASE_URL',
   'WECHAT_CORP_ID',
-  'WECHAT_CORP_SECRET',
   'WECHAT_AGENT_ID',
   'EMAIL_PROVIDER',
   'EMAIL_FROM',
@@ -38,7 +46,6 @@ export const NOTIFY_VARIABLES = [
   'SMTP_PORT',
   'SMTP_SECURE',
   'SMTP_USER',
-  'SMTP_PASS',
   'SES_ENDPOINT',
   'SMS_PROVIDER',
   'SMS_COUNTRY_CODE',
@@ -50,6 +57,18 @@ export const NOTIFY_VARIABLES = [
   'NOTIFY_HTTP_TIMEOUT_MS',
   'NOTIFY_LINK_URL',
 ] as const;
+
+/** Throws on a provider credential in the notification settings: it would end up in the template. */
+export function refuseNotifySecrets(env: Record<string, string>): void {
+  const found = NOTIFY_SECRET_VARIABLES.filter((k) => k in env);
+  if (found.length > 0)
+    throw new Error(
+      `notifyEnvironment: ${found.join(', ')} ${found.length > 1 ? 'are credentials' : 'is a credential'} ` +
+        'and must not be in -c notify (it would land in the template and the Lambda configuration); ' +
+        'deploy without it and put it into the secret of the NotifySecretArn output: ' +
+        'aws secretsmanager put-secret-value --secret-id <NotifySecretArn> --secret-string \'{"SMTP_PASS":"..."}\'',
+    );
+}
 
 /** Throws on a variable outside `allowed` (a typo would otherwise be silently ignored at runtime). */
 export function checkVariables(what: string, env: Record<string, string>, allowed: readonly string[]): void {

@@ -127,18 +127,39 @@ function baseUrl(name: string, fallback: string): string | undefined {
   return raw.replace(/\/+$/, '');
 }
 
-export function loadNotifyConfig(local: boolean): NotifyConfig {
+/**
+ * Provider credentials. In AWS they come from the Secrets Manager secret named by NOTIFY_SECRETS_ARN
+ * (read once per cold start by loadNotifySecrets, in the notification consumer only); the plain
+ * variables of the same names remain for the local runtime and tests. A secret value wins over the
+ * variable; an empty one counts as unset.
+ */
+export const NOTIFY_SECRET_NAMES = [
+  'DING_WORK_APPSECRET',
+  'YACH_WORK_APPSECRET',
+  'WECHAT_CORP_SECRET',
+  'SMTP_PASS',
+] as const;
+export type NotifySecretName = (typeof NOTIFY_SECRET_NAMES)[number];
+export type NotifySecrets = Partial<Record<NotifySecretName, string>>;
+
+/** What loadNotifySecrets read; empty until then (and for good when NOTIFY_SECRETS_ARN is unset). */
+let notifySecrets: NotifySecrets = {};
+let notifySecretsLoad: Promise<void> | undefined;
+let notifySecretsLoaded = false;
+
+export function loadNotifyConfig(local: boolean, secrets: NotifySecrets = notifySecrets): NotifyConfig {
+  const secret = (name: NotifySecretName) => secrets[name] || opt(name);
   const ding = {
     appKey: opt('DING_WORK_APPKEY'),
-    appSecret: opt('DING_WORK_APPSECRET'),
+    appSecret: secret('DING_WORK_APPSECRET'),
     agentId: opt('DING_WORK_AGENT_ID'),
   };
   const dingBase = baseUrl('DING_WORK_BASE_URL', 'https://oapi.dingtalk.com');
-  const yach = { appKey: opt('YACH_WORK_APPKEY'), appSecret: opt('YACH_WORK_APPSECRET') };
+  const yach = { appKey: opt('YACH_WORK_APPKEY'), appSecret: secret('YACH_WORK_APPSECRET') };
   const yachBase = baseUrl('YACH_WORK_BASE_URL', 'https://yach-oapi.zhiyinlou.com');
   const wx = {
     corpId: opt('WECHAT_CORP_ID'),
-    corpSecret: opt('WECHAT_CORP_SECRET'),
+    corpSecret: secret('WECHAT_CORP_SECRET'),
     agentId: opt('WECHAT_AGENT_ID'),
   };
   const wxBase = baseUrl('WECHAT_BASE_URL', 'https://qyapi.weixin.qq.com/cgi-bin');
@@ -162,7 +183,7 @@ export function loadNotifyConfig(local: boolean): NotifyConfig {
         port: int('SMTP_PORT', secure ? 465 : 587, 1),
         secure,
         user: opt('SMTP_USER'),
-        pass: opt('SMTP_PASS'),
+        pass: secret('SMTP_PASS'),
       };
     } else {
       email = { provider: 'ses', from, endpoint: opt('SES_ENDPOINT') };
@@ -260,4 +281,77 @@ export function config(): Config {
 /** For the local runtime and tests: forget the parsed configuration after changing the env. */
 export function resetConfig(): void {
   cached = undefined;
+}
+
+/**
+ * The provider credentials in a secret's string: a JSON object whose keys are NOTIFY_SECRET_NAMES and
+ * whose values are strings. Errors never quote the secret (JSON.parse's message may).
+ */
+export function parseNotifySecrets(secretString: string): NotifySecrets {
+  let value: unknown;
+  try {
+    value = JSON.parse(secretString);
+  } catch {
+    throw new Error('config: the NOTIFY_SECRETS_ARN secret must be a JSON object');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error('config: the NOTIFY_SECRETS_ARN secret must be a JSON object');
+  const secrets: NotifySecrets = {};
+  for (const [key, v] of Object.entries(value)) {
+    if (!(NOTIFY_SECRET_NAMES as readonly string[]).includes(key))
+      throw new Error(
+        `config: unknown key ${JSON.stringify(key)} in the NOTIFY_SECRETS_ARN secret (allowed: ${NOTIFY_SECRET_NAMES.join(', ')})`,
+      );
+    if (typeof v !== 'string')
+      throw new Error(`config: ${key} in the NOTIFY_SECRETS_ARN secret must be a string`);
+    if (v !== '') secrets[key as NotifySecretName] = v;
+  }
+  return secrets;
+}
+
+export interface NotifySecretsDeps {
+  /** The SecretString of a Secrets Manager secret. */
+  fetchSecret(secretId: string, region: string): Promise<string>;
+}
+
+async function fetchSecret(secretId: string, region: string): Promise<string> {
+  const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+  const out = await new SecretsManagerClient({ region }).send(
+    new GetSecretValueCommand({ SecretId: secretId }),
+  );
+  return out.SecretString ?? '';
+}
+
+/**
+ * The notification consumer's cold start: when NOTIFY_SECRETS_ARN is set, read that secret once and let
+ * its values override the credential variables (also in an already parsed config()). Without the ARN
+ * (local runtime, tests) nothing is read. A failed read is not remembered, so the next invocation retries.
+ */
+export function loadNotifySecrets(deps: NotifySecretsDeps = { fetchSecret }): Promise<void> {
+  notifySecretsLoad ??= (async () => {
+    const arn = process.env.NOTIFY_SECRETS_ARN;
+    if (arn) {
+      const secrets = parseNotifySecrets(await deps.fetchSecret(arn, process.env.AWS_REGION || 'us-east-1'));
+      notifySecrets = secrets;
+      if (cached) cached.notify = loadNotifyConfig(cached.local, secrets);
+    }
+    notifySecretsLoaded = true;
+  })().catch((err: unknown) => {
+    notifySecretsLoad = undefined;
+    throw err;
+  });
+  return notifySecretsLoad;
+}
+
+/** Throws when NOTIFY_SECRETS_ARN is set but loadNotifySecrets has not completed: credentials would be missing. */
+export function assertNotifySecretsLoaded(): void {
+  if (process.env.NOTIFY_SECRETS_ARN && !notifySecretsLoaded)
+    throw new Error('notification secrets not loaded: call loadNotifySecrets() first');
+}
+
+/** Tests: forget the loaded provider credentials. */
+export function resetNotifySecrets(): void {
+  notifySecrets = {};
+  notifySecretsLoad = undefined;
+  notifySecretsLoaded = false;
 }

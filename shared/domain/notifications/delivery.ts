@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs, nowSeconds } from '../../clock.ts';
-import { type Config, config } from '../../config/env.ts';
+import { assertNotifySecretsLoaded, type Config, config } from '../../config/env.ts';
 import { logger } from '../../log.ts';
 import type { NotificationJob } from '../../messaging/messages.ts';
 import { queueUrl, sqs } from '../../messaging/sqs.ts';
@@ -510,6 +510,7 @@ let defaults: NotifyDeps | undefined;
 
 export function defaultNotifyDeps(): NotifyDeps {
   if (defaults) return defaults;
+  assertNotifySecretsLoaded();
   const cfg = config();
   defaults = {
     cfg,
