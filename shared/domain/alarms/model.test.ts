@@ -1,36 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { testTask } from '../tasks/test-task.ts';
 import type { AlarmMessage } from '../../messaging/messages.ts';
 import { computeMetric } from './compress.ts';
 import { advanceMetric, type GroupInput, type MetricState, planAlarm } from './model.ts';
-import type { Task } from '../tasks/model.ts';
-
-/** A running task with everything off (override what a test needs). */
-function testTask(overrides: Partial<Task> = {}): Task {
-  return {
-    id: 42,
-    name: 'orders',
-    pinyin: 'orders',
-    token: 't'.repeat(40),
-    secret: 's'.repeat(40),
-    status: 1,
-    department_id: 1,
-    flag_save_db: 1,
-    task_tags: [],
-    permission: { rw: [1], ro: [] },
-    receiver: { channels: { email: [1] } },
-    workflow: { enable: false },
-    filter: { enable: false },
-    upgrade: { enable: false },
-    compress: { enable: false },
-    recovery: { enable: false },
-    template: {},
-    created_by: 1,
-    created_at: 1_700_000_000,
-    updated_at: 1_700_000_000,
-    version: 1,
-    ...overrides,
-  };
-}
 
 const alarm = (ctn: Record<string, unknown>, level: 0 | 1 | 2 | 3 = 1): AlarmMessage => ({
   kind: 'alarm',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { testTask } from '../tasks/test-task.ts';
 import type { AlarmMessage, NotificationJob, WebhookBody } from '../../messaging/messages.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { Task } from '../tasks/model.ts';
@@ -14,34 +15,6 @@ import {
   runRecoveryDelay,
 } from './pipeline.ts';
 import type { CommitResult, MetricCommit } from './repository.ts';
-
-/** A running task with everything off (override what a test needs). */
-function testTask(overrides: Partial<Task> = {}): Task {
-  return {
-    id: 42,
-    name: 'orders',
-    pinyin: 'orders',
-    token: 't'.repeat(40),
-    secret: 's'.repeat(40),
-    status: 1,
-    department_id: 1,
-    flag_save_db: 1,
-    task_tags: [],
-    permission: { rw: [1], ro: [] },
-    receiver: { channels: { email: [1] } },
-    workflow: { enable: false },
-    filter: { enable: false },
-    upgrade: { enable: false },
-    compress: { enable: false },
-    recovery: { enable: false },
-    template: {},
-    created_by: 1,
-    created_at: 1_700_000_000,
-    updated_at: 1_700_000_000,
-    version: 1,
-    ...overrides,
-  };
-}
 
 /**
  * In-memory stand-ins for the adapters, with the same conditional semantics as the DynamoDB

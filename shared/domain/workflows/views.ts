@@ -1,4 +1,4 @@
-import type { RenderContext, WebhookBody } from '../../messaging/messages.ts';
+import type { NotifyScene, RenderContext, WebhookBody } from '../../messaging/messages.ts';
 import { type Person, person, type User } from '../directory/model.ts';
 import { event, historyRef, pipelineRef, taskRef, workflowRef } from '../webhooks/events.ts';
 import type { PipelineRecord, Workflow, WorkflowStatus } from './model.ts';
@@ -58,15 +58,7 @@ export function workflowView(input: {
 }
 
 /** Scenes of workflow events and notifications (behavior 10, 11). */
-export type WorkflowScene =
-  | 'generated'
-  | 'claim'
-  | 'assign'
-  | 'processed'
-  | 'reactive'
-  | 'close'
-  | 'remind_pending'
-  | 'remind_processing';
+export type WorkflowScene = Exclude<NotifyScene, 'compressed' | 'not_compress' | 'upgrade' | 'recovery'>;
 
 const OPERATION_SCENES = new Set<WorkflowScene>(['claim', 'assign', 'processed', 'reactive', 'close']);
 

@@ -3,10 +3,7 @@ import { failed, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
 const TRANSIENT =
   /Throttl|TooManyRequests|LimitExceeded|InternalError|InternalFailure|ServiceUnavailable|Timeout|KMSThrottling/i;
 
-/**
- * The AWS clients of the providers make one attempt per call (`maxAttempts: 1`): the queue retries, so
- * every provider call is an attempt record and a timed-out call is not silently repeated by the SDK.
- * An AWS SDK error as an outcome: server faults, throttling and no answer are retried; the rest refused. */
+/** An AWS SDK error as an outcome: server faults, throttling and no answer are retried; the rest refused. */
 export function awsErrorOutcome(err: unknown): SendOutcome {
   const e = err as {
     name?: string;
@@ -23,7 +20,18 @@ export function awsErrorOutcome(err: unknown): SendOutcome {
   return transient ? failed(code, sanitizeDetail(e.message)) : rejected(code, sanitizeDetail(e.message));
 }
 
-export const localCredentials = (endpoint: string | undefined) =>
-  endpoint && !process.env.AWS_ACCESS_KEY_ID
-    ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-    : {};
+/**
+ * Options of the providers' AWS clients. One attempt per call (`maxAttempts: 1`): the queue retries, so
+ * every provider call is an attempt record and a timed-out call is not silently repeated by the SDK.
+ * A configured endpoint (a local fake) gets placeholder credentials when none are set.
+ */
+export function awsClientOptions(region: string, endpoint: string | undefined) {
+  return {
+    region,
+    maxAttempts: 1,
+    ...(endpoint ? { endpoint } : {}),
+    ...(endpoint && !process.env.AWS_ACCESS_KEY_ID
+      ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+      : {}),
+  };
+}

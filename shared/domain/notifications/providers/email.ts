@@ -3,7 +3,7 @@ import { createTransport, type Transporter } from 'nodemailer';
 import type { NotifyConfig } from '../../../config/env.ts';
 import { plainText, type RenderedMessage } from '../render.ts';
 import { FORMAT_HTML } from '../templates.ts';
-import { awsErrorOutcome, localCredentials } from './aws.ts';
+import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { delivered, failed, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
 
 /**
@@ -68,12 +68,7 @@ export function sesMailer(
   cfg: Extract<NonNullable<NotifyConfig['email']>, { provider: 'ses' }>,
   region: string,
 ): Mailer {
-  const client = new SESv2Client({
-    region,
-    maxAttempts: 1,
-    ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
-    ...localCredentials(cfg.endpoint),
-  });
+  const client = new SESv2Client(awsClientOptions(region, cfg.endpoint));
   return {
     async send(to, m) {
       const c = mailContent(m);

@@ -1,7 +1,7 @@
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import type { NotifyConfig } from '../../../config/env.ts';
 import { truncate } from '../render.ts';
-import { awsErrorOutcome, localCredentials } from './aws.ts';
+import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { delivered, type SendOutcome, sanitizeDetail } from './types.ts';
 
 /** SMS text is cut to this many characters (behavior 10). */
@@ -32,12 +32,7 @@ export function smsRequest(phone: string, text: string, countryCode: string): Pu
 
 /** Amazon SNS Publish to a phone number. */
 export function snsSms(cfg: NonNullable<NotifyConfig['sms']>, region: string): TextSender {
-  const client = new SNSClient({
-    region,
-    maxAttempts: 1,
-    ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
-    ...localCredentials(cfg.endpoint),
-  });
+  const client = new SNSClient(awsClientOptions(region, cfg.endpoint));
   return {
     async send(phone, text) {
       try {

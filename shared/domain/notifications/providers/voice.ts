@@ -1,7 +1,7 @@
 import { PinpointSMSVoiceV2Client, SendVoiceMessageCommand } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import type { NotifyConfig } from '../../../config/env.ts';
 import { truncate } from '../render.ts';
-import { awsErrorOutcome, localCredentials } from './aws.ts';
+import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { e164, type TextSender } from './sms.ts';
 import { delivered, sanitizeDetail } from './types.ts';
 
@@ -24,12 +24,7 @@ export function voiceRequest(
 
 /** Amazon Pinpoint SMS and Voice v2 SendVoiceMessage (a text-to-speech call). */
 export function pinpointVoice(cfg: NonNullable<NotifyConfig['phone']>, region: string): TextSender {
-  const client = new PinpointSMSVoiceV2Client({
-    region,
-    maxAttempts: 1,
-    ...(cfg.endpoint ? { endpoint: cfg.endpoint } : {}),
-    ...localCredentials(cfg.endpoint),
-  });
+  const client = new PinpointSMSVoiceV2Client(awsClientOptions(region, cfg.endpoint));
   return {
     async send(phone, text) {
       try {
