@@ -330,12 +330,12 @@ describe('grants', () => {
 });
 
 describe('functions', () => {
-  it('runs every function on nodejs22.x / arm64 with its own log group', () => {
+  it('runs every function on nodejs24.x / arm64 with its own log group', () => {
     const fns = ofType('AWS::Lambda::Function');
     expect(fns).toHaveLength(functionSpecs().length);
     for (const [id, fn] of fns) {
       expect(fn.Properties, id).toMatchObject({
-        Runtime: 'nodejs22.x',
+        Runtime: 'nodejs24.x',
         Architectures: ['arm64'],
         Handler: 'index.handler',
         LoggingConfig: { LogGroup: { Ref: expect.any(String) } },

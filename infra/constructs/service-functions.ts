@@ -63,7 +63,7 @@ export interface ServiceFunctionsProps {
 }
 
 /**
- * The Lambda defaults of the service in one place: Node.js 22 on arm64, ESM bundles built by the
+ * The Lambda defaults of the service in one place: Node.js 24 on arm64, ESM bundles built by the
  * local esbuild, one log group per function, the same environment everywhere (as in the local
  * runtime) and least-privilege grants derived from each function's spec.
  */
@@ -102,7 +102,7 @@ export class ServiceFunctions extends Construct {
     });
     const fn = new nodejs.NodejsFunction(this, id, {
       description: `tocsin ${spec.entry}`,
-      runtime: lambda.Runtime.NODEJS_22_X,
+      runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
       memorySize: MEMORY_MB[spec.kind],
       timeout: Duration.seconds(spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS[spec.kind]),
@@ -134,14 +134,14 @@ export class ServiceFunctions extends Construct {
 }
 
 /**
- * ESM for Node 22. The AWS SDK is bundled (pinned to the version the tests ran against) instead of
+ * ESM for Node 24. The AWS SDK is bundled (pinned to the version the tests ran against) instead of
  * taking whatever v3 the runtime ships. Some dependencies are CommonJS and `require` Node built-ins,
  * which ESM output cannot do without a `require` in scope: the banner provides one.
  */
 function bundlingOptions(projectRoot: string): nodejs.BundlingOptions {
   return {
     format: nodejs.OutputFormat.ESM,
-    target: 'node22',
+    target: 'node24',
     minify: true,
     sourceMap: true,
     sourceMapMode: nodejs.SourceMapMode.DEFAULT,
