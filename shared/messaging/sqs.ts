@@ -1,5 +1,6 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config/env.ts';
+import { toWireJson } from '../json.ts';
 import type { QueueName } from './messages.ts';
 
 let client: SQSClient | undefined;
@@ -38,7 +39,7 @@ export async function publish(queue: QueueName, messages: OutboundMessage[]): Pr
   for (let i = 0; i < messages.length; i += 10) {
     let entries = messages.slice(i, i + 10).map((m, j) => ({
       Id: String(j),
-      MessageBody: JSON.stringify(m.body),
+      MessageBody: toWireJson(m.body),
       DelaySeconds: m.delaySeconds ? Math.min(900, Math.max(0, Math.floor(m.delaySeconds))) : undefined,
     }));
     for (let attempt = 0; entries.length > 0; attempt++) {

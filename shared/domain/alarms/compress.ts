@@ -1,3 +1,4 @@
+import { isRawJson } from '../../json.ts';
 import { createHash } from 'node:crypto';
 import { type AlarmFacts, firstMatch, ruleToken } from '../conditions/evaluate.ts';
 import type { CompressConfig } from '../tasks/model.ts';
@@ -20,6 +21,7 @@ const sha1 = (text: string) => createHash('sha1').update(text, 'utf8').digest('h
 
 /** JSON with object keys sorted at every depth (arrays keep their order). */
 export function stableStringify(value: unknown): string {
+  if (isRawJson(value)) return value.rawJSON;
   if (Array.isArray(value))
     return `[${value.map((v) => (v === undefined ? 'null' : stableStringify(v))).join(',')}]`;
   if (value && typeof value === 'object') {

@@ -1,3 +1,4 @@
+import { parseJson } from '../../json.ts';
 import { nowSeconds } from '../../clock.ts';
 import { logger } from '../../log.ts';
 import type { AlarmMessage, NotificationJob, WebhookBody } from '../../messaging/messages.ts';
@@ -79,7 +80,7 @@ export interface QueuedAlarm {
 export function parseAlarmMessage(body: string): AlarmMessage | undefined {
   let v: unknown;
   try {
-    v = JSON.parse(body);
+    v = parseJson(body);
   } catch {
     return undefined;
   }

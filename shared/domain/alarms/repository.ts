@@ -4,6 +4,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { parseJson } from '../../json.ts';
 import { db, fromItem, isConditionFailure, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
 import type { DueItem } from '../due/repository.ts';
@@ -18,20 +19,34 @@ function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
   return item ? fromItem<T>(item, 'ttl') : undefined;
 }
 
+/**
+ * Alarm records keep the content as the JSON text it travels as (behavior 6.1): exact digits, any
+ * key, any depth the report endpoint accepts; a map attribute could hold none of these.
+ */
+const ALARM_SCHEMA_VERSION = 2;
+
+function alarmRecordOf(item: Record<string, unknown> | undefined): AlarmRecord | undefined {
+  const r = strip<AlarmRecord>(item);
+  const ctn = r?.history.ctn as unknown;
+  if (!r || typeof ctn !== 'string') return r;
+  return { ...r, history: { ...r.history, ctn: parseJson(ctn) as Record<string, unknown> } };
+}
+
 /** AP-P1: the record of a task's alarm by uuid (strongly consistent: a redelivery must see the first write). */
 export async function getAlarmRecord(taskId: number, uuid: string): Promise<AlarmRecord | undefined> {
   const out = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.alarm(taskId, uuid), ConsistentRead: true }),
   );
-  return strip<AlarmRecord>(out.Item);
+  return alarmRecordOf(out.Item);
 }
 
 function alarmItem(record: AlarmRecord): Record<string, unknown> {
   return {
     ...keys.alarm(record.task_id, record.uuid),
     entity: 'alarm',
-    schema_version: SCHEMA_VERSION,
     ...record,
+    schema_version: ALARM_SCHEMA_VERSION,
+    history: { ...record.history, ctn: JSON.stringify(record.history.ctn) },
   };
 }
 

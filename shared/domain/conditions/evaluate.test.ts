@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseJson } from '../../json.ts';
 import {
   type AlarmFacts,
   asText,
@@ -202,5 +203,37 @@ describe('ruleToken', () => {
       'ctn.meta#eq-self#{"region":"eu","n":2}',
     );
     expect(ruleToken({ field: 'ctn.host', operator: 'isset' }, facts)).toBe('ctn.host#isset#');
+  });
+});
+
+describe('numbers beyond double precision (behavior 6.1: content is kept as written)', () => {
+  const big: AlarmFacts = {
+    ctn: parseJson(
+      '{"trace_id":12345678901234567890,"big":1e21,"__proto__":"own","constructor":"c"}',
+    ) as Record<string, unknown>,
+    level: 0,
+    notice_time: 0,
+  };
+
+  it.each([
+    ['eq', '12345678901234567890', true],
+    ['eq', '12345678901234567891', false],
+    ['gt', '12345678901234567889', true],
+    ['lt', '12345678901234567891', true],
+    ['in', '1|12345678901234567890', true],
+  ])('trace_id %s %s is %s (integers compare exactly)', (operator, threshold, expected) => {
+    expect(evaluateRule({ field: 'ctn.trace_id', operator, threshold }, big)).toBe(expected);
+  });
+
+  it('compares exponent forms numerically and sees own keys named __proto__ and constructor', () => {
+    expect(evaluateRule({ field: 'ctn.big', operator: 'eq', threshold: '1000000000000000000000' }, big)).toBe(
+      true,
+    );
+    expect(evaluateRule({ field: 'ctn.__proto__', operator: 'eq', threshold: 'own' }, big)).toBe(true);
+    expect(evaluateRule({ field: 'ctn.constructor', operator: 'isset' }, big)).toBe(true);
+    expect(evaluateRule({ field: 'ctn.constructor', operator: 'isset' }, facts)).toBe(false);
+    expect(ruleToken({ field: 'ctn.trace_id', operator: 'eq-self' }, big)).toBe(
+      'ctn.trace_id#eq-self#12345678901234567890',
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { isRawJson } from '../../json.ts';
 import type { Condition, Rule } from '../tasks/model.ts';
 
 /**
@@ -48,7 +49,7 @@ export function lookup(facts: AlarmFacts, field: string): Lookup {
   if (!path) return { found: false };
   let current: unknown = facts;
   for (const seg of path) {
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, seg))
+    if (current === null || typeof current !== 'object' || isRawJson(current) || !Object.hasOwn(current, seg))
       return { found: false };
     current = (current as Record<string, unknown>)[seg];
   }
@@ -71,11 +72,23 @@ function asNumber(text: string): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-/** Both finite numbers -> numeric order, else string (code unit) order. */
+const INTEGER = /^[+-]?\d+$/;
+
+/**
+ * Both finite numbers -> numeric order (integers exactly, however many digits: a trace id
+ * `12345678901234567890` is not equal to `12345678901234567891`), else string (code unit) order.
+ */
 export function compare(a: string, b: string): number {
   const x = asNumber(a);
   const y = asNumber(b);
-  if (x !== undefined && y !== undefined) return x === y ? 0 : x < y ? -1 : 1;
+  if (x !== undefined && y !== undefined) {
+    const [ta, tb] = [a.trim(), b.trim()];
+    if (INTEGER.test(ta) && INTEGER.test(tb) && (!Number.isSafeInteger(x) || !Number.isSafeInteger(y))) {
+      const [p, q] = [BigInt(ta), BigInt(tb)];
+      return p === q ? 0 : p < q ? -1 : 1;
+    }
+    return x === y ? 0 : x < y ? -1 : 1;
+  }
   return a === b ? 0 : a < b ? -1 : 1;
 }
 

@@ -1,3 +1,4 @@
+import { parseJson } from '../../json.ts';
 import { performance } from 'node:perf_hooks';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs, nowSeconds } from '../../clock.ts';
@@ -120,7 +121,7 @@ const isObject = (v: unknown): v is Record<string, unknown> =>
 export function parseJob(body: string): NotificationJob | undefined {
   let j: unknown;
   try {
-    j = JSON.parse(body);
+    j = parseJson(body);
   } catch {
     return undefined;
   }

@@ -1,3 +1,4 @@
+import { isRawJson } from '../../json.ts';
 import { formatDateTime } from '../../clock.ts';
 import type { RenderContext } from '../../messaging/messages.ts';
 import { LEVEL_NAMES, type Task } from '../tasks/model.ts';
@@ -93,7 +94,7 @@ function lookup(values: RenderValues, path: string[]): unknown {
   if (!(NAMESPACES as readonly string[]).includes(ns)) return undefined;
   let cur: unknown = values[ns as Namespace];
   for (const seg of rest) {
-    if (cur === null || typeof cur !== 'object') return undefined;
+    if (cur === null || typeof cur !== 'object' || isRawJson(cur)) return undefined;
     if (!Object.hasOwn(cur, seg)) return undefined;
     cur = (cur as Record<string, unknown>)[seg];
   }

@@ -1,3 +1,4 @@
+import { parseJson } from '../../json.ts';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
@@ -149,7 +150,7 @@ function webhookUrlOf(task: Task): string | undefined {
 
 function parseMessage(body: string): WebhookMessage | undefined {
   try {
-    const m = JSON.parse(body) as WebhookMessage;
+    const m = parseJson(body) as WebhookMessage;
     if (m && typeof m.event_id === 'string' && m.event_id && Number.isSafeInteger(m.task_id) && m.body)
       return m;
   } catch {

@@ -1,3 +1,4 @@
+import { parseJson } from '../../json.ts';
 import {
   BatchGetCommand,
   GetCommand,
@@ -37,7 +38,13 @@ function workflowItem(w: Workflow): Record<string, unknown> {
 function fromWorkflowItem(item: Record<string, unknown>): Workflow {
   const w = strip<Workflow>(item);
   const ctn = w.history.ctn as unknown;
-  return { ...w, history: { ...w.history, ctn: typeof ctn === 'string' ? JSON.parse(ctn) : w.history.ctn } };
+  return {
+    ...w,
+    history: {
+      ...w.history,
+      ctn: typeof ctn === 'string' ? (parseJson(ctn) as Record<string, unknown>) : w.history.ctn,
+    },
+  };
 }
 
 function pipelineItem(p: PipelineRecord): Record<string, unknown> {
