@@ -6,6 +6,6 @@ import { httpHandler } from '#shared/http/handler.ts';
  * timestamp, sign); the alarm is durably queued and processed asynchronously.
  */
 export const handler = httpHandler<Record<string, unknown>, unknown>(
-  { auth: 'alarm', input: 'any-json' },
+  { auth: 'alarm', input: 'any-json', refusalsAsHttp200: true },
   (input) => reportAlarm(input),
 );

@@ -3,6 +3,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** POST /alarm/test (behavior 6.2): checks the alarm authentication only; nothing is queued. */
 export const handler = httpHandler<Record<string, unknown>, unknown>(
-  { auth: 'alarm', input: 'any-json' },
+  { auth: 'alarm', input: 'any-json', refusalsAsHttp200: true },
   (input) => testAlarm(input),
 );

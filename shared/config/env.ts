@@ -11,6 +11,8 @@ export interface Config {
   queueUrls: { alarm: string; webhook: string; notify: string };
   /** Allowed |now - timestamp| for signatures, seconds. */
   signSkewSeconds: number;
+  /** The same for the alarm endpoints (`/alarm/*`): the window the original system documented. */
+  alarmSignSkewSeconds: number;
   /** Whether legacy MD5 signatures are accepted. */
   legacySign: boolean;
   /** Key that seals stored tokens and secrets (32 bytes). */
@@ -253,6 +255,7 @@ export function loadConfig(): Config {
       notify: process.env.NOTIFY_QUEUE_URL || '',
     },
     signSkewSeconds: int('SIGN_SKEW_SECONDS', 300),
+    alarmSignSkewSeconds: int('ALARM_SIGN_SKEW_SECONDS', 1800),
     legacySign: bool('LEGACY_SIGN', true),
     sealKey,
     sealKeySecretArn,

@@ -13,6 +13,8 @@ export class AppError extends Error {
     readonly code: number,
     message: string,
     readonly data: Record<string, unknown> = {},
+    /** Extra response headers (e.g. `Retry-After` of a rate limit). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = new.target.name;
@@ -80,6 +82,12 @@ export class AlarmError extends AppError {
     return new AlarmError(409, 4002, 'task was paused');
   }
   static rateLimited(taskId: number, limit: number) {
-    return new AlarmError(429, 4010, `task [${taskId}] reached its rate limit of ${limit} alarms per second`);
+    return new AlarmError(
+      429,
+      4010,
+      `task [${taskId}] reached its rate limit of ${limit} alarms per second`,
+      {},
+      { 'retry-after': '1' },
+    );
   }
 }

@@ -6,6 +6,7 @@ import { authenticateApp, authenticateTask } from '../domain/auth/service.ts';
 import { BadRequestError, PayloadTooLargeError } from '../domain/errors.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import { compileCoercingSchema, compileSchema, type Validator } from '../domain/validation.ts';
+import { parseJson as parseLossless } from '../json.ts';
 import { errorResponse, okResponse } from './envelope.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -17,7 +18,8 @@ export type HttpResult = APIGatewayProxyStructuredResultV2;
  * - `json`: a JSON body;
  * - `form-or-query`: a form-encoded (or JSON) body merged over the query string (DELETE);
  * - `any-json`: a JSON body whatever the content type says (alarm senders: many existing shell
- *   clients post JSON with `curl -d`, which labels it form-encoded, or with no content type at all).
+ *   clients post JSON with `curl -d`, which labels it form-encoded, or with no content type at all),
+ *   parsed losslessly (numbers keep their digits: see shared/json.ts).
  * Numbers in the query string and form bodies are coerced (behavior 1); JSON keeps its types.
  */
 export type InputSource = 'none' | 'query' | 'json' | 'any-json' | 'form-or-query';
@@ -33,6 +35,12 @@ export interface HandlerOptions {
   schema?: object;
   /** `msg` of a successful response (default `success`). */
   successMessage?: string;
+  /**
+   * Answer refusals (every envelope answer but 413 and 5xx) with HTTP 200, the code travelling in
+   * the envelope only: the alarm SDK endpoints (behavior 2), whose Go and PHP clients turn any
+   * non-200 status into a misleading error.
+   */
+  refusalsAsHttp200?: boolean;
 }
 
 export interface RequestContext {
@@ -69,11 +77,11 @@ function rawBody(event: HttpEvent): string {
   return body;
 }
 
-function parseJson(body: string): Record<string, unknown> {
+function parseJson(body: string, lossless = false): Record<string, unknown> {
   if (body.trim() === '') return {};
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
+    parsed = lossless ? parseLossless(body) : JSON.parse(body);
   } catch {
     throw new BadRequestError('request body is not valid JSON');
   }
@@ -89,7 +97,7 @@ export function readInput(event: HttpEvent, source: InputSource): Record<string,
   if (source === 'none') return {};
   if (source === 'query') return query;
   const body = rawBody(event);
-  if (source === 'any-json') return parseJson(body);
+  if (source === 'any-json') return parseJson(body, true);
   const type = (header(event, 'content-type') ?? '').split(';')[0].trim().toLowerCase();
   if (source === 'json') {
     if (body.trim() !== '' && type !== 'application/json') {
@@ -158,6 +166,8 @@ export function httpHandler<TInput, TOutput>(
     .use({
       onError: async (request) => {
         request.response = errorResponse(request.error, request.context.awsRequestId);
+        const status = request.response.statusCode ?? 500;
+        if (options.refusalsAsHttp200 && status < 500 && status !== 413) request.response.statusCode = 200;
       },
     })
     .handler(async (_event, context) => {

@@ -93,14 +93,14 @@ describe('POST /alarm/report: authentication (behavior 3.3)', () => {
     });
     const withSecret = await report({ ...(await alarmAuth({ id: t.id, token: t.secret })), ctn: { a: 1 } });
     const unknown = await report({ ...(await alarmAuth({ id: 987654321, token: t.token })), ctn: { a: 1 } });
-    const stale = await report({ ...(await alarmAuth(t, { timestamp: now - 301 })), ctn: { a: 1 } });
+    const stale = await report({ ...(await alarmAuth(t, { timestamp: now - 1801 })), ctn: { a: 1 } });
     const missing = await report({ ctn: { a: 1 } });
     // Assert
-    expect(badSign).toMatchObject({ status: 401, code: 401, msg: 'signature invalid', data: {} });
-    expect(withSecret).toMatchObject({ status: 401, code: 401, msg: 'signature invalid' });
-    expect(unknown).toMatchObject({ status: 401, code: 401, msg: 'signature invalid' });
-    expect(stale).toMatchObject({ status: 401, code: 401, msg: 'signature was expired' });
-    expect(missing).toMatchObject({ status: 401, code: 401, msg: 'signature was expired' });
+    expect(badSign).toMatchObject({ status: 200, code: 401, msg: 'signature invalid', data: {} });
+    expect(withSecret).toMatchObject({ status: 200, code: 401, msg: 'signature invalid' });
+    expect(unknown).toMatchObject({ status: 200, code: 401, msg: 'signature invalid' });
+    expect(stale).toMatchObject({ status: 200, code: 401, msg: 'signature was expired' });
+    expect(missing).toMatchObject({ status: 200, code: 401, msg: 'signature was expired' });
   });
 
   it('refuses the alarms of a deleted task with 401 signature invalid', async () => {
@@ -111,12 +111,12 @@ describe('POST /alarm/report: authentication (behavior 3.3)', () => {
     // Act
     const res = await report({ ...(await alarmAuth(t)), ctn: { a: 1 } });
     // Assert
-    expect(res).toMatchObject({ status: 401, code: 401, msg: 'signature invalid' });
+    expect(res).toMatchObject({ status: 200, code: 401, msg: 'signature invalid' });
   });
 
   it('authenticates before it validates the body', async () => {
     const res = await report({ taskid: 1, timestamp: await serviceNow(), sign: 'x', ctn: 'not an object' });
-    expect(res).toMatchObject({ status: 401, code: 401, msg: 'signature invalid' });
+    expect(res).toMatchObject({ status: 200, code: 401, msg: 'signature invalid' });
   });
 });
 
@@ -138,11 +138,10 @@ describe('POST /alarm/report: refusals', () => {
       { ctn: { a: 1 }, receiver: { alarmgroup: [1, 99] } },
       'receiver.alarmgroup: alarm group [99] not found',
     ],
-    ['an empty receiver', { ctn: { a: 1 }, receiver: {} }, 'receiver must have alarmgroup or channels'],
   ])('refuses %s with 4000', async (_name, body, msg) => {
     const t = await createTask();
     const res = await report({ ...(await alarmAuth(t)), ...body });
-    expect(res).toMatchObject({ status: 400, code: 4000, msg });
+    expect(res).toMatchObject({ status: 200, code: 4000, msg });
   });
 
   it('refuses a stopped task with 4001', async () => {
@@ -152,14 +151,14 @@ describe('POST /alarm/report: refusals', () => {
     // Act
     const res = await report({ ...(await alarmAuth(t)), ctn: { a: 1 } });
     // Assert
-    expect(res).toMatchObject({ status: 409, code: 4001, msg: 'task was stopped' });
+    expect(res).toMatchObject({ status: 200, code: 4001, msg: 'task was stopped' });
   });
 
   it('refuses a paused task with 4002', async () => {
     const t = await createTask();
     expect((await api.put('/alarmtask/pause', { ...(await taskAuth(t)), time: 30 })).code).toBe(0);
     const res = await report({ ...(await alarmAuth(t)), ctn: { a: 1 } });
-    expect(res).toMatchObject({ status: 409, code: 4002, msg: 'task was paused' });
+    expect(res).toMatchObject({ status: 200, code: 4002, msg: 'task was paused' });
   });
 
   it("refuses alarms beyond the task's rate limit with 4010 (429)", async () => {
@@ -181,13 +180,13 @@ describe('POST /alarm/report: refusals', () => {
     expect(results.filter((r) => r.code === 0).length).toBeGreaterThanOrEqual(1);
     expect(limited.length).toBeGreaterThanOrEqual(1);
     expect(limited[0]).toMatchObject({
-      status: 429,
+      status: 200,
       msg: `task [${t.id}] reached its rate limit of 1 alarms per second`,
     });
     expect(results.every((r) => r.code === 0 || r.code === 4010)).toBe(true);
   });
 
-  it('refuses a body over 256 KiB with 413 and a body that is not JSON with 400', async () => {
+  it('refuses a body over 256 KiB with HTTP 413 and a body that is not JSON with code 400 (HTTP 200)', async () => {
     const t = await createTask();
     const big = await report({ ...(await alarmAuth(t)), ctn: { blob: 'x'.repeat(300 * 1024) } });
     const notJson = await call('POST', '/alarm/report', {
@@ -196,7 +195,7 @@ describe('POST /alarm/report: refusals', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(big).toMatchObject({ status: 413, code: 413, msg: 'request body too large' });
-    expect(notJson).toMatchObject({ status: 400, code: 400, msg: 'request body is not valid JSON' });
+    expect(notJson).toMatchObject({ status: 200, code: 400, msg: 'request body is not valid JSON' });
   });
 });
 
@@ -225,7 +224,7 @@ describe('POST /alarm/report: idempotent reports with a client uuid', () => {
     const first = await report({ ...(await alarmAuth(a)), ctn: { a: 1 }, uuid });
     const other = await report({ ...(await alarmAuth(b)), ctn: { a: 1 }, uuid });
     expect(first.code).toBe(0);
-    expect(other).toMatchObject({ status: 400, code: 4000, msg: 'uuid was already used by another task' });
+    expect(other).toMatchObject({ status: 200, code: 4000, msg: 'uuid was already used by another task' });
   });
 
   it('writes nothing to the table for a report without a uuid', async () => {
@@ -252,9 +251,9 @@ describe('POST /alarm/test (behavior 6.2)', () => {
     const t = await createTask();
     const now = await serviceNow();
     const bad = await report({ taskid: t.id, timestamp: now, sign: hmacSign('x', t.id, now) }, '/alarm/test');
-    const stale = await report(await alarmAuth(t, { timestamp: now - 1000 }), '/alarm/test');
-    expect(bad).toMatchObject({ status: 401, code: 401, msg: 'signature invalid' });
-    expect(stale).toMatchObject({ status: 401, code: 401, msg: 'signature was expired' });
+    const stale = await report(await alarmAuth(t, { timestamp: now - 1801 }), '/alarm/test');
+    expect(bad).toMatchObject({ status: 200, code: 401, msg: 'signature invalid' });
+    expect(stale).toMatchObject({ status: 200, code: 401, msg: 'signature was expired' });
   });
 });
 

@@ -43,6 +43,10 @@ function fakeDeps(t: Task | undefined, extra: Partial<ReportDeps> = {}) {
       receipts.set(r.uuid, r);
       return r;
     },
+    markReceiptQueued: async (uuid) => {
+      const held = receipts.get(uuid);
+      if (held) receipts.set(uuid, { ...held, queued: true });
+    },
     limiter: new RateLimiter(() => 0),
     ...extra,
   };
@@ -131,11 +135,6 @@ describe('report validation (4000)', () => {
       'a receiver webhook that is not a URL',
       { receiver: { channels: { webhook: 'ftp://x' } } },
       'receiver.channels.webhook',
-    ],
-    [
-      'an empty receiver',
-      { receiver: { channels: { sms: [] } } },
-      'receiver must have alarmgroup or channels',
     ],
     [
       'an unknown alarm group',
@@ -258,7 +257,7 @@ describe('report acceptance', () => {
     await expect(reportAlarm(input, deps)).resolves.toHaveProperty('uuid');
   });
 
-  it('fails (and writes no receipt) when the alarm cannot be queued', async () => {
+  it('fails, leaving the receipt unqueued, when the alarm cannot be queued', async () => {
     const { deps, receipts } = fakeDeps(task(), {
       publishAlarm: async () => {
         throw new Error('queue down');
@@ -268,12 +267,12 @@ describe('report acceptance', () => {
     await expect(reportAlarm({ ...signed(task(), now()), ctn: { a: 1 }, uuid }, deps)).rejects.toThrow(
       'queue down',
     );
-    expect(receipts.size).toBe(0);
+    expect([...receipts.values()].map((r) => r.queued)).toEqual([false]);
   });
 
   it('refuses an alarm too large for one queue message with 413', async () => {
     const { deps } = fakeDeps(task());
-    const err = await reportAlarm({ ...signed(task(), now()), ctn: { a: 'x'.repeat(262_144) } }, deps).catch(
+    const err = await reportAlarm({ ...signed(task(), now()), ctn: { a: 'x'.repeat(1_048_576) } }, deps).catch(
       (e) => e,
     );
     expect(err).toBeInstanceOf(PayloadTooLargeError);
@@ -311,6 +310,7 @@ describe('idempotent reports with a client uuid', () => {
       task_id: 100001,
       report_time: '2020-01-01 00:00:00',
       ttl: 1,
+      queued: false,
     };
     const { deps, published } = fakeDeps(task(), {
       getReceipt: async () => undefined,
@@ -323,9 +323,117 @@ describe('idempotent reports with a client uuid', () => {
 
   it("refuses another task's uuid", async () => {
     const { deps, receipts, published } = fakeDeps(task());
-    receipts.set(uuid.toLowerCase(), { uuid: uuid.toLowerCase(), task_id: 5, report_time: 'x', ttl: 1 });
+    receipts.set(uuid.toLowerCase(), {
+      uuid: uuid.toLowerCase(),
+      task_id: 5,
+      report_time: 'x',
+      ttl: 1,
+      queued: true,
+    });
     const err = await reportAlarm({ ...signed(task(), now()), ctn: { a: 1 }, uuid }, deps).catch((e) => e);
     expect(err).toMatchObject({ code: 4000, message: 'uuid was already used by another task' });
+    expect(published).toHaveLength(0);
+  });
+
+  it('queues nothing when another task claims the uuid first in a race', async () => {
+    // Arrange: the uuid is free when read, taken by task 5 when this report tries to claim it
+    const rival: ReportReceipt = {
+      uuid: uuid.toLowerCase(),
+      task_id: 5,
+      report_time: 'x',
+      ttl: 1,
+      queued: false,
+    };
+    const { deps, published } = fakeDeps(task(), {
+      getReceipt: async () => undefined,
+      putReceipt: async () => rival,
+    });
+    // Act
+    const err = await reportAlarm({ ...signed(task(), now()), ctn: { a: 1 }, uuid }, deps).catch((e) => e);
+    // Assert
+    expect(err).toMatchObject({ code: 4000 });
+    expect(published).toHaveLength(0);
+  });
+
+  it('queues a repeat whose first queueing failed, with the first answer', async () => {
+    // Arrange: the queue refuses the first report
+    const { deps, published, receipts } = fakeDeps(task());
+    const input = { ...signed(task(), now()), ctn: { a: 1 }, uuid };
+    const down = {
+      ...deps,
+      publishAlarm: async () => {
+        throw new Error('queue unavailable');
+      },
+    };
+    await expect(reportAlarm(input, down)).rejects.toThrow('queue unavailable');
+    const pending = receipts.get(uuid.toLowerCase());
+    // Act
+    const retry = await reportAlarm(input, deps);
+    // Assert
+    expect(pending?.queued).toBe(false);
+    expect(retry).toEqual({ uuid: pending?.uuid, report_time: pending?.report_time });
+    expect(published).toHaveLength(1);
+    expect(receipts.get(uuid.toLowerCase())?.queued).toBe(true);
+  });
+});
+
+describe('what the alarm SDKs send (behavior 6.1)', () => {
+  it.each([
+    ['{}', {}],
+    ['{channels: {}}', { channels: {} }],
+    ['PHP new Receiver() {alarmgroup: [], channels: []}', { alarmgroup: [], channels: [] }],
+    ['empty channel lists', { channels: { sms: [], dinggroup: [] } }],
+    ['Go empty webhook list', { channels: { webhook: [] } }],
+  ])('a receiver that names nobody (%s) means no override', async (_name, receiver) => {
+    // Arrange
+    const { deps, published } = fakeDeps(task());
+    // Act
+    await reportAlarm({ ...signed(task(), now()), ctn: { a: 1 }, receiver }, deps);
+    // Assert
+    expect(published).toHaveLength(1);
+    expect(published[0]).not.toHaveProperty('receiver');
+  });
+
+  it('takes the PHP form with alarm groups and no channels as an override', async () => {
+    const { deps, published } = fakeDeps(task());
+    await reportAlarm(
+      { ...signed(task(), now()), ctn: { a: 1 }, receiver: { alarmgroup: [1, 2], channels: [] } },
+      deps,
+    );
+    expect(published[0].receiver).toEqual({ alarmgroup: [1, 2] });
+  });
+
+  it("takes the Go SDK's webhook list", async () => {
+    const { deps, published } = fakeDeps(task());
+    const receiver = { channels: { webhook: ['https://example.com/hook'], email: [7] } };
+    await reportAlarm({ ...signed(task(), now()), ctn: { a: 1 }, receiver }, deps);
+    expect(published[0].receiver).toEqual({ channels: { webhook: 'https://example.com/hook', email: [7] } });
+  });
+
+  it('takes notice_time as a numeric string (Java SDK)', async () => {
+    const { deps, published } = fakeDeps(task());
+    await reportAlarm({ ...signed(task(), now()), ctn: { a: 1 }, notice_time: '1700000000' }, deps);
+    expect(published[0].notice_time).toBe(1700000000);
+  });
+
+  it.each([
+    [25 * 60, true],
+    [-25 * 60, true],
+    [31 * 60, false],
+  ])('with a timestamp %i s off accepts it: %s (the 1800 s alarm window)', async (offset, ok) => {
+    const { deps } = fakeDeps(task());
+    const input = { ...signed(task(), now() + offset), ctn: { a: 1 } };
+    const res = await reportAlarm(input, deps).catch((e) => e);
+    if (ok) expect(res).toHaveProperty('uuid');
+    else expect(res).toMatchObject({ code: 401, message: 'signature was expired' });
+  });
+
+  it('refuses ctn nested deeper than 64 levels with 4000', async () => {
+    let ctn: Record<string, unknown> = { leaf: 1 };
+    for (let i = 0; i < 64; i++) ctn = { n: ctn };
+    const { deps, published } = fakeDeps(task());
+    const err = await reportAlarm({ ...signed(task(), now()), ctn }, deps).catch((e) => e);
+    expect(err).toMatchObject({ code: 4000, message: 'ctn must not be nested deeper than 64 levels' });
     expect(published).toHaveLength(0);
   });
 });

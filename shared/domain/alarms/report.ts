@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { formatDateTime, nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
+import { isRawJson, nestingDepth, toWireJson } from '../../json.ts';
+import { logger } from '../../log.ts';
 import type { AlarmMessage } from '../../messaging/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 import { loadSealKey } from '../auth/seal.ts';
@@ -11,8 +13,13 @@ import type { Channels, Level, ReceiverConfig, Robot, Task } from '../tasks/mode
 import { effectiveStatus, ROBOT_CHANNELS, TASK_PAUSED, TASK_STOPPED, USER_CHANNELS } from '../tasks/model.ts';
 import { compileSchema } from '../validation.ts';
 import { alarmRateLimiter, type RateLimiter } from './rate-limit.ts';
-import { getReportReceipt, putReportReceipt, type ReportReceipt } from './report-repository.ts';
-import { reportSchema } from './report-schemas.ts';
+import {
+  getReportReceipt,
+  markReceiptQueued,
+  putReportReceipt,
+  type ReportReceipt,
+} from './report-repository.ts';
+import { MAX_CTN_DEPTH, reportSchema } from './report-schemas.ts';
 import { getTaskCached } from './task-cache.ts';
 
 /**
@@ -22,8 +29,9 @@ import { getTaskCached } from './task-cache.ts';
  * pipeline consumes the alarm queue and de-duplicates by uuid).
  *
  * The hot path reads the task through a per-container cache and writes nothing to the table. A
- * client-chosen `uuid` opts in to idempotent reports: one GetItem before and one conditional PutItem
- * after queueing (the receipt, kept 24 h).
+ * client-chosen `uuid` opts in to idempotent reports: one GetItem, then (for a new uuid) one
+ * conditional PutItem before queueing and one UpdateItem after (the receipt, kept 24 h). A report
+ * refused for any reason queues nothing.
  */
 export interface AlarmAuthInput {
   taskid?: unknown;
@@ -43,12 +51,13 @@ export interface ReportDeps {
   publishAlarm: (message: AlarmMessage) => Promise<void>;
   getReceipt: (uuid: string, now: number) => Promise<ReportReceipt | undefined>;
   putReceipt: (receipt: ReportReceipt, now: number) => Promise<ReportReceipt>;
+  markReceiptQueued: (uuid: string) => Promise<void>;
   limiter: RateLimiter;
 }
 
 const RECEIPT_TTL_SECONDS = 24 * 3600;
-/** What one SQS message may carry. */
-const MAX_MESSAGE_BYTES = 256 * 1024;
+/** What one SQS message may carry (the queues allow 1 MiB; a 256 KiB body always fits). */
+const MAX_MESSAGE_BYTES = 1024 * 1024;
 
 const groupSeen = new Map<number, number>();
 
@@ -70,6 +79,7 @@ export const defaultReportDeps: ReportDeps = {
   publishAlarm: (message) => publish('alarm', [{ body: message }]),
   getReceipt: getReportReceipt,
   putReceipt: putReportReceipt,
+  markReceiptQueued,
   limiter: alarmRateLimiter,
 };
 
@@ -96,7 +106,7 @@ export async function authenticateAlarm(
 ): Promise<Task> {
   const cfg = config();
   const timestamp = asText(input.timestamp, TIMESTAMP);
-  if (timestamp === undefined || !withinSkew(Number(timestamp), nowSeconds(), cfg.signSkewSeconds)) {
+  if (timestamp === undefined || !withinSkew(Number(timestamp), nowSeconds(), cfg.alarmSignSkewSeconds)) {
     throw new UnauthorizedError('signature was expired');
   }
   const taskid = asText(input.taskid, TASK_ID);
@@ -142,13 +152,24 @@ interface ReportBody {
 
 interface ReceiverInput {
   alarmgroup?: number[];
-  channels?: Record<string, unknown>;
+  channels?: Record<string, unknown> | [];
 }
 
-/** The override as the pipeline wants it: known channels only, webhook as a URL string, empties dropped. */
+/** The first URL of an override's webhook: a string, `{url}` or (Go SDK) an array of strings. */
+function webhookUrlOf(webhook: unknown): string | undefined {
+  if (typeof webhook === 'string') return webhook || undefined;
+  if (Array.isArray(webhook)) return webhookUrlOf(webhook[0]);
+  if (isObject(webhook)) return webhookUrlOf(webhook.url);
+  return undefined;
+}
+
+/**
+ * The override as the pipeline wants it: known channels only, webhook as a URL string, empties
+ * dropped. A receiver that names nobody comes back empty: it means "no override" (behavior 6.1).
+ */
 function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
   const channels: Channels = {};
-  const given = input.channels ?? {};
+  const given = (Array.isArray(input.channels) ? {} : (input.channels ?? {})) as Record<string, unknown>;
   for (const ch of USER_CHANNELS) {
     const uids = given[ch] as number[] | undefined;
     if (uids?.length) channels[ch] = [...new Set(uids)];
@@ -160,8 +181,7 @@ function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
         r.secret ? { webhook: r.webhook, secret: r.secret } : { webhook: r.webhook },
       );
   }
-  const webhook = given.webhook as string | { url: string } | undefined;
-  const url = typeof webhook === 'string' ? webhook : webhook?.url;
+  const url = webhookUrlOf(given.webhook);
   if (url) channels.webhook = url;
   const out: ReceiverConfig = {};
   if (input.alarmgroup?.length) out.alarmgroup = input.alarmgroup;
@@ -169,31 +189,41 @@ function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
   return out;
 }
 
+/** Scalars the schema checks: a number written with unusual digits (`2.0`) is read as its value. */
+const SCALARS = ['level', 'notice_time'] as const;
+
 /** Body validation (behavior 6.1): every failure is 4000 with a message naming the field. */
 async function validateBody(input: Record<string, unknown>, deps: ReportDeps): Promise<ReportBody> {
   if (!isObject(input.ctn)) throw AlarmError.invalid('ctn must be a JSON object');
   if (Object.keys(input.ctn).length === 0) throw AlarmError.invalid('ctn must not be empty');
+  if (nestingDepth(input.ctn, MAX_CTN_DEPTH) > MAX_CTN_DEPTH)
+    throw AlarmError.invalid(`ctn must not be nested deeper than ${MAX_CTN_DEPTH} levels`);
+  // The body holds ctn one level down; anything deeper elsewhere is refused the same way.
+  if (nestingDepth(input, MAX_CTN_DEPTH + 1) > MAX_CTN_DEPTH + 1)
+    throw AlarmError.invalid(`request body must not be nested deeper than ${MAX_CTN_DEPTH + 1} levels`);
+  const scalars: Record<string, unknown> = {};
+  for (const k of SCALARS) {
+    const v = input[k];
+    if (v !== undefined) scalars[k] = isRawJson(v) ? Number(v.rawJSON) : v;
+  }
   try {
-    validateReport(input);
+    validateReport({ ...scalars, uuid: input.uuid, receiver: input.receiver });
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;
     throw new AlarmError(400, 4000, err.message, { errors: err.errors });
   }
   const body: ReportBody = {
     ctn: input.ctn,
-    level: (input.level ?? 0) as Level,
-    notice_time: input.notice_time as number | undefined,
+    level: (scalars.level ?? 0) as Level,
+    notice_time: scalars.notice_time === undefined ? undefined : Number(scalars.notice_time),
     uuid: (input.uuid as string | undefined)?.toLowerCase(),
   };
   if (input.receiver !== undefined) {
     const receiver = normalizeReceiver(input.receiver as ReceiverInput);
-    if (!receiver.alarmgroup && !receiver.channels) {
-      throw AlarmError.invalid('receiver must have alarmgroup or channels');
-    }
     const missing = receiver.alarmgroup ? await deps.missingAlarmGroups(receiver.alarmgroup) : [];
     if (missing.length > 0)
       throw AlarmError.invalid(`receiver.alarmgroup: alarm group [${missing.join(', ')}] not found`);
-    body.receiver = receiver;
+    if (receiver.alarmgroup || receiver.channels) body.receiver = receiver;
   }
   return body;
 }
@@ -207,9 +237,12 @@ export async function reportAlarm(
   const body = await validateBody(input, deps);
   const now = nowSeconds();
 
-  if (body.uuid) {
-    const receipt = await deps.getReceipt(body.uuid, now);
-    if (receipt) return answerOf(receipt, task.id);
+  // A repeat of a report whose alarm is on the queue gets the first answer (even if the task has
+  // stopped since: that alarm was accepted). Another task's uuid is refused before anything else.
+  const earlier = body.uuid ? await deps.getReceipt(body.uuid, now) : undefined;
+  if (earlier) {
+    const answer = answerOf(earlier, task.id);
+    if (earlier.queued) return answer;
   }
 
   const status = effectiveStatus(task, now);
@@ -229,14 +262,25 @@ export async function reportAlarm(
     reported_at: now,
     ...(body.receiver ? { receiver: body.receiver } : {}),
   };
-  if (Buffer.byteLength(JSON.stringify(message), 'utf8') > MAX_MESSAGE_BYTES)
-    throw new PayloadTooLargeError();
-  await deps.publishAlarm(message);
+  if (Buffer.byteLength(toWireJson(message), 'utf8') > MAX_MESSAGE_BYTES) throw new PayloadTooLargeError();
 
-  const answer = { uuid: message.uuid, report_time: formatDateTime(now, config().timeZone) };
-  if (!body.uuid) return answer;
-  const held = await deps.putReceipt({ ...answer, task_id: task.id, ttl: now + RECEIPT_TTL_SECONDS }, now);
-  return answerOf(held, task.id);
+  let answer: ReportAnswer = { uuid: message.uuid, report_time: formatDateTime(now, config().timeZone) };
+  if (body.uuid) {
+    // Claim the uuid before queueing: the loser of a race between two tasks queues nothing. The
+    // same task's concurrent or earlier unqueued report queues again (the pipeline de-duplicates).
+    const held =
+      earlier ??
+      (await deps.putReceipt({ ...answer, task_id: task.id, ttl: now + RECEIPT_TTL_SECONDS, queued: false }, now));
+    answer = answerOf(held, task.id);
+  }
+  await deps.publishAlarm(message);
+  if (body.uuid) {
+    await deps.markReceiptQueued(body.uuid).catch((err: unknown) => {
+      // The alarm is queued; a repeat would queue it once more, which the pipeline absorbs.
+      logger.warn('could not mark a report receipt queued', { uuid: body.uuid, error: err as Error });
+    });
+  }
+  return answer;
 }
 
 /** A receipt answers a replay of the same task; another task's uuid is refused. */
