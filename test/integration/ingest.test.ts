@@ -227,6 +227,42 @@ describe('POST /alarm/report: idempotent reports with a client uuid', () => {
     expect(other).toMatchObject({ status: 200, code: 4000, msg: 'uuid was already used by another task' });
   });
 
+  it('two tasks racing one uuid: the loser gets 4000 and its alarm is never processed', async () => {
+    // Arrange: each task has its own webhook receiver
+    const hookA = await new TestReceiver().start();
+    const hookB = await new TestReceiver().start();
+    try {
+      const [a, b] = await Promise.all([
+        createTask({ receiver: { channels: { webhook: `${hookA.url}/a` } } }),
+        createTask({ receiver: { channels: { webhook: `${hookB.url}/b` } } }),
+      ]);
+      const uuids = Array.from({ length: 5 }, () => crypto.randomUUID());
+      // Act: both report every uuid at the same moment
+      const answers = await Promise.all(
+        uuids.map(async (uuid) => {
+          const [ra, rb] = await Promise.all([
+            report({ ...(await alarmAuth(a)), ctn: { from: 'a' }, uuid }),
+            report({ ...(await alarmAuth(b)), ctn: { from: 'b' }, uuid }),
+          ]);
+          return { uuid, ra, rb };
+        }),
+      );
+      // Assert: one winner per uuid; only the winner's webhook ever hears of it
+      for (const { ra, rb } of answers) expect([ra.code, rb.code].sort()).toEqual([0, 4000]);
+      const winsA = answers.filter((x) => x.ra.code === 0).map((x) => x.uuid);
+      const winsB = answers.filter((x) => x.rb.code === 0).map((x) => x.uuid);
+      const heard = (h: TestReceiver) => h.events('ALARM').map((r) => r.json.data.history.uuid as string);
+      await hookA.waitFor(() => winsA.every((u) => heard(hookA).includes(u)));
+      await hookB.waitFor(() => winsB.every((u) => heard(hookB).includes(u)));
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(heard(hookA).sort()).toEqual(winsA.sort());
+      expect(heard(hookB).sort()).toEqual(winsB.sort());
+    } finally {
+      await hookA.stop();
+      await hookB.stop();
+    }
+  });
+
   it('writes nothing to the table for a report without a uuid', async () => {
     const t: CreatedTask = await createTask();
     const res = await report({ ...(await alarmAuth(t)), ctn: { a: 1 } });
