@@ -1,40 +1,195 @@
+import { Server as NetServer } from 'node:net';
+import { join } from 'node:path';
 import {
+  ChangeMessageVisibilityBatchCommand,
   DeleteMessageBatchCommand,
   type Message,
   ReceiveMessageCommand,
+  SetQueueAttributesCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
-import { startFauxqs } from 'fauxqs';
+import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { type QueueDef, queues } from '../../infra/definitions.ts';
 import { logger } from '../log.ts';
+import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
 
 export interface LocalQueues {
   endpoint: string;
   urls: Record<string, string>;
   dlqUrls: Record<string, string>;
+  /** Messages a previous run held in flight when it ended, made visible again at this start. */
+  released: number;
   stop(): Promise<void>;
 }
 
-/** Starts the SQS emulator with every queue of the stack and its dead-letter queue. */
-export async function startQueues(port: number, region: string): Promise<LocalQueues> {
-  const server = await startFauxqs({ port, logger: false, host: '127.0.0.1', defaultRegion: region });
-  const urls: Record<string, string> = {};
-  const dlqUrls: Record<string, string> = {};
-  for (const q of queues) {
-    const dlq = server.createQueue(`tocsin-${q.name}-dlq`, { attributes: { MessageRetentionPeriod: '1209600' } });
-    const main = server.createQueue(`tocsin-${q.name}`, {
-      attributes: {
-        VisibilityTimeout: String(q.visibilityTimeoutSeconds),
-        RedrivePolicy: JSON.stringify({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: q.maxReceiveCount }),
-      },
-    });
-    urls[q.name] = main.queueUrl;
-    dlqUrls[q.name] = dlq.queueUrl;
+const ACCOUNT = '000000000000';
+/** SQS's largest message, 1 MiB; the CDK stack sets the same on every queue. */
+export const MAX_MESSAGE_BYTES = 1_048_576;
+const DLQ_RETENTION_SECONDS = 1_209_600;
+
+/** The URL fauxqs gives a queue on this port (lookups use only the region and the name). */
+export const queueUrlOf = (name: string, region: string, port: number) =>
+  `http://sqs.${region}.${LOOPBACK}:${port}/${ACCOUNT}/${name}`;
+
+/**
+ * fauxqs 2.4.1 binds 0.0.0.0 whatever `host` says (host only shapes queue URLs). While it starts,
+ * a listen on 0.0.0.0 is turned into one on 127.0.0.1. The loopback test (local-loopback.test.ts)
+ * fails if this ever stops working.
+ */
+async function onLoopback<T>(start: () => Promise<T>): Promise<T> {
+  const listen = NetServer.prototype.listen;
+  NetServer.prototype.listen = function (this: NetServer, ...args: unknown[]) {
+    const first = args[0] as { host?: string } | undefined;
+    if (first && typeof first === 'object' && first.host === '0.0.0.0')
+      args[0] = { ...first, host: LOOPBACK };
+    return (listen as (...a: unknown[]) => NetServer).apply(this, args);
+  } as typeof listen;
+  try {
+    return await start();
+  } finally {
+    NetServer.prototype.listen = listen;
   }
-  return { endpoint: server.address, urls, dlqUrls, stop: () => server.stop() };
 }
+
+let persistenceFixed = false;
+
+/**
+ * fauxqs 2.4.1 persistence bug: making an in-flight message visible again (ChangeMessageVisibility
+ * 0, which the consumers use when retries are used up) writes NULL into the NOT NULL receive count,
+ * so the write throws after the message left the in-flight set: it is gone until a restart, and the
+ * SDK's retry then fails with "Message does not exist". The fix keeps the receive count and clears
+ * only the receipt handle and deadline, as the in-memory state does.
+ */
+async function fixFauxqsPersistence(): Promise<void> {
+  if (persistenceFixed) return;
+  const mod = (await import(new URL('./persistence.js', import.meta.resolve('fauxqs')).href)) as {
+    PersistenceManager?: { prototype: Record<string, unknown> };
+  };
+  const proto = mod.PersistenceManager?.prototype;
+  if (!proto || typeof proto.updateMessageReady !== 'function') {
+    throw new Error(
+      'fauxqs changed: PersistenceManager.updateMessageReady is gone; review shared/local/queues.ts',
+    );
+  }
+  const statements = new WeakMap<object, { run(...a: unknown[]): unknown }>();
+  proto.updateMessageReady = function (
+    this: { db: { prepare(sql: string): { run(...a: unknown[]): unknown } } },
+    id: string,
+  ) {
+    let stmt = statements.get(this);
+    if (!stmt) {
+      stmt = this.db.prepare(
+        'UPDATE sqs_messages SET receipt_handle = NULL, visibility_deadline = NULL WHERE message_id = ?',
+      );
+      statements.set(this, stmt);
+    }
+    stmt.run(id);
+  };
+  persistenceFixed = true;
+}
+
+/** Creates a queue, or brings an existing (restored) one to the wanted attributes. */
+async function ensureQueue(
+  server: FauxqsServer,
+  client: SQSClient,
+  name: string,
+  url: string,
+  attributes: Record<string, string>,
+): Promise<void> {
+  if (server.inspectQueue(name)) {
+    // Never createQueue() a restored queue: it replaces the queue (and, in SQLite, its messages).
+    await client.send(new SetQueueAttributesCommand({ QueueUrl: url, Attributes: attributes }));
+  } else {
+    server.createQueue(name, { attributes });
+  }
+}
+
+/**
+ * Makes visible again what a previous run held in flight. Its consumers were the pollers of that
+ * process, which is gone (the data directory lock makes sure), so no one is working on these
+ * messages: waiting out their visibility timeout (up to minutes) would only delay them.
+ */
+async function releaseInFlight(
+  server: FauxqsServer,
+  client: SQSClient,
+  name: string,
+  url: string,
+): Promise<number> {
+  const inflight = server.inspectQueue(name)?.messages.inflight ?? [];
+  for (let i = 0; i < inflight.length; i += 10) {
+    const entries = inflight.slice(i, i + 10).map((m, j) => ({
+      Id: String(j),
+      ReceiptHandle: m.receiptHandle,
+      VisibilityTimeout: 0,
+    }));
+    const out = await client.send(
+      new ChangeMessageVisibilityBatchCommand({ QueueUrl: url, Entries: entries }),
+    );
+    if (out.Failed?.length) {
+      logger.warn('could not release messages left in flight', { queue: name, failed: out.Failed.length });
+    }
+  }
+  return inflight.length;
+}
+
+/**
+ * Starts the SQS emulator on 127.0.0.1 with every queue of the stack and its dead-letter queue. With a
+ * data directory, queues and messages live in SQLite there (fauxqs writes every change through), so
+ * what was queued survives a crash; on a restart the queues are reused, not recreated.
+ */
+export async function startQueues(
+  port: number,
+  region: string,
+  dataDir: string | null = null,
+): Promise<LocalQueues> {
+  if (dataDir) await fixFauxqsPersistence();
+  const server = await onLoopback(() =>
+    startFauxqs({
+      port,
+      logger: false,
+      host: LOOPBACK,
+      defaultRegion: region,
+      ...(dataDir ? { dataDir } : {}),
+    }),
+  );
+  const client = localSqsClient(server.address, region);
+  try {
+    const urls: Record<string, string> = {};
+    const dlqUrls: Record<string, string> = {};
+    let released = 0;
+    for (const q of queues) {
+      const dlqName = `tocsin-${q.name}-dlq`;
+      const mainName = `tocsin-${q.name}`;
+      dlqUrls[q.name] = queueUrlOf(dlqName, region, server.port);
+      urls[q.name] = queueUrlOf(mainName, region, server.port);
+      await ensureQueue(server, client, dlqName, dlqUrls[q.name], {
+        MessageRetentionPeriod: String(DLQ_RETENTION_SECONDS),
+        MaximumMessageSize: String(MAX_MESSAGE_BYTES),
+      });
+      await ensureQueue(server, client, mainName, urls[q.name], {
+        VisibilityTimeout: String(q.visibilityTimeoutSeconds),
+        MaximumMessageSize: String(MAX_MESSAGE_BYTES),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: `arn:aws:sqs:${region}:${ACCOUNT}:${dlqName}`,
+          maxReceiveCount: q.maxReceiveCount,
+        }),
+      });
+      released += await releaseInFlight(server, client, mainName, urls[q.name]);
+      released += await releaseInFlight(server, client, dlqName, dlqUrls[q.name]);
+    }
+    return { endpoint: server.address, urls, dlqUrls, released, stop: () => server.stop() };
+  } catch (err) {
+    await server.stop().catch(() => undefined);
+    throw err;
+  } finally {
+    client.destroy();
+  }
+}
+
+/** Where fauxqs keeps its SQLite database inside the stack's data directory. */
+export const sqsDataDir = (dataDir: string) => join(dataDir, 'sqs');
 
 export function localSqsClient(endpoint: string, region: string): SQSClient {
   return new SQSClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -65,7 +220,13 @@ function toRecord(m: Message, queueArn: string, region: string): SQSRecord {
  * consumer with an SQS event, deletes what succeeded and leaves reported failures (partial batch
  * responses) or a thrown batch to reappear after their visibility timeout.
  */
-export function startPoller(client: SQSClient, def: QueueDef, url: string, region: string, concurrency: number) {
+export function startPoller(
+  client: SQSClient,
+  def: QueueDef,
+  url: string,
+  region: string,
+  concurrency: number,
+) {
   let running = true;
   const arn = `arn:aws:sqs:${region}:000000000000:tocsin-${def.name}`;
   const loop = async () => {
@@ -92,12 +253,16 @@ export function startPoller(client: SQSClient, def: QueueDef, url: string, regio
       const event: SQSEvent = { Records: messages.map((m) => toRecord(m, arn, region)) };
       let failed = new Set<string>();
       try {
-        const res = (await handler(event, lambdaContext(`tocsin-${def.name}-consumer`, def.timeoutSeconds * 1000))) as
-          | { batchItemFailures?: { itemIdentifier: string }[] }
-          | undefined;
+        const res = (await handler(
+          event,
+          lambdaContext(`tocsin-${def.name}-consumer`, def.timeoutSeconds * 1000),
+        )) as { batchItemFailures?: { itemIdentifier: string }[] } | undefined;
         failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       } catch (err) {
-        logger.error('local consumer threw; the whole batch will be retried', { queue: def.name, error: err as Error });
+        logger.error('local consumer threw; the whole batch will be retried', {
+          queue: def.name,
+          error: err as Error,
+        });
         continue;
       }
       const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
@@ -109,7 +274,9 @@ export function startPoller(client: SQSClient, def: QueueDef, url: string, regio
               Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
             }),
           )
-          .catch((err) => logger.warn('local poller delete failed', { queue: def.name, error: err as Error }));
+          .catch((err) =>
+            logger.warn('local poller delete failed', { queue: def.name, error: err as Error }),
+          );
       }
     }
   };
