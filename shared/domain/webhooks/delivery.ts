@@ -1,11 +1,11 @@
 import { parseJson } from '../../json.ts';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { logger } from '../../log.ts';
+import { outboundRequest } from '../../outbound/client.ts';
+import { checkOutboundUrl, type UrlCheck } from '../../outbound/url-guard.ts';
 import type { WebhookMessage } from '../../messaging/messages.ts';
 import { queueUrl, sqs } from '../../messaging/sqs.ts';
 import { getTaskCached } from '../alarms/task-cache.ts';
@@ -19,7 +19,6 @@ import {
   type WebhookAttempt,
 } from './repository.ts';
 import { signWebhook } from './signature.ts';
-import { BlockedAddressError, checkWebhookUrl, guardedLookup, type UrlCheck } from './url-guard.ts';
 
 /**
  * Outbound webhook delivery (behavior 11, interface 6.1): the consumer of the webhook queue.
@@ -71,51 +70,21 @@ export interface DeliveryDeps {
 /** How many tasks' events are delivered at once. */
 const TASK_CONCURRENCY = 4;
 
-/** POSTs a body with a hard timeout; never throws. Redirects are not followed (a 3xx is a failure). */
-export function postJson(
+/**
+ * POSTs a body through the outbound client (hard timeout, keep-alive, URL guard when `blockPrivate`);
+ * never throws. Redirects are not followed (a 3xx is a failure). The status is the answer: the
+ * response body is discarded.
+ */
+export async function postJson(
   url: URL,
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
   blockPrivate: boolean,
 ): Promise<PostResult> {
-  return new Promise((resolve) => {
-    const controller = new AbortController();
-    let settled = false;
-    const timer = setTimeout(() => controller.abort(), timeoutMs);
-    const done = (result: PostResult) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(result);
-    };
-    const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-    const req = send(
-      url,
-      {
-        method: 'POST',
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body, 'utf8')) },
-        signal: controller.signal,
-        ...(blockPrivate ? { lookup: guardedLookup } : {}),
-      },
-      (res: IncomingMessage) => {
-        done({ status: res.statusCode });
-        // The status is all we need; do not let a slow body hold the socket.
-        res.destroy();
-      },
-    );
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      if (controller.signal.aborted) return done({ error: `timeout after ${timeoutMs} ms` });
-      if (err instanceof BlockedAddressError || err.cause instanceof BlockedAddressError) {
-        return done({
-          blocked: true,
-          error: (err instanceof BlockedAddressError ? err : (err.cause as Error)).message,
-        });
-      }
-      done({ error: err.code ?? err.message.slice(0, 200) });
-    });
-    req.end(body);
-  });
+  const res = await outboundRequest(url, { method: 'POST', headers, body, timeoutMs, guard: blockPrivate });
+  if (res.ok) return { status: res.status };
+  return res.failure === 'blocked' ? { blocked: true, error: res.error } : { error: res.error };
 }
 
 export const defaultDeliveryDeps: DeliveryDeps = {
@@ -123,7 +92,7 @@ export const defaultDeliveryDeps: DeliveryDeps = {
   claim: claimWebhookEvent,
   release: releaseWebhookEvent,
   recordAttempt: putWebhookAttempt,
-  checkUrl: (url, blockPrivate) => checkWebhookUrl(url, blockPrivate),
+  checkUrl: (url, blockPrivate) => checkOutboundUrl(url, blockPrivate),
   post: postJson,
   delayRetry: async (receiptHandle, seconds) => {
     await sqs().send(
