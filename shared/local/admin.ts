@@ -13,7 +13,8 @@ const USAGE = `usage:
   npm run admin -- app create NAME        create an app; prints its id and token once
 
 options:
-  --state FILE        state file of a running local stack (default: .tocsin-local.json)
+  --state FILE        state file of a running local stack (default: $TOCSIN_STATE_FILE, else
+                      .tocsin-local.json in the project root)
   --table NAME        a deployed table instead of the local stack
   --region REGION     region of the deployed table (default: AWS_REGION)
   --seal-key-secret ARN  Secrets Manager secret with the seal key of the deployment`;
@@ -43,7 +44,8 @@ async function main() {
     if (values.region) process.env.AWS_REGION = values.region;
     if (values['seal-key-secret']) process.env.SEAL_KEY_SECRET_ARN = values['seal-key-secret'];
   } else {
-    const stateFile = resolve(values.state ?? defaultStateFile);
+    // The same file `npm start` wrote: --state, else TOCSIN_STATE_FILE (as for npm start), else the default.
+    const stateFile = resolve(values.state || process.env.TOCSIN_STATE_FILE || defaultStateFile);
     if (!existsSync(stateFile)) {
       throw new Error(`no running local stack (no ${stateFile}); run \`npm start\` first or pass --table`);
     }
@@ -68,10 +70,16 @@ async function main() {
       throw new Error(`${file}: ${(err as Error).message}`);
     }
     const summary = await importDirectory(doc);
-    console.log(`imported ${Object.entries(summary).map(([k, n]) => `${n} ${k}`).join(', ')}`);
+    console.log(
+      `imported ${Object.entries(summary)
+        .map(([k, n]) => `${n} ${k}`)
+        .join(', ')}`,
+    );
   } else if (command === 'app' && rest[0] === 'create' && rest.length === 2) {
     const app = await createApp(rest[1]);
-    console.log(`app created (the token is shown only this once)\n  id:    ${app.id}\n  name:  ${app.name}\n  token: ${app.token}`);
+    console.log(
+      `app created (the token is shown only this once)\n  id:    ${app.id}\n  name:  ${app.name}\n  token: ${app.token}`,
+    );
   } else {
     console.log(USAGE);
     process.exitCode = 2;
@@ -80,7 +88,9 @@ async function main() {
 
 main().catch((err) => {
   if (err instanceof ValidationError) {
-    console.error(`import refused, nothing was written:\n${err.errors.map((e) => `  ${e.field}: ${e.message}`).join('\n')}`);
+    console.error(
+      `import refused, nothing was written:\n${err.errors.map((e) => `  ${e.field}: ${e.message}`).join('\n')}`,
+    );
   } else {
     console.error(`error: ${(err as Error).message}`);
   }

@@ -10,7 +10,8 @@ import { api } from '../support/client.ts';
 
 const run = promisify(execFile);
 /** As `npm start` / `npm run admin` run them: one node process with the tsx loader (no signal relay). */
-const node = (script: string, ...args: string[]) => [process.execPath, ['--import', 'tsx', script, ...args]] as const;
+const node = (script: string, ...args: string[]) =>
+  [process.execPath, ['--import', 'tsx', script, ...args]] as const;
 
 async function admin(...args: string[]) {
   const stateFile = inject('stack').stateFile;
@@ -35,7 +36,14 @@ describe('npm run admin', () => {
   it('refuses a malformed file with the offending paths and writes nothing', async () => {
     // Arrange
     const file = join(mkdtempSync(join(tmpdir(), 'tocsin-admin-')), 'bad.json');
-    writeFileSync(file, JSON.stringify({ departments: [{ id: 77, bu_id: 1, name: 'Ghost' }], users: [{ uid: 'x' }], bogus: [] }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        departments: [{ id: 77, bu_id: 1, name: 'Ghost' }],
+        users: [{ uid: 'x' }],
+        bogus: [],
+      }),
+    );
     // Act
     const res = await admin('import', file);
     // Assert
@@ -56,6 +64,43 @@ describe('npm run admin', () => {
   });
 });
 
+describe('npm run admin with TOCSIN_STATE_FILE', () => {
+  /** Runs the admin command the way the README shows, the stack found through the environment only. */
+  async function adminWithEnv(stateFile: string, ...args: string[]) {
+    try {
+      const [bin, argv] = node('shared/local/admin.ts', ...args);
+      const out = await run(bin, argv, {
+        cwd: projectRoot,
+        env: { ...process.env, TOCSIN_STATE_FILE: stateFile },
+      });
+      return { code: 0, stdout: out.stdout, stderr: out.stderr };
+    } catch (err) {
+      const e = err as { code: number; stdout: string; stderr: string };
+      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+    }
+  }
+
+  it('finds the running stack through the variable (no --state)', async () => {
+    // Arrange
+    const stateFile = inject('stack').stateFile;
+    // Act
+    const res = await adminWithEnv(stateFile, 'import', 'events/directory/sample-directory.json');
+    // Assert
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain('imported 2 business_units, 2 departments, 3 users');
+  });
+
+  it('reads the file the variable names, not the default one', async () => {
+    // Arrange
+    const missing = join(mkdtempSync(join(tmpdir(), 'tocsin-admin-env-')), 'no-such-state.json');
+    // Act
+    const res = await adminWithEnv(missing, 'app', 'create', 'never');
+    // Assert
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(`no running local stack (no ${missing})`);
+  });
+});
+
 describe('npm start', () => {
   it('serves /health within seconds and leaves no process behind on SIGTERM', async () => {
     // Arrange
@@ -63,7 +108,13 @@ describe('npm start', () => {
     const [bin, argv] = node('shared/local/start.ts');
     const child = spawn(bin, argv, {
       cwd: projectRoot,
-      env: { ...process.env, PORT: '0', DATA_DIR: ':memory:', TOCSIN_STATE_FILE: stateFile, LOG_LEVEL: 'ERROR' },
+      env: {
+        ...process.env,
+        PORT: '0',
+        DATA_DIR: ':memory:',
+        TOCSIN_STATE_FILE: stateFile,
+        LOG_LEVEL: 'ERROR',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -72,7 +123,8 @@ describe('npm start', () => {
     });
     const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
     const deadline = Date.now() + 30_000;
-    while (!/API\s+(http:\S+)/.test(out) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    while (!/API\s+(http:\S+)/.test(out) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 100));
     const url = /API\s+(http:\S+)/.exec(out)?.[1];
 
     // Act
