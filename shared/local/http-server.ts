@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { type RouteDef, routes } from '../../infra/definitions.ts';
 import { logger } from '../log.ts';
+import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
 
 /** Reads at most `limit` bytes; the rest is drained (a body cut at the limit still tells the handler it was too large). */
@@ -65,11 +67,38 @@ export function toApiGatewayEvent(
 
 const NOT_FOUND = 'functions/http/not-found.ts';
 
+export interface LocalHttpServer {
+  server: Server;
+  port: number;
+  /**
+   * Stops accepting: closes the listener and the idle keep-alive connections, answers anything that
+   * still arrives on an open connection with 503 (never code 0), and waits for the requests in flight
+   * to finish, up to `graceMs`; then cuts what is left. Resolves with the requests it had to cut.
+   */
+  stopAccepting(graceMs: number): Promise<{ cut: number; at: number }>;
+}
+
+const STOPPING = JSON.stringify({ code: 503, msg: 'service is stopping, retry later', data: {} });
+
 /** The local API Gateway: routes requests from the route table to the real handlers. */
-export function startHttpServer(port: number, basePath: string): Promise<Server> {
+export async function startHttpServer(port: number, basePath: string): Promise<LocalHttpServer> {
   const table = routes;
   const prefix = basePath.replace(/\/+$/, '');
+  let stopping = false;
+  let inFlight = 0;
+  let idle: (() => void) | undefined;
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    if (stopping) {
+      // A request on a connection that was open before the stop: refuse it, and close the connection.
+      res.writeHead(503, {
+        'content-type': 'application/json; charset=utf-8',
+        connection: 'close',
+        'retry-after': '1',
+      });
+      res.end(STOPPING);
+      return;
+    }
+    inFlight++;
     try {
       const url = new URL(req.url ?? '/', 'http://local');
       let path = url.pathname;
@@ -80,18 +109,54 @@ export function startHttpServer(port: number, basePath: string): Promise<Server>
       const body = await readBody(req, 256 * 1024 + 1);
       const event = toApiGatewayEvent(req, route, path, body);
       const handler = await loadHandler(route?.handler ?? NOT_FOUND);
-      const result = (await handler(event, lambdaContext(route?.handler ?? 'not-found'))) as APIGatewayProxyStructuredResultV2;
-      res.writeHead(result.statusCode ?? 200, result.headers as Record<string, string>);
+      const result = (await handler(
+        event,
+        lambdaContext(route?.handler ?? 'not-found'),
+      )) as APIGatewayProxyStructuredResultV2;
+      const headers = { ...(result.headers as Record<string, string>) };
+      // Finishing in-flight work during a stop: the client must not reuse this connection.
+      if (stopping) headers.connection = 'close';
+      res.writeHead(result.statusCode ?? 200, headers);
       res.end(result.body ?? '');
     } catch (err) {
       logger.error('local http adapter failed', { error: err as Error });
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
       res.end(JSON.stringify({ code: 500, msg: 'internal error', data: {} }));
+    } finally {
+      inFlight--;
+      if (inFlight === 0) idle?.();
     }
   });
   server.keepAliveTimeout = 5000;
-  return new Promise((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve(server));
+    server.listen(port, LOOPBACK, () => resolve());
   });
+  return {
+    server,
+    port: (server.address() as AddressInfo).port,
+    async stopAccepting(graceMs) {
+      stopping = true;
+      const at = Date.now();
+      const closed = new Promise<void>((r) => server.close(() => r()));
+      server.closeIdleConnections();
+      const drained = new Promise<void>((r) => {
+        idle = r;
+        if (inFlight === 0) r();
+      });
+      let timer: NodeJS.Timeout | undefined;
+      const late = await Promise.race([
+        drained.then(() => false),
+        new Promise<boolean>((r) => {
+          timer = setTimeout(() => r(true), graceMs);
+        }),
+      ]);
+      clearTimeout(timer);
+      const cut = late ? inFlight : 0;
+      // Whatever is still open is idle now (or past the grace period): close it.
+      server.closeAllConnections();
+      await closed;
+      return { cut, at };
+    },
+  };
 }

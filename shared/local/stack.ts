@@ -7,9 +7,10 @@ import { resetConfig } from '../config/env.ts';
 import { logger } from '../log.ts';
 import { ensureTable, localDynamoClient, startDynamo } from './dynamo.ts';
 import { startHttpServer } from './http-server.ts';
+import { isAlive, reapJvm } from './java.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
-import { projectRoot } from './paths.ts';
-import { localSqsClient, startPoller, startQueues } from './queues.ts';
+import { defaultStateFile, LOOPBACK, projectRoot } from './paths.ts';
+import { localSqsClient, sqsDataDir, startPoller, startQueues } from './queues.ts';
 
 export interface LocalStackOptions {
   /** HTTP port; 0 picks a free one. */
@@ -41,15 +42,28 @@ export interface LocalStackState {
 }
 
 export interface LocalStack extends LocalStackState {
-  stop(): Promise<void>;
+  /** Messages a previous run on the same data directory left in flight, made visible again. */
+  released: number;
+  /**
+   * Stops everything in an order that loses nothing (HTTP, pollers, schedule, SQS, DynamoDB);
+   * `report` hears each stage as it ends (the HTTP stage with when it stopped accepting).
+   */
+  stop(report?: (stage: string, detail?: { cut: number; at: number }) => void): Promise<void>;
 }
 
 export const TABLE_NAME = 'tocsin';
 const REGION = 'us-east-1';
 
+/** How long a stop waits for HTTP requests in flight. */
+const HTTP_GRACE_MS = 10_000;
+/** How long a stop waits for the pollers' batches in flight: the longest consumer timeout, and a margin. */
+const POLLER_GRACE_MS = Math.max(...queues.map((q) => q.timeoutSeconds)) * 1000 + 5_000;
+/** How long a stop waits for a scheduled run in flight (its Lambda timeout). */
+const SCHEDULE_GRACE_MS = schedule.timeoutSeconds * 1000;
+
 async function freePort(): Promise<number> {
   const srv: Server = createNetServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r) => srv.listen(0, LOOPBACK, () => r()));
   const port = (srv.address() as { port: number }).port;
   await new Promise<void>((r) => srv.close(() => r()));
   return port;
@@ -67,45 +81,117 @@ function loadOrCreateSealKey(dataDir: string | null): string {
 /** Kills a DynamoDB Local JVM left behind by a stack that crashed (recorded in its state file). */
 function reapStale(stateFile: string) {
   if (!existsSync(stateFile)) return;
+  let old: Partial<LocalStackState> = {};
   try {
-    const old = JSON.parse(readFileSync(stateFile, 'utf8')) as Partial<LocalStackState>;
-    const alive = (pid?: number) => {
-      if (!pid) return false;
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    if (alive(old.pid)) throw new Error(`a local stack is already running (pid ${old.pid}, ${old.url})`);
-    if (alive(old.javaPid)) process.kill(old.javaPid as number, 'SIGKILL');
-  } catch (err) {
-    if ((err as Error).message.startsWith('a local stack')) throw err;
+    old = JSON.parse(readFileSync(stateFile, 'utf8')) as Partial<LocalStackState>;
+  } catch {
+    // unreadable: a crash while writing it
   }
+  if (old.pid !== process.pid && isAlive(old.pid)) {
+    throw new Error(`a local stack is already running (pid ${old.pid}, ${old.url})`);
+  }
+  reapJvm(old.javaPid);
   rmSync(stateFile, { force: true });
+}
+
+interface DataDirLock {
+  pid: number;
+  javaPid?: number;
+}
+
+/**
+ * One stack per data directory: two would share DynamoDB Local's and fauxqs's files, and a start
+ * treats the messages left in flight as abandoned, which holds only when their consumers are gone. A
+ * lock left by a stack that died is taken over (and its JVM, if still there, killed).
+ */
+function lockDataDir(dataDir: string): { update(lock: DataDirLock): void; release(): void } {
+  const file = resolve(dataDir, 'stack.lock');
+  const write = (lock: DataDirLock, flag: 'wx' | 'w') =>
+    writeFileSync(file, JSON.stringify(lock), { flag, mode: 0o600 });
+  try {
+    write({ pid: process.pid }, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    let old: Partial<DataDirLock> = {};
+    try {
+      old = JSON.parse(readFileSync(file, 'utf8')) as Partial<DataDirLock>;
+    } catch {
+      // a crash while writing it
+    }
+    if (old.pid !== process.pid && isAlive(old.pid)) {
+      throw new Error(
+        `${dataDir} is in use by another local stack (pid ${old.pid}); stop it or use another DATA_DIR`,
+      );
+    }
+    reapJvm(old.javaPid);
+    write({ pid: process.pid }, 'w');
+  }
+  return {
+    update: (lock) => write(lock, 'w'),
+    release: () => rmSync(file, { force: true }),
+  };
+}
+
+interface StopStep {
+  stage: string;
+  run: () => Promise<void>;
+}
+
+/** Resolves when `work` settles or after `ms`, whichever comes first; true when `work` finished. */
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const done = await Promise.race([
+    work.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((r) => {
+      timer = setTimeout(() => r(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return done;
 }
 
 /**
  * Brings up the whole service on this machine: DynamoDB Local with the stack's table, the SQS
  * emulator with the stack's queues and DLQs, the HTTP API on the route table, the queue pollers and
- * the one-minute schedule. Everything runs the same handlers the CDK stack deploys.
+ * the one-minute schedule. Everything runs the same handlers the CDK stack deploys, and every
+ * listener binds 127.0.0.1 only.
+ *
+ * With a data directory, the table and the queues (messages included) persist there and a restart
+ * picks up where the previous run stopped, even after a crash. `stop()` loses nothing: it stops
+ * accepting HTTP and finishes the requests in flight, then stops the pollers after their batches in
+ * flight, then the schedule, then the SQS emulator, then DynamoDB Local.
  */
 export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   const dataDirOpt = opts.dataDir ?? './.data';
   const dataDir = dataDirOpt === ':memory:' ? null : resolve(projectRoot, dataDirOpt);
   if (dataDir) mkdirSync(resolve(dataDir, 'dynamodb'), { recursive: true });
-  const stateFile = opts.stateFile === undefined ? resolve(projectRoot, '.tocsin-local.json') : opts.stateFile;
+  const stateFile = opts.stateFile === undefined ? defaultStateFile : opts.stateFile;
   if (stateFile) reapStale(stateFile);
+  const lock = dataDir ? lockDataDir(dataDir) : undefined;
 
-  const [dynamoPort, sqsPort] = [await freePort(), await freePort()];
-  const [dynamo, sqs] = await Promise.all([
-    startDynamo(dynamoPort, dataDir ? resolve(dataDir, 'dynamodb') : null),
-    startQueues(sqsPort, REGION),
-  ]);
-  const stopAll: (() => Promise<void>)[] = [() => dynamo.stop(), () => sqs.stop()];
+  // The stop sequence, built up as parts start; run front to back.
+  const stopAll: StopStep[] = [{ stage: 'lock', run: async () => lock?.release() }];
   try {
+    const [dynamoPort, sqsPort] = [await freePort(), await freePort()];
+    const [dynamoStart, sqsStart] = await Promise.allSettled([
+      startDynamo(dynamoPort, dataDir ? resolve(dataDir, 'dynamodb') : null),
+      startQueues(sqsPort, REGION, dataDir ? sqsDataDir(dataDir) : null),
+    ]);
+    if (dynamoStart.status === 'rejected' || sqsStart.status === 'rejected') {
+      if (dynamoStart.status === 'fulfilled') await dynamoStart.value.stop();
+      if (sqsStart.status === 'fulfilled') await sqsStart.value.stop();
+      throw dynamoStart.status === 'rejected'
+        ? dynamoStart.reason
+        : (sqsStart as PromiseRejectedResult).reason;
+    }
+    const [dynamo, sqs] = [dynamoStart.value, sqsStart.value];
+    lock?.update({ pid: process.pid, javaPid: dynamo.pid });
+    // Stopped last: the emulators outlive everything that uses them.
+    stopAll.unshift({ stage: 'sqs', run: () => sqs.stop() }, { stage: 'dynamodb', run: () => dynamo.stop() });
     const ddb = localDynamoClient(dynamo.endpoint, REGION);
     await ensureTable(ddb, TABLE_NAME);
     ddb.destroy();
@@ -123,45 +209,50 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       NOTIFY_QUEUE_URL: sqs.urls.notify,
       SEAL_KEY: sealKey,
       TOCSIN_LOCAL: '1',
-      BLOCK_PRIVATE_WEBHOOKS: '0',
+      // Local webhook receivers usually live on this machine: the private-address guard is off
+      // unless the environment turns it on (BLOCK_PRIVATE_WEBHOOKS=1 npm start).
+      BLOCK_PRIVATE_WEBHOOKS: process.env.BLOCK_PRIVATE_WEBHOOKS || '0',
       ENV_NAME: process.env.ENV_NAME ?? 'local',
       ...opts.env,
     });
     resetConfig();
 
-    const server = await startHttpServer(opts.port ?? 3000, process.env.BASE_PATH ?? '/');
-    stopAll.unshift(() => new Promise<void>((r) => server.close(() => r())));
-    server.closeIdleConnections?.();
-    const port = (server.address() as { port: number }).port;
-
+    // Consumers before the API: an alarm accepted at once is processed at once.
     const sqsClient = localSqsClient(sqs.endpoint, REGION);
     const pollers = queues.map((q) => startPoller(sqsClient, q, sqs.urls[q.name], REGION, opts.pollers ?? 2));
-    stopAll.unshift(async () => {
-      await Promise.all(pollers.map((p) => p.stop()));
-      sqsClient.destroy();
-    });
+    let scheduleStop: (() => Promise<void>) | undefined;
+    if (opts.schedule !== false) scheduleStop = startSchedule();
+    stopAll.unshift(
+      {
+        stage: 'pollers',
+        run: async () => {
+          const drained = await within(Promise.all(pollers.map((p) => p.stop())), POLLER_GRACE_MS);
+          if (!drained)
+            logger.warn('local pollers did not finish in time; their messages return at the next start');
+          sqsClient.destroy();
+        },
+      },
+      {
+        stage: 'schedule',
+        run: async () => {
+          if (scheduleStop && !(await within(scheduleStop(), SCHEDULE_GRACE_MS)))
+            logger.warn('the scheduled run did not finish in time');
+        },
+      },
+    );
 
-    if (opts.schedule !== false) {
-      let busy = false;
-      const timer = setInterval(async () => {
-        if (busy) return;
-        busy = true;
-        try {
-          const run = await loadHandler(schedule.handler);
-          await run({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, lambdaContext('tocsin-schedule'));
-        } catch (err) {
-          logger.error('scheduled function failed', { error: err as Error });
-        } finally {
-          busy = false;
-        }
-      }, schedule.rateMinutes * 60_000);
-      timer.unref();
-      stopAll.unshift(async () => clearInterval(timer));
-    }
+    const http = await startHttpServer(opts.port ?? 3000, process.env.BASE_PATH ?? '/');
+    let httpStop: { cut: number; at: number } | undefined;
+    stopAll.unshift({
+      stage: 'http',
+      run: async () => {
+        httpStop = await http.stopAccepting(HTTP_GRACE_MS);
+      },
+    });
 
     const state: LocalStackState = {
       pid: process.pid,
-      url: `http://127.0.0.1:${port}`,
+      url: `http://${LOOPBACK}:${http.port}`,
       region: REGION,
       tableName: TABLE_NAME,
       dynamoEndpoint: dynamo.endpoint,
@@ -171,21 +262,57 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       sealKey,
       javaPid: dynamo.pid,
     };
-    if (stateFile) writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
+    if (stateFile) {
+      writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
+      stopAll.push({ stage: 'state', run: async () => rmSync(stateFile, { force: true }) });
+    }
 
     let stopped: Promise<void> | undefined;
     return {
       ...state,
-      stop() {
+      released: sqs.released,
+      stop(report) {
         stopped ??= (async () => {
-          for (const s of stopAll) await s().catch(() => undefined);
-          if (stateFile) rmSync(stateFile, { force: true });
+          for (const step of stopAll) {
+            await step
+              .run()
+              .catch((err) =>
+                logger.warn('local stack stop step failed', { stage: step.stage, error: err as Error }),
+              );
+            report?.(step.stage, step.stage === 'http' ? httpStop : undefined);
+          }
         })();
         return stopped;
       },
     };
   } catch (err) {
-    for (const s of stopAll) await s().catch(() => undefined);
+    for (const step of stopAll) await step.run().catch(() => undefined);
     throw err;
   }
+}
+
+/** The one-minute EventBridge rule: runs the scheduled function; returns a stop that awaits a run in flight. */
+function startSchedule(): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = (async () => {
+      try {
+        const run = await loadHandler(schedule.handler);
+        await run(
+          { source: 'aws.events', 'detail-type': 'Scheduled Event' },
+          lambdaContext('tocsin-schedule'),
+        );
+      } catch (err) {
+        logger.error('scheduled function failed', { error: err as Error });
+      } finally {
+        running = undefined;
+      }
+    })();
+  }, schedule.rateMinutes * 60_000);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
 }

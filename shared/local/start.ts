@@ -1,34 +1,56 @@
+import { reapJvm } from './java.ts';
 import { startLocalStack } from './stack.ts';
 
 /** `npm start`: the whole service on this machine, no configuration. */
 const started = Date.now();
+const dataDir = process.env.DATA_DIR || './.data';
 const stack = await startLocalStack({
   port: Number(process.env.PORT ?? 3000),
-  dataDir: process.env.DATA_DIR ?? './.data',
+  dataDir,
   // Where `npm run admin` finds this stack (default: .tocsin-local.json in the project root).
   stateFile: process.env.TOCSIN_STATE_FILE || undefined,
 });
 
+const persistence =
+  dataDir === ':memory:'
+    ? 'in memory (nothing is kept)'
+    : `${dataDir} (table and queues; ${stack.released} message(s) left in flight by the previous run requeued)`;
 console.log(`tocsin local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
   API             ${stack.url}   (try ${stack.url}/health)
   DynamoDB Local  ${stack.dynamoEndpoint}   table ${stack.tableName}
   SQS emulator    ${stack.sqsEndpoint}   queues ${Object.keys(stack.queueUrls).join(', ')} (+ DLQs)
-  data            ${process.env.DATA_DIR ?? './.data'}
+  data            ${persistence}
   test clock      GET/POST ${stack.url}/_local/clock
-Press Ctrl-C to stop.`);
+Press Ctrl-C to stop (twice to force).`);
 
 let stopping = false;
-const shutdown = async (signal: string) => {
-  if (stopping) return;
+/**
+ * The first signal stops in an order that loses nothing (stack.stop()); a second one exits at once
+ * (the queues and the table are durable, so even that loses only what was in flight, which the next
+ * start picks up again).
+ */
+const shutdown = async (signal: string, code = 0) => {
+  if (stopping) {
+    console.log(`${signal} again: exiting now`);
+    reapJvm(stack.javaPid);
+    process.exit(130);
+  }
   stopping = true;
   console.log(`\n${signal}: stopping ...`);
-  await stack.stop();
-  process.exit(0);
+  await stack.stop((stage, detail) => {
+    if (stage === 'http' && detail) {
+      console.log(
+        `  http: stopped accepting at ${detail.at}; in-flight requests finished (${detail.cut} cut)`,
+      );
+    } else if (stage !== 'lock' && stage !== 'state') {
+      console.log(`  ${stage}: stopped`);
+    }
+  });
+  process.exit(code);
 };
 process.on('SIGINT', () => void shutdown('SIGINT'));
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('uncaughtException', async (err) => {
+process.on('uncaughtException', (err) => {
   console.error('fatal:', err);
-  await stack.stop();
-  process.exit(1);
+  void shutdown('uncaught exception', 1);
 });

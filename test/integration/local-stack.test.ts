@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -7,6 +8,7 @@ import { inject, describe, expect, it } from 'vitest';
 import { getDepartment } from '../../shared/domain/directory/repository.ts';
 import { projectRoot } from '../../shared/local/paths.ts';
 import { api } from '../support/client.ts';
+import { startChildStack, waitGone } from './local-child-stack.ts';
 
 const run = promisify(execFile);
 /** As `npm start` / `npm run admin` run them: one node process with the tsx loader (no signal relay). */
@@ -137,5 +139,32 @@ describe('npm start', () => {
     expect(health).toMatchObject({ code: 0, msg: 'ok' });
     expect(code).toBe(0);
     expect(() => process.kill(state.javaPid, 0)).toThrow();
+  });
+
+  it('exits at once on a second signal, taking its JVM along', async () => {
+    // Arrange: a request in flight (its body never completes) holds the first stop in its HTTP drain
+    const dir = mkdtempSync(join(tmpdir(), 'tocsin-force-'));
+    const stack = await startChildStack({ dataDir: ':memory:', stateFile: join(dir, 'state.json') });
+    const socket = connect({ host: '127.0.0.1', port: Number(new URL(stack.url).port) });
+    socket.on('error', () => undefined);
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(
+      'POST /alarm/report HTTP/1.1\r\nhost: local\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{',
+    );
+    await new Promise((r) => setTimeout(r, 200));
+
+    // Act
+    stack.child.kill('SIGTERM');
+    while (!stack.output().includes('SIGTERM: stopping')) await new Promise((r) => setTimeout(r, 20));
+    stack.child.kill('SIGTERM');
+    const code = await stack.exited;
+    const javaGone = await waitGone(stack.javaPid, 5_000);
+    socket.destroy();
+    rmSync(dir, { recursive: true, force: true });
+
+    // Assert
+    expect(stack.output()).toContain('SIGTERM again: exiting now');
+    expect(code).toBe(130);
+    expect(javaGone).toBe(true);
   });
 });
