@@ -219,7 +219,7 @@ describe('checkOutboundUrl', () => {
     expect(r).toEqual({
       ok: false,
       reason: 'hooks.example.com resolves to 10.0.0.5, which is not public (private)',
-      blocked: { address: '10.0.0.5', kind: 'private' },
+      blocked: { address: '10.0.0.5', kind: 'private', name: 'hooks.example.com' },
     });
   });
 

@@ -141,7 +141,8 @@ export type LookupAll = (hostname: string) => Promise<{ address: string }[]>;
 /** How long a save-time lookup may take; a name that does not answer in time counts as unresolved. */
 const LOOKUP_TIMEOUT_MS = 2000;
 
-const lookupAll: LookupAll = (hostname) => {
+/** Every address a name resolves to (the system resolver, as a connection would use it), within 2 s. */
+export const lookupAll: LookupAll = (hostname) => {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Error('lookup timed out')), LOOKUP_TIMEOUT_MS);
@@ -151,10 +152,11 @@ const lookupAll: LookupAll = (hostname) => {
   );
 };
 
-/** Refused: `address` (what the host is or resolves to) is of `kind`. */
+/** Refused: `address` (what the host is, or what the host name `name` resolves to) is of `kind`. */
 export interface BlockedTarget {
   address: string;
   kind: string;
+  name?: string;
 }
 
 export type UrlCheck = { ok: true; url: URL } | { ok: false; reason: string; blocked?: BlockedTarget };
@@ -201,7 +203,11 @@ export async function checkOutboundUrl(
   for (const { address } of addresses) {
     const kind = addressKind(address);
     if (kind)
-      return { ok: false, reason: blockedReason(address, kind, url.hostname), blocked: { address, kind } };
+      return {
+        ok: false,
+        reason: blockedReason(address, kind, url.hostname),
+        blocked: { address, kind, name: url.hostname },
+      };
   }
   return { ok: true, url };
 }

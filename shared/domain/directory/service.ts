@@ -2,6 +2,7 @@ import { nowSeconds } from '../../clock.ts';
 import { putApp } from '../auth/apps.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { TemplateScenes } from '../tasks/model.ts';
+import { alarmGroupOutboundUrlErrors } from '../tasks/outbound-urls.ts';
 import { listPermissionsOfUser } from '../tasks/repository.ts';
 import { compileSchema } from '../validation.ts';
 import {
@@ -102,8 +103,9 @@ export async function importDirectory(doc: unknown, deps = { put: repo.putDirect
       },
     })),
   ];
-  const dupes = findDuplicateIds(d);
-  if (dupes.length > 0) throw new ValidationError(dupes);
+  // Alarm groups' webhook and robot URLs go through the outbound guard like a task's (behavior 11).
+  const errors = [...findDuplicateIds(d), ...(await alarmGroupOutboundUrlErrors(d.alarm_groups ?? []))];
+  if (errors.length > 0) throw new ValidationError(errors);
   await deps.put(items);
   for (const app of d.apps ?? []) await deps.putApp({ id: app.id, name: app.name, token: app.token });
   return {

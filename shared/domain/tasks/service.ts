@@ -13,6 +13,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { pingEvent } from '../webhooks/events.ts';
 import { publishWebhookEvents } from '../webhooks/publish.ts';
 import { TASK_RUNNING, type Task, type TaskConfig } from './model.ts';
+import { assertTaskOutboundUrls } from './outbound-urls.ts';
 import * as repo from './repository.ts';
 import {
   applyFieldPaths,
@@ -70,6 +71,7 @@ interface References {
  * template) and collects the users of phone/sms channels without a phone.
  */
 async function loadReferences(config: TaskConfig, creatorUid: number, deps: TaskDeps): Promise<References> {
+  await assertTaskOutboundUrls(config); // 422: a webhook or robot URL on a blocked address (behavior 11)
   const groupIds = referencedGroupIds(config);
   const templateId = config.template.template_id ?? 0;
   const [creator, department, groups, template] = await Promise.all([
