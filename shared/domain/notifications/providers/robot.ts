@@ -1,5 +1,7 @@
 import { createHmac } from 'node:crypto';
+import { config } from '../../../config/env.ts';
 import type { Robot } from '../../tasks/model.ts';
+import { isRobotUrl } from '../../tasks/outbound-urls.ts';
 import { plainText, type RenderedMessage } from '../render.ts';
 import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN } from '../templates.ts';
 import { guard, httpStatusOutcome, type ProviderJson, postJson } from './http.ts';
@@ -10,6 +12,9 @@ import { delivered, failed, maskMiddle, rejected, type SendOutcome, sanitizeDeta
  * `POST <base>?access_token=<token>&timestamp=<ms>&sign=<urlencoded base64(hmac_sha256(secret,
  * timestamp + "\n" + secret))>`; the signature parameters only when the robot has a secret. A robot
  * whose `webhook` is already a whole http(s) URL is called at that URL (people paste whole robot URLs).
+ * Such a URL was named by a task or report, so it goes through the URL guard at connect time when
+ * the deployment blocks private targets (behavior 11); the base URL is operator configuration. No
+ * call follows a redirect: a 3xx is a refusal like any other non-200.
  */
 
 /** DingTalk: 130101 "send too fast, exceed 20 times per minute"; 410100 the newer spelling of it. */
@@ -21,11 +26,9 @@ export function robotSign(secret: string, timestampMs: number): string {
   return createHmac('sha256', secret).update(`${timestampMs}\n${secret}`).digest('base64');
 }
 
-const isUrl = (s: string) => /^https?:\/\//i.test(s);
-
 export function robotUrl(base: string, robot: Robot, timestampMs: number): URL {
-  const url = isUrl(robot.webhook) ? new URL(robot.webhook) : new URL(base);
-  if (!isUrl(robot.webhook)) url.searchParams.set('access_token', robot.webhook);
+  const url = isRobotUrl(robot.webhook) ? new URL(robot.webhook) : new URL(base);
+  if (!isRobotUrl(robot.webhook)) url.searchParams.set('access_token', robot.webhook);
   if (robot.secret) {
     url.searchParams.set('timestamp', String(timestampMs));
     url.searchParams.set('sign', robotSign(robot.secret, timestampMs));
@@ -35,7 +38,7 @@ export function robotUrl(base: string, robot: Robot, timestampMs: number): URL {
 
 /** The robot as it may appear in records and logs: the access token masked. */
 export function maskRobot(webhook: string): string {
-  if (!isUrl(webhook)) return maskMiddle(webhook);
+  if (!isRobotUrl(webhook)) return maskMiddle(webhook);
   try {
     const url = new URL(webhook);
     const token = url.searchParams.get('access_token');
@@ -83,14 +86,24 @@ export async function sendToRobot(
   base: string,
   robot: Robot,
   m: RenderedMessage,
-  opts: { timeoutMs: number; linkUrl?: string; nowMs: number },
+  opts: {
+    timeoutMs: number;
+    linkUrl?: string;
+    nowMs: number;
+    /** Guard robot URLs (default: the deployment's BLOCK_PRIVATE_WEBHOOKS). */
+    blockPrivate?: boolean;
+  },
 ): Promise<SendOutcome> {
+  let url: URL;
+  try {
+    url = robotUrl(base, robot, opts.nowMs);
+  } catch {
+    return rejected('invalid_url', 'robot webhook is not a valid URL');
+  }
+  const named = isRobotUrl(robot.webhook);
+  const guarded = named && (opts.blockPrivate ?? config().blockPrivateWebhooks);
   return guard(async () => {
-    const reply = await postJson(
-      robotUrl(base, robot, opts.nowMs),
-      robotBody(m, opts.linkUrl),
-      opts.timeoutMs,
-    );
+    const reply = await postJson(url, robotBody(m, opts.linkUrl), opts.timeoutMs, { guard: guarded });
     return classifyRobotReply(reply.status, reply.json, reply.text);
   });
 }
