@@ -130,8 +130,12 @@ export interface Task {
   token: string;
 }
 
-/** Creates a task whose only receiver is a webhook, signed with the app (behavior 3.1). */
-export async function createWebhookTask(url: string, app: App, webhook: string): Promise<Task> {
+/** Asks for a task whose only receiver is a webhook, signed with the app (behavior 3.1); returns the answer. */
+export async function requestWebhookTask(
+  url: string,
+  app: App,
+  webhook: string,
+): Promise<{ code: number; msg: string; task?: Task }> {
   const ts = Math.floor(Date.now() / 1000);
   const res = await fetch(`${url}/alarmtask/store`, {
     method: 'POST',
@@ -149,9 +153,16 @@ export async function createWebhookTask(url: string, app: App, webhook: string):
       receiver: { channels: { webhook } },
     }),
   });
-  const body = (await res.json()) as { code: number; msg: string; data: { task: Task } };
-  if (body.code !== 0) throw new Error(`task create refused: ${body.code} ${body.msg}`);
-  return { id: body.data.task.id, token: body.data.task.token };
+  const body = (await res.json()) as { code: number; msg: string; data?: { task?: Task } };
+  const task = body.data?.task;
+  return { code: body.code, msg: body.msg, task: task ? { id: task.id, token: task.token } : undefined };
+}
+
+/** Creates a task whose only receiver is a webhook; fails when the service refuses it. */
+export async function createWebhookTask(url: string, app: App, webhook: string): Promise<Task> {
+  const res = await requestWebhookTask(url, app, webhook);
+  if (res.code !== 0 || !res.task) throw new Error(`task create refused: ${res.code} ${res.msg}`);
+  return res.task;
 }
 
 export interface ReportResult {

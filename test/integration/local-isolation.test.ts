@@ -10,7 +10,7 @@ import {
   admin,
   type ChildStack,
   createApp,
-  createWebhookTask,
+  requestWebhookTask,
   startChildStack,
   waitGone,
 } from './local-child-stack.ts';
@@ -83,6 +83,30 @@ function listeners(port: number): { address: string; loopback: boolean }[] {
   return out;
 }
 
+/** The outcomes of the webhook attempts the child stack recorded, once there is one (bounded wait). */
+async function attemptOutcomes(): Promise<string[]> {
+  const ddb = new DynamoDBClient({
+    endpoint: stack.dynamoEndpoint,
+    region: stack.region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  let outcomes: string[] = [];
+  const deadline = Date.now() + 20_000;
+  while (outcomes.length === 0 && Date.now() < deadline) {
+    const scan = await ddb.send(
+      new ScanCommand({
+        TableName: stack.tableName,
+        FilterExpression: 'entity = :e',
+        ExpressionAttributeValues: { ':e': { S: 'webhook_attempt' } },
+      }),
+    );
+    outcomes = (scan.Items ?? []).map((i) => i.outcome?.S ?? '');
+    if (outcomes.length === 0) await new Promise((r) => setTimeout(r, 100));
+  }
+  ddb.destroy();
+  return outcomes;
+}
+
 /** Whether a TCP connection to host:port succeeds. */
 function connects(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -127,32 +151,18 @@ describe('local stack isolation', () => {
     const imported = await admin(stateFile, 'import', 'test/fixtures/directory.json');
     expect(imported.code).toBe(0);
     const app = await createApp(stateFile);
-    const ddb = new DynamoDBClient({
-      endpoint: stack.dynamoEndpoint,
-      region: stack.region,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
 
-    // Act: the task's PING is the first delivery attempt
-    await createWebhookTask(stack.url, app, `${receiver.url}/hook`);
-    let outcomes: string[] = [];
-    const deadline = Date.now() + 20_000;
-    while (outcomes.length === 0 && Date.now() < deadline) {
-      const scan = await ddb.send(
-        new ScanCommand({
-          TableName: stack.tableName,
-          FilterExpression: 'entity = :e',
-          ExpressionAttributeValues: { ':e': { S: 'webhook_attempt' } },
-        }),
-      );
-      outcomes = (scan.Items ?? []).map((i) => i.outcome?.S ?? '');
-      if (outcomes.length === 0) await new Promise((r) => setTimeout(r, 100));
-    }
-    ddb.destroy();
+    // Act: the guard refuses the URL when the task is stored, or else the task's PING when it is sent
+    const created = await requestWebhookTask(stack.url, app, `${receiver.url}/hook`);
+    const outcomes = created.task ? await attemptOutcomes() : [];
 
     // Assert
-    expect(outcomes).toContain('refused');
-    expect(outcomes).not.toContain('delivered');
+    const refusedAtStore = created.code !== 0 && /private or reserved address/.test(created.msg);
+    const refusedAtDelivery = outcomes.includes('refused') && !outcomes.includes('delivered');
+    expect({ refusedAtStore, refusedAtDelivery, msg: created.msg }).toMatchObject({
+      refusedAtStore: !created.task,
+      refusedAtDelivery: !!created.task,
+    });
     expect(receiver.received).toEqual([]);
   });
 
