@@ -35,7 +35,7 @@ export const queueUrlOf = (name: string, region: string, port: number) =>
 
 /**
  * fauxqs 2.4.1 binds 0.0.0.0 whatever `host` says (host only shapes queue URLs). While it starts,
- * a listen on 0.0.0.0 is turned into one on 127.0.0.1. The loopback test (local-loopback.test.ts)
+ * a listen on 0.0.0.0 is turned into one on 127.0.0.1. The loopback test (local-isolation.test.ts)
  * fails if this ever stops working.
  */
 async function onLoopback<T>(start: () => Promise<T>): Promise<T> {
@@ -109,7 +109,8 @@ async function ensureQueue(
 /**
  * Makes visible again what a previous run held in flight. Its consumers were the pollers of that
  * process, which is gone (the data directory lock makes sure), so no one is working on these
- * messages: waiting out their visibility timeout (up to minutes) would only delay them.
+ * messages: waiting out their visibility timeout (up to minutes) would only delay them. A retry
+ * backoff a consumer set (ChangeMessageVisibility) is cut short the same way: the retry comes at once.
  */
 async function releaseInFlight(
   server: FauxqsServer,
