@@ -143,6 +143,17 @@ describe('outboundUrlErrors (the report override)', () => {
     expect(await outboundUrlErrors(receiver, 'receiver', { blockPrivate: true, lookup })).toEqual([]);
   });
 
+  it('reads a report override as sent (webhook as a list of URLs, the Go SDK form)', async () => {
+    // Act
+    const errors = await outboundUrlErrors(
+      { channels: { webhook: ['https://8.8.8.8/a', MAPPED_WEBHOOK] } },
+      'receiver',
+      on,
+    );
+    // Assert
+    expect(errors.map((e) => e.field)).toEqual(['receiver.channels.webhook.1']);
+  });
+
   it('refuses a URL the guard cannot read', async () => {
     // Act
     const errors = await outboundUrlErrors({ channels: { webhook: 'http://[::1' } }, 'receiver', on);

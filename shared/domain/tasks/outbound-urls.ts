@@ -49,6 +49,13 @@ export function namedUrls(receiver: unknown, prefix: string): { field: string; u
   if (isObj(channels)) {
     const url = webhookUrl(channels.webhook);
     if (url) out.push({ field: `${prefix}.channels.webhook`, url });
+    // A report override as sent by the Go SDK: a list of URLs (the first is used; all are checked).
+    if (Array.isArray(channels.webhook)) {
+      channels.webhook.forEach((w, i) => {
+        const u = webhookUrl(w);
+        if (u) out.push({ field: `${prefix}.channels.webhook.${i}`, url: u });
+      });
+    }
     for (const ch of ROBOT_CHANNELS) {
       const robots = channels[ch];
       if (!Array.isArray(robots)) continue;
