@@ -342,7 +342,8 @@ describe('DELETE /alarmtask', () => {
       json: { taskid: t.id, timestamp: auth.timestamp, sign: auth.sign, ctn: { a: 1 } },
       app: null,
     });
-    expect(res).toMatchObject({ status: 401, code: 401, msg: 'signature invalid' });
+    // HTTP 200: /alarm/* refusals travel in the envelope only (behavior 2).
+    expect(res).toMatchObject({ status: 200, code: 401, msg: 'signature invalid' });
   });
 
   it('refuses a wrong signature and keeps the task', async () => {
