@@ -57,6 +57,8 @@ async function main() {
       AWS_ACCESS_KEY_ID: 'local',
       AWS_SECRET_ACCESS_KEY: 'local',
       SEAL_KEY: state.sealKey,
+      // As the local stack: the outbound URL guard is off unless asked for.
+      BLOCK_PRIVATE_WEBHOOKS: process.env.BLOCK_PRIVATE_WEBHOOKS ?? '0',
     });
   }
   await loadSealKey();

@@ -390,3 +390,47 @@ describe('outbound URL guard at send time (the notification consumer, BLOCK_PRIV
     expect(attempts.map((a) => [a.outcome, a.code])).toEqual([['rejected', 'http_302']]);
   });
 });
+
+describe('outbound URL guard on a report override (POST /alarm/report, BLOCK_PRIVATE_WEBHOOKS=1)', () => {
+  it.each([
+    ['receiver.channels.dinggroup.0.webhook', () => ({ channels: { dinggroup: [{ webhook: robotUrl }] } })],
+    ['receiver.channels.webhook', () => ({ channels: { webhook: 'http://[::ffff:7f00:1]/' } })],
+    [
+      'receiver.channels.webhook.1',
+      () => ({ channels: { webhook: ['https://example.com/', 'http://169.254.169.254/'] } }),
+    ],
+  ])('refuses %s with code 4000 in an HTTP 200 answer', async (field, receiver) => {
+    // Arrange: a task created through the guarded store handler, its token from the answer
+    const created = await invoke('store', taskBody());
+    const t = created.data.task as { id: number; token: string };
+    const report = (await import('../../functions/alarm/report-alarm.ts')).handler as Handler;
+    const ts = nowSeconds();
+    const body = {
+      taskid: t.id,
+      timestamp: ts,
+      sign: hmacSign(t.token, t.id, ts),
+      ctn: { a: 1 },
+      receiver: receiver(),
+    };
+    const event = {
+      version: '2.0',
+      routeKey: 'POST /alarm/report',
+      rawPath: '/alarm/report',
+      rawQueryString: '',
+      headers: { 'content-type': 'application/json' },
+      requestContext: { http: { method: 'POST', path: '/alarm/report' }, requestId: randomUUID() },
+      body: JSON.stringify(body),
+      isBase64Encoded: false,
+    } as unknown as APIGatewayProxyEventV2;
+    // Act
+    const res = await report(event, lambdaContext('alarm-report'));
+    // Assert
+    const answer = JSON.parse(res.body ?? '{}') as { code: number; msg: string };
+    expect(res.statusCode).toBe(200);
+    expect(answer.code).toBe(4000);
+    expect(answer.msg).toMatch(
+      new RegExp(`^${field.replace(/\./g, '\\.')} must not point to a private or reserved address`),
+    );
+    expect(answer.msg).not.toContain('tok-secret');
+  });
+});

@@ -33,6 +33,15 @@ function fakeDeps(t: Task | undefined, extra: Partial<ReportDeps> = {}) {
   const deps: ReportDeps = {
     getTask: async (id) => (t && id === t.id ? t : undefined),
     missingAlarmGroups: async (ids) => ids.filter((id) => id > 2),
+    outboundUrlErrors: async (receiver, prefix) =>
+      JSON.stringify(receiver).includes('127.0.0.1')
+        ? [
+            {
+              field: `${prefix}.channels.dinggroup.0.webhook`,
+              message: 'must not point to a private or reserved address',
+            },
+          ]
+        : [],
     publishAlarm: async (m) => {
       published.push(m);
     },
@@ -272,9 +281,10 @@ describe('report acceptance', () => {
 
   it('refuses an alarm too large for one queue message with 413', async () => {
     const { deps } = fakeDeps(task());
-    const err = await reportAlarm({ ...signed(task(), now()), ctn: { a: 'x'.repeat(1_048_576) } }, deps).catch(
-      (e) => e,
-    );
+    const err = await reportAlarm(
+      { ...signed(task(), now()), ctn: { a: 'x'.repeat(1_048_576) } },
+      deps,
+    ).catch((e) => e);
     expect(err).toBeInstanceOf(PayloadTooLargeError);
   });
 });
@@ -392,6 +402,19 @@ describe('what the alarm SDKs send (behavior 6.1)', () => {
     // Assert
     expect(published).toHaveLength(1);
     expect(published[0]).not.toHaveProperty('receiver');
+  });
+
+  it('refuses an override naming a blocked URL with 4000 and queues nothing', async () => {
+    const { deps, published } = fakeDeps(task());
+    const receiver = { channels: { dinggroup: [{ webhook: 'http://127.0.0.1:9/robot' }] } };
+    const err = await reportAlarm({ ...signed(task(), now()), ctn: { a: 1 }, receiver }, deps).catch(
+      (e) => e,
+    );
+    expect(err).toMatchObject({
+      code: 4000,
+      message: 'receiver.channels.dinggroup.0.webhook must not point to a private or reserved address',
+    });
+    expect(published).toHaveLength(0);
   });
 
   it('takes the PHP form with alarm groups and no channels as an override', async () => {

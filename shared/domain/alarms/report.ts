@@ -8,7 +8,14 @@ import { publish } from '../../messaging/sqs.ts';
 import { loadSealKey } from '../auth/seal.ts';
 import { verifySignature, withinSkew } from '../auth/signature.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
-import { AlarmError, PayloadTooLargeError, UnauthorizedError, ValidationError } from '../errors.ts';
+import {
+  AlarmError,
+  type FieldError,
+  PayloadTooLargeError,
+  UnauthorizedError,
+  ValidationError,
+} from '../errors.ts';
+import { outboundUrlErrors, type ReceiverLike } from '../tasks/outbound-urls.ts';
 import type { Channels, Level, ReceiverConfig, Robot, Task } from '../tasks/model.ts';
 import { effectiveStatus, ROBOT_CHANNELS, TASK_PAUSED, TASK_STOPPED, USER_CHANNELS } from '../tasks/model.ts';
 import { compileSchema } from '../validation.ts';
@@ -48,6 +55,8 @@ export interface ReportDeps {
   getTask: (id: number) => Promise<Task | undefined>;
   /** Ids among `ids` that are not existing alarm groups. */
   missingAlarmGroups: (ids: number[]) => Promise<number[]>;
+  /** Fields of a receiver naming URLs the outbound guard refuses (behavior 11). */
+  outboundUrlErrors: (receiver: unknown, prefix: string) => Promise<FieldError[]>;
   publishAlarm: (message: AlarmMessage) => Promise<void>;
   getReceipt: (uuid: string, now: number) => Promise<ReportReceipt | undefined>;
   putReceipt: (receipt: ReportReceipt, now: number) => Promise<ReportReceipt>;
@@ -76,6 +85,7 @@ async function missingAlarmGroups(ids: number[]): Promise<number[]> {
 export const defaultReportDeps: ReportDeps = {
   getTask: (id) => getTaskCached(id),
   missingAlarmGroups,
+  outboundUrlErrors: (receiver, prefix) => outboundUrlErrors(receiver as ReceiverLike, prefix),
   publishAlarm: (message) => publish('alarm', [{ body: message }]),
   getReceipt: getReportReceipt,
   putReceipt: putReportReceipt,
@@ -223,6 +233,10 @@ async function validateBody(input: Record<string, unknown>, deps: ReportDeps): P
     const missing = receiver.alarmgroup ? await deps.missingAlarmGroups(receiver.alarmgroup) : [];
     if (missing.length > 0)
       throw AlarmError.invalid(`receiver.alarmgroup: alarm group [${missing.join(', ')}] not found`);
+    // Every URL the override names goes through the one outbound guard (behavior 11).
+    const refused = receiver.channels ? await deps.outboundUrlErrors(input.receiver, 'receiver') : [];
+    if (refused.length > 0)
+      throw new AlarmError(400, 4000, `${refused[0].field} ${refused[0].message}`, { errors: refused });
     if (receiver.alarmgroup || receiver.channels) body.receiver = receiver;
   }
   return body;
@@ -270,7 +284,10 @@ export async function reportAlarm(
     // same task's concurrent or earlier unqueued report queues again (the pipeline de-duplicates).
     const held =
       earlier ??
-      (await deps.putReceipt({ ...answer, task_id: task.id, ttl: now + RECEIPT_TTL_SECONDS, queued: false }, now));
+      (await deps.putReceipt(
+        { ...answer, task_id: task.id, ttl: now + RECEIPT_TTL_SECONDS, queued: false },
+        now,
+      ));
     answer = answerOf(held, task.id);
   }
   await deps.publishAlarm(message);
