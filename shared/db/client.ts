@@ -1,5 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, QueryCommand, type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchWriteCommand,
+  DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
 import { config } from '../config/env.ts';
 
 let doc: DynamoDBDocumentClient | undefined;
@@ -63,4 +68,26 @@ export async function queryAll(
     start = page.LastEvaluatedKey;
   } while (start);
   return items;
+}
+
+/**
+ * Puts items with BatchWriteItem (25 per call, in parallel), retrying what DynamoDB left unprocessed
+ * with backoff; throws when items stay unprocessed. Unconditional: for items written once or
+ * idempotent to write again.
+ */
+export async function putItems(items: Record<string, unknown>[], what = 'items'): Promise<void> {
+  const chunks: Record<string, unknown>[][] = [];
+  for (let i = 0; i < items.length; i += 25) chunks.push(items.slice(i, i + 25));
+  await Promise.all(
+    chunks.map(async (chunk) => {
+      let requests = chunk.map((Item) => ({ PutRequest: { Item } }));
+      for (let round = 0; requests.length > 0; round++) {
+        const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
+        requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
+        if (requests.length === 0) break;
+        if (round >= 6) throw new Error(`${what}: DynamoDB kept ${requests.length} item(s) unprocessed`);
+        await new Promise((r) => setTimeout(r, 25 * 2 ** round));
+      }
+    }),
+  );
 }

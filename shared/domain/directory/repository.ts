@@ -1,10 +1,13 @@
+import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
-  BatchGetCommand,
-  BatchWriteCommand,
-  GetCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { db, fromItem, isConditionFailure, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+  db,
+  fromItem,
+  isConditionFailure,
+  putItems,
+  queryAll,
+  SCHEMA_VERSION,
+  tableName,
+} from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import type { AlarmGroup, BusinessUnit, Department, Tag, Template, User } from './model.ts';
 
@@ -115,15 +118,5 @@ function toItem(d: DirectoryItem): Record<string, unknown> {
 
 /** AP-D10: upsert directory entries (admin import), 25 per batch, unprocessed items retried. */
 export async function putDirectoryItems(items: DirectoryItem[]): Promise<void> {
-  for (let i = 0; i < items.length; i += 25) {
-    let requests = items.slice(i, i + 25).map((d) => ({ PutRequest: { Item: toItem(d) } }));
-    for (let attempt = 0; requests.length > 0; attempt++) {
-      const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
-      requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
-      if (requests.length > 0) {
-        if (attempt > 8) throw new Error('directory import: DynamoDB kept items unprocessed');
-        await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
-      }
-    }
-  }
+  await putItems(items.map(toItem), 'directory import');
 }

@@ -1,5 +1,13 @@
-import { BatchWriteCommand, GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, fromItem, isConditionFailure, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  db,
+  fromItem,
+  isConditionFailure,
+  putItems,
+  queryAll,
+  SCHEMA_VERSION,
+  tableName,
+} from '../../db/client.ts';
 import { keys, NOTIFY_TASK_SHARDS, shardOf } from '../../db/keys.ts';
 import type { NotifyScene } from '../../messaging/messages.ts';
 import type { NotifyChannel } from './templates.ts';
@@ -153,17 +161,7 @@ function attemptItem(a: AttemptRecord): Record<string, unknown> {
 
 /** AP-N4: record attempts (BatchWriteItem, 25 per call, unprocessed items retried). */
 export async function putAttempts(attempts: AttemptRecord[]): Promise<void> {
-  for (let i = 0; i < attempts.length; i += 25) {
-    let requests = attempts.slice(i, i + 25).map((a) => ({ PutRequest: { Item: attemptItem(a) } }));
-    for (let round = 0; requests.length > 0; round++) {
-      const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
-      requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
-      if (requests.length > 0) {
-        if (round > 6) throw new Error('notification attempts: DynamoDB kept items unprocessed');
-        await new Promise((r) => setTimeout(r, 25 * 2 ** round));
-      }
-    }
-  }
+  await putItems(attempts.map(attemptItem), 'notification attempts');
 }
 
 const stripAttempt = (item: Record<string, unknown>) => fromItem<AttemptRecord>(item);
