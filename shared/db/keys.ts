@@ -91,19 +91,25 @@ export const keys = {
   // Alarm ingestion: the receipt of a report sent with a client uuid (idempotent replays, 24 h TTL).
   reportReceipt: (uuid: string) => ({ pk: `REPORT#${uuid}`, sk: 'REPORT' }),
 
-  // Outbound webhooks: every delivery attempt, grouped per event and listed per task by time (gsi1).
-  webhookAttempt: (eventId: string, seq: number) => ({
+  // Outbound webhooks: attempts of their own grouped per event, a task's delivery log (the settling
+  // first attempts of one consumer batch in one item), both listed per task by time (gsi1).
+  webhookAttempt: (eventId: string, atMs: number, attempt: number) => ({
     pk: `WHEVT#${eventId}`,
-    sk: `ATTEMPT#${pad(seq, 4)}`,
+    sk: `ATTEMPT#${pad(atMs, 13)}#${pad(attempt, 4)}`,
   }),
   webhookAttemptsOfEvent: (eventId: string) => ({ pk: `WHEVT#${eventId}` }),
   webhookAttemptPrefix: () => 'ATTEMPT#',
-  /** The event's delivery claim: a lease while one consumer sends it, `delivered_at` once delivered. */
-  webhookClaim: (eventId: string) => ({ pk: `WHEVT#${eventId}`, sk: 'CLAIM' }),
-  webhookAttemptByTask: (taskId: number, atMs: number, eventId: string, seq: number) => ({
-    gsi1pk: `WHTASK#${taskId}`,
-    gsi1sk: `${pad(atMs, 13)}#${eventId}#${pad(seq, 4)}`,
+  /** A task's delivery log items, one partition per task and minute (the write rate of one task spreads). */
+  webhookLog: (taskId: number, atMs: number, id: string) => ({
+    pk: `WHLOG#${taskId}#${Math.floor(atMs / 60_000)}`,
+    sk: `${pad(atMs, 13)}#${id}`,
   }),
+  webhookAttemptByTask: (taskId: number, atMs: number, suffix: string) => ({
+    gsi1pk: `WHTASK#${taskId}`,
+    gsi1sk: `${pad(atMs, 13)}#${suffix}`,
+  }),
+  /** The smallest gsi1 sort key of a task's attempts at or after `atMs`. */
+  webhookAttemptSkFrom: (atMs: number) => `${pad(atMs, 13)}#`,
   webhookAttemptsOfTask: (taskId: number) => ({ gsi1pk: `WHTASK#${taskId}` }),
 
   // Notifications (shared/domain/notifications/repository.ts)

@@ -36,6 +36,16 @@ export interface WebhookMessage {
   task_id: number;
   /** Unix seconds the event was created. */
   created_at: number;
+  /**
+   * Events with the same key are delivered in order (a workflow's events, the alarms of a compression
+   * metric); events without one may be delivered in parallel (README, "Ordering").
+   */
+  order_key?: string;
+  /**
+   * A producer ran again for an event it may have published before (a redelivered alarm): the event
+   * is sent only if it was not delivered since this time (ms).
+   */
+  replay_since_ms?: number;
   body: WebhookBody;
 }
 

@@ -36,20 +36,24 @@ export interface OutboundMessage {
  */
 export async function publish(queue: QueueName, messages: OutboundMessage[]): Promise<void> {
   const url = queueUrl(queue);
-  for (let i = 0; i < messages.length; i += 10) {
-    let entries = messages.slice(i, i + 10).map((m, j) => ({
-      Id: String(j),
-      MessageBody: toWireJson(m.body),
-      DelaySeconds: m.delaySeconds ? Math.min(900, Math.max(0, Math.floor(m.delaySeconds))) : undefined,
-    }));
-    for (let attempt = 0; entries.length > 0; attempt++) {
-      const out = await sqs().send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
-      const failed = new Set((out.Failed ?? []).map((f) => f.Id));
-      entries = entries.filter((e) => failed.has(e.Id));
-      if (entries.length > 0 && attempt >= 3) {
-        throw new Error(`could not queue ${entries.length} message(s) on ${queue}`);
+  const chunks: OutboundMessage[][] = [];
+  for (let i = 0; i < messages.length; i += 10) chunks.push(messages.slice(i, i + 10));
+  await Promise.all(
+    chunks.map(async (chunk) => {
+      let entries = chunk.map((m, j) => ({
+        Id: String(j),
+        MessageBody: toWireJson(m.body),
+        DelaySeconds: m.delaySeconds ? Math.min(900, Math.max(0, Math.floor(m.delaySeconds))) : undefined,
+      }));
+      for (let attempt = 0; entries.length > 0; attempt++) {
+        const out = await sqs().send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
+        const failed = new Set((out.Failed ?? []).map((f) => f.Id));
+        entries = entries.filter((e) => failed.has(e.Id));
+        if (entries.length > 0 && attempt >= 3) {
+          throw new Error(`could not queue ${entries.length} message(s) on ${queue}`);
+        }
+        if (entries.length > 0) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
       }
-      if (entries.length > 0) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
-    }
-  }
+    }),
+  );
 }

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { testTask } from '../tasks/test-task.ts';
+import { testTask as baseTask } from '../tasks/test-task.ts';
+
+/** The test task has a webhook, so its events are queued (they are not for a task without one). */
+const testTask: typeof baseTask = (over = {}) =>
+  baseTask({ receiver: { channels: { email: [1], webhook: 'https://hooks.example.com/in' } }, ...over });
 import type { AlarmMessage, NotificationJob, WebhookBody } from '../../messaging/messages.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { Task } from '../tasks/model.ts';
@@ -25,7 +29,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
   const states = new Map<string, MetricState>();
   const buckets = new Map<string, number>();
   const dues: DueItem[] = [];
-  const events: { taskId: number; body: WebhookBody; eventId: string }[] = [];
+  const events: { taskId: number; body: WebhookBody; eventId: string; replaySinceMs?: number }[] = [];
   const jobs: NotificationJob[] = [];
   const log: string[] = [];
   const workflows: string[] = [];
@@ -49,9 +53,26 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
         throw new Error('queue down');
       }
       for (const x of e) {
-        events.push({ taskId, ...x });
+        events.push({ taskId, body: x.body, eventId: x.eventId ?? '' });
         log.push(`event ${x.eventId}`);
       }
+    },
+    publishMessages: async ({ webhook, notify }) => {
+      if (webhook.length > 0 && failPublish > 0) {
+        failPublish--;
+        throw new Error('queue down');
+      }
+      for (const m of webhook) {
+        events.push({
+          taskId: m.task_id,
+          body: m.body,
+          eventId: m.event_id,
+          replaySinceMs: m.replay_since_ms,
+        });
+        log.push(`event ${m.event_id}`);
+      }
+      jobs.push(...notify);
+      log.push(...notify.map((x) => `job ${x.job_id}`));
     },
     createWorkflow: async ({ history }) => {
       workflows.push(history.uuid);
@@ -195,7 +216,7 @@ describe('processAlarmBatch', () => {
     ]);
   });
 
-  it('a redelivered alarm keeps its first record and sends the same ids again (downstream de-duplicates)', async () => {
+  it('a redelivered alarm keeps its first record and sends the same ids again, marked as a replay', async () => {
     const f = fakes(testTask({ compress: full }));
     const a = alarm({ host: 'h' });
     await processAlarmBatch([msg(a)], f.deps);
@@ -205,6 +226,9 @@ describe('processAlarmBatch', () => {
     expect(state.window?.k).toBe(1);
     expect(state.version).toBe(1);
     expect(f.events.map((e) => e.eventId)).toEqual([`42:${a.uuid}:ALARM`, `42:${a.uuid}:ALARM`]);
+    // The deliverer sends the replay only if the first was not delivered since the record was written.
+    const processedMs = [...f.records.values()][0].processed_at * 1000;
+    expect(f.events.map((e) => e.replaySinceMs)).toEqual([undefined, processedMs - 1000]);
   });
 
   it('a consumer that failed after the commit loses nothing: the retry re-runs the side effects only', async () => {
@@ -227,7 +251,12 @@ describe('processAlarmBatch', () => {
     const a = alarm({ secret_of_42: 'x' });
     await processAlarmBatch([msg(a)], f.deps);
     f.deps.getTask = async (id) =>
-      testTask({ ...over, id, name: 'other', receiver: { channels: { sms: [2] } } });
+      testTask({
+        ...over,
+        id,
+        name: 'other',
+        receiver: { channels: { sms: [2], webhook: 'https://x.example/h' } },
+      });
     // Act
     const failed = await processAlarmBatch([msg({ ...a, task_id: 43, ctn: { mine: 1 } })], f.deps);
     // Assert: task 43 gets its own record and its own event; task 42's record is intact
@@ -322,11 +351,12 @@ describe('processAlarmBatch', () => {
     );
     const a = alarm({ x: 1 });
     await processAlarmBatch([msg(a)], f.deps);
+    // The workflow is created inline; the batch's events and jobs are queued after, in stage order.
     expect(f.log).toEqual([
-      `event 42:${a.uuid}:UPGRADE:0.5.1`,
-      `job 42:${a.uuid}:upgrade:0.5.1:sms`,
       `workflow ${a.uuid}`,
+      `event 42:${a.uuid}:UPGRADE:0.5.1`,
       `event 42:${a.uuid}:ALARM`,
+      `job 42:${a.uuid}:upgrade:0.5.1:sms`,
       `job 42:${a.uuid}:compressed:email`,
     ]);
     const upgradeJob = f.jobs.find((j) => j.scene === 'upgrade');
@@ -334,6 +364,31 @@ describe('processAlarmBatch', () => {
       rule: { interval: 5, count: 1, level: 3, reuse_receiver: 0 },
       zcount: 1,
     });
+  });
+
+  it('queues no webhook events for a task without a webhook URL (its jobs still go)', async () => {
+    const f = fakes(baseTask());
+    const a = alarm({ x: 1 });
+    const failed = await processAlarmBatch([msg(a)], f.deps);
+    expect(failed).toEqual([]);
+    expect(f.events).toEqual([]);
+    expect(f.jobs.map((j) => j.job_id)).toEqual([
+      `42:${a.uuid}:compress_disable:email`.replace('compress_disable', 'not_compress'),
+    ]);
+  });
+
+  it('queues the effects of a whole batch together, in parallel batches, after every alarm is recorded', async () => {
+    const f = fakes(testTask());
+    const batch = Array.from({ length: 10 }, (_, i) => alarm({ i }));
+    let recordsAtFlush = -1;
+    const publish = f.deps.publishMessages;
+    f.deps.publishMessages = async (m) => {
+      recordsAtFlush = f.records.size;
+      await publish(m);
+    };
+    await processAlarmBatch(batch.map(msg), f.deps);
+    expect(recordsAtFlush).toBe(10);
+    expect(f.events).toHaveLength(10);
   });
 
   it('flag_save_db 0: ALARM not_save_db with msg, nothing stored', async () => {

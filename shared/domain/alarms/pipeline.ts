@@ -1,14 +1,14 @@
 import { parseJson } from '../../json.ts';
 import { nowSeconds } from '../../clock.ts';
 import { logger } from '../../log.ts';
-import type { AlarmMessage, NotificationJob, WebhookBody } from '../../messaging/messages.ts';
+import type { AlarmMessage, NotificationJob, WebhookMessage } from '../../messaging/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';
 import { effectiveStatus, TASK_PAUSED, TASK_RUNNING, type Task } from '../tasks/model.ts';
 import { event, historyRef, msgRef, taskRef } from '../webhooks/events.ts';
-import { publishWebhookEvents } from '../webhooks/publish.ts';
+import { type EventToPublish, publishWebhookEvents, webhookMessages } from '../webhooks/publish.ts';
 import { createWorkflow, finishWorkflowsOfMetric } from '../workflows/service.ts';
 import { strategyOf } from './compress.ts';
 import type { HistoryRecord } from './history.ts';
@@ -58,8 +58,20 @@ export const defaultDeps = {
       'notify',
       jobs.map((body) => ({ body })),
     ),
-  publishEvents: (taskId: number, events: { body: WebhookBody; eventId: string }[]) =>
-    publishWebhookEvents(taskId, events),
+  publishEvents: (taskId: number, events: EventToPublish[]) => publishWebhookEvents(taskId, events),
+  /** The batch's queue messages, at once (sent in parallel batches of ten). */
+  publishMessages: async (messages: { webhook: WebhookMessage[]; notify: NotificationJob[] }) => {
+    await Promise.all([
+      publish(
+        'webhook',
+        messages.webhook.map((body) => ({ body })),
+      ),
+      publish(
+        'notify',
+        messages.notify.map((body) => ({ body })),
+      ),
+    ]);
+  },
   createWorkflow: (input: {
     task: Task;
     history: HistoryRecord;
@@ -144,6 +156,9 @@ export async function processAlarmBatch(
   const tasks = new Map<number, PromiseSettledResult<Task | undefined>>(
     taskIds.map((id, i) => [id, loaded[i]]),
   );
+  // Side effects of the whole batch are collected and queued together after every alarm is recorded.
+  const effects = collectEffects(deps, tasks);
+  const unitDeps = effects.deps;
 
   const units: Unit[] = [];
   const groups = new Map<string, { task: Task; metric: string; items: GroupItem[] }>();
@@ -168,13 +183,13 @@ export async function processAlarmBatch(
       g.items.push({ ids, alarm, level: plan.level });
       groups.set(key, g);
     } else {
-      units.push({ ids, run: () => processSingle(task, alarm, plan, deps) });
+      units.push({ ids, run: () => processSingle(task, alarm, plan, unitDeps) });
     }
   }
   for (const g of groups.values()) {
     units.push({
       ids: g.items.flatMap((i) => i.ids),
-      run: () => processGroup(g.task, g.metric, g.items, deps),
+      run: () => processGroup(g.task, g.metric, g.items, unitDeps),
     });
   }
 
@@ -188,7 +203,41 @@ export async function processAlarmBatch(
       failed.push(...units[i].ids);
     }
   });
+  try {
+    await effects.flush();
+  } catch (err) {
+    // Nothing is lost: every alarm of the batch comes back and re-publishes its recorded effects.
+    logger.error('could not queue the side effects of a batch; it will be retried', { error: err as Error });
+    return messages.map((m) => m.id);
+  }
   return failed;
+}
+
+/**
+ * Pipeline deps whose publishing collects instead of sending: the events and jobs of a whole batch
+ * go out in a few SendMessageBatch calls once every alarm of it is recorded. Events of a task without
+ * a webhook URL are not queued at all (there is nobody to deliver them to).
+ */
+function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledResult<Task | undefined>>) {
+  const webhook: WebhookMessage[] = [];
+  const notify: NotificationJob[] = [];
+  const hasWebhook = (taskId: number) => {
+    const t = tasks.get(taskId);
+    const w = t?.status === 'fulfilled' ? t.value?.receiver?.channels?.webhook : undefined;
+    return typeof w === 'string' ? w !== '' : !!(w as { url?: string } | undefined)?.url;
+  };
+  return {
+    deps: {
+      ...deps,
+      publishEvents: async (taskId: number, events: EventToPublish[]) => {
+        if (hasWebhook(taskId)) webhook.push(...webhookMessages(taskId, events));
+      },
+      publishJobs: async (jobs: NotificationJob[]) => {
+        notify.push(...jobs);
+      },
+    },
+    flush: () => deps.publishMessages({ webhook, notify }),
+  };
 }
 
 function buildRecord(
@@ -278,12 +327,10 @@ async function processSingle(
     now: deps.now(),
     recoveryMetric: plan.kind === 'recovery' ? plan.metric : undefined,
   });
-  const stored =
-    (await deps.repo.putAlarmRecord(record)) === 'created'
-      ? record
-      : await deps.repo.getAlarmRecord(task.id, alarm.uuid);
+  if ((await deps.repo.putAlarmRecord(record)) === 'created') return runEffects(task, record, deps);
+  const stored = await deps.repo.getAlarmRecord(task.id, alarm.uuid);
   if (!stored) throw new Error(`alarm ${alarm.uuid}: record not found after a duplicate put`);
-  await runEffects(task, stored, deps);
+  await runEffects(task, stored, replaying(deps, stored));
 }
 
 /**
@@ -383,7 +430,7 @@ async function processGroup(task: Task, metric: string, items: GroupItem[], deps
   for (const r of committed) await runEffects(task, r, deps);
   for (const uuid of replays) {
     const r = await deps.repo.getAlarmRecord(task.id, uuid);
-    if (r) await runEffects(task, r, deps);
+    if (r) await runEffects(task, r, replaying(deps, r));
   }
 }
 
@@ -448,6 +495,23 @@ function upgradeNotice(
       body: event('UPGRADE', 'upgrade', { task: taskRef(task), history }),
       eventId: `${record.task_id}:${record.uuid}:UPGRADE:${fire.key}`,
     },
+  };
+}
+
+/**
+ * Deps for re-running the effects of an alarm recorded before (a redelivered message): its events are
+ * marked as replays, so the deliverer first checks whether each was delivered since the record was
+ * written, and sends only those that were not.
+ */
+function replaying(deps: PipelineDeps, record: AlarmRecord): PipelineDeps {
+  const since = record.processed_at * 1000 - 1000;
+  return {
+    ...deps,
+    publishEvents: (taskId, events) =>
+      deps.publishEvents(
+        taskId,
+        events.map((e) => ({ ...e, replaySinceMs: since })),
+      ),
   };
 }
 

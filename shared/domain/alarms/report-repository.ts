@@ -33,8 +33,14 @@ function receiptOf(item: Record<string, unknown>): ReportReceipt {
 }
 
 /** AP-R1: the receipt of a uuid, if one exists and has not expired. */
-export async function getReportReceipt(uuid: string, now: number): Promise<ReportReceipt | undefined> {
-  const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.reportReceipt(uuid) }));
+export async function getReportReceipt(
+  uuid: string,
+  now: number,
+  consistent = false,
+): Promise<ReportReceipt | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.reportReceipt(uuid), ConsistentRead: consistent }),
+  );
   const item = out.Item;
   if (!item || item.ttl <= now) return undefined;
   return receiptOf(item);

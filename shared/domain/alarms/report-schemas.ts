@@ -37,10 +37,7 @@ const receiverSchema = {
           properties: {
             ...channels.properties,
             webhook: {
-              anyOf: [
-                webhookUrlSchema,
-                { type: 'array', maxItems: 6, items: webhookUrlSchema.anyOf[0] },
-              ],
+              anyOf: [webhookUrlSchema, { type: 'array', maxItems: 6, items: webhookUrlSchema.anyOf[0] }],
             },
           },
         },

@@ -52,6 +52,7 @@ function fakeDeps(t: Task | undefined, extra: Partial<ReportDeps> = {}) {
       receipts.set(r.uuid, r);
       return r;
     },
+    queuedSoon: async (uuid) => receipts.get(uuid)?.queued === true,
     markReceiptQueued: async (uuid) => {
       const held = receipts.get(uuid);
       if (held) receipts.set(uuid, { ...held, queued: true });
@@ -362,6 +363,32 @@ describe('idempotent reports with a client uuid', () => {
     const err = await reportAlarm({ ...signed(task(), now()), ctn: { a: 1 }, uuid }, deps).catch((e) => e);
     // Assert
     expect(err).toMatchObject({ code: 4000 });
+    expect(published).toHaveLength(0);
+  });
+
+  it('answers a concurrent repeat once the first request has queued it, without queueing it again', async () => {
+    // Arrange: the first request holds the receipt, still unqueued when the repeat reads it
+    const { deps, published, receipts } = fakeDeps(task());
+    const input = { ...signed(task(), now()), ctn: { a: 1 }, uuid };
+    const pending: ReportReceipt = {
+      uuid: uuid.toLowerCase(),
+      task_id: 100001,
+      report_time: 'first',
+      ttl: 1,
+      queued: false,
+    };
+    receipts.set(pending.uuid, pending);
+    const concurrent = {
+      ...deps,
+      queuedSoon: async (u: string) => {
+        receipts.set(u, { ...pending, queued: true });
+        return true;
+      },
+    };
+    // Act
+    const answer = await reportAlarm(input, concurrent);
+    // Assert
+    expect(answer).toEqual({ uuid: pending.uuid, report_time: 'first' });
     expect(published).toHaveLength(0);
   });
 

@@ -61,6 +61,8 @@ export interface ReportDeps {
   getReceipt: (uuid: string, now: number) => Promise<ReportReceipt | undefined>;
   putReceipt: (receipt: ReportReceipt, now: number) => Promise<ReportReceipt>;
   markReceiptQueued: (uuid: string) => Promise<void>;
+  /** Whether a receipt held by a concurrent request becomes `queued` within about a second. */
+  queuedSoon: (uuid: string) => Promise<boolean>;
   limiter: RateLimiter;
 }
 
@@ -90,6 +92,13 @@ export const defaultReportDeps: ReportDeps = {
   getReceipt: getReportReceipt,
   putReceipt: putReportReceipt,
   markReceiptQueued,
+  queuedSoon: async (uuid) => {
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      if ((await getReportReceipt(uuid, nowSeconds(), true))?.queued) return true;
+    }
+    return false;
+  },
   limiter: alarmRateLimiter,
 };
 
@@ -280,15 +289,18 @@ export async function reportAlarm(
 
   let answer: ReportAnswer = { uuid: message.uuid, report_time: formatDateTime(now, config().timeZone) };
   if (body.uuid) {
-    // Claim the uuid before queueing: the loser of a race between two tasks queues nothing. The
-    // same task's concurrent or earlier unqueued report queues again (the pipeline de-duplicates).
-    const held =
-      earlier ??
-      (await deps.putReceipt(
-        { ...answer, task_id: task.id, ttl: now + RECEIPT_TTL_SECONDS, queued: false },
-        now,
-      ));
+    // Claim the uuid before queueing: the loser of a race between two tasks queues nothing.
+    const mine: ReportReceipt = {
+      ...answer,
+      task_id: task.id,
+      ttl: now + RECEIPT_TTL_SECONDS,
+      queued: false,
+    };
+    const held = earlier ?? (await deps.putReceipt(mine, now));
     answer = answerOf(held, task.id);
+    // The same report is being queued by a concurrent request: answer once it is (queue it here only
+    // if that does not happen soon: the other request may have failed).
+    if (held !== mine && (await deps.queuedSoon(body.uuid))) return answer;
   }
   await deps.publishAlarm(message);
   if (body.uuid) {

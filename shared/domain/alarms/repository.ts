@@ -1,9 +1,4 @@
-import {
-  GetCommand,
-  PutCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseJson } from '../../json.ts';
 import { db, fromItem, isConditionFailure, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';

@@ -58,66 +58,59 @@ interface Posted {
   body: string;
 }
 
-interface Claim {
-  seq: number;
-  leaseUntil?: number;
-  delivered?: boolean;
-}
-
-function fakes(opts: { task?: Task; status?: number; claims?: Map<string, Claim>; refuse?: boolean } = {}) {
-  const claims = opts.claims ?? new Map<string, Claim>();
-  const released: [string, boolean][] = [];
+function fakes(
+  opts: { task?: Task; status?: number | ((n: number) => number); refuse?: boolean; postMs?: number } = {},
+) {
   const posted: Posted[] = [];
-  const recorded: WebhookAttempt[] = [];
+  const own: WebhookAttempt[] = [];
+  const logs: WebhookAttempt[][] = [];
   const delays: [string, number][] = [];
   const taskReads: [number, number | undefined][] = [];
+  const inFlight = { now: 0, max: 0 };
   const deps: DeliveryDeps = {
     getTask: async (id, notOlderThan) => {
       taskReads.push([id, notOlderThan]);
       return 'task' in opts ? opts.task : task('https://hooks.example.com/in?token=abc');
     },
-    claim: async (eventId, _taskId, now, leaseMs) => {
-      const c = claims.get(eventId) ?? { seq: 0 };
-      if (c.delivered) return { claimed: false, delivered: true };
-      if (c.leaseUntil !== undefined && c.leaseUntil >= now) return { claimed: false, delivered: false };
-      c.seq += 1;
-      c.leaseUntil = now + leaseMs;
-      claims.set(eventId, c);
-      return { claimed: true, seq: c.seq };
-    },
-    release: async (eventId, delivered) => {
-      released.push([eventId, delivered]);
-      const c = claims.get(eventId) as Claim;
-      c.leaseUntil = undefined;
-      if (delivered) c.delivered = true;
-    },
-    recordAttempt: async (a) => {
-      recorded.push(a);
-    },
     checkUrl: async (url) =>
       opts.refuse ? { ok: false, reason: 'not public' } : { ok: true, url: new URL(url) },
     post: async (url, headers, body) => {
       posted.push({ url: url.href, headers, body });
-      return { status: opts.status ?? 200 };
+      inFlight.now++;
+      inFlight.max = Math.max(inFlight.max, inFlight.now);
+      if (opts.postMs) await new Promise((r) => setTimeout(r, opts.postMs));
+      inFlight.now--;
+      const status = typeof opts.status === 'function' ? opts.status(posted.length) : (opts.status ?? 200);
+      return { status };
     },
+    recordAttempts: async (a) => {
+      own.push(...a);
+    },
+    logDeliveries: async (a) => {
+      logs.push(a);
+    },
+    wasDelivered: async (eventId, _taskId, sinceMs) =>
+      [...own, ...logs.flat()].some(
+        (a) => a.event_id === eventId && a.outcome === 'delivered' && a.at_ms >= sinceMs,
+      ),
     delayRetry: async (handle, seconds) => {
       delays.push([handle, seconds]);
     },
   };
-  return { deps, posted, recorded, delays, taskReads, claims, released };
+  return { deps, posted, own, logs, delays, taskReads, inFlight };
 }
 
 describe('deliverWebhooks', () => {
-  it('POSTs the stored body with the contract headers and a verifiable signature', async () => {
+  it('POSTs the stored body with the contract headers and a verifiable signature, logged in one write', async () => {
     // Arrange
     const f = fakes();
     const m = message(1);
     // Act
-    const res = await deliverWebhooks([rec(m)], f.deps);
+    const res = await deliverWebhooks([rec(m), rec(message(2))], f.deps);
     // Assert
     expect(res.batchItemFailures).toEqual([]);
-    expect(f.posted).toHaveLength(1);
-    const { headers, body, url } = f.posted[0];
+    expect(f.posted).toHaveLength(2);
+    const { headers, body, url } = f.posted.find((p) => p.headers['webhook-id'] === 'evt-12-1') as Posted;
     expect(url).toBe('https://hooks.example.com/in?token=abc');
     expect(body).toBe(JSON.stringify(m.body));
     expect(headers).toMatchObject({
@@ -135,19 +128,19 @@ describe('deliverWebhooks', () => {
         headers['webhook-signature'],
       ),
     ).toBe(true);
-    expect(f.recorded).toEqual([
-      expect.objectContaining({
-        event_id: 'evt-12-1',
-        task_id: 12,
-        attempt: 1,
-        outcome: 'delivered',
-        status: 200,
-        target: 'https://hooks.example.com',
-        event: 'ALARM',
-        type: 'compress_disable',
-      }),
-    ]);
-    expect(JSON.stringify(f.recorded)).not.toContain('token=abc');
+    expect(f.own).toEqual([]);
+    expect(f.logs).toHaveLength(1);
+    expect(f.logs[0].map((a) => a.event_id).sort()).toEqual(['evt-12-1', 'evt-12-2']);
+    expect(f.logs[0][0]).toMatchObject({
+      task_id: 12,
+      attempt: 1,
+      outcome: 'delivered',
+      status: 200,
+      target: 'https://hooks.example.com',
+      event: 'ALARM',
+      type: 'compress_disable',
+    });
+    expect(JSON.stringify(f.logs)).not.toContain('token=abc');
   });
 
   it.each([
@@ -155,13 +148,17 @@ describe('deliverWebhooks', () => {
     [2, 30],
     [6, 3600],
     [7, 0],
-  ])('on failure of attempt %i reports the record and sets visibility %i s', async (attempt, seconds) => {
-    const f = fakes({ status: 500 });
-    const res = await deliverWebhooks([rec(message(1), attempt, 'm1')], f.deps);
-    expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
-    expect(f.delays).toEqual([['rh-m1', seconds]]);
-    expect(f.recorded[0]).toMatchObject({ outcome: 'failed', status: 500, error: 'HTTP 500', attempt });
-  });
+  ])(
+    'on failure of attempt %i reports the record, sets visibility %i s, records the attempt on its own',
+    async (attempt, seconds) => {
+      const f = fakes({ status: 500 });
+      const res = await deliverWebhooks([rec(message(1), attempt, 'm1')], f.deps);
+      expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+      expect(f.delays).toEqual([['rh-m1', seconds]]);
+      expect(f.own[0]).toMatchObject({ outcome: 'failed', status: 500, error: 'HTTP 500', attempt });
+      expect(f.logs).toEqual([]);
+    },
+  );
 
   it('treats any status other than 200 as a failure', async () => {
     for (const status of [201, 204, 302, 404]) {
@@ -171,78 +168,79 @@ describe('deliverWebhooks', () => {
     }
   });
 
-  it('does not send an event that was already delivered', async () => {
-    const f = fakes({ claims: new Map([['evt-12-1', { seq: 1, delivered: true }]]) });
-    const res = await deliverWebhooks([rec(message(1), 2)], f.deps);
-    expect(res.batchItemFailures).toEqual([]);
-    expect(f.posted).toHaveLength(0);
-    expect(f.recorded).toHaveLength(0);
-  });
-
-  it('retries a message whose event is claimed but not delivered, without sending it now', async () => {
-    const f = fakes({ claims: new Map([['evt-12-1', { seq: 1, leaseUntil: Number.MAX_SAFE_INTEGER }]]) });
-    const res = await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
-    expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
-    expect(f.delays).toEqual([['rh-m1', 5]]);
-    expect(f.posted).toHaveLength(0);
-  });
-
-  it('a failed attempt whose claim could not be freed is still retried, then delivered', async () => {
-    // Arrange: the receiver fails once; freeing the claim after that failure fails too
-    const f = fakes({ status: 500 });
-    const release = f.deps.release;
-    f.deps.release = async () => {
-      throw new Error('table unavailable');
-    };
-    await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
-    f.deps.release = release;
-    // Act: the retry arrives while the stale lease still holds, then again after it ran out
-    const early = await deliverWebhooks([rec(message(1), 2, 'm1')], f.deps);
-    (f.claims.get('evt-12-1') as Claim).leaseUntil = 0;
-    f.deps.post = async () => ({ status: 200 });
-    const late = await deliverWebhooks([rec(message(1), 3, 'm1')], f.deps);
-    // Assert: never acknowledged before the event was delivered
-    expect(early.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
-    expect(late.batchItemFailures).toEqual([]);
-    expect(f.recorded.map((r) => r.outcome)).toEqual(['failed', 'delivered']);
-  });
-
-  it('sends duplicates in one batch once, and numbers attempts per event across messages', async () => {
-    // Arrange: two copies of one event, then a failing receiver for a third copy later
+  it('records a retried message that succeeds as an attempt of its own (the event reads as one list)', async () => {
     const f = fakes();
+    const res = await deliverWebhooks([rec(message(1), 3, 'm1')], f.deps);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(f.own).toEqual([
+      expect.objectContaining({ event_id: 'evt-12-1', attempt: 3, outcome: 'delivered' }),
+    ]);
+    expect(f.logs).toEqual([]);
+  });
+
+  it('sends copies of one event in one batch once; both share its fate', async () => {
+    // Arrange: two copies of one event (a producer that ran twice), and a failing receiver
+    const f = fakes({ status: 500 });
     // Act
-    await deliverWebhooks([rec(message(1), 1, 'a'), rec(message(1), 1, 'b')], f.deps);
+    const res = await deliverWebhooks([rec(message(1), 1, 'a'), rec(message(1), 1, 'b')], f.deps);
     // Assert
     expect(f.posted).toHaveLength(1);
-    expect(f.released).toEqual([['evt-12-1', true]]);
-    expect(f.recorded.map((r) => [r.seq, r.outcome])).toEqual([[1, 'delivered']]);
+    expect(res.batchItemFailures.map((x) => x.itemIdentifier).sort()).toEqual(['a', 'b']);
   });
 
-  it('frees the claim of a failed attempt so the retry can send, and numbers it after the first', async () => {
-    const f = fakes({ status: 500 });
-    await deliverWebhooks([rec(message(1), 1)], f.deps);
-    await deliverWebhooks([rec(message(1), 2)], f.deps);
-    expect(f.posted).toHaveLength(2);
-    expect(f.recorded.map((r) => [r.seq, r.attempt, r.outcome])).toEqual([
-      [1, 1, 'failed'],
-      [2, 2, 'failed'],
+  it('sends events with the same order key in queue order, the others in parallel', async () => {
+    // Arrange: three events of one workflow among seven unordered ones, each send taking 20 ms
+    const f = fakes({ postMs: 20 });
+    const ordered = [1, 2, 3].map((n) => ({ ...message(n), order_key: 'wf:9' }));
+    const loose = [4, 5, 6, 7, 8, 9, 10].map((n) => message(n));
+    // Act
+    await deliverWebhooks(
+      [ordered[0], loose[0], ordered[1], ...loose.slice(1), ordered[2]].map((m) => rec(m)),
+      f.deps,
+    );
+    // Assert
+    const ids = f.posted.map((p) => p.headers['webhook-id']);
+    expect(ids.filter((id) => ['evt-12-1', 'evt-12-2', 'evt-12-3'].includes(id))).toEqual([
+      'evt-12-1',
+      'evt-12-2',
+      'evt-12-3',
     ]);
-    expect(f.released).toEqual([
-      ['evt-12-1', false],
-      ['evt-12-1', false],
-    ]);
+    expect(f.inFlight.max).toBeGreaterThanOrEqual(8);
   });
 
   it.each([
     ['a deleted task', { task: undefined }, 'skipped', 'task not found'],
     ['a task without a webhook', { task: task() }, 'skipped', 'task has no webhook'],
     ['a refused URL', { refuse: true }, 'refused', 'not public'],
-  ])('acknowledges without sending for %s', async (_name, opts, outcome, error) => {
+  ])('acknowledges without sending for %s, logged', async (_name, opts, outcome, error) => {
     const f = fakes(opts);
     const res = await deliverWebhooks([rec(message(1))], f.deps);
     expect(res.batchItemFailures).toEqual([]);
     expect(f.posted).toHaveLength(0);
-    expect(f.recorded).toEqual([expect.objectContaining({ outcome, error })]);
+    expect(f.logs).toEqual([[expect.objectContaining({ outcome, error })]]);
+  });
+
+  it('does not send again a replayed event that was delivered; one that was not goes after a look later', async () => {
+    // Arrange: event 1 was delivered; the producer then ran again for events 1 and 2
+    const f = fakes();
+    await deliverWebhooks([rec(message(1))], f.deps);
+    const replay = (n: number) => ({ ...message(n), replay_since_ms: 0 });
+    // Act
+    const first = await deliverWebhooks([rec(replay(1), 1, 'r1'), rec(replay(2), 1, 'r2')], f.deps);
+    const again = await deliverWebhooks([rec(replay(2), 2, 'r2')], f.deps);
+    // Assert: event 1 acknowledged at once; event 2 deferred by the first backoff, then sent
+    expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'r2' }]);
+    expect(f.delays).toEqual([['rh-r2', 5]]);
+    expect(again.batchItemFailures).toEqual([]);
+    expect(f.posted.map((p) => p.headers['webhook-id'])).toEqual(['evt-12-1', 'evt-12-2']);
+  });
+
+  it('does not send again a message received twice whose first receive delivered it', async () => {
+    const f = fakes();
+    await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
+    const res = await deliverWebhooks([rec(message(1), 2, 'm1')], f.deps);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(f.posted).toHaveLength(1);
   });
 
   it('leaves a malformed message to the dead-letter queue', async () => {
@@ -252,46 +250,32 @@ describe('deliverWebhooks', () => {
     expect(f.posted).toHaveLength(0);
   });
 
-  it('sends the events of one task in order, and reads PING tasks fresh', async () => {
+  it('reads a PING task fresh, others from the cache', async () => {
     const f = fakes();
-    const batch = [
-      rec(message(1)),
-      rec(message(1, 13)),
-      rec(message(2)),
-      rec(message(3, 12, 'PING')),
-      rec(message(2, 13)),
-    ];
-    await deliverWebhooks(batch, f.deps);
-    const ofTask12 = f.posted
-      .filter((p) => p.headers['webhook-id'].startsWith('evt-12-'))
-      .map((p) => p.headers['webhook-id']);
-    const ofTask13 = f.posted
-      .filter((p) => p.headers['webhook-id'].startsWith('evt-13-'))
-      .map((p) => p.headers['webhook-id']);
-    expect(ofTask12).toEqual(['evt-12-1', 'evt-12-2', 'evt-12-3']);
-    expect(ofTask13).toEqual(['evt-13-1', 'evt-13-2']);
+    await deliverWebhooks([rec(message(1)), rec(message(3, 12, 'PING'))], f.deps);
     expect(f.taskReads.filter(([, n]) => n !== undefined)).toEqual([[12, 1700000000]]);
   });
 
-  it('retries (with backoff) when the claim cannot be written', async () => {
-    const f = fakes();
-    f.deps.claim = async () => {
-      throw new Error('throttled');
-    };
-    const res = await deliverWebhooks([rec(message(1), 3, 'x')], f.deps);
-    expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'x' }]);
-    expect(f.delays).toEqual([['rh-x', 120]]);
-    expect(f.posted).toHaveLength(0);
-  });
-
-  it('frees the claim and retries when the task cannot be read', async () => {
+  it('retries (with backoff) when the task cannot be read', async () => {
     const f = fakes();
     f.deps.getTask = async () => {
       throw new Error('throttled');
     };
-    const res = await deliverWebhooks([rec(message(1), 1, 'y')], f.deps);
+    const res = await deliverWebhooks([rec(message(1), 3, 'y')], f.deps);
     expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'y' }]);
-    expect(f.released).toEqual([['evt-12-1', false]]);
+    expect(f.delays).toEqual([['rh-y', 120]]);
+    expect(f.posted).toHaveLength(0);
+    expect(f.own).toEqual([expect.objectContaining({ outcome: 'failed', error: 'internal error' })]);
+  });
+
+  it('still acknowledges delivered events when their record cannot be written', async () => {
+    const f = fakes();
+    f.deps.logDeliveries = async () => {
+      throw new Error('table unavailable');
+    };
+    const res = await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(f.posted).toHaveLength(1);
   });
 });
 

@@ -1,21 +1,20 @@
-import { parseJson } from '../../json.ts';
 import { performance } from 'node:perf_hooks';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
+import { parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
-import { outboundRequest } from '../../outbound/client.ts';
-import { checkOutboundUrl, type UrlCheck } from '../../outbound/url-guard.ts';
 import type { WebhookMessage } from '../../messaging/messages.ts';
 import { queueUrl, sqs } from '../../messaging/sqs.ts';
+import { outboundRequest } from '../../outbound/client.ts';
+import { checkOutboundUrl, type UrlCheck } from '../../outbound/url-guard.ts';
 import { getTaskCached } from '../alarms/task-cache.ts';
 import type { Task } from '../tasks/model.ts';
 import {
   type AttemptOutcome,
-  type ClaimResult,
-  claimWebhookEvent,
-  putWebhookAttempt,
-  releaseWebhookEvent,
+  listAttemptsOfEvent,
+  putDeliveryLog,
+  putWebhookAttempts,
   type WebhookAttempt,
 } from './repository.ts';
 import { signWebhook } from './signature.ts';
@@ -24,14 +23,17 @@ import { signWebhook } from './signature.ts';
  * Outbound webhook delivery (behavior 11, interface 6.1): the consumer of the webhook queue.
  *
  * Each message is one event for one task. The event is POSTed (exactly its stored body) to the task's
- * webhook URL with the Standard Webhooks headers; only HTTP 200 within the timeout is a success.
- * Every attempt is recorded. A failure is reported back to SQS (partial batch response) after the
- * message's visibility is set to the backoff of that attempt (5 s, 30 s, 2 min, 10 min, 30 min, 1 h);
- * after the last retry the message becomes visible at once, and the queue's redrive policy moves it
- * to the dead-letter queue on its next receive. Events of one task are sent in order within a batch.
+ * webhook URL with the Standard Webhooks headers; only HTTP 200 within the timeout is a success. A
+ * failure is reported back to SQS (partial batch response) after the message's visibility is set to
+ * the backoff of that attempt (5 s, 30 s, 2 min, 10 min, 30 min, 1 h); after the last retry the
+ * message becomes visible at once and the queue's redrive policy moves it to the dead-letter queue.
  *
- * Idempotency: an event is claimed before each send (a conditional write on the event's claim item),
- * so duplicate messages of one event never send it twice at once, nor again once it was delivered.
+ * Throughput: a batch's events go out in parallel over kept-alive connections, except events that
+ * share an order key (one workflow, one compression metric), which go one after the other in queue
+ * order. Bookkeeping is one table write per task per batch in the common case: every attempt is
+ * recorded, the settling first attempts in the task's delivery log, failures and retries as items of
+ * their own (repository.ts). Delivery is at least once: an event whose message comes back (a retry, a
+ * producer that ran twice) may reach the receiver again, always with the same `webhook-id`.
  */
 export interface DeliveryRecord {
   messageId: string;
@@ -51,10 +53,6 @@ export interface PostResult {
 export interface DeliveryDeps {
   /** `notOlderThan`: the task must have been read after that second (see task-cache). */
   getTask: (id: number, notOlderThan?: number) => Promise<Task | undefined>;
-  /** Claims the event for one send (see repository.claimWebhookEvent). */
-  claim: (eventId: string, taskId: number, nowMs: number, leaseMs: number) => Promise<ClaimResult>;
-  release: (eventId: string, delivered: boolean, nowMs: number) => Promise<void>;
-  recordAttempt: (attempt: WebhookAttempt) => Promise<void>;
   checkUrl: (url: string, blockPrivate: boolean) => Promise<UrlCheck>;
   post: (
     url: URL,
@@ -63,12 +61,18 @@ export interface DeliveryDeps {
     timeoutMs: number,
     blockPrivate: boolean,
   ) => Promise<PostResult>;
+  /** Attempts recorded each as an item of its own (failures, retries). */
+  recordAttempts: (attempts: WebhookAttempt[]) => Promise<void>;
+  /** Settling first attempts of one task, recorded as one delivery log item. */
+  logDeliveries: (attempts: WebhookAttempt[]) => Promise<void>;
+  /** Whether the event was delivered at or after `sinceMs` (replays and retried messages only). */
+  wasDelivered: (eventId: string, taskId: number, sinceMs: number) => Promise<boolean>;
   /** Sets when a failed message is received again. */
   delayRetry: (receiptHandle: string, seconds: number) => Promise<void>;
 }
 
-/** How many tasks' events are delivered at once. */
-const TASK_CONCURRENCY = 4;
+/** How many sends of one batch are in flight at once (one receiver that takes 50 ms still gets 200/s per poller). */
+const SEND_CONCURRENCY = 16;
 
 /**
  * POSTs a body through the outbound client (hard timeout, keep-alive, URL guard when `blockPrivate`);
@@ -89,11 +93,14 @@ export async function postJson(
 
 export const defaultDeliveryDeps: DeliveryDeps = {
   getTask: (id, notOlderThan) => getTaskCached(id, { notOlderThan }),
-  claim: claimWebhookEvent,
-  release: releaseWebhookEvent,
-  recordAttempt: putWebhookAttempt,
   checkUrl: (url, blockPrivate) => checkOutboundUrl(url, blockPrivate),
   post: postJson,
+  recordAttempts: putWebhookAttempts,
+  logDeliveries: putDeliveryLog,
+  wasDelivered: async (eventId, taskId, sinceMs) =>
+    (await listAttemptsOfEvent(eventId, { taskId, fromMs: sinceMs, toMs: nowMs() + 60_000 })).some(
+      (a) => a.outcome === 'delivered',
+    ),
   delayRetry: async (receiptHandle, seconds) => {
     await sqs().send(
       new ChangeMessageVisibilityCommand({
@@ -128,100 +135,149 @@ function parseMessage(body: string): WebhookMessage | undefined {
   return undefined;
 }
 
-type Verdict = 'ack' | 'retry';
-
-/** A claim outlives the send by this much (task read, URL check, recording). */
-const CLAIM_MARGIN_MS = 15_000;
-
-async function deliverOne(record: DeliveryRecord, msg: WebhookMessage, deps: DeliveryDeps): Promise<Verdict> {
-  const cfg = config();
-  const startedAtMs = nowMs();
-  // Delivered already: this message can go. Leased: a duplicate is being sent right now, or this
-  // message's own earlier attempt failed and could not free its claim; either way the event is not
-  // delivered yet, so this message comes back after its backoff (acknowledging it could lose the event).
-  const claim = await deps.claim(
-    msg.event_id,
-    msg.task_id,
-    startedAtMs,
-    cfg.webhookTimeoutMs + CLAIM_MARGIN_MS,
-  );
-  if (!claim.claimed) return claim.delivered ? 'ack' : 'retry';
-  let outcome: AttemptOutcome = 'failed';
-  try {
-    outcome = await attempt(record, msg, claim.seq, startedAtMs, deps);
-  } finally {
-    await deps.release(msg.event_id, outcome === 'delivered', nowMs()).catch((err) => {
-      logger.warn('could not release a webhook claim', { eventId: msg.event_id, error: err as Error });
-    });
-  }
-  return outcome === 'failed' ? 'retry' : 'ack';
+interface Item {
+  record: DeliveryRecord;
+  msg: WebhookMessage;
 }
 
-/** One attempt of a claimed event: task, URL check, POST, record. */
-async function attempt(
-  record: DeliveryRecord,
-  msg: WebhookMessage,
-  seq: number,
-  startedAtMs: number,
+interface Sent {
+  item: Item;
+  /** Undefined when the event turned out to be delivered already (a replay). */
+  attempt?: WebhookAttempt;
+}
+
+/**
+ * A message that may carry an event delivered before: a producer's replay, or a message received
+ * again (its earlier receive may have delivered it and lost the acknowledgement). Since when to look.
+ */
+function replaySince({ record, msg }: Item): number | undefined {
+  if (msg.replay_since_ms !== undefined) return msg.replay_since_ms;
+  return record.receiveCount > 1 ? msg.created_at * 1000 - 1000 : undefined;
+}
+
+/** One attempt of one event: task, URL check (once per URL and batch), POST. Never throws. */
+async function attemptOne(
+  { record, msg }: Item,
+  checks: Map<string, Promise<UrlCheck>>,
   deps: DeliveryDeps,
-): Promise<AttemptOutcome> {
+): Promise<WebhookAttempt> {
   const cfg = config();
+  const startedAtMs = nowMs();
   const base = {
     event_id: msg.event_id,
     task_id: msg.task_id,
-    seq,
     attempt: Math.max(1, record.receiveCount || 1),
     event: msg.body.event,
     type: msg.body.type,
     at_ms: startedAtMs,
     at: Math.floor(startedAtMs / 1000),
   };
-  const done = async (a: Omit<WebhookAttempt, keyof typeof base>): Promise<AttemptOutcome> => {
-    try {
-      await deps.recordAttempt({ ...base, ...a });
-    } catch (err) {
-      logger.error('could not record a webhook attempt', { eventId: msg.event_id, error: err as Error });
+  const done = (a: Omit<WebhookAttempt, keyof typeof base>): WebhookAttempt => ({ ...base, ...a });
+  try {
+    // A PING announces a (new) URL: read the task as it was after the event was created.
+    const task = await deps.getTask(msg.task_id, msg.body.event === 'PING' ? msg.created_at : undefined);
+    if (!task) return done({ outcome: 'skipped', error: 'task not found', duration_ms: 0 });
+    const url = webhookUrlOf(task);
+    if (!url) return done({ outcome: 'skipped', error: 'task has no webhook', duration_ms: 0 });
+    let check = checks.get(url);
+    if (!check) {
+      check = deps.checkUrl(url, cfg.blockPrivateWebhooks);
+      checks.set(url, check);
     }
-    return a.outcome;
-  };
+    const checked = await check;
+    if (!checked.ok) return done({ outcome: 'refused', error: checked.reason, duration_ms: 0 });
 
-  // A PING announces a (new) URL: read the task as it was after the event was created.
-  const task = await deps.getTask(msg.task_id, msg.body.event === 'PING' ? msg.created_at : undefined);
-  if (!task) return done({ outcome: 'skipped', error: 'task not found', duration_ms: 0 });
-  const url = webhookUrlOf(task);
-  if (!url) return done({ outcome: 'skipped', error: 'task has no webhook', duration_ms: 0 });
-  const check = await deps.checkUrl(url, cfg.blockPrivateWebhooks);
-  if (!check.ok) return done({ outcome: 'refused', error: check.reason, duration_ms: 0 });
-
-  const body = JSON.stringify(msg.body);
-  const timestamp = nowSeconds();
-  const headers = {
-    'content-type': 'application/json',
-    'user-agent': `svc/${cfg.serviceVersion}`,
-    'webhook-id': msg.event_id,
-    'webhook-timestamp': String(timestamp),
-    'webhook-signature': signWebhook(task.secret, msg.event_id, timestamp, body),
-  };
-  const started = performance.now();
-  const res = await deps.post(check.url, headers, body, cfg.webhookTimeoutMs, cfg.blockPrivateWebhooks);
-  const duration_ms = Math.round(performance.now() - started);
-  const outcome: AttemptOutcome = res.status === 200 ? 'delivered' : res.blocked ? 'refused' : 'failed';
-  return done({
-    outcome,
-    target: check.url.origin,
-    duration_ms,
-    ...(res.status !== undefined ? { status: res.status } : {}),
-    ...(outcome !== 'delivered' ? { error: res.error ?? `HTTP ${res.status}` } : {}),
-  });
+    const body = JSON.stringify(msg.body);
+    const timestamp = nowSeconds();
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': `svc/${cfg.serviceVersion}`,
+      'webhook-id': msg.event_id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signWebhook(task.secret, msg.event_id, timestamp, body),
+    };
+    const started = performance.now();
+    const res = await deps.post(checked.url, headers, body, cfg.webhookTimeoutMs, cfg.blockPrivateWebhooks);
+    const duration_ms = Math.round(performance.now() - started);
+    const outcome: AttemptOutcome = res.status === 200 ? 'delivered' : res.blocked ? 'refused' : 'failed';
+    return done({
+      outcome,
+      target: checked.url.origin,
+      duration_ms,
+      ...(res.status !== undefined ? { status: res.status } : {}),
+      ...(outcome !== 'delivered' ? { error: res.error ?? `HTTP ${res.status}` } : {}),
+    });
+  } catch (err) {
+    // The task could not be read (throttling, ...): a failed attempt, retried after its backoff.
+    logger.error('webhook delivery failed', { eventId: msg.event_id, error: err as Error });
+    return done({
+      outcome: 'failed',
+      error: 'internal error',
+      duration_ms: Math.round(nowMs() - startedAtMs),
+    });
+  }
 }
 
-/** Runs `fn` over `items` with at most `limit` in flight. */
-async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+/**
+ * Orders a batch for sending: one lane per order key (its events in queue order), every event
+ * without a key a lane of its own; lanes run in parallel, at most `limit` sends at a time.
+ */
+async function sendLanes(items: Item[], limit: number, send: (item: Item) => Promise<void>): Promise<void> {
+  const lanes = new Map<string, Item[]>();
+  for (const item of items) {
+    const key = item.msg.order_key
+      ? `${item.msg.task_id}#${item.msg.order_key}`
+      : `#${item.record.messageId}`;
+    const lane = lanes.get(key);
+    if (lane) lane.push(item);
+    else lanes.set(key, [item]);
+  }
+  const queue = [...lanes.values()];
   let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]);
+  const workers = Array.from({ length: Math.min(limit, queue.length) }, async () => {
+    while (next < queue.length) {
+      const lane = queue[next++];
+      for (const item of lane) await send(item);
+    }
   });
   await Promise.all(workers);
+}
+
+const SETTLED: AttemptOutcome[] = ['delivered', 'skipped', 'refused'];
+
+/** Records the attempts of a batch: the settling first attempts in one log item per task, the rest one by one. */
+async function record(sent: Sent[], deps: DeliveryDeps): Promise<void> {
+  const own: WebhookAttempt[] = [];
+  const logs = new Map<number, WebhookAttempt[]>();
+  for (const { item, attempt } of sent) {
+    if (!attempt) continue;
+    if (item.record.receiveCount <= 1 && SETTLED.includes(attempt.outcome)) {
+      const log = logs.get(attempt.task_id) ?? [];
+      log.push(attempt);
+      logs.set(attempt.task_id, log);
+    } else {
+      own.push(attempt);
+    }
+  }
+  const writes = [deps.recordAttempts(own), ...[...logs.values()].map((log) => deps.logDeliveries(log))];
+  const results = await Promise.allSettled(writes);
+  for (const r of results) {
+    if (r.status === 'rejected')
+      logger.error('could not record webhook attempts', { count: sent.length, error: r.reason as Error });
+  }
+}
+
+/** Whether a replayed event was delivered already; when that cannot be read, it is sent (at least once). */
+async function wasDelivered({ msg }: Item, since: number, deps: DeliveryDeps): Promise<boolean> {
+  try {
+    return await deps.wasDelivered(msg.event_id, msg.task_id, since);
+  } catch (err) {
+    logger.warn('could not read whether a webhook event was delivered', {
+      eventId: msg.event_id,
+      error: err as Error,
+    });
+    return false;
+  }
 }
 
 /** Delivers a batch of webhook messages; returns the ids SQS must deliver again. */
@@ -230,38 +286,50 @@ export async function deliverWebhooks(
   deps: DeliveryDeps = defaultDeliveryDeps,
 ): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> {
   const failures: string[] = [];
-  const byTask = new Map<number, { record: DeliveryRecord; msg: WebhookMessage }[]>();
+  const items: Item[] = [];
   for (const record of records) {
     const msg = parseMessage(record.body);
-    if (!msg) {
+    if (msg) items.push({ record, msg });
+    else {
       // Cannot succeed: leave it to the redrive policy, which parks it in the dead-letter queue.
       logger.error('malformed webhook message', { messageId: record.messageId });
       failures.push(record.messageId);
-      continue;
     }
-    const list = byTask.get(msg.task_id) ?? [];
-    list.push({ record, msg });
-    byTask.set(msg.task_id, list);
   }
+  // Copies of one event in one batch (a producer that ran twice) are sent once and share its fate.
+  const copies = new Map<string, Item[]>();
+  for (const item of items) copies.set(item.msg.event_id, [...(copies.get(item.msg.event_id) ?? []), item]);
+  const checks = new Map<string, Promise<UrlCheck>>();
+  const sent: Sent[] = [];
+  const deferred: Item[] = [];
+  const firsts = [...copies.values()].map((c) => c[0]);
+  await sendLanes(firsts, SEND_CONCURRENCY, async (item) => {
+    const since = replaySince(item);
+    if (since !== undefined) {
+      if (await wasDelivered(item, since, deps)) return void sent.push({ item });
+      // A fresh replay: its original may still be on its way (two copies of one alarm processed at
+      // once). Look again after the first backoff; send then if it was still not delivered.
+      if (item.msg.replay_since_ms !== undefined && item.record.receiveCount <= 1)
+        return void deferred.push(item);
+    }
+    sent.push({ item, attempt: await attemptOne(item, checks, deps) });
+  });
+  await record(sent, deps);
 
   const backoff = config().webhookBackoffSeconds;
-  await pool([...byTask.values()], TASK_CONCURRENCY, async (list) => {
-    for (const { record, msg } of list) {
-      let verdict: Verdict;
-      try {
-        verdict = await deliverOne(record, msg, deps);
-      } catch (err) {
-        logger.error('webhook delivery failed', { eventId: msg.event_id, error: err as Error });
-        verdict = 'retry';
-      }
-      if (verdict === 'ack') continue;
+  const retries = [
+    ...sent.filter((s) => s.attempt?.outcome === 'failed').map((s) => s.item),
+    ...deferred,
+  ].flatMap((item) => copies.get(item.msg.event_id) ?? []);
+  await Promise.all(
+    retries.map(async ({ record, msg }) => {
       failures.push(record.messageId);
       try {
         await deps.delayRetry(record.receiptHandle, retryDelaySeconds(record.receiveCount, backoff));
       } catch (err) {
         logger.warn('could not set the webhook retry delay', { eventId: msg.event_id, error: err as Error });
       }
-    }
-  });
+    }),
+  );
   return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
 }
