@@ -65,8 +65,11 @@ export interface DeliveryDeps {
   recordAttempts: (attempts: WebhookAttempt[]) => Promise<void>;
   /** Settling first attempts of one task, recorded as one delivery log item. */
   logDeliveries: (attempts: WebhookAttempt[]) => Promise<void>;
-  /** Whether the event was delivered at or after `sinceMs` (replays and retried messages only). */
-  wasDelivered: (eventId: string, taskId: number, sinceMs: number) => Promise<boolean>;
+  /**
+   * Whether the event was delivered at or after `sinceMs`: by an attempt of its own, or (`searchLog`,
+   * for a producer's replay) also by a first attempt in the task's delivery log.
+   */
+  wasDelivered: (eventId: string, taskId: number, sinceMs: number, searchLog: boolean) => Promise<boolean>;
   /** Sets when a failed message is received again. */
   delayRetry: (receiptHandle: string, seconds: number) => Promise<void>;
 }
@@ -97,10 +100,13 @@ export const defaultDeliveryDeps: DeliveryDeps = {
   post: postJson,
   recordAttempts: putWebhookAttempts,
   logDeliveries: putDeliveryLog,
-  wasDelivered: async (eventId, taskId, sinceMs) =>
-    (await listAttemptsOfEvent(eventId, { taskId, fromMs: sinceMs, toMs: nowMs() + 60_000 })).some(
-      (a) => a.outcome === 'delivered',
-    ),
+  wasDelivered: async (eventId, taskId, sinceMs, searchLog) =>
+    (
+      await listAttemptsOfEvent(
+        eventId,
+        searchLog ? { taskId, fromMs: sinceMs, toMs: nowMs() + 60_000 } : undefined,
+      )
+    ).some((a) => a.outcome === 'delivered' && a.at_ms >= sinceMs),
   delayRetry: async (receiptHandle, seconds) => {
     await sqs().send(
       new ChangeMessageVisibilityCommand({
@@ -148,7 +154,7 @@ interface Sent {
 
 /**
  * A message that may carry an event delivered before: a producer's replay, or a message received
- * again (its earlier receive may have delivered it and lost the acknowledgement). Since when to look.
+ * again (an earlier receive may have delivered it, then lost the acknowledgement). Since when to look.
  */
 function replaySince({ record, msg }: Item): number | undefined {
   if (msg.replay_since_ms !== undefined) return msg.replay_since_ms;
@@ -269,8 +275,10 @@ async function record(sent: Sent[], deps: DeliveryDeps): Promise<void> {
 
 /** Whether a replayed event was delivered already; when that cannot be read, it is sent (at least once). */
 async function wasDelivered({ msg }: Item, since: number, deps: DeliveryDeps): Promise<boolean> {
+  // A retried message looks at the event's own attempts only (one small Query): its first receive
+  // failed, or it would not be back. A replay also searches the task's delivery log.
   try {
-    return await deps.wasDelivered(msg.event_id, msg.task_id, since);
+    return await deps.wasDelivered(msg.event_id, msg.task_id, since, msg.replay_since_ms !== undefined);
   } catch (err) {
     logger.warn('could not read whether a webhook event was delivered', {
       eventId: msg.event_id,
