@@ -3,10 +3,20 @@
  * (`POST /_local/clock`) moves it forward so tests can cross compression windows, pause expiries
  * and reminder intervals without waiting.
  */
-let offsetMs = 0;
+let offset: Float64Array<ArrayBufferLike> = new Float64Array(1);
+
+/**
+ * Local runtime: every thread of the local stack (the API, the consumer "containers") shares one
+ * offset, so a test clock moved through the API moves for the consumers too.
+ */
+export function shareClock(buffer: SharedArrayBuffer): void {
+  const shared = new Float64Array(buffer);
+  if (offset[0] !== 0) shared[0] = offset[0];
+  offset = shared;
+}
 
 export function nowMs(): number {
-  return Date.now() + offsetMs;
+  return Date.now() + offset[0];
 }
 
 /** Unix seconds. */
@@ -15,11 +25,11 @@ export function nowSeconds(): number {
 }
 
 export function advanceClock(seconds: number): void {
-  offsetMs += seconds * 1000;
+  offset[0] += seconds * 1000;
 }
 
 export function clockOffsetSeconds(): number {
-  return offsetMs / 1000;
+  return offset[0] / 1000;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -6,6 +7,7 @@ import { type RouteDef, routes } from '../../infra/definitions.ts';
 import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
+import { recordInvocation, type Stats, statsEnabled } from './stats.ts';
 
 /** Reads at most `limit` bytes; the rest is drained (a body cut at the limit still tells the handler it was too large). */
 async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
@@ -81,7 +83,16 @@ export interface LocalHttpServer {
 const STOPPING = JSON.stringify({ code: 503, msg: 'service is stopping, retry later', data: {} });
 
 /** The local API Gateway: routes requests from the route table to the real handlers. */
-export async function startHttpServer(port: number, basePath: string): Promise<LocalHttpServer> {
+export interface HttpServerOptions {
+  /** `GET /_local/stats` (TOCSIN_STATS=1): the stack's counts, `?reset=1` starts afresh. */
+  stats?: (reset: boolean) => Promise<Stats>;
+}
+
+export async function startHttpServer(
+  port: number,
+  basePath: string,
+  opts: HttpServerOptions = {},
+): Promise<LocalHttpServer> {
   const table = routes;
   const prefix = basePath.replace(/\/+$/, '');
   let stopping = false;
@@ -104,15 +115,23 @@ export async function startHttpServer(port: number, basePath: string): Promise<L
       let path = url.pathname;
       if (prefix && path.startsWith(prefix)) path = path.slice(prefix.length) || '/';
       const method = (req.method ?? 'GET').toUpperCase();
+      if (path === '/_local/stats' && opts.stats && statsEnabled()) {
+        const counts = await opts.stats(url.searchParams.get('reset') === '1');
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(counts));
+        return;
+      }
       const route = table.find((r) => r.method === method && r.path === path);
       // Read a little past the limit so the handler can tell an oversized body and answer 413.
       const body = await readBody(req, 256 * 1024 + 1);
       const event = toApiGatewayEvent(req, route, path, body);
       const handler = await loadHandler(route?.handler ?? NOT_FOUND);
+      const started = performance.now();
       const result = (await handler(
         event,
         lambdaContext(route?.handler ?? 'not-found'),
       )) as APIGatewayProxyStructuredResultV2;
+      recordInvocation(route ? `${route.method} ${route.path}` : 'not-found', performance.now() - started);
       const headers = { ...(result.headers as Record<string, string>) };
       // Finishing in-flight work during a stop: the client must not reuse this connection.
       if (stopping) headers.connection = 'close';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import {
@@ -14,6 +15,7 @@ import { type QueueDef, queues } from '../../infra/definitions.ts';
 import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
+import { recordInvocation } from './stats.ts';
 
 export interface LocalQueues {
   endpoint: string;
@@ -216,20 +218,44 @@ function toRecord(m: Message, queueArn: string, region: string): SQSRecord {
   };
 }
 
+/** How many batches of one queue a poller works on at once, as Lambda's SQS event source scales. */
+export interface PollerScale {
+  /** Concurrent batches when the queue is quiet (Lambda starts five). */
+  min: number;
+  /** The most it grows to while receives keep coming back full. */
+  max: number;
+}
+
 /**
  * The local stand-in for Lambda's SQS event source mapping: long-polls a queue, invokes the
  * consumer with an SQS event, deletes what succeeded and leaves reported failures (partial batch
- * responses) or a thrown batch to reappear after their visibility timeout.
+ * responses) or a thrown batch to reappear after their visibility timeout. Like the event source, it
+ * scales with the queue: a receive that comes back full adds a concurrent batch (up to `max`), an
+ * empty one retires one (down to `min`).
  */
 export function startPoller(
   client: SQSClient,
   def: QueueDef,
   url: string,
   region: string,
-  concurrency: number,
+  scale: PollerScale,
 ) {
   let running = true;
+  let active = 0;
+  let lastGrowth = 0;
+  const loops = new Set<Promise<void>>();
   const arn = `arn:aws:sqs:${region}:000000000000:tocsin-${def.name}`;
+  const fn = `tocsin-${def.name}-consumer`;
+  const spawn = () => {
+    active++;
+    const p: Promise<void> = loop()
+      .catch((err) => logger.error('local poller stopped', { queue: def.name, error: err as Error }))
+      .finally(() => {
+        active--;
+        loops.delete(p);
+      });
+    loops.add(p);
+  };
   const loop = async () => {
     const handler = await loadHandler(def.consumer);
     while (running) {
@@ -250,14 +276,21 @@ export function startPoller(
         await new Promise((r) => setTimeout(r, 500));
         continue;
       }
-      if (messages.length === 0) continue;
+      if (messages.length === 0) {
+        if (active > scale.min) return;
+        continue;
+      }
+      if (messages.length >= def.batchSize && active < scale.max && Date.now() - lastGrowth > 100) {
+        lastGrowth = Date.now();
+        spawn();
+      }
       const event: SQSEvent = { Records: messages.map((m) => toRecord(m, arn, region)) };
       let failed = new Set<string>();
+      const started = performance.now();
       try {
-        const res = (await handler(
-          event,
-          lambdaContext(`tocsin-${def.name}-consumer`, def.timeoutSeconds * 1000),
-        )) as { batchItemFailures?: { itemIdentifier: string }[] } | undefined;
+        const res = (await handler(event, lambdaContext(fn, def.timeoutSeconds * 1000))) as
+          | { batchItemFailures?: { itemIdentifier: string }[] }
+          | undefined;
         failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
       } catch (err) {
         logger.error('local consumer threw; the whole batch will be retried', {
@@ -265,6 +298,8 @@ export function startPoller(
           error: err as Error,
         });
         continue;
+      } finally {
+        recordInvocation(fn, performance.now() - started);
       }
       const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
       if (done.length > 0) {
@@ -281,13 +316,15 @@ export function startPoller(
       }
     }
   };
-  const loops = Array.from({ length: concurrency }, () =>
-    loop().catch((err) => logger.error('local poller stopped', { queue: def.name, error: err as Error })),
-  );
+  for (let i = 0; i < scale.min; i++) spawn();
   return {
+    /** Concurrent batches now. */
+    get active() {
+      return active;
+    },
     async stop() {
       running = false;
-      await Promise.all(loops);
+      while (loops.size > 0) await Promise.all([...loops]);
     },
   };
 }

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createServer as createNetServer, type Server } from 'node:net';
 import { resolve } from 'node:path';
 import { queues, schedule } from '../../infra/definitions.ts';
+import { shareClock } from '../clock.ts';
 import { resetConfig } from '../config/env.ts';
 import { logger } from '../log.ts';
 import { ensureTable, localDynamoClient, startDynamo } from './dynamo.ts';
@@ -10,7 +11,9 @@ import { startHttpServer } from './http-server.ts';
 import { isAlive, reapJvm } from './java.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
 import { defaultStateFile, LOOPBACK, projectRoot } from './paths.ts';
-import { localSqsClient, sqsDataDir, startPoller, startQueues } from './queues.ts';
+import { startConsumers } from './consumers.ts';
+import { sqsDataDir, startQueues } from './queues.ts';
+import { installStats, mergeStats, takeStats } from './stats.ts';
 
 export interface LocalStackOptions {
   /** HTTP port; 0 picks a free one. */
@@ -23,8 +26,10 @@ export interface LocalStackOptions {
   stateFile?: string | false;
   /** Run the scheduled function every minute (default true). */
   schedule?: boolean;
-  /** Concurrent pollers per queue. */
+  /** Concurrent batches per queue when it is quiet (default 5, as Lambda's SQS event source starts). */
   pollers?: number;
+  /** The most concurrent batches per queue while it is busy (default 20). */
+  maxPollers?: number;
 }
 
 export interface LocalStackState {
@@ -217,19 +222,28 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     });
     resetConfig();
 
-    // Consumers before the API: an alarm accepted at once is processed at once.
-    const sqsClient = localSqsClient(sqs.endpoint, REGION);
-    const pollers = queues.map((q) => startPoller(sqsClient, q, sqs.urls[q.name], REGION, opts.pollers ?? 2));
+    // Consumers before the API: an alarm accepted at once is processed at once. Every thread of the
+    // stack shares the clock (the test clock moves for the consumers too).
+    const clock = new SharedArrayBuffer(8);
+    shareClock(clock);
+    installStats();
+    const min = opts.pollers ?? 5;
+    const consumers = await startConsumers({
+      endpoint: sqs.endpoint,
+      urls: sqs.urls,
+      region: REGION,
+      clock,
+      scale: { min, max: Math.max(min, opts.maxPollers ?? 20) },
+    });
     let scheduleStop: (() => Promise<void>) | undefined;
     if (opts.schedule !== false) scheduleStop = startSchedule();
     stopAll.unshift(
       {
         stage: 'pollers',
         run: async () => {
-          const drained = await within(Promise.all(pollers.map((p) => p.stop())), POLLER_GRACE_MS);
+          const drained = await within(consumers.stop(), POLLER_GRACE_MS);
           if (!drained)
             logger.warn('local pollers did not finish in time; their messages return at the next start');
-          sqsClient.destroy();
         },
       },
       {
@@ -241,7 +255,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       },
     );
 
-    const http = await startHttpServer(opts.port ?? 3000, process.env.BASE_PATH ?? '/');
+    const http = await startHttpServer(opts.port ?? 3000, process.env.BASE_PATH ?? '/', {
+      stats: async (reset) => mergeStats([takeStats(reset), ...(await consumers.stats(reset))]),
+    });
     let httpStop: { cut: number; at: number } | undefined;
     stopAll.unshift({
       stage: 'http',

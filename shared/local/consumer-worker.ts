@@ -1,0 +1,42 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { queues } from '../../infra/definitions.ts';
+import { shareClock } from '../clock.ts';
+import { logger } from '../log.ts';
+import { localSqsClient, type PollerScale, startPoller } from './queues.ts';
+import { countSqsCalls, installStats, takeStats } from './stats.ts';
+
+/**
+ * One consumer "container" of the local stack (a worker thread, as a Lambda function has its own
+ * containers): the poller of one queue with the consumer handler, its own module state (caches,
+ * clients) and the stack's shared clock. Messages: `stats` (answers this thread's counts), `stop`
+ * (lets the batches in flight finish, then answers `stopped`).
+ */
+export interface ConsumerWorkerData {
+  queue: string;
+  url: string;
+  endpoint: string;
+  region: string;
+  scale: PollerScale;
+  clock: SharedArrayBuffer;
+}
+
+const data = workerData as ConsumerWorkerData;
+const port = parentPort;
+if (!port) throw new Error('consumer-worker.ts runs as a worker thread');
+shareClock(data.clock);
+installStats();
+const def = queues.find((q) => q.name === data.queue);
+if (!def) throw new Error(`unknown queue ${data.queue}`);
+const client = localSqsClient(data.endpoint, data.region);
+countSqsCalls(client);
+const poller = startPoller(client, def, data.url, data.region, data.scale);
+
+port.on('message', async (m: { type: string; reset?: boolean }) => {
+  if (m.type === 'stats') port.postMessage({ type: 'stats', stats: takeStats(m.reset) });
+  if (m.type === 'stop') {
+    await poller.stop().catch((err) => logger.error('consumer stop failed', { error: err as Error }));
+    client.destroy();
+    port.postMessage({ type: 'stopped' });
+  }
+});
+port.postMessage({ type: 'ready' });

@@ -1,0 +1,144 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { db } from '../db/client.ts';
+import { sqs } from '../messaging/sqs.ts';
+
+/**
+ * What the local stack spent, for `npm run bench:*` (TOCSIN_STATS=1; off otherwise): every DynamoDB
+ * and SQS call by command, the capacity units DynamoDB consumed (`ReturnConsumedCapacity`), and every
+ * handler invocation with its duration. Each thread of the stack (the API, each consumer "container")
+ * counts its own; the stack merges them on `GET /_local/stats`.
+ */
+export interface Counter {
+  calls: number;
+  /** Capacity units (DynamoDB), or 0. */
+  units: number;
+}
+
+export interface Stats {
+  dynamodb: Record<string, Counter & { read: number; write: number }>;
+  sqs: Record<string, Counter & { messages: number }>;
+  /** Handler invocations: count and total duration (ms). */
+  invocations: Record<string, { count: number; ms: number }>;
+}
+
+const empty = (): Stats => ({ dynamodb: {}, sqs: {}, invocations: {} });
+
+/** The counter of `key` in `record`, created on first use. */
+function counter<T>(record: Record<string, T>, key: string, init: () => T): T {
+  const found = record[key];
+  if (found) return found;
+  record[key] = init();
+  return record[key];
+}
+const ddbInit = () => ({ calls: 0, units: 0, read: 0, write: 0 });
+const sqsInit = () => ({ calls: 0, units: 0, messages: 0 });
+const fnInit = () => ({ count: 0, ms: 0 });
+let stats = empty();
+let installed = false;
+
+export const statsEnabled = () => process.env.TOCSIN_STATS === '1';
+
+const READS = new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'TransactGetItemsCommand']);
+
+/** Approximate stored size of a value (attribute names + values), bytes. */
+const sizeOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v ?? {}), 'utf8');
+
+/**
+ * DynamoDB Local under-reports transactions (about 2 units per call whatever it holds): they are
+ * charged here by the AWS rule, 2 WCU per item per started KB.
+ */
+function transactionUnits(input: Record<string, unknown>): number {
+  let units = 0;
+  for (const t of (input.TransactItems ?? []) as Record<string, Record<string, unknown>>[]) {
+    const op = Object.values(t)[0] ?? {};
+    const bytes = op.Item ? sizeOf(op.Item) : sizeOf(op.Key) + sizeOf(op.ExpressionAttributeValues);
+    units += 2 * Math.max(1, Math.ceil(bytes / 1024));
+  }
+  return units;
+}
+
+/** Counts this thread's DynamoDB and SQS calls (after the stack's environment is set). */
+export function installStats(): void {
+  if (!statsEnabled() || installed) return;
+  installed = true;
+  db().middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as Record<string, unknown>;
+      input.ReturnConsumedCapacity = 'TOTAL';
+      const out = await next(args);
+      const command = String((context as { commandName?: string }).commandName ?? 'Unknown');
+      const consumed = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+      const list = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as {
+        CapacityUnits?: number;
+      }[];
+      let units = list.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
+      if (command === 'TransactWriteItemsCommand') units = transactionUnits(input);
+      const c = counter(stats.dynamodb, command, ddbInit);
+      c.calls++;
+      c.units += units;
+      if (READS.has(command)) c.read += units;
+      else c.write += units;
+      return out;
+    },
+    { step: 'initialize', name: 'tocsinStats' },
+  );
+  countSqsCalls(sqs());
+}
+
+/** Counts the calls of an SQS client (the service's, and the local pollers' own). */
+export function countSqsCalls(client: SQSClient): void {
+  if (!statsEnabled()) return;
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      const command = String((context as { commandName?: string }).commandName ?? 'Unknown');
+      const input = args.input as { Entries?: unknown[] };
+      const output = out.output as { Messages?: unknown[] };
+      const c = counter(stats.sqs, command, sqsInit);
+      c.calls++;
+      c.messages += input.Entries?.length ?? output.Messages?.length ?? 1;
+      return out;
+    },
+    { step: 'initialize', name: 'tocsinStats' },
+  );
+}
+
+/** Counts one handler invocation (a Lambda request, billed for its duration). */
+export function recordInvocation(fn: string, ms: number): void {
+  if (!statsEnabled()) return;
+  const c = counter(stats.invocations, fn, fnInit);
+  c.count++;
+  c.ms += ms;
+}
+
+/** This thread's counts; `reset` starts counting afresh. */
+export function takeStats(reset = false): Stats {
+  const out = stats;
+  if (reset) stats = empty();
+  return out;
+}
+
+/** The sum of several threads' counts. */
+export function mergeStats(all: Stats[]): Stats {
+  const out = empty();
+  for (const s of all) {
+    for (const [k, v] of Object.entries(s.dynamodb)) {
+      const c = counter(out.dynamodb, k, ddbInit);
+      c.calls += v.calls;
+      c.units += v.units;
+      c.read += v.read;
+      c.write += v.write;
+    }
+    for (const [k, v] of Object.entries(s.sqs)) {
+      const c = counter(out.sqs, k, sqsInit);
+      c.calls += v.calls;
+      c.messages += v.messages;
+    }
+    for (const [k, v] of Object.entries(s.invocations)) {
+      const c = counter(out.invocations, k, fnInit);
+      c.count += v.count;
+      c.ms += v.ms;
+    }
+  }
+  return out;
+}
