@@ -1,186 +1,118 @@
 /**
- * `npm run bench:ingest` — the alarm path end to end on the local stack, in this process:
- * POST /alarm/report (signed like a real client) -> alarm queue -> pipeline -> webhook queue ->
- * delivery to a real HTTP receiver on 127.0.0.1.
+ * `npm run bench:ingest` — the alarm path end to end, measured against the targets of the
+ * performance issue: POST /alarm/report (signed like a real client) -> alarm queue -> pipeline ->
+ * webhook queue -> delivery to a real HTTP receiver on 127.0.0.1.
  *
- * Prints, per mode: accepted alarms/s, p50/p99 report latency, p50/p99 report -> webhook received,
- * webhook events received vs expected (lost, duplicates), and the DynamoDB capacity units consumed
- * per alarm (every DynamoDB call of the process asks for ReturnConsumedCapacity TOTAL). Exits 0 only
- * when no event was lost.
+ * The stack runs as `npm start` runs it (a child process: the API thread, a consumer thread per
+ * queue, the SQS emulator with its SQLite store, DynamoDB Local's JVM), with TOCSIN_STATS=1 so it
+ * counts its DynamoDB and SQS calls. This process is the outside world: an open-loop load generator
+ * (reports fired on a fixed schedule, whatever the answers) and the webhook receiver. CPU is read
+ * from /proc for the stack's node process and its JVM only.
  *
- * Modes: `plain` (compression off: one stored record and one ALARM event per alarm) and `compressed`
- * (full method, count-cycle with N = 1: every alarm goes through the task's single metric state item
- * in a transaction and is notified, the hottest item the pipeline has).
- *
- * Options (flags or env): --alarms N (BENCH_ALARMS, default 5000), --concurrency C
- * (BENCH_CONCURRENCY, 32), --pollers P (BENCH_POLLERS, 4), --mode plain|compressed|both
- * (BENCH_MODE, both), --timeout S (BENCH_TIMEOUT, 300: seconds to wait for the webhooks).
+ * Scenarios (all by default; `--only a,b` picks): `steady` 200 alarms/s for 60 s; `max` rising
+ * rates until one is not sustained; `slow` a receiver that takes 50 ms per request; `tasks` the
+ * load shared by 100 tasks; `notify` bookkeeping writes per notification job.
+ * Options: --only LIST, --seconds N (scales every scenario's duration, default 1 = full length),
+ * --data disk|memory (default disk, as npm start).
  */
-import { randomUUID } from 'node:crypto';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { nowSeconds } from '../shared/clock.ts';
+import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { MEMORY_MB } from '../infra/constructs/service-functions.ts';
+import { routes } from '../infra/definitions.ts';
 import { hmacSign, md5Sign } from '../shared/domain/auth/signature.ts';
+import type { Stats } from '../shared/local/stats.ts';
 import { type Received, TestReceiver } from '../test/support/receiver.ts';
-
-// Quiet handlers unless asked otherwise; set before the modules that create the logger load.
-process.env.LOG_LEVEL ??= 'ERROR';
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-const { db } = await import('../shared/db/client.ts');
-const { startLocalStack } = await import('../shared/local/stack.ts');
-const { seedTestDirectory, TEST_APP } = await import('../test/support/seed.ts');
-
-type Mode = 'plain' | 'compressed';
 
 const { values: args } = parseArgs({
   options: {
-    alarms: { type: 'string' },
-    concurrency: { type: 'string' },
-    pollers: { type: 'string' },
-    mode: { type: 'string' },
-    timeout: { type: 'string' },
+    only: { type: 'string' },
+    seconds: { type: 'string' },
+    data: { type: 'string' },
   },
 });
+const ONLY = new Set((args.only ?? 'steady,max,slow,tasks,notify').split(','));
+const SCALE = Number(args.seconds ?? 1);
+const DATA = args.data ?? 'disk';
+const root = resolve(import.meta.dirname, '..');
 
-function positive(name: string, raw: string | undefined, fallback: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive integer`);
-  return n;
+// ---- the stack, as npm start runs it ----------------------------------------------------------
+
+interface StackState {
+  url: string;
+  pid: number;
+  javaPid: number;
+  sqsEndpoint: string;
+  queueUrls: Record<string, string>;
+  region: string;
+  tableName: string;
+  dynamoEndpoint: string;
+  sealKey: string;
 }
 
-const N = positive('alarms', args.alarms ?? process.env.BENCH_ALARMS, 5000);
-const C = positive('concurrency', args.concurrency ?? process.env.BENCH_CONCURRENCY, 32);
-const POLLERS = positive('pollers', args.pollers ?? process.env.BENCH_POLLERS, 4);
-const TIMEOUT_S = positive('timeout', args.timeout ?? process.env.BENCH_TIMEOUT, 300);
-const MODE_ARG = args.mode ?? process.env.BENCH_MODE ?? 'both';
-if (!['plain', 'compressed', 'both'].includes(MODE_ARG))
-  throw new Error('mode must be plain, compressed or both');
-const MODES: Mode[] = MODE_ARG === 'both' ? ['plain', 'compressed'] : [MODE_ARG as Mode];
-
-// ---- DynamoDB capacity accounting -----------------------------------------------------------
-
-const READS = new Set([
-  'GetItemCommand',
-  'QueryCommand',
-  'BatchGetItemCommand',
-  'TransactGetItemsCommand',
-  'ScanCommand',
-]);
-
-/** Approximate stored size of an item or value (attribute names + values), bytes. */
-const sizeOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v ?? {}), 'utf8');
-
-/**
- * DynamoDB Local under-reports transactions (about 2 units per call whatever it holds), so a
- * TransactWriteItems is charged here by the AWS rule: 2 WCU per item per started KB.
- */
-function transactionUnits(input: Record<string, unknown>): number {
-  const items = (input.TransactItems ?? []) as Record<string, Record<string, unknown>>[];
-  let units = 0;
-  for (const t of items) {
-    const op = Object.values(t)[0] ?? {};
-    const bytes = op.Item ? sizeOf(op.Item) : sizeOf(op.Key) + sizeOf(op.ExpressionAttributeValues);
-    units += 2 * Math.max(1, Math.ceil(bytes / 1024));
-  }
-  return units;
-}
-
-interface Capacity {
-  read: number;
-  write: number;
-  calls: number;
-  /** Calls that came back without ConsumedCapacity. */
-  unreported: number;
-  byKind: Map<string, { calls: number; units: number }>;
-}
-
-const capacity: Capacity = { read: 0, write: 0, calls: 0, unreported: 0, byKind: new Map() };
-const resetCapacity = () => {
-  capacity.read = 0;
-  capacity.write = 0;
-  capacity.calls = 0;
-  capacity.unreported = 0;
-  capacity.byKind.clear();
-};
-
-/** What a call is about: the command and the entity prefix of its (first) key. */
-function kindOf(command: string, input: Record<string, unknown>): string {
-  const firstPk = (): string | undefined => {
-    const key = (input.Key ?? input.Item) as { pk?: string } | undefined;
-    if (key?.pk) return key.pk;
-    const values = input.ExpressionAttributeValues as Record<string, unknown> | undefined;
-    if (typeof values?.[':pk'] === 'string') return values[':pk'] as string;
-    const tx = input.TransactItems as
-      | Record<string, { Key?: { pk?: string }; Item?: { pk?: string } }>[]
-      | undefined;
-    if (tx?.[0]) {
-      const op = Object.values(tx[0])[0];
-      return op?.Key?.pk ?? op?.Item?.pk;
-    }
-    const batch = input.RequestItems as Record<string, unknown[]> | undefined;
-    if (batch) {
-      const first = Object.values(batch)[0] as unknown;
-      const entry = Array.isArray(first) ? first[0] : (first as { Keys?: { pk?: string }[] })?.Keys?.[0];
-      const e = entry as { PutRequest?: { Item?: { pk?: string } }; pk?: string } | undefined;
-      return e?.PutRequest?.Item?.pk ?? e?.pk;
-    }
-    return undefined;
-  };
-  const pk = firstPk();
-  return `${command.replace('Command', '')} ${pk ? pk.split('#')[0] : '?'}`;
-}
-
-function installCapacityMiddleware() {
-  db().middlewareStack.add(
-    (next, context) => async (args) => {
-      const input = args.input as Record<string, unknown>;
-      input.ReturnConsumedCapacity = 'TOTAL';
-      const out = await next(args);
-      const command = String((context as { commandName?: string }).commandName ?? 'Unknown');
-      const consumed = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-      const list = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as {
-        CapacityUnits?: number;
-        ReadCapacityUnits?: number;
-        WriteCapacityUnits?: number;
-      }[];
-      capacity.calls++;
-      if (list.length === 0) capacity.unreported++;
-      let units = 0;
-      for (const c of list)
-        units += c.CapacityUnits ?? (c.ReadCapacityUnits ?? 0) + (c.WriteCapacityUnits ?? 0);
-      if (command === 'TransactWriteItemsCommand') units = transactionUnits(input);
-      if (READS.has(command)) capacity.read += units;
-      else capacity.write += units;
-      const kind = kindOf(command, input);
-      const k = capacity.byKind.get(kind) ?? { calls: 0, units: 0 };
-      k.calls++;
-      k.units += units;
-      capacity.byKind.set(kind, k);
-      return out;
+async function startStack(): Promise<{ state: StackState; child: ChildProcess; dir: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'tocsin-bench-'));
+  const stateFile = join(dir, 'state.json');
+  // BENCH_STACK_NODE_ARGS: extra node options for the stack (e.g. `--cpu-prof --cpu-prof-dir=/tmp/p`).
+  const extra = (process.env.BENCH_STACK_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...extra, '--import', 'tsx', 'shared/local/start.ts'], {
+    cwd: root,
+    env: {
+      ...process.env,
+      PORT: '0',
+      DATA_DIR: DATA === 'memory' ? ':memory:' : join(dir, 'data'),
+      TOCSIN_STATE_FILE: stateFile,
+      TOCSIN_STATS: '1',
+      LOG_LEVEL: 'ERROR',
+      ALARM_RATE_LIMIT: '1000000',
     },
-    { step: 'initialize', name: 'benchConsumedCapacity' },
-  );
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  child.stdout?.resume();
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      return { state: JSON.parse(readFileSync(stateFile, 'utf8')) as StackState, child, dir };
+    } catch {
+      if (Date.now() > deadline || child.exitCode !== null) throw new Error('the local stack did not start');
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
 }
 
-// ---- Helpers ---------------------------------------------------------------------------------
-
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return Number.NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+/** CPU seconds a process has used (all its threads), from /proc. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-const ms = (n: number) => (Number.isFinite(n) ? `${n.toFixed(1)} ms` : 'n/a');
+// ---- helpers --------------------------------------------------------------------------------------
 
-async function api<T>(baseUrl: string, method: string, path: string, body: unknown): Promise<T> {
-  const ts = nowSeconds();
-  const res = await fetch(`${baseUrl}${path}`, {
+const percentile = (sorted: number[], p: number) =>
+  sorted.length
+    ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
+    : NaN;
+const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let stack: StackState;
+let sqsClient: SQSClient;
+const APP = { id: 900001, token: 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678' };
+
+async function api<T>(method: string, path: string, body: unknown): Promise<T> {
+  const ts = Math.floor(Date.now() / 1000);
+  const res = await fetch(`${stack.url}${path}`, {
     method,
     headers: {
       'content-type': 'application/json',
-      'x-app-id': String(TEST_APP.id),
+      'x-app-id': String(APP.id),
       'x-app-timestamp': String(ts),
-      'x-app-sign': hmacSign(TEST_APP.token, TEST_APP.id, ts),
+      'x-app-sign': hmacSign(APP.token, APP.id, ts),
     },
     body: JSON.stringify(body),
   });
@@ -189,216 +121,415 @@ async function api<T>(baseUrl: string, method: string, path: string, body: unkno
   return env.data;
 }
 
+async function stats(reset = false): Promise<Stats> {
+  const res = await fetch(`${stack.url}/_local/stats${reset ? '?reset=1' : ''}`);
+  return (await res.json()) as Stats;
+}
+
+async function queueDepth(): Promise<number> {
+  let total = 0;
+  for (const q of ['alarm', 'webhook']) {
+    const out = await sqsClient.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: stack.queueUrls[q],
+        AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'],
+      }),
+    );
+    total += Number(out.Attributes?.ApproximateNumberOfMessages ?? 0);
+  }
+  return total;
+}
+
 interface TaskRef {
   id: number;
   token: string;
 }
 
-async function createBenchTask(baseUrl: string, mode: Mode, webhook: string): Promise<TaskRef> {
-  const compress =
-    mode === 'compressed'
-      ? { enable: true, method: 4, strategy: 4, strategy_cycle: 60, strategy_count: 1, not_match: 1 }
-      : undefined;
-  const data = await api<{ task: { id: number; token: string } }>(baseUrl, 'POST', '/alarmtask/store', {
-    name: `bench-${mode}-${randomUUID().slice(0, 8)}`,
+async function createTask(receiver: Record<string, unknown>): Promise<TaskRef> {
+  const data = await api<{ task: TaskRef }>('POST', '/alarmtask/store', {
+    name: `bench-${Math.random().toString(36).slice(2, 10)}`,
     created_by: 1,
     department_id: 1,
     flag_save_db: 1,
-    receiver: { channels: { email: [1], webhook } },
-    ...(compress ? { compress } : {}),
+    receiver: { channels: receiver },
   });
   return { id: data.task.id, token: data.task.token };
 }
 
-interface ReportOutcome {
-  /** The uuid the service answered (empty when refused or failed). */
-  uuid: string;
-  startedAt: number;
-  latencyMs: number;
-  ok: boolean;
-  code?: number;
-  retries: number;
+// ---- one open-loop run ---------------------------------------------------------------------------
+
+interface RunResult {
+  rate: number;
+  seconds: number;
+  sent: number;
+  accepted: number;
+  refused: number;
+  delivered: number;
+  lost: number;
+  duplicates: number;
+  reportP50: number;
+  reportP99: number;
+  e2eP50: number;
+  e2eP99: number;
+  /** Events per second the receiver got while the load ran. */
+  receivedPerSecond: number;
+  maxDepth: number;
+  endDepth: number;
+  cpuMsPerAlarm: number;
+  /** Of which DynamoDB Local's JVM. */
+  jvmMsPerAlarm: number;
+  stats: Stats;
 }
 
 /**
- * One alarm report, signed like the existing clients (legacy MD5 and HMAC, alternating), without a
- * client uuid (as those clients send it). A timed-out report is retried; if the first attempt had
- * been accepted after all, its alarm shows up as an unexpected extra event.
+ * Fires `rate` reports per second for `seconds` at the tasks (round robin), each on its schedule
+ * whatever earlier answers did, then waits for every accepted alarm's ALARM event.
  */
-async function reportOne(baseUrl: string, task: TaskRef, i: number): Promise<ReportOutcome> {
-  const startedAt = performance.now();
-  let retries = 0;
-  for (;;) {
-    const timestamp = nowSeconds();
-    const sign = (i % 2 ? md5Sign : hmacSign)(task.token, task.id, timestamp);
-    try {
-      const res = await fetch(`${baseUrl}/alarm/report`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({
-          taskid: task.id,
-          timestamp,
-          sign,
-          level: i % 4,
-          ctn: { hostname: `web-${i % 50}`, seq: i, msg: 'bench alarm' },
-        }),
-        signal: AbortSignal.timeout(10_000),
-      });
-      const body = (await res.json()) as { code: number; data?: { uuid?: string } };
-      const ok = body.code === 0 && typeof body.data?.uuid === 'string';
-      return {
-        uuid: ok ? (body.data?.uuid as string) : '',
-        startedAt,
-        latencyMs: performance.now() - startedAt,
-        ok,
-        code: body.code,
-        retries,
-      };
-    } catch (err) {
-      if (++retries > 3) {
-        console.error(`report ${i} failed: ${(err as Error).message}`);
-        return { uuid: '', startedAt, latencyMs: performance.now() - startedAt, ok: false, retries };
-      }
-    }
-  }
-}
-
-interface ModeResult {
-  mode: Mode;
-  lost: number;
-}
-
-async function runMode(baseUrl: string, mode: Mode, receiver: TestReceiver): Promise<ModeResult> {
-  const task = await createBenchTask(baseUrl, mode, receiver.url);
-  // Let the PING of the new task go out before measuring.
-  await receiver.waitFor((all) => all.some((r) => r.json?.event === 'PING'), 10_000).catch(() => undefined);
+async function openLoop(
+  tasks: TaskRef[],
+  receiver: TestReceiver,
+  rate: number,
+  seconds: number,
+): Promise<RunResult> {
   receiver.received.length = 0;
-  resetCapacity();
-
-  const outcomes: ReportOutcome[] = new Array(N);
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: Math.min(C, N) }, async () => {
-      for (let i = next++; i < N; i = next++) outcomes[i] = await reportOne(baseUrl, task, i);
-    }),
-  );
-  const reportSeconds = (performance.now() - started) / 1000;
-  const accepted = outcomes.filter((o) => o.ok);
-  const refused = outcomes.length - accepted.length;
-
-  // Wait for every accepted alarm's ALARM event (or no progress for the timeout).
-  const byUuid = new Map(accepted.map((o) => [o.uuid, o]));
-  const alarmEvents = (): Received[] =>
-    receiver.received.filter((r) => r.json?.event === 'ALARM' && r.json?.data?.task?.id === task.id);
-  const deadline = Date.now() + TIMEOUT_S * 1000;
-  let lastCount = -1;
-  let lastProgress = Date.now();
-  for (;;) {
-    const distinct = new Set(alarmEvents().map((r) => r.json.data.history?.uuid as string)).size;
-    if (distinct >= accepted.length) break;
-    if (distinct !== lastCount) {
-      lastCount = distinct;
-      lastProgress = Date.now();
+  await stats(true);
+  const node0 = cpuSeconds(stack.pid);
+  const jvm0 = cpuSeconds(stack.javaPid);
+  const total = Math.round(rate * seconds);
+  const sentAt = new Map<string, number>();
+  const reportLatency: number[] = [];
+  let refused = 0;
+  let maxDepth = 0;
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      maxDepth = Math.max(maxDepth, await queueDepth().catch(() => 0));
+      await sleep(500);
     }
-    if (Date.now() > deadline || Date.now() - lastProgress > 60_000) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const drainSeconds = (performance.now() - started) / 1000;
-  // Let late duplicates (retried timeouts) show up before counting them.
-  await new Promise((r) => setTimeout(r, 1000));
-
-  const events = alarmEvents();
-  const firstArrival = new Map<string, number>();
-  const perfOffset = Date.now() - performance.now();
-  let foreign = 0;
-  for (const e of events) {
-    const uuid = e.json.data.history?.uuid as string;
-    if (!byUuid.has(uuid)) {
-      foreign++;
-      continue;
-    }
-    if (!firstArrival.has(uuid)) firstArrival.set(uuid, e.at - perfOffset);
-  }
-  const duplicates = events.length - foreign - firstArrival.size;
-  const lost = accepted.length - firstArrival.size;
-  const reportLat = outcomes.map((o) => o.latencyMs).sort((a, b) => a - b);
-  const e2e = [...firstArrival]
-    .map(([uuid, at]) => at - (byUuid.get(uuid) as ReportOutcome).startedAt)
-    .sort((a, b) => a - b);
-  const retries = outcomes.reduce((s, o) => s + o.retries, 0);
-
-  console.log(`\n== mode ${mode}: ${N} alarms, concurrency ${C}, ${POLLERS} pollers per queue ==`);
-  console.log(`accepted             ${accepted.length} (${refused} refused, ${retries} client retries)`);
-  console.log(
-    `accepted alarms/s    ${(accepted.length / reportSeconds).toFixed(1)}  (report phase ${reportSeconds.toFixed(2)} s)`,
-  );
-  console.log(
-    `report latency       p50 ${ms(percentile(reportLat, 50))}  p99 ${ms(percentile(reportLat, 99))}`,
-  );
-  console.log(
-    `report -> webhook    p50 ${ms(percentile(e2e, 50))}  p99 ${ms(percentile(e2e, 99))}  (all delivered after ${drainSeconds.toFixed(2)} s)`,
-  );
-  console.log(
-    `webhook events       received ${firstArrival.size} of ${accepted.length} expected; lost ${lost}; duplicates ${duplicates}${foreign ? `; unexpected ${foreign}` : ''}`,
-  );
-  const perAlarm = (u: number) => (accepted.length ? (u / accepted.length).toFixed(2) : 'n/a');
-  console.log(
-    `DynamoDB per alarm   ${perAlarm(capacity.write)} WCU, ${perAlarm(capacity.read)} RCU  (${capacity.calls} calls${capacity.unreported ? `, ${capacity.unreported} without ConsumedCapacity` : ''})`,
-  );
-  const kinds = [...capacity.byKind].sort((a, b) => b[1].units - a[1].units);
-  for (const [kind, k] of kinds) {
-    console.log(
-      `  ${kind.padEnd(30)} ${String(k.calls).padStart(7)} calls  ${perAlarm(k.units).padStart(6)} CU/alarm`,
+  })();
+  const t0 = performance.now();
+  const wall0 = Date.now();
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = t0 + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await sleep(wait);
+    const task = tasks[i % tasks.length];
+    inflight.push(
+      (async () => {
+        const started = Date.now();
+        const timestamp = Math.floor(started / 1000);
+        const sign = (i % 2 ? md5Sign : hmacSign)(task.token, task.id, timestamp);
+        try {
+          const res = await fetch(`${stack.url}/alarm/report`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              taskid: task.id,
+              timestamp,
+              sign,
+              level: i % 4,
+              ctn: {
+                hostname: `web-${i % 50}`,
+                seq: i,
+                msg: 'bench alarm',
+                trace_id: 12345678901234567890n.toString(),
+              },
+            }),
+            signal: AbortSignal.timeout(30_000),
+          });
+          const body = (await res.json()) as { code: number; data?: { uuid?: string } };
+          reportLatency.push(Date.now() - started);
+          if (body.code === 0 && body.data?.uuid) sentAt.set(body.data.uuid, started);
+          else refused++;
+        } catch {
+          refused++;
+        }
+      })(),
     );
   }
-  return { mode, lost };
+  await Promise.all(inflight);
+  const loadSeconds = (Date.now() - wall0) / 1000;
+  const receivedDuringLoad = receiver.received.length;
+  // Wait for every accepted alarm (or no progress for 30 s).
+  const alarmEvents = () => receiver.received.filter((r) => r.json?.event === 'ALARM');
+  let last = -1;
+  let lastProgress = Date.now();
+  for (;;) {
+    const got = new Set(alarmEvents().map((r) => r.json.data.history?.uuid as string)).size;
+    if (got >= sentAt.size) break;
+    if (got !== last) {
+      last = got;
+      lastProgress = Date.now();
+    }
+    if (Date.now() - lastProgress > 30_000) break;
+    await sleep(50);
+  }
+  const nodeCpu = cpuSeconds(stack.pid) - node0;
+  const jvmCpu = cpuSeconds(stack.javaPid) - jvm0;
+  await sleep(1000); // late duplicates
+  sampling = false;
+  await sampler;
+  const endDepth = await queueDepth();
+  const s = await stats();
+
+  const first = new Map<string, number>();
+  let duplicates = 0;
+  for (const e of alarmEvents() as Received[]) {
+    const uuid = e.json.data.history?.uuid as string;
+    if (!sentAt.has(uuid)) continue;
+    if (first.has(uuid)) duplicates++;
+    else first.set(uuid, e.at);
+  }
+  const e2e = [...first].map(([uuid, at]) => at - (sentAt.get(uuid) as number)).sort((a, b) => a - b);
+  reportLatency.sort((a, b) => a - b);
+  return {
+    rate,
+    seconds: loadSeconds,
+    sent: total,
+    accepted: sentAt.size,
+    refused,
+    delivered: first.size,
+    lost: sentAt.size - first.size,
+    duplicates,
+    reportP50: percentile(reportLatency, 50),
+    reportP99: percentile(reportLatency, 99),
+    e2eP50: percentile(e2e, 50),
+    e2eP99: percentile(e2e, 99),
+    receivedPerSecond: receivedDuringLoad / loadSeconds,
+    maxDepth,
+    endDepth,
+    cpuMsPerAlarm: first.size ? ((nodeCpu + jvmCpu) * 1000) / first.size : NaN,
+    jvmMsPerAlarm: first.size ? (jvmCpu * 1000) / first.size : NaN,
+    stats: s,
+  };
 }
 
-// ---- Main ------------------------------------------------------------------------------------
+// ---- accounting --------------------------------------------------------------------------------
 
-const stack = await startLocalStack({
-  port: 0,
-  dataDir: ':memory:',
-  stateFile: false,
-  schedule: false,
-  pollers: POLLERS,
-  env: {
-    LOG_LEVEL: process.env.LOG_LEVEL,
-    ALARM_RATE_LIMIT: '1000000',
-    WEBHOOK_BACKOFF_SECONDS: '1,1,1,1,1,1',
-    NOTIFY_BACKOFF_SECONDS: '1,1,1,1,1,1',
-  },
-});
-const receiver = new TestReceiver();
-let stopping = false;
-const stopAll = async () => {
-  if (stopping) return;
-  stopping = true;
-  await receiver.stop().catch(() => undefined);
-  await stack.stop();
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+interface Account {
+  ddbCallsPerAlarm: number;
+  wcuPerAlarm: number;
+  rcuPerAlarm: number;
+  sqsCallsPerAlarm: number;
+  invocationsPerAlarm: number;
+  costPerMillion: number;
+  costLines: string[];
+}
+
+/** Prices (us-east-1, on-demand, arm64), USD. */
+const PRICE = {
+  apiPerMillion: 1.0,
+  lambdaPerMillion: 0.2,
+  lambdaGbSecond: 0.0000133334,
+  sqsPerMillion: 0.4,
+  wruPerMillion: 0.625,
+  rruPerMillion: 0.125,
 };
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, async () => {
-    await stopAll();
-    process.exit(130);
-  });
+
+function memoryMbOf(fn: string): number {
+  const route = routes.find((r) => `${r.method} ${r.path}` === fn);
+  if (route) return route.path.startsWith('/alarm/') ? MEMORY_MB.ingest : MEMORY_MB.http;
+  return MEMORY_MB.consumer;
 }
 
-let exitCode = 1;
-try {
-  await receiver.start();
-  await seedTestDirectory();
-  installCapacityMiddleware();
-  console.log(`local stack ${stack.url}; webhook receiver ${receiver.url}`);
-  const results: ModeResult[] = [];
-  for (const mode of MODES) results.push(await runMode(stack.url, mode, receiver));
-  const lost = results.reduce((s, r) => s + r.lost, 0);
-  console.log(lost === 0 ? '\nOK: no webhook event lost' : `\nFAILED: ${lost} webhook event(s) lost`);
-  exitCode = lost === 0 ? 0 : 1;
-} catch (err) {
-  console.error('benchmark failed:', err);
-} finally {
-  await stopAll();
+function account(s: Stats, alarms: number): Account {
+  const per = (n: number) => n / alarms;
+  const ddb = Object.values(s.dynamodb);
+  const apiRequests = sum(
+    Object.entries(s.invocations)
+      .filter(([k]) => k.startsWith('POST ') || k.startsWith('GET ') || k.startsWith('PUT '))
+      .map(([, v]) => v.count),
+  );
+  const invocations = sum(Object.values(s.invocations).map((v) => v.count));
+  const gbSeconds = sum(
+    Object.entries(s.invocations).map(([k, v]) => (v.ms / 1000) * (memoryMbOf(k) / 1024)),
+  );
+  const sqsCalls = sum(Object.values(s.sqs).map((v) => v.calls));
+  // Idle long polls are not per alarm: count the receives that returned messages only once per batch.
+  const cost = {
+    api: per(apiRequests) * PRICE.apiPerMillion,
+    lambdaRequests: per(invocations) * PRICE.lambdaPerMillion,
+    lambdaCompute: per(gbSeconds) * PRICE.lambdaGbSecond * 1e6,
+    sqs: per(sqsCalls) * PRICE.sqsPerMillion,
+    dynamodbWrites: per(sum(ddb.map((c) => c.write))) * PRICE.wruPerMillion,
+    dynamodbReads: per(sum(ddb.map((c) => c.read))) * PRICE.rruPerMillion,
+  };
+  return {
+    ddbCallsPerAlarm: per(sum(ddb.map((c) => c.calls))),
+    wcuPerAlarm: per(sum(ddb.map((c) => c.write))),
+    rcuPerAlarm: per(sum(ddb.map((c) => c.read))),
+    sqsCallsPerAlarm: per(sqsCalls),
+    invocationsPerAlarm: per(invocations),
+    costPerMillion: sum(Object.values(cost)),
+    costLines: Object.entries(cost).map(([k, v]) => `${k} $${v.toFixed(3)}`),
+  };
 }
-process.exit(exitCode);
+
+// ---- scenarios ------------------------------------------------------------------------------------
+
+interface Target {
+  name: string;
+  value: string;
+  pass: boolean;
+}
+const targets: Target[] = [];
+const details: string[] = [];
+const target = (name: string, value: string, pass: boolean) => targets.push({ name, value, pass });
+
+function describeRun(label: string, r: RunResult, a?: Account) {
+  details.push(
+    `${label}: ${r.rate}/s for ${fmt(r.seconds)} s: accepted ${r.accepted}/${r.sent} (refused ${r.refused}), delivered ${r.delivered}, lost ${r.lost}, duplicates ${r.duplicates}`,
+    `  report p50/p99 ${fmt(r.reportP50)}/${fmt(r.reportP99)} ms; report->webhook p50/p99 ${fmt(r.e2eP50)}/${fmt(r.e2eP99)} ms; received ${fmt(r.receivedPerSecond)}/s; queue depth max ${r.maxDepth}, end ${r.endDepth}; CPU ${fmt(r.cpuMsPerAlarm, 2)} ms/alarm (node + JVM; JVM ${fmt(r.jvmMsPerAlarm, 2)})`,
+  );
+  if (a) {
+    details.push(
+      `  per alarm: ${fmt(a.ddbCallsPerAlarm, 2)} DynamoDB calls (${fmt(a.wcuPerAlarm, 2)} WCU, ${fmt(a.rcuPerAlarm, 2)} RCU), ${fmt(a.sqsCallsPerAlarm, 2)} SQS calls, ${fmt(a.invocationsPerAlarm, 2)} Lambda invocations`,
+      `  DynamoDB: ${Object.entries(r.stats.dynamodb)
+        .map(([k, v]) => `${k} ${fmt(v.calls / r.delivered, 2)} (${fmt(v.units / r.delivered, 2)} CU)`)
+        .join(', ')}`,
+      `  SQS: ${Object.entries(r.stats.sqs)
+        .map(([k, v]) => `${k.replace('Command', '')} ${fmt(v.calls / r.delivered, 2)}`)
+        .join(', ')}`,
+      `  AWS cost per 1M alarms $${fmt(a.costPerMillion, 2)} (${a.costLines.join(', ')})`,
+    );
+  }
+}
+
+const sustained = (r: RunResult) =>
+  r.lost === 0 && r.refused === 0 && r.e2eP99 <= 1000 && r.endDepth < r.rate;
+
+async function main() {
+  const { state, child, dir } = await startStack();
+  stack = state;
+  sqsClient = new SQSClient({
+    endpoint: state.sqsEndpoint,
+    region: state.region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+  const receiver = await new TestReceiver().start();
+  const slow = await new TestReceiver().start();
+  slow.behaviour = { status: 200, delayMs: 50 };
+  const stop = async () => {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    await receiver.stop();
+    await slow.stop();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    // The directory and the app the load signs with, as `npm run admin -- import` would load them.
+    Object.assign(process.env, {
+      TABLE_NAME: state.tableName,
+      AWS_REGION: state.region,
+      DYNAMODB_ENDPOINT: state.dynamoEndpoint,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      SEAL_KEY: state.sealKey,
+      BLOCK_PRIVATE_WEBHOOKS: '0',
+      LOG_LEVEL: 'ERROR',
+    });
+    const { seedTestDirectory } = await import('../test/support/seed.ts');
+    await seedTestDirectory();
+    console.log(`local stack ${state.url} (pid ${state.pid}, JVM ${state.javaPid}); data ${DATA}`);
+    // Warm up first (JIT compilers of node and of DynamoDB Local's JVM, connection pools, caches):
+    // the figures are of a running service, not of its first seconds.
+    const warm = await createTask({ webhook: `${receiver.url}/warm` });
+    await openLoop([warm], receiver, 200, 20 * SCALE);
+
+    if (ONLY.has('steady')) {
+      const t = await createTask({ webhook: `${receiver.url}/steady` });
+      const r = await openLoop([t], receiver, 200, 60 * SCALE);
+      const a = account(r.stats, r.delivered);
+      describeRun('steady', r, a);
+      target(
+        '200/s for 60 s: p99 report->webhook <= 250 ms, 0 lost, 0 duplicates',
+        `${fmt(r.e2eP99)} ms, ${r.lost} lost, ${r.duplicates} duplicates`,
+        r.e2eP99 <= 250 && r.lost === 0 && r.duplicates === 0,
+      );
+      target(
+        'CPU per delivered alarm (node + JVM) <= 4 ms',
+        `${fmt(r.cpuMsPerAlarm, 2)} ms`,
+        r.cpuMsPerAlarm <= 4,
+      );
+      const writeCalls = sum(
+        Object.entries(r.stats.dynamodb)
+          .filter(([k]) => !/^(Get|Query|BatchGet)/.test(k))
+          .map(([, v]) => v.calls),
+      );
+      target(
+        'table writes per alarm (webhook only) <= 2',
+        `${fmt(a.wcuPerAlarm, 2)} WCU in ${fmt(writeCalls / r.delivered, 2)} write calls`,
+        a.wcuPerAlarm <= 2,
+      );
+      target('AWS cost per 1M alarms <= $2.50', `$${fmt(a.costPerMillion, 2)}`, a.costPerMillion <= 2.5);
+    }
+    if (ONLY.has('max')) {
+      const t = await createTask({ webhook: `${receiver.url}/max` });
+      let best = 0;
+      for (const rate of [300, 400, 500, 600, 700, 800]) {
+        const r = await openLoop([t], receiver, rate, 20 * SCALE);
+        describeRun(`max ${rate}`, r);
+        if (!sustained(r)) break;
+        best = rate;
+      }
+      target(
+        'highest sustained rate (p99 <= 1 s, nothing lost, queue flat) >= 500/s',
+        `${best}/s`,
+        best >= 500,
+      );
+    }
+    if (ONLY.has('slow')) {
+      const t = await createTask({ webhook: `${slow.url}/slow` });
+      const r = await openLoop([t], slow, 250, 20 * SCALE);
+      describeRun('slow receiver (50 ms)', r);
+      target(
+        'a receiver taking 50 ms gets >= 200 events/s from one task',
+        `${fmt(r.receivedPerSecond)}/s`,
+        r.receivedPerSecond >= 200 && r.lost === 0,
+      );
+    }
+    if (ONLY.has('tasks')) {
+      const many: TaskRef[] = [];
+      for (let i = 0; i < 100; i++) many.push(await createTask({ webhook: `${receiver.url}/t${i}` }));
+      const r = await openLoop(many, receiver, 200, 30 * SCALE);
+      describeRun('100 tasks', r, account(r.stats, r.delivered));
+      target(
+        '100 tasks at 200/s: p99 <= 250 ms, 0 lost, 0 duplicates',
+        `${fmt(r.e2eP99)} ms, ${r.lost} lost, ${r.duplicates} duplicates`,
+        r.e2eP99 <= 250 && r.lost === 0 && r.duplicates === 0,
+      );
+    }
+    if (ONLY.has('notify')) {
+      // E-mail is not configured locally: each job is sent nowhere and recorded as skipped.
+      const t = await createTask({ webhook: `${receiver.url}/notify`, email: [1], sms: [2] });
+      const r = await openLoop([t], receiver, 50, 10 * SCALE);
+      await sleep(2000);
+      const s = await stats();
+      const jobs = r.delivered * 2;
+      const jobWrites = sum(
+        Object.entries(s.dynamodb)
+          .filter(([k]) => k.endsWith(' NJOB') && !/^(Get|Query|BatchGet)/.test(k))
+          .map(([, v]) => v.calls),
+      );
+      describeRun('notify (email + sms jobs)', r, account(s, r.delivered));
+      target(
+        'bookkeeping writes per notification job <= 1',
+        `${fmt(jobWrites / jobs, 2)}`,
+        jobWrites / jobs <= 1,
+      );
+    }
+  } finally {
+    await stop();
+  }
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  console.log(`\n== targets (machine load average before the last run: ${load}) ==`);
+  for (const t of targets) console.log(`${t.pass ? 'PASS' : 'FAIL'}  ${t.name}: ${t.value}`);
+  console.log('\n== details ==');
+  for (const d of details) console.log(d);
+  process.exitCode = targets.every((t) => t.pass) ? 0 : 1;
+}
+
+await main();

@@ -33,9 +33,13 @@ export function clockOffsetSeconds(): number {
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
+/** The last answer per time zone: reports of one second share their report_time. */
+const lastFormatted = new Map<string, { seconds: number; text: string }>();
 
 /** `YYYY-MM-DD HH:MM:SS` of Unix seconds in an IANA time zone (report_time, template times). */
 export function formatDateTime(seconds: number, timeZone: string): string {
+  const last = lastFormatted.get(timeZone);
+  if (last?.seconds === seconds) return last.text;
   let f = formatters.get(timeZone);
   if (!f) {
     f = new Intl.DateTimeFormat('en-US', {
@@ -51,5 +55,7 @@ export function formatDateTime(seconds: number, timeZone: string): string {
     formatters.set(timeZone, f);
   }
   const p = Object.fromEntries(f.formatToParts(new Date(seconds * 1000)).map((x) => [x.type, x.value]));
-  return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+  const text = `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+  lastFormatted.set(timeZone, { seconds, text });
+  return text;
 }

@@ -13,7 +13,7 @@ import type { ServiceQueues } from './queues.ts';
 /** What a function is; decides its memory and default timeout. */
 export type FunctionKind = 'http' | 'ingest' | 'consumer' | 'schedule';
 
-const MEMORY_MB: Record<FunctionKind, number> = { http: 512, ingest: 1024, consumer: 512, schedule: 512 };
+export const MEMORY_MB: Record<FunctionKind, number> = { http: 512, ingest: 1024, consumer: 512, schedule: 512 };
 /** HTTP API integrations time out after 30 s; our handlers are single-digit milliseconds of work. */
 const DEFAULT_TIMEOUT_SECONDS: Record<FunctionKind, number> = {
   http: 10,

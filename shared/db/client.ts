@@ -1,10 +1,12 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
   BatchWriteCommand,
   DynamoDBDocumentClient,
   QueryCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { withoutSdkLogging } from '../aws.ts';
 import { config } from '../config/env.ts';
 
 let doc: DynamoDBDocumentClient | undefined;
@@ -19,6 +21,7 @@ export function db(): DynamoDBDocumentClient {
         ? { endpoint: cfg.dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
         : {}),
     });
+    withoutSdkLogging(client);
     doc = DynamoDBDocumentClient.from(client, {
       marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
     });
@@ -90,4 +93,42 @@ export async function putItems(items: Record<string, unknown>[], what = 'items')
       }
     }),
   );
+}
+
+/**
+ * Reads items by key with BatchGetItem (100 per call, in parallel), retrying what DynamoDB left
+ * unprocessed; missing items are simply absent from the result.
+ */
+export async function getItems(
+  keys: { pk: string; sk: string }[],
+  opts: { consistent?: boolean; projection?: string; what?: string } = {},
+): Promise<Record<string, unknown>[]> {
+  const chunks: { pk: string; sk: string }[][] = [];
+  for (let i = 0; i < keys.length; i += 100) chunks.push(keys.slice(i, i + 100));
+  const found: Record<string, unknown>[] = [];
+  await Promise.all(
+    chunks.map(async (chunk) => {
+      let pending: { pk: string; sk: string }[] = chunk;
+      for (let round = 0; pending.length > 0; round++) {
+        const out = await db().send(
+          new BatchGetCommand({
+            RequestItems: {
+              [tableName()]: {
+                Keys: pending,
+                ConsistentRead: opts.consistent,
+                ...(opts.projection ? { ProjectionExpression: opts.projection } : {}),
+              },
+            },
+          }),
+        );
+        found.push(...(out.Responses?.[tableName()] ?? []));
+        pending = (out.UnprocessedKeys?.[tableName()]?.Keys ?? []) as { pk: string; sk: string }[];
+        if (pending.length === 0) break;
+        if (round >= 8)
+          throw new Error(`${opts.what ?? 'items'}: DynamoDB kept ${pending.length} key(s) unprocessed`);
+        await new Promise((r) => setTimeout(r, 20 * 2 ** round));
+      }
+    }),
+  );
+  return found;
 }

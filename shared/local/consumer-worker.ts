@@ -37,6 +37,8 @@ port.on('message', async (m: { type: string; reset?: boolean }) => {
     await poller.stop().catch((err) => logger.error('consumer stop failed', { error: err as Error }));
     client.destroy();
     port.postMessage({ type: 'stopped' });
+    // End the thread normally (profilers and the like write their output on a normal exit).
+    setImmediate(() => process.exit(0));
   }
 });
 port.postMessage({ type: 'ready' });

@@ -39,8 +39,12 @@ export async function startConsumers(o: {
       scale: o.scale,
       clock: o.clock,
     };
-    // The worker loads TypeScript like the main thread does, whatever process started the stack.
-    const worker = new Worker(WORKER, { workerData: data, execArgv: ['--import', 'tsx'] });
+    // The worker loads TypeScript like the main thread does, whatever process started the stack
+    // (profiling options of the stack's process carry over).
+    const profiling = process.execArgv.filter(
+      (a) => a.startsWith('--cpu-prof') || a.startsWith('--heap-prof'),
+    );
+    const worker = new Worker(WORKER, { workerData: data, execArgv: [...profiling, '--import', 'tsx'] });
     worker.on('error', (err) => logger.error('local consumer thread failed', { queue, error: err }));
     worker.once('exit', (code) => {
       if (stopping || workers.get(queue) !== worker) return;
@@ -77,7 +81,9 @@ export async function startConsumers(o: {
       stopping = true;
       await Promise.all(
         [...workers.values()].map(async (w) => {
+          const exited = once(w, 'exit');
           await ask(w, 'stop', 'stopped');
+          await Promise.race([exited, new Promise((r) => setTimeout(r, 5000).unref())]);
           await w.terminate();
         }),
       );

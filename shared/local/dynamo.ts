@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import {
   CreateTableCommand,
   DynamoDBClient,
@@ -21,10 +24,35 @@ export interface LocalDynamo {
  * telemetry and outlives a parent that was killed. The launcher binds its connector to one address,
  * skips the telemetry set-up, and halts when its standard input (a pipe from this process) closes.
  */
+/**
+ * DynamoDB Local keeps a persistent table in one SQLite file, which it opens in the rollback-journal
+ * mode: every write request then writes and syncs a journal and the database. In write-ahead-log mode
+ * (a setting stored in the file, which DynamoDB Local keeps) a commit is one append and one sync: as
+ * durable, and about a third less CPU per write. Set on the file (created empty if it does not exist
+ * yet; DynamoDB Local creates its tables in it) before the JVM opens it.
+ */
+function useWriteAheadLog(dbPath: string): void {
+  mkdirSync(dbPath, { recursive: true });
+  const db = new DatabaseSync(join(dbPath, 'shared-local-instance.db'));
+  try {
+    db.exec('PRAGMA journal_mode = WAL');
+  } finally {
+    db.close();
+  }
+}
+
 export async function startDynamo(port: number, dbPath: string | null): Promise<LocalDynamo> {
   const dist = dynamoDistribution();
+  if (dbPath) useWriteAheadLog(dbPath);
   const launcher = await launcherClassPath(dist);
+  // The emulator runs with the C1 JIT only and the serial collector: it reaches speed sooner and spends
+  // about a fifth less CPU per request than with C2 compiling in the background (bench:ingest).
+  // TOCSIN_DYNAMO_JAVA_OPTS replaces these options.
+  const jvmOptions = (process.env.TOCSIN_DYNAMO_JAVA_OPTS ?? '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC')
+    .split(' ')
+    .filter(Boolean);
   const args = [
+    ...jvmOptions,
     `-Djava.library.path=${dist.libDir}`,
     '-cp',
     `${launcher}:${dynamoClassPath(dist)}`,

@@ -12,6 +12,7 @@ import {
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { type QueueDef, queues } from '../../infra/definitions.ts';
+import { withoutSdkLogging } from '../aws.ts';
 import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
@@ -88,6 +89,21 @@ async function fixFauxqsPersistence(): Promise<void> {
       statements.set(this, stmt);
     }
     stmt.run(id);
+  };
+  // WAL with synchronous=NORMAL: a commit is in the log before the call returns, so it survives the
+  // process dying (kill -9: the promise of the local stack); only an operating-system crash or power
+  // loss could lose the last commits. The default (FULL) syncs the disk on every message operation,
+  // on the API's thread, which made reports wait seconds under load.
+  const prepare = proto.prepareStatements as
+    | ((this: { db: { exec(sql: string): void } }) => unknown)
+    | undefined;
+  if (typeof prepare !== 'function')
+    throw new Error(
+      'fauxqs changed: PersistenceManager.prepareStatements is gone; review shared/local/queues.ts',
+    );
+  proto.prepareStatements = function (this: { db: { exec(sql: string): void } }) {
+    this.db.exec('PRAGMA synchronous = NORMAL');
+    return prepare.call(this);
   };
   persistenceFixed = true;
 }
@@ -195,7 +211,9 @@ export async function startQueues(
 export const sqsDataDir = (dataDir: string) => join(dataDir, 'sqs');
 
 export function localSqsClient(endpoint: string, region: string): SQSClient {
-  return new SQSClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  return withoutSdkLogging(
+    new SQSClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+  );
 }
 
 function toRecord(m: Message, queueArn: string, region: string): SQSRecord {
@@ -218,20 +236,27 @@ function toRecord(m: Message, queueArn: string, region: string): SQSRecord {
   };
 }
 
-/** How many batches of one queue a poller works on at once, as Lambda's SQS event source scales. */
+/** How an event source reads one queue: its batching window and how many batches run at once. */
 export interface PollerScale {
   /** Concurrent batches when the queue is quiet (Lambda starts five). */
   min: number;
-  /** The most it grows to while receives keep coming back full. */
+  /** The most it grows to while batches keep waiting for a free slot. */
   max: number;
+  /**
+   * How long a partial batch is gathered before its consumer runs (ms), as an event source's batching
+   * window does: under load one invocation, receive and delete serve up to ten messages.
+   */
+  windowMs: number;
 }
 
 /**
- * The local stand-in for Lambda's SQS event source mapping: long-polls a queue, invokes the
- * consumer with an SQS event, deletes what succeeded and leaves reported failures (partial batch
- * responses) or a thrown batch to reappear after their visibility timeout. Like the event source, it
- * scales with the queue: a receive that comes back full adds a concurrent batch (up to `max`), an
- * empty one retires one (down to `min`).
+ * The local stand-in for Lambda's SQS event source mapping. A reader long-polls the queue and gathers
+ * a batch (up to the batch size, for at most the batching window after its first message); the batch
+ * goes to the consumer as soon as one of the concurrency slots is free (while none is, the batch keeps
+ * filling up). Messages the consumer reports as failed (partial batch response) or a batch that threw
+ * reappear after their visibility timeout; the others are deleted. Like the event source it scales: a
+ * batch that waited for a slot adds one (up to `max`), a slot idle for a while is retired (down to
+ * `min`).
  */
 export function startPoller(
   client: SQSClient,
@@ -241,90 +266,118 @@ export function startPoller(
   scale: PollerScale,
 ) {
   let running = true;
-  let active = 0;
-  let lastGrowth = 0;
-  const loops = new Set<Promise<void>>();
+  let slots = scale.min;
+  let busy = 0;
+  let lastUsed = Date.now();
+  const inFlight = new Set<Promise<void>>();
+  let freed: (() => void) | undefined;
   const arn = `arn:aws:sqs:${region}:000000000000:tocsin-${def.name}`;
   const fn = `tocsin-${def.name}-consumer`;
-  const spawn = () => {
-    active++;
-    const p: Promise<void> = loop()
-      .catch((err) => logger.error('local poller stopped', { queue: def.name, error: err as Error }))
-      .finally(() => {
-        active--;
-        loops.delete(p);
-      });
-    loops.add(p);
+
+  const receive = async (max: number, waitSeconds: number): Promise<Message[]> => {
+    const out = await client.send(
+      new ReceiveMessageCommand({
+        QueueUrl: url,
+        MaxNumberOfMessages: max,
+        WaitTimeSeconds: waitSeconds,
+        MessageSystemAttributeNames: ['All'],
+      }),
+    );
+    return out.Messages ?? [];
   };
-  const loop = async () => {
+
+  const consume = async (messages: Message[]) => {
     const handler = await loadHandler(def.consumer);
+    const event: SQSEvent = { Records: messages.map((m) => toRecord(m, arn, region)) };
+    let failed = new Set<string>();
+    const started = performance.now();
+    try {
+      const res = (await handler(event, lambdaContext(fn, def.timeoutSeconds * 1000))) as
+        | { batchItemFailures?: { itemIdentifier: string }[] }
+        | undefined;
+      failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch (err) {
+      logger.error('local consumer threw; the whole batch will be retried', {
+        queue: def.name,
+        error: err as Error,
+      });
+      return;
+    } finally {
+      recordInvocation(fn, performance.now() - started);
+    }
+    const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
+    if (done.length === 0) return;
+    await client
+      .send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: url,
+          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
+        }),
+      )
+      .catch((err) => logger.warn('local poller delete failed', { queue: def.name, error: err as Error }));
+  };
+
+  const dispatch = (messages: Message[]) => {
+    busy++;
+    lastUsed = Date.now();
+    const p: Promise<void> = consume(messages)
+      .catch((err) => logger.error('local consumer failed', { queue: def.name, error: err as Error }))
+      .finally(() => {
+        busy--;
+        inFlight.delete(p);
+        freed?.();
+      });
+    inFlight.add(p);
+  };
+
+  const slotFreed = () => new Promise<void>((r) => (freed = r));
+
+  const reader = (async () => {
+    let batch: Message[] = [];
     while (running) {
-      let messages: Message[] = [];
       try {
-        const out = await client.send(
-          new ReceiveMessageCommand({
-            QueueUrl: url,
-            MaxNumberOfMessages: def.batchSize,
-            WaitTimeSeconds: 1,
-            MessageSystemAttributeNames: ['All'],
-          }),
-        );
-        messages = out.Messages ?? [];
+        if (batch.length === 0) {
+          batch = await receive(def.batchSize, 1);
+          if (batch.length === 0) {
+            // Quiet: retire a slot not needed for a while.
+            if (slots > scale.min && busy < slots && Date.now() - lastUsed > 5_000) slots--;
+            continue;
+          }
+          if (batch.length < def.batchSize && scale.windowMs > 0) {
+            await new Promise((r) => setTimeout(r, scale.windowMs));
+            batch.push(...(await receive(def.batchSize - batch.length, 0)));
+          }
+        }
+        // Every slot is busy: keep the batch filling while waiting; a full batch that has to wait
+        // means the queue outgrows the concurrency, so add a slot.
+        while (busy >= slots && running) {
+          if (batch.length >= def.batchSize && slots < scale.max) {
+            slots++;
+            break;
+          }
+          await Promise.race([slotFreed(), new Promise((r) => setTimeout(r, scale.windowMs || 10))]);
+          if (batch.length < def.batchSize) batch.push(...(await receive(def.batchSize - batch.length, 0)));
+        }
+        // Dispatched even when stopping: a stop lets what was received run (it drains, it does not drop).
+        dispatch(batch);
+        batch = [];
       } catch (err) {
         if (!running) break;
         logger.warn('local poller receive failed', { queue: def.name, error: err as Error });
         await new Promise((r) => setTimeout(r, 500));
-        continue;
-      }
-      if (messages.length === 0) {
-        if (active > scale.min) return;
-        continue;
-      }
-      if (messages.length >= def.batchSize && active < scale.max && Date.now() - lastGrowth > 100) {
-        lastGrowth = Date.now();
-        spawn();
-      }
-      const event: SQSEvent = { Records: messages.map((m) => toRecord(m, arn, region)) };
-      let failed = new Set<string>();
-      const started = performance.now();
-      try {
-        const res = (await handler(event, lambdaContext(fn, def.timeoutSeconds * 1000))) as
-          | { batchItemFailures?: { itemIdentifier: string }[] }
-          | undefined;
-        failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
-      } catch (err) {
-        logger.error('local consumer threw; the whole batch will be retried', {
-          queue: def.name,
-          error: err as Error,
-        });
-        continue;
-      } finally {
-        recordInvocation(fn, performance.now() - started);
-      }
-      const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
-      if (done.length > 0) {
-        await client
-          .send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: url,
-              Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-            }),
-          )
-          .catch((err) =>
-            logger.warn('local poller delete failed', { queue: def.name, error: err as Error }),
-          );
       }
     }
-  };
-  for (let i = 0; i < scale.min; i++) spawn();
+  })();
+
   return {
-    /** Concurrent batches now. */
-    get active() {
-      return active;
+    /** Concurrency slots now. */
+    get slots() {
+      return slots;
     },
     async stop() {
       running = false;
-      while (loops.size > 0) await Promise.all([...loops]);
+      await reader;
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
   };
 }

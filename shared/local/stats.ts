@@ -15,6 +15,7 @@ export interface Counter {
 }
 
 export interface Stats {
+  /** By command and entity (`PutItem ALARM`). */
   dynamodb: Record<string, Counter & { read: number; write: number }>;
   sqs: Record<string, Counter & { messages: number }>;
   /** Handler invocations: count and total duration (ms). */
@@ -57,6 +58,26 @@ function transactionUnits(input: Record<string, unknown>): number {
   return units;
 }
 
+/** What a DynamoDB call is about: the prefix of its (first) partition key, e.g. `ALARM`, `WHLOG`. */
+function entityOf(input: Record<string, unknown>): string {
+  const pkOf = (o: unknown) => (o as { pk?: unknown } | undefined)?.pk;
+  let pk =
+    pkOf(input.Key) ??
+    pkOf(input.Item) ??
+    (input.ExpressionAttributeValues as Record<string, unknown> | undefined)?.[':pk'];
+  const tx = input.TransactItems as Record<string, { Key?: unknown; Item?: unknown }>[] | undefined;
+  if (!pk && tx?.[0]) {
+    const op = Object.values(tx[0])[0];
+    pk = pkOf(op?.Key) ?? pkOf(op?.Item);
+  }
+  const batch = input.RequestItems as Record<string, unknown> | undefined;
+  if (!pk && batch) {
+    const first = Object.values(batch)[0] as { PutRequest?: { Item?: unknown } }[] | { Keys?: unknown[] };
+    pk = Array.isArray(first) ? pkOf(first[0]?.PutRequest?.Item) : pkOf(first?.Keys?.[0]);
+  }
+  return typeof pk === 'string' ? pk.split('#')[0] : '?';
+}
+
 /** Counts this thread's DynamoDB and SQS calls (after the stack's environment is set). */
 export function installStats(): void {
   if (!statsEnabled() || installed) return;
@@ -73,7 +94,7 @@ export function installStats(): void {
       }[];
       let units = list.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
       if (command === 'TransactWriteItemsCommand') units = transactionUnits(input);
-      const c = counter(stats.dynamodb, command, ddbInit);
+      const c = counter(stats.dynamodb, `${command.replace('Command', '')} ${entityOf(input)}`, ddbInit);
       c.calls++;
       c.units += units;
       if (READS.has(command)) c.read += units;

@@ -1,5 +1,6 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config/env.ts';
+import { withoutSdkLogging } from '../aws.ts';
 import { toWireJson } from '../json.ts';
 import type { QueueName } from './messages.ts';
 
@@ -8,12 +9,14 @@ let client: SQSClient | undefined;
 export function sqs(): SQSClient {
   if (!client) {
     const cfg = config();
-    client = new SQSClient({
-      region: cfg.region,
-      ...(cfg.sqsEndpoint
-        ? { endpoint: cfg.sqsEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-        : {}),
-    });
+    client = withoutSdkLogging(
+      new SQSClient({
+        region: cfg.region,
+        ...(cfg.sqsEndpoint
+          ? { endpoint: cfg.sqsEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
+          : {}),
+      }),
+    );
   }
   return client;
 }
@@ -30,30 +33,98 @@ export interface OutboundMessage {
   delaySeconds?: number;
 }
 
+interface Entry {
+  message: OutboundMessage;
+  /** Settles when the message is on the queue (or could not be put there). */
+  settle: (err?: Error) => void;
+}
+
 /**
- * Durably puts messages on a queue: batches of 10, failed entries retried, and an error thrown if
- * any message could not be queued (callers must then not acknowledge their own input).
+ * One SendMessageBatch of up to ten entries; entries the queue refused are sent again (up to three
+ * more times, with backoff). Each entry is settled on its own outcome.
+ */
+async function sendBatch(queue: QueueName, batch: Entry[]): Promise<void> {
+  let pending = batch.map((e, j) => ({
+    e,
+    entry: {
+      Id: String(j),
+      MessageBody: toWireJson(e.message.body),
+      DelaySeconds: e.message.delaySeconds
+        ? Math.min(900, Math.max(0, Math.floor(e.message.delaySeconds)))
+        : undefined,
+    },
+  }));
+  try {
+    for (let attempt = 0; pending.length > 0; attempt++) {
+      const out = await sqs().send(
+        new SendMessageBatchCommand({ QueueUrl: queueUrl(queue), Entries: pending.map((p) => p.entry) }),
+      );
+      const failed = new Set((out.Failed ?? []).map((f) => f.Id));
+      for (const p of pending) if (!failed.has(p.entry.Id)) p.e.settle();
+      pending = pending.filter((p) => failed.has(p.entry.Id));
+      if (pending.length === 0) break;
+      if (attempt >= 3) throw new Error(`could not queue ${pending.length} message(s) on ${queue}`);
+      await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
+    }
+  } catch (err) {
+    for (const p of pending) p.e.settle(err as Error);
+  }
+}
+
+/** Entries of `messages`, with one promise that settles when all are queued or one failed for good. */
+function entriesOf(messages: OutboundMessage[]): { entries: Entry[]; done: Promise<void> } {
+  const entries: Entry[] = [];
+  const done = Promise.all(
+    messages.map(
+      (message) =>
+        new Promise<void>((resolve, reject) => {
+          entries.push({ message, settle: (err) => (err ? reject(err) : resolve()) });
+        }),
+    ),
+  ).then(() => undefined);
+  return { entries, done };
+}
+
+/**
+ * Durably puts messages on a queue: batches of 10 in parallel, failed entries retried, and an error
+ * thrown if any message could not be queued (callers must then not acknowledge their own input).
  */
 export async function publish(queue: QueueName, messages: OutboundMessage[]): Promise<void> {
-  const url = queueUrl(queue);
-  const chunks: OutboundMessage[][] = [];
-  for (let i = 0; i < messages.length; i += 10) chunks.push(messages.slice(i, i + 10));
-  await Promise.all(
-    chunks.map(async (chunk) => {
-      let entries = chunk.map((m, j) => ({
-        Id: String(j),
-        MessageBody: toWireJson(m.body),
-        DelaySeconds: m.delaySeconds ? Math.min(900, Math.max(0, Math.floor(m.delaySeconds))) : undefined,
-      }));
-      for (let attempt = 0; entries.length > 0; attempt++) {
-        const out = await sqs().send(new SendMessageBatchCommand({ QueueUrl: url, Entries: entries }));
-        const failed = new Set((out.Failed ?? []).map((f) => f.Id));
-        entries = entries.filter((e) => failed.has(e.Id));
-        if (entries.length > 0 && attempt >= 3) {
-          throw new Error(`could not queue ${entries.length} message(s) on ${queue}`);
-        }
-        if (entries.length > 0) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
-      }
-    }),
-  );
+  const { entries, done } = entriesOf(messages);
+  for (let i = 0; i < entries.length; i += 10) void sendBatch(queue, entries.slice(i, i + 10));
+  await done;
+}
+
+/** Messages waiting for a queue's send in flight, per queue. */
+const lines = new Map<QueueName, { sending: boolean; waiting: Entry[] }>();
+
+/**
+ * Puts one message on a queue, sharing a SendMessageBatch with the messages other requests of this
+ * container put at the same time (group commit): with nothing in flight it goes at once, else it
+ * waits for the send in flight and goes with the others that came meanwhile (up to ten a call). A
+ * Lambda container serves one request at a time, so there it is always a send of its own; the local
+ * API thread serves many at once and so sends far fewer, larger batches. Resolves once the message
+ * is durably queued; an error means it was not.
+ */
+export function enqueue(queue: QueueName, message: OutboundMessage): Promise<void> {
+  const { entries, done } = entriesOf([message]);
+  let line = lines.get(queue);
+  if (!line) {
+    line = { sending: false, waiting: [] };
+    lines.set(queue, line);
+  }
+  line.waiting.push(...entries);
+  pump(queue, line);
+  return done;
+}
+
+function pump(queue: QueueName, line: { sending: boolean; waiting: Entry[] }): void {
+  if (line.sending || line.waiting.length === 0) return;
+  line.sending = true;
+  const batches: Entry[][] = [];
+  while (line.waiting.length > 0) batches.push(line.waiting.splice(0, 10));
+  void Promise.all(batches.map((b) => sendBatch(queue, b))).finally(() => {
+    line.sending = false;
+    pump(queue, line);
+  });
 }

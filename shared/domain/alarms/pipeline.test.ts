@@ -31,6 +31,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
   const dues: DueItem[] = [];
   const events: { taskId: number; body: WebhookBody; eventId: string; replaySinceMs?: number }[] = [];
   const jobs: NotificationJob[] = [];
+  const puts: number[] = [];
   const log: string[] = [];
   const workflows: string[] = [];
   const finished: string[] = [];
@@ -91,6 +92,14 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
         records.set(`${r.task_id}#${r.uuid}`, structuredClone(r));
         return 'created' as const;
       },
+      putAlarmRecords: async (rs: AlarmRecord[]) => {
+        puts.push(rs.length);
+        return rs.map((r) => {
+          if (records.has(`${r.task_id}#${r.uuid}`)) return 'exists' as const;
+          records.set(`${r.task_id}#${r.uuid}`, structuredClone(r));
+          return 'created' as const;
+        });
+      },
       getMetricState: async (taskId: number, metric: string) =>
         structuredClone(states.get(`${taskId}#${metric}`)),
       queryMetricMinutes: async (taskId: number, metric: string, from: number, to: number) => {
@@ -132,6 +141,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
   return {
     deps,
     records,
+    puts,
     states,
     dues,
     events,
@@ -389,6 +399,8 @@ describe('processAlarmBatch', () => {
     await processAlarmBatch(batch.map(msg), f.deps);
     expect(recordsAtFlush).toBe(10);
     expect(f.events).toHaveLength(10);
+    // The ten records were stored in one request.
+    expect(f.puts).toEqual([10]);
   });
 
   it('flag_save_db 0: ALARM not_save_db with msg, nothing stored', async () => {

@@ -214,6 +214,34 @@ export async function processAlarmBatch(
 }
 
 /**
+ * `putAlarmRecord` for the alarms of one batch: the records asked for in the same turn of the event
+ * loop (every unit of a batch starts at once) are stored together (AP-P2b: one read and one write
+ * request for up to 25), each caller told whether its alarm was new.
+ */
+function batchedRecordPuts(deps: PipelineDeps): (record: AlarmRecord) => Promise<'created' | 'exists'> {
+  let pending: {
+    record: AlarmRecord;
+    done: (r: 'created' | 'exists') => void;
+    fail: (e: unknown) => void;
+  }[] = [];
+  const flush = async () => {
+    const batch = pending;
+    pending = [];
+    try {
+      const results = await deps.repo.putAlarmRecords(batch.map((p) => p.record));
+      for (const [i, p] of batch.entries()) p.done(results[i]);
+    } catch (err) {
+      for (const p of batch) p.fail(err);
+    }
+  };
+  return (record) =>
+    new Promise((done, fail) => {
+      if (pending.length === 0) setImmediate(() => void flush());
+      pending.push({ record, done, fail });
+    });
+}
+
+/**
  * Pipeline deps whose publishing collects instead of sending: the events and jobs of a whole batch
  * go out in a few SendMessageBatch calls once every alarm of it is recorded. Events of a task without
  * a webhook URL are not queued at all (there is nobody to deliver them to).
@@ -229,6 +257,7 @@ function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledRes
   return {
     deps: {
       ...deps,
+      repo: { ...deps.repo, putAlarmRecord: batchedRecordPuts(deps) },
       publishEvents: async (taskId: number, events: EventToPublish[]) => {
         if (hasWebhook(taskId)) webhook.push(...webhookMessages(taskId, events));
       },

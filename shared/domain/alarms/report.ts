@@ -4,7 +4,7 @@ import { config } from '../../config/env.ts';
 import { isRawJson, nestingDepth, toWireJson } from '../../json.ts';
 import { logger } from '../../log.ts';
 import type { AlarmMessage } from '../../messaging/messages.ts';
-import { publish } from '../../messaging/sqs.ts';
+import { enqueue } from '../../messaging/sqs.ts';
 import { loadSealKey } from '../auth/seal.ts';
 import { verifySignature, withinSkew } from '../auth/signature.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
@@ -88,7 +88,7 @@ export const defaultReportDeps: ReportDeps = {
   getTask: (id) => getTaskCached(id),
   missingAlarmGroups,
   outboundUrlErrors: (receiver, prefix) => outboundUrlErrors(receiver as ReceiverLike, prefix),
-  publishAlarm: (message) => publish('alarm', [{ body: message }]),
+  publishAlarm: (message) => enqueue('alarm', { body: message }),
   getReceipt: getReportReceipt,
   putReceipt: putReportReceipt,
   markReceiptQueued,
@@ -130,19 +130,19 @@ export async function authenticateAlarm(
   }
   const taskid = asText(input.taskid, TASK_ID);
   const sign = input.sign;
-  const invalid = new UnauthorizedError('signature invalid');
+  const invalid = () => new UnauthorizedError('signature invalid');
   if (
     taskid === undefined ||
     !Number.isSafeInteger(Number(taskid)) ||
     typeof sign !== 'string' ||
     sign.length > 128
   ) {
-    throw invalid;
+    throw invalid();
   }
   await loadSealKey();
   const task = await deps.getTask(Number(taskid));
   if (!task || !verifySignature(task.token, taskid, timestamp, sign.toLowerCase(), cfg.legacySign))
-    throw invalid;
+    throw invalid();
   return task;
 }
 

@@ -1,6 +1,15 @@
 import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseJson } from '../../json.ts';
-import { db, fromItem, isConditionFailure, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import {
+  db,
+  fromItem,
+  getItems,
+  isConditionFailure,
+  putItems,
+  queryAll,
+  SCHEMA_VERSION,
+  tableName,
+} from '../../db/client.ts';
 import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { AlarmRecord, MetricState } from './model.ts';
@@ -60,6 +69,28 @@ export async function putAlarmRecord(record: AlarmRecord): Promise<'created' | '
     if (isConditionFailure(err)) return 'exists';
     throw err;
   }
+}
+
+/**
+ * AP-P2b: store the alarm records of a batch, each once: one consistent BatchGetItem finds those
+ * already recorded (a redelivered message), one BatchWriteItem stores the others. Cheaper than a
+ * conditional PutItem each (one write request per 25 records); the difference: two consumers
+ * recording the same alarm at the very same moment (SQS delivering one message twice at once) would
+ * both store it, the second write winning, instead of one of them being told it exists.
+ */
+export async function putAlarmRecords(records: AlarmRecord[]): Promise<('created' | 'exists')[]> {
+  if (records.length === 0) return [];
+  const existing = new Set(
+    (
+      await getItems(
+        records.map((r) => keys.alarm(r.task_id, r.uuid)),
+        { consistent: true, projection: 'pk', what: 'alarm records' },
+      )
+    ).map((item) => item.pk as string),
+  );
+  const fresh = records.filter((r) => !existing.has(keys.alarm(r.task_id, r.uuid).pk));
+  await putItems(fresh.map(alarmItem), 'alarm records');
+  return records.map((r) => (existing.has(keys.alarm(r.task_id, r.uuid).pk) ? 'exists' : 'created'));
 }
 
 /** AP-P3: the state of a metric (strongly consistent: it is the basis of a conditional commit). */

@@ -1,7 +1,8 @@
-import { BatchGetCommand, GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   db,
   fromItem,
+  getItems,
   isConditionFailure,
   putItems,
   queryAll,
@@ -22,27 +23,15 @@ async function getOne<T>(key: Key): Promise<T | undefined> {
   return strip<T>(out.Item);
 }
 
-/** BatchGet with retries of unprocessed keys; result order follows `ids`, missing ones dropped. */
+/** Items by id (BatchGetItem); result order follows `ids`, missing ones dropped. */
 async function getMany<T>(ids: number[], key: (id: number) => Key, idOf: (t: T) => number): Promise<T[]> {
-  const unique = [...new Set(ids)];
-  const found = new Map<number, T>();
-  for (let i = 0; i < unique.length; i += 100) {
-    let request: Record<string, { Keys: Key[] }> | undefined = {
-      [tableName()]: { Keys: unique.slice(i, i + 100).map(key) },
-    };
-    for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
-      const out = await db().send(new BatchGetCommand({ RequestItems: request }));
-      for (const item of out.Responses?.[tableName()] ?? []) {
-        const t = strip<T>(item) as T;
-        found.set(idOf(t), t);
-      }
-      request = out.UnprocessedKeys as typeof request;
-      if (request && Object.keys(request).length > 0) {
-        if (attempt >= 8) throw new Error('directory read: DynamoDB kept keys unprocessed');
-        await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-      }
-    }
-  }
+  const items = await getItems([...new Set(ids)].map(key), { what: 'directory read' });
+  const found = new Map(
+    items.map((item) => {
+      const t = strip<T>(item) as T;
+      return [idOf(t), t] as const;
+    }),
+  );
   return ids.flatMap((id) => (found.has(id) ? [found.get(id) as T] : []));
 }
 
