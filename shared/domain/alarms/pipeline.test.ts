@@ -43,6 +43,9 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
     now: () => clock,
     getTask: async () => task,
     nextHistoryId: async () => ++nextId,
+    recordAlarm: async () => {
+      throw new Error('a batch stores its records together');
+    },
     getAlarmGroups: async () => [],
     publishJobs: async (j) => {
       jobs.push(...j);
@@ -87,11 +90,6 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
     sleep: async () => undefined,
     repo: {
       getAlarmRecord: async (taskId: number, uuid: string) => records.get(`${taskId}#${uuid}`),
-      putAlarmRecord: async (r: AlarmRecord) => {
-        if (records.has(`${r.task_id}#${r.uuid}`)) return 'exists' as const;
-        records.set(`${r.task_id}#${r.uuid}`, structuredClone(r));
-        return 'created' as const;
-      },
       putAlarmRecords: async (rs: AlarmRecord[]) => {
         puts.push(rs.length);
         return rs.map((r) => {

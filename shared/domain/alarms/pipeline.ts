@@ -52,6 +52,9 @@ export const defaultDeps = {
   getTask: (id: number): Promise<Task | undefined> => getTaskCached(id),
   repo,
   nextHistoryId,
+  /** Stores an alarm's record unless it exists (a batch stores its records together: collectEffects). */
+  recordAlarm: async (record: AlarmRecord): Promise<'created' | 'exists'> =>
+    (await repo.putAlarmRecords([record]))[0],
   getAlarmGroups,
   publishJobs: (jobs: NotificationJob[]) =>
     publish(
@@ -214,8 +217,8 @@ export async function processAlarmBatch(
 }
 
 /**
- * `putAlarmRecord` for the alarms of one batch: the records asked for in the same turn of the event
- * loop (every unit of a batch starts at once) are stored together (AP-P2b: one read and one write
+ * `recordAlarm` for the alarms of one batch: the records asked for in the same turn of the event
+ * loop (every unit of a batch starts at once) are stored together (AP-P2: one read and one write
  * request for up to 25), each caller told whether its alarm was new.
  */
 function batchedRecordPuts(deps: PipelineDeps): (record: AlarmRecord) => Promise<'created' | 'exists'> {
@@ -257,7 +260,7 @@ function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledRes
   return {
     deps: {
       ...deps,
-      repo: { ...deps.repo, putAlarmRecord: batchedRecordPuts(deps) },
+      recordAlarm: batchedRecordPuts(deps),
       publishEvents: async (taskId: number, events: EventToPublish[]) => {
         if (hasWebhook(taskId)) webhook.push(...webhookMessages(taskId, events));
       },
@@ -356,7 +359,7 @@ async function processSingle(
     now: deps.now(),
     recoveryMetric: plan.kind === 'recovery' ? plan.metric : undefined,
   });
-  if ((await deps.repo.putAlarmRecord(record)) === 'created') return runEffects(task, record, deps);
+  if ((await deps.recordAlarm(record)) === 'created') return runEffects(task, record, deps);
   const stored = await deps.repo.getAlarmRecord(task.id, alarm.uuid);
   if (!stored) throw new Error(`alarm ${alarm.uuid}: record not found after a duplicate put`);
   await runEffects(task, stored, replaying(deps, stored));

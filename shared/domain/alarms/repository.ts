@@ -54,25 +54,8 @@ function alarmItem(record: AlarmRecord): Record<string, unknown> {
   };
 }
 
-/** AP-P2: store an alarm record once. `exists` when the uuid was already recorded. */
-export async function putAlarmRecord(record: AlarmRecord): Promise<'created' | 'exists'> {
-  try {
-    await db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: alarmItem(record),
-        ConditionExpression: 'attribute_not_exists(pk)',
-      }),
-    );
-    return 'created';
-  } catch (err) {
-    if (isConditionFailure(err)) return 'exists';
-    throw err;
-  }
-}
-
 /**
- * AP-P2b: store the alarm records of a batch, each once: one consistent BatchGetItem finds those
+ * AP-P2: store the alarm records of a batch, each once: one consistent BatchGetItem finds those
  * already recorded (a redelivered message), one BatchWriteItem stores the others. Cheaper than a
  * conditional PutItem each (one write request per 25 records); the difference: two consumers
  * recording the same alarm at the very same moment (SQS delivering one message twice at once) would
