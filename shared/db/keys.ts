@@ -127,6 +127,8 @@ export const keys = {
     gsi1sk: `${pad(atMs, 13)}#${jobId}#${pad(seq, 3)}`,
   }),
   notifyAttemptsOfTask: (taskId: number, shard: number) => `TASKNOTIFY#${taskId}#${shard}`,
+  /** A job item's gsi1 sort key: the time of its last run. */
+  notifyJobOfTaskSk: (atMs: number, jobId: string) => `${pad(atMs, 13)}#${jobId}`,
   /** Per-robot send counter (current minute) and rate-limit block. */
   robotRate: (robotId: string) => ({ pk: `ROBOT#${robotId}`, sk: 'RATE' }),
 };

@@ -86,4 +86,6 @@ export interface NotificationJob {
   /** robots, for dinggroup / yachgroup. */
   robots?: Robot[];
   context: RenderContext;
+  /** Published again by a producer that ran again (a redelivered alarm): may have been sent already. */
+  replay?: boolean;
 }

@@ -162,7 +162,7 @@ describe('group robots', () => {
     const state = await settled(j.job_id);
 
     expect(state.status).toBe('delivered');
-    expect(state.attempts).toBe(1);
+    expect(state.runs).toBe(1);
     expect(await robotCalls('yachgroup', a)()).toHaveLength(1);
     expect(await robotCalls('yachgroup', b)()).toHaveLength(1);
     const attempts = await listAttemptsOfJob(j.job_id);
@@ -199,7 +199,7 @@ describe('group robots', () => {
     const state = await settled(j.job_id, 30_000);
 
     expect(state.status).toBe('delivered');
-    expect(state.attempts).toBe(3);
+    expect(state.runs).toBe(3);
     const attempts = await listAttemptsOfJob(j.job_id);
     expect(attempts.map((x) => [x.attempt, x.outcome, x.code])).toEqual([
       [1, 'failed', 'http_503'],

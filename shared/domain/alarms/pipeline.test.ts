@@ -237,6 +237,7 @@ describe('processAlarmBatch', () => {
     // The deliverer sends the replay only if the first was not delivered since the record was written.
     const processedMs = [...f.records.values()][0].processed_at * 1000;
     expect(f.events.map((e) => e.replaySinceMs)).toEqual([undefined, processedMs - 1000]);
+    expect(f.jobs.map((j) => j.replay)).toEqual([undefined, true]);
   });
 
   it('a consumer that failed after the commit loses nothing: the retry re-runs the side effects only', async () => {

@@ -531,9 +531,9 @@ function upgradeNotice(
 }
 
 /**
- * Deps for re-running the effects of an alarm recorded before (a redelivered message): its events are
- * marked as replays, so the deliverer first checks whether each was delivered since the record was
- * written, and sends only those that were not.
+ * Deps for re-running the effects of an alarm recorded before (a redelivered message): its events and
+ * notification jobs are marked as replays, so their consumers first check whether each was delivered
+ * (since the record was written) and send only what was not.
  */
 function replaying(deps: PipelineDeps, record: AlarmRecord): PipelineDeps {
   const since = record.processed_at * 1000 - 1000;
@@ -544,6 +544,7 @@ function replaying(deps: PipelineDeps, record: AlarmRecord): PipelineDeps {
         taskId,
         events.map((e) => ({ ...e, replaySinceMs: since })),
       ),
+    publishJobs: (jobs) => deps.publishJobs(jobs.map((j) => ({ ...j, replay: true }))),
   };
 }
 

@@ -9,7 +9,7 @@ import {
   type Providers,
 } from './delivery.ts';
 import type { SendOutcome } from './providers/types.ts';
-import type { AttemptRecord, ClaimResult, JobState, JobStatus } from './repository.ts';
+import type { AttemptRecord, JobState } from './repository.ts';
 
 /** The consumer's decisions with in-memory adapters: what is final, what is retried, what is sent. */
 const users: User[] = [
@@ -21,6 +21,8 @@ interface World {
   deps: NotifyDeps;
   states: Map<string, JobState>;
   attempts: AttemptRecord[];
+  /** Bookkeeping writes (one per run). */
+  writes: number;
   sent: { channel: string; to: string }[];
   delayed: { handle: string; seconds: number }[];
 }
@@ -29,12 +31,12 @@ function world(opts: {
   providers?: Partial<Providers>;
   send?: (to: string) => SendOutcome;
   throttled?: boolean;
-  leased?: boolean;
 }): World {
   const w: World = {
     deps: undefined as unknown as NotifyDeps,
     states: new Map(),
     attempts: [],
+    writes: 0,
     sent: [],
     delayed: [],
   };
@@ -63,21 +65,19 @@ function world(opts: {
     getTask: async (id) => ({ id, name: 'n', template: {}, compress: { enable: false } }) as unknown as Task,
     getTemplate: async () => undefined,
     getUsers: async (uids) => users.filter((u) => uids.includes(u.uid)),
-    claimJob: async (jobId, taskId): Promise<ClaimResult> => {
-      const s = w.states.get(jobId);
-      if (opts.leased) return { claimed: false, state: { ...(s as JobState), status: 'pending' } };
-      if (s && s.status !== 'pending') return { claimed: false, state: s };
-      const next: JobState = s
-        ? { ...s, attempts: s.attempts + 1 }
-        : { job_id: jobId, task_id: taskId, status: 'pending', done: [], attempts: 1, updated_at: 0 };
-      w.states.set(jobId, next);
-      return { claimed: true, state: next };
-    },
-    settleJob: async (jobId: string, status: JobStatus, done: string[]) => {
-      w.states.set(jobId, { ...(w.states.get(jobId) as JobState), status, done });
-    },
-    putAttempts: async (a) => {
-      w.attempts.push(...a);
+    getJobState: async (jobId) => w.states.get(jobId),
+    recordJobRun: async (run) => {
+      const s = w.states.get(run.job_id);
+      w.states.set(run.job_id, {
+        job_id: run.job_id,
+        task_id: run.task_id,
+        status: run.status,
+        done: run.done,
+        runs: (s?.runs ?? 0) + 1,
+        updated_at: Math.floor(run.at_ms / 1000),
+      });
+      w.attempts.push(...run.attempts);
+      w.writes++;
     },
     providers,
     throttle: { take: async () => !opts.throttled, backOff: async () => undefined },
@@ -151,10 +151,27 @@ describe('deliverNotification', () => {
     expect(w.states.get('j:dinggroup')?.status).toBe('pending');
   });
 
-  it('looks again later when another run holds the job', async () => {
-    const w = world({ leased: true });
-    expect(await deliverNotification(job('email', { users: [1] }), 1, w.deps)).toBe('retry');
-    expect(w.sent).toHaveLength(0);
+  it('records a run in one write, reading nothing before a first delivery', async () => {
+    const w = world({});
+    let reads = 0;
+    const read = w.deps.getJobState;
+    w.deps.getJobState = async (id) => {
+      reads++;
+      return read(id);
+    };
+    expect(await deliverNotification(job('email', { users: [1, 2] }), 1, w.deps)).toBe('done');
+    expect(w.writes).toBe(1);
+    expect(reads).toBe(0);
+  });
+
+  it('a replayed job that finished before is not sent again; one never run is looked at again later', async () => {
+    const w = world({});
+    await deliverNotification(job('email', { users: [1] }), 1, w.deps);
+    const replay = (channel: NotificationJob['channel']) => job(channel, { users: [1], replay: true });
+    expect(await deliverNotification(replay('email'), 1, w.deps)).toBe('done');
+    expect(await deliverNotification(replay('sms'), 1, w.deps)).toBe('retry');
+    expect(await deliverNotification(replay('sms'), 2, w.deps)).toBe('done');
+    expect(w.sent.map((x) => x.channel)).toEqual(['email', 'sms']);
   });
 });
 

@@ -20,11 +20,11 @@ import { buildRenderValues, plainText, type RenderedMessage, renderMessage } fro
 import {
   ATTEMPT_TTL_DAYS,
   type AttemptRecord,
-  type ClaimResult,
-  claimJob,
+  getJobState,
+  type JobRun,
+  type JobState,
   type JobStatus,
-  putAttempts,
-  settleJob,
+  recordJobRun,
 } from './repository.ts';
 import { NOTIFY_CHANNELS, NOTIFY_SCENES, resolveTemplate } from './templates.ts';
 import { type RobotThrottle, robotThrottle } from './throttle.ts';
@@ -32,10 +32,11 @@ import { type RobotThrottle, robotThrottle } from './throttle.ts';
 /**
  * The notification consumer (behavior 7.6, 10): one queue message = one channel of one event.
  *
- * Per job: claim it (job state item: idempotency per job_id plus a lease, so a duplicate delivery of
- * the message neither sends twice nor races), load the task (cached) and its template, render once,
- * send through the channel's provider, record every attempt, then settle the job. Targets already
- * served (a user's e-mail, the robot group) are remembered, so a retry only sends what is left.
+ * Per job: load the task (cached) and its template, render once, send through the channel's provider,
+ * then record the run in one write (the job's state and every attempt). A message received again or
+ * a producer's replay first reads the job's state: targets already served (a user's e-mail, the robot
+ * group) are remembered, so a retry only sends what is left, and a finished job is not sent again.
+ * Delivery is at least once: two copies of a job running at the very same moment could both send.
  *
  * Outcomes: `delivered`; `rejected` (the provider refused for good: bad robot token, SMTP 5xx,
  * invalid number) and `skipped` (no provider configured, user without phone / e-mail / account) are
@@ -69,16 +70,13 @@ export interface NotifyDeps {
   getTask(id: number): Promise<Task | undefined>;
   getTemplate(id: number): Promise<Template | undefined>;
   getUsers(uids: number[]): Promise<User[]>;
-  claimJob(jobId: string, taskId: number, now: number, leaseSeconds: number): Promise<ClaimResult>;
-  settleJob(jobId: string, status: JobStatus, done: string[], now: number): Promise<void>;
-  putAttempts(attempts: AttemptRecord[]): Promise<void>;
+  getJobState(jobId: string): Promise<JobState | undefined>;
+  recordJobRun(run: JobRun): Promise<void>;
   providers: Providers;
   throttle: RobotThrottle;
   delayRetry(receiptHandle: string, seconds: number): Promise<void>;
 }
 
-/** Seconds one delivery run holds a job (the queue's visibility timeout). */
-export const LEASE_SECONDS = 60;
 const SEND_CONCURRENCY = 5;
 
 export async function deliverNotificationBatch(
@@ -154,12 +152,17 @@ export async function deliverNotification(
     logger.error('malformed notification job; left for the dead-letter queue', { length: body.length });
     return 'malformed';
   }
-  const claim = await deps.claimJob(job.job_id, job.task_id, nowSeconds(), LEASE_SECONDS);
-  if (!claim.claimed) {
-    // Finished before (a duplicate message): nothing to do. Leased by another run: look again later.
-    return claim.state && claim.state.status !== 'pending' ? 'done' : 'retry';
+  // A message received again, or a job a producer published again (a replay), may carry targets
+  // served before: read what the job's earlier runs did. A fresh replay with no run recorded yet
+  // may have its original still on the way: look again after the first backoff.
+  let done = new Set<string>();
+  if (attempt > 1 || job.replay) {
+    const state = await deps.getJobState(job.job_id);
+    if (state && state.status !== 'pending') return 'done';
+    if (!state && job.replay && attempt <= 1) return 'retry';
+    done = new Set(state?.done ?? []);
   }
-  const run = new Run(job, attempt, new Set(claim.state.done));
+  const run = new Run(job, attempt, done);
   try {
     const message = await render(job, deps);
     await sendChannel(job, message, run, deps);
@@ -185,9 +188,18 @@ export async function deliverNotification(
   return status === 'pending' ? 'retry' : 'done';
 }
 
+/** The run's one write: the job's state and this run's attempts. */
 async function persist(run: Run, status: JobStatus, deps: NotifyDeps) {
-  await deps.putAttempts(run.records);
-  await deps.settleJob(run.job.job_id, status, [...run.done], nowSeconds());
+  await deps.recordJobRun({
+    job_id: run.job.job_id,
+    task_id: run.job.task_id,
+    channel: run.job.channel,
+    scene: run.job.scene,
+    status,
+    done: [...run.done],
+    attempts: run.records,
+    at_ms: nowMs(),
+  });
 }
 
 async function render(job: NotificationJob, deps: NotifyDeps): Promise<RenderedMessage> {
@@ -518,9 +530,8 @@ export function defaultNotifyDeps(): NotifyDeps {
     getTask: (id) => getTaskCached(id),
     getTemplate: cachedTemplate,
     getUsers,
-    claimJob,
-    settleJob,
-    putAttempts,
+    getJobState,
+    recordJobRun,
     providers: realProviders(cfg),
     throttle: robotThrottle({
       maxPerMinute: cfg.notify.robotMaxPerMinute,

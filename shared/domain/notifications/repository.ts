@@ -13,8 +13,8 @@ import type { NotifyScene } from '../../messaging/messages.ts';
 import type { NotifyChannel } from './templates.ts';
 
 /**
- * The only DynamoDB code of the notification module: job state (idempotency and lease), delivery
- * attempts, and the per-robot rate items. See shared/db/KEY-DESIGN.md (AP-N1..AP-N8).
+ * The only DynamoDB code of the notification module: a job's state and attempts (one item per job,
+ * one write per delivery run), and the per-robot rate items. See shared/db/KEY-DESIGN.md (AP-N).
  */
 
 /** Outcome of one attempt. `failed`, `throttled` and `rate_limited` are retried; the others are final. */
@@ -51,102 +51,43 @@ export interface JobState {
   status: JobStatus;
   /** Targets already served (delivered or finally refused), so a retry does not send them again. */
   done: string[];
-  attempts: number;
-  lease_until?: number;
+  /** Delivery runs so far. */
+  runs: number;
   updated_at: number;
 }
 
 /** Days attempts and job states are kept. */
 export const ATTEMPT_TTL_DAYS = 30;
 const DAY = 86_400;
+/** Attempts of one run kept in the job item; a larger fan-out stores the rest as items of their own. */
+const ATTEMPTS_IN_JOB = 100;
 
-function stripJob(item: Record<string, unknown>): JobState {
+function jobStateOf(item: Record<string, unknown>): JobState {
   return {
     job_id: item.job_id as string,
     task_id: item.task_id as number,
     status: item.status as JobStatus,
     done: (item.done as string[] | undefined) ?? [],
-    attempts: (item.attempts as number | undefined) ?? 0,
-    lease_until: item.lease_until as number | undefined,
+    runs: (item.runs as number | undefined) ?? 0,
     updated_at: item.updated_at as number,
   };
 }
 
-export type ClaimResult =
-  | { claimed: true; state: JobState }
-  | { claimed: false; state: JobState | undefined };
-
-/**
- * AP-N1: claim a job for delivery. Succeeds when the job is new, or pending and not leased by
- * another delivery (a lease that ran out is taken over). Counts the attempt.
- */
-export async function claimJob(
-  jobId: string,
-  taskId: number,
-  now: number,
-  leaseSeconds: number,
-): Promise<ClaimResult> {
-  try {
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.notifyJob(jobId),
-        UpdateExpression:
-          'SET entity = :e, schema_version = :v, job_id = :j, task_id = :t, #s = if_not_exists(#s, :pending), ' +
-          'done = if_not_exists(done, :empty), lease_until = :lease, updated_at = :now, #ttl = :ttl ADD attempts :one',
-        ConditionExpression:
-          'attribute_not_exists(pk) OR (#s = :pending AND (attribute_not_exists(lease_until) OR lease_until <= :now))',
-        ExpressionAttributeNames: { '#s': 'status', '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':e': 'notify_job',
-          ':v': SCHEMA_VERSION,
-          ':j': jobId,
-          ':t': taskId,
-          ':pending': 'pending',
-          ':empty': [],
-          ':lease': now + leaseSeconds,
-          ':now': now,
-          ':ttl': now + ATTEMPT_TTL_DAYS * DAY,
-          ':one': 1,
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return { claimed: true, state: stripJob(out.Attributes ?? {}) };
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-    return { claimed: false, state: await getJobState(jobId) };
-  }
-}
-
-/** AP-N2: a job's state. */
+/** AP-N1: a job's state (read only when its message comes back, or comes from a producer's replay). */
 export async function getJobState(jobId: string): Promise<JobState | undefined> {
   const out = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.notifyJob(jobId), ConsistentRead: true }),
   );
-  return out.Item ? stripJob(out.Item) : undefined;
+  return out.Item ? jobStateOf(out.Item) : undefined;
 }
 
-/**
- * AP-N3: end a delivery run: record the served targets and either finish the job (`status` final)
- * or leave it pending for the retry. Releases the lease.
- */
-export async function settleJob(
-  jobId: string,
-  status: JobStatus,
-  done: string[],
-  now: number,
-): Promise<void> {
-  await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.notifyJob(jobId),
-      UpdateExpression: 'SET #s = :s, done = :done, updated_at = :now REMOVE lease_until',
-      ExpressionAttributeNames: { '#s': 'status' },
-      ExpressionAttributeValues: { ':s': status, ':done': done, ':now': now },
-    }),
-  );
-}
+/** The stored form of an attempt in a job item (the job's own fields are on the item). */
+type StoredAttempt = Omit<AttemptRecord, 'job_id' | 'task_id' | 'channel' | 'scene' | 'ttl'>;
+
+const stored = (a: AttemptRecord): StoredAttempt => {
+  const { job_id: _j, task_id: _t, channel: _c, scene: _s, ttl: _ttl, ...rest } = a;
+  return rest;
+};
 
 function attemptItem(a: AttemptRecord): Record<string, unknown> {
   const shard = shardOf(a.job_id, NOTIFY_TASK_SHARDS);
@@ -159,26 +100,90 @@ function attemptItem(a: AttemptRecord): Record<string, unknown> {
   };
 }
 
-/** AP-N4: record attempts (BatchWriteItem, 25 per call, unprocessed items retried). */
-export async function putAttempts(attempts: AttemptRecord[]): Promise<void> {
-  await putItems(attempts.map(attemptItem), 'notification attempts');
+export interface JobRun {
+  job_id: string;
+  task_id: number;
+  channel: NotifyChannel;
+  scene: NotifyScene;
+  status: JobStatus;
+  done: string[];
+  attempts: AttemptRecord[];
+  at_ms: number;
 }
 
-const stripAttempt = (item: Record<string, unknown>) => fromItem<AttemptRecord>(item);
+/**
+ * AP-N2: record one delivery run of a job, in one write: its state (final status, or pending for
+ * the retry, and the targets served) and the run's attempts appended to the job's list. A fan-out
+ * of more than ATTEMPTS_IN_JOB targets in one run keeps the rest as attempt items of their own
+ * (BatchWriteItem), so an item never nears DynamoDB's size limit.
+ */
+export async function recordJobRun(run: JobRun): Promise<void> {
+  const now = Math.floor(run.at_ms / 1000);
+  const inline = run.attempts.slice(0, ATTEMPTS_IN_JOB);
+  const overflow = run.attempts.slice(ATTEMPTS_IN_JOB);
+  const shard = shardOf(run.job_id, NOTIFY_TASK_SHARDS);
+  await Promise.all([
+    db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.notifyJob(run.job_id),
+        UpdateExpression:
+          'SET entity = :e, schema_version = :v, job_id = :j, task_id = :t, channel = :c, scene = :sc, ' +
+          '#s = :s, done = :done, updated_at = :now, #ttl = :ttl, gsi1pk = :gpk, gsi1sk = :gsk, ' +
+          'attempts = list_append(if_not_exists(attempts, :empty), :new) ADD runs :one',
+        ExpressionAttributeNames: { '#s': 'status', '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':e': 'notify_job',
+          ':v': SCHEMA_VERSION,
+          ':j': run.job_id,
+          ':t': run.task_id,
+          ':c': run.channel,
+          ':sc': run.scene,
+          ':s': run.status,
+          ':done': run.done,
+          ':now': now,
+          ':ttl': now + ATTEMPT_TTL_DAYS * DAY,
+          ':gpk': keys.notifyAttemptsOfTask(run.task_id, shard),
+          ':gsk': keys.notifyJobOfTaskSk(run.at_ms, run.job_id),
+          ':empty': [],
+          ':new': inline.map(stored),
+          ':one': 1,
+        },
+      }),
+    ),
+    overflow.length > 0 ? putItems(overflow.map(attemptItem), 'notification attempts') : undefined,
+  ]);
+}
 
-/** AP-N5: the attempts of one job, oldest first (one Query). */
+/** Every attempt an item holds: a job item's list, or an attempt item of a large fan-out. */
+function attemptsOf(item: Record<string, unknown>): AttemptRecord[] {
+  if (item.entity !== 'notify_job') return [fromItem<AttemptRecord>(item)];
+  const common = {
+    job_id: item.job_id as string,
+    task_id: item.task_id as number,
+    channel: item.channel as NotifyChannel,
+    scene: item.scene as NotifyScene,
+    ttl: item.ttl as number,
+  };
+  return ((item.attempts as StoredAttempt[] | undefined) ?? []).map((a) => ({ ...common, ...a }));
+}
+
+const byTime = (a: AttemptRecord, b: AttemptRecord) => a.at_ms - b.at_ms || a.seq - b.seq;
+
+/** AP-N3: the attempts of one job, oldest first (one Query of the job's partition). */
 export async function listAttemptsOfJob(jobId: string): Promise<AttemptRecord[]> {
   const items = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-    ExpressionAttributeValues: {
-      ':pk': keys.notifyJobPartition(jobId),
-      ':prefix': keys.notifyAttemptPrefix(),
-    },
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.notifyJobPartition(jobId) },
+    ConsistentRead: true,
   });
-  return items.map(stripAttempt);
+  return items.flatMap(attemptsOf).sort(byTime);
 }
 
-/** AP-N6: a task's most recent attempts, newest first (one Query per gsi1 shard, merged). */
+/**
+ * AP-N4: a task's most recent attempts, newest first: the jobs (and large fan-outs' attempt items)
+ * last run, one Query per gsi1 shard, merged.
+ */
 export async function listRecentAttemptsOfTask(taskId: number, limit = 50): Promise<AttemptRecord[]> {
   const pages = await Promise.all(
     Array.from({ length: NOTIFY_TASK_SHARDS }, (_, shard) =>
@@ -195,14 +200,13 @@ export async function listRecentAttemptsOfTask(taskId: number, limit = 50): Prom
     ),
   );
   return pages
-    .flatMap((p) => p.Items ?? [])
-    .sort((a, b) => String(b.gsi1sk).localeCompare(String(a.gsi1sk)))
-    .slice(0, limit)
-    .map(stripAttempt);
+    .flatMap((p) => (p.Items ?? []).flatMap(attemptsOf))
+    .sort((a, b) => byTime(b, a))
+    .slice(0, limit);
 }
 
 /**
- * AP-N7: take one send slot of a robot for the current minute: at most `limit` per minute and none
+ * AP-N5: take one send slot of a robot for the current minute: at most `limit` per minute and none
  * while the robot is blocked. One conditional update in the common case (same minute); when the
  * minute rolled over (or the item is new) a second one starts the minute, and if a concurrent sender
  * started it first, the increment is tried once more. False = throttled (the minute's budget is spent
@@ -262,7 +266,7 @@ export async function takeRobotSlot(
   return false;
 }
 
-/** AP-N8: block a robot until `until` (it answered with its provider's rate-limit code). */
+/** AP-N6: block a robot until `until` (it answered with its provider's rate-limit code). */
 export async function blockRobot(robotId: string, until: number, now: number): Promise<void> {
   await db().send(
     new UpdateCommand({
