@@ -31,7 +31,9 @@ describe('schema validation errors', () => {
   const validate = compileSchema(schema);
 
   it('names the field of every problem, first one as the message', () => {
-    const res = errorsOf(() => validate({ name: 'x'.repeat(101), level: 7, receiver: { ids: [1, 1], extra: 1 } }));
+    const res = errorsOf(() =>
+      validate({ name: 'x'.repeat(101), level: 7, receiver: { ids: [1, 1], extra: 1 } }),
+    );
     expect(res?.msg).toBe('name must be at most 100 characters');
     expect(res?.errors).toEqual(
       expect.arrayContaining([

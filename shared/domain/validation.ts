@@ -11,12 +11,16 @@ const coercing = new Ajv({ allErrors: true, strict: false, verbose: true, coerce
 
 export type Validator = (value: unknown) => void;
 
+/** Every id the service accepts: a positive integer a JavaScript number holds exactly (behavior 1). */
+export const ID_SCHEMA = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const;
+
 function fieldOf(err: ErrorObject): string {
   const path = err.instancePath
     .split('/')
     .slice(1)
     .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (err.keyword === 'required') path.push(String((err.params as { missingProperty: string }).missingProperty));
+  if (err.keyword === 'required')
+    path.push(String((err.params as { missingProperty: string }).missingProperty));
   if (err.keyword === 'additionalProperties') {
     path.push(String((err.params as { additionalProperty: string }).additionalProperty));
   }

@@ -1,4 +1,5 @@
 import { channelsSchema, webhookUrlSchema } from '../tasks/channels-schema.ts';
+import { ID_SCHEMA } from '../validation.ts';
 
 /**
  * The body of `POST /alarm/report` after authentication (behavior 6.1). `ctn` is checked by hand
@@ -26,7 +27,7 @@ const receiverSchema = {
   properties: {
     alarmgroup: {
       type: 'array',
-      items: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
+      items: ID_SCHEMA,
       maxItems: 100,
       uniqueItems: true,
     },

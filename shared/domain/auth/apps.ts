@@ -17,7 +17,12 @@ export interface App {
 export async function getApp(id: number): Promise<App | undefined> {
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: keys.app(id) }));
   if (!out.Item) return undefined;
-  return { id: out.Item.id, name: out.Item.name, token: unseal(out.Item.token_sealed), created_at: out.Item.created_at };
+  return {
+    id: out.Item.id,
+    name: out.Item.name,
+    token: unseal(out.Item.token_sealed),
+    created_at: out.Item.created_at,
+  };
 }
 
 /** AP: upsert an app (admin); with `onlyNew`, fails when the id is taken. */

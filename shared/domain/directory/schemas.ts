@@ -1,8 +1,9 @@
+import { ID_SCHEMA } from '../validation.ts';
 import { channelsSchema } from '../tasks/channels-schema.ts';
 
-const id = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
+const id = ID_SCHEMA;
 const text = (max = 200) => ({ type: 'string', maxLength: max });
-const time = { type: 'integer', minimum: 0 };
+const time = { type: 'integer', minimum: 0, maximum: 99_999_999_999 };
 
 const entry = (required: string[], properties: Record<string, unknown>) => ({
   type: 'object',
@@ -27,8 +28,8 @@ export const directorySchema = {
         bu_id: id,
         name: text(100),
         remark: text(),
-        created_by: { type: 'integer', minimum: 0 },
-        updated_by: { type: 'integer', minimum: 0 },
+        created_by: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+        updated_by: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
       }),
     },
     users: {
@@ -60,7 +61,12 @@ export const directorySchema = {
     },
     tags: {
       type: 'array',
-      items: entry(['id', 'name'], { id, name: text(100), remark: text(), created_by: { type: 'integer', minimum: 0 } }),
+      items: entry(['id', 'name'], {
+        id,
+        name: text(100),
+        remark: text(),
+        created_by: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
+      }),
     },
     templates: {
       type: 'array',
@@ -68,7 +74,7 @@ export const directorySchema = {
         id,
         name: text(100),
         remark: text(),
-        created_by: { type: 'integer', minimum: 0 },
+        created_by: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
         permission: { type: 'array', items: id },
         template: { type: 'object' },
       }),

@@ -37,71 +37,86 @@ export interface ImportSummary {
  * malformed entry is reported with its path and nothing is written), then every list is upserted
  * by id. Re-running it is safe.
  */
-export async function importDirectory(doc: unknown, deps = { put: repo.putDirectoryItems, putApp }): Promise<ImportSummary> {
+export async function importDirectory(
+  doc: unknown,
+  deps = { put: repo.putDirectoryItems, putApp },
+): Promise<ImportSummary> {
   validateDirectory(doc);
   const d = doc as Record<string, Raw[] | undefined>;
   const now = nowSeconds();
   const stamp = (e: Raw) => ({ created_at: e.created_at ?? now, updated_at: e.updated_at ?? now });
   const items: repo.DirectoryItem[] = [
-    ...(d.business_units ?? []).map((e): repo.DirectoryItem => ({
-      entity: 'business_unit',
-      value: { id: e.id, name: e.name, remark: e.remark ?? '', pinyin: toPinyin(e.name), ...stamp(e) },
-    })),
-    ...(d.departments ?? []).map((e): repo.DirectoryItem => ({
-      entity: 'department',
-      value: {
-        id: e.id,
-        bu_id: e.bu_id,
-        name: e.name,
-        remark: e.remark ?? '',
-        pinyin: toPinyin(e.name),
-        created_by: e.created_by ?? 0,
-        updated_by: e.updated_by ?? e.created_by ?? 0,
-        ...stamp(e),
-      },
-    })),
-    ...(d.users ?? []).map((e): repo.DirectoryItem => ({
-      entity: 'user',
-      value: {
-        uid: e.uid,
-        username: e.username,
-        pinyin: toPinyin(e.username),
-        user: e.user,
-        email: e.email,
-        department: e.department ?? '',
-        phone: e.phone ?? '',
-        wechatid: e.wechatid ?? '',
-        role: e.role ?? 0,
-        ...stamp(e),
-      },
-    })),
-    ...(d.alarm_groups ?? []).map((e): repo.DirectoryItem => ({
-      entity: 'alarm_group',
-      value: {
-        id: e.id,
-        name: e.name,
-        remark: e.remark ?? '',
-        receiver: { channels: normalizeWebhook(e.receiver.channels) },
-        ...stamp(e),
-      },
-    })),
-    ...(d.tags ?? []).map((e): repo.DirectoryItem => ({
-      entity: 'tag',
-      value: { id: e.id, name: e.name, remark: e.remark ?? '', created_by: e.created_by ?? 0, ...stamp(e) },
-    })),
-    ...(d.templates ?? []).map((e): repo.DirectoryItem => ({
-      entity: 'template',
-      value: {
-        id: e.id,
-        name: e.name,
-        pinyin: toPinyin(e.name),
-        remark: e.remark ?? '',
-        created_by: e.created_by ?? 0,
-        permission: e.permission ?? [],
-        template: e.template as TemplateScenes,
-        ...stamp(e),
-      },
-    })),
+    ...(d.business_units ?? []).map(
+      (e): repo.DirectoryItem => ({
+        entity: 'business_unit',
+        value: { id: e.id, name: e.name, remark: e.remark ?? '', pinyin: toPinyin(e.name), ...stamp(e) },
+      }),
+    ),
+    ...(d.departments ?? []).map(
+      (e): repo.DirectoryItem => ({
+        entity: 'department',
+        value: {
+          id: e.id,
+          bu_id: e.bu_id,
+          name: e.name,
+          remark: e.remark ?? '',
+          pinyin: toPinyin(e.name),
+          created_by: e.created_by ?? 0,
+          updated_by: e.updated_by ?? e.created_by ?? 0,
+          ...stamp(e),
+        },
+      }),
+    ),
+    ...(d.users ?? []).map(
+      (e): repo.DirectoryItem => ({
+        entity: 'user',
+        value: {
+          uid: e.uid,
+          username: e.username,
+          pinyin: toPinyin(e.username),
+          user: e.user,
+          email: e.email,
+          department: e.department ?? '',
+          phone: e.phone ?? '',
+          wechatid: e.wechatid ?? '',
+          role: e.role ?? 0,
+          ...stamp(e),
+        },
+      }),
+    ),
+    ...(d.alarm_groups ?? []).map(
+      (e): repo.DirectoryItem => ({
+        entity: 'alarm_group',
+        value: {
+          id: e.id,
+          name: e.name,
+          remark: e.remark ?? '',
+          receiver: { channels: normalizeWebhook(e.receiver.channels) },
+          ...stamp(e),
+        },
+      }),
+    ),
+    ...(d.tags ?? []).map(
+      (e): repo.DirectoryItem => ({
+        entity: 'tag',
+        value: { id: e.id, name: e.name, remark: e.remark ?? '', created_by: e.created_by ?? 0, ...stamp(e) },
+      }),
+    ),
+    ...(d.templates ?? []).map(
+      (e): repo.DirectoryItem => ({
+        entity: 'template',
+        value: {
+          id: e.id,
+          name: e.name,
+          pinyin: toPinyin(e.name),
+          remark: e.remark ?? '',
+          created_by: e.created_by ?? 0,
+          permission: e.permission ?? [],
+          template: e.template as TemplateScenes,
+          ...stamp(e),
+        },
+      }),
+    ),
   ];
   // Alarm groups' webhook and robot URLs go through the outbound guard like a task's (behavior 11).
   const errors = [...findDuplicateIds(d), ...(await alarmGroupOutboundUrlErrors(d.alarm_groups ?? []))];
@@ -131,7 +146,8 @@ function findDuplicateIds(d: Record<string, Raw[] | undefined>) {
     const seen = new Set<number>();
     (entries ?? []).forEach((e, i) => {
       const id = list === 'users' ? e.uid : e.id;
-      if (seen.has(id)) errors.push({ field: `${list}.${i}.${list === 'users' ? 'uid' : 'id'}`, message: `repeats ${id}` });
+      if (seen.has(id))
+        errors.push({ field: `${list}.${i}.${list === 'users' ? 'uid' : 'id'}`, message: `repeats ${id}` });
       seen.add(id);
     });
   }
@@ -141,7 +157,9 @@ function findDuplicateIds(d: Record<string, Raw[] | undefined>) {
 /** GET /department/simple */
 export async function listDepartmentsView() {
   const departments = await repo.listDepartments();
-  return { departments: departments.map((d) => ({ id: d.id, pinyin: d.pinyin, name: d.name, remark: d.remark })) };
+  return {
+    departments: departments.map((d) => ({ id: d.id, pinyin: d.pinyin, name: d.name, remark: d.remark })),
+  };
 }
 
 /** GET /department/show: interface 2.2 detail. */

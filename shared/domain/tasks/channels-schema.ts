@@ -1,8 +1,9 @@
+import { ID_SCHEMA } from '../validation.ts';
 /**
  * JSON Schema of receiver channels (interface 2.5 request form, behavior 5.2). Shared by task
  * receivers, dispatch items, reminder and upgrade receivers, alarm reports and alarm groups.
  */
-const uids = { type: 'array', items: { type: 'integer', minimum: 1 }, maxItems: 500 };
+const uids = { type: 'array', items: ID_SCHEMA, maxItems: 500 };
 
 export function robotsSchema(secretRequired: boolean) {
   return {

@@ -258,14 +258,25 @@ describe('parseCreateBody: validation (interface 4.3, 7, 8; behavior 5.1, 5.2)',
     expect(config.workflow).toEqual({ enable: false });
   });
 
-  it('refuses disabled-module content that DynamoDB cannot store (422, not a 500 at write time)', () => {
+  it('refuses disabled-module content that would not read back as sent (422 naming the field, not a 500)', () => {
     let deep: Body = { x: 1 };
     for (let i = 0; i < 30; i++) deep = { a: deep };
+    const range = `must be a number between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`;
     const cases: [Body, string][] = [
       [{ filter: { enable: false, '': 1 } }, 'filter must not have an empty key'],
       [{ workflow: { reminds: [{ x: { '': 1 } }] } }, 'workflow.reminds.0.x must not have an empty key'],
-      [{ upgrade: { enable: false, n: 1e-300 } }, 'upgrade.n must be a number DynamoDB can store'],
-      [{ compress: { n: Number.POSITIVE_INFINITY } }, 'compress.n must be a number DynamoDB can store'],
+      [{ upgrade: { enable: false, n: 1e-300 } }, 'upgrade.n must be 0 or at least 1e-130 in magnitude'],
+      [{ compress: { n: Number.POSITIVE_INFINITY } }, `compress.n ${range}`],
+      [{ filter: { enable: false, n: 1e20 } }, `filter.n ${range}`],
+      [{ filter: { enable: false, n: [2 ** 53 + 2] } }, `filter.n.0 ${range}`],
+      [
+        { filter: JSON.parse('{"enable":false,"x":{"__proto__":1}}') },
+        'filter.x.__proto__ is a reserved key',
+      ],
+      [
+        { workflow: JSON.parse('{"enable":false,"constructor":{"a":1}}') },
+        'workflow.constructor is a reserved key',
+      ],
       [
         { recovery: { enable: false, deep } },
         'recovery.deep.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a must not be nested deeper than 24 levels',
@@ -274,10 +285,11 @@ describe('parseCreateBody: validation (interface 4.3, 7, 8; behavior 5.1, 5.2)',
     for (const [over, msg] of cases)
       expect(validationOf(() => parseCreateBody(base(over))).message).toBe(msg);
     expect(
-      parseCreateBody(base({ filter: { enable: false, n: [0, -2.5, 1e20], s: '' } })).config.filter,
+      parseCreateBody(base({ filter: { enable: false, n: [0, -2.5, 9007199254740991], s: '' } })).config
+        .filter,
     ).toEqual({
       enable: false,
-      n: [0, -2.5, 1e20],
+      n: [0, -2.5, 9007199254740991],
       s: '',
     });
   });
@@ -444,6 +456,9 @@ describe('applyFieldPaths (behavior 5.3)', () => {
     ['receiver..email', 'receiver..email is not an updatable field'],
     ['receiver.__proto__.polluted', 'receiver.__proto__.polluted is not an updatable field'],
     ['constructor', 'constructor is not an updatable field'],
+    ['name.x.y', 'name.x.y does not address a field of the configuration'],
+    ['flag_save_db.a', 'flag_save_db.a does not address a field of the configuration'],
+    ['receiver.mode.x', 'receiver.mode.x does not address a field of the configuration'],
   ])('refuses the path %s', (path, message) => {
     expect(validationOf(() => applyFieldPaths(stored, {}, [path])).message).toBe(message);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -2,6 +2,7 @@
  * Pure rules of the alarm task API: validation beyond the JSON Schema, normalization of a request
  * into the stored configuration, `filter_fields` path copying, and the status transitions. No I/O.
  */
+import { nestingDepth } from '../../json.ts';
 import { ConflictError, type FieldError, ValidationError } from '../errors.ts';
 import { compileSchema } from '../validation.ts';
 import type {
@@ -75,25 +76,35 @@ function webhookUrl(v: unknown): string | undefined {
 const enabled = (m: unknown): m is Raw => isObj(m) && m.enable === true;
 
 const MODULES = ['workflow', 'filter', 'upgrade', 'compress', 'recovery'] as const;
-/** A module sits two levels down in the task item; DynamoDB allows 32 levels of nesting. */
+/** How deeply a disabled module may nest (it is stored as sent, two levels down in the task). */
 const MAX_STORED_DEPTH = 24;
+/** Keys that would be taken for an object's prototype machinery rather than data. */
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
- * A disabled module is stored as sent (behavior 5.2), so its content must be something DynamoDB can
- * store: no empty keys, bounded nesting, finite numbers within DynamoDB's range. Else it would 500.
+ * A disabled module is stored as sent (behavior 5.2), so its content must be plain data that reads
+ * back the same: keys that are names (not empty, not `__proto__` / `constructor` / `prototype`),
+ * bounded nesting, and numbers a JavaScript number holds exactly. The first problem, naming its field.
  */
-function unstorable(v: unknown, field: string, depth = 0): FieldError | undefined {
+function freeFormError(v: unknown, field: string, depth = 0): FieldError | undefined {
   if (typeof v === 'number') {
     const a = Math.abs(v);
-    const ok = Number.isFinite(v) && (a === 0 || (a >= 1e-130 && a < 1e126));
-    return ok ? undefined : { field, message: 'must be a number DynamoDB can store' };
+    if (!Number.isFinite(v) || a > Number.MAX_SAFE_INTEGER)
+      return {
+        field,
+        message: `must be a number between -${Number.MAX_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}`,
+      };
+    if (a !== 0 && a < 1e-130) return { field, message: 'must be 0 or at least 1e-130 in magnitude' };
+    return undefined;
   }
   if (typeof v !== 'object' || v === null) return undefined;
   if (depth >= MAX_STORED_DEPTH)
     return { field, message: `must not be nested deeper than ${MAX_STORED_DEPTH} levels` };
+  const array = Array.isArray(v);
   for (const [k, x] of Object.entries(v)) {
-    if (k === '' && !Array.isArray(v)) return { field, message: 'must not have an empty key' };
-    const err = unstorable(x, `${field}.${k}`, depth + 1);
+    if (!array && k === '') return { field, message: 'must not have an empty key' };
+    if (!array && RESERVED_KEYS.has(k)) return { field: `${field}.${k}`, message: 'is a reserved key' };
+    const err = freeFormError(x, `${field}.${k}`, depth + 1);
     if (err) return err;
   }
   return undefined;
@@ -126,7 +137,7 @@ export function semanticErrors(body: Raw, creator: number | undefined): FieldErr
     });
   }
   for (const m of MODULES) {
-    const err = isObj(body[m]) && !enabled(body[m]) ? unstorable(body[m], m) : undefined;
+    const err = isObj(body[m]) && !enabled(body[m]) ? freeFormError(body[m], m) : undefined;
     if (err) errors.push(err);
   }
   if (enabled(body.compress) && body.compress.method === 2) {
@@ -454,8 +465,42 @@ function deletePath(obj: Raw, segs: string[]): void {
  * The configuration after copying each path from the request (a path absent from the request
  * clears that value); everything else is the stored configuration. The result is not validated.
  */
+/** The deepest value a partial update copies (the configuration itself is far shallower). */
+const MAX_COPY_DEPTH = 64;
+
+/** Top-level fields that are single values: a path cannot go below them. */
+const SCALAR_FIELDS = new Set(['name', 'department_id', 'flag_save_db']);
+
+/** Whether a path goes below a single value (in the stored configuration or in the request). */
+function descendsIntoValue(segs: string[], ...sources: unknown[]): boolean {
+  if (SCALAR_FIELDS.has(segs[0])) return segs.length > 1;
+  return sources.some((src) => {
+    let cur = src;
+    for (const s of segs.slice(0, -1)) {
+      if (cur === undefined) return false;
+      if (cur === null || typeof cur !== 'object') return true;
+      cur = Array.isArray(cur)
+        ? isIndex(s)
+          ? cur[Number(s)]
+          : undefined
+        : Object.hasOwn(cur, s)
+          ? (cur as Raw)[s]
+          : undefined;
+    }
+    return cur !== undefined && (cur === null || typeof cur !== 'object');
+  });
+}
+
 export function applyFieldPaths(stored: TaskConfig, request: Raw, paths: string[]): Raw {
   const errors = fieldPathErrors(paths);
+  for (const path of paths) {
+    if (errors.some((e) => e.field === path)) continue;
+    if (descendsIntoValue(path.split('.'), stored, request))
+      errors.push({ field: path, message: 'does not address a field of the configuration' });
+    // Copying the value clones it: absurd nesting is refused before (the rules refuse it anyway).
+    else if (nestingDepth(getPath(request, path.split('.')), MAX_COPY_DEPTH) > MAX_COPY_DEPTH)
+      errors.push({ field: path, message: `must not be nested deeper than ${MAX_COPY_DEPTH} levels` });
+  }
   if (errors.length) throw new ValidationError(errors);
   const out = structuredClone(stored) as unknown as Raw;
   for (const path of paths) {

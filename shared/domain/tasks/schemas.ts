@@ -1,3 +1,4 @@
+import { ID_SCHEMA } from '../validation.ts';
 /**
  * JSON Schemas of the alarm task API (interface 4.3, 4.4, 7, 8; behavior 5). They check shape, types,
  * enumerations and the "required when enabled" rules; the rules that need custom wording or span
@@ -7,7 +8,7 @@
 import { channelsSchema } from './channels-schema.ts';
 import { OPERATORS, OPERATORS_WITHOUT_THRESHOLD } from './model.ts';
 
-const id = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
+const id = ID_SCHEMA;
 const positive = (max: number) => ({ type: 'integer', exclusiveMinimum: 0, maximum: max });
 /** Minutes: at most one year. */
 const minutes = positive(525_600);

@@ -7,6 +7,7 @@ import type { TaskWriteResult } from './repository.ts';
 import {
   createTask,
   expirePause,
+  MAX_UPDATE_ATTEMPTS,
   PAUSE_EXPIRY,
   pauseTask,
   type TaskDeps,
@@ -140,19 +141,25 @@ describe('tasks service', () => {
     expect(tasks.get(100)).toMatchObject({ name: 'renamed', task_tags: [2], version: 3 });
   });
 
-  it('gives up with 409 after losing the race five times', async () => {
+  it('keeps re-applying a partial update that loses races, with backoff, then gives up with 409', async () => {
     let attempts = 0;
+    const waits: number[] = [];
     const { deps, tasks } = fakeDeps({
       replaceTaskItems: async () => {
         attempts++;
         return 'stale';
+      },
+      sleep: async (ms: number) => {
+        waits.push(ms);
       },
     });
     await createTask(body(), deps);
     await expect(
       updateTaskFields(tasks.get(100) as Task, { filter_fields: ['flag_save_db'], flag_save_db: 0 }, deps),
     ).rejects.toThrow(new ConflictError('task [100] was changed concurrently, please retry'));
-    expect(attempts).toBe(5);
+    expect(attempts).toBe(MAX_UPDATE_ATTEMPTS);
+    expect(waits).toHaveLength(MAX_UPDATE_ATTEMPTS - 1);
+    expect(Math.max(...waits)).toBeLessThanOrEqual(400);
   });
 
   it('schedules the pause expiry before writing the status, and the expiry resumes only that pause', async () => {

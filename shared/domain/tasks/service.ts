@@ -48,11 +48,18 @@ export const taskDeps = {
   getTemplate: directory.getTemplate,
   publishWebhookEvents,
   putDue,
+  sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
 };
 export type TaskDeps = typeof taskDeps;
 
-/** Attempts of a write that lost an optimistic-concurrency race before giving up with 409. */
+/** Attempts of a status or delete write that lost an optimistic-concurrency race before a 409. */
 const MAX_ATTEMPTS = 5;
+/**
+ * How often a configuration write re-applies itself after losing races, with jittered backoff
+ * (behavior 5.3: every concurrent partial update of different fields survives; twenty at once settle
+ * in a few rounds). About ten seconds of backoff in all before a 409.
+ */
+export const MAX_UPDATE_ATTEMPTS = 40;
 
 /** Due-work kind that ends a pause (registered in due/handlers.ts). */
 export const PAUSE_EXPIRY = 'task-pause-expiry';
@@ -141,10 +148,20 @@ export async function createTask(body: Body, deps: TaskDeps = taskDeps) {
  */
 async function replaceConfig(task: Task, derive: (current: Task) => TaskConfig, deps: TaskDeps) {
   let current = task;
-  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-    if (attempt > 0) current = await reread(task.id, deps);
+  // References depend on the configuration only: a retry whose configuration names the same ones
+  // does not read them (and check their URLs) again.
+  let loaded: { key: string; refs: References } | undefined;
+  for (let attempt = 0; ; attempt++) {
+    if (attempt > 0) {
+      if (attempt >= MAX_UPDATE_ATTEMPTS) throw raced(task.id);
+      // Full jitter: writers that collided spread out instead of colliding again.
+      await deps.sleep(Math.random() * Math.min(400, 20 * 2 ** attempt));
+      current = await reread(task.id, deps);
+    }
     const config = derive(current);
-    const refs = await loadReferences(config, current.created_by, deps);
+    const key = JSON.stringify([current.created_by, config]);
+    if (loaded?.key !== key) loaded = { key, refs: await loadReferences(config, current.created_by, deps) };
+    const refs = loaded.refs;
     const writes = repo.permissionWriteCount(current.permission, config.permission);
     if (writes + 3 > repo.MAX_TRANSACTION_ITEMS) {
       throw ValidationError.of(
@@ -167,7 +184,6 @@ async function replaceConfig(task: Task, derive: (current: Task) => TaskConfig, 
       return storeView(next, refs.department, refs.creator, refs.nullPhoneUsers, now);
     }
   }
-  throw raced(task.id);
 }
 
 /** PUT /alarmtask/update: whole configuration replaced (behavior 5.3). */

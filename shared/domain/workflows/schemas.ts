@@ -1,7 +1,8 @@
+import { ID_SCHEMA } from '../validation.ts';
 import { MAX_BATCH_IDS, type Operation } from './model.ts';
 
 /** Input schemas of the workflow endpoints (interface 4.5, behavior 9). Distinctness is checked by the service. */
-const id = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER };
+const id = ID_SCHEMA;
 
 const ids = {
   type: 'array',
