@@ -543,7 +543,12 @@ describe('GET /alarmtask/show', () => {
           name: tpl.name,
           pinyin: tpl.name,
           remark: tpl.remark,
-          template: tpl.template,
+          // The effective template (behavior 5.2): every scene and channel, each with its source.
+          template: expect.objectContaining({
+            compressed: expect.objectContaining({
+              email: { type: 2, format: 3, template: '<b>{task.name}</b>' },
+            }),
+          }),
           created_by: tpl.created_by,
           created_at: expect.any(Number),
           updated_at: expect.any(Number),
@@ -606,13 +611,40 @@ describe('GET /alarmtask/show', () => {
     expect(b.upgrade).toEqual({ enable: false, strategies: [disabledUpgrade] });
   });
 
-  it('reports template type 1 for a predefined template and 0 with an empty record for none', async () => {
+  it('reports template type 1 for a predefined template and 0 with the system default for none, effective per scene and channel', async () => {
     const predefined = await createTask({ template: { template_id: 1 } });
     const none = await createTask();
     const a = await api.get('/alarmtask/show', { query: await taskAuth(predefined) });
     const b = await api.get('/alarmtask/show', { query: await taskAuth(none) });
     expect(a.data.task.template).toMatchObject({ template_id: 1, type: 1, template: { id: 1 }, udf: {} });
-    expect(b.data.task.template).toEqual({ template_id: 0, type: 0, template: {}, udf: {} });
+    expect(b.data.task.template).toMatchObject({ template_id: 0, type: 0, template: { id: 0 }, udf: {} });
+    const scenes = (t: {
+      template: {
+        template: { template: Record<string, Record<string, { type: number; template: string }>> };
+      };
+    }) => t.template.template.template;
+    for (const task of [a.data.task, b.data.task]) {
+      expect(Object.keys(scenes(task))).toEqual(['compressed', 'not_compress', 'upgrade', 'recovery']);
+      for (const scene of Object.values(scenes(task))) {
+        expect(Object.keys(scene).sort()).toEqual([
+          'dinggroup',
+          'dingworker',
+          'email',
+          'phone',
+          'sms',
+          'wechat',
+          'yachgroup',
+          'yachworker',
+        ]);
+        for (const e of Object.values(scene)) expect(typeof e.template).toBe('string');
+      }
+    }
+    // The fixture's predefined template has a compressed e-mail entry: type 1 there, 0 elsewhere.
+    expect(scenes(a.data.task).compressed.email.type).toBe(1);
+    expect(scenes(a.data.task).upgrade.email.type).toBe(0);
+    expect(
+      new Set(Object.values(scenes(b.data.task)).flatMap((s) => Object.values(s).map((e) => e.type))),
+    ).toEqual(new Set([0]));
   });
 
   it('computes the pinyin of a Chinese name', async () => {

@@ -1,7 +1,7 @@
 import { formatDateTime } from '../../clock.ts';
 import { describe, expect, it } from 'vitest';
 import type { RenderContext } from '../../messaging/messages.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Task, TemplateConfig } from '../tasks/model.ts';
 import {
   buildRenderValues,
   plainText,
@@ -10,7 +10,14 @@ import {
   renderTemplate,
   truncate,
 } from './render.ts';
-import { defaultTemplate, NOTIFY_CHANNELS, NOTIFY_SCENES, resolveTemplate } from './templates.ts';
+import {
+  defaultTemplate,
+  effectiveTemplate,
+  NOTIFY_CHANNELS,
+  NOTIFY_SCENES,
+  resolveTemplate,
+} from './templates.ts';
+import type { Template } from '../directory/model.ts';
 
 const task = {
   id: 12,
@@ -257,5 +264,38 @@ describe('text helpers', () => {
     expect(truncate('abcdef', 10)).toBe('abcdef');
     expect(truncate('日志中心日志中心', 5)).toBe('日志中心…');
     expect([...truncate('x'.repeat(400), 300)].length).toBe(300);
+  });
+});
+
+describe('effectiveTemplate (behavior 5.2)', () => {
+  const predefined = {
+    id: 1,
+    name: 'short',
+    template: { compressed: { email: { format: 1, template: 'pre {task.name}' } } },
+  } as unknown as Template;
+
+  it('lists all four scenes with every channel, each with where it comes from', () => {
+    // Arrange: a predefined template for compressed/email, a custom entry for compressed/sms
+    const config: TemplateConfig = { template_id: 1, udf: { compressed: { sms: { format: 1, template: 'mine' } } } };
+    // Act
+    const t = effectiveTemplate(config, predefined) as Record<
+      string,
+      Record<string, { type: number; format: number; template: string }>
+    >;
+    // Assert
+    expect(Object.keys(t)).toEqual(['compressed', 'not_compress', 'upgrade', 'recovery']);
+    for (const scene of Object.values(t))
+      expect(Object.keys(scene).sort()).toEqual([...NOTIFY_CHANNELS].sort());
+    expect(t.compressed.sms).toEqual({ type: 2, format: 1, template: 'mine' });
+    expect(t.compressed.email).toEqual({ type: 1, format: 1, template: 'pre {task.name}' });
+    expect(t.upgrade.email.type).toBe(0);
+    expect(t.upgrade.email.template).toBe(defaultTemplate('upgrade', 'email').template);
+  });
+
+  it('is the system default everywhere for a task without a template', () => {
+    const t = effectiveTemplate({}, undefined) as Record<string, Record<string, { type: number }>>;
+    expect(new Set(Object.values(t).flatMap((s) => Object.values(s).map((e) => e.type)))).toEqual(
+      new Set([0]),
+    );
   });
 });

@@ -2,6 +2,7 @@ import type { NotificationJob, NotifyScene } from '../../messaging/messages.ts';
 import type { Template } from '../directory/model.ts';
 import {
   NOTIFY_CHANNELS as TASK_NOTIFY_CHANNELS,
+  TEMPLATE_SCENES,
   type TemplateConfig,
   type TemplateEntry,
 } from '../tasks/model.ts';
@@ -196,4 +197,23 @@ export function resolveTemplate(
     return { type: udf?.format ? 2 : 1, format, title: fallback.title, template: pre.template };
   }
   return { ...fallback, type: udf?.format ? 2 : pre?.format ? 1 : 0 };
+}
+
+/**
+ * The effective template of every customisable scene and channel of a task (behavior 5.2): what its
+ * messages are rendered with, and where each entry comes from (0 system default, 1 the predefined
+ * template, 2 the task's udf).
+ */
+export function effectiveTemplate(config: TemplateConfig | undefined, predefined: Template | undefined) {
+  return Object.fromEntries(
+    TEMPLATE_SCENES.map((scene) => [
+      scene,
+      Object.fromEntries(
+        NOTIFY_CHANNELS.map((channel) => {
+          const r = resolveTemplate(config, predefined, scene, channel);
+          return [channel, { type: r.type, format: r.format, template: r.template }];
+        }),
+      ),
+    ]),
+  );
 }

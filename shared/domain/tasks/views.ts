@@ -13,6 +13,7 @@ import {
   type Template,
   type User,
 } from '../directory/model.ts';
+import { effectiveTemplate } from '../notifications/templates.ts';
 import { type Channels, effectiveStatus, type ReceiverConfig, ROBOT_CHANNELS, type Task } from './model.ts';
 
 export interface DirectoryData {
@@ -94,28 +95,43 @@ export function templateType(t: Task['template']): 0 | 1 | 2 {
   return (t.template_id ?? 0) > 0 ? 1 : 0;
 }
 
+/**
+ * Interface 2.11: `template.template` describes the template in effect: the predefined template's
+ * record when the task names one (else the system default's, id 0), whose own `template` is the
+ * effective template of every scene and channel.
+ */
 function templateView(task: Task, dir: DirectoryData) {
   const t = dir.template;
+  const record = t
+    ? {
+        id: t.id,
+        name: t.name,
+        pinyin: t.pinyin,
+        remark: t.remark,
+        created_by: t.created_by,
+        created_at: t.created_at,
+        updated_at: t.updated_at,
+        permission: (t.permission ?? []).flatMap((uid) => {
+          const u = dir.users.get(uid);
+          return u ? [person(u)] : [];
+        }),
+        creator: personOf(t.created_by, dir.users),
+      }
+    : {
+        id: 0,
+        name: 'system default',
+        pinyin: 'systemdefault',
+        remark: '',
+        created_by: 0,
+        created_at: 0,
+        updated_at: 0,
+        permission: [],
+        creator: null,
+      };
   return {
     template_id: task.template.template_id ?? 0,
     type: templateType(task.template),
-    template: t
-      ? {
-          id: t.id,
-          name: t.name,
-          pinyin: t.pinyin,
-          remark: t.remark,
-          template: t.template,
-          created_by: t.created_by,
-          created_at: t.created_at,
-          updated_at: t.updated_at,
-          permission: (t.permission ?? []).flatMap((uid) => {
-            const u = dir.users.get(uid);
-            return u ? [person(u)] : [];
-          }),
-          creator: personOf(t.created_by, dir.users),
-        }
-      : {},
+    template: { ...record, template: effectiveTemplate(task.template, t) },
     udf: task.template.udf ?? {},
   };
 }
