@@ -133,6 +133,96 @@ describe('noticeJobs', () => {
     });
   });
 
+  it('non-lazy dispatch: every matching item and the defaults get their robots, each set its own job (behavior 7.6)', async () => {
+    // Arrange: the case: defaults dinggroup [C]; items env eq prod -> [A], sev gt 3 -> [B]; mode 2
+    const rule = (field: string, operator: string, threshold: string) => [
+      { rule: [{ field, operator, threshold }] },
+    ];
+    const receiver: ReceiverConfig = {
+      mode: 2 as const,
+      channels: { dinggroup: [{ webhook: 'C', secret: 's' }] },
+      dispatch: [
+        {
+          conditions: rule('ctn.env', 'eq', 'prod'),
+          receiver: { channels: { dinggroup: [{ webhook: 'A' }] } },
+        },
+        { conditions: rule('ctn.sev', 'gt', '3'), receiver: { channels: { dinggroup: [{ webhook: 'B' }] } } },
+      ],
+    };
+    const selection = selectReceivers(receiver, { ctn: { env: 'prod', sev: 10 }, level: 0, notice_time: 0 });
+    // Act
+    const jobs = await noticeJobs(
+      {
+        task,
+        receivers: selectedReceivers(receiver, selection),
+        scene: 'not_compress',
+        jobId: 'u-2:not_compress',
+        history: {},
+        context: {},
+        event: {
+          body: { event: 'ALARM', type: 'compress_disable', data: {}, extra: {} },
+          eventId: 'u-2:ALARM',
+        },
+      },
+      { getAlarmGroups: async () => [] },
+    );
+    // Assert
+    expect(jobs.map((j) => [j.job_id, j.robots?.map((r) => r.webhook)])).toEqual([
+      ['u-2:not_compress:dinggroup:r0', ['A']],
+      ['u-2:not_compress:dinggroup:r1', ['B']],
+      ['u-2:not_compress:dinggroup:r2', ['C']],
+    ]);
+  });
+
+  it.each([
+    [
+      'a robot named by two sets goes out once, with the first',
+      [
+        { channels: { yachgroup: [{ webhook: 'X' }, { webhook: 'Y' }] } },
+        { channels: { yachgroup: [{ webhook: 'Y' }] } },
+      ],
+      [['p:yachgroup', ['X', 'Y']]],
+    ],
+    [
+      "an alarm group's robots are a set of their own",
+      [{ alarmgroup: [3], channels: { dinggroup: [{ webhook: 'M' }] } }],
+      [
+        ['p:dinggroup:r0', ['M']],
+        ['p:dinggroup:r0.g3', ['G']],
+      ],
+    ],
+    [
+      'a single set keeps the plain job id',
+      [{ channels: { dinggroup: [{ webhook: 'M' }, { webhook: 'N' }] } }],
+      [['p:dinggroup', ['M', 'N']]],
+    ],
+  ])('%s', async (_name, receivers, expected) => {
+    const jobs = await noticeJobs(
+      {
+        task,
+        receivers: receivers as ReceiverConfig[],
+        scene: 'upgrade',
+        jobId: 'p',
+        history: {},
+        context: {},
+        event: { body: { event: 'UPGRADE', type: 'upgrade', data: {}, extra: {} }, eventId: 'p' },
+      },
+      {
+        getAlarmGroups: async () => [
+          {
+            id: 3,
+            name: 'g',
+            remark: '',
+            receiver: { channels: { dinggroup: [{ webhook: 'G' }] } },
+            created_at: 0,
+            updated_at: 0,
+          },
+        ],
+      },
+    );
+    expect(jobs.map((j) => [j.job_id, j.robots?.map((r) => r.webhook)])).toEqual(expected);
+  });
+
   it('no receivers, no jobs (and no directory read)', async () => {
     const jobs = await noticeJobs(
       {

@@ -3,7 +3,7 @@ import type { AlarmFacts } from '../conditions/evaluate.ts';
 import { firstMatch } from '../conditions/evaluate.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import { COMPRESS_METHOD_NAMES, COMPRESS_TYPE_NAMES } from '../notifications/render.ts';
-import { alarmGroupIds, channelJobs, mergeReceivers } from '../notifications/receivers.ts';
+import { alarmGroupIds, channelJobs, recipientsOf } from '../notifications/receivers.ts';
 import type { ReceiverConfig, Task } from '../tasks/model.ts';
 
 /**
@@ -91,15 +91,14 @@ export interface Notice {
   event: { body: WebhookBody; eventId: string };
 }
 
-/** The channel jobs of a notice (alarm groups merged into the channel lists). */
+/** The channel jobs of a notice: people merged over its receiver sets, robots per set (behavior 7.6). */
 export async function noticeJobs(
   n: Notice,
   deps: Pick<SendDeps, 'getAlarmGroups'>,
 ): Promise<NotificationJob[]> {
   const ids = alarmGroupIds(n.receivers);
   const groups = ids.length ? await deps.getAlarmGroups(ids) : [];
-  const channels = mergeReceivers(n.receivers, groups);
-  return channelJobs(channels, {
+  return channelJobs(recipientsOf(n.receivers, groups), {
     job_id: n.jobId,
     task_id: n.task.id,
     scene: n.scene,

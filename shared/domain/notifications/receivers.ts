@@ -5,42 +5,57 @@ import {
   ROBOT_CHANNELS,
   type ReceiverConfig,
   type Robot,
+  type RobotChannel,
   USER_CHANNELS,
 } from '../tasks/model.ts';
 
 /**
- * Merges receivers and their alarm groups into one channel list (behavior 7.6): users de-duplicated
- * by uid, robots by webhook; the webhook URL is the first one given.
+ * Who a message goes to (behavior 7.6). People are merged over every selected receiver set and its
+ * alarm groups (de-duplicated by uid): one message per channel. Robots are not: every receiver set
+ * (a dispatch item, the defaults, an override, each alarm group) gets its message, and its robots
+ * are tried in order for failover within that set only, so item B's robot hears of the alarm even
+ * when item A's robot took it. A robot named by two sets is sent to once, by the first.
  */
-export function mergeReceivers(receivers: ReceiverConfig[], groups: AlarmGroup[]): Channels {
+export interface RobotSet {
+  /** Stable within the receiver list: `r<index>` for a receiver's own robots, `r<index>.g<group id>` for a group's. */
+  key: string;
+  channel: RobotChannel;
+  robots: Robot[];
+}
+
+export interface Recipients {
+  /** People, per user channel (and the first webhook URL named). */
+  channels: Channels;
+  robotSets: RobotSet[];
+}
+
+export function recipientsOf(receivers: ReceiverConfig[], groups: AlarmGroup[]): Recipients {
   const byId = new Map(groups.map((g) => [g.id, g]));
-  const sources: Channels[] = [];
-  for (const r of receivers) {
-    if (r.channels) sources.push(r.channels);
+  const sources: { key: string; channels: Channels }[] = [];
+  receivers.forEach((r, i) => {
+    if (r.channels) sources.push({ key: `r${i}`, channels: r.channels });
     for (const gid of r.alarmgroup ?? []) {
       const g = byId.get(gid);
-      if (g?.receiver.channels) sources.push(g.receiver.channels);
+      if (g?.receiver.channels) sources.push({ key: `r${i}.g${gid}`, channels: g.receiver.channels });
     }
-  }
-  const out: Channels = {};
+  });
+  const channels: Channels = {};
   for (const ch of USER_CHANNELS) {
-    const uids = [...new Set(sources.flatMap((s) => s[ch] ?? []))];
-    if (uids.length) out[ch] = uids;
+    const uids = [...new Set(sources.flatMap((s) => s.channels[ch] ?? []))];
+    if (uids.length) channels[ch] = uids;
   }
-  for (const ch of ROBOT_CHANNELS) {
+  const webhook = sources.find((s) => s.channels.webhook)?.channels.webhook;
+  if (webhook) channels.webhook = webhook;
+  const robotSets: RobotSet[] = [];
+  for (const channel of ROBOT_CHANNELS) {
     const seen = new Set<string>();
-    const robots: Robot[] = [];
-    for (const r of sources.flatMap((s) => s[ch] ?? [])) {
-      if (!seen.has(r.webhook)) {
-        seen.add(r.webhook);
-        robots.push(r);
-      }
+    for (const s of sources) {
+      const robots = (s.channels[channel] ?? []).filter((r) => !seen.has(r.webhook));
+      for (const r of robots) seen.add(r.webhook);
+      if (robots.length) robotSets.push({ key: s.key, channel, robots });
     }
-    if (robots.length) out[ch] = robots;
   }
-  const webhook = sources.find((s) => s.webhook)?.webhook;
-  if (webhook) out.webhook = webhook;
-  return out;
+  return { channels, robotSets };
 }
 
 /** Alarm group ids referenced by receivers (to load them in one batch). */
@@ -48,21 +63,27 @@ export function alarmGroupIds(receivers: ReceiverConfig[]): number[] {
   return [...new Set(receivers.flatMap((r) => r.alarmgroup ?? []))];
 }
 
-/** One notification job per non-empty channel (the webhook channel is served by webhook events). */
+/**
+ * The notification jobs of a message: one per user channel with people, one per robot set. A robot
+ * channel with a single set keeps the plain id `<prefix>:<channel>`; with several, each set's job is
+ * `<prefix>:<channel>:<set key>` (ids are deterministic: a replayed producer makes the same ones).
+ */
 export function channelJobs(
-  channels: Channels,
+  recipients: Recipients,
   base: { job_id: string; task_id: number; scene: NotifyScene; context: RenderContext },
 ): NotificationJob[] {
   const jobs: NotificationJob[] = [];
   for (const ch of USER_CHANNELS) {
-    const users = channels[ch];
+    const users = recipients.channels[ch];
     if (users?.length)
       jobs.push({ kind: 'notify', ...base, job_id: `${base.job_id}:${ch}`, channel: ch, users });
   }
   for (const ch of ROBOT_CHANNELS) {
-    const robots = channels[ch];
-    if (robots?.length)
-      jobs.push({ kind: 'notify', ...base, job_id: `${base.job_id}:${ch}`, channel: ch, robots });
+    const sets = recipients.robotSets.filter((s) => s.channel === ch);
+    for (const s of sets) {
+      const job_id = sets.length === 1 ? `${base.job_id}:${ch}` : `${base.job_id}:${ch}:${s.key}`;
+      jobs.push({ kind: 'notify', ...base, job_id, channel: ch, robots: s.robots });
+    }
   }
   return jobs;
 }

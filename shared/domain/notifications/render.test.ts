@@ -276,7 +276,10 @@ describe('effectiveTemplate (behavior 5.2)', () => {
 
   it('lists all four scenes with every channel, each with where it comes from', () => {
     // Arrange: a predefined template for compressed/email, a custom entry for compressed/sms
-    const config: TemplateConfig = { template_id: 1, udf: { compressed: { sms: { format: 1, template: 'mine' } } } };
+    const config: TemplateConfig = {
+      template_id: 1,
+      udf: { compressed: { sms: { format: 1, template: 'mine' } } },
+    };
     // Act
     const t = effectiveTemplate(config, predefined) as Record<
       string,

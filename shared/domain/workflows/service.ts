@@ -8,8 +8,8 @@ import { ROLE_SUPER_ADMIN, type User } from '../directory/model.ts';
 import { getAlarmGroups, getDepartment, getUsers } from '../directory/repository.ts';
 import { type DueItem, deleteDue, putDue } from '../due/repository.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
-import { alarmGroupIds, channelJobs, mergeReceivers } from '../notifications/receivers.ts';
-import type { Channels, ReceiverConfig, Task } from '../tasks/model.ts';
+import { alarmGroupIds, channelJobs, type Recipients, recipientsOf } from '../notifications/receivers.ts';
+import type { ReceiverConfig, Task } from '../tasks/model.ts';
 import { getTask } from '../tasks/repository.ts';
 import { publishWebhookEvents } from '../webhooks/publish.ts';
 import {
@@ -360,15 +360,15 @@ async function announceNow(outbox: DueItem, deps: WorkflowDeps): Promise<void> {
   }
 }
 
-/** The channels of receivers, with their alarm groups merged in (dispatch does not apply). */
+/** Who receivers name, with their alarm groups (dispatch does not apply; robots per set, behavior 7.6). */
 export async function channelsOf(
   receivers: ReceiverConfig[],
   deps: WorkflowDeps = defaultDeps,
-): Promise<Channels> {
+): Promise<Recipients> {
   const plain = receivers.map((r) => ({ alarmgroup: r.alarmgroup, channels: r.channels }));
   const ids = alarmGroupIds(plain);
   const groups = ids.length ? await deps.getAlarmGroups(ids) : [];
-  return mergeReceivers(plain, groups);
+  return recipientsOf(plain, groups);
 }
 
 /** The webhook event of one workflow notice and, unless `silent`, its channel notifications. */
@@ -377,7 +377,7 @@ export async function noticeOf(input: {
   task: Task;
   data: Record<string, unknown>;
   eventId: string;
-  channels?: Channels;
+  channels?: Recipients;
 }): Promise<{ event: { body: ReturnType<typeof workflowEvent>; eventId: string }; jobs: NotificationJob[] }> {
   const { scene, task, data, eventId, channels } = input;
   const jobs = channels
@@ -405,7 +405,7 @@ export async function announce(payload: AnnouncePayload, deps: WorkflowDeps = de
   const taskMap = new Map(tasks.filter((t) => t !== undefined).map((t) => [t.id, t]));
   const silent = payload.scene === 'recovered';
   const scene: WorkflowScene = payload.scene === 'recovered' ? 'processed' : payload.scene;
-  const channelsByTask = new Map<number, Channels>();
+  const channelsByTask = new Map<number, Recipients>();
   if (!silent) {
     for (const t of taskMap.values()) channelsByTask.set(t.id, await channelsOf([t.receiver ?? {}], deps));
   }
