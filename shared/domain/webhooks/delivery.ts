@@ -194,7 +194,9 @@ async function attemptOne(
     if (!checked.ok) return done({ outcome: 'refused', error: checked.reason, duration_ms: 0 });
 
     const body = JSON.stringify(msg.body);
-    const timestamp = nowSeconds();
+    // Real time, not the service clock (which the local test clock moves): receivers check it
+    // against their own clock to refuse replays.
+    const timestamp = Math.floor(Date.now() / 1000);
     const headers = {
       'content-type': 'application/json',
       'user-agent': `svc/${cfg.serviceVersion}`,

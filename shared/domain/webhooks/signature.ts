@@ -12,6 +12,14 @@ export function signWebhook(secret: string, id: string, timestamp: number | stri
   return `v1,${mac}`;
 }
 
+/**
+ * The secret a receiver gives the Standard Webhooks libraries (`new Webhook(secret)`): `whsec_` and
+ * the base64 of the task secret's UTF-8 bytes (the libraries decode it back to the HMAC key).
+ */
+export function standardWebhookSecret(taskSecret: string): string {
+  return `whsec_${Buffer.from(taskSecret, 'utf8').toString('base64')}`;
+}
+
 /** Checks a `webhook-signature` header (space-separated list of `v1,<sig>` entries) in constant time. */
 export function verifyWebhookSignature(
   secret: string,
