@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
-import { nowMs, nowSeconds } from '../../clock.ts';
+import { nowMs } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
