@@ -646,7 +646,10 @@ describe('fuzz: hostile requests over every endpoint', () => {
     });
     task = await createTask({ receiver: { channels: { email: [1], webhook: `${hook.url}/fuzz` } } });
     workflowId = (await newWorkflow(task)).id;
-    await hook.waitFor((all) => all.some((r) => r.json?.event === 'PING'));
+    // The task's PING and the workflow's `generated` event arrive before the fuzz starts.
+    await hook.waitFor(
+      (all) => all.some((r) => r.json?.event === 'PING') && all.some((r) => r.json?.type === 'generated'),
+    );
   });
   afterAll(() => hook.stop());
 
