@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AlarmGroup } from '../directory/model.ts';
+import type { ReceiverSet } from '../notifications/receivers.ts';
 import type { ReceiverConfig } from '../tasks/model.ts';
 import { noticeJobs, selectedReceivers, selectReceivers, taskContext } from './notify.ts';
 
@@ -48,23 +49,23 @@ describe('selectReceivers: dispatch (behavior 7.6)', () => {
     const override: ReceiverConfig = { channels: { email: [9] } };
     const sel = selectReceivers(receiver(2), facts({ app: 'pay' }), override);
     expect(sel).toEqual({ override: true, dispatch: [], defaults: false });
-    expect(selectedReceivers(receiver(2), sel, override)).toEqual([override]);
+    expect(selectedReceivers(receiver(2), sel, override)).toEqual([{ ...override, set: 'override' }]);
   });
 
   it('a task without dispatch notifies its defaults', () => {
     const r: ReceiverConfig = { channels: { email: [1] } };
     expect(selectReceivers(r, facts({}))).toEqual({ override: false, dispatch: [], defaults: true });
     expect(selectedReceivers(r, { override: false, dispatch: [], defaults: true })).toEqual([
-      { alarmgroup: undefined, channels: { email: [1] } },
+      { alarmgroup: undefined, channels: { email: [1] }, set: 'default' },
     ]);
   });
 
-  it('selectedReceivers maps a selection to the receiver configurations, defaults last', () => {
+  it('selectedReceivers maps a selection to receiver sets keyed by origin, defaults last', () => {
     const r = receiver(2);
     expect(selectedReceivers(r, { override: false, dispatch: [0, 2], defaults: true })).toEqual([
-      { channels: { sms: [4] } },
-      { alarmgroup: [2] },
-      { alarmgroup: [1], channels: { email: [3] } },
+      { channels: { sms: [4] }, set: 'd0' },
+      { alarmgroup: [2], set: 'd2' },
+      { alarmgroup: [1], channels: { email: [3] }, set: 'default' },
     ]);
   });
 });
@@ -133,94 +134,230 @@ describe('noticeJobs', () => {
     });
   });
 
-  it('non-lazy dispatch: every matching item and the defaults get their robots, each set its own job (behavior 7.6)', async () => {
-    // Arrange: the issue's case: defaults dinggroup [C]; items env eq prod -> [A], sev gt 3 -> [B]; mode 2
-    const rule = (field: string, operator: string, threshold: string) => [
+  describe('robots per receiver set (behavior 7.6)', () => {
+    const cond = (field: string, operator: string, threshold: string) => [
       { rule: [{ field, operator, threshold }] },
     ];
-    const receiver: ReceiverConfig = {
-      mode: 2 as const,
-      channels: { dinggroup: [{ webhook: 'C', secret: 's' }] },
+    const ding = (...webhooks: string[]) => ({ dinggroup: webhooks.map((webhook) => ({ webhook })) });
+    // The issue's task: defaults dinggroup [C]; env eq prod -> [A]; sev gt 3 -> [B].
+    const issueTask = (mode: 1 | 2): ReceiverConfig => ({
+      mode,
+      channels: ding('C'),
       dispatch: [
-        {
-          conditions: rule('ctn.env', 'eq', 'prod'),
-          receiver: { channels: { dinggroup: [{ webhook: 'A' }] } },
-        },
-        { conditions: rule('ctn.sev', 'gt', '3'), receiver: { channels: { dinggroup: [{ webhook: 'B' }] } } },
+        { conditions: cond('ctn.env', 'eq', 'prod'), receiver: { channels: ding('A') } },
+        { conditions: cond('ctn.sev', 'gt', '3'), receiver: { channels: ding('B') } },
       ],
-    };
-    const selection = selectReceivers(receiver, { ctn: { env: 'prod', sev: 10 }, level: 0, notice_time: 0 });
-    // Act
-    const jobs = await noticeJobs(
-      {
-        task,
-        receivers: selectedReceivers(receiver, selection),
-        scene: 'not_compress',
-        jobId: 'u-2:not_compress',
-        history: {},
-        context: {},
-        event: {
-          body: { event: 'ALARM', type: 'compress_disable', data: {}, extra: {} },
-          eventId: 'u-2:ALARM',
-        },
-      },
-      { getAlarmGroups: async () => [] },
-    );
-    // Assert
-    expect(jobs.map((j) => [j.job_id, j.robots?.map((r) => r.webhook)])).toEqual([
-      ['u-2:not_compress:dinggroup:r0', ['A']],
-      ['u-2:not_compress:dinggroup:r1', ['B']],
-      ['u-2:not_compress:dinggroup:r2', ['C']],
-    ]);
-  });
+    });
+    const group = (id: number, channels: ReceiverConfig['channels']): AlarmGroup => ({
+      id,
+      name: `g${id}`,
+      remark: '',
+      receiver: { channels },
+      created_at: 0,
+      updated_at: 0,
+    });
+    const groups = [group(3, ding('G', 'H')), group(4, { ...ding('A'), email: [7] })];
 
-  it.each([
-    [
-      'a robot named by two sets goes out once, with the first',
+    it.each<
+      [string, ReceiverConfig, Record<string, unknown>, ReceiverConfig | undefined, [string, string[]][]]
+    >([
       [
-        { channels: { yachgroup: [{ webhook: 'X' }, { webhook: 'Y' }] } },
-        { channels: { yachgroup: [{ webhook: 'Y' }] } },
+        'non-lazy: every matching item and the defaults, each its own job',
+        issueTask(2),
+        { env: 'prod', sev: 10 },
+        undefined,
+        [
+          ['p:dinggroup:d0', ['A']],
+          ['p:dinggroup:d1', ['B']],
+          ['p:dinggroup:default', ['C']],
+        ],
       ],
-      [['p:yachgroup', ['X', 'Y']]],
-    ],
-    [
-      "an alarm group's robots are a set of their own",
-      [{ alarmgroup: [3], channels: { dinggroup: [{ webhook: 'M' }] } }],
       [
-        ['p:dinggroup:r0', ['M']],
-        ['p:dinggroup:r0.g3', ['G']],
+        'non-lazy: keys name the item, not its position among the matches',
+        issueTask(2),
+        { env: 'dev', sev: 10 },
+        undefined,
+        [
+          ['p:dinggroup:d1', ['B']],
+          ['p:dinggroup:default', ['C']],
+        ],
       ],
-    ],
-    [
-      'a single set keeps the plain job id',
-      [{ channels: { dinggroup: [{ webhook: 'M' }, { webhook: 'N' }] } }],
-      [['p:dinggroup', ['M', 'N']]],
-    ],
-  ])('%s', async (_name, receivers, expected) => {
-    const jobs = await noticeJobs(
-      {
-        task,
-        receivers: receivers as ReceiverConfig[],
-        scene: 'upgrade',
-        jobId: 'p',
-        history: {},
-        context: {},
-        event: { body: { event: 'UPGRADE', type: 'upgrade', data: {}, extra: {} }, eventId: 'p' },
-      },
-      {
-        getAlarmGroups: async () => [
+      [
+        'lazy: the first matching item only',
+        issueTask(1),
+        { env: 'prod', sev: 10 },
+        undefined,
+        [['p:dinggroup:d0', ['A']]],
+      ],
+      [
+        'lazy: a later item when the first does not match',
+        issueTask(1),
+        { env: 'dev', sev: 10 },
+        undefined,
+        [['p:dinggroup:d1', ['B']]],
+      ],
+      [
+        'no item matches: the defaults',
+        issueTask(2),
+        { env: 'dev', sev: 1 },
+        undefined,
+        [['p:dinggroup:default', ['C']]],
+      ],
+      [
+        'a report override replaces every task set',
+        issueTask(2),
+        { env: 'prod', sev: 10 },
+        { channels: ding('O', 'P') },
+        [['p:dinggroup:override', ['O', 'P']]],
+      ],
+      [
+        "an alarm group's robots are a set of their own, failover order kept",
+        { mode: 2, alarmgroup: [3], channels: ding('C') },
+        {},
+        undefined,
+        [
+          ['p:dinggroup:default', ['C']],
+          ['p:dinggroup:g3', ['G', 'H']],
+        ],
+      ],
+      [
+        'a robot named by two sets goes out once, with the first set that names it',
+        { ...issueTask(2), channels: ding('A', 'C') },
+        { env: 'prod', sev: 10 },
+        undefined,
+        [
+          ['p:dinggroup:d0', ['A']],
+          ['p:dinggroup:d1', ['B']],
+          ['p:dinggroup:default', ['C']],
+        ],
+      ],
+      [
+        'a set whose robots all went out with earlier sets has no job',
+        { ...issueTask(2), alarmgroup: [4] },
+        { env: 'prod', sev: 1 },
+        undefined,
+        [
+          ['p:email', []],
+          ['p:dinggroup:d0', ['A']],
+          ['p:dinggroup:default', ['C']],
+        ],
+      ],
+      [
+        'an alarm group named by two sets is one set, where it is first named',
+        {
+          mode: 2,
+          alarmgroup: [3],
+          channels: ding('C'),
+          dispatch: [{ conditions: cond('ctn.env', 'eq', 'prod'), receiver: { alarmgroup: [3] } }],
+        },
+        { env: 'prod' },
+        undefined,
+        [
+          ['p:dinggroup:g3', ['G', 'H']],
+          ['p:dinggroup:default', ['C']],
+        ],
+      ],
+      [
+        'yach robots are grouped the same way, apart from ding robots',
+        {
+          mode: 2,
+          channels: { yachgroup: [{ webhook: 'A' }], ...ding('A') },
+          dispatch: [{ conditions: cond('ctn.env', 'eq', 'prod'), receiver: { channels: ding('A') } }],
+        },
+        { env: 'prod' },
+        undefined,
+        [
+          ['p:dinggroup:d0', ['A']],
+          ['p:yachgroup:default', ['A']],
+        ],
+      ],
+    ])('%s', async (_name, config, ctn, override, expected) => {
+      // Arrange
+      const selection = selectReceivers(config, { ctn, level: 0, notice_time: 0 }, override);
+      // Act
+      const jobs = await noticeJobs(
+        {
+          task,
+          receivers: selectedReceivers(config, selection, override),
+          scene: 'not_compress',
+          jobId: 'p',
+          history: {},
+          context: {},
+          event: { body: { event: 'ALARM', type: 'compress_disable', data: {}, extra: {} }, eventId: 'p' },
+        },
+        { getAlarmGroups: async (ids) => groups.filter((g) => ids.includes(g.id)) },
+      );
+      // Assert
+      expect(jobs.map((j) => [j.job_id, (j.robots ?? []).map((r) => r.webhook)])).toEqual(expected);
+    });
+
+    it('people stay merged over the sets (one job per channel, plain id) while robots split', async () => {
+      // Arrange
+      const config: ReceiverConfig = {
+        mode: 2,
+        alarmgroup: [4],
+        channels: { ...ding('C'), email: [7, 8] },
+        dispatch: [
           {
-            id: 3,
-            name: 'g',
-            remark: '',
-            receiver: { channels: { dinggroup: [{ webhook: 'G' }] } },
-            created_at: 0,
-            updated_at: 0,
+            conditions: cond('ctn.env', 'eq', 'prod'),
+            receiver: { channels: { ...ding('A'), email: [9, 7] } },
           },
         ],
-      },
-    );
-    expect(jobs.map((j) => [j.job_id, j.robots?.map((r) => r.webhook)])).toEqual(expected);
+      };
+      const selection = selectReceivers(config, { ctn: { env: 'prod' }, level: 0, notice_time: 0 });
+      // Act
+      const jobs = await noticeJobs(
+        {
+          task,
+          receivers: selectedReceivers(config, selection),
+          scene: 'not_compress',
+          jobId: 'p',
+          history: {},
+          context: {},
+          event: { body: { event: 'ALARM', type: 'compress_disable', data: {}, extra: {} }, eventId: 'p' },
+        },
+        { getAlarmGroups: async (ids) => groups.filter((g) => ids.includes(g.id)) },
+      );
+      // Assert
+      expect(jobs.map((j) => [j.job_id, j.users ?? j.robots?.map((r) => r.webhook)])).toEqual([
+        ['p:email', [9, 7, 8]],
+        ['p:dinggroup:d0', ['A']],
+        ['p:dinggroup:default', ['C']],
+      ]);
+    });
+
+    it.each<[string, ReceiverSet[], string[]]>([
+      [
+        'plain configurations are keyed by position',
+        [{ channels: ding('M') }, { channels: ding('N') }],
+        ['p:dinggroup:r0', 'p:dinggroup:r1'],
+      ],
+      [
+        'an unknown or repeated key falls back to the position',
+        [
+          { channels: ding('M'), set: 'x'.repeat(500) },
+          { channels: ding('N'), set: 'default' },
+          { channels: ding('O'), set: 'default' },
+        ],
+        ['p:dinggroup:r0', 'p:dinggroup:default', 'p:dinggroup:r2'],
+      ],
+    ])('%s', async (_name, receivers, expected) => {
+      // Act
+      const jobs = await noticeJobs(
+        {
+          task,
+          receivers,
+          scene: 'upgrade',
+          jobId: 'p',
+          history: {},
+          context: {},
+          event: { body: { event: 'UPGRADE', type: 'upgrade', data: {}, extra: {} }, eventId: 'p' },
+        },
+        { getAlarmGroups: async () => [] },
+      );
+      // Assert
+      expect(jobs.map((j) => j.job_id)).toEqual(expected);
+    });
   });
 
   it('no receivers, no jobs (and no directory read)', async () => {

@@ -3,7 +3,7 @@ import type { AlarmFacts } from '../conditions/evaluate.ts';
 import { firstMatch } from '../conditions/evaluate.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import { COMPRESS_METHOD_NAMES, COMPRESS_TYPE_NAMES } from '../notifications/render.ts';
-import { alarmGroupIds, channelJobs, recipientsOf } from '../notifications/receivers.ts';
+import { alarmGroupIds, channelJobs, type ReceiverSet, recipientsOf } from '../notifications/receivers.ts';
 import type { ReceiverConfig, Task } from '../tasks/model.ts';
 
 /**
@@ -45,20 +45,23 @@ export function selectReceivers(
   return { override: false, dispatch: matched, defaults: true };
 }
 
-/** The receiver configurations a selection stands for. */
+/**
+ * The receiver sets a selection stands for, in order (dispatch items, then the defaults), each keyed
+ * by where it comes from (`d<i>`, `default`, `override`): robots are grouped per set (behavior 7.6).
+ */
 export function selectedReceivers(
   receiver: ReceiverConfig | undefined,
   selection: ReceiverSelection,
   override?: ReceiverConfig,
-): ReceiverConfig[] {
-  if (selection.override) return override ? [override] : [];
-  const out: ReceiverConfig[] = [];
+): ReceiverSet[] {
+  if (selection.override) return override ? [{ ...override, set: 'override' }] : [];
+  const out: ReceiverSet[] = [];
   for (const i of selection.dispatch) {
     const item = receiver?.dispatch?.[i];
-    if (item) out.push(item.receiver);
+    if (item) out.push({ ...item.receiver, set: `d${i}` });
   }
   if (selection.defaults && receiver)
-    out.push({ alarmgroup: receiver.alarmgroup, channels: receiver.channels });
+    out.push({ alarmgroup: receiver.alarmgroup, channels: receiver.channels, set: 'default' });
   return out;
 }
 
@@ -82,9 +85,10 @@ export interface SendDeps {
 /** One message: a webhook event and the channel notifications of one scene. */
 export interface Notice {
   task: Pick<Task, 'id' | 'name' | 'compress'>;
-  receivers: ReceiverConfig[];
+  /** The receiver sets (plain configurations are keyed by position, see `ReceiverSet`). */
+  receivers: ReceiverSet[];
   scene: NotifyScene;
-  /** Deterministic job id prefix (`<uuid>:<scene>`); channelJobs appends `:<channel>`. */
+  /** Deterministic job id prefix (`<uuid>:<scene>`); channelJobs appends `:<channel>` (robots `:<channel>:<set>`). */
   jobId: string;
   history: Record<string, unknown>;
   context: Record<string, unknown>;

@@ -10,14 +10,18 @@ import {
 } from '../tasks/model.ts';
 
 /**
- * Who a message goes to (behavior 7.6). People are merged over every selected receiver set and its
- * alarm groups (de-duplicated by uid): one message per channel. Robots are not: every receiver set
- * (a dispatch item, the defaults, an override, each alarm group) gets its message, and its robots
- * are tried in order for failover within that set only, so item B's robot hears of the alarm even
- * when item A's robot took it. A robot named by two sets is sent to once, by the first.
+ * One receiver set of a message (behavior 7.6): a receiver configuration and, in `set`, a key naming
+ * where it comes from, stable across replays: `d<i>` dispatch item i, `default` the task's default
+ * receivers, `override` a report's receiver (see `selectedReceivers`). Without one of these keys
+ * (or when it repeats) the set is `r<its index in the list>`.
  */
+export type ReceiverSet = ReceiverConfig & { set?: string };
+
+/** The keys a receiver set may carry (job ids stay short and predictable whatever a config holds). */
+const SET_KEY = /^(d\d{1,4}|default|override)$/;
+
 export interface RobotSet {
-  /** Stable within the receiver list: `r<index>` for a receiver's own robots, `r<index>.g<group id>` for a group's. */
+  /** The receiver set's key, or `g<id>` for the robots of alarm group `id`. */
   key: string;
   channel: RobotChannel;
   robots: Robot[];
@@ -29,14 +33,28 @@ export interface Recipients {
   robotSets: RobotSet[];
 }
 
-export function recipientsOf(receivers: ReceiverConfig[], groups: AlarmGroup[]): Recipients {
+/**
+ * Who a message goes to (behavior 7.6). People are merged over every selected receiver set and its
+ * alarm groups (de-duplicated by uid): one message per channel. Robots are not: every receiver set
+ * (a dispatch item, the defaults, an override, each alarm group) gets its message, and its robots
+ * are tried in order for failover within that set only, so item B's robot hears of the alarm even
+ * when item A's robot took it. A robot (by webhook) named by two sets is sent to once, by the first
+ * set that names it; an alarm group named by two sets is one set, in the place of its first mention.
+ */
+export function recipientsOf(receivers: ReceiverSet[], groups: AlarmGroup[]): Recipients {
   const byId = new Map(groups.map((g) => [g.id, g]));
   const sources: { key: string; channels: Channels }[] = [];
+  const keys = new Set<string>();
+  const groupsSeen = new Set<number>();
   receivers.forEach((r, i) => {
-    if (r.channels) sources.push({ key: `r${i}`, channels: r.channels });
+    const key = r.set && SET_KEY.test(r.set) && !keys.has(r.set) ? r.set : `r${i}`;
+    keys.add(key);
+    if (r.channels) sources.push({ key, channels: r.channels });
     for (const gid of r.alarmgroup ?? []) {
       const g = byId.get(gid);
-      if (g?.receiver.channels) sources.push({ key: `r${i}.g${gid}`, channels: g.receiver.channels });
+      if (groupsSeen.has(gid) || !g?.receiver.channels) continue;
+      groupsSeen.add(gid);
+      sources.push({ key: `g${gid}`, channels: g.receiver.channels });
     }
   });
   const channels: Channels = {};
@@ -64,9 +82,10 @@ export function alarmGroupIds(receivers: ReceiverConfig[]): number[] {
 }
 
 /**
- * The notification jobs of a message: one per user channel with people, one per robot set. A robot
- * channel with a single set keeps the plain id `<prefix>:<channel>`; with several, each set's job is
- * `<prefix>:<channel>:<set key>` (ids are deterministic: a replayed producer makes the same ones).
+ * The notification jobs of a message: one per user channel with people, `<prefix>:<channel>`, and
+ * one per robot set, `<prefix>:<channel>:<set key>` (e.g. `:dinggroup:d0`, `:dinggroup:default`,
+ * `:dinggroup:g7`). Ids are deterministic: a replayed producer makes the same ones, and the job
+ * records de-duplicate on them.
  */
 export function channelJobs(
   recipients: Recipients,
@@ -78,12 +97,10 @@ export function channelJobs(
     if (users?.length)
       jobs.push({ kind: 'notify', ...base, job_id: `${base.job_id}:${ch}`, channel: ch, users });
   }
-  for (const ch of ROBOT_CHANNELS) {
-    const sets = recipients.robotSets.filter((s) => s.channel === ch);
-    for (const s of sets) {
-      const job_id = sets.length === 1 ? `${base.job_id}:${ch}` : `${base.job_id}:${ch}:${s.key}`;
-      jobs.push({ kind: 'notify', ...base, job_id, channel: ch, robots: s.robots });
-    }
+  // Robot sets come channel by channel (recipientsOf), each channel's in the order of its sets.
+  for (const s of recipients.robotSets) {
+    const job_id = `${base.job_id}:${s.channel}:${s.key}`;
+    jobs.push({ kind: 'notify', ...base, job_id, channel: s.channel, robots: s.robots });
   }
   return jobs;
 }
