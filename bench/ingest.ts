@@ -178,6 +178,8 @@ interface RunResult {
   cpuMsPerAlarm: number;
   /** Of which DynamoDB Local's JVM. */
   jvmMsPerAlarm: number;
+  /** This process (the load generator and the receivers), not counted in the above. */
+  clientMsPerAlarm: number;
   stats: Stats;
 }
 
@@ -193,6 +195,7 @@ async function openLoop(
 ): Promise<RunResult> {
   receiver.received.length = 0;
   await stats(true);
+  const self0 = process.cpuUsage();
   const node0 = cpuSeconds(stack.pid);
   const jvm0 = cpuSeconds(stack.javaPid);
   const total = Math.round(rate * seconds);
@@ -266,6 +269,7 @@ async function openLoop(
     await sleep(50);
   }
   const nodeCpu = cpuSeconds(stack.pid) - node0;
+  const selfUsage = process.cpuUsage(self0);
   const jvmCpu = cpuSeconds(stack.javaPid) - jvm0;
   await sleep(1000); // late duplicates
   sampling = false;
@@ -301,6 +305,7 @@ async function openLoop(
     endDepth,
     cpuMsPerAlarm: first.size ? ((nodeCpu + jvmCpu) * 1000) / first.size : NaN,
     jvmMsPerAlarm: first.size ? (jvmCpu * 1000) / first.size : NaN,
+    clientMsPerAlarm: first.size ? (selfUsage.user + selfUsage.system) / 1000 / first.size : NaN,
     stats: s,
   };
 }
@@ -382,7 +387,7 @@ const target = (name: string, value: string, pass: boolean) => targets.push({ na
 function describeRun(label: string, r: RunResult, a?: Account) {
   details.push(
     `${label}: ${r.rate}/s for ${fmt(r.seconds)} s: accepted ${r.accepted}/${r.sent} (refused ${r.refused}), delivered ${r.delivered}, lost ${r.lost}, duplicates ${r.duplicates}`,
-    `  report p50/p99 ${fmt(r.reportP50)}/${fmt(r.reportP99)} ms; report->webhook p50/p99 ${fmt(r.e2eP50)}/${fmt(r.e2eP99)} ms; received ${fmt(r.receivedPerSecond)}/s; queue depth max ${r.maxDepth}, end ${r.endDepth}; CPU ${fmt(r.cpuMsPerAlarm, 2)} ms/alarm (node + JVM; JVM ${fmt(r.jvmMsPerAlarm, 2)})`,
+    `  report p50/p99 ${fmt(r.reportP50)}/${fmt(r.reportP99)} ms; report->webhook p50/p99 ${fmt(r.e2eP50)}/${fmt(r.e2eP99)} ms; received ${fmt(r.receivedPerSecond)}/s; queue depth max ${r.maxDepth}, end ${r.endDepth}; CPU ${fmt(r.cpuMsPerAlarm, 2)} ms/alarm (node + JVM; JVM ${fmt(r.jvmMsPerAlarm, 2)}; load generator and receivers ${fmt(r.clientMsPerAlarm, 2)})`,
   );
   if (a) {
     details.push(
