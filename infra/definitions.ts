@@ -183,6 +183,11 @@ export interface QueueDef {
   maxReceiveCount: number;
   consumer: string;
   batchSize: number;
+  /**
+   * Whether the local poller gathers a partial batch for a moment (its batching window): not for the
+   * webhook queue, whose messages are already bundles of a producer's events.
+   */
+  gather: boolean;
   /** Consumer Lambda timeout. */
   timeoutSeconds: number;
   publishes: QueueName[];
@@ -195,6 +200,7 @@ export const queues: QueueDef[] = [
     maxReceiveCount: 5,
     consumer: 'functions/queue/process-alarm.ts',
     batchSize: 10,
+    gather: true,
     timeoutSeconds: 30,
     publishes: ['webhook', 'notify'],
   },
@@ -205,6 +211,7 @@ export const queues: QueueDef[] = [
     maxReceiveCount: 7,
     consumer: 'functions/queue/deliver-webhook.ts',
     batchSize: 10,
+    gather: false,
     timeoutSeconds: 10,
     publishes: [],
   },
@@ -214,6 +221,7 @@ export const queues: QueueDef[] = [
     maxReceiveCount: 7,
     consumer: 'functions/queue/send-notification.ts',
     batchSize: 10,
+    gather: true,
     timeoutSeconds: 30,
     publishes: [],
   },

@@ -4,6 +4,9 @@
  */
 const pad = (n: number, width = 12) => String(n).padStart(width, '0');
 
+/** The UTC day (days since the epoch) a delivery log item of `atMs` belongs to. */
+export const webhookLogDayOf = (atMs: number) => Math.floor(atMs / 86_400_000);
+
 export const keys = {
   // Directory
   businessUnit: (id: number) => ({ pk: `BU#${id}`, sk: 'BU' }),
@@ -91,25 +94,26 @@ export const keys = {
   // Alarm ingestion: the receipt of a report sent with a client uuid (idempotent replays, 24 h TTL).
   reportReceipt: (uuid: string) => ({ pk: `REPORT#${uuid}`, sk: 'REPORT' }),
 
-  // Outbound webhooks: attempts of their own grouped per event, a task's delivery log (the settling
-  // first attempts of one consumer batch in one item), both listed per task by time (gsi1).
+  // Outbound webhooks: attempts of their own grouped per event and listed per task by time (gsi1); a
+  // task's delivery log (the settling first attempts of one consumer batch in one item, no index).
   webhookAttempt: (eventId: string, atMs: number, attempt: number) => ({
     pk: `WHEVT#${eventId}`,
     sk: `ATTEMPT#${pad(atMs, 13)}#${pad(attempt, 4)}`,
   }),
   webhookAttemptsOfEvent: (eventId: string) => ({ pk: `WHEVT#${eventId}` }),
   webhookAttemptPrefix: () => 'ATTEMPT#',
-  /** A task's delivery log items, one partition per task and minute (the write rate of one task spreads). */
+  /** A task's delivery log items: one partition per task and UTC day, sorted by time. */
   webhookLog: (taskId: number, atMs: number, id: string) => ({
-    pk: `WHLOG#${taskId}#${Math.floor(atMs / 60_000)}`,
+    pk: keys.webhookLogDay(taskId, webhookLogDayOf(atMs)),
     sk: `${pad(atMs, 13)}#${id}`,
   }),
+  webhookLogDay: (taskId: number, day: number) => `WHLOG#${taskId}#${day}`,
+  /** The smallest delivery log sort key at or after `atMs`. */
+  webhookLogSkFrom: (atMs: number) => `${pad(atMs, 13)}#`,
   webhookAttemptByTask: (taskId: number, atMs: number, suffix: string) => ({
     gsi1pk: `WHTASK#${taskId}`,
     gsi1sk: `${pad(atMs, 13)}#${suffix}`,
   }),
-  /** The smallest gsi1 sort key of a task's attempts at or after `atMs`. */
-  webhookAttemptSkFrom: (atMs: number) => `${pad(atMs, 13)}#`,
   webhookAttemptsOfTask: (taskId: number) => ({ gsi1pk: `WHTASK#${taskId}` }),
 
   // Notifications (shared/domain/notifications/repository.ts)

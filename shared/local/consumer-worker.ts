@@ -29,7 +29,10 @@ const def = queues.find((q) => q.name === data.queue);
 if (!def) throw new Error(`unknown queue ${data.queue}`);
 const client = localSqsClient(data.endpoint, data.region);
 countSqsCalls(client);
-const poller = startPoller(client, def, data.url, data.region, data.scale);
+const poller = startPoller(client, def, data.url, data.region, {
+  ...data.scale,
+  windowMs: def.gather ? data.scale.windowMs : 0,
+});
 
 port.on('message', async (m: { type: string; reset?: boolean }) => {
   if (m.type === 'stats') port.postMessage({ type: 'stats', stats: takeStats(m.reset) });

@@ -58,6 +58,23 @@ function transactionUnits(input: Record<string, unknown>): number {
   return units;
 }
 
+/**
+ * The least a read is charged on AWS, which DynamoDB Local does not report: a read that finds nothing
+ * still costs 1 unit (consistent) or 0.5 (eventually consistent) per key of a GetItem or BatchGetItem
+ * and per Query.
+ */
+function minimumReadUnits(command: string, input: Record<string, unknown>): number {
+  const unit = (consistent: unknown) => (consistent ? 1 : 0.5);
+  if (command === 'BatchGetItemCommand') {
+    const tables = Object.values(
+      (input.RequestItems ?? {}) as Record<string, { Keys?: unknown[]; ConsistentRead?: boolean }>,
+    );
+    return tables.reduce((sum, t) => sum + (t.Keys?.length ?? 0) * unit(t.ConsistentRead), 0);
+  }
+  if (command === 'GetItemCommand' || command === 'QueryCommand') return unit(input.ConsistentRead);
+  return 0;
+}
+
 /** What a DynamoDB call is about: the prefix of its (first) partition key, e.g. `ALARM`, `WHLOG`. */
 function entityOf(input: Record<string, unknown>): string {
   const pkOf = (o: unknown) => (o as { pk?: unknown } | undefined)?.pk;
@@ -94,6 +111,7 @@ export function installStats(): void {
       }[];
       let units = list.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
       if (command === 'TransactWriteItemsCommand') units = transactionUnits(input);
+      units = Math.max(units, minimumReadUnits(command, input));
       const c = counter(stats.dynamodb, `${command.replace('Command', '')} ${entityOf(input)}`, ddbInit);
       c.calls++;
       c.units += units;

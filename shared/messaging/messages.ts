@@ -28,14 +28,10 @@ export interface WebhookBody {
   extra: Record<string, unknown>;
 }
 
-/** One webhook event to deliver, on the webhook queue (behavior 11). */
-export interface WebhookMessage {
-  kind: 'webhook';
+/** One webhook event to deliver (behavior 11). */
+export interface WebhookEvent {
   /** `webhook-id`: unique per event, the same on every retry. */
   event_id: string;
-  task_id: number;
-  /** Unix seconds the event was created. */
-  created_at: number;
   /**
    * Events with the same key are delivered in order (a workflow's events, the alarms of a compression
    * metric); events without one may be delivered in parallel (README, "Ordering").
@@ -47,6 +43,33 @@ export interface WebhookMessage {
    */
   replay_since_ms?: number;
   body: WebhookBody;
+}
+
+/**
+ * The events a producer raised for one task at once (a pipeline batch, a workflow operation), on the
+ * webhook queue as one message: one send, receive and delete for all of them.
+ */
+export interface WebhookBundle {
+  kind: 'webhooks';
+  task_id: number;
+  /** Unix seconds the events were created. */
+  created_at: number;
+  events: WebhookEvent[];
+}
+
+/**
+ * One event on the webhook queue: an event of a bundle that has to be tried again (its retries go
+ * by this message's visibility), or a message of an earlier version.
+ */
+export interface WebhookMessage extends WebhookEvent {
+  kind: 'webhook';
+  task_id: number;
+  /** Unix seconds the event was created. */
+  created_at: number;
+  /** Attempts made before this message existed (in its bundle): its attempt n is this + n. */
+  attempts_before?: number;
+  /** A replay already looked at once (see the deliverer): sent now unless it was delivered. */
+  deferred?: boolean;
 }
 
 /** Notification scenes (behavior 10). */

@@ -66,14 +66,16 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
         failPublish--;
         throw new Error('queue down');
       }
-      for (const m of webhook) {
-        events.push({
-          taskId: m.task_id,
-          body: m.body,
-          eventId: m.event_id,
-          replaySinceMs: m.replay_since_ms,
-        });
-        log.push(`event ${m.event_id}`);
+      for (const b of webhook) {
+        for (const m of b.events) {
+          events.push({
+            taskId: b.task_id,
+            body: m.body,
+            eventId: m.event_id,
+            replaySinceMs: m.replay_since_ms,
+          });
+          log.push(`event ${m.event_id}`);
+        }
       }
       jobs.push(...notify);
       log.push(...notify.map((x) => `job ${x.job_id}`));

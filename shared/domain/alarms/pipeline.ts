@@ -1,14 +1,14 @@
 import { parseJson } from '../../json.ts';
 import { nowSeconds } from '../../clock.ts';
 import { logger } from '../../log.ts';
-import type { AlarmMessage, NotificationJob, WebhookMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage, NotificationJob, WebhookBundle } from '../../messaging/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';
 import { effectiveStatus, TASK_PAUSED, TASK_RUNNING, type Task } from '../tasks/model.ts';
 import { event, historyRef, msgRef, taskRef } from '../webhooks/events.ts';
-import { type EventToPublish, publishWebhookEvents, webhookMessages } from '../webhooks/publish.ts';
+import { type EventToPublish, publishWebhookEvents, webhookBundles } from '../webhooks/publish.ts';
 import { createWorkflow, finishWorkflowsOfMetric } from '../workflows/service.ts';
 import { strategyOf } from './compress.ts';
 import type { HistoryRecord } from './history.ts';
@@ -63,7 +63,7 @@ export const defaultDeps = {
     ),
   publishEvents: (taskId: number, events: EventToPublish[]) => publishWebhookEvents(taskId, events),
   /** The batch's queue messages, at once (sent in parallel batches of ten). */
-  publishMessages: async (messages: { webhook: WebhookMessage[]; notify: NotificationJob[] }) => {
+  publishMessages: async (messages: { webhook: WebhookBundle[]; notify: NotificationJob[] }) => {
     await Promise.all([
       publish(
         'webhook',
@@ -250,7 +250,7 @@ function batchedRecordPuts(deps: PipelineDeps): (record: AlarmRecord) => Promise
  * a webhook URL are not queued at all (there is nobody to deliver them to).
  */
 function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledResult<Task | undefined>>) {
-  const webhook: WebhookMessage[] = [];
+  const events = new Map<number, EventToPublish[]>();
   const notify: NotificationJob[] = [];
   const hasWebhook = (taskId: number) => {
     const t = tasks.get(taskId);
@@ -261,14 +261,21 @@ function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledRes
     deps: {
       ...deps,
       recordAlarm: batchedRecordPuts(deps),
-      publishEvents: async (taskId: number, events: EventToPublish[]) => {
-        if (hasWebhook(taskId)) webhook.push(...webhookMessages(taskId, events));
+      publishEvents: async (taskId: number, raised: EventToPublish[]) => {
+        if (!hasWebhook(taskId)) return;
+        const list = events.get(taskId);
+        if (list) list.push(...raised);
+        else events.set(taskId, [...raised]);
       },
       publishJobs: async (jobs: NotificationJob[]) => {
         notify.push(...jobs);
       },
     },
-    flush: () => deps.publishMessages({ webhook, notify }),
+    flush: () =>
+      deps.publishMessages({
+        webhook: [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list)),
+        notify,
+      }),
   };
 }
 

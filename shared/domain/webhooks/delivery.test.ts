@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
-import type { WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import {
   type DeliveryDeps,
@@ -42,10 +42,22 @@ function message(n: number, taskId = 12, event: WebhookMessage['body']['event'] 
   };
 }
 
-function rec(m: WebhookMessage | string, receiveCount = 1, id?: string): DeliveryRecord {
+function bundle(ns: number[], taskId = 12, extra: Partial<WebhookMessage> = {}): WebhookBundle {
+  return {
+    kind: 'webhooks',
+    task_id: taskId,
+    created_at: 1700000000,
+    events: ns.map((n) => {
+      const { kind: _k, task_id: _t, created_at: _c, ...e } = { ...message(n, taskId), ...extra };
+      return e;
+    }),
+  };
+}
+
+function rec(m: WebhookMessage | WebhookBundle | string, receiveCount = 1, id?: string): DeliveryRecord {
   const body = typeof m === 'string' ? m : JSON.stringify(m);
   return {
-    messageId: id ?? (typeof m === 'string' ? 'bad' : m.event_id),
+    messageId: id ?? (typeof m === 'string' ? 'bad' : m.kind === 'webhook' ? m.event_id : 'bundle'),
     receiptHandle: `rh-${id}`,
     body,
     receiveCount,
@@ -65,6 +77,9 @@ function fakes(
   const own: WebhookAttempt[] = [];
   const logs: WebhookAttempt[][] = [];
   const delays: [string, number][] = [];
+  const requeued: { body: WebhookMessage; delaySeconds: number }[] = [];
+  const searches: [string, boolean][] = [];
+  let requeueFails = 0;
   const taskReads: [number, number | undefined][] = [];
   const inFlight = { now: 0, max: 0 };
   const deps: DeliveryDeps = {
@@ -89,15 +104,27 @@ function fakes(
     logDeliveries: async (a) => {
       logs.push(a);
     },
-    wasDelivered: async (eventId, _taskId, sinceMs) =>
-      [...own, ...logs.flat()].some(
+    requeue: async (messages) => {
+      if (requeueFails > 0) {
+        requeueFails--;
+        throw new Error('queue down');
+      }
+      requeued.push(...messages);
+    },
+    wasDelivered: async (eventId, _taskId, sinceMs, searchLog) => {
+      searches.push([eventId, searchLog]);
+      return [...own, ...(searchLog ? logs.flat() : [])].some(
         (a) => a.event_id === eventId && a.outcome === 'delivered' && a.at_ms >= sinceMs,
-      ),
+      );
+    },
     delayRetry: async (handle, seconds) => {
       delays.push([handle, seconds]);
     },
   };
-  return { deps, posted, own, logs, delays, taskReads, inFlight };
+  const failRequeue = (n: number) => {
+    requeueFails = n;
+  };
+  return { deps, posted, own, logs, delays, requeued, searches, failRequeue, taskReads, inFlight };
 }
 
 describe('deliverWebhooks', () => {
@@ -276,6 +303,109 @@ describe('deliverWebhooks', () => {
     const res = await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
     expect(res.batchItemFailures).toEqual([]);
     expect(f.posted).toHaveLength(1);
+  });
+});
+
+describe('deliverWebhooks: bundles', () => {
+  it('sends every event of a bundle and logs them in one write', async () => {
+    const f = fakes();
+    const res = await deliverWebhooks([rec(bundle([1, 2, 3]), 1, 'b1')], f.deps);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(f.posted.map((p) => p.headers['webhook-id']).sort()).toEqual(['evt-12-1', 'evt-12-2', 'evt-12-3']);
+    expect(f.logs).toHaveLength(1);
+    expect(f.logs[0].map((a) => [a.event_id, a.attempt, a.outcome])).toEqual(
+      expect.arrayContaining([
+        ['evt-12-1', 1, 'delivered'],
+        ['evt-12-2', 1, 'delivered'],
+        ['evt-12-3', 1, 'delivered'],
+      ]),
+    );
+  });
+
+  it('acknowledges the bundle and queues a failed event again on its own, after the first backoff', async () => {
+    // Arrange: the second POST fails
+    const f = fakes({ status: (n) => (n === 2 ? 503 : 200) });
+    // Act
+    const res = await deliverWebhooks([rec(bundle([1, 2, 3]), 1, 'b1')], f.deps);
+    // Assert
+    expect(res.batchItemFailures).toEqual([]);
+    const failedId = f.own[0].event_id;
+    expect(f.own).toEqual([expect.objectContaining({ attempt: 1, outcome: 'failed', status: 503 })]);
+    expect(f.requeued).toEqual([
+      {
+        delaySeconds: 5,
+        body: expect.objectContaining({
+          kind: 'webhook',
+          event_id: failedId,
+          task_id: 12,
+          attempts_before: 1,
+        }),
+      },
+    ]);
+    expect(f.logs[0].map((a) => a.event_id)).not.toContain(failedId);
+  });
+
+  it('counts the bundle attempt in a queued event: seven attempts in all, then the dead-letter queue', async () => {
+    // Arrange: the event a bundle queued again (attempt 1 was in the bundle)
+    const f = fakes({ status: 500 });
+    const m: WebhookMessage = { ...message(2), attempts_before: 1 };
+    // Act: its receive 1 is attempt 2, receive 6 the last (attempt 7), receive 7 makes none
+    const second = await deliverWebhooks([rec(m, 1, 'q')], f.deps);
+    const last = await deliverWebhooks([rec(m, 6, 'q')], f.deps);
+    const beyond = await deliverWebhooks([rec(m, 7, 'q')], f.deps);
+    // Assert
+    expect(f.own.map((a) => a.attempt)).toEqual([2, 7]);
+    expect(f.delays).toEqual([
+      ['rh-q', 30],
+      ['rh-q', 0],
+      ['rh-q', 0],
+    ]);
+    expect(f.posted).toHaveLength(2);
+    for (const r of [second, last, beyond]) expect(r.batchItemFailures).toEqual([{ itemIdentifier: 'q' }]);
+  });
+
+  it('returns the whole bundle when its retries cannot be queued; received again, it sends only the undelivered', async () => {
+    // Arrange: event 2 fails once, and the queue refuses the retry
+    const f = fakes({ status: (n) => (n === 2 ? 500 : 200) });
+    f.failRequeue(1);
+    const b = bundle([1, 2, 3]);
+    // Act
+    const first = await deliverWebhooks([rec(b, 1, 'b1')], f.deps);
+    const sentFirst = f.posted.map((p) => p.headers['webhook-id']);
+    const again = await deliverWebhooks([rec(b, 2, 'b1')], f.deps);
+    // Assert
+    expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'b1' }]);
+    expect(f.delays).toEqual([['rh-b1', 5]]);
+    expect(again.batchItemFailures).toEqual([]);
+    const failedId = f.own[0].event_id;
+    expect(f.posted.slice(sentFirst.length).map((p) => p.headers['webhook-id'])).toEqual([failedId]);
+    expect(f.searches.every(([, searchLog]) => searchLog)).toBe(true);
+  });
+
+  it('defers a fresh replay in a bundle once, then sends it unless it was delivered', async () => {
+    const f = fakes();
+    // Act: a replayed bundle; the event comes back once, deferred
+    const res = await deliverWebhooks([rec(bundle([4], 12, { replay_since_ms: 0 }), 1, 'b')], f.deps);
+    const [queued] = f.requeued;
+    const later = await deliverWebhooks([rec(queued.body, 1, 'd')], f.deps);
+    // Assert
+    expect(res.batchItemFailures).toEqual([]);
+    expect(queued).toEqual({
+      delaySeconds: 5,
+      body: expect.objectContaining({ event_id: 'evt-12-4', deferred: true, attempts_before: 0 }),
+    });
+    expect(later.batchItemFailures).toEqual([]);
+    expect(f.posted.map((p) => p.headers['webhook-id'])).toEqual(['evt-12-4']);
+    expect(f.requeued).toHaveLength(1);
+  });
+
+  it('leaves a bundle with a malformed event to the dead-letter queue, sending none of it', async () => {
+    const f = fakes();
+    const b = bundle([1, 2]);
+    (b.events[1] as { event_id?: string }).event_id = undefined;
+    const res = await deliverWebhooks([rec(b, 1, 'bad-bundle')], f.deps);
+    expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'bad-bundle' }]);
+    expect(f.posted).toHaveLength(0);
   });
 });
 

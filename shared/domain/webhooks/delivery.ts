@@ -4,8 +4,8 @@ import { nowMs } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
-import type { WebhookMessage } from '../../messaging/messages.ts';
-import { queueUrl, sqs } from '../../messaging/sqs.ts';
+import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
+import { publish, queueUrl, sqs } from '../../messaging/sqs.ts';
 import { outboundRequest } from '../../outbound/client.ts';
 import { checkOutboundUrl, type UrlCheck } from '../../outbound/url-guard.ts';
 import { getTaskCached } from '../alarms/task-cache.ts';
@@ -13,7 +13,7 @@ import type { Task } from '../tasks/model.ts';
 import {
   type AttemptOutcome,
   listAttemptsOfEvent,
-  putDeliveryLog,
+  putDeliveryLogs,
   putWebhookAttempts,
   type WebhookAttempt,
 } from './repository.ts';
@@ -22,11 +22,13 @@ import { signWebhook } from './signature.ts';
 /**
  * Outbound webhook delivery (behavior 11, interface 6.1): the consumer of the webhook queue.
  *
- * Each message is one event for one task. The event is POSTed (exactly its stored body) to the task's
- * webhook URL with the Standard Webhooks headers; only HTTP 200 within the timeout is a success. A
- * failure is reported back to SQS (partial batch response) after the message's visibility is set to
- * the backoff of that attempt (5 s, 30 s, 2 min, 10 min, 30 min, 1 h); after the last retry the
- * message becomes visible at once and the queue's redrive policy moves it to the dead-letter queue.
+ * A message is a bundle (the events a producer raised for one task at once) or one event. Each event
+ * is POSTed (exactly its stored body) to the task's webhook URL with the Standard Webhooks headers;
+ * only HTTP 200 within the timeout is a success. An event of a bundle that failed is queued again as
+ * a message of its own, delayed by the backoff of that attempt; a one-event message that failed is
+ * reported back to SQS (partial batch response) after its visibility is set to the backoff of that
+ * attempt (5 s, 30 s, 2 min, 10 min, 30 min, 1 h). After the last retry the message becomes visible at
+ * once and the queue's redrive policy moves it to the dead-letter queue (7 attempts in all).
  *
  * Throughput: a batch's events go out in parallel over kept-alive connections, except events that
  * share an order key (one workflow, one compression metric), which go one after the other in queue
@@ -63,8 +65,10 @@ export interface DeliveryDeps {
   ) => Promise<PostResult>;
   /** Attempts recorded each as an item of its own (failures, retries). */
   recordAttempts: (attempts: WebhookAttempt[]) => Promise<void>;
-  /** Settling first attempts of one task, recorded as one delivery log item. */
+  /** Settling first attempts of a batch, recorded as one delivery log item per task. */
   logDeliveries: (attempts: WebhookAttempt[]) => Promise<void>;
+  /** Queues events of a bundle again, each a message of its own (retries, deferred replays). */
+  requeue: (messages: { body: WebhookMessage; delaySeconds: number }[]) => Promise<void>;
   /**
    * Whether the event was delivered at or after `sinceMs`: by an attempt of its own, or (`searchLog`,
    * for a producer's replay) also by a first attempt in the task's delivery log.
@@ -99,7 +103,8 @@ export const defaultDeliveryDeps: DeliveryDeps = {
   checkUrl: (url, blockPrivate) => checkOutboundUrl(url, blockPrivate),
   post: postJson,
   recordAttempts: putWebhookAttempts,
-  logDeliveries: putDeliveryLog,
+  logDeliveries: putDeliveryLogs,
+  requeue: (messages) => publish('webhook', messages),
   wasDelivered: async (eventId, taskId, sinceMs, searchLog) =>
     (
       await listAttemptsOfEvent(
@@ -130,20 +135,33 @@ function webhookUrlOf(task: Task): string | undefined {
   return url || undefined;
 }
 
-function parseMessage(body: string): WebhookMessage | undefined {
-  try {
-    const m = parseJson(body) as WebhookMessage;
-    if (m && typeof m.event_id === 'string' && m.event_id && Number.isSafeInteger(m.task_id) && m.body)
-      return m;
-  } catch {
-    // fall through
-  }
-  return undefined;
-}
+const validEvent = (e: Partial<WebhookMessage> | undefined): boolean =>
+  !!e && typeof e.event_id === 'string' && e.event_id !== '' && !!e.body && typeof e.body === 'object';
 
 interface Item {
   record: DeliveryRecord;
   msg: WebhookMessage;
+  /** One of the events of a bundle (its retries go out as messages of their own). */
+  bundled: boolean;
+}
+
+/** The events of a message (a bundle's, or the one of a one-event message); undefined when malformed. */
+function parseMessage(record: DeliveryRecord): Item[] | undefined {
+  try {
+    const m = parseJson(record.body) as (WebhookMessage | WebhookBundle) | undefined;
+    if (!m || !Number.isSafeInteger(m.task_id)) return undefined;
+    if (m.kind === 'webhooks') {
+      if (!Array.isArray(m.events) || m.events.length === 0 || !m.events.every(validEvent)) return undefined;
+      return m.events.map((e) => ({
+        record,
+        bundled: true,
+        msg: { ...e, kind: 'webhook', task_id: m.task_id, created_at: m.created_at },
+      }));
+    }
+    return validEvent(m) ? [{ record, bundled: false, msg: m }] : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 interface Sent {
@@ -151,6 +169,10 @@ interface Sent {
   /** Undefined when the event turned out to be delivered already (a replay). */
   attempt?: WebhookAttempt;
 }
+
+/** The attempt a receive of this item makes (1 for the first). */
+const attemptOf = ({ record, msg }: Item) =>
+  (msg.attempts_before ?? 0) + Math.max(1, record.receiveCount || 1);
 
 /**
  * A message that may carry an event delivered before: a producer's replay, or a message received
@@ -163,16 +185,17 @@ function replaySince({ record, msg }: Item): number | undefined {
 
 /** One attempt of one event: task, URL check (once per URL and batch), POST. Never throws. */
 async function attemptOne(
-  { record, msg }: Item,
+  item: Item,
   checks: Map<string, Promise<UrlCheck>>,
   deps: DeliveryDeps,
 ): Promise<WebhookAttempt> {
+  const { msg } = item;
   const cfg = config();
   const startedAtMs = nowMs();
   const base = {
     event_id: msg.event_id,
     task_id: msg.task_id,
-    attempt: Math.max(1, record.receiveCount || 1),
+    attempt: attemptOf(item),
     event: msg.body.event,
     type: msg.body.type,
     at_ms: startedAtMs,
@@ -253,22 +276,19 @@ async function sendLanes(items: Item[], limit: number, send: (item: Item) => Pro
 
 const SETTLED: AttemptOutcome[] = ['delivered', 'skipped', 'refused'];
 
-/** Records the attempts of a batch: the settling first attempts in one log item per task, the rest one by one. */
+/** Records the attempts of a batch: the settling first attempts in the delivery log, the rest one by one. */
 async function record(sent: Sent[], deps: DeliveryDeps): Promise<void> {
   const own: WebhookAttempt[] = [];
-  const logs = new Map<number, WebhookAttempt[]>();
-  for (const { item, attempt } of sent) {
+  const logged: WebhookAttempt[] = [];
+  for (const { attempt } of sent) {
     if (!attempt) continue;
-    if (item.record.receiveCount <= 1 && SETTLED.includes(attempt.outcome)) {
-      const log = logs.get(attempt.task_id) ?? [];
-      log.push(attempt);
-      logs.set(attempt.task_id, log);
-    } else {
-      own.push(attempt);
-    }
+    if (attempt.attempt === 1 && SETTLED.includes(attempt.outcome)) logged.push(attempt);
+    else own.push(attempt);
   }
-  const writes = [deps.recordAttempts(own), ...[...logs.values()].map((log) => deps.logDeliveries(log))];
-  const results = await Promise.allSettled(writes);
+  const results = await Promise.allSettled([
+    own.length > 0 ? deps.recordAttempts(own) : undefined,
+    logged.length > 0 ? deps.logDeliveries(logged) : undefined,
+  ]);
   for (const r of results) {
     if (r.status === 'rejected')
       logger.error('could not record webhook attempts', { count: sent.length, error: r.reason as Error });
@@ -276,11 +296,17 @@ async function record(sent: Sent[], deps: DeliveryDeps): Promise<void> {
 }
 
 /** Whether a replayed event was delivered already; when that cannot be read, it is sent (at least once). */
-async function wasDelivered({ msg }: Item, since: number, deps: DeliveryDeps): Promise<boolean> {
-  // A retried message looks at the event's own attempts only (one small Query): its first receive
-  // failed, or it would not be back. A replay also searches the task's delivery log.
+async function wasDelivered({ msg, bundled }: Item, since: number, deps: DeliveryDeps): Promise<boolean> {
+  // A retried one-event message looks at the event's own attempts only (one small Query): its first
+  // receive failed, or it would not be back. A replay, and a bundle received again (its delivered
+  // events are in the log), also search the task's delivery log.
   try {
-    return await deps.wasDelivered(msg.event_id, msg.task_id, since, msg.replay_since_ms !== undefined);
+    return await deps.wasDelivered(
+      msg.event_id,
+      msg.task_id,
+      since,
+      msg.replay_since_ms !== undefined || bundled,
+    );
   } catch (err) {
     logger.warn('could not read whether a webhook event was delivered', {
       eventId: msg.event_id,
@@ -295,51 +321,92 @@ export async function deliverWebhooks(
   records: DeliveryRecord[],
   deps: DeliveryDeps = defaultDeliveryDeps,
 ): Promise<{ batchItemFailures: { itemIdentifier: string }[] }> {
-  const failures: string[] = [];
+  const failures = new Set<string>();
   const items: Item[] = [];
   for (const record of records) {
-    const msg = parseMessage(record.body);
-    if (msg) items.push({ record, msg });
+    const parsed = parseMessage(record);
+    if (parsed) items.push(...parsed);
     else {
       // Cannot succeed: leave it to the redrive policy, which parks it in the dead-letter queue.
       logger.error('malformed webhook message', { messageId: record.messageId });
-      failures.push(record.messageId);
+      failures.add(record.messageId);
     }
   }
   // Copies of one event in one batch (a producer that ran twice) are sent once and share its fate.
   const copies = new Map<string, Item[]>();
   for (const item of items) copies.set(item.msg.event_id, [...(copies.get(item.msg.event_id) ?? []), item]);
+  const backoff = config().webhookBackoffSeconds;
   const checks = new Map<string, Promise<UrlCheck>>();
   const sent: Sent[] = [];
   const deferred: Item[] = [];
+  const exhausted: Item[] = [];
   const firsts = [...copies.values()].map((c) => c[0]);
   await sendLanes(firsts, SEND_CONCURRENCY, async (item) => {
+    // A message queued again by its bundle counts the bundle's attempt: once the retries are used
+    // up it goes back untried, until the redrive policy parks it in the dead-letter queue.
+    if (attemptOf(item) > backoff.length + 1) return void exhausted.push(item);
     const since = replaySince(item);
     if (since !== undefined) {
       if (await wasDelivered(item, since, deps)) return void sent.push({ item });
       // A fresh replay: its original may still be on its way (two copies of one alarm processed at
       // once). Look again after the first backoff; send then if it was still not delivered.
-      if (item.msg.replay_since_ms !== undefined && item.record.receiveCount <= 1)
+      if (item.msg.replay_since_ms !== undefined && item.record.receiveCount <= 1 && !item.msg.deferred)
         return void deferred.push(item);
     }
     sent.push({ item, attempt: await attemptOne(item, checks, deps) });
   });
   await record(sent, deps);
 
-  const backoff = config().webhookBackoffSeconds;
-  const retries = [
-    ...sent.filter((s) => s.attempt?.outcome === 'failed').map((s) => s.item),
-    ...deferred,
-  ].flatMap((item) => copies.get(item.msg.event_id) ?? []);
+  // What goes again: one-event messages by their visibility (the backoff of their attempt), events
+  // of a bundle as messages of their own (unless a one-event copy of the event already carries it).
+  const again = [
+    ...sent.filter((s) => s.attempt?.outcome === 'failed').map((s) => ({ item: s.item, defer: false })),
+    ...deferred.map((item) => ({ item, defer: true })),
+  ];
+  const visibility = exhausted.map((item) => ({ item, seconds: 0 }));
+  const requeue: { item: Item; body: WebhookMessage; delaySeconds: number }[] = [];
+  for (const { item, defer } of again) {
+    const all = copies.get(item.msg.event_id) ?? [item];
+    const seconds = defer ? (backoff[0] ?? 0) : retryDelaySeconds(attemptOf(item), backoff);
+    const single = all.filter((c) => !c.bundled);
+    for (const c of single) visibility.push({ item: c, seconds });
+    if (single.length > 0) continue;
+    const { msg } = item;
+    requeue.push({
+      item,
+      delaySeconds: seconds,
+      body: {
+        ...msg,
+        attempts_before: defer ? (msg.attempts_before ?? 0) : attemptOf(item),
+        ...(defer ? { deferred: true } : {}),
+      },
+    });
+  }
+  if (requeue.length > 0) {
+    try {
+      await deps.requeue(requeue.map(({ body, delaySeconds }) => ({ body, delaySeconds })));
+    } catch (err) {
+      // The bundle comes back whole after the first backoff; its delivered events are in the log.
+      logger.warn('could not queue webhook retries; the bundle will be received again', {
+        count: requeue.length,
+        error: err as Error,
+      });
+      for (const { item } of requeue) visibility.push({ item, seconds: backoff[0] ?? 0 });
+    }
+  }
   await Promise.all(
-    retries.map(async ({ record, msg }) => {
-      failures.push(record.messageId);
+    visibility.map(async ({ item, seconds }) => {
+      if (failures.has(item.record.messageId)) return;
+      failures.add(item.record.messageId);
       try {
-        await deps.delayRetry(record.receiptHandle, retryDelaySeconds(record.receiveCount, backoff));
+        await deps.delayRetry(item.record.receiptHandle, seconds);
       } catch (err) {
-        logger.warn('could not set the webhook retry delay', { eventId: msg.event_id, error: err as Error });
+        logger.warn('could not set the webhook retry delay', {
+          eventId: item.msg.event_id,
+          error: err as Error,
+        });
       }
     }),
   );
-  return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
+  return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
 }

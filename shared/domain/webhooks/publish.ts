@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { nowSeconds } from '../../clock.ts';
-import type { WebhookBody, WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBody, WebhookBundle, WebhookEvent } from '../../messaging/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 
 export interface EventToPublish {
@@ -25,21 +25,37 @@ export function orderKeyOf(body: WebhookBody): string | undefined {
   return typeof metric === 'string' && metric !== '' ? `m:${metric}` : undefined;
 }
 
-/** The webhook queue messages of a task's events. */
-export function webhookMessages(taskId: number, events: EventToPublish[]): WebhookMessage[] {
+/** Bytes of events one bundle carries at most: far below the queue's message size. */
+const BUNDLE_MAX_BYTES = 200_000;
+
+/**
+ * The webhook queue messages of a task's events: one bundle (several when the events are large),
+ * so a pipeline batch or a workflow operation costs one message per task.
+ */
+export function webhookBundles(taskId: number, events: EventToPublish[]): WebhookBundle[] {
   const created_at = nowSeconds();
-  return events.map((e) => {
+  const bundles: WebhookBundle[] = [];
+  let current: WebhookEvent[] = [];
+  let bytes = 0;
+  for (const e of events) {
     const order_key = orderKeyOf(e.body);
-    return {
-      kind: 'webhook',
+    const entry: WebhookEvent = {
       event_id: e.eventId ?? randomUUID(),
-      task_id: taskId,
-      created_at,
       ...(order_key ? { order_key } : {}),
       ...(e.replaySinceMs !== undefined ? { replay_since_ms: e.replaySinceMs } : {}),
       body: e.body,
     };
-  });
+    const size = Buffer.byteLength(JSON.stringify(entry.body)) + 200;
+    if (current.length > 0 && bytes + size > BUNDLE_MAX_BYTES) {
+      bundles.push({ kind: 'webhooks', task_id: taskId, created_at, events: current });
+      current = [];
+      bytes = 0;
+    }
+    current.push(entry);
+    bytes += size;
+  }
+  if (current.length > 0) bundles.push({ kind: 'webhooks', task_id: taskId, created_at, events: current });
+  return bundles;
 }
 
 /** Puts events for a task's webhook on the webhook queue. */
@@ -47,6 +63,6 @@ export async function publishWebhookEvents(taskId: number, events: EventToPublis
   if (events.length === 0) return;
   await publish(
     'webhook',
-    webhookMessages(taskId, events).map((m) => ({ body: m })),
+    webhookBundles(taskId, events).map((m) => ({ body: m })),
   );
 }

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { nowMs } from '../../clock.ts';
 import { db, fromItem, putItems, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
-import { keys } from '../../db/keys.ts';
+import { keys, webhookLogDayOf } from '../../db/keys.ts';
 
 /** Outcome of one delivery attempt (behavior 11). */
 export type AttemptOutcome = 'delivered' | 'failed' | 'skipped' | 'refused';
@@ -30,6 +31,8 @@ export interface WebhookAttempt {
 }
 
 const ATTEMPT_TTL_SECONDS = 30 * 24 * 3600;
+/** Days a task's delivery log reaches back: its items' lifetime. */
+const LOG_DAYS = ATTEMPT_TTL_SECONDS / 86_400;
 
 /**
  * Attempts are recorded two ways (KEY-DESIGN AP-H1, AP-H2), so that delivering an event costs at most
@@ -55,118 +58,142 @@ export async function putWebhookAttempts(attempts: WebhookAttempt[]): Promise<vo
   if (attempts.length > 0) await putItems(attempts.map(attemptItem), 'webhook attempts');
 }
 
-/** The stored form of a delivery log entry (short names: ten of them fit in about one kilobyte). */
-interface LogEntry {
-  e: string;
-  a: number;
-  o: AttemptOutcome;
-  n: string;
-  y: string;
-  s?: number;
-  r?: string;
-  d: number;
-  t: number;
-}
+/**
+ * A delivery log entry as stored: one JSON array per attempt in the item's `log` string
+ * ([event id, attempt, outcome, event, type, status, error, duration ms, at ms - the item's base_ms]),
+ * about 100 bytes, so a batch of ten events is one write unit.
+ */
+type LogEntry = [string, number, string, string, string, number | null, string | null, number, number];
 
-const toEntry = (a: WebhookAttempt): LogEntry => ({
-  e: a.event_id,
-  a: a.attempt,
-  o: a.outcome,
-  n: a.event,
-  y: a.type,
-  ...(a.status !== undefined ? { s: a.status } : {}),
-  ...(a.error !== undefined ? { r: a.error } : {}),
-  d: a.duration_ms,
-  t: a.at_ms,
-});
+/** Outcomes in the log, one letter each. */
+const OUTCOME_CODES: Record<AttemptOutcome, string> = {
+  delivered: 'd',
+  failed: 'f',
+  skipped: 's',
+  refused: 'r',
+};
+const OUTCOMES = new Map(Object.entries(OUTCOME_CODES).map(([k, v]) => [v, k as AttemptOutcome]));
+
+const toEntry = (a: WebhookAttempt, baseMs: number): LogEntry => [
+  a.event_id,
+  a.attempt,
+  OUTCOME_CODES[a.outcome],
+  a.event,
+  a.type,
+  a.status ?? null,
+  a.error ?? null,
+  a.duration_ms,
+  a.at_ms - baseMs,
+];
 
 function fromLog(item: Record<string, unknown>): WebhookAttempt[] {
   const taskId = item.task_id as number;
   const target = item.target as string | undefined;
-  return (item.entries as LogEntry[]).map((x) => ({
-    event_id: x.e,
+  const base = item.base_ms as number;
+  return (JSON.parse(item.log as string) as LogEntry[]).map(([e, a, o, n, y, s, r, d, t]) => ({
+    event_id: e,
     task_id: taskId,
-    attempt: x.a,
-    outcome: x.o,
-    event: x.n,
-    type: x.y,
+    attempt: a,
+    outcome: OUTCOMES.get(o) ?? 'failed',
+    event: n,
+    type: y,
     ...(target ? { target } : {}),
-    ...(x.s !== undefined ? { status: x.s } : {}),
-    ...(x.r !== undefined ? { error: x.r } : {}),
-    duration_ms: x.d,
-    at_ms: x.t,
-    at: Math.floor(x.t / 1000),
+    ...(s !== null ? { status: s } : {}),
+    ...(r !== null ? { error: r } : {}),
+    duration_ms: d,
+    at_ms: base + t,
+    at: Math.floor((base + t) / 1000),
   }));
 }
 
 /**
- * AP-H2: record the settling first attempts of one task's events in one consumer batch as one item
- * (PutItem; kept 30 days). `attempts` share the task (and its target).
+ * AP-H2: record the settling first attempts of one consumer batch as one item per task (one
+ * BatchWriteItem for all of them; kept 30 days). The log has no index entry, so one item is one
+ * write: about ten events per write unit.
  */
-export async function putDeliveryLog(attempts: WebhookAttempt[]): Promise<void> {
-  if (attempts.length === 0) return;
-  const first = attempts[0];
-  const atMs = Math.min(...attempts.map((a) => a.at_ms));
-  const id = randomBytes(6).toString('hex');
-  await putItems(
-    [
-      {
-        ...keys.webhookLog(first.task_id, atMs, id),
-        ...keys.webhookAttemptByTask(first.task_id, atMs, `~log#${id}`),
-        entity: 'webhook_log',
-        schema_version: SCHEMA_VERSION,
-        task_id: first.task_id,
-        ...(first.target ? { target: first.target } : {}),
-        entries: attempts.map(toEntry),
-        event_ids: new Set(attempts.map((a) => a.event_id)),
-        ttl: Math.floor(atMs / 1000) + ATTEMPT_TTL_SECONDS,
-      },
-    ],
-    'webhook delivery log',
-  );
+export async function putDeliveryLogs(attempts: WebhookAttempt[]): Promise<void> {
+  const byTask = new Map<number, WebhookAttempt[]>();
+  for (const a of attempts) {
+    const log = byTask.get(a.task_id);
+    if (log) log.push(a);
+    else byTask.set(a.task_id, [a]);
+  }
+  const items = [...byTask.values()].map((log) => {
+    const base = Math.min(...log.map((a) => a.at_ms));
+    const target = log.find((a) => a.target)?.target;
+    return {
+      ...keys.webhookLog(log[0].task_id, base, randomBytes(6).toString('hex')),
+      entity: 'webhook_log',
+      schema_version: SCHEMA_VERSION,
+      task_id: log[0].task_id,
+      ...(target ? { target } : {}),
+      base_ms: base,
+      log: JSON.stringify(log.map((a) => toEntry(a, base))),
+      ttl: Math.floor(base / 1000) + ATTEMPT_TTL_SECONDS,
+    };
+  });
+  if (items.length > 0) await putItems(items, 'webhook delivery log');
 }
 
-const expand = (item: Record<string, unknown>): WebhookAttempt[] =>
-  item.entity === 'webhook_log' ? fromLog(item) : [fromItem<WebhookAttempt>(item, 'ttl')];
+/**
+ * A task's delivery log items from `fromMs` to `toMs` (one Query per UTC day of the window; a window
+ * is cut to what the log can hold: its 30 days up to tomorrow).
+ */
+async function queryLog(taskId: number, fromMs: number, toMs: number): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  const last = Math.min(webhookLogDayOf(toMs), webhookLogDayOf(nowMs()) + 1);
+  for (let day = Math.max(webhookLogDayOf(fromMs), last - LOG_DAYS); day <= last; day++) {
+    items.push(
+      ...(await queryAll({
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: {
+          ':pk': keys.webhookLogDay(taskId, day),
+          ':from': keys.webhookLogSkFrom(fromMs),
+          ':to': keys.webhookLogSkFrom(toMs + 1),
+        },
+      })),
+    );
+  }
+  return items;
+}
 
 /**
  * AP-H3: all attempts of one event, oldest first: its own attempt items (Query `WHEVT#<event id>`),
  * plus, when the task and a time window are given, its settling first attempt from the task's delivery
- * log (Query gsi1 `WHTASK#<task id>` over the window, filtered on the log's event ids).
+ * log (Query `WHLOG#<task id>#<day>` over the window).
  */
 export async function listAttemptsOfEvent(
   eventId: string,
   log?: { taskId: number; fromMs: number; toMs: number },
 ): Promise<WebhookAttempt[]> {
-  const own = await queryAll({
-    KeyConditionExpression: 'pk = :pk AND begins_with(sk, :attempt)',
-    ExpressionAttributeValues: {
-      ':pk': keys.webhookAttemptsOfEvent(eventId).pk,
-      ':attempt': keys.webhookAttemptPrefix(),
-    },
-    ConsistentRead: true,
-  });
-  const logged = log
-    ? await queryAll({
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :pk AND gsi1sk BETWEEN :from AND :to',
-        FilterExpression: 'contains(event_ids, :e)',
-        ExpressionAttributeValues: {
-          ':pk': keys.webhookAttemptsOfTask(log.taskId).gsi1pk,
-          ':from': keys.webhookAttemptSkFrom(log.fromMs),
-          ':to': keys.webhookAttemptSkFrom(log.toMs + 1),
-          ':e': eventId,
-        },
-      })
-    : [];
-  return [...own.flatMap(expand), ...logged.flatMap(fromLog).filter((a) => a.event_id === eventId)].sort(
-    (a, b) => a.at_ms - b.at_ms,
-  );
+  const [own, logged] = await Promise.all([
+    queryAll({
+      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :attempt)',
+      ExpressionAttributeValues: {
+        ':pk': keys.webhookAttemptsOfEvent(eventId).pk,
+        ':attempt': keys.webhookAttemptPrefix(),
+      },
+      ConsistentRead: true,
+    }),
+    log ? queryLog(log.taskId, log.fromMs, log.toMs) : [],
+  ]);
+  return [
+    ...own.map((item) => fromItem<WebhookAttempt>(item, 'ttl')),
+    ...logged.flatMap(fromLog).filter((a) => a.event_id === eventId),
+  ].sort((a, b) => a.at_ms - b.at_ms);
 }
 
-/** AP-H4: a task's most recent attempts, newest first (Query gsi1 `WHTASK#<task id>`, descending). */
-export async function listRecentAttemptsOfTask(taskId: number, limit = 50): Promise<WebhookAttempt[]> {
-  const page = await db().send(
+/**
+ * AP-H4: a task's most recent attempts, newest first: its attempts of their own (Query gsi1
+ * `WHTASK#<task id>`, descending) and its delivery log, day by day back from today until `limit`
+ * entries are found (one Query per day; at most 30 for a task with nothing delivered lately).
+ */
+export async function listRecentAttemptsOfTask(
+  taskId: number,
+  limit = 50,
+  atMs = nowMs(),
+): Promise<WebhookAttempt[]> {
+  const ownPage = db().send(
     new QueryCommand({
       TableName: tableName(),
       IndexName: 'gsi1',
@@ -176,8 +203,20 @@ export async function listRecentAttemptsOfTask(taskId: number, limit = 50): Prom
       Limit: limit,
     }),
   );
-  return (page.Items ?? [])
-    .flatMap(expand)
-    .sort((a, b) => b.at_ms - a.at_ms)
-    .slice(0, limit);
+  const logged: WebhookAttempt[] = [];
+  const today = webhookLogDayOf(atMs);
+  for (let day = today; day > today - LOG_DAYS && logged.length < limit; day--) {
+    const page = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': keys.webhookLogDay(taskId, day) },
+        ScanIndexForward: false,
+        Limit: limit,
+      }),
+    );
+    for (const item of page.Items ?? []) logged.push(...fromLog(item));
+  }
+  const own = ((await ownPage).Items ?? []).map((item) => fromItem<WebhookAttempt>(item, 'ttl'));
+  return [...own, ...logged].sort((a, b) => b.at_ms - a.at_ms).slice(0, limit);
 }
