@@ -137,11 +137,11 @@ export async function putDeliveryLogs(attempts: WebhookAttempt[]): Promise<void>
 
 /**
  * A task's delivery log items from `fromMs` to `toMs` (one Query per UTC day of the window; a window
- * is cut to what the log can hold: its 30 days up to tomorrow).
+ * is cut to what the log can hold: the 30 days that end at `toMs`).
  */
 async function queryLog(taskId: number, fromMs: number, toMs: number): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
-  const last = Math.min(webhookLogDayOf(toMs), webhookLogDayOf(nowMs()) + 1);
+  const last = webhookLogDayOf(toMs);
   for (let day = Math.max(webhookLogDayOf(fromMs), last - LOG_DAYS); day <= last; day++) {
     items.push(
       ...(await queryAll({
