@@ -118,6 +118,20 @@ export const routes: RouteDef[] = [
     auth: 'app+task',
     table: 'write',
   },
+  {
+    method: 'PUT',
+    path: '/alarmtask/intake',
+    handler: 'functions/http/alarmtask/intake-token.ts',
+    auth: 'app+task',
+    table: 'write',
+  },
+  {
+    method: 'PUT',
+    path: '/alarmtask/heartbeat',
+    handler: 'functions/http/alarmtask/heartbeat-task.ts',
+    auth: 'app+task',
+    table: 'write',
+  },
   // Alarm ingestion
   {
     method: 'POST',
@@ -135,6 +149,40 @@ export const routes: RouteDef[] = [
     auth: 'alarm',
     table: 'read',
   },
+  // Inbound adapters for monitors (README, "Connect your monitoring"): authenticated by `taskid` and
+  // a fixed signature or the intake token in the query (or the token as a bearer header). They keep
+  // the HTTP statuses (behavior 2). Write access: an alarm is a heartbeat's sign of life.
+  ...(
+    [
+      ['POST', '/alarm/alertmanager', 'intake-alertmanager'],
+      ['POST', '/alarm/grafana', 'intake-grafana'],
+      ['POST', '/alarm/jsonbody', 'intake-jsonbody'],
+      ['POST', '/alarm/rawbody', 'intake-rawbody'],
+      ['POST', '/alarm/arms', 'intake-rawbody'],
+      ['GET', '/alarm/falcon', 'intake-falcon'],
+      ['POST', '/alarm/falcon', 'intake-falcon'],
+      ['POST', '/alarm/aliyun', 'intake-aliyun'],
+    ] as const
+  ).map(
+    ([method, path, file]): RouteDef => ({
+      method,
+      path,
+      handler: `functions/alarm/${file}.ts`,
+      auth: 'alarm',
+      table: 'write',
+      publishes: ['alarm'],
+    }),
+  ),
+  ...(['GET', 'POST'] as const).map(
+    (method): RouteDef => ({
+      method,
+      path: '/alarm/heartbeat',
+      handler: 'functions/alarm/heartbeat.ts',
+      auth: 'alarm',
+      table: 'write',
+      publishes: ['alarm'],
+    }),
+  ),
   // Workflows
   {
     method: 'GET',

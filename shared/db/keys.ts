@@ -26,6 +26,8 @@ export const keys = {
   // Alarm tasks
   task: (id: number) => ({ pk: `TASK#${id}`, sk: 'TASK' }),
   taskName: (name: string) => ({ pk: `TASKNAME#${name}`, sk: 'TASKNAME' }),
+  /** A task's heartbeat state (last alarm or ping, a miss raised): beside the task item. */
+  taskHeartbeat: (id: number) => ({ pk: `TASK#${id}`, sk: 'HEARTBEAT' }),
   /** Permission of one user on one task; listed per user through gsi1. */
   taskPermission: (taskId: number, uid: number) => ({ pk: `TASK#${taskId}`, sk: `PERM#${uid}` }),
   taskPermissionByUser: (uid: number, taskId: number) => ({

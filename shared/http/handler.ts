@@ -65,19 +65,20 @@ const taskAuthSchema = {
 const taskAuthJson = compileSchema(taskAuthSchema);
 const taskAuthCoercing = compileCoercingSchema(taskAuthSchema);
 
-function header(event: HttpEvent, name: string): string | undefined {
+export function header(event: HttpEvent, name: string): string | undefined {
   const headers = event.headers ?? {};
   return headers[name] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
 }
 
-function rawBody(event: HttpEvent): string {
+/** The request body as text (413 above 256 KiB). */
+export function rawBody(event: HttpEvent): string {
   if (!event.body) return '';
   const body = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   if (Buffer.byteLength(body, 'utf8') > MAX_BODY_BYTES) throw new PayloadTooLargeError();
   return body;
 }
 
-function parseJson(body: string, lossless = false): Record<string, unknown> {
+export function parseJson(body: string, lossless = false): Record<string, unknown> {
   if (body.trim() === '') return {};
   let parsed: unknown;
   try {
@@ -154,7 +155,9 @@ export function httpHandler<TInput, TOutput>(
       const input = readInput(event, options.input);
       if (options.auth === 'app+task') {
         validateTaskAuth(input);
-        ctx.task = await authenticateTask(input as unknown as { id: number; timestamp: string; sign: string });
+        ctx.task = await authenticateTask(
+          input as unknown as { id: number; timestamp: string; sign: string },
+        );
       }
       validate?.(input);
       request.context.state = { input, ctx };

@@ -18,6 +18,11 @@ export interface AlarmMessage {
   reported_at: number;
   /** Per-alarm receiver override. */
   receiver?: ReceiverConfig;
+  /**
+   * The sender says this alarm is a recovery (a monitor's resolved alert, a heartbeat back): it is
+   * processed as behavior 7.1's recovery whatever the task's recovery conditions.
+   */
+  recovery?: true;
 }
 
 /** The outbound webhook envelope (interface 6.1). */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { reserveHistoryIds } from './repository.ts';
 
 /**
@@ -39,3 +40,12 @@ export class HistoryIdAllocator {
 const allocator = new HistoryIdAllocator();
 
 export const nextHistoryId = () => allocator.nextId();
+
+/** A UUID (version 8, RFC 9562) named by the task and a key: the same alert gives the same uuid. */
+export function namedUuid(taskId: number, key: string): string {
+  const h = createHash('sha256').update(`${taskId}\u0000${key}`).digest();
+  h[6] = (h[6] & 0x0f) | 0x80;
+  h[8] = (h[8] & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}

@@ -48,7 +48,7 @@ export function factsOf(alarm: Pick<AlarmMessage, 'ctn' | 'notice_time'>, level:
 /** Recovery -> filter -> compress, as far as they depend on the alarm alone. */
 export function planAlarm(task: Task, alarm: AlarmMessage): Plan {
   const original = factsOf(alarm, alarm.level);
-  if (isRecoveryAlarm(task, original)) {
+  if (alarm.recovery || isRecoveryAlarm(task, original)) {
     const metric = task.compress?.enable ? computeMetric(task.id, task.compress, original) : undefined;
     return { kind: 'recovery', level: alarm.level, store: task.flag_save_db === 1, metric };
   }

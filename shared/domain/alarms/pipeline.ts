@@ -113,7 +113,8 @@ export function parseAlarmMessage(body: string): AlarmMessage | undefined {
     isObject(m.ctn) &&
     Number.isFinite(m.notice_time) &&
     Number.isFinite(m.reported_at) &&
-    (m.receiver === undefined || isObject(m.receiver));
+    (m.receiver === undefined || isObject(m.receiver)) &&
+    (m.recovery === undefined || m.recovery === true);
   return ok ? (m as unknown as AlarmMessage) : undefined;
 }
 

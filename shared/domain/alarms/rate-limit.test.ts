@@ -2,6 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { RateLimiter } from './rate-limit.ts';
 
 describe('RateLimiter (token bucket per task)', () => {
+  it('takes a batch all or none; a batch above the limit needs a full bucket', () => {
+    let now = 0;
+    const limiter = new RateLimiter(() => now);
+    expect(limiter.take(1, 5, 3)).toBe(true);
+    expect(limiter.take(1, 5, 3)).toBe(false); // 2 left: nothing taken
+    expect(limiter.take(1, 5, 2)).toBe(true);
+    now += 1_000;
+    expect(limiter.take(1, 5, 50)).toBe(true); // full bucket: a notification of 50 alerts passes
+    expect(limiter.take(1, 5, 1)).toBe(false);
+  });
+
   it('allows a burst of `limit`, then refuses until tokens refill', () => {
     // Arrange
     let now = 1_000_000;

@@ -24,8 +24,12 @@ export class RateLimiter {
 
   constructor(private readonly now: () => number = nowMs) {}
 
-  /** Takes one token for `taskId`; false when the task reached `limit` alarms per second. */
-  take(taskId: number, limit: number): boolean {
+  /**
+   * Takes `count` tokens for `taskId` (all or none); false when the task reached `limit` alarms per
+   * second. A batch larger than the limit (a monitor's notification of many alerts) needs a full
+   * bucket, else it could never pass.
+   */
+  take(taskId: number, limit: number, count = 1): boolean {
     const now = this.now();
     if (this.buckets.size > SWEEP_ABOVE) this.sweep(now);
     const b = this.buckets.get(taskId) ?? { tokens: limit, at: now };
@@ -33,8 +37,9 @@ export class RateLimiter {
     b.tokens = Math.min(limit, b.tokens + (elapsed * limit) / 1000);
     b.at = now;
     this.buckets.set(taskId, b);
-    if (b.tokens < 1) return false;
-    b.tokens -= 1;
+    const need = Math.min(count, limit);
+    if (b.tokens < need) return false;
+    b.tokens -= need;
     return true;
   }
 

@@ -45,6 +45,7 @@ function fakeDeps(t: Task | undefined, extra: Partial<ReportDeps> = {}) {
     publishAlarm: async (m) => {
       published.push(m);
     },
+    signOfLife: async () => {},
     getReceipt: async (uuid) => receipts.get(uuid),
     putReceipt: async (r) => {
       const held = receipts.get(r.uuid);

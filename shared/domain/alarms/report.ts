@@ -19,6 +19,7 @@ import { outboundUrlErrors, type ReceiverLike } from '../tasks/outbound-urls.ts'
 import type { Channels, Level, ReceiverConfig, Robot, Task } from '../tasks/model.ts';
 import { effectiveStatus, ROBOT_CHANNELS, TASK_PAUSED, TASK_STOPPED, USER_CHANNELS } from '../tasks/model.ts';
 import { compileSchema } from '../validation.ts';
+import { heartbeatOf } from './heartbeat.ts';
 import { alarmRateLimiter, type RateLimiter } from './rate-limit.ts';
 import {
   getReportReceipt,
@@ -58,6 +59,8 @@ export interface ReportDeps {
   /** Fields of a receiver naming URLs the outbound guard refuses (behavior 11). */
   outboundUrlErrors: (receiver: unknown, prefix: string) => Promise<FieldError[]>;
   publishAlarm: (message: AlarmMessage) => Promise<void>;
+  /** Records an accepted alarm as the task's sign of life (heartbeat). */
+  signOfLife: (task: Task) => Promise<void>;
   getReceipt: (uuid: string, now: number) => Promise<ReportReceipt | undefined>;
   putReceipt: (receipt: ReportReceipt, now: number) => Promise<ReportReceipt>;
   markReceiptQueued: (uuid: string) => Promise<void>;
@@ -89,6 +92,7 @@ export const defaultReportDeps: ReportDeps = {
   missingAlarmGroups,
   outboundUrlErrors: (receiver, prefix) => outboundUrlErrors(receiver as ReceiverLike, prefix),
   publishAlarm: (message) => enqueue('alarm', { body: message }),
+  signOfLife: heartbeatOf,
   getReceipt: getReportReceipt,
   putReceipt: putReportReceipt,
   markReceiptQueued,
@@ -211,12 +215,17 @@ function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
 /** Scalars the schema checks: a number written with unusual digits (`2.0`) is read as its value. */
 const SCALARS = ['level', 'notice_time'] as const;
 
+/** The alarm content rules (behavior 6.1): a non-empty JSON object at most 64 levels deep (4000). */
+export function checkCtn(ctn: unknown, name = 'ctn'): asserts ctn is Record<string, unknown> {
+  if (!isObject(ctn)) throw AlarmError.invalid(`${name} must be a JSON object`);
+  if (Object.keys(ctn).length === 0) throw AlarmError.invalid(`${name} must not be empty`);
+  if (nestingDepth(ctn, MAX_CTN_DEPTH) > MAX_CTN_DEPTH)
+    throw AlarmError.invalid(`${name} must not be nested deeper than ${MAX_CTN_DEPTH} levels`);
+}
+
 /** Body validation (behavior 6.1): every failure is 4000 with a message naming the field. */
 async function validateBody(input: Record<string, unknown>, deps: ReportDeps): Promise<ReportBody> {
-  if (!isObject(input.ctn)) throw AlarmError.invalid('ctn must be a JSON object');
-  if (Object.keys(input.ctn).length === 0) throw AlarmError.invalid('ctn must not be empty');
-  if (nestingDepth(input.ctn, MAX_CTN_DEPTH) > MAX_CTN_DEPTH)
-    throw AlarmError.invalid(`ctn must not be nested deeper than ${MAX_CTN_DEPTH} levels`);
+  checkCtn(input.ctn);
   // The body holds ctn one level down; anything deeper elsewhere is refused the same way.
   if (nestingDepth(input, MAX_CTN_DEPTH + 1) > MAX_CTN_DEPTH + 1)
     throw AlarmError.invalid(`request body must not be nested deeper than ${MAX_CTN_DEPTH + 1} levels`);
@@ -268,12 +277,7 @@ export async function reportAlarm(
     if (earlier.queued) return answer;
   }
 
-  const status = effectiveStatus(task, now);
-  if (status === TASK_STOPPED) throw AlarmError.stopped();
-  if (status === TASK_PAUSED) throw AlarmError.paused();
-
-  const limit = task.rate_limit ?? config().alarmRateLimit;
-  if (!deps.limiter.take(task.id, limit)) throw AlarmError.rateLimited(task.id, limit);
+  admit(task, 1, now, deps.limiter);
 
   const message: AlarmMessage = {
     kind: 'alarm',
@@ -285,7 +289,7 @@ export async function reportAlarm(
     reported_at: now,
     ...(body.receiver ? { receiver: body.receiver } : {}),
   };
-  if (Buffer.byteLength(toWireJson(message), 'utf8') > MAX_MESSAGE_BYTES) throw new PayloadTooLargeError();
+  checkMessageSize(message);
 
   let answer: ReportAnswer = { uuid: message.uuid, report_time: formatDateTime(now, config().timeZone) };
   if (body.uuid) {
@@ -303,6 +307,7 @@ export async function reportAlarm(
     if (held !== mine && (await deps.queuedSoon(body.uuid))) return answer;
   }
   await deps.publishAlarm(message);
+  await deps.signOfLife(task);
   if (body.uuid) {
     await deps.markReceiptQueued(body.uuid).catch((err: unknown) => {
       // The alarm is queued; a repeat would queue it once more, which the pipeline absorbs.
@@ -310,6 +315,23 @@ export async function reportAlarm(
     });
   }
   return answer;
+}
+
+/**
+ * Whether a task takes `count` alarms now (behavior 6.1's order after validation): stopped 4001,
+ * paused 4002, then the rate limit 4010 (all `count` or none).
+ */
+export function admit(task: Task, count: number, now: number, limiter: RateLimiter): void {
+  const status = effectiveStatus(task, now);
+  if (status === TASK_STOPPED) throw AlarmError.stopped();
+  if (status === TASK_PAUSED) throw AlarmError.paused();
+  const limit = task.rate_limit ?? config().alarmRateLimit;
+  if (!limiter.take(task.id, limit, count)) throw AlarmError.rateLimited(task.id, limit);
+}
+
+/** An alarm must fit one queue message (a 256 KiB body always does; 413 otherwise). */
+export function checkMessageSize(message: AlarmMessage): void {
+  if (Buffer.byteLength(toWireJson(message), 'utf8') > MAX_MESSAGE_BYTES) throw new PayloadTooLargeError();
 }
 
 /** A receipt answers a replay of the same task; another task's uuid is refused. */

@@ -7,6 +7,7 @@ import {
   RECOVERY_DELAY_KIND,
   runRecoveryDelay,
 } from '../alarms/pipeline.ts';
+import { checkHeartbeat, HEARTBEAT_KIND } from '../alarms/heartbeat.ts';
 import type { DueHandler } from './runner.ts';
 
 /**
@@ -25,4 +26,6 @@ export const dueHandlers: Record<string, DueHandler> = {
   // Alarm pipeline: the delay strategy's window flush, delay-mode recovery checks.
   [FLUSH_KIND]: (item, now) => flushCompressWindow(item, now),
   [RECOVERY_DELAY_KIND]: (item, now) => runRecoveryDelay(item, now),
+  // Heartbeat: a task silent past its interval raises an alarm.
+  [HEARTBEAT_KIND]: (item, now) => checkHeartbeat(item, now),
 };

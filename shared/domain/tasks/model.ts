@@ -159,6 +159,13 @@ export interface Task extends TaskConfig {
   paused_until?: number;
   /** Alarms per second; the deployment default when absent. */
   rate_limit?: number;
+  /**
+   * SHA-256 (hex) of the task's intake token, a long-lived credential for monitors that cannot sign
+   * requests (README, "Connect your monitoring"); absent until one is issued.
+   */
+  intake_hash?: string;
+  /** Dead man's switch: an alarm of `level` when no alarm or ping came for `interval` minutes. */
+  heartbeat?: { interval: number; level: Level; since: number };
   created_by: number;
   created_at: number;
   updated_at: number;

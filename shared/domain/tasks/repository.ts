@@ -335,3 +335,37 @@ export async function resumePausedTask(taskId: number, pausedUntil: number, now:
     throw err;
   }
 }
+
+/**
+ * AP-T10: set (or, with `undefined`, remove) one of a task's own settings — its intake token hash,
+ * its heartbeat — under `version = :v`. False when the task changed since it was read.
+ */
+export async function setTaskSetting(
+  task: Task,
+  name: 'intake_hash' | 'heartbeat',
+  value: unknown,
+  now: number,
+): Promise<boolean> {
+  const set = value !== undefined;
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.task(task.id),
+        UpdateExpression: `SET updated_at = :now, version = version + :one${set ? ', #n = :val' : ' REMOVE #n'}`,
+        ConditionExpression: 'version = :v',
+        ExpressionAttributeNames: { '#n': name },
+        ExpressionAttributeValues: {
+          ':now': now,
+          ':one': 1,
+          ':v': task.version,
+          ...(set ? { ':val': value } : {}),
+        },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}

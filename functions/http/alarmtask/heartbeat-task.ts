@@ -1,0 +1,22 @@
+import { configureHeartbeat, type HeartbeatSetting } from '#shared/domain/alarms/heartbeat.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+const schema = {
+  type: 'object',
+  required: ['interval'],
+  properties: {
+    interval: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 10_080,
+      'x-message': 'interval must be 0 to 10080 minutes',
+    },
+    level: { type: 'integer', enum: [0, 1, 2, 3] },
+  },
+};
+
+/** PUT /alarmtask/heartbeat: expect an alarm or ping every `interval` minutes (0 turns it off). */
+export const handler = httpHandler<HeartbeatSetting, unknown>(
+  { auth: 'app+task', input: 'json', schema },
+  (input, ctx) => configureHeartbeat(ctx.task!, input),
+);

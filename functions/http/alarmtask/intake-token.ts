@@ -1,0 +1,13 @@
+import { issueIntakeToken } from '#shared/domain/alarms/intake.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+const schema = {
+  type: 'object',
+  properties: { revoke: { type: 'integer', enum: [0, 1] } },
+};
+
+/** PUT /alarmtask/intake: a new intake token for monitors that cannot sign (shown once), or revoke it. */
+export const handler = httpHandler<{ revoke?: number }, unknown>(
+  { auth: 'app+task', input: 'json', schema },
+  (input, ctx) => issueIntakeToken(ctx.task!, input),
+);

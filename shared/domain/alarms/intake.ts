@@ -1,0 +1,178 @@
+import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { formatDateTime, nowSeconds } from '../../clock.ts';
+import { config } from '../../config/env.ts';
+import type { AlarmMessage } from '../../messaging/messages.ts';
+import { enqueue, publish } from '../../messaging/sqs.ts';
+import { loadSealKey } from '../auth/seal.ts';
+import { verifySignature } from '../auth/signature.ts';
+import { AlarmError, ConflictError, UnauthorizedError } from '../errors.ts';
+import { getTask, setTaskSetting } from '../tasks/repository.ts';
+import type { Level, Task } from '../tasks/model.ts';
+import type { IntakeAlarm } from './adapters.ts';
+import { heartbeatOf } from './heartbeat.ts';
+import { namedUuid } from './ids.ts';
+import { alarmRateLimiter, type RateLimiter } from './rate-limit.ts';
+import { admit, checkCtn, checkMessageSize } from './report.ts';
+import { getTaskCached } from './task-cache.ts';
+
+/**
+ * The monitors' door (README, "Connect your monitoring"): authentication from the query string (or
+ * an intake token), then the same content rules, task status, rate limit and durable queueing as
+ * `/alarm/report`. These routes keep the HTTP statuses of behavior 2 (a monitor reads nothing else).
+ */
+
+export interface IntakeCredentials {
+  /** The query string. */
+  query: Record<string, string | undefined>;
+  /** The `Authorization` header. */
+  authorization?: string;
+}
+
+export interface IntakeDeps {
+  getTask: (id: number) => Promise<Task | undefined>;
+  publishAlarms: (messages: AlarmMessage[]) => Promise<void>;
+  /** Records an accepted alarm as the task's sign of life (heartbeat). */
+  signOfLife: (task: Task) => Promise<void>;
+  limiter: RateLimiter;
+}
+
+export const defaultIntakeDeps: IntakeDeps = {
+  getTask: (id) => getTaskCached(id),
+  publishAlarms: (messages) =>
+    messages.length === 1
+      ? enqueue('alarm', { body: messages[0] })
+      : publish(
+          'alarm',
+          messages.map((body) => ({ body })),
+        ),
+  signOfLife: heartbeatOf,
+  limiter: alarmRateLimiter,
+};
+
+const TASK_ID = /^[1-9][0-9]{0,15}$/;
+const TIMESTAMP = /^[0-9]{1,12}$/;
+
+/** SHA-256 (hex) of an intake token: what the task item keeps. */
+export function intakeHash(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** A new intake token (shown once; only its hash is stored). */
+export function newIntakeToken(): string {
+  return `tki_${randomBytes(24).toString('base64url')}`;
+}
+
+function bearerOf(authorization: string | undefined): string | undefined {
+  const m = /^\s*bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  return m?.[1];
+}
+
+/**
+ * Who may report through an adapter: `taskid` in the query and either
+ * - the intake token (`Authorization: Bearer <token>`, or `token` in the query), or
+ * - the original's fixed signature: `timestamp` and `sign` in the query, signed as behavior 3.3 with
+ *   the task token but without the skew check (a monitor's URL is configured once).
+ * Every failure is 401 `signature invalid` (which part was wrong is not revealed).
+ */
+export async function authenticateIntake(
+  creds: IntakeCredentials,
+  deps: Pick<IntakeDeps, 'getTask'> = defaultIntakeDeps,
+): Promise<Task> {
+  const invalid = () => new UnauthorizedError('signature invalid');
+  const taskid = creds.query.taskid;
+  if (!taskid || !TASK_ID.test(taskid) || !Number.isSafeInteger(Number(taskid))) throw invalid();
+  const token = bearerOf(creds.authorization) ?? creds.query.token;
+  const { timestamp, sign } = creds.query;
+  if (token === undefined && (!timestamp || !TIMESTAMP.test(timestamp) || !sign || sign.length > 128))
+    throw invalid();
+  if (token !== undefined && (token.length === 0 || token.length > 256)) throw invalid();
+  await loadSealKey();
+  const task = await deps.getTask(Number(taskid));
+  if (!task) throw invalid();
+  if (token !== undefined) {
+    const stored = task.intake_hash ? Buffer.from(task.intake_hash, 'hex') : undefined;
+    const given = Buffer.from(intakeHash(token), 'hex');
+    if (!stored || stored.length !== given.length || !timingSafeEqual(stored, given)) throw invalid();
+    return task;
+  }
+  if (
+    !verifySignature(
+      task.token,
+      taskid,
+      timestamp as string,
+      (sign as string).toLowerCase(),
+      config().legacySign,
+    )
+  )
+    throw invalid();
+  return task;
+}
+
+/** The `level` query parameter of an adapter request (0..3; default 0). */
+export function requestLevel(query: Record<string, string | undefined>): Level {
+  const v = query.level;
+  if (v === undefined || v === '') return 0;
+  if (!/^[0-3]$/.test(v)) throw AlarmError.invalid('level must be one of 0, 1, 2, 3');
+  return Number(v) as Level;
+}
+
+export interface IntakeAnswer {
+  /** The alarms' uuids, in the order of the request's alerts. */
+  uuids: string[];
+  report_time: string;
+}
+
+/**
+ * Admits and queues the alarms an adapter made of one request, all or none: content rules (4000),
+ * task status (4001/4002), the rate limit for all of them (4010, HTTP 429 with Retry-After), then
+ * one queue send. An alarm with a dedup key gets a uuid named by it, so a monitor sending it again
+ * (Alertmanager re-sends a group's firing alerts whenever the group changes) is processed once.
+ */
+export async function acceptAlarms(
+  task: Task,
+  alarms: IntakeAlarm[],
+  level: Level,
+  deps: IntakeDeps = defaultIntakeDeps,
+): Promise<IntakeAnswer> {
+  alarms.forEach((a, i) => {
+    checkCtn(a.ctn, alarms.length === 1 ? 'ctn' : `alerts[${i}]`);
+  });
+  const now = nowSeconds();
+  const answer = { uuids: [] as string[], report_time: formatDateTime(now, config().timeZone) };
+  if (alarms.length === 0) return answer;
+  admit(task, alarms.length, now, deps.limiter);
+  const messages = alarms.map(
+    (a): AlarmMessage => ({
+      kind: 'alarm',
+      uuid: a.dedupKey ? namedUuid(task.id, a.dedupKey) : randomUUID(),
+      task_id: task.id,
+      level: a.level ?? level,
+      ctn: a.ctn,
+      notice_time: now,
+      reported_at: now,
+      ...(a.recovery ? { recovery: true as const } : {}),
+    }),
+  );
+  for (const m of messages) checkMessageSize(m);
+  await deps.publishAlarms(messages);
+  answer.uuids = messages.map((m) => m.uuid);
+  await deps.signOfLife(task);
+  return answer;
+}
+
+/**
+ * `PUT /alarmtask/intake`: issues a new intake token for the task (the previous one stops working at
+ * once, give or take the task cache's seconds) and shows it once; `revoke: 1` removes it.
+ */
+export async function issueIntakeToken(task: Task, input: { revoke?: number }) {
+  const token = input.revoke === 1 ? undefined : newIntakeToken();
+  const now = nowSeconds();
+  let current: Task | undefined = task;
+  for (let attempt = 0; ; attempt++) {
+    if (!current) throw new ConflictError(`task [${task.id}] was deleted`);
+    if (await setTaskSetting(current, 'intake_hash', token && intakeHash(token), now)) break;
+    if (attempt >= 5) throw new ConflictError(`task [${task.id}] was changed concurrently, try again`);
+    current = await getTask(task.id, true);
+  }
+  return { id: task.id, intake_token: token ?? null };
+}

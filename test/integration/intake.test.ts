@@ -1,0 +1,463 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
+import { md5Sign } from '../../shared/domain/auth/signature.ts';
+import { checkHeartbeat, HEARTBEAT_KIND } from '../../shared/domain/alarms/heartbeat.ts';
+import { getTask } from '../../shared/domain/tasks/repository.ts';
+import { api, call, taskAuth } from '../support/client.ts';
+import { type Received, TestReceiver } from '../support/receiver.ts';
+import { type CreatedTask, createTask } from '../support/tasks.ts';
+
+/**
+ * The inbound adapters for monitors and the heartbeat, end to end on the local stack: the payloads
+ * these systems really send, authenticated by a fixed signature or an intake token, through the
+ * queue and the pipeline to the task's webhook.
+ */
+const receiver = new TestReceiver();
+
+beforeAll(async () => {
+  await receiver.start();
+});
+afterAll(async () => {
+  await receiver.stop();
+});
+
+/** Alertmanager's documented webhook example (prometheus.io, "webhook_config"), two alerts. */
+function alertmanagerPayload(status: 'firing' | 'resolved', alerts = 2) {
+  return {
+    version: '4',
+    groupKey: '{}:{alertname="HighLatency"}',
+    truncatedAlerts: 0,
+    status,
+    receiver: 'tocsin',
+    groupLabels: { alertname: 'HighLatency' },
+    commonLabels: { alertname: 'HighLatency', job: 'api' },
+    commonAnnotations: {},
+    externalURL: 'http://alertmanager.example:9093',
+    alerts: Array.from({ length: alerts }, (_, i) => ({
+      status,
+      labels: {
+        alertname: 'HighLatency',
+        job: 'api',
+        instance: `api-${i}:9100`,
+        severity: i === 0 ? 'critical' : 'warning',
+      },
+      annotations: { summary: `p99 latency above 1s on api-${i}` },
+      startsAt: '2026-11-24T08:00:00.000Z',
+      endsAt: status === 'resolved' ? '2026-11-24T08:05:00.000Z' : '0001-01-01T00:00:00Z',
+      generatorURL: 'http://prometheus.example:9090/graph?g0.expr=latency',
+      fingerprint: `f1a2b3c4d5e6f70${i}`,
+    })),
+  };
+}
+
+/** Grafana unified alerting's webhook body (Grafana docs, "Webhook notifier"). */
+function grafanaPayload(status: 'firing' | 'resolved') {
+  return {
+    receiver: 'tocsin',
+    status,
+    orgId: 1,
+    alerts: [
+      {
+        status,
+        labels: { alertname: 'DiskFull', grafana_folder: 'Infra', instance: 'db-1', severity: 'error' },
+        annotations: { description: 'disk usage above 90%' },
+        startsAt: '2026-11-24T09:00:00Z',
+        endsAt: status === 'resolved' ? '2026-11-24T09:10:00Z' : '0001-01-01T00:00:00Z',
+        generatorURL: 'http://grafana.example/alerting/grafana/abc/view',
+        fingerprint: '57c6d9296de2ad39',
+        silenceURL: 'http://grafana.example/alerting/silence/new',
+        dashboardURL: 'http://grafana.example/d/dash',
+        panelURL: 'http://grafana.example/d/dash?viewPanel=1',
+        values: { B: 93.5 },
+        valueString: "[ var='B' labels={instance=db-1} value=93.5 ]",
+      },
+    ],
+    groupLabels: { alertname: 'DiskFull' },
+    commonLabels: { alertname: 'DiskFull' },
+    commonAnnotations: {},
+    externalURL: 'http://grafana.example/',
+    version: '1',
+    groupKey: '{}:{alertname="DiskFull"}',
+    truncatedAlerts: 0,
+    title: '[FIRING:1] DiskFull',
+    state: 'alerting',
+    message: '**Firing**',
+  };
+}
+
+const eventsOf = (t: { id: number }, event: string): Received[] =>
+  receiver.received.filter((r) => r.json?.data?.task?.id === t.id && r.json.event === event);
+
+async function waitEvents(t: { id: number }, event: string, count: number): Promise<Received[]> {
+  await receiver.waitFor(() => eventsOf(t, event).length >= count);
+  return eventsOf(t, event);
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 600));
+
+function webhookTask(overrides: Record<string, unknown> = {}) {
+  return createTask({ receiver: { channels: { email: [1], webhook: receiver.url } }, ...overrides });
+}
+
+/** The original's fixed signature: any timestamp, signed once, in the query. */
+function fixedSign(t: CreatedTask, timestamp = 1_600_000_000) {
+  return { taskid: t.id, timestamp, sign: md5Sign(t.token, t.id, timestamp) };
+}
+
+async function intakeToken(t: CreatedTask): Promise<string> {
+  const res = await api.put('/alarmtask/intake', { ...(await taskAuth(t)) });
+  expect(res.code).toBe(0);
+  return res.data.intake_token as string;
+}
+
+const ctnOf = (e: Received) => e.json.data.history.ctn as Record<string, unknown>;
+
+describe('authentication of the adapters', () => {
+  it('takes a fixed signature of any age and an intake token, and refuses anything else with 401', async () => {
+    const t = await webhookTask();
+    const token = await intakeToken(t);
+    const body = { check: 'auth' };
+    // Fixed signature (signed years ago), bearer token, token in the query
+    const bySign = await call('POST', '/alarm/jsonbody', { app: null, query: fixedSign(t), json: body });
+    const byBearer = await call('POST', '/alarm/jsonbody', {
+      app: null,
+      query: { taskid: t.id },
+      headers: { authorization: `Bearer ${token}` },
+      json: body,
+    });
+    const byQuery = await call('POST', '/alarm/jsonbody', {
+      app: null,
+      query: { taskid: t.id, token },
+      json: body,
+    });
+    expect([bySign, byBearer, byQuery].map((r) => [r.status, r.code])).toEqual([
+      [200, 0],
+      [200, 0],
+      [200, 0],
+    ]);
+    // Refused: bad sign, the task token itself, another task's id, no credentials, a revoked token
+    const other = await webhookTask();
+    const refused: Record<string, string | number>[] = [
+      { ...fixedSign(t), sign: 'f'.repeat(32) },
+      { taskid: t.id, token: t.token },
+      { taskid: other.id, token },
+      { taskid: t.id },
+    ];
+    for (const query of refused) {
+      const res = await call('POST', '/alarm/jsonbody', { app: null, query, json: body });
+      expect([res.status, res.code, res.msg]).toEqual([401, 401, 'signature invalid']);
+    }
+    const revoked = await api.put('/alarmtask/intake', { ...(await taskAuth(t)), revoke: 1 });
+    expect(revoked.data).toEqual({ id: t.id, intake_token: null });
+    // Revocation holds once the task cache expires (TASK_CACHE_SECONDS, 5 s), like every task change
+    let accepted = 3;
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const after = await call('POST', '/alarm/jsonbody', {
+        app: null,
+        query: { taskid: t.id, token },
+        json: body,
+      });
+      if (after.status === 401) break;
+      accepted++;
+      expect(Date.now()).toBeLessThan(deadline);
+      await settle();
+    }
+    // The accepted alarms arrive, nothing from the refused ones
+    await waitEvents(t, 'ALARM', accepted);
+    await settle();
+    expect(eventsOf(t, 'ALARM')).toHaveLength(accepted);
+  });
+
+  it('keeps the HTTP statuses for refusals: 409 for a stopped task, 400 for a bad body', async () => {
+    const t = await webhookTask();
+    const stop = await api.put('/alarmtask/stop', { ...(await taskAuth(t)) });
+    expect(stop.code).toBe(0);
+    const stopped = await call('POST', '/alarm/jsonbody', { app: null, query: fixedSign(t), json: { a: 1 } });
+    expect([stopped.status, stopped.code]).toEqual([409, 4001]);
+    await api.put('/alarmtask/start', { ...(await taskAuth(t)) });
+    const notObject = await call('POST', '/alarm/jsonbody', {
+      app: null,
+      query: fixedSign(t),
+      body: '[1,2]',
+    });
+    expect([notObject.status, notObject.code]).toEqual([400, 400]);
+    const badLevel = await call('POST', '/alarm/jsonbody', {
+      app: null,
+      query: { ...fixedSign(t), level: 7 },
+      json: { a: 1 },
+    });
+    expect([badLevel.status, badLevel.code, badLevel.msg]).toEqual([
+      400,
+      4000,
+      'level must be one of 0, 1, 2, 3',
+    ]);
+  });
+});
+
+describe('Prometheus Alertmanager (webhook v4)', () => {
+  it('makes one alarm per alert with labels and annotations, levels from severity, once however often it is sent', async () => {
+    const t = await webhookTask();
+    const token = await intakeToken(t);
+    const send = (body: unknown) =>
+      call('POST', '/alarm/alertmanager', {
+        app: null,
+        query: { taskid: t.id },
+        headers: { authorization: `Bearer ${token}` },
+        json: body,
+      });
+    const res = await send(alertmanagerPayload('firing'));
+    expect(res.status).toBe(200);
+    expect(res.data.uuids).toHaveLength(2);
+    const events = await waitEvents(t, 'ALARM', 2);
+    const byInstance = new Map(events.map((e) => [(ctnOf(e).labels as Record<string, string>).instance, e]));
+    const first = byInstance.get('api-0:9100') as Received;
+    expect(ctnOf(first)).toEqual({
+      labels: { alertname: 'HighLatency', job: 'api', instance: 'api-0:9100', severity: 'critical' },
+      annotations: { summary: 'p99 latency above 1s on api-0' },
+      startsAt: '2026-11-24T08:00:00.000Z',
+      generatorURL: 'http://prometheus.example:9090/graph?g0.expr=latency',
+      fingerprint: 'f1a2b3c4d5e6f700',
+    });
+    expect(first.json.data.history.level).toBe(3);
+    expect(byInstance.get('api-1:9100')?.json.data.history.level).toBe(1);
+    // Alertmanager re-sends the whole group when it changes: the same alerts are not alarms again
+    const again = await send(alertmanagerPayload('firing'));
+    expect(again.data.uuids).toEqual(res.data.uuids);
+    await settle();
+    expect(eventsOf(t, 'ALARM')).toHaveLength(2);
+  });
+
+  it('turns a resolved alert into a recovery of the same metric that finishes its workflow', async () => {
+    // Content compression (method 3): the metric comes from the alert's content alone
+    const t = await webhookTask({
+      compress: { enable: true, method: 3, strategy: 1, strategy_cycle: 600, not_match: 1 },
+      workflow: { enable: true, reminds: [] },
+    });
+    const q = fixedSign(t);
+    const fired = await call('POST', '/alarm/alertmanager', {
+      app: null,
+      query: q,
+      json: alertmanagerPayload('firing', 1),
+    });
+    expect(fired.status).toBe(200);
+    const [generated] = await waitWorkflowEvents(t, 'generated', 1);
+    const workflowId = generated.json.data.workflow.id as number;
+    const resolved = await call('POST', '/alarm/alertmanager', {
+      app: null,
+      query: q,
+      json: alertmanagerPayload('resolved', 1),
+    });
+    expect(resolved.status).toBe(200);
+    const [recovery] = await waitEvents(t, 'RECOVERY', 1);
+    expect(recovery.json.type).toBe('recovery');
+    expect(ctnOf(recovery).fingerprint).toBe('f1a2b3c4d5e6f700');
+    const firedRecord = await getAlarmRecord(t.id, fired.data.uuids[0] as string);
+    const recoveryRecord = await getAlarmRecord(t.id, resolved.data.uuids[0] as string);
+    expect(recoveryRecord?.outcome).toBe('recovery');
+    expect(recoveryRecord?.recovery_metric).toBe(firedRecord?.history.metric);
+    const deadline = Date.now() + 15_000;
+    while ((await showWorkflow(workflowId)).status !== 2 && Date.now() < deadline) await settle();
+    expect((await showWorkflow(workflowId)).status).toBe(2);
+  });
+});
+
+async function waitWorkflowEvents(t: { id: number }, type: string, count: number) {
+  const match = () => receiver.events('WORKFLOW', type).filter((r) => r.json.data.task.id === t.id);
+  await receiver.waitFor(() => match().length >= count);
+  return match();
+}
+
+async function showWorkflow(id: number) {
+  const res = await api.get('/workflow/show', { query: { id } });
+  return res.data.workflow as { status: number };
+}
+
+describe('Grafana', () => {
+  it('takes the unified alerting webhook: an alarm per alert, resolved as a recovery', async () => {
+    const t = await webhookTask();
+    const q = fixedSign(t);
+    const fired = await call('POST', '/alarm/grafana', {
+      app: null,
+      query: q,
+      json: grafanaPayload('firing'),
+    });
+    expect(fired.status).toBe(200);
+    const [alarm] = await waitEvents(t, 'ALARM', 1);
+    expect(ctnOf(alarm)).toMatchObject({
+      labels: { alertname: 'DiskFull', instance: 'db-1', severity: 'error' },
+      fingerprint: '57c6d9296de2ad39',
+      dashboardURL: 'http://grafana.example/d/dash',
+      panelURL: 'http://grafana.example/d/dash?viewPanel=1',
+    });
+    expect(alarm.json.data.history.level).toBe(2);
+    await call('POST', '/alarm/grafana', { app: null, query: q, json: grafanaPayload('resolved') });
+    const [recovery] = await waitEvents(t, 'RECOVERY', 1);
+    expect(ctnOf(recovery).fingerprint).toBe('57c6d9296de2ad39');
+  });
+
+  it("takes the original's body (Grafana's DingDing notifier message)", async () => {
+    const t = await webhookTask();
+    const body = {
+      msgtype: 'link',
+      link: {
+        title: '[Alerting] CPU high',
+        text: 'cpu above 90%\\nhost web-1',
+        messageUrl: `dingtalk://dingtalkclient/page/link?pc_slide=false&url=${encodeURIComponent('http://grafana.example/d/cpu?panelId=2')}`,
+        picUrl: '',
+      },
+    };
+    const res = await call('POST', '/alarm/grafana', { app: null, query: fixedSign(t), json: body });
+    expect([res.status, res.data.uuids]).toEqual([200, [expect.any(String)]]);
+    const [alarm] = await waitEvents(t, 'ALARM', 1);
+    expect(ctnOf(alarm)).toMatchObject({
+      title: '[Alerting] CPU high',
+      text: 'cpu above 90%\nhost web-1',
+      msgtype: 'link',
+      grafanaUrl: 'http://grafana.example/d/cpu?panelId=2',
+    });
+  });
+});
+
+describe('the original system adapters', () => {
+  it('jsonbody, rawbody, arms, falcon (GET) and aliyun (form) each make the alarm the original did', async () => {
+    const t = await webhookTask();
+    const q = fixedSign(t);
+    const json = await call('POST', '/alarm/jsonbody', {
+      app: null,
+      query: { ...q, level: 2 },
+      body: '{"host":"web-1","trace_id":12345678901234567890}',
+      headers: { 'content-type': 'text/plain' },
+    });
+    const raw = await call('POST', '/alarm/rawbody', { app: null, query: q, body: 'disk full on web-1' });
+    const arms = await call('POST', '/alarm/arms', { app: null, query: q, body: '{"alertname":"arms"}' });
+    const falcon = await call('GET', '/alarm/falcon', {
+      app: null,
+      query: {
+        ...q,
+        endpoint: 'web-1',
+        metric: 'cpu.idle',
+        status: 'PROBLEM',
+        left_value: '3.2',
+        priority: '0',
+      },
+    });
+    const aliyun = await call('POST', '/alarm/aliyun', {
+      app: null,
+      query: q,
+      form: {
+        alertName: 'CPU usage',
+        alertState: 'ALERT',
+        dimensions: '{userId=12345, instanceId=i-abc 1}',
+        expression: '$Average>=90',
+        curValue: '95',
+        metricName: 'CPUUtilization',
+        namespace: 'acs_ecs_dashboard',
+        ruleId: 'rule/1',
+        timestamp: '1764000000000',
+        signature: 'cloud-monitor-signature',
+      },
+    });
+    for (const res of [json, raw, arms, falcon, aliyun]) expect([res.status, res.code]).toEqual([200, 0]);
+    const events = await waitEvents(t, 'ALARM', 5);
+    const byUuid = new Map(events.map((e) => [e.json.data.history.uuid as string, e]));
+    const ctn = (res: { data: Record<string, unknown> }) =>
+      ctnOf(byUuid.get(res.data.uuid as string) as Received);
+    expect(byUuid.get(json.data.uuid as string)?.body).toContain('"trace_id":12345678901234567890');
+    expect(byUuid.get(json.data.uuid as string)?.json.data.history.level).toBe(2);
+    expect(ctn(raw)).toEqual({ body: 'disk full on web-1' });
+    expect(ctn(arms)).toEqual({ body: '{"alertname":"arms"}' });
+    expect(ctn(falcon)).toEqual({
+      endpoint: 'web-1',
+      metric: 'cpu.idle',
+      status: 'PROBLEM',
+      left_value: '3.2',
+      priority: '0',
+    });
+    expect(ctn(aliyun)).toMatchObject({
+      alertName: 'CPU usage',
+      userId: '12345',
+      instanceId: 'i-abc 1',
+      instanceId_urlencode: 'i-abc%201',
+      condition: '平均值',
+      threshold: '>=90',
+      date: '2025-11-24 16:00:00',
+      ruleId_urlencode: 'rule%2F1',
+    });
+    expect(ctn(aliyun)).not.toHaveProperty('signature');
+  });
+});
+
+/**
+ * The heartbeat's checks run from the due work at the service clock, which other suites move by
+ * hours at a time; so the checks are called here at explicit times (a week's interval is never crossed
+ * by another suite's jump during a test), and the HTTP endpoints set, ping and stop it.
+ */
+describe('heartbeat', () => {
+  const WEEK = 10_080;
+  const state = async (t: CreatedTask) => {
+    const task = await getTask(t.id, true);
+    const item = {
+      kind: HEARTBEAT_KIND,
+      ref: String(t.id),
+      due_at: 0,
+      payload: { task_id: t.id, since: task?.heartbeat?.since },
+    };
+    return { task, item };
+  };
+
+  it('raises an alarm when a task is silent past its interval and recovers on the next ping', async () => {
+    const t = await webhookTask();
+    const set = await api.put('/alarmtask/heartbeat', { ...(await taskAuth(t)), interval: WEEK, level: 3 });
+    expect(set.data).toEqual({ id: t.id, interval: WEEK, level: 3 });
+    const { task, item } = await state(t);
+    expect(task?.heartbeat).toMatchObject({ interval: WEEK, level: 3 });
+    // A ping: the check at the deadline re-arms for a week after the ping
+    const ping = await call('GET', '/alarm/heartbeat', { app: null, query: fixedSign(t) });
+    expect([ping.status, ping.code, ping.data.interval]).toEqual([200, 0, WEEK]);
+    const last = ping.data.last_seen as number;
+    const period = WEEK * 60;
+    expect(await checkHeartbeat(item, last + period - 1)).toEqual({ reschedule: last + period });
+    // Silent past the deadline: one alarm of the configured level, checked again a week later
+    expect(await checkHeartbeat(item, last + period + 5)).toEqual({ reschedule: last + 2 * period + 5 });
+    const [missed] = await waitEvents(t, 'ALARM', 1);
+    expect(missed.json.data.history.level).toBe(3);
+    expect(ctnOf(missed)).toMatchObject({ heartbeat: 'missed', interval_minutes: WEEK, task: t.name });
+    // Still silent at the next check: no second alarm
+    await checkHeartbeat(item, last + 2 * period + 10);
+    await settle();
+    expect(eventsOf(t, 'ALARM')).toHaveLength(1);
+    // Back: the ping sends the recovery, with the miss's content
+    await call('POST', '/alarm/heartbeat', { app: null, query: fixedSign(t) });
+    const [recovery] = await waitEvents(t, 'RECOVERY', 1);
+    expect(ctnOf(recovery)).toEqual(ctnOf(missed));
+    // Off: the armed check stops
+    const off = await api.put('/alarmtask/heartbeat', { ...(await taskAuth(t)), interval: 0 });
+    expect(off.data).toEqual({ id: t.id, interval: 0, level: null });
+    expect(await checkHeartbeat(item, last + 10 * period)).toBeUndefined();
+  });
+
+  it('counts an accepted alarm as a sign of life, and refuses pings of a task without a heartbeat', async () => {
+    const t = await webhookTask();
+    await api.put('/alarmtask/heartbeat', { ...(await taskAuth(t)), interval: WEEK });
+    const { item } = await state(t);
+    const since = item.payload.since as number;
+    await new Promise((r) => setTimeout(r, 1_100));
+    const res = await call('POST', '/alarm/jsonbody', {
+      app: null,
+      query: fixedSign(t),
+      json: { alive: true },
+    });
+    expect(res.code).toBe(0);
+    await waitEvents(t, 'ALARM', 1);
+    // The alarm moved the deadline: the check at the first deadline re-arms instead of raising
+    const again = await checkHeartbeat(item, since + WEEK * 60);
+    expect(again).toMatchObject({ reschedule: expect.any(Number) });
+    expect((again as { reschedule: number }).reschedule).toBeGreaterThan(since + WEEK * 60);
+    await settle();
+    expect(eventsOf(t, 'ALARM')).toHaveLength(1);
+    await api.put('/alarmtask/heartbeat', { ...(await taskAuth(t)), interval: 0 });
+    const none = await call('GET', '/alarm/heartbeat', { app: null, query: fixedSign(t) });
+    expect([none.status, none.code]).toEqual([409, 409]);
+  });
+});
