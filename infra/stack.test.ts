@@ -51,13 +51,26 @@ beforeAll(() => {
   outputs = json.Outputs;
 }, SYNTH_TIMEOUT_MS);
 
-/** Logical id of the Lambda whose description names `entry` (every function says which handler it runs). */
+/**
+ * Logical id of the one Lambda whose description names `entry` (every function says which handler it
+ * runs). Only for handlers that serve a single function: routes may share a handler file (GET and POST
+ * /alarm/falcon), each route still on its own Lambda; those are found by route (functionOfRoute).
+ */
 function functionFor(entry: string): string {
   const ids = Object.entries(resources)
     .filter(([, r]) => r.Type === 'AWS::Lambda::Function' && r.Properties.Description === `tocsin ${entry}`)
     .map(([id]) => id);
   expect(ids, entry).toHaveLength(1);
   return ids[0];
+}
+
+/** Logical id of the Lambda behind a route key (`POST /alarm/report`, `$default`). */
+function functionOfRoute(routeKey: string): string {
+  const routes = ofType('AWS::ApiGatewayV2::Route').filter(([, r]) => r.Properties.RouteKey === routeKey);
+  expect(routes, routeKey).toHaveLength(1);
+  const integrationId = /"Ref":"([^"]+)"/.exec(JSON.stringify(routes[0][1].Properties.Target))![1];
+  const uri = resources[integrationId].Properties.IntegrationUri as { 'Fn::GetAtt': [string, string] };
+  return uri['Fn::GetAtt'][0];
 }
 
 function ofType(type: string): [string, Resource][] {
@@ -99,28 +112,48 @@ function allActions(statements: Statement[]): Set<string> {
 const tableId = () => refOfOutput('TableName');
 const secretId = () => refOfOutput('SealKeySecretArn');
 
-/** Every deployed function: its entry, and what definitions.ts says it may do. */
-function functionSpecs() {
+interface FunctionSpec {
+  /** Handler entry; with `routeKey` for the route's own Lambda (routes may share a handler file). */
+  entry: string;
+  routeKey?: string;
+  table: 'read' | 'write' | 'none';
+  publishes: QueueName[];
+  sealed: boolean;
+}
+
+/** Every deployed function (one per route, `$default`, consumer and schedule) and what it may do. */
+function functionSpecs(): FunctionSpec[] {
   return [
     ...deployedRoutes().map((r) => ({
       entry: r.handler,
+      routeKey: `${r.method} ${r.path}`,
       table: r.table,
       publishes: r.publishes ?? [],
       sealed: r.auth !== 'none',
     })),
-    { entry: NOT_FOUND_HANDLER, table: 'none' as const, publishes: [] as QueueName[], sealed: false },
+    { entry: NOT_FOUND_HANDLER, routeKey: '$default', table: 'none', publishes: [], sealed: false },
     ...queues.map((q) => ({
       entry: q.consumer,
       table: 'write' as const,
       publishes: q.publishes,
       sealed: true,
     })),
-    { entry: schedule.handler, table: 'write' as const, publishes: schedule.publishes, sealed: true },
+    { entry: schedule.handler, table: 'write', publishes: schedule.publishes, sealed: true },
   ];
 }
 
+/** Logical id of a spec's Lambda in the current `resources`. */
+function functionOf(spec: FunctionSpec): string {
+  return spec.routeKey ? functionOfRoute(spec.routeKey) : functionFor(spec.entry);
+}
+
+/** A readable name for assertion messages. */
+function labelOf(spec: FunctionSpec): string {
+  return spec.routeKey ? `${spec.routeKey} (${spec.entry})` : spec.entry;
+}
+
 describe('HTTP API', () => {
-  it('has one route per deployed route plus $default, each on its own handler', () => {
+  it('has one route per deployed route plus $default, each on its own Lambda', () => {
     // Arrange
     const expected = deployedRoutes().map((r) => [`${r.method} ${r.path}`, r.handler]);
     expected.push(['$default', NOT_FOUND_HANDLER]);
@@ -132,9 +165,19 @@ describe('HTTP API', () => {
       const description = resources[uri['Fn::GetAtt'][0]].Properties.Description as string;
       return [route.Properties.RouteKey, description.replace(/^tocsin /, '')];
     });
+    const lambdas = actual.map(([routeKey]) => functionOfRoute(String(routeKey)));
     // Assert
     expect(actual.sort()).toEqual(expected.sort());
-    expect(new Set(actual.map(([, handler]) => handler)).size).toBe(actual.length);
+    expect(new Set(lambdas).size).toBe(actual.length);
+  });
+
+  it('gives routes that share a handler file the same access', () => {
+    const byHandler = new Map<string, string[]>();
+    for (const r of deployedRoutes()) {
+      const access = JSON.stringify([r.auth, r.table, [...(r.publishes ?? [])].sort()]);
+      byHandler.set(r.handler, [...(byHandler.get(r.handler) ?? []), access]);
+    }
+    for (const [handler, accesses] of byHandler) expect(new Set(accesses).size, handler).toBe(1);
   });
 
   it('never deploys a /_local route', () => {
@@ -290,26 +333,26 @@ describe('grants', () => {
 
   it('matches every function table access to its definition', () => {
     for (const spec of functionSpecs()) {
-      const onTable = actionsOn(statementsOf(functionFor(spec.entry)), tableId());
-      expect(onTable.has('dynamodb:GetItem'), spec.entry).toBe(spec.table !== 'none');
-      expect(onTable.has('dynamodb:PutItem'), spec.entry).toBe(spec.table === 'write');
+      const onTable = actionsOn(statementsOf(functionOf(spec)), tableId());
+      expect(onTable.has('dynamodb:GetItem'), labelOf(spec)).toBe(spec.table !== 'none');
+      expect(onTable.has('dynamodb:PutItem'), labelOf(spec)).toBe(spec.table === 'write');
     }
   });
 
   it('lets only the publishers of a queue send to it', () => {
     for (const spec of functionSpecs()) {
-      const statements = statementsOf(functionFor(spec.entry));
+      const statements = statementsOf(functionOf(spec));
       for (const q of queues) {
         const canSend = actionsOn(statements, queueId(q.name)).has('sqs:SendMessage');
-        expect(canSend, `${spec.entry} -> ${q.name}`).toBe(spec.publishes.includes(q.name));
+        expect(canSend, `${labelOf(spec)} -> ${q.name}`).toBe(spec.publishes.includes(q.name));
       }
     }
   });
 
   it('grants the seal key to everything that authenticates or consumes, and nothing else', () => {
     for (const spec of functionSpecs()) {
-      const onSecret = actionsOn(statementsOf(functionFor(spec.entry)), secretId());
-      expect(onSecret.has('secretsmanager:GetSecretValue'), spec.entry).toBe(spec.sealed);
+      const onSecret = actionsOn(statementsOf(functionOf(spec)), secretId());
+      expect(onSecret.has('secretsmanager:GetSecretValue'), labelOf(spec)).toBe(spec.sealed);
     }
   });
 
@@ -399,13 +442,14 @@ describe('functions', () => {
 
 describe('notification providers', () => {
   const notifyConsumer = () => queues.find((q) => q.name === 'notify')!.consumer;
+  const notifySpec = () => functionSpecs().find((s) => s.entry === notifyConsumer())!;
 
-  function providerView(t: Template, entry: string) {
+  function providerView(t: Template, spec: FunctionSpec) {
     const json = t.toJSON() as { Resources: Record<string, Resource> };
     const saved = resources;
     resources = json.Resources;
     try {
-      const id = functionFor(entry);
+      const id = functionOf(spec);
       const statements = statementsOf(id);
       const env = (resources[id].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
       return { statements, actions: allActions(statements), env };
@@ -427,11 +471,10 @@ describe('notification providers', () => {
       },
     });
     // Act
-    const notify = providerView(t, notifyConsumer());
+    const notify = providerView(t, notifySpec());
     const others = functionSpecs()
-      .map((s) => s.entry)
-      .filter((e) => e !== notifyConsumer())
-      .map((e) => providerView(t, e));
+      .filter((s) => s.entry !== notifyConsumer())
+      .map((s) => providerView(t, s));
     // Assert
     expect(notify.env).toMatchObject({ EMAIL_PROVIDER: 'ses', EMAIL_FROM: 'alarm@example.com' });
     for (const a of ['ses:SendEmail', 'sns:Publish', 'sms-voice:SendVoiceMessage'])
@@ -449,12 +492,12 @@ describe('notification providers', () => {
 
   it('grants only what the configured providers need', { timeout: SYNTH_TIMEOUT_MS }, () => {
     // Act
-    const defaults = providerView(template, notifyConsumer());
+    const defaults = providerView(template, notifySpec());
     const off = providerView(
       synth({
         notifyEnvironment: { SMS_PROVIDER: 'none', SMTP_HOST: 'smtp.example.com', EMAIL_FROM: 'a@b.c' },
       }),
-      notifyConsumer(),
+      notifySpec(),
     );
     // Assert: SMS via SNS is on by default in AWS; SES and voice need explicit settings.
     expect(defaults.actions).toContain('sns:Publish');
@@ -486,15 +529,15 @@ describe('notification provider credentials', () => {
   it('are readable by the notification consumer only, which alone gets NOTIFY_SECRETS_ARN', () => {
     for (const spec of functionSpecs()) {
       // Arrange
-      const id = functionFor(spec.entry);
+      const id = functionOf(spec);
       const isNotify = id === notifyConsumer();
       // Act
       const onSecret = actionsOn(statementsOf(id), notifySecretId());
       const env = (resources[id].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
       // Assert
-      expect(onSecret.has('secretsmanager:GetSecretValue'), spec.entry).toBe(isNotify);
-      expect(env.NOTIFY_SECRETS_ARN, spec.entry).toEqual(isNotify ? { Ref: notifySecretId() } : undefined);
-      for (const k of NOTIFY_SECRET_VARIABLES) expect(env[k], `${spec.entry} ${k}`).toBeUndefined();
+      expect(onSecret.has('secretsmanager:GetSecretValue'), labelOf(spec)).toBe(isNotify);
+      expect(env.NOTIFY_SECRETS_ARN, labelOf(spec)).toEqual(isNotify ? { Ref: notifySecretId() } : undefined);
+      for (const k of NOTIFY_SECRET_VARIABLES) expect(env[k], `${labelOf(spec)} ${k}`).toBeUndefined();
     }
   });
 
