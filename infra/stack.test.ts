@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
+import { CURRENTLY_RECOMMENDED_FLAGS } from 'aws-cdk-lib/cx-api';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NOT_FOUND_HANDLER, deployedRoutes } from './constructs/http-api.ts';
 import { NOTIFY_SECRET_VARIABLES } from './constructs/notify-providers.ts';
@@ -26,8 +27,13 @@ const WRITE_ACTIONS = [
 ];
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
 
+/** The context `cdk synth` runs with (feature flags), so that the tests see the deployed template. */
+const CDK_CONTEXT = (
+  JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }
+).context;
+
 function synth(props: Partial<ConstructorParameters<typeof TocsinStack>[2]> = {}): Template {
-  const app = new App();
+  const app = new App({ context: CDK_CONTEXT });
   const stack = new TocsinStack(app, 'Tocsin-test', {
     env: { account: '123456789012', region: 'eu-west-1' },
     envName: 'test',
@@ -573,5 +579,14 @@ describe('handler files', () => {
     ];
     const missing = entries.filter((e) => !existsSync(join(PROJECT_ROOT, e)));
     expect(missing).toEqual([]);
+  });
+});
+
+describe('cdk.json', () => {
+  it('sets every feature flag the installed aws-cdk-lib recommends, to its recommended value', () => {
+    // A new aws-cdk-lib brings new flags: review them and copy the recommended values into cdk.json.
+    for (const [flag, value] of Object.entries(CURRENTLY_RECOMMENDED_FLAGS)) {
+      expect(CDK_CONTEXT[flag], flag).toEqual(value);
+    }
   });
 });
