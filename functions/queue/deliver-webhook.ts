@@ -1,9 +1,10 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { observed } from '#shared/observe.ts';
 import { loadSealKey } from '#shared/domain/auth/seal.ts';
 import { deliverWebhooks } from '#shared/domain/webhooks/delivery.ts';
 
 /** SQS consumer of the webhook queue (behavior 11): partial batch responses, retries by visibility. */
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+export const handler = observed(async (event: SQSEvent): Promise<SQSBatchResponse> => {
   await loadSealKey();
   return deliverWebhooks(
     event.Records.map((r) => ({
@@ -13,4 +14,4 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       receiveCount: Number(r.attributes.ApproximateReceiveCount),
     })),
   );
-};
+});

@@ -1,5 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { loadNotifySecrets } from '#shared/config/env.ts';
+import { observed } from '#shared/observe.ts';
 import { loadSealKey } from '#shared/domain/auth/seal.ts';
 import { deliverNotificationBatch } from '#shared/domain/notifications/delivery.ts';
 
@@ -7,7 +8,7 @@ import { deliverNotificationBatch } from '#shared/domain/notifications/delivery.
  * SQS consumer of the notify queue: one channel message per record (behavior 10). Failures are
  * reported per record (partial batch response) so only they come back, after their backoff.
  */
-export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
+export const handler = observed(async (event: SQSEvent): Promise<SQSBatchResponse> => {
   await loadNotifySecrets();
   await loadSealKey();
   return deliverNotificationBatch(
@@ -18,4 +19,4 @@ export const handler = async (event: SQSEvent): Promise<SQSBatchResponse> => {
       receiveCount: Number(r.attributes.ApproximateReceiveCount) || 1,
     })),
   );
-};
+});

@@ -7,6 +7,8 @@ import { BadRequestError, PayloadTooLargeError } from '../domain/errors.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import { compileCoercingSchema, compileSchema, type Validator } from '../domain/validation.ts';
 import { parseJson as parseLossless } from '../json.ts';
+import { logger } from '../log.ts';
+import { count, flushMetrics } from '../metrics.ts';
 import { errorResponse, okResponse } from './envelope.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;
@@ -139,6 +141,7 @@ export function httpHandler<TInput, TOutput>(
 
   const authAndValidate: middy.MiddlewareObj<HttpEvent, HttpResult, Error, Context & { state?: State }> = {
     before: async (request) => {
+      logger.addContext(request.context);
       const event = request.event;
       const ctx: RequestContext = { requestId: request.context.awsRequestId, event };
       if (options.auth === 'app' || options.auth === 'app+task') {
@@ -167,9 +170,18 @@ export function httpHandler<TInput, TOutput>(
   return middy<HttpEvent, HttpResult, Error, Context & { state?: State }>()
     .use(authAndValidate)
     .use({
+      after: async () => {
+        flushMetrics();
+      },
       onError: async (request) => {
         request.response = errorResponse(request.error, request.context.awsRequestId);
         const status = request.response.statusCode ?? 500;
+        if (options.auth === 'alarm') {
+          // Refused alarm reports by envelope code (the accepted ones are counted by the pipeline).
+          const code = (JSON.parse(String(request.response.body)) as { code: number }).code;
+          count('AlarmsRefused', { code });
+        }
+        flushMetrics();
         if (options.refusalsAsHttp200 && status < 500 && status !== 413) request.response.statusCode = 200;
       },
     })

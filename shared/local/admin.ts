@@ -1,12 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApp } from '../domain/auth/apps.ts';
 import { loadSealKey } from '../domain/auth/seal.ts';
 import { importDirectory } from '../domain/directory/service.ts';
 import { ValidationError } from '../domain/errors.ts';
-import { defaultStateFile } from './paths.ts';
-import type { LocalStackState } from './stack.ts';
+import { useLocalStack } from './stack-env.ts';
 
 const USAGE = `usage:
   npm run admin -- import FILE            load a directory export (behavior 4) into the table
@@ -44,22 +43,7 @@ async function main() {
     if (values.region) process.env.AWS_REGION = values.region;
     if (values['seal-key-secret']) process.env.SEAL_KEY_SECRET_ARN = values['seal-key-secret'];
   } else {
-    // The same file `npm start` wrote: --state, else TOCSIN_STATE_FILE (as for npm start), else the default.
-    const stateFile = resolve(values.state || process.env.TOCSIN_STATE_FILE || defaultStateFile);
-    if (!existsSync(stateFile)) {
-      throw new Error(`no running local stack (no ${stateFile}); run \`npm start\` first or pass --table`);
-    }
-    const state = JSON.parse(readFileSync(stateFile, 'utf8')) as LocalStackState;
-    Object.assign(process.env, {
-      TABLE_NAME: state.tableName,
-      AWS_REGION: state.region,
-      DYNAMODB_ENDPOINT: state.dynamoEndpoint,
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
-      SEAL_KEY: state.sealKey,
-      // As the local stack: the outbound URL guard is off unless asked for.
-      BLOCK_PRIVATE_WEBHOOKS: process.env.BLOCK_PRIVATE_WEBHOOKS ?? '0',
-    });
+    useLocalStack(values.state);
   }
   await loadSealKey();
   const [command, ...rest] = positionals;

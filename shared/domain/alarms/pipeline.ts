@@ -1,6 +1,7 @@
 import { parseJson } from '../../json.ts';
 import { nowSeconds } from '../../clock.ts';
 import { logger } from '../../log.ts';
+import { count } from '../../metrics.ts';
 import type { AlarmMessage, NotificationJob, WebhookBundle } from '../../messaging/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
@@ -181,6 +182,8 @@ export async function processAlarmBatch(
     // No status check here: the report endpoint refused alarms of a stopped or paused task, and an
     // alarm accepted while the task ran is processed even if the task stopped since (it was accepted).
     const plan = planAlarm(task, alarm);
+    count('AlarmsAccepted');
+    count('PipelineOutcome', { outcome: plan.kind });
     if (plan.kind === 'compressed') {
       const key = `${task.id}#${plan.metric}`;
       const g = groups.get(key) ?? { task, metric: plan.metric, items: [] };

@@ -4,6 +4,7 @@ import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { assertNotifySecretsLoaded, type Config, config } from '../../config/env.ts';
 import { logger } from '../../log.ts';
+import { count } from '../../metrics.ts';
 import type { NotificationJob } from '../../messaging/messages.ts';
 import { queueUrl, sqs } from '../../messaging/sqs.ts';
 import { getTaskCached } from '../alarms/task-cache.ts';
@@ -243,6 +244,7 @@ class Run {
       seq: this.records.length,
       ttl: Math.floor(atMs / 1000) + ATTEMPT_TTL_DAYS * 86_400,
     });
+    count('ChannelDelivery', { channel: this.job.channel, outcome: r.outcome });
     if (settle) this.settle(key, r.outcome);
   }
 

@@ -4,6 +4,7 @@ import { nowMs } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
+import { count, webhookLatency } from '../../metrics.ts';
 import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
 import { publish, queueUrl, sqs } from '../../messaging/sqs.ts';
 import { outboundRequest } from '../../outbound/client.ts';
@@ -282,6 +283,8 @@ async function record(sent: Sent[], deps: DeliveryDeps): Promise<void> {
   const logged: WebhookAttempt[] = [];
   for (const { attempt } of sent) {
     if (!attempt) continue;
+    count('WebhookDelivery', { outcome: attempt.outcome });
+    if (attempt.duration_ms > 0) webhookLatency(attempt.duration_ms);
     if (attempt.attempt === 1 && SETTLED.includes(attempt.outcome)) logged.push(attempt);
     else own.push(attempt);
   }

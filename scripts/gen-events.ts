@@ -1,0 +1,277 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { queues, type RouteDef, routes, schedule } from '../infra/definitions.ts';
+
+/**
+ * `npm run gen:events`: the sample events under events/ — an API Gateway HTTP API (payload 2.0)
+ * request for every deployed route, an SQS batch for each queue consumer and the EventBridge
+ * scheduled event — for `npm run invoke` and `sam local invoke`. The signatures in them are
+ * placeholders: `npm run invoke` signs them afresh (README, "Invoke one function").
+ */
+const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
+const T = 1764000000;
+const TASK = { id: 1, timestamp: String(T), sign: 'SIGN' };
+const ALARM = { taskid: 1, timestamp: T, sign: 'SIGN' };
+const INTAKE = { taskid: '1', timestamp: String(T), sign: 'SIGN' };
+
+/** `PUT /alarmtask/update` -> `PutAlarmtaskUpdate` (the CDK construct ids of the route functions). */
+export function routeName(route: Pick<RouteDef, 'method' | 'path'>): string {
+  return `${route.method.toLowerCase()} ${route.path}`
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('');
+}
+
+interface Sample {
+  query?: Record<string, string>;
+  json?: unknown;
+  text?: string;
+  form?: Record<string, string>;
+  headers?: Record<string, string>;
+}
+
+const taskBody = {
+  name: 'sample-task',
+  created_by: 1,
+  department_id: 1,
+  flag_save_db: 1,
+  receiver: { channels: { email: [1] } },
+};
+
+const samples: Record<string, Sample> = {
+  'GET /health': {},
+  'GET /department/simple': {},
+  'GET /department/show': { query: { id: '1' } },
+  'GET /user/profile': { query: { uid: '1' } },
+  'PUT /user/updatephone': { json: { uid: 1, phone: '13800000000' } },
+  'POST /alarmtask/store': { json: taskBody },
+  'GET /alarmtask/show': { query: { id: '1', timestamp: TASK.timestamp, sign: TASK.sign } },
+  'PUT /alarmtask/update': { json: { ...TASK, ...taskBody } },
+  'PUT /alarmtask/updatefields': { json: { ...TASK, flag_save_db: 1 } },
+  'DELETE /alarmtask': { form: { id: '1', timestamp: TASK.timestamp, sign: TASK.sign } },
+  'PUT /alarmtask/stop': { json: TASK },
+  'PUT /alarmtask/start': { json: TASK },
+  'PUT /alarmtask/pause': { json: { ...TASK, time: 30 } },
+  'PUT /alarmtask/intake': { json: TASK },
+  'PUT /alarmtask/heartbeat': { json: { ...TASK, interval: 10, level: 2 } },
+  'POST /alarm/report': { json: { ...ALARM, level: 1, ctn: { host: 'web-1', error: 'disk full' } } },
+  'POST /alarm/test': { json: ALARM },
+  'POST /alarm/alertmanager': {
+    query: INTAKE,
+    json: {
+      version: '4',
+      status: 'firing',
+      receiver: 'tocsin',
+      groupKey: '{}:{alertname="HighLatency"}',
+      groupLabels: { alertname: 'HighLatency' },
+      commonLabels: { alertname: 'HighLatency' },
+      commonAnnotations: {},
+      externalURL: 'http://alertmanager.example:9093',
+      truncatedAlerts: 0,
+      alerts: [
+        {
+          status: 'firing',
+          labels: { alertname: 'HighLatency', instance: 'api-1:9100', severity: 'critical' },
+          annotations: { summary: 'p99 latency above 1s' },
+          startsAt: '2026-11-24T08:00:00Z',
+          endsAt: '0001-01-01T00:00:00Z',
+          generatorURL: 'http://prometheus.example:9090/graph',
+          fingerprint: 'f1a2b3c4d5e6f700',
+        },
+      ],
+    },
+  },
+  'POST /alarm/grafana': {
+    query: INTAKE,
+    json: {
+      receiver: 'tocsin',
+      status: 'firing',
+      orgId: 1,
+      version: '1',
+      alerts: [
+        {
+          status: 'firing',
+          labels: { alertname: 'DiskFull', instance: 'db-1', severity: 'error' },
+          annotations: { description: 'disk usage above 90%' },
+          startsAt: '2026-11-24T09:00:00Z',
+          endsAt: '0001-01-01T00:00:00Z',
+          generatorURL: 'http://grafana.example/alerting/grafana/abc/view',
+          fingerprint: '57c6d9296de2ad39',
+        },
+      ],
+    },
+  },
+  'POST /alarm/jsonbody': { query: INTAKE, json: { host: 'web-1', error: 'disk full' } },
+  'POST /alarm/rawbody': { query: INTAKE, text: 'disk full on web-1' },
+  'POST /alarm/arms': { query: INTAKE, text: '{"alertname":"arms"}' },
+  'GET /alarm/falcon': { query: { ...INTAKE, endpoint: 'web-1', metric: 'cpu.idle', status: 'PROBLEM' } },
+  'POST /alarm/falcon': { query: INTAKE, form: { endpoint: 'web-1', metric: 'cpu.idle', status: 'PROBLEM' } },
+  'POST /alarm/aliyun': {
+    query: INTAKE,
+    form: {
+      alertName: 'CPU usage',
+      expression: '$Average>=90',
+      dimensions: '{instanceId=i-1}',
+      timestamp: '1764000000000',
+    },
+  },
+  'GET /alarm/heartbeat': { query: INTAKE },
+  'POST /alarm/heartbeat': { query: INTAKE },
+  'GET /workflow/show': { query: { id: '1' } },
+  'PUT /workflow/claim': { json: { ids: [1], created_by: 1 } },
+  'PUT /workflow/assign': { json: { ids: [1], created_by: 1, assignto: [2], remark: 'yours' } },
+  'PUT /workflow/processed': { json: { ids: [1], created_by: 1, remark: 'fixed' } },
+  'PUT /workflow/reactive': { json: { ids: [1], created_by: 1, remark: 'again' } },
+  'PUT /workflow/close': { json: { ids: [1], created_by: 1, remark: 'noise' } },
+};
+
+export function httpEvent(route: Pick<RouteDef, 'method' | 'path' | 'auth'>, sample: Sample) {
+  const headers: Record<string, string> = { host: 'api.example', 'user-agent': 'sample', ...sample.headers };
+  if (route.auth === 'app' || route.auth === 'app+task') {
+    Object.assign(headers, { 'x-app-id': '1', 'x-app-timestamp': String(T), 'x-app-sign': 'SIGN' });
+  }
+  let body: string | undefined;
+  if (sample.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(sample.json);
+  } else if (sample.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(sample.form).toString();
+  } else if (sample.text !== undefined) {
+    headers['content-type'] = 'text/plain';
+    body = sample.text;
+  }
+  const rawQueryString = new URLSearchParams(sample.query ?? {}).toString();
+  return {
+    version: '2.0',
+    routeKey: `${route.method} ${route.path}`,
+    rawPath: route.path,
+    rawQueryString,
+    headers,
+    ...(sample.query ? { queryStringParameters: sample.query } : {}),
+    requestContext: {
+      accountId: '123456789012',
+      apiId: 'sample',
+      domainName: 'api.example',
+      domainPrefix: 'api',
+      http: {
+        method: route.method,
+        path: route.path,
+        protocol: 'HTTP/1.1',
+        sourceIp: '192.0.2.1',
+        userAgent: 'sample',
+      },
+      requestId: 'sample-request',
+      routeKey: `${route.method} ${route.path}`,
+      stage: '$default',
+      time: '24/Nov/2026:08:00:00 +0000',
+      timeEpoch: T * 1000,
+    },
+    ...(body !== undefined ? { body } : {}),
+    isBase64Encoded: false,
+  };
+}
+
+function sqsEvent(queue: string, bodies: unknown[]) {
+  return {
+    Records: bodies.map((body, i) => ({
+      messageId: `sample-${queue}-${i + 1}`,
+      receiptHandle: `sample-receipt-${i + 1}`,
+      body: JSON.stringify(body),
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: String(T * 1000),
+        SenderId: 'sample',
+        ApproximateFirstReceiveTimestamp: String(T * 1000),
+      },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: `arn:aws:sqs:us-east-1:123456789012:tocsin-${queue}`,
+      awsRegion: 'us-east-1',
+    })),
+  };
+}
+
+const queueSamples: Record<string, unknown[]> = {
+  alarm: [
+    {
+      kind: 'alarm',
+      uuid: '0b5c7a1e-2f4d-4c6b-9a8e-1d2c3b4a5f60',
+      task_id: 1,
+      level: 1,
+      ctn: { host: 'web-1', error: 'disk full' },
+      notice_time: T,
+      reported_at: T,
+    },
+  ],
+  webhook: [
+    {
+      kind: 'webhooks',
+      task_id: 1,
+      created_at: T,
+      events: [{ event_id: '1:sample:PING', body: { event: 'PING', type: 'ping', data: {}, extra: {} } }],
+    },
+  ],
+  notify: [
+    {
+      kind: 'notify',
+      job_id: '1:0b5c7a1e-2f4d-4c6b-9a8e-1d2c3b4a5f60:not_compress:email',
+      task_id: 1,
+      scene: 'not_compress',
+      channel: 'email',
+      users: [1],
+      context: {
+        task: { id: 1, name: 'sample-task' },
+        history: {
+          id: 1,
+          uuid: '0b5c7a1e-2f4d-4c6b-9a8e-1d2c3b4a5f60',
+          level: 1,
+          ctn: { host: 'web-1', error: 'disk full' },
+          notice_time: T,
+          created_at: T,
+        },
+      },
+    },
+  ],
+};
+
+export function allEvents(): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const r of routes.filter((r) => !r.localOnly)) {
+    const sample = samples[`${r.method} ${r.path}`];
+    if (!sample)
+      throw new Error(`no sample event for ${r.method} ${r.path}: add one to scripts/gen-events.ts`);
+    out[`http/${routeName(r)}.json`] = httpEvent(r, sample);
+  }
+  for (const q of queues) {
+    const name = q.consumer.split('/').at(-1)?.replace(/\.ts$/, '');
+    out[`sqs/${name}.json`] = sqsEvent(q.name, queueSamples[q.name]);
+  }
+  const scheduleName = schedule.handler.split('/').at(-1)?.replace(/\.ts$/, '');
+  out[`schedule/${scheduleName}.json`] = {
+    version: '0',
+    id: 'sample-event',
+    'detail-type': 'Scheduled Event',
+    source: 'aws.events',
+    account: '123456789012',
+    time: '2026-11-24T08:00:00Z',
+    region: 'us-east-1',
+    resources: ['arn:aws:events:us-east-1:123456789012:rule/tocsin-due-work'],
+    detail: {},
+  };
+  return out;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const dir = join(root, 'events');
+  // Only the generated folders (events/directory holds the sample directory export).
+  for (const sub of ['http', 'sqs', 'schedule']) rmSync(join(dir, sub), { recursive: true, force: true });
+  for (const [file, event] of Object.entries(allEvents())) {
+    mkdirSync(join(dir, file, '..'), { recursive: true });
+    writeFileSync(join(dir, file), `${JSON.stringify(event, null, 2)}\n`);
+  }
+  console.log(`wrote ${Object.keys(allEvents()).length} sample events under events/`);
+}

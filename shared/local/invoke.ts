@@ -1,0 +1,147 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { queues, type RouteDef, routes, schedule } from '../../infra/definitions.ts';
+import { routeName } from '../../scripts/gen-events.ts';
+import { hmacSign } from '../domain/auth/signature.ts';
+import { lambdaContext, loadHandler } from './lambda.ts';
+import { useLocalStack } from './stack-env.ts';
+
+const USAGE = `usage: npm run invoke -- FUNCTION EVENT.json [options]
+
+Runs one Lambda handler once, in this process, against the running local stack's table and queues
+(start it with \`npm start\`), and prints what it returned.
+
+FUNCTION   a route function (GetHealth, PostAlarmReport, PutAlarmtaskStop, ... as in events/http/),
+           a consumer (process-alarm, deliver-webhook, send-notification), run-due-work, or a handler file
+EVENT      an event file, e.g. events/http/GetHealth.json (\`npm run gen:events\` writes them all)
+
+options (sign the event afresh, as a client would):
+  --app ID:TOKEN      application auth headers (x-app-id, x-app-timestamp, x-app-sign)
+  --task ID:SECRET    task auth parameters id, timestamp, sign (query, form or JSON body)
+  --alarm ID:TOKEN    alarm auth: taskid, timestamp, sign of /alarm/report and /alarm/test, and the
+                      query of the monitor adapters
+  --state FILE        state file of the running local stack (default .tocsin-local.json)`;
+
+/** The handler file of a function name. */
+export function handlerOf(name: string): { file: string; route?: RouteDef } {
+  const route = routes.find((r) => !r.localOnly && routeName(r) === name);
+  if (route) return { file: route.handler, route };
+  const base = (file: string) => file.split('/').at(-1)?.replace(/\.ts$/, '');
+  const consumer = queues.find((q) => base(q.consumer) === name);
+  if (consumer) return { file: consumer.consumer };
+  if (base(schedule.handler) === name) return { file: schedule.handler };
+  if (existsSync(resolve(name))) return { file: name };
+  throw new Error(`unknown function ${name}; see \`npm run invoke -- --help\``);
+}
+
+function pair(value: string | undefined, what: string): [number, string] | undefined {
+  if (value === undefined) return undefined;
+  const i = value.indexOf(':');
+  const id = Number(value.slice(0, i));
+  if (i < 1 || !Number.isSafeInteger(id))
+    throw new Error(`--${what} must be ID:${what === 'task' ? 'SECRET' : 'TOKEN'}`);
+  return [id, value.slice(i + 1)];
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: an event read from a file
+type Event = Record<string, any>;
+
+/** Puts fresh signatures into an HTTP API event (the sample events carry placeholders). */
+export function signEvent(
+  event: Event,
+  route: RouteDef | undefined,
+  keys: { app?: [number, string]; task?: [number, string]; alarm?: [number, string] },
+  now: number,
+): Event {
+  if (!route) return event;
+  const ts = String(now);
+  const out: Event = structuredClone(event);
+  out.headers ??= {};
+  const setParams = (params: Record<string, string | number>) => {
+    const type = String(out.headers['content-type'] ?? '');
+    if (out.body && type.startsWith('application/json')) {
+      out.body = JSON.stringify({ ...JSON.parse(out.body), ...params });
+    } else if (out.body && type.startsWith('application/x-www-form-urlencoded')) {
+      const form = new URLSearchParams(out.body);
+      for (const [k, v] of Object.entries(params)) form.set(k, String(v));
+      out.body = form.toString();
+    } else {
+      out.queryStringParameters = { ...out.queryStringParameters, ...params };
+      out.rawQueryString = new URLSearchParams(out.queryStringParameters).toString();
+    }
+  };
+  if (keys.app && (route.auth === 'app' || route.auth === 'app+task')) {
+    const [id, token] = keys.app;
+    Object.assign(out.headers, {
+      'x-app-id': String(id),
+      'x-app-timestamp': ts,
+      'x-app-sign': hmacSign(token, id, ts),
+    });
+  }
+  if (keys.task && route.auth === 'app+task') {
+    const [id, secret] = keys.task;
+    setParams({ id, timestamp: ts, sign: hmacSign(secret, id, ts) });
+  }
+  if (keys.alarm && route.auth === 'alarm') {
+    const [id, token] = keys.alarm;
+    const sdk = route.path === '/alarm/report' || route.path === '/alarm/test';
+    if (sdk) setParams({ taskid: id, timestamp: now, sign: hmacSign(token, id, ts) });
+    else {
+      const query = {
+        ...out.queryStringParameters,
+        taskid: String(id),
+        timestamp: ts,
+        sign: hmacSign(token, id, ts),
+      };
+      out.queryStringParameters = query;
+      out.rawQueryString = new URLSearchParams(query).toString();
+    }
+  }
+  return out;
+}
+
+async function main() {
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: {
+      app: { type: 'string' },
+      task: { type: 'string' },
+      alarm: { type: 'string' },
+      state: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help || positionals.length !== 2) {
+    console.log(USAGE);
+    process.exitCode = values.help ? 0 : 2;
+    return;
+  }
+  const [name, eventFile] = positionals;
+  const { file, route } = handlerOf(name);
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  useLocalStack(values.state);
+  const { nowSeconds } = await import('../clock.ts');
+  const event = signEvent(
+    JSON.parse(readFileSync(resolve(eventFile), 'utf8')) as Event,
+    route,
+    { app: pair(values.app, 'app'), task: pair(values.task, 'task'), alarm: pair(values.alarm, 'alarm') },
+    nowSeconds(),
+  );
+  const handler = await loadHandler(file);
+  const result = await handler(event, lambdaContext(`tocsin-${name}`));
+  if (route && result && typeof result.body === 'string') {
+    console.log(`HTTP ${result.statusCode}`);
+    console.log(JSON.stringify(JSON.parse(result.body), null, 2));
+  } else {
+    console.log(JSON.stringify(result ?? null, null, 2));
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((err) => {
+    console.error(`error: ${(err as Error).message}`);
+    process.exitCode = 1;
+  });
+}

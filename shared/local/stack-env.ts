@@ -1,0 +1,34 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { defaultStateFile } from './paths.ts';
+import type { LocalStackState } from './stack.ts';
+
+/**
+ * Points this process at a running local stack (`npm start`), found through the state file it
+ * wrote: --state, else TOCSIN_STATE_FILE, else .tocsin-local.json in the project root. Used by the
+ * command-line tools (`npm run admin`, `npm run invoke`), which run outside the stack.
+ */
+export function useLocalStack(stateOption?: string): LocalStackState {
+  const stateFile = resolve(stateOption || process.env.TOCSIN_STATE_FILE || defaultStateFile);
+  if (!existsSync(stateFile)) {
+    throw new Error(`no running local stack (no ${stateFile}); run \`npm start\` first`);
+  }
+  const state = JSON.parse(readFileSync(stateFile, 'utf8')) as LocalStackState;
+  Object.assign(process.env, {
+    TABLE_NAME: state.tableName,
+    AWS_REGION: state.region,
+    DYNAMODB_ENDPOINT: state.dynamoEndpoint,
+    SQS_ENDPOINT: state.sqsEndpoint,
+    ALARM_QUEUE_URL: state.queueUrls.alarm,
+    WEBHOOK_QUEUE_URL: state.queueUrls.webhook,
+    NOTIFY_QUEUE_URL: state.queueUrls.notify,
+    AWS_ACCESS_KEY_ID: 'local',
+    AWS_SECRET_ACCESS_KEY: 'local',
+    SEAL_KEY: state.sealKey,
+    TOCSIN_LOCAL: '1',
+    // As the local stack: the outbound URL guard is off unless asked for.
+    BLOCK_PRIVATE_WEBHOOKS: process.env.BLOCK_PRIVATE_WEBHOOKS ?? '0',
+    ENV_NAME: process.env.ENV_NAME ?? 'local',
+  });
+  return state;
+}

@@ -1,0 +1,67 @@
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { config } from './config/env.ts';
+import { logger } from './log.ts';
+
+/**
+ * Service metrics through Powertools Metrics (CloudWatch embedded metric format, namespace `Tocsin`):
+ * counted in memory during an invocation and written once at its end, one log line per metric and
+ * dimension set, so a consumer batch of a hundred alarms costs a few lines, not a hundred. Off on the
+ * local stack (no CloudWatch there; `TOCSIN_STATS=1` counts calls instead).
+ *
+ * - `AlarmsAccepted` (count): alarms the pipeline took from the alarm queue (every accepted alarm
+ *   arrives there once, or again after a failure);
+ * - `AlarmsRefused` (count, `code`): reports the door refused, by envelope code (401, 4000, 4001, ...);
+ * - `PipelineOutcome` (count, `outcome`): what the pipeline decided (compress_disable, compressed,
+ *   recovery, rejected, drop, ...);
+ * - `WebhookDelivery` (count, `outcome`): webhook attempts by outcome; `WebhookLatency` (ms) per POST;
+ * - `ChannelDelivery` (count, `channel`, `outcome`): notification attempts per channel.
+ * Dead-letter queue depth is SQS's own metric (the stack's alarms and dashboard read it).
+ */
+export const METRIC_NAMESPACE = 'Tocsin';
+
+const counts = new Map<string, { name: string; dims: Record<string, string>; value: number }>();
+const latencies: number[] = [];
+
+let metrics: Metrics | undefined;
+function instance(): Metrics | undefined {
+  if (config().local) return undefined;
+  metrics ??= new Metrics({ namespace: METRIC_NAMESPACE, serviceName: 'tocsin' });
+  return metrics;
+}
+
+/** Counts `value` for a metric and its dimensions (written at the end of the invocation). */
+export function count(name: string, dims: Record<string, string | number> = {}, value = 1): void {
+  const d = Object.fromEntries(Object.entries(dims).map(([k, v]) => [k, String(v)]));
+  const key = `${name}|${JSON.stringify(d)}`;
+  const c = counts.get(key);
+  if (c) c.value += value;
+  else counts.set(key, { name, dims: d, value });
+}
+
+/** Records one webhook POST's duration. */
+export function webhookLatency(ms: number): void {
+  latencies.push(ms);
+}
+
+/** Writes what this invocation counted (no-op locally and when nothing was counted). */
+export function flushMetrics(): void {
+  try {
+    const m = instance();
+    if (!m) return;
+    for (const { name, dims, value } of counts.values()) {
+      const single = m.singleMetric();
+      for (const [k, v] of Object.entries(dims)) single.addDimension(k, v);
+      single.addMetric(name, MetricUnit.Count, value);
+    }
+    if (latencies.length > 0) {
+      for (const ms of latencies) m.addMetric('WebhookLatency', MetricUnit.Milliseconds, ms);
+      m.publishStoredMetrics();
+    }
+  } catch (err) {
+    // Metrics never fail an invocation.
+    logger.warn('could not write metrics', { error: err as Error });
+  } finally {
+    counts.clear();
+    latencies.length = 0;
+  }
+}
