@@ -29,7 +29,9 @@ export type InputSource = 'none' | 'query' | 'json' | 'any-json' | 'form-or-quer
 export interface HandlerOptions {
   /**
    * `app`: application auth only; `app+task`: plus task auth on id/timestamp/sign; `none`: public;
-   * `alarm`: no application auth, the use case authenticates the body with the task token (behavior 3.3).
+   * `alarm`: an alarm intake (`/alarm/report`, the monitor adapters): no application auth, the use
+   * case authenticates with the task token or the intake token (behavior 3.3); refusals are counted
+   * in the `AlarmsRefused` metric.
    */
   auth: 'none' | 'app' | 'app+task' | 'alarm';
   input: InputSource;

@@ -42,7 +42,7 @@ async function intakeTask(event: HttpEvent): Promise<{ task: Task; req: IntakeRe
  * (a notification of many alerts) `{uuids, report_time}`.
  */
 export function intakeHandler(toAlarms: (req: IntakeRequest) => IntakeAlarm[], single = false) {
-  return httpHandler<unknown, unknown>({ auth: 'none', input: 'none' }, async (_input, ctx) => {
+  return httpHandler<unknown, unknown>({ auth: 'alarm', input: 'none' }, async (_input, ctx) => {
     const { task, req } = await intakeTask(ctx.event);
     const level = requestLevel(req.query);
     const answer = await acceptAlarms(task, toAlarms(req), level);
