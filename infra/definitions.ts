@@ -127,6 +127,13 @@ export const routes: RouteDef[] = [
   },
   {
     method: 'PUT',
+    path: '/alarmtask/ratelimit',
+    handler: 'functions/http/alarmtask/rate-limit-task.ts',
+    auth: 'app+task',
+    table: 'write',
+  },
+  {
+    method: 'PUT',
     path: '/alarmtask/heartbeat',
     handler: 'functions/http/alarmtask/heartbeat-task.ts',
     auth: 'app+task',

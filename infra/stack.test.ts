@@ -1,14 +1,22 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { App, Validations } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { CURRENTLY_RECOMMENDED_FLAGS } from 'aws-cdk-lib/cx-api';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { NOT_FOUND_HANDLER, deployedRoutes } from './constructs/http-api.ts';
+import {
+  ACCESS_LOG_FORMAT,
+  DEFAULT_API_THROTTLE,
+  DEFAULT_INGEST_THROTTLE,
+  NOT_FOUND_HANDLER,
+  deployedRoutes,
+} from './constructs/http-api.ts';
 import { NOTIFY_SECRET_VARIABLES } from './constructs/notify-providers.ts';
 import { pascal } from './constructs/queues.ts';
 import { NOTIFY_SECRET_NAMES } from '../shared/config/env.ts';
 import { type QueueName, queues, routes, schedule, table } from './definitions.ts';
+import { METRICS } from './metrics.ts';
 import { PROJECT_ROOT, TocsinStack } from './stack.ts';
 
 type Resource = {
@@ -26,13 +34,16 @@ const WRITE_ACTIONS = [
   'dynamodb:BatchWriteItem',
 ];
 const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
+const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
 /** The context `cdk synth` runs with (feature flags), so that the tests see the deployed template. */
 const CDK_CONTEXT = (
   JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }
 ).context;
 
-function synth(props: Partial<ConstructorParameters<typeof TocsinStack>[2]> = {}): Template {
+type StackProps = Partial<ConstructorParameters<typeof TocsinStack>[2]>;
+
+function synthStack(props: StackProps = {}): { stack: TocsinStack; template: Template } {
   const app = new App({ context: CDK_CONTEXT });
   const stack = new TocsinStack(app, 'Tocsin-test', {
     env: { account: '123456789012', region: 'eu-west-1' },
@@ -40,7 +51,11 @@ function synth(props: Partial<ConstructorParameters<typeof TocsinStack>[2]> = {}
     skipBundling: true,
     ...props,
   });
-  return Template.fromStack(stack);
+  return { stack, template: Template.fromStack(stack) };
+}
+
+function synth(props: StackProps = {}): Template {
+  return synthStack(props).template;
 }
 
 /** Synthesis takes a second or two, but much longer on a machine busy with other suites. */
@@ -368,11 +383,12 @@ describe('grants', () => {
     expect(actions.filter((a) => /^(dynamodb|sqs|secretsmanager):/.test(a))).toEqual([]);
   });
 
-  it('never grants a wildcard action or resource', () => {
+  it("never grants a wildcard action, nor any resource '*' but X-Ray's", () => {
     for (const [, policy] of ofType('AWS::IAM::Policy')) {
       for (const s of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
         expect(allActions([s]).has('*')).toBe(false);
-        expect(s.Resource).not.toBe('*');
+        // X-Ray trace writes have no resource-level permissions (acknowledged in infra/nag.ts).
+        if (s.Resource === '*') expect([...allActions([s])].sort()).toEqual(XRAY_ACTIONS);
       }
     }
   });
@@ -414,6 +430,8 @@ describe('functions', () => {
         REPORT_TIME_ZONE: 'UTC',
         BLOCK_PRIVATE_WEBHOOKS: '1',
         NODE_OPTIONS: '--enable-source-maps',
+        POWERTOOLS_SERVICE_NAME: 'tocsin',
+        POWERTOOLS_METRICS_NAMESPACE: 'Tocsin',
       });
       expect(env.SEAL_KEY, id).toBeUndefined();
     }
@@ -554,6 +572,363 @@ describe('notification provider credentials', () => {
   });
 });
 
+describe('tracing and Powertools', () => {
+  it('traces every function actively with X-Ray, which may write its segments', () => {
+    const fns = ofType('AWS::Lambda::Function');
+    expect(fns).toHaveLength(functionSpecs().length);
+    for (const [id, fn] of fns) {
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+      for (const action of XRAY_ACTIONS) expect(allActions(statementsOf(id)), id).toContain(action);
+    }
+  });
+
+  it('announces the namespace and service of infra/metrics.ts to Powertools', () => {
+    expect(METRICS).toMatchObject({ namespace: 'Tocsin', service: 'tocsin' });
+    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+      const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(env.POWERTOOLS_METRICS_NAMESPACE, id).toBe(METRICS.namespace);
+      expect(env.POWERTOOLS_SERVICE_NAME, id).toBe(METRICS.service);
+    }
+  });
+});
+
+describe('HTTP API stage', () => {
+  function stageOf(res: Record<string, Resource>): [string, Resource] {
+    const stages = Object.entries(res).filter(([, r]) => r.Type === 'AWS::ApiGatewayV2::Stage');
+    expect(stages).toHaveLength(1);
+    return stages[0];
+  }
+  const stage = () => stageOf(resources)[1].Properties;
+  const ingestRouteKeys = () =>
+    deployedRoutes()
+      .filter((r) => r.auth === 'alarm')
+      .map((r) => `${r.method} ${r.path}`);
+
+  it('is the auto-deployed $default stage, every route throttled by default', () => {
+    expect(stage()).toMatchObject({
+      StageName: '$default',
+      AutoDeploy: true,
+      DefaultRouteSettings: {
+        ThrottlingRateLimit: DEFAULT_API_THROTTLE.rateLimit,
+        ThrottlingBurstLimit: DEFAULT_API_THROTTLE.burstLimit,
+      },
+    });
+  });
+
+  it('throttles each ingestion route tighter, and only those', () => {
+    // Arrange
+    const ingest = ingestRouteKeys();
+    const settings = stage().RouteSettings as Record<string, unknown>;
+    // Assert
+    expect(ingest).toContain('POST /alarm/report');
+    expect(ingest.every((k) => / \/alarm\//.test(k))).toBe(true);
+    expect(Object.keys(settings).sort()).toEqual([...ingest].sort());
+    for (const key of ingest) {
+      expect(settings[key], key).toEqual({
+        ThrottlingRateLimit: DEFAULT_INGEST_THROTTLE.rateLimit,
+        ThrottlingBurstLimit: DEFAULT_INGEST_THROTTLE.burstLimit,
+      });
+    }
+    expect(DEFAULT_INGEST_THROTTLE.rateLimit).toBeLessThan(DEFAULT_API_THROTTLE.rateLimit);
+  });
+
+  it('is created after the routes its settings name (API Gateway refuses unknown route keys)', () => {
+    const dependsOn = (stageOf(resources)[1] as Resource & { DependsOn?: string[] }).DependsOn ?? [];
+    const routeIds = ofType('AWS::ApiGatewayV2::Route')
+      .filter(([, r]) => ingestRouteKeys().includes(String(r.Properties.RouteKey)))
+      .map(([id]) => id);
+    expect(routeIds).toHaveLength(ingestRouteKeys().length);
+    for (const id of routeIds) expect(dependsOn).toContain(id);
+  });
+
+  it('takes its throttling from the stack props', { timeout: SYNTH_TIMEOUT_MS }, () => {
+    // Act
+    const json = synth({
+      apiThrottle: { rateLimit: 50, burstLimit: 100 },
+      ingestThrottle: { rateLimit: 5, burstLimit: 10 },
+    }).toJSON() as { Resources: Record<string, Resource> };
+    const props = stageOf(json.Resources)[1].Properties;
+    // Assert
+    expect(props.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+    expect((props.RouteSettings as Record<string, unknown>)['POST /alarm/report']).toEqual({
+      ThrottlingRateLimit: 5,
+      ThrottlingBurstLimit: 10,
+    });
+    expect(() => synth({ apiThrottle: { rateLimit: 0, burstLimit: 10 } })).toThrow(/positive/);
+  });
+
+  it('writes access logs to its own log group, kept for the log retention', () => {
+    const destination = (stage().AccessLogSettings as { DestinationArn: { 'Fn::GetAtt': [string, string] } })
+      .DestinationArn;
+    const logGroupId = destination['Fn::GetAtt'][0];
+    expect(resources[logGroupId]).toMatchObject({
+      Type: 'AWS::Logs::LogGroup',
+      DeletionPolicy: 'Retain',
+      Properties: { RetentionInDays: 30 },
+    });
+    expect(outputs.ApiAccessLogGroup.Value).toEqual({ Ref: logGroupId });
+  });
+
+  it('logs request metadata as JSON, never the query string or the body', () => {
+    // Arrange
+    const format = (stage().AccessLogSettings as { Format: string }).Format;
+    const variables = format.match(/\$[A-Za-z][\w.]*/g) ?? [];
+    // Assert: the fields the runbook relies on
+    expect(JSON.parse(format)).toMatchObject({
+      requestId: '$context.requestId',
+      ip: '$context.identity.sourceIp',
+      method: '$context.httpMethod',
+      routeKey: '$context.routeKey',
+      path: '$context.path',
+      status: '$context.status',
+      protocol: '$context.protocol',
+      responseLength: '$context.responseLength',
+      integrationLatency: '$context.integrationLatency',
+    });
+    expect(JSON.parse(format)).toEqual(ACCESS_LOG_FORMAT);
+    // Assert: only $context variables of an allow-list: no $request.querystring, $input, body,
+    // request override or integration error message (which may quote a body).
+    expect(variables.length).toBe(Object.keys(ACCESS_LOG_FORMAT).length);
+    for (const v of variables) expect(ALLOWED_ACCESS_LOG_VARIABLES, v).toContain(v);
+    expect(format).not.toMatch(/query|body|\$request|\$input|requestOverride|\$method|errorMessage/i);
+  });
+});
+
+/** $context variables that carry no part of the query string, headers (but the user agent) or body. */
+const ALLOWED_ACCESS_LOG_VARIABLES = [
+  '$context.requestId',
+  '$context.extendedRequestId',
+  '$context.requestTime',
+  '$context.requestTimeEpoch',
+  '$context.identity.sourceIp',
+  '$context.identity.userAgent',
+  '$context.httpMethod',
+  '$context.routeKey',
+  '$context.path',
+  '$context.protocol',
+  '$context.status',
+  '$context.responseLength',
+  '$context.responseLatency',
+  '$context.integrationLatency',
+  '$context.integration.status',
+  '$context.error.message',
+];
+
+describe('alarms', () => {
+  type AlarmProps = {
+    MetricName: string;
+    Namespace: string;
+    Dimensions: { Name: string; Value: unknown }[];
+    Threshold: number;
+    ComparisonOperator: string;
+    EvaluationPeriods: number;
+    DatapointsToAlarm?: number;
+    Period: number;
+    Statistic: string;
+    AlarmActions: unknown[];
+    OKActions: unknown[];
+    TreatMissingData: string;
+  };
+  const alarms = () =>
+    ofType('AWS::CloudWatch::Alarm').map(([id, a]) => ({ id, ...(a.Properties as AlarmProps) }));
+  const topicId = () => refOfOutput('AlarmTopicArn');
+  /** The alarms on a metric whose (first) dimension is `value`. */
+  const on = (namespace: string, metricName: string, value: unknown) =>
+    alarms().filter(
+      (a) =>
+        a.Namespace === namespace &&
+        a.MetricName === metricName &&
+        JSON.stringify(a.Dimensions[0]?.Value) === JSON.stringify(value),
+    );
+
+  it('notify the stack topic on ALARM and on OK, every one of them', () => {
+    expect(resources[topicId()].Type).toBe('AWS::SNS::Topic');
+    for (const a of alarms()) {
+      expect(a.AlarmActions, a.id).toEqual([{ Ref: topicId() }]);
+      expect(a.OKActions, a.id).toEqual([{ Ref: topicId() }]);
+      expect(a.ComparisonOperator, a.id).toBe('GreaterThanOrEqualToThreshold');
+      expect(a.TreatMissingData, a.id).toBe('notBreaching');
+    }
+  });
+
+  it.each(queues.map((q) => [q.name]))('fire on the first message in the %s dead-letter queue', (name) => {
+    const dlq = refOfOutput(`${pascal(name as QueueName)}DeadLetterQueueUrl`);
+    const found = on('AWS/SQS', 'ApproximateNumberOfMessagesVisible', { 'Fn::GetAtt': [dlq, 'QueueName'] });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ Threshold: 1, Statistic: 'Maximum', EvaluationPeriods: 1 });
+  });
+
+  it('fire on any error or throttle of every function', () => {
+    const fns = ofType('AWS::Lambda::Function').map(([id]) => id);
+    expect(fns).toHaveLength(functionSpecs().length);
+    for (const id of fns) {
+      for (const metric of ['Errors', 'Throttles']) {
+        const found = on('AWS/Lambda', metric, { Ref: id });
+        expect(found, `${id} ${metric}`).toHaveLength(1);
+        expect(found[0], `${id} ${metric}`).toMatchObject({ Threshold: 1, Statistic: 'Sum' });
+      }
+    }
+  });
+
+  it('fire when alarms wait 60 s or more in the alarm queue for 5 minutes', () => {
+    const found = on('AWS/SQS', 'ApproximateAgeOfOldestMessage', {
+      'Fn::GetAtt': [queueId('alarm'), 'QueueName'],
+    });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({
+      Threshold: 60,
+      Period: 60,
+      EvaluationPeriods: 5,
+      DatapointsToAlarm: 5,
+      Statistic: 'Maximum',
+    });
+  });
+
+  it('fire on 5xx answers of the HTTP API', () => {
+    const [[apiId]] = ofType('AWS::ApiGatewayV2::Api');
+    const found = on('AWS/ApiGateway', '5xx', { Ref: apiId });
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ Threshold: 5, Statistic: 'Sum', Period: 300 });
+  });
+
+  it('are exactly those', () => {
+    const fns = ofType('AWS::Lambda::Function').length;
+    expect(alarms()).toHaveLength(queues.length + 2 * fns + 1 + 1);
+  });
+});
+
+describe('alarm topic', () => {
+  const topicId = () => refOfOutput('AlarmTopicArn');
+
+  it('refuses plain HTTP and lets only this account’s CloudWatch alarms publish', () => {
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      Topics: [{ Ref: topicId() }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({
+            Effect: 'Allow',
+            Principal: { Service: 'cloudwatch.amazonaws.com' },
+            Action: 'sns:Publish',
+            Condition: Match.objectLike({ StringEquals: { 'aws:SourceAccount': '123456789012' } }),
+          }),
+        ]),
+      },
+    });
+  });
+
+  it('has an e-mail subscription only when alarmEmail is given', { timeout: SYNTH_TIMEOUT_MS }, () => {
+    // Arrange / Act
+    const withEmail = synth({ alarmEmail: 'ops@example.com' });
+    // Assert
+    template.resourceCountIs('AWS::SNS::Subscription', 0);
+    withEmail.resourceCountIs('AWS::SNS::Subscription', 1);
+    withEmail.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
+    expect(() => synth({ alarmEmail: 'not an address' })).toThrow(/alarmEmail/);
+  });
+});
+
+describe('dashboard', () => {
+  it('graphs the API, ingestion, deliveries, queues, functions and the table', () => {
+    // Arrange
+    const dashboards = ofType('AWS::CloudWatch::Dashboard');
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0][1].Properties.DashboardBody);
+    // Assert: sections
+    for (const title of [
+      'API requests',
+      'API latency',
+      'API 4xx / 5xx',
+      'Alarms refused by code',
+      'Pipeline outcome',
+      'Webhook deliveries by outcome',
+      'Webhook latency',
+      'Channel deliveries',
+      'Queue depth',
+      'Oldest message age',
+      'Dead-letter queue depth',
+      'Lambda errors',
+      'Lambda throttles',
+      'Lambda duration',
+      'DynamoDB consumed capacity',
+      'DynamoDB throttle events',
+    ]) {
+      expect(body, title).toContain(title);
+    }
+    // Assert: the custom metrics of infra/metrics.ts, every function, queue and DLQ, and the table
+    for (const key of [
+      'alarmsAccepted',
+      'alarmsRefused',
+      'pipelineOutcome',
+      'webhookDelivery',
+      'webhookLatency',
+      'channelDelivery',
+    ] as const) {
+      expect(body, key).toContain(
+        `Namespace=\\\\\\"Tocsin\\\\\\" MetricName=\\\\\\"${METRICS[key].name}\\\\\\"`,
+      );
+    }
+    for (const [id] of ofType('AWS::Lambda::Function')) expect(body, id).toContain(`"Ref":"${id}"`);
+    for (const q of queues) {
+      expect(body).toContain(`"${queueId(q.name)}","QueueName"`);
+      expect(body).toContain(`"${refOfOutput(`${pascal(q.name)}DeadLetterQueueUrl`)}","QueueName"`);
+    }
+    expect(body).toContain(`"Ref":"${tableId()}"`);
+    expect(outputs.DashboardName.Value).toEqual({ Ref: dashboards[0][0] });
+  });
+});
+
+describe('cdk-nag AwsSolutions', () => {
+  it.each([
+    ['the default settings', {}],
+    [
+      'SES, voice and an alarm e-mail',
+      {
+        alarmEmail: 'ops@example.com',
+        notifyEnvironment: {
+          EMAIL_PROVIDER: 'ses',
+          EMAIL_FROM: 'alarm@example.com',
+          VOICE_ORIGINATION_IDENTITY: '+8613800000000',
+        },
+      },
+    ],
+  ] as [string, StackProps][])(
+    'finds nothing unacknowledged with %s',
+    { timeout: SYNTH_TIMEOUT_MS },
+    (_, props) => {
+      // Arrange
+      const { stack } = synthStack(props);
+      // Act
+      const report = new AwsSolutionsChecks().validateScope(stack);
+      // Assert
+      const findings = report.violations.map(
+        (v) => `${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+      );
+      expect(findings).toEqual([]);
+      expect(report.success).toBe(true);
+    },
+  );
+
+  it('acknowledges AwsSolutions rules only, each with its reason', { timeout: SYNTH_TIMEOUT_MS }, () => {
+    // Arrange
+    const { stack } = synthStack();
+    // Act
+    const acknowledged = stack.node
+      .findAll()
+      .flatMap((c) => c.node.metadata.filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY))
+      .flatMap((m) => Object.entries(m.data as Record<string, string>));
+    // Assert
+    expect(acknowledged.length).toBeGreaterThan(0);
+    for (const [id, reason] of acknowledged) {
+      expect(id).toMatch(/AwsSolutions-(IAM4|IAM5|APIG4|SMG4)\b/);
+      expect(reason.length, id).toBeGreaterThan(80);
+    }
+  });
+});
+
 describe('outputs', () => {
   it('exports the API URL, table name, both secrets and every queue and DLQ URL', () => {
     const expected = [
@@ -561,6 +936,9 @@ describe('outputs', () => {
       'TableName',
       'SealKeySecretArn',
       'NotifySecretArn',
+      'AlarmTopicArn',
+      'DashboardName',
+      'ApiAccessLogGroup',
       ...queues.flatMap((q) => [`${pascal(q.name)}QueueUrl`, `${pascal(q.name)}DeadLetterQueueUrl`]),
     ];
     expect(Object.keys(outputs).sort()).toEqual(expected.sort());

@@ -4,12 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { schedule } from './definitions.ts';
 import { ServiceData } from './constructs/data.ts';
-import { ServiceHttpApi } from './constructs/http-api.ts';
+import { ServiceHttpApi, type Throttle } from './constructs/http-api.ts';
 import {
   checkVariables,
   NOTIFY_VARIABLES,
@@ -17,8 +19,10 @@ import {
   refuseNotifySecrets,
   TUNING_VARIABLES,
 } from './constructs/notify-providers.ts';
+import { ServiceObservability } from './constructs/observability.ts';
 import { pascal, ServiceQueues } from './constructs/queues.ts';
 import { type RuntimeSettings, ServiceFunctions } from './constructs/service-functions.ts';
+import { acknowledgeNagFindings } from './nag.ts';
 
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -42,6 +46,12 @@ export interface TocsinStackProps extends StackProps {
   skipBundling?: boolean;
   /** Defaults to the version in package.json. */
   serviceVersion?: string;
+  /** Default throttling of every API route (DEFAULT_API_THROTTLE: 1000 rps, burst 2000). */
+  apiThrottle?: Throttle;
+  /** Throttling of each ingestion route, /alarm/* (DEFAULT_INGEST_THROTTLE: 500 rps, burst 1000). */
+  ingestThrottle?: Throttle;
+  /** E-mail address subscribed to the alarm topic (confirmed by the recipient). */
+  alarmEmail?: string;
 }
 
 /**
@@ -55,6 +65,10 @@ export class TocsinStack extends Stack {
   readonly queues: ServiceQueues;
   readonly functions: ServiceFunctions;
   readonly http: ServiceHttpApi;
+  readonly observability: ServiceObservability;
+  /** The notification consumer and the provider permissions it alone holds. */
+  readonly notifyConsumer: lambda.IFunction;
+  readonly notifyStatements: iam.PolicyStatement[];
 
   constructor(scope: Construct, id: string, props: TocsinStackProps) {
     super(scope, id, props);
@@ -82,11 +96,18 @@ export class TocsinStack extends Stack {
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       skipBundling: props.skipBundling,
     });
-    this.http = new ServiceHttpApi(this, 'Http', this.functions);
+    this.http = new ServiceHttpApi(this, 'Http', {
+      functions: this.functions,
+      throttle: props.apiThrottle,
+      ingestThrottle: props.ingestThrottle,
+      accessLogRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
+    });
 
     // Queue consumers: each consumes its own queue (incl. ChangeMessageVisibility for backoff). The
     // notification consumer alone sees the provider settings, reads the provider credentials secret and
     // gets the providers' permissions.
+    this.notifyStatements = notifyProviderStatements(this, notifyEnvironment);
+    let notifyConsumer: lambda.IFunction | undefined;
     for (const { def, queue } of this.queues.all) {
       const sendsNotifications = def.name === 'notify';
       const consumer = this.functions.add(`${pascal(def.name)}Consumer`, {
@@ -99,9 +120,12 @@ export class TocsinStack extends Stack {
         environment: sendsNotifications
           ? { ...notifyEnvironment, NOTIFY_SECRETS_ARN: this.data.notifySecret.secretArn }
           : undefined,
-        statements: sendsNotifications ? notifyProviderStatements(this, notifyEnvironment) : undefined,
+        statements: sendsNotifications ? this.notifyStatements : undefined,
       });
-      if (sendsNotifications) this.data.notifySecret.grantRead(consumer);
+      if (sendsNotifications) {
+        this.data.notifySecret.grantRead(consumer);
+        notifyConsumer = consumer;
+      }
       queue.grantConsumeMessages(consumer);
       consumer.addEventSource(
         new SqsEventSource(queue, {
@@ -111,6 +135,8 @@ export class TocsinStack extends Stack {
         }),
       );
     }
+    if (!notifyConsumer) throw new Error('definitions.ts has no notify queue');
+    this.notifyConsumer = notifyConsumer;
 
     // Due work (reminders, delayed flushes, resumes): a failed run is simply picked up by the next tick,
     // so neither EventBridge nor Lambda's async invoke retries it.
@@ -129,6 +155,17 @@ export class TocsinStack extends Stack {
       targets: [new targets.LambdaFunction(runner, { retryAttempts: 0 })],
     });
 
+    // Last: it watches every function created above.
+    this.observability = new ServiceObservability(this, 'Observability', {
+      functions: this.functions,
+      queues: this.queues,
+      http: this.http,
+      table: this.data.table,
+      alarmEmail: props.alarmEmail,
+    });
+
+    acknowledgeNagFindings(this);
+
     new CfnOutput(this, 'ApiUrl', { value: this.http.api.apiEndpoint, description: 'Base URL of the API' });
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName });
     new CfnOutput(this, 'SealKeySecretArn', {
@@ -140,6 +177,13 @@ export class TocsinStack extends Stack {
       description:
         'Provider credentials: `aws secretsmanager put-secret-value --secret-id ARN --secret-string JSON`',
     });
+    new CfnOutput(this, 'AlarmTopicArn', {
+      value: this.observability.topic.topicArn,
+      description:
+        'Every alarm notifies this topic: `aws sns subscribe --topic-arn ARN --protocol email ...`',
+    });
+    new CfnOutput(this, 'DashboardName', { value: this.observability.dashboard.dashboardName });
+    new CfnOutput(this, 'ApiAccessLogGroup', { value: this.http.accessLogs.logGroupName });
     for (const { def, queue, deadLetterQueue } of this.queues.all) {
       new CfnOutput(this, `${pascal(def.name)}QueueUrl`, { value: queue.queueUrl });
       new CfnOutput(this, `${pascal(def.name)}DeadLetterQueueUrl`, { value: deadLetterQueue.queueUrl });

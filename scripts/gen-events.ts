@@ -55,6 +55,7 @@ const samples: Record<string, Sample> = {
   'PUT /alarmtask/start': { json: TASK },
   'PUT /alarmtask/pause': { json: { ...TASK, time: 30 } },
   'PUT /alarmtask/intake': { json: TASK },
+  'PUT /alarmtask/ratelimit': { json: { ...TASK, rate_limit: 500 } },
   'PUT /alarmtask/heartbeat': { json: { ...TASK, interval: 10, level: 2 } },
   'POST /alarm/report': { json: { ...ALARM, level: 1, ctn: { host: 'web-1', error: 'disk full' } } },
   'POST /alarm/test': { json: ALARM },

@@ -1,6 +1,9 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { type RouteDef, routes as routeDefs } from '../definitions.ts';
 import { pascal } from './queues.ts';
@@ -19,13 +22,64 @@ export function routeId(route: Pick<RouteDef, 'method' | 'path'>): string {
   return pascal(route.method.toLowerCase()) + pascal(route.path);
 }
 
-/** The HTTP API (payload format 2.0), one Lambda per route from definitions.ts plus `$default`. */
+/** Requests per second (steady) and burst, as API Gateway's token bucket takes them. */
+export interface Throttle {
+  rateLimit: number;
+  burstLimit: number;
+}
+
+/** Every route of the stage, unless a tighter limit applies (API Gateway applies it per route). */
+export const DEFAULT_API_THROTTLE: Throttle = { rateLimit: 1000, burstLimit: 2000 };
+/**
+ * Each ingestion route (`auth: 'alarm'`, /alarm/*): a runaway monitor must not be able to fill the alarm
+ * queue and the table's write capacity on its own; the per-task ALARM_RATE_LIMIT acts behind it.
+ */
+export const DEFAULT_INGEST_THROTTLE: Throttle = { rateLimit: 500, burstLimit: 1000 };
+
+/**
+ * One JSON line per request. Only request metadata: never `$request.*`, `$input.*`, the query string
+ * or the body. Task-authenticated GETs carry `id`, `timestamp` and `sign` in the query, and a logged
+ * sign could be replayed within the signature skew window; `$context.path` is the path alone. Nor the
+ * integration's error message, which may quote a request body.
+ */
+export const ACCESS_LOG_FORMAT: Record<string, string> = {
+  requestId: '$context.requestId',
+  extendedRequestId: '$context.extendedRequestId',
+  requestTime: '$context.requestTimeEpoch',
+  ip: '$context.identity.sourceIp',
+  userAgent: '$context.identity.userAgent',
+  method: '$context.httpMethod',
+  routeKey: '$context.routeKey',
+  path: '$context.path',
+  protocol: '$context.protocol',
+  status: '$context.status',
+  responseLength: '$context.responseLength',
+  responseLatency: '$context.responseLatency',
+  integrationLatency: '$context.integrationLatency',
+  integrationStatus: '$context.integration.status',
+  error: '$context.error.message',
+};
+
+export interface ServiceHttpApiProps {
+  functions: ServiceFunctions;
+  throttle?: Throttle;
+  ingestThrottle?: Throttle;
+  accessLogRetention: logs.RetentionDays;
+}
+
+/**
+ * The HTTP API (payload format 2.0), one Lambda per route from definitions.ts plus `$default`, on the
+ * `$default` stage with throttling and access logs.
+ */
 export class ServiceHttpApi extends Construct {
   readonly api: apigw.HttpApi;
+  readonly stage: apigw.HttpStage;
+  readonly accessLogs: logs.LogGroup;
   readonly handlers = new Map<string, lambda.IFunction>();
 
-  constructor(scope: Construct, id: string, functions: ServiceFunctions) {
+  constructor(scope: Construct, id: string, props: ServiceHttpApiProps) {
     super(scope, id);
+    const { functions } = props;
     const notFound = functions.add('NotFound', {
       entry: NOT_FOUND_HANDLER,
       kind: 'http',
@@ -35,8 +89,34 @@ export class ServiceHttpApi extends Construct {
     this.api = new apigw.HttpApi(this, 'Api', {
       description: 'tocsin alarm task management API',
       defaultIntegration: new HttpLambdaIntegration('NotFoundIntegration', notFound),
+      // Created below with the same id (so the same logical id) as HttpApi's own default stage, which
+      // takes neither throttling nor access log settings.
+      createDefaultStage: false,
     });
     this.handlers.set('$default', notFound);
+
+    this.accessLogs = new logs.LogGroup(this, 'AccessLogs', {
+      retention: props.accessLogRetention,
+      // Who called the API: kept when the stack goes, until the retention expires.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    const throttle = props.throttle ?? DEFAULT_API_THROTTLE;
+    const ingestThrottle = props.ingestThrottle ?? DEFAULT_INGEST_THROTTLE;
+    for (const t of [throttle, ingestThrottle]) {
+      if (!(t.rateLimit > 0 && t.burstLimit > 0 && Number.isInteger(t.burstLimit)))
+        throw new Error('API throttling: rateLimit and burstLimit must be positive (burstLimit an integer)');
+    }
+    this.stage = new apigw.HttpStage(this.api, 'DefaultStage', {
+      httpApi: this.api,
+      stageName: '$default',
+      autoDeploy: true,
+      throttle,
+      accessLogSettings: {
+        destination: new apigw.LogGroupLogDestination(this.accessLogs),
+        format: AccessLogFormat.custom(JSON.stringify(ACCESS_LOG_FORMAT)),
+      },
+    });
+    const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
 
     for (const route of deployedRoutes()) {
       const rid = routeId(route);
@@ -48,12 +128,23 @@ export class ServiceHttpApi extends Construct {
         publishes: route.publishes,
         readsSealKey: route.auth !== 'none',
       });
-      this.api.addRoutes({
+      const [httpRoute] = this.api.addRoutes({
         path: route.path,
         methods: [apigw.HttpMethod[route.method]],
         integration: new HttpLambdaIntegration(`${rid}Integration`, fn),
       });
-      this.handlers.set(`${route.method} ${route.path}`, fn);
+      const routeKey = `${route.method} ${route.path}`;
+      this.handlers.set(routeKey, fn);
+      if (kind === 'ingest') {
+        routeSettings[routeKey] = {
+          ThrottlingRateLimit: ingestThrottle.rateLimit,
+          ThrottlingBurstLimit: ingestThrottle.burstLimit,
+        };
+        // API Gateway refuses settings for a route key that does not exist yet.
+        this.stage.node.addDependency(httpRoute);
+      }
     }
+    // Per-route settings have no L2 property: set them on the stage resource.
+    (this.stage.node.defaultChild as apigw.CfnStage).routeSettings = routeSettings;
   }
 }

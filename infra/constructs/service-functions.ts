@@ -8,6 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { QueueName, TableAccess } from '../definitions.ts';
+import { METRICS } from '../metrics.ts';
 import type { ServiceQueues } from './queues.ts';
 
 /** What a function is; decides its memory and default timeout. */
@@ -90,6 +91,8 @@ export class ServiceFunctions extends Construct {
       BLOCK_PRIVATE_WEBHOOKS: '1',
       LOG_LEVEL: settings.logLevel,
       NODE_OPTIONS: '--enable-source-maps',
+      POWERTOOLS_SERVICE_NAME: METRICS.service,
+      POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
     };
   }
 
@@ -108,6 +111,9 @@ export class ServiceFunctions extends Construct {
       timeout: Duration.seconds(spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS[spec.kind]),
       environment: { ...spec.environment, ...this.environment },
       logGroup,
+      // X-Ray segments of every invocation (init, invoke, SQS event source); AWS SDK calls join them once
+      // the code wraps its clients with Powertools Tracer.
+      tracing: lambda.Tracing.ACTIVE,
       ...(props.skipBundling
         ? { code: lambda.Code.fromInline('exports.handler = async () => ({});'), handler: 'index.handler' }
         : {

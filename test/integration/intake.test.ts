@@ -461,3 +461,36 @@ describe('heartbeat', () => {
     expect([none.status, none.code]).toEqual([409, 409]);
   });
 });
+
+describe('per-task alarm rate limit (behavior 6.1)', () => {
+  it('PUT /alarmtask/ratelimit sets it, the door enforces it with 429, 0 restores the default', async () => {
+    const t = await webhookTask();
+    const set = await api.put('/alarmtask/ratelimit', { ...(await taskAuth(t)), rate_limit: 1 });
+    expect(set.data).toEqual({ id: t.id, rate_limit: 1, default: false });
+    const bad = await api.put('/alarmtask/ratelimit', { ...(await taskAuth(t)), rate_limit: -1 });
+    expect([bad.status, bad.msg]).toEqual([
+      422,
+      'rate_limit must be 0 (the deployment default) to 100000 alarms per second',
+    ]);
+    // Within TASK_CACHE_SECONDS the door sees the new limit: a burst of three gets a 429
+    const deadline = Date.now() + 10_000;
+    let refused: Awaited<ReturnType<typeof call>> | undefined;
+    while (!refused && Date.now() < deadline) {
+      const burst = await Promise.all(
+        [1, 2, 3].map(() =>
+          call('POST', '/alarm/jsonbody', { app: null, query: fixedSign(t), json: { n: 1 } }),
+        ),
+      );
+      refused = burst.find((r) => r.status === 429);
+      if (!refused) await settle();
+    }
+    expect(refused && [refused.code, refused.msg]).toEqual([
+      4010,
+      `task [${t.id}] reached its rate limit of 1 alarms per second`,
+    ]);
+    const reset = await api.put('/alarmtask/ratelimit', { ...(await taskAuth(t)), rate_limit: 0 });
+    // The deployment default (ALARM_RATE_LIMIT; the test stack sets its own)
+    expect(reset.data).toEqual({ id: t.id, rate_limit: expect.any(Number), default: true });
+    expect(reset.data.rate_limit).toBeGreaterThan(1);
+  });
+});

@@ -9,7 +9,7 @@ const schema = {
       type: 'integer',
       minimum: 0,
       maximum: 10_080,
-      'x-message': 'interval must be 0 to 10080 minutes',
+      'x-message': 'must be 0 to 10080 minutes',
     },
     level: { type: 'integer', enum: [0, 1, 2, 3] },
   },

@@ -11,7 +11,8 @@ import { putDue } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';
 import { ConflictError } from '../errors.ts';
 import { effectiveStatus, type Level, TASK_RUNNING, type Task } from '../tasks/model.ts';
-import { getTask, setTaskSetting } from '../tasks/repository.ts';
+import { getTask } from '../tasks/repository.ts';
+import { writeTaskSetting } from '../tasks/settings.ts';
 import { namedUuid } from './ids.ts';
 
 /**
@@ -146,13 +147,7 @@ export async function configureHeartbeat(
   const now = deps.now();
   const setting =
     input.interval > 0 ? { interval: input.interval, level: input.level ?? 2, since: now } : undefined;
-  let current: Task | undefined = task;
-  for (let attempt = 0; ; attempt++) {
-    if (!current) throw new ConflictError(`task [${task.id}] was deleted`);
-    if (await setTaskSetting(current, 'heartbeat', setting, now)) break;
-    if (attempt >= 5) throw new ConflictError(`task [${task.id}] was changed concurrently, try again`);
-    current = await getTask(task.id, true);
-  }
+  await writeTaskSetting(task, 'heartbeat', setting);
   if (setting) {
     await db().send(
       new UpdateCommand({

@@ -5,8 +5,8 @@ import type { AlarmMessage } from '../../messaging/messages.ts';
 import { enqueue, publish } from '../../messaging/sqs.ts';
 import { loadSealKey } from '../auth/seal.ts';
 import { verifySignature } from '../auth/signature.ts';
-import { AlarmError, ConflictError, UnauthorizedError } from '../errors.ts';
-import { getTask, setTaskSetting } from '../tasks/repository.ts';
+import { AlarmError, UnauthorizedError } from '../errors.ts';
+import { writeTaskSetting } from '../tasks/settings.ts';
 import type { Level, Task } from '../tasks/model.ts';
 import type { IntakeAlarm } from './adapters.ts';
 import { heartbeatOf } from './heartbeat.ts';
@@ -166,13 +166,6 @@ export async function acceptAlarms(
  */
 export async function issueIntakeToken(task: Task, input: { revoke?: number }) {
   const token = input.revoke === 1 ? undefined : newIntakeToken();
-  const now = nowSeconds();
-  let current: Task | undefined = task;
-  for (let attempt = 0; ; attempt++) {
-    if (!current) throw new ConflictError(`task [${task.id}] was deleted`);
-    if (await setTaskSetting(current, 'intake_hash', token && intakeHash(token), now)) break;
-    if (attempt >= 5) throw new ConflictError(`task [${task.id}] was changed concurrently, try again`);
-    current = await getTask(task.id, true);
-  }
+  await writeTaskSetting(task, 'intake_hash', token && intakeHash(token));
   return { id: task.id, intake_token: token ?? null };
 }

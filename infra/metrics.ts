@@ -1,0 +1,31 @@
+/**
+ * The service's custom CloudWatch metrics: the one list the code that writes them (shared/metrics.ts,
+ * Powertools Metrics) and the stack that graphs them (infra/constructs/observability.ts) both read.
+ * Pure data, no CDK import, so runtime code may import it without pulling aws-cdk-lib into a bundle.
+ *
+ * Powertools adds the `service` dimension (value `service`) to every metric; the dimensions below
+ * are the ones a metric carries on top of it. Units are CloudWatch unit names (Powertools MetricUnit
+ * values).
+ */
+export const METRICS = {
+  /** POWERTOOLS_METRICS_NAMESPACE of every function. */
+  namespace: 'Tocsin',
+  /** POWERTOOLS_SERVICE_NAME of every function (and the `service` dimension's value). */
+  service: 'tocsin',
+  serviceDimension: 'service',
+  /** Alarms the pipeline took from the alarm queue. */
+  alarmsAccepted: { name: 'AlarmsAccepted', unit: 'Count', dimensions: [] },
+  /** Reports refused at the door, by envelope code (401, 4000, 4001, ...). */
+  alarmsRefused: { name: 'AlarmsRefused', unit: 'Count', dimensions: ['code'] },
+  /** What the pipeline decided (compressed, recovery, rejected, drop, ...). */
+  pipelineOutcome: { name: 'PipelineOutcome', unit: 'Count', dimensions: ['outcome'] },
+  /** Webhook attempts by outcome. */
+  webhookDelivery: { name: 'WebhookDelivery', unit: 'Count', dimensions: ['outcome'] },
+  /** Duration of one webhook POST. */
+  webhookLatency: { name: 'WebhookLatency', unit: 'Milliseconds', dimensions: [] },
+  /** Notification attempts per channel and outcome. */
+  channelDelivery: { name: 'ChannelDelivery', unit: 'Count', dimensions: ['channel', 'outcome'] },
+} as const;
+
+export type MetricKey = Exclude<keyof typeof METRICS, 'namespace' | 'service' | 'serviceDimension'>;
+export type MetricName = (typeof METRICS)[MetricKey]['name'];
