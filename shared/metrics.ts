@@ -1,9 +1,11 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
+import { METRICS, type MetricName } from '../infra/metrics.ts';
 import { config } from './config/env.ts';
 import { logger } from './log.ts';
 
 /**
- * Service metrics through Powertools Metrics (CloudWatch embedded metric format, namespace `Tocsin`):
+ * Service metrics through Powertools Metrics (CloudWatch embedded metric format, namespace `Tocsin`;
+ * the list is infra/metrics.ts, which the stack's dashboard reads too):
  * counted in memory during an invocation and written once at its end, one log line per metric and
  * dimension set, so a consumer batch of a hundred alarms costs a few lines, not a hundred. Off on the
  * local stack (no CloudWatch there; `TOCSIN_STATS=1` counts calls instead).
@@ -17,20 +19,20 @@ import { logger } from './log.ts';
  * - `ChannelDelivery` (count, `channel`, `outcome`): notification attempts per channel.
  * Dead-letter queue depth is SQS's own metric (the stack's alarms and dashboard read it).
  */
-export const METRIC_NAMESPACE = 'Tocsin';
+export const METRIC_NAMESPACE = METRICS.namespace;
 
-const counts = new Map<string, { name: string; dims: Record<string, string>; value: number }>();
+const counts = new Map<string, { name: MetricName; dims: Record<string, string>; value: number }>();
 const latencies: number[] = [];
 
 let metrics: Metrics | undefined;
 function instance(): Metrics | undefined {
   if (config().local) return undefined;
-  metrics ??= new Metrics({ namespace: METRIC_NAMESPACE, serviceName: 'tocsin' });
+  metrics ??= new Metrics({ namespace: METRIC_NAMESPACE, serviceName: METRICS.service });
   return metrics;
 }
 
 /** Counts `value` for a metric and its dimensions (written at the end of the invocation). */
-export function count(name: string, dims: Record<string, string | number> = {}, value = 1): void {
+export function count(name: MetricName, dims: Record<string, string | number> = {}, value = 1): void {
   const d = Object.fromEntries(Object.entries(dims).map(([k, v]) => [k, String(v)]));
   const key = `${name}|${JSON.stringify(d)}`;
   const c = counts.get(key);
@@ -54,7 +56,7 @@ export function flushMetrics(): void {
       single.addMetric(name, MetricUnit.Count, value);
     }
     if (latencies.length > 0) {
-      for (const ms of latencies) m.addMetric('WebhookLatency', MetricUnit.Milliseconds, ms);
+      for (const ms of latencies) m.addMetric(METRICS.webhookLatency.name, MetricUnit.Milliseconds, ms);
       m.publishStoredMetrics();
     }
   } catch (err) {
