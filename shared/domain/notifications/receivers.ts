@@ -38,8 +38,11 @@ export interface Recipients {
  * alarm groups (de-duplicated by uid): one message per channel. Robots are not: every receiver set
  * (a dispatch item, the defaults, an override, each alarm group) gets its message, and its robots
  * are tried in order for failover within that set only, so item B's robot hears of the alarm even
- * when item A's robot took it. A robot (by webhook) named by two sets is sent to once, by the first
- * set that names it; an alarm group named by two sets is one set, in the place of its first mention.
+ * when item A's robot took it. A robot (by webhook) that is the first robot of an earlier set is
+ * left out of later sets (the earlier set sends to it first); a robot that was only a fallback
+ * earlier stays in a later set, so that set's chat hears of the alarm even when the earlier set's
+ * first robot succeeded. An alarm group named by two sets is one set, in the place of its first
+ * mention.
  */
 export function recipientsOf(receivers: ReceiverSet[], groups: AlarmGroup[]): Recipients {
   const byId = new Map(groups.map((g) => [g.id, g]));
@@ -66,11 +69,14 @@ export function recipientsOf(receivers: ReceiverSet[], groups: AlarmGroup[]): Re
   if (webhook) channels.webhook = webhook;
   const robotSets: RobotSet[] = [];
   for (const channel of ROBOT_CHANNELS) {
-    const seen = new Set<string>();
+    // Robots certain to be sent to: the first robot of each set so far (the others are fallbacks,
+    // tried only when it fails, so a later set naming one of them still needs it).
+    const primaries = new Set<string>();
     for (const s of sources) {
-      const robots = (s.channels[channel] ?? []).filter((r) => !seen.has(r.webhook));
-      for (const r of robots) seen.add(r.webhook);
-      if (robots.length) robotSets.push({ key: s.key, channel, robots });
+      const robots = (s.channels[channel] ?? []).filter((r) => !primaries.has(r.webhook));
+      if (robots.length === 0) continue;
+      primaries.add(robots[0].webhook);
+      robotSets.push({ key: s.key, channel, robots });
     }
   }
   return { channels, robotSets };

@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { recipientsOf } from './receivers.ts';
+
+const robot = (webhook: string) => ({ webhook });
+const sets = (r: ReturnType<typeof recipientsOf>) =>
+  r.robotSets.map((s) => [s.key, s.robots.map((x) => x.webhook)]);
+
+describe('robots shared by receiver sets (behavior 7.6)', () => {
+  it("a robot that is an earlier set's first robot is left out of later sets", () => {
+    const r = recipientsOf(
+      [
+        { set: 'd0', channels: { dinggroup: [robot('S')] } },
+        { set: 'default', channels: { dinggroup: [robot('S'), robot('C')] } },
+      ],
+      [],
+    );
+    expect(sets(r)).toEqual([
+      ['d0', ['S']],
+      ['default', ['C']],
+    ]);
+  });
+
+  it('a robot that was only a fallback earlier stays in a later set, so that chat hears of the alarm', () => {
+    // Item A fails over from X to Y; the defaults name Y alone. If X succeeds, Y must still hear.
+    const r = recipientsOf(
+      [
+        { set: 'd0', channels: { dinggroup: [robot('X'), robot('Y')] } },
+        { set: 'default', channels: { dinggroup: [robot('Y')] } },
+      ],
+      [],
+    );
+    expect(sets(r)).toEqual([
+      ['d0', ['X', 'Y']],
+      ['default', ['Y']],
+    ]);
+  });
+
+  it('a set whose robots were all earlier first robots sends nothing of its own', () => {
+    const r = recipientsOf(
+      [
+        { set: 'd0', channels: { yachgroup: [robot('A')] } },
+        { set: 'd1', channels: { yachgroup: [robot('B')] } },
+        { set: 'default', channels: { yachgroup: [robot('A'), robot('B')] } },
+      ],
+      [],
+    );
+    expect(sets(r)).toEqual([
+      ['d0', ['A']],
+      ['d1', ['B']],
+    ]);
+  });
+});
