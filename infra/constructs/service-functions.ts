@@ -143,22 +143,24 @@ export class ServiceFunctions extends Construct {
  * ESM for Node 24. The AWS SDK is bundled (pinned to the version the tests ran against) instead of
  * taking whatever v3 the runtime ships. Some dependencies are CommonJS and `require` Node built-ins,
  * which ESM output cannot do without a `require` in scope: the banner provides one.
+ * Shared with `npm run bench:coldstart`, which builds every entry with these same settings.
  */
+export const LAMBDA_BUNDLING = {
+  format: nodejs.OutputFormat.ESM,
+  target: 'node24',
+  minify: true,
+  sourceMap: true,
+  sourceMapMode: nodejs.SourceMapMode.DEFAULT,
+  sourcesContent: false,
+  mainFields: ['module', 'main'],
+  bundleAwsSDK: true,
+  externalModules: [],
+  charset: nodejs.Charset.UTF8,
+  banner:
+    "import { createRequire as __tocsinCreateRequire } from 'node:module';" +
+    'const require = __tocsinCreateRequire(import.meta.url);',
+} satisfies nodejs.BundlingOptions;
+
 function bundlingOptions(projectRoot: string): nodejs.BundlingOptions {
-  return {
-    format: nodejs.OutputFormat.ESM,
-    target: 'node24',
-    minify: true,
-    sourceMap: true,
-    sourceMapMode: nodejs.SourceMapMode.DEFAULT,
-    sourcesContent: false,
-    mainFields: ['module', 'main'],
-    bundleAwsSDK: true,
-    externalModules: [],
-    charset: nodejs.Charset.UTF8,
-    tsconfig: join(projectRoot, 'tsconfig.json'),
-    banner:
-      "import { createRequire as __tocsinCreateRequire } from 'node:module';" +
-      'const require = __tocsinCreateRequire(import.meta.url);',
-  };
+  return { ...LAMBDA_BUNDLING, tsconfig: join(projectRoot, 'tsconfig.json') };
 }

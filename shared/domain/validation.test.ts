@@ -1,6 +1,17 @@
+import type { ValidateFunction } from 'ajv';
 import { describe, expect, it } from 'vitest';
+import { validators } from '../generated/validators.ts';
 import { ValidationError } from './errors.ts';
-import { compileCoercingSchema, compileSchema } from './validation.ts';
+import { createTaskSchema } from './tasks/schemas.ts';
+import {
+  compileCoercingSchema,
+  compileSchema,
+  compileWithAjv,
+  toFieldErrors,
+  type ValidationMode,
+  validatorKey,
+} from './validation.ts';
+import { showWorkflowSchema } from './workflows/schemas.ts';
 
 const schema = {
   type: 'object',
@@ -64,5 +75,80 @@ describe('schema validation errors', () => {
     const input: Record<string, unknown> = { id: '5' };
     compileCoercingSchema(ids)(input);
     expect(input.id).toBe(5);
+  });
+});
+
+describe('generated validators (shared/generated/validators.ts)', () => {
+  /** The generated validate function of a schema an entry point compiles, and ajv's compilation of it. */
+  function both(mode: ValidationMode, schema: object): [ValidateFunction, ValidateFunction] {
+    const make = validators[validatorKey(mode, schema)];
+    expect(make, 'no generated validator: run npm run gen:validators').toBeDefined();
+    return [make(), compileWithAjv(mode, schema)];
+  }
+
+  it('give the field errors of the compiled schema, x-message included (task create body)', () => {
+    // Arrange
+    const [generated, compiled] = both('json', createTaskSchema);
+    const body = {
+      created_by: '1',
+      name: 'x'.repeat(101),
+      department_id: 1,
+      flag_save_db: 2,
+      receiver: { channels: { email: [1], webhook: ['ftp://example.com'] } },
+      filter: { enable: true, conditions: [{ rule: [{ field: 'ctn.host', operator: 'like' }] }] },
+    };
+
+    // Act
+    const okGenerated = generated(structuredClone(body));
+    const okCompiled = compiled(structuredClone(body));
+
+    // Assert
+    expect([okGenerated, okCompiled]).toEqual([false, false]);
+    const errors = toFieldErrors(generated.errors);
+    expect(errors).toEqual(toFieldErrors(compiled.errors));
+    expect(errors).toEqual([
+      { field: 'created_by', message: 'must be an integer' },
+      { field: 'name', message: 'must be at most 100 characters' },
+      { field: 'flag_save_db', message: 'must be one of 0, 1' },
+      { field: 'receiver.channels.webhook', message: 'must be an http(s) URL' },
+      { field: 'filter.mode', message: 'is required' },
+      { field: 'filter.conditions.0.level', message: 'is required' },
+      { field: 'filter.conditions.0.rule.0.threshold', message: 'is required' },
+      {
+        field: 'filter.conditions.0.rule.0.operator',
+        message: expect.stringMatching(/^must be one of eq-self, /),
+      },
+    ]);
+  });
+
+  it('coerce query strings as the compiled schema does (workflow show)', () => {
+    // Arrange
+    const [generated, compiled] = both('coercing', showWorkflowSchema);
+    const good = [{ id: '12' }, { id: '12' }];
+    const bad = [{ id: 'x' }, { id: 'x' }];
+
+    // Act
+    const results = [generated(good[0]), compiled(good[1]), generated(bad[0]), compiled(bad[1])];
+
+    // Assert
+    expect(results).toEqual([true, true, false, false]);
+    expect(good).toEqual([{ id: 12 }, { id: 12 }]);
+    expect(toFieldErrors(generated.errors)).toEqual([{ field: 'id', message: 'must be an integer' }]);
+    expect(toFieldErrors(compiled.errors)).toEqual(toFieldErrors(generated.errors));
+  });
+
+  it('are what compileSchema and compileCoercingSchema use for those schemas', () => {
+    // Arrange
+    const validateTask = compileSchema(createTaskSchema);
+    const validateShow = compileCoercingSchema(showWorkflowSchema);
+    const query: Record<string, unknown> = { id: '7' };
+
+    // Act
+    const taskErrors = errorsOf(() => validateTask({}));
+    validateShow(query);
+
+    // Assert
+    expect(taskErrors?.errors).toContainEqual({ field: 'name', message: 'is required' });
+    expect(query.id).toBe(7);
   });
 });

@@ -1,13 +1,30 @@
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
+import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
+import { validators as generated } from '../generated/validators.ts';
 import { type FieldError, ValidationError } from './errors.ts';
 
 /**
- * JSON Schema validation shared by every module. Schemas are compiled once per process (module
- * load); error objects are turned into `{field, message}` pairs with dotted field paths.
+ * JSON Schema validation shared by every module; error objects are turned into `{field, message}`
+ * pairs with dotted field paths.
+ *
+ * No schema is compiled at cold start: `npm run gen:validators` imports every Lambda entry point,
+ * records the schemas they hand to `compileSchema`/`compileCoercingSchema` and writes ajv standalone
+ * code for each to shared/generated/validators.ts (a unit test fails when that file is stale). A
+ * validator is resolved on its first use: the generated function of its schema, or, for a schema the
+ * generator has not seen (tests, or a schema changed without regenerating), ajv compiles it then,
+ * ajv's compiler being loaded only at that moment.
  */
-const strict = new Ajv({ allErrors: true, strict: false, verbose: true });
-/** Query strings and form bodies carry numbers as strings (behavior 1). */
-const coercing = new Ajv({ allErrors: true, strict: false, verbose: true, coerceTypes: true });
+export type ValidationMode = 'json' | 'coercing';
+
+/**
+ * The ajv options of each mode, the generator's as well. `verbose` puts `parentSchema` on errors
+ * (for `x-message`); query strings and form bodies carry numbers as strings (behavior 1).
+ */
+export const AJV_OPTIONS: Record<ValidationMode, Options> = {
+  json: { allErrors: true, strict: false, verbose: true },
+  coercing: { allErrors: true, strict: false, verbose: true, coerceTypes: true },
+};
 
 export type Validator = (value: unknown) => void;
 
@@ -87,18 +104,66 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
   return out;
 }
 
-function wrap(fn: ValidateFunction): Validator {
+/** JSON text of a value with object keys sorted (JSON.stringify's rules otherwise). */
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => stableJson(v ?? null)).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const fields = Object.keys(value)
+      .sort()
+      .filter((k) => {
+        const v = (value as Record<string, unknown>)[k];
+        return v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
+      })
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`);
+    return `{${fields.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** The name of a schema's generated validator: SHA-1 of the mode and the schema's stable JSON. */
+export function validatorKey(mode: ValidationMode, schema: object): string {
+  return createHash('sha1')
+    .update(`${mode}\n${stableJson(schema)}`)
+    .digest('hex');
+}
+
+type CompileListener = (mode: ValidationMode, schema: object) => void;
+let listener: CompileListener | undefined;
+
+/** The generator's hook: `listener` hears every schema compiled from now on (undefined: stop). */
+export function onCompile(fn: CompileListener | undefined): void {
+  listener = fn;
+}
+
+const ajvs: Partial<Record<ValidationMode, Ajv>> = {};
+
+/** Ajv's compiler, for schemas without generated code (loaded on the first such schema only). */
+export function compileWithAjv(mode: ValidationMode, schema: object): ValidateFunction {
+  if (!ajvs[mode]) {
+    // esbuild turns this `require` into its lazily evaluated copy of ajv; unbundled ESM has none.
+    const { Ajv: AjvClass } = (
+      typeof require === 'function' ? require('ajv') : createRequire(import.meta.url)('ajv')
+    ) as { Ajv: typeof Ajv };
+    ajvs[mode] = new AjvClass(AJV_OPTIONS[mode]);
+  }
+  return ajvs[mode].compile(schema);
+}
+
+function validatorFor(mode: ValidationMode, schema: object): Validator {
+  listener?.(mode, schema);
+  let fn: ValidateFunction | undefined;
   return (value) => {
+    fn ??= generated[validatorKey(mode, schema)]?.() ?? compileWithAjv(mode, schema);
     if (!fn(value)) throw new ValidationError(toFieldErrors(fn.errors));
   };
 }
 
-/** Compile a schema for JSON input (types must match exactly). */
+/** A validator for JSON input (types must match exactly). */
 export function compileSchema(schema: object): Validator {
-  return wrap(strict.compile(schema));
+  return validatorFor('json', schema);
 }
 
-/** Compile a schema for query-string / form input (numeric strings become numbers). */
+/** A validator for query-string / form input (numeric strings become numbers). */
 export function compileCoercingSchema(schema: object): Validator {
-  return wrap(coercing.compile(schema));
+  return validatorFor('coercing', schema);
 }
