@@ -131,6 +131,27 @@ describe('tasks service', () => {
     );
   });
 
+  it('computes the pinyin of a new name only', async () => {
+    // Arrange
+    const { deps, tasks } = fakeDeps();
+    await createTask(body({ name: '磁盘' }), deps);
+    const created = tasks.get(100)?.pinyin;
+
+    // Act
+    await updateTaskFields(tasks.get(100) as Task, { filter_fields: ['name'], name: '内存 mem' }, deps);
+    const renamed = tasks.get(100)?.pinyin;
+    tasks.set(100, { ...(tasks.get(100) as Task), pinyin: 'as stored' });
+    await updateTaskFields(
+      tasks.get(100) as Task,
+      { filter_fields: ['flag_save_db'], flag_save_db: 0 },
+      deps,
+    );
+
+    // Assert
+    expect([created, renamed]).toEqual(['cipan', 'neicun mem']);
+    expect(tasks.get(100)).toMatchObject({ name: '内存 mem', flag_save_db: 0, pinyin: 'as stored' });
+  });
+
   it('re-applies a partial update to the task another writer changed in between', async () => {
     const { deps, tasks } = fakeDeps();
     await createTask(body({ task_tags: [1] }), deps);

@@ -173,7 +173,8 @@ async function replaceConfig(task: Task, derive: (current: Task) => TaskConfig, 
     const next: Task = {
       ...current,
       ...config,
-      pinyin: toPinyin(config.name),
+      // A kept name keeps its pinyin: most updates then never load pinyin-pro (see toPinyin).
+      pinyin: config.name === current.name ? current.pinyin : toPinyin(config.name),
       updated_at: Math.max(now, current.updated_at),
       version: current.version + 1,
     };
