@@ -5,6 +5,7 @@ import { lambdaContext } from './local/lambda.ts';
 
 // As on Lambda (on-demand concurrency): Powertools reads this when the logger is created.
 process.env.AWS_LAMBDA_INITIALIZATION_TYPE = 'on-demand';
+process.env.LOG_LEVEL = 'INFO';
 const { logger } = await import('./log.ts');
 const { observed } = await import('./observe.ts');
 

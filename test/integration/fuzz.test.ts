@@ -137,9 +137,11 @@ type Poison = [path: string[], values: fc.Arbitrary<Json>];
 interface Spec {
   /** A valid request, built fresh for each run (signatures use the service's clock). */
   valid: () => Promise<{
-    auth: 'app' | 'app+task' | 'alarm' | 'none';
+    auth: 'app' | 'app+task' | 'alarm' | 'intake' | 'none';
     input: Body;
     source: 'query' | 'json' | 'form';
+    /** Intake routes: the credentials in the query (the body is the alarm content). */
+    query?: Record<string, string>;
   }>;
   /** Field poisons: at least one is applied (unless an auth poison is). */
   poisons: Poison[];
@@ -287,6 +289,34 @@ const SPECS: Record<string, Spec> = {
     valid: async () => ({ auth: 'app+task', input: { ...(await taskAuthNow()) }, source: 'json' }),
     poisons: [],
   },
+  'PUT /alarmtask/intake': {
+    valid: async () => ({ auth: 'app+task', input: { ...(await taskAuthNow()), revoke: 1 }, source: 'json' }),
+    poisons: [[['revoke'], fc.constantFrom<Json>(2, -1, '1', 1.5, null, { $raw: '1e20' }, [])]],
+  },
+  'PUT /alarmtask/ratelimit': {
+    valid: async () => ({
+      auth: 'app+task',
+      input: { ...(await taskAuthNow()), rate_limit: 10 },
+      source: 'json',
+    }),
+    poisons: [
+      [
+        ['rate_limit'],
+        fc.constantFrom<Json>(-1, 100_001, 1.5, '10', null, { $raw: '1e20' }, { $raw: '1e308' }),
+      ],
+    ],
+  },
+  'PUT /alarmtask/heartbeat': {
+    valid: async () => ({
+      auth: 'app+task',
+      input: { ...(await taskAuthNow()), interval: 5 },
+      source: 'json',
+    }),
+    poisons: [
+      [['interval'], fc.constantFrom<Json>(-1, 10_081, 1.5, '5', null, { $raw: '1e20' })],
+      [['level'], fc.constantFrom<Json>(4, -1, 9, '1', 1.5)],
+    ],
+  },
   'PUT /alarmtask/pause': {
     valid: async () => ({ auth: 'app+task', input: { ...(await taskAuthNow()), time: 5 }, source: 'json' }),
     poisons: [
@@ -303,10 +333,7 @@ const SPECS: Record<string, Spec> = {
       };
     },
     poisons: [
-      [
-        ['ctn'],
-        fc.oneof(fc.constantFrom<Json>({}, [], 'x', 1, null, deep(65), deep(10_000)), notAnObject),
-      ],
+      [['ctn'], fc.oneof(fc.constantFrom<Json>({}, [], 'x', 1, null, deep(65), deep(10_000)), notAnObject)],
       [['level'], fc.constantFrom<Json>(4, -1, '1', 1.5, null, { $raw: '1e20' })],
       [['notice_time'], fc.constantFrom<Json>(-1, 1.5, 'x', { $raw: '1e308' }, [], '999999999999')],
       [['uuid'], fc.constantFrom<Json>('x', 1, 'zzzzzzzz-zzzz-zzzz-zzzz-zzzzzzzzzzzz', null)],
@@ -382,6 +409,55 @@ for (const op of ['claim', 'assign', 'processed', 'reactive', 'close']) {
     ],
   };
 }
+
+// The monitors' intake: credentials in the query, the body is the content. The original's fixed
+// signature (no time window), so a stale timestamp is no poison here.
+const intakeQuery = () => {
+  const ts = '1600000000';
+  return { taskid: String(task.id), timestamp: ts, sign: md5Sign(task.token, task.id, ts) };
+};
+const intake =
+  (source: 'json' | 'form' | 'query', input: Body = { host: 'fuzz' }) =>
+  async () => ({
+    auth: 'intake' as const,
+    input,
+    source,
+    query: intakeQuery(),
+  });
+/** Intake routes that take any content: only a credential poison (or a huge body) refuses them. */
+const ANY_CONTENT = new Set([
+  'POST /alarm/rawbody',
+  'POST /alarm/arms',
+  'GET /alarm/falcon',
+  'POST /alarm/falcon',
+  'POST /alarm/aliyun',
+]);
+const alertsPoison: Poison = [
+  ['alerts'],
+  fc.oneof(notAnArray, fc.constantFrom<Json>([1], [{ labels: 'x' }], [{ labels: null }], [deep(70)])),
+];
+Object.assign(SPECS, {
+  'POST /alarm/alertmanager': {
+    valid: intake('json', { version: '4', alerts: [{ labels: { alertname: 'fuzz' }, status: 'firing' }] }),
+    poisons: [alertsPoison, [['version'], fc.constantFrom<Json>('3', 3, '', null, { $raw: '4' })]],
+  },
+  'POST /alarm/grafana': {
+    valid: intake('json', { alerts: [{ labels: { alertname: 'fuzz' }, status: 'firing' }] }),
+    poisons: [alertsPoison],
+  },
+  'POST /alarm/jsonbody': {
+    valid: intake('json'),
+    poisons: [[['nested'], fc.constantFrom<Json>(deep(65), deep(10_000))]],
+  },
+  'POST /alarm/rawbody': { valid: intake('json'), poisons: [] },
+  'POST /alarm/arms': { valid: intake('json'), poisons: [] },
+  'GET /alarm/falcon': { valid: intake('query', { endpoint: 'fuzz' }), poisons: [] },
+  'POST /alarm/falcon': { valid: intake('form', { endpoint: 'fuzz' }), poisons: [] },
+  'POST /alarm/aliyun': { valid: intake('form', { alertName: 'fuzz' }), poisons: [] },
+  // The fuzz task has no heartbeat: a well-signed ping is a 409 and changes nothing.
+  'GET /alarm/heartbeat': { valid: intake('query', {}), poisons: [] },
+  'POST /alarm/heartbeat': { valid: intake('json', {}), poisons: [] },
+} satisfies Record<string, Spec>);
 
 // ---- request building ------------------------------------------------------------------------------
 
@@ -502,16 +578,21 @@ interface Case {
 }
 
 const routeNames = Object.keys(SPECS);
+const INTAKE_ROUTES = new Set(
+  routeNames.filter((r) => r.includes(' /alarm/') && !/\/alarm\/(report|test)$/.test(r)),
+);
 
 const caseArb: fc.Arbitrary<Case> = fc
   .constantFrom(...routeNames)
   .chain((route) => {
     const spec = SPECS[route];
-    const auth = route.startsWith('POST /alarm/')
-      ? 'alarm'
-      : route.includes('/alarmtask') && route !== 'POST /alarmtask/store'
-        ? 'app+task'
-        : 'app';
+    const auth = INTAKE_ROUTES.has(route)
+      ? 'intake'
+      : route.startsWith('POST /alarm/')
+        ? 'alarm'
+        : route.includes('/alarmtask') && route !== 'POST /alarmtask/store'
+          ? 'app+task'
+          : 'app';
     const authChoices: AuthPoison[] =
       auth === 'alarm' ? ['none'] : auth === 'app+task' ? [...appPoisons, ...taskPoisons] : appPoisons;
     const fieldPoison = spec.poisons.length
@@ -530,12 +611,15 @@ const caseArb: fc.Arbitrary<Case> = fc
       'task-id-junk',
       'task-missing',
     );
+    const intakeAuth = fc.constantFrom<AuthPoison>('none', 'task-bad-sign', 'task-id-junk', 'task-missing');
     return fc.record({
       route: fc.constant(route),
       authPoison:
-        auth === 'alarm'
-          ? alarmAuth
-          : fc.oneof(fc.constantFrom<AuthPoison>(...authChoices), fc.constant<AuthPoison>('none')),
+        auth === 'intake'
+          ? intakeAuth
+          : auth === 'alarm'
+            ? alarmAuth
+            : fc.oneof(fc.constantFrom<AuthPoison>(...authChoices), fc.constant<AuthPoison>('none')),
       fieldPoisons: fieldPoison,
       noise,
       wire: fc.constantFrom<WireMode>(
@@ -561,6 +645,13 @@ const caseArb: fc.Arbitrary<Case> = fc
     const noFieldPoison = spec.poisons.length === 0;
     const alarmOk = c.route === 'POST /alarm/test' && c.authPoison === 'none' && !wireRefused;
     if (alarmOk) return false;
+    // Any text, query or form is content there: only a bad credential (or a huge body) refuses it.
+    if (ANY_CONTENT.has(c.route)) {
+      // (a huge body is refused where the body is raw text; a form is built without wire modes)
+      const huge = c.wire === 'huge' && /\/alarm\/(rawbody|arms)$/.test(c.route);
+      return c.authPoison !== 'none' || huge;
+    }
+    if (c.route.endsWith(' /alarm/heartbeat')) return true;
     return (
       c.authPoison !== 'none' ||
       c.fieldPoisons.length > 0 ||
@@ -576,7 +667,9 @@ async function build(c: Case): Promise<Req> {
   // A query string has a size limit of its own (API Gateway and the local server answer 414/431
   // before any handler runs): noise in a query stays short.
   const inQuery = base.source === 'query' || c.wire === 'query';
-  const noise = Object.fromEntries(Object.entries(c.noise).filter(([, v]) => !inQuery || serialize(v).length < 200));
+  const noise = Object.fromEntries(
+    Object.entries(c.noise).filter(([, v]) => !inQuery || serialize(v).length < 200),
+  );
   let input: Body = { ...noise, ...base.input };
   for (const [i, value] of c.fieldPoisons) input = setPath(input, spec.poisons[i][0], value);
   if (base.auth === 'app+task') input = poisonTaskAuth(input, c.authPoison, now);
@@ -591,13 +684,21 @@ async function build(c: Case): Promise<Req> {
   }
   const headers = base.auth === 'app' || base.auth === 'app+task' ? await appAuthHeaders(c.authPoison) : {};
   const wire = base.source === 'json' || c.wire === 'query' ? c.wire : 'plain';
-  return toRequest(
+  const req = toRequest(
     c.route,
     input,
     base.source,
     headers,
     base.source === 'json' && wire === 'query' ? 'plain' : wire,
   );
+  if (base.query) {
+    const q: Record<string, string> = { ...base.query };
+    if (c.authPoison === 'task-bad-sign') q.sign = md5Sign('0'.repeat(40), task.id, q.timestamp);
+    if (c.authPoison === 'task-id-junk') q.taskid = '1e20';
+    if (c.authPoison === 'task-missing') delete q.sign;
+    req.query = { ...req.query, ...q };
+  }
+  return req;
 }
 
 async function send(r: Req): Promise<{ status: number; text: string }> {
