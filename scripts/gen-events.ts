@@ -10,7 +10,7 @@ import { queues, type RouteDef, routes, schedule } from '../infra/definitions.ts
  * placeholders: `npm run invoke` signs them afresh (README, "Invoke one function").
  */
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
-const T = 1764000000;
+const T = 1795536000; // 2026-11-24T16:00:00Z
 const TASK = { id: 1, timestamp: String(T), sign: 'SIGN' };
 const ALARM = { taskid: 1, timestamp: T, sign: 'SIGN' };
 const INTAKE = { taskid: '1', timestamp: String(T), sign: 'SIGN' };
@@ -49,7 +49,7 @@ const samples: Record<string, Sample> = {
   'POST /alarmtask/store': { json: taskBody },
   'GET /alarmtask/show': { query: { id: '1', timestamp: TASK.timestamp, sign: TASK.sign } },
   'PUT /alarmtask/update': { json: { ...TASK, ...taskBody } },
-  'PUT /alarmtask/updatefields': { json: { ...TASK, flag_save_db: 1 } },
+  'PUT /alarmtask/updatefields': { json: { ...TASK, filter_fields: ['flag_save_db'], flag_save_db: 1 } },
   'DELETE /alarmtask': { form: { id: '1', timestamp: TASK.timestamp, sign: TASK.sign } },
   'PUT /alarmtask/stop': { json: TASK },
   'PUT /alarmtask/start': { json: TASK },
@@ -115,7 +115,7 @@ const samples: Record<string, Sample> = {
       alertName: 'CPU usage',
       expression: '$Average>=90',
       dimensions: '{instanceId=i-1}',
-      timestamp: '1764000000000',
+      timestamp: String(T * 1000),
     },
   },
   'GET /alarm/heartbeat': { query: INTAKE },
@@ -167,7 +167,7 @@ export function httpEvent(route: Pick<RouteDef, 'method' | 'path' | 'auth'>, sam
       requestId: 'sample-request',
       routeKey: `${route.method} ${route.path}`,
       stage: '$default',
-      time: '24/Nov/2026:08:00:00 +0000',
+      time: '24/Nov/2026:16:00:00 +0000',
       timeEpoch: T * 1000,
     },
     ...(body !== undefined ? { body } : {}),
@@ -258,7 +258,7 @@ export function allEvents(): Record<string, unknown> {
     'detail-type': 'Scheduled Event',
     source: 'aws.events',
     account: '123456789012',
-    time: '2026-11-24T08:00:00Z',
+    time: '2026-11-24T16:00:00Z',
     region: 'us-east-1',
     resources: ['arn:aws:events:us-east-1:123456789012:rule/tocsin-due-work'],
     detail: {},

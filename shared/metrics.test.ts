@@ -71,3 +71,23 @@ describe('metrics (CloudWatch embedded metric format)', () => {
     expect(emfLines(flushMetrics)).toEqual([]);
   });
 });
+
+describe('lazy flushes (HTTP functions)', () => {
+  it('write at most once per 10 s per container, keeping the counts in between', () => {
+    vi.useFakeTimers({ now: 1_800_000_000_000, toFake: ['Date'] });
+    try {
+      count('AlarmsRefused', { code: 4010 });
+      const first = emfLines(() => flushMetrics(true));
+      count('AlarmsRefused', { code: 4010 });
+      count('AlarmsRefused', { code: 4010 });
+      const held = emfLines(() => flushMetrics(true));
+      vi.setSystemTime(1_800_000_010_001);
+      const later = emfLines(() => flushMetrics(true));
+      expect(first.map((l) => l.AlarmsRefused)).toEqual([1]);
+      expect(held).toEqual([]);
+      expect(later.map((l) => l.AlarmsRefused)).toEqual([2]);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -45,8 +45,20 @@ export function webhookLatency(ms: number): void {
   latencies.push(ms);
 }
 
-/** Writes what this invocation counted (no-op locally and when nothing was counted). */
-export function flushMetrics(): void {
+let lastFlush = 0;
+/** HTTP functions write what they counted at most this often per container (see flushMetrics). */
+const LAZY_FLUSH_MS = 10_000;
+
+/**
+ * Writes what was counted (no-op locally and when nothing was counted). `lazy` (the HTTP functions,
+ * one request per invocation): only when the last write of this container is 10 s old, so a flood of
+ * refused reports costs a metric line per container every 10 s, not one per request (counts of a
+ * container that is never invoked again are lost: metrics, not records).
+ */
+export function flushMetrics(lazy = false): void {
+  if (counts.size === 0 && latencies.length === 0) return;
+  if (lazy && Date.now() - lastFlush < LAZY_FLUSH_MS) return;
+  lastFlush = Date.now();
   try {
     const m = instance();
     if (!m) return;

@@ -1144,61 +1144,16 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports["2fdc7f9d87d7417ab20b3fce98e102bfc9103591"] = validate62;
-  const schema23 = {"type":"object","properties":{"revoke":{"type":"integer","enum":[0,1]}}};
+  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate62;
+  const schema23 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
+  const schema24 = {"type":"string","minLength":1,"maxLength":200};
 
-  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.revoke !== undefined){
-  let data0 = data.revoke;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err0 = {instancePath:instancePath+"/revoke",schemaPath:"#/properties/revoke/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema23.properties.revoke.type,parentSchema:schema23.properties.revoke,data:data0};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(!((data0 === 0) || (data0 === 1))){
-  const err1 = {instancePath:instancePath+"/revoke",schemaPath:"#/properties/revoke/enum",keyword:"enum",params:{allowedValues: schema23.properties.revoke.enum},message:"must be equal to one of the allowed values",schema:schema23.properties.revoke.enum,parentSchema:schema23.properties.revoke,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate62.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate63;
-  const schema24 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
-  const schema25 = {"type":"string","minLength":1,"maxLength":200};
-
-  function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema25,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1208,7 +1163,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema25,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1219,7 +1174,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema25.type,parentSchema:schema25,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.type,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1228,17 +1183,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate64.errors = vErrors;
+  validate63.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.filter_fields === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema24.required,parentSchema:schema24,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema23.required,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1251,7 +1206,7 @@ const json = once(() => {
   let data0 = data.filter_fields;
   if(Array.isArray(data0)){
   if(data0.length > 50){
-  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema24.properties.filter_fields,data:data0};
+  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema23.properties.filter_fields,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1261,7 +1216,7 @@ const json = once(() => {
   errors++;
   }
   if(data0.length < 1){
-  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema24.properties.filter_fields,data:data0};
+  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema23.properties.filter_fields,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1272,14 +1227,14 @@ const json = once(() => {
   }
   const len0 = data0.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate64(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  if(!(validate63(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema24.properties.filter_fields.type,parentSchema:schema24.properties.filter_fields,data:data0};
+  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema23.properties.filter_fields.type,parentSchema:schema23.properties.filter_fields,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1291,7 +1246,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.type,parentSchema:schema24,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1300,19 +1255,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate63.errors = vErrors;
+  validate62.errors = vErrors;
   return errors === 0;
   }
 
-  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate66;
-  const schema26 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
+  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate65;
+  const schema25 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
 
-  function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.advance_seconds === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema26.required,parentSchema:schema26,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema25.required,parentSchema:schema25,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1324,7 +1279,7 @@ const json = once(() => {
   if(data.advance_seconds !== undefined){
   let data0 = data.advance_seconds;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema26.properties.advance_seconds.type,parentSchema:schema26.properties.advance_seconds,data:data0};
+  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema25.properties.advance_seconds.type,parentSchema:schema25.properties.advance_seconds,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1335,7 +1290,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 31536000 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema26.properties.advance_seconds,data:data0};
+  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema25.properties.advance_seconds,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1345,7 +1300,74 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema26.properties.advance_seconds,data:data0};
+  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema25.properties.advance_seconds,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate65.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate66;
+  const schema26 = {"type":"object","required":["time"],"properties":{"time":{"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"}}};
+
+  function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.time === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema26.required,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.time !== undefined){
+  let data0 = data.time;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err1 = {instancePath:instancePath+"/time",schemaPath:"#/properties/time/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema26.properties.time.type,parentSchema:schema26.properties.time,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(typeof data0 == "number"){
+  if(data0 > 10080 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/time",schemaPath:"#/properties/time/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema26.properties.time,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data0 < 1 || isNaN(data0)){
+  const err3 = {instancePath:instancePath+"/time",schemaPath:"#/properties/time/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema26.properties.time,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1371,83 +1393,16 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate67;
-  const schema27 = {"type":"object","required":["time"],"properties":{"time":{"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"}}};
+  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate67;
+  const schema27 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
+  const pattern4 = new RegExp("^[0-9]{1,12}$", "u");
 
   function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.time === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema27.required,parentSchema:schema27,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.time !== undefined){
-  let data0 = data.time;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/time",schemaPath:"#/properties/time/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema27.properties.time.type,parentSchema:schema27.properties.time,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(typeof data0 == "number"){
-  if(data0 > 10080 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/time",schemaPath:"#/properties/time/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema27.properties.time,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data0 < 1 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/time",schemaPath:"#/properties/time/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema27.properties.time,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  }
-  else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  validate67.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate68;
-  const schema28 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
-  const pattern4 = new RegExp("^[0-9]{1,12}$", "u");
-
-  function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema28.required,parentSchema:schema28,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema27.required,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1457,7 +1412,7 @@ const json = once(() => {
   errors++;
   }
   if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema28.required,parentSchema:schema28,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema27.required,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1467,7 +1422,7 @@ const json = once(() => {
   errors++;
   }
   if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema28.required,parentSchema:schema28,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema27.required,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1485,7 +1440,7 @@ const json = once(() => {
   if(data.timestamp !== undefined){
   let data1 = data.timestamp;
   if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (typeof data1 !== "string")){
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema28.properties.timestamp.type},message:"must be integer,string",schema:schema28.properties.timestamp.type,parentSchema:schema28.properties.timestamp,data:data1};
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema27.properties.timestamp.type},message:"must be integer,string",schema:schema27.properties.timestamp.type,parentSchema:schema27.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1496,7 +1451,7 @@ const json = once(() => {
   }
   if(typeof data1 === "string"){
   if(!pattern4.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema28.properties.timestamp,data:data1};
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema27.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1511,7 +1466,7 @@ const json = once(() => {
   let data2 = data.sign;
   if(typeof data2 === "string"){
   if(func2(data2) > 128){
-  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema28.properties.sign,data:data2};
+  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema27.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -1521,7 +1476,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data2) < 1){
-  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema28.properties.sign,data:data2};
+  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema27.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -1532,7 +1487,7 @@ const json = once(() => {
   }
   }
   else {
-  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema28.properties.sign.type,parentSchema:schema28.properties.sign,data:data2};
+  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema27.properties.sign.type,parentSchema:schema27.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -1544,7 +1499,7 @@ const json = once(() => {
   }
   }
   else {
-  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
+  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -1553,20 +1508,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate68.errors = vErrors;
+  validate67.errors = vErrors;
   return errors === 0;
   }
 
-  exports["6ca03613d09e57f22f92ad98d3028bd1d1df1e74"] = validate70;
-  const schema29 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
-  const schema30 = {"type":"string","minLength":1,"maxLength":100};
+  exports["6ca03613d09e57f22f92ad98d3028bd1d1df1e74"] = validate69;
+  const schema28 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  const schema29 = {"type":"string","minLength":1,"maxLength":100};
 
-  function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema30,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema29,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1576,7 +1531,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema30,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema29,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1587,7 +1542,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.type,parentSchema:schema30,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.type,parentSchema:schema29,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1596,19 +1551,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate72.errors = vErrors;
+  validate71.errors = vErrors;
   return errors === 0;
   }
 
-  const schema31 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
-  const schema32 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
+  const schema30 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
+  const schema31 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
 
-  function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 90){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema32,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema31,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1626,44 +1581,12 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.type,parentSchema:schema32,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.type,parentSchema:schema31,data};
   if(vErrors === null){
   vErrors = [err1];
   }
   else {
   vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate77.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.rw !== undefined){
-  if(!(validate77(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
-  vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.ro !== undefined){
-  if(!(validate77(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
-  vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
   }
   errors++;
   }
@@ -1671,15 +1594,47 @@ const json = once(() => {
   return errors === 0;
   }
 
-  const schema33 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"dispatch":{"$ref":"shared_370cd8c2e564"},"mode":{"enum":[1,2]}}};
-  const schema34 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
 
-  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.rw !== undefined){
+  if(!(validate76(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
+  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.ro !== undefined){
+  if(!(validate76(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
+  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate75.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema32 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"dispatch":{"$ref":"shared_370cd8c2e564"},"mode":{"enum":[1,2]}}};
+  const schema33 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
+
+  function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema34,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1697,7 +1652,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema34.type,parentSchema:schema34,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema33.type,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1706,20 +1661,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate83.errors = vErrors;
+  validate82.errors = vErrors;
   return errors === 0;
   }
 
-  const schema35 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
-  const schema36 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
-  const schema37 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
+  const schema34 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema35 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
+  const schema36 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
 
-  function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema37.required,parentSchema:schema37,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema36.required,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1729,7 +1684,7 @@ const json = once(() => {
   errors++;
   }
   if(data.secret === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema37.required,parentSchema:schema37,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema36.required,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1752,7 +1707,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema36.type,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1761,17 +1716,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate94.errors = vErrors;
+  validate93.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema36,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1782,14 +1737,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate94(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+  if(!(validate93(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema36.type,parentSchema:schema36,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema35.type,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1798,12 +1753,12 @@ const json = once(() => {
   }
   errors++;
   }
-  validate93.errors = vErrors;
+  validate92.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -1844,14 +1799,14 @@ const json = once(() => {
   }
   }
   if(data.dinggroup !== undefined){
-  if(!(validate93(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+  if(!(validate92(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachgroup !== undefined){
-  if(!(validate93(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+  if(!(validate92(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
   errors = vErrors.length;
   }
   }
@@ -1863,7 +1818,7 @@ const json = once(() => {
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1872,50 +1827,50 @@ const json = once(() => {
   }
   errors++;
   }
-  validate86.errors = vErrors;
+  validate85.errors = vErrors;
   return errors === 0;
   }
 
-  const schema38 = {"type":"array","maxItems":20,"items":{"$ref":"shared_3ded6561f714"}};
-  const schema39 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_11fbf18e0190"}}};
-  const schema40 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
-  const schema41 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
-  const schema42 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
-  const schema43 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
-  const schema44 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
-  const schema45 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
-  const schema46 = {"enum":["eq-self","isset","not-isset"]};
-
-  function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(((data === "eq-self") || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema46.enum},message:"must be equal to one of the allowed values",schema:schema46.enum,parentSchema:schema46,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate110.errors = vErrors;
-  return errors === 0;
-  }
-
+  const schema37 = {"type":"array","maxItems":20,"items":{"$ref":"shared_3ded6561f714"}};
+  const schema38 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_11fbf18e0190"}}};
+  const schema39 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
+  const schema40 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
+  const schema41 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
+  const schema42 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
+  const schema43 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
+  const schema44 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
+  const schema45 = {"enum":["eq-self","isset","not-isset"]};
 
   function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
+  if(!(((data === "eq-self") || (data === "isset")) || (data === "not-isset"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values",schema:schema45.enum,parentSchema:schema45,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate109.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
   const _errs0 = errors;
   const _errs1 = errors;
-  if(!(validate110(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
+  if(!(validate109(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
   errors = vErrors.length;
   }
   var valid0 = _errs1 === errors;
   if(valid0){
-  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema45.not,parentSchema:schema45,data};
+  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema44.not,parentSchema:schema44,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1935,17 +1890,17 @@ const json = once(() => {
   }
   }
   }
-  validate109.errors = vErrors;
+  validate108.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.operator === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema44.required,parentSchema:schema44,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema43.required,parentSchema:schema43,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1955,24 +1910,24 @@ const json = once(() => {
   errors++;
   }
   if(data.operator !== undefined){
-  if(!(validate109(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+  if(!(validate108(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate108.errors = vErrors;
+  validate107.errors = vErrors;
   return errors === 0;
   }
 
-  const schema47 = {"required":["threshold"]};
+  const schema46 = {"required":["threshold"]};
 
-  function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.threshold === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema47.required,parentSchema:schema47,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema46.required,parentSchema:schema46,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1982,17 +1937,17 @@ const json = once(() => {
   errors++;
   }
   }
-  validate114.errors = vErrors;
+  validate113.errors = vErrors;
   return errors === 0;
   }
 
-  const schema48 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
+  const schema47 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
 
-  function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((((((((((((data === "eq-self") || (data === "eq")) || (data === "neq")) || (data === "gt")) || (data === "gte")) || (data === "lt")) || (data === "lte")) || (data === "in")) || (data === "not-in")) || (data === "contain")) || (data === "not-contain")) || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values",schema:schema48.enum,parentSchema:schema48,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values",schema:schema47.enum,parentSchema:schema47,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2001,18 +1956,18 @@ const json = once(() => {
   }
   errors++;
   }
-  validate117.errors = vErrors;
+  validate116.errors = vErrors;
   return errors === 0;
   }
 
-  const schema49 = {"type":"string","maxLength":2000};
+  const schema48 = {"type":"string","maxLength":2000};
 
-  function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema49,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema48,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2023,7 +1978,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema49.type,parentSchema:schema49,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.type,parentSchema:schema48,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2032,19 +1987,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate119.errors = vErrors;
+  validate118.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate108(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+  if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -2059,15 +2014,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate114(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+  if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema43.if,parentSchema:schema43,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema42.if,parentSchema:schema42,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2078,7 +2033,7 @@ const json = once(() => {
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.field === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema43.required,parentSchema:schema43,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema42.required,parentSchema:schema42,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2088,7 +2043,7 @@ const json = once(() => {
   errors++;
   }
   if(data.operator === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema43.required,parentSchema:schema43,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema42.required,parentSchema:schema42,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2098,78 +2053,31 @@ const json = once(() => {
   errors++;
   }
   if(data.field !== undefined){
-  if(!(validate64(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  if(!(validate63(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
+  vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
   errors = vErrors.length;
   }
   }
   if(data.operator !== undefined){
-  if(!(validate117(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+  if(!(validate116(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
   errors = vErrors.length;
   }
   }
   if(data.threshold !== undefined){
-  if(!(validate119(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
-  vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+  if(!(validate118(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
+  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
   if(vErrors === null){
   vErrors = [err3];
   }
   else {
   vErrors.push(err3);
-  }
-  errors++;
-  }
-  validate107.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema42,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema42,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate107(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema42.type,parentSchema:schema42,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
   }
   errors++;
   }
@@ -2181,9 +2089,9 @@ const json = once(() => {
   function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema41.required,parentSchema:schema41,data};
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema41,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2192,20 +2100,31 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.rule !== undefined){
-  if(!(validate106(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema41,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate106(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
   vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema41.type,parentSchema:schema41,data};
   if(vErrors === null){
-  vErrors = [err1];
+  vErrors = [err2];
   }
   else {
-  vErrors.push(err1);
+  vErrors.push(err2);
   }
   errors++;
   }
@@ -2217,9 +2136,45 @@ const json = once(() => {
   function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.rule === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema40.required,parentSchema:schema40,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.rule !== undefined){
+  if(!(validate105(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate104.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema40,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema39,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2229,7 +2184,7 @@ const json = once(() => {
   errors++;
   }
   if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema40,data};
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema39,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2240,14 +2195,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate105(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+  if(!(validate104(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.type,parentSchema:schema40,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema39.type,parentSchema:schema39,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2256,14 +2211,14 @@ const json = once(() => {
   }
   errors++;
   }
-  validate104.errors = vErrors;
+  validate103.errors = vErrors;
   return errors === 0;
   }
 
-  const schema50 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"}}};
-  const schema51 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema49 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"}}};
+  const schema50 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
 
-  function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2323,38 +2278,6 @@ const json = once(() => {
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate127.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.alarmgroup !== undefined){
-  if(!(validate83(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.channels !== undefined){
-  if(!(validate127(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
   const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema50.type,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err0];
@@ -2364,17 +2287,49 @@ const json = once(() => {
   }
   errors++;
   }
-  validate125.errors = vErrors;
+  validate126.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.alarmgroup !== undefined){
+  if(!(validate82(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.channels !== undefined){
+  if(!(validate126(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate124.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema39.required,parentSchema:schema39,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema38.required,parentSchema:schema38,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2384,7 +2339,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema39.required,parentSchema:schema39,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema38.required,parentSchema:schema38,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2394,20 +2349,20 @@ const json = once(() => {
   errors++;
   }
   if(data.conditions !== undefined){
-  if(!(validate104(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+  if(!(validate103(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate125(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+  if(!(validate124(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.type,parentSchema:schema38,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2416,17 +2371,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate103.errors = vErrors;
+  validate102.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema38,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema37,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2437,14 +2392,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate103(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+  if(!(validate102(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema38.type,parentSchema:schema38,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema37.type,parentSchema:schema37,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2453,37 +2408,37 @@ const json = once(() => {
   }
   errors++;
   }
-  validate102.errors = vErrors;
+  validate101.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.alarmgroup !== undefined){
-  if(!(validate83(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+  if(!(validate82(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
   errors = vErrors.length;
   }
   }
   if(data.channels !== undefined){
-  if(!(validate86(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+  if(!(validate85(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
   errors = vErrors.length;
   }
   }
   if(data.dispatch !== undefined){
-  if(!(validate102(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
-  vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+  if(!(validate101(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
+  vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
   errors = vErrors.length;
   }
   }
   if(data.mode !== undefined){
   let data3 = data.mode;
   if(!((data3 === 1) || (data3 === 2))){
-  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema33.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema33.properties.mode.enum,parentSchema:schema33.properties.mode,data:data3};
+  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema32.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema32.properties.mode.enum,parentSchema:schema32.properties.mode,data:data3};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2495,7 +2450,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2504,19 +2459,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate82.errors = vErrors;
+  validate81.errors = vErrors;
   return errors === 0;
   }
 
-  const schema52 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_664e01661883"}};
-  const schema53 = {"required":["enable"],"properties":{"enable":{"const":true}}};
+  const schema51 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_664e01661883"}};
+  const schema52 = {"required":["enable"],"properties":{"enable":{"const":true}}};
 
-  function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.enable === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema53.required,parentSchema:schema53,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema52.required,parentSchema:schema52,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2528,7 +2483,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(true !== data0){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema53.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema52.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2539,21 +2494,21 @@ const json = once(() => {
   }
   }
   }
-  validate143.errors = vErrors;
+  validate142.errors = vErrors;
   return errors === 0;
   }
 
-  const schema54 = {"properties":{"reminds":{"$ref":"shared_a1efe4087acc"}}};
-  const schema55 = {"type":"array","maxItems":20,"items":{"$ref":"shared_887d33b9853c"}};
-  const schema56 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema57 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
+  const schema53 = {"properties":{"reminds":{"$ref":"shared_a1efe4087acc"}}};
+  const schema54 = {"type":"array","maxItems":20,"items":{"$ref":"shared_887d33b9853c"}};
+  const schema55 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema56 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
 
-  function validate148(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.reuse_receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema57.required,parentSchema:schema57,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema56.required,parentSchema:schema56,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2565,7 +2520,7 @@ const json = once(() => {
   if(data.reuse_receiver !== undefined){
   let data0 = data.reuse_receiver;
   if(0 !== data0){
-  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema57.properties.reuse_receiver,data:data0};
+  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema56.properties.reuse_receiver,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2576,18 +2531,18 @@ const json = once(() => {
   }
   }
   }
-  validate148.errors = vErrors;
+  validate147.errors = vErrors;
   return errors === 0;
   }
 
-  const schema58 = {"required":["receiver"]};
+  const schema57 = {"required":["receiver"]};
 
-  function validate150(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema58.required,parentSchema:schema58,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema57.required,parentSchema:schema57,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2597,17 +2552,17 @@ const json = once(() => {
   errors++;
   }
   }
-  validate150.errors = vErrors;
+  validate149.errors = vErrors;
   return errors === 0;
   }
 
-  const schema59 = {"enum":["once","cycle"]};
+  const schema58 = {"enum":["once","cycle"]};
 
-  function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((data === "once") || (data === "cycle"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema59.enum},message:"must be equal to one of the allowed values",schema:schema59.enum,parentSchema:schema59,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema58.enum},message:"must be equal to one of the allowed values",schema:schema58.enum,parentSchema:schema58,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2616,17 +2571,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate152.errors = vErrors;
+  validate151.errors = vErrors;
   return errors === 0;
   }
 
-  const schema60 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
+  const schema59 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
 
-  function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema60.type,parentSchema:schema60,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.type,parentSchema:schema59,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2637,7 +2592,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 525600 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema60,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema59,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2647,7 +2602,7 @@ const json = once(() => {
   errors++;
   }
   if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema60,data};
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema59,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2657,19 +2612,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate154.errors = vErrors;
+  validate153.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate148(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+  if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -2684,15 +2639,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate150(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate150.errors : vErrors.concat(validate150.errors);
+  if(!(validate149(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema56.if,parentSchema:schema56,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema55.if,parentSchema:schema55,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2703,7 +2658,7 @@ const json = once(() => {
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema56.required,parentSchema:schema56,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema55.required,parentSchema:schema55,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2713,7 +2668,7 @@ const json = once(() => {
   errors++;
   }
   if(data.status === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema56.required,parentSchema:schema56,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema55.required,parentSchema:schema55,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2723,7 +2678,7 @@ const json = once(() => {
   errors++;
   }
   if(data.interval === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema56.required,parentSchema:schema56,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema55.required,parentSchema:schema55,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -2733,7 +2688,7 @@ const json = once(() => {
   errors++;
   }
   if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema56.required,parentSchema:schema56,data};
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema55.required,parentSchema:schema55,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -2743,15 +2698,15 @@ const json = once(() => {
   errors++;
   }
   if(data.mode !== undefined){
-  if(!(validate152(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
-  vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+  if(!(validate151(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
+  vErrors = vErrors === null ? validate151.errors : vErrors.concat(validate151.errors);
   errors = vErrors.length;
   }
   }
   if(data.status !== undefined){
   let data1 = data.status;
   if(!((data1 === 0) || (data1 === 1))){
-  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema56.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.status.enum,parentSchema:schema56.properties.status,data:data1};
+  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema55.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema55.properties.status.enum,parentSchema:schema55.properties.status,data:data1};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -2762,15 +2717,15 @@ const json = once(() => {
   }
   }
   if(data.interval !== undefined){
-  if(!(validate154(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+  if(!(validate153(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
   errors = vErrors.length;
   }
   }
   if(data.reuse_receiver !== undefined){
   let data3 = data.reuse_receiver;
   if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema56.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema56.properties.reuse_receiver.enum,parentSchema:schema56.properties.reuse_receiver,data:data3};
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema55.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema55.properties.reuse_receiver.enum,parentSchema:schema55.properties.reuse_receiver,data:data3};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -2781,56 +2736,19 @@ const json = once(() => {
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate125(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+  if(!(validate124(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
   if(vErrors === null){
   vErrors = [err7];
   }
   else {
   vErrors.push(err7);
-  }
-  errors++;
-  }
-  validate147.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate147(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema55.type,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
   }
   errors++;
   }
@@ -2842,27 +2760,64 @@ const json = once(() => {
   function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.reminds !== undefined){
-  if(!(validate146(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema54,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate146(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
   vErrors = vErrors === null ? validate146.errors : vErrors.concat(validate146.errors);
   errors = vErrors.length;
   }
   }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema54.type,parentSchema:schema54,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
   }
   validate145.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.reminds !== undefined){
+  if(!(validate145(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
+  vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate144.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate143(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -2877,15 +2832,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate145(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
+  if(!(validate144(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema52.if,parentSchema:schema52,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema51.if,parentSchema:schema51,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2898,7 +2853,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema52.properties.enable.type,parentSchema:schema52.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema51.properties.enable.type,parentSchema:schema51.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2910,7 +2865,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema52.type,parentSchema:schema52,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2919,21 +2874,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate142.errors = vErrors;
+  validate141.errors = vErrors;
   return errors === 0;
   }
 
-  const schema61 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
-  const schema62 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
-  const schema63 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
-  const schema64 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
-  const schema65 = {"enum":[0,1,2,3,9]};
+  const schema60 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
+  const schema61 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
+  const schema62 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
+  const schema63 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
+  const schema64 = {"enum":[0,1,2,3,9]};
 
-  function validate167(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((((data === 0) || (data === 1)) || (data === 2)) || (data === 3)) || (data === 9))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values",schema:schema65.enum,parentSchema:schema65,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values",schema:schema64.enum,parentSchema:schema64,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2942,17 +2897,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate167.errors = vErrors;
+  validate166.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema64.required,parentSchema:schema64,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema63.required,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2962,7 +2917,7 @@ const json = once(() => {
   errors++;
   }
   if(data.level === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema64.required,parentSchema:schema64,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema63.required,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2972,67 +2927,20 @@ const json = once(() => {
   errors++;
   }
   if(data.rule !== undefined){
-  if(!(validate106(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+  if(!(validate105(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
   errors = vErrors.length;
   }
   }
   if(data.level !== undefined){
-  if(!(validate167(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
-  vErrors = vErrors === null ? validate167.errors : vErrors.concat(validate167.errors);
+  if(!(validate166(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
+  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema64.type,parentSchema:schema64,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate165.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema63,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema63,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate165(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema63.type,parentSchema:schema63,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3049,9 +2957,56 @@ const json = once(() => {
   function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema62,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema62,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate164(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema62.type,parentSchema:schema62,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate163.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema62.required,parentSchema:schema62,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema61.required,parentSchema:schema61,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3061,7 +3016,7 @@ const json = once(() => {
   errors++;
   }
   if(data.conditions === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema62.required,parentSchema:schema62,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema61.required,parentSchema:schema61,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3073,7 +3028,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(!((data0 === 1) || (data0 === 2))){
-  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema62.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.mode.enum,parentSchema:schema62.properties.mode,data:data0};
+  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema61.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema61.properties.mode.enum,parentSchema:schema61.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3084,15 +3039,15 @@ const json = once(() => {
   }
   }
   if(data.conditions !== undefined){
-  if(!(validate164(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+  if(!(validate163(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
   errors = vErrors.length;
   }
   }
   if(data.not_match !== undefined){
   let data2 = data.not_match;
   if(!((data2 === 0) || (data2 === 1))){
-  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema62.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.not_match.enum,parentSchema:schema62.properties.not_match,data:data2};
+  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema61.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema61.properties.not_match.enum,parentSchema:schema61.properties.not_match,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -3103,19 +3058,19 @@ const json = once(() => {
   }
   }
   }
-  validate163.errors = vErrors;
+  validate162.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate143(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3130,15 +3085,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate163(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema61.if,parentSchema:schema61,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema60.if,parentSchema:schema60,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3151,7 +3106,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema61.properties.enable.type,parentSchema:schema61.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema60.properties.enable.type,parentSchema:schema60.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3163,7 +3118,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema61.type,parentSchema:schema61,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3172,21 +3127,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate161.errors = vErrors;
+  validate160.errors = vErrors;
   return errors === 0;
   }
 
-  const schema66 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_70b6d137004a"}};
-  const schema67 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_a272d926ee04"}}};
-  const schema68 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_44b1033f50de"}};
-  const schema69 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema70 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
+  const schema65 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_70b6d137004a"}};
+  const schema66 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_a272d926ee04"}}};
+  const schema67 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_44b1033f50de"}};
+  const schema68 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema69 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
 
-  function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema70.type,parentSchema:schema70,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.type,parentSchema:schema69,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3197,7 +3152,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 1000000 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema70,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema69,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3207,7 +3162,7 @@ const json = once(() => {
   errors++;
   }
   if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema70,data};
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema69,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3217,19 +3172,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate181.errors = vErrors;
+  validate180.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate148(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate148.errors : vErrors.concat(validate148.errors);
+  if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3244,15 +3199,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate150(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate150.errors : vErrors.concat(validate150.errors);
+  if(!(validate149(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema69.if,parentSchema:schema69,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema68.if,parentSchema:schema68,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3263,7 +3218,7 @@ const json = once(() => {
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.interval === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema69.required,parentSchema:schema69,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema68.required,parentSchema:schema68,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3273,7 +3228,7 @@ const json = once(() => {
   errors++;
   }
   if(data.count === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema69.required,parentSchema:schema69,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema68.required,parentSchema:schema68,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3283,7 +3238,7 @@ const json = once(() => {
   errors++;
   }
   if(data.level === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema69.required,parentSchema:schema69,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema68.required,parentSchema:schema68,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -3293,7 +3248,7 @@ const json = once(() => {
   errors++;
   }
   if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema69.required,parentSchema:schema69,data};
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema68.required,parentSchema:schema68,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -3303,21 +3258,21 @@ const json = once(() => {
   errors++;
   }
   if(data.interval !== undefined){
-  if(!(validate154(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+  if(!(validate153(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
   errors = vErrors.length;
   }
   }
   if(data.count !== undefined){
-  if(!(validate181(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
-  vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+  if(!(validate180(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
+  vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
   errors = vErrors.length;
   }
   }
   if(data.level !== undefined){
   let data2 = data.level;
   if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema69.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema69.properties.level.enum,parentSchema:schema69.properties.level,data:data2};
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema68.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.level.enum,parentSchema:schema68.properties.level,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -3330,7 +3285,7 @@ const json = once(() => {
   if(data.reuse_receiver !== undefined){
   let data3 = data.reuse_receiver;
   if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema69.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema69.properties.reuse_receiver.enum,parentSchema:schema69.properties.reuse_receiver,data:data3};
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema68.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.reuse_receiver.enum,parentSchema:schema68.properties.reuse_receiver,data:data3};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -3341,66 +3296,19 @@ const json = once(() => {
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate125(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+  if(!(validate124(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema69.type,parentSchema:schema69,data};
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema68.type,parentSchema:schema68,data};
   if(vErrors === null){
   vErrors = [err7];
   }
   else {
   vErrors.push(err7);
-  }
-  errors++;
-  }
-  validate177.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema68,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema68,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate177(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema68.type,parentSchema:schema68,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
   }
   errors++;
   }
@@ -3412,9 +3320,56 @@ const json = once(() => {
   function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema67,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema67,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate176(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.type,parentSchema:schema67,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate175.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.strategies === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema67.required,parentSchema:schema67,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema66.required,parentSchema:schema66,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3424,25 +3379,25 @@ const json = once(() => {
   errors++;
   }
   if(data.strategies !== undefined){
-  if(!(validate176(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
-  vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+  if(!(validate175(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
+  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate175.errors = vErrors;
+  validate174.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate143(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3457,15 +3412,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate175(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+  if(!(validate174(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema66.if,parentSchema:schema66,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema65.if,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3478,7 +3433,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema66.properties.enable.type,parentSchema:schema66.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema65.properties.enable.type,parentSchema:schema65.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3490,7 +3445,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema66.type,parentSchema:schema66,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3499,21 +3454,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate173.errors = vErrors;
+  validate172.errors = vErrors;
   return errors === 0;
   }
 
-  const schema71 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
-  const schema72 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
-  const schema73 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema74 = {"required":["method"],"properties":{"method":{"const":1}}};
+  const schema70 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
+  const schema71 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
+  const schema72 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema73 = {"required":["method"],"properties":{"method":{"const":1}}};
 
-  function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema74.required,parentSchema:schema74,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema73.required,parentSchema:schema73,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3525,7 +3480,7 @@ const json = once(() => {
   if(data.method !== undefined){
   let data0 = data.method;
   if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema74.properties.method,data:data0};
+  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema73.properties.method,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3536,18 +3491,18 @@ const json = once(() => {
   }
   }
   }
-  validate192.errors = vErrors;
+  validate191.errors = vErrors;
   return errors === 0;
   }
 
-  const schema75 = {"required":["conditions"]};
+  const schema74 = {"required":["conditions"]};
 
-  function validate194(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema75.required,parentSchema:schema75,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema74.required,parentSchema:schema74,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3557,19 +3512,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate194.errors = vErrors;
+  validate193.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate192(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+  if(!(validate191(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -3584,15 +3539,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate194(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
+  if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema73.if,parentSchema:schema73,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema72.if,parentSchema:schema72,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3601,19 +3556,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate191.errors = vErrors;
+  validate190.errors = vErrors;
   return errors === 0;
   }
 
-  const schema76 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
-  const schema77 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
+  const schema75 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
+  const schema76 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
 
-  function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.strategy === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema77.required,parentSchema:schema77,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema76.required,parentSchema:schema76,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3625,7 +3580,7 @@ const json = once(() => {
   if(data.strategy !== undefined){
   let data0 = data.strategy;
   if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
-  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema77.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema77.properties.strategy.enum,parentSchema:schema77.properties.strategy,data:data0};
+  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema76.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema76.properties.strategy.enum,parentSchema:schema76.properties.strategy,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3636,18 +3591,18 @@ const json = once(() => {
   }
   }
   }
-  validate198.errors = vErrors;
+  validate197.errors = vErrors;
   return errors === 0;
   }
 
-  const schema78 = {"required":["strategy_count"]};
+  const schema77 = {"required":["strategy_count"]};
 
-  function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.strategy_count === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema78.required,parentSchema:schema78,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema77.required,parentSchema:schema77,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3657,19 +3612,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate200.errors = vErrors;
+  validate199.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate198(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
+  if(!(validate197(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -3684,15 +3639,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate200(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
+  if(!(validate199(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema76.if,parentSchema:schema76,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema75.if,parentSchema:schema75,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3701,17 +3656,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate197.errors = vErrors;
+  validate196.errors = vErrors;
   return errors === 0;
   }
 
-  const schema79 = {"enum":[1,2,3,4,5]};
+  const schema78 = {"enum":[1,2,3,4,5]};
 
-  function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema79.enum},message:"must be equal to one of the allowed values",schema:schema79.enum,parentSchema:schema79,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values",schema:schema78.enum,parentSchema:schema78,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3720,25 +3675,25 @@ const json = once(() => {
   }
   errors++;
   }
-  validate204.errors = vErrors;
+  validate203.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(validate191(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+  if(!(validate190(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
   errors = vErrors.length;
   }
-  if(!(validate197(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
+  if(!(validate196(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
   errors = vErrors.length;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema72.required,parentSchema:schema72,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema71.required,parentSchema:schema71,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3748,7 +3703,7 @@ const json = once(() => {
   errors++;
   }
   if(data.strategy === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema72.required,parentSchema:schema72,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema71.required,parentSchema:schema71,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3758,7 +3713,7 @@ const json = once(() => {
   errors++;
   }
   if(data.strategy_cycle === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema72.required,parentSchema:schema72,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema71.required,parentSchema:schema71,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3770,7 +3725,7 @@ const json = once(() => {
   if(data.method !== undefined){
   let data0 = data.method;
   if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema72.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema72.properties.method.enum,parentSchema:schema72.properties.method,data:data0};
+  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema71.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema71.properties.method.enum,parentSchema:schema71.properties.method,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -3781,33 +3736,33 @@ const json = once(() => {
   }
   }
   if(data.conditions !== undefined){
-  if(!(validate104(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+  if(!(validate103(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
   errors = vErrors.length;
   }
   }
   if(data.strategy !== undefined){
-  if(!(validate204(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
-  vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+  if(!(validate203(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
+  vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
   errors = vErrors.length;
   }
   }
   if(data.strategy_cycle !== undefined){
-  if(!(validate154(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
-  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+  if(!(validate153(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
+  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
   errors = vErrors.length;
   }
   }
   if(data.strategy_count !== undefined){
-  if(!(validate181(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
-  vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+  if(!(validate180(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
+  vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
   errors = vErrors.length;
   }
   }
   if(data.not_match !== undefined){
   let data5 = data.not_match;
   if(!((data5 === 0) || (data5 === 1))){
-  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema72.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema72.properties.not_match.enum,parentSchema:schema72.properties.not_match,data:data5};
+  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema71.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema71.properties.not_match.enum,parentSchema:schema71.properties.not_match,data:data5};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -3818,19 +3773,19 @@ const json = once(() => {
   }
   }
   }
-  validate190.errors = vErrors;
+  validate189.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate143(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3845,15 +3800,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate190(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+  if(!(validate189(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema71.if,parentSchema:schema71,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema70.if,parentSchema:schema70,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3866,7 +3821,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema71.properties.enable.type,parentSchema:schema71.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema70.properties.enable.type,parentSchema:schema70.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3878,7 +3833,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema71.type,parentSchema:schema71,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3887,21 +3842,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate188.errors = vErrors;
+  validate187.errors = vErrors;
   return errors === 0;
   }
 
-  const schema80 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
-  const schema81 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
-  const schema82 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema83 = {"required":["mode"],"properties":{"mode":{"const":1}}};
+  const schema79 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
+  const schema80 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
+  const schema81 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema82 = {"required":["mode"],"properties":{"mode":{"const":1}}};
 
-  function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema83.required,parentSchema:schema83,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema82.required,parentSchema:schema82,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3913,7 +3868,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema83.properties.mode,data:data0};
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema82.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3924,19 +3879,19 @@ const json = once(() => {
   }
   }
   }
-  validate214.errors = vErrors;
+  validate213.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate214(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
+  if(!(validate213(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -3951,15 +3906,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate194(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate194.errors : vErrors.concat(validate194.errors);
+  if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema82.if,parentSchema:schema82,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema81.if,parentSchema:schema81,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3968,19 +3923,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate213.errors = vErrors;
+  validate212.errors = vErrors;
   return errors === 0;
   }
 
-  const schema84 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
-  const schema85 = {"required":["mode"],"properties":{"mode":{"const":2}}};
+  const schema83 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
+  const schema84 = {"required":["mode"],"properties":{"mode":{"const":2}}};
 
-  function validate219(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema85.required,parentSchema:schema85,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema84.required,parentSchema:schema84,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3992,7 +3947,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(2 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema85.properties.mode,data:data0};
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema84.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4003,18 +3958,18 @@ const json = once(() => {
   }
   }
   }
-  validate219.errors = vErrors;
+  validate218.errors = vErrors;
   return errors === 0;
   }
 
-  const schema86 = {"required":["delay_interval"]};
+  const schema85 = {"required":["delay_interval"]};
 
-  function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.delay_interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema86.required,parentSchema:schema86,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema85.required,parentSchema:schema85,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4024,19 +3979,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate221.errors = vErrors;
+  validate220.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate219(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate219.errors : vErrors.concat(validate219.errors);
+  if(!(validate218(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -4051,15 +4006,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate221(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
+  if(!(validate220(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema84.if,parentSchema:schema84,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema83.if,parentSchema:schema83,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4068,25 +4023,25 @@ const json = once(() => {
   }
   errors++;
   }
-  validate218.errors = vErrors;
+  validate217.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(validate213(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
+  if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
   errors = vErrors.length;
   }
-  if(!(validate218(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+  if(!(validate217(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate217.errors : vErrors.concat(validate217.errors);
   errors = vErrors.length;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema81.required,parentSchema:schema81,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema80.required,parentSchema:schema80,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4098,7 +4053,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(!((data0 === 1) || (data0 === 2))){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema81.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema81.properties.mode.enum,parentSchema:schema81.properties.mode,data:data0};
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema80.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema80.properties.mode.enum,parentSchema:schema80.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4109,31 +4064,31 @@ const json = once(() => {
   }
   }
   if(data.conditions !== undefined){
-  if(!(validate104(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+  if(!(validate103(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
   errors = vErrors.length;
   }
   }
   if(data.delay_interval !== undefined){
-  if(!(validate154(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
-  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+  if(!(validate153(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
+  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate212.errors = vErrors;
+  validate211.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate143(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4148,15 +4103,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+  if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema80.if,parentSchema:schema80,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema79.if,parentSchema:schema79,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4169,7 +4124,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema80.properties.enable.type,parentSchema:schema80.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema79.properties.enable.type,parentSchema:schema79.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4181,7 +4136,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.type,parentSchema:schema80,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema79.type,parentSchema:schema79,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4190,18 +4145,18 @@ const json = once(() => {
   }
   errors++;
   }
-  validate210.errors = vErrors;
+  validate209.errors = vErrors;
   return errors === 0;
   }
 
-  const schema87 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
-  const schema88 = {"type":"integer","minimum":0,"maximum":9007199254740991};
+  const schema86 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
+  const schema87 = {"type":"integer","minimum":0,"maximum":9007199254740991};
 
-  function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema88.type,parentSchema:schema88,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema87.type,parentSchema:schema87,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4212,7 +4167,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 9007199254740991 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema88,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema87,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4222,7 +4177,7 @@ const json = once(() => {
   errors++;
   }
   if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema88,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema87,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4232,53 +4187,21 @@ const json = once(() => {
   errors++;
   }
   }
-  validate229.errors = vErrors;
+  validate228.errors = vErrors;
   return errors === 0;
   }
 
-  const schema89 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
-  const schema90 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
-  const schema91 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
-  const schema92 = {"type":"string","maxLength":10000};
-
-  function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 10000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema92,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema92.type,parentSchema:schema92,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate234.errors = vErrors;
-  return errors === 0;
-  }
-
+  const schema88 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
+  const schema89 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
+  const schema90 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
+  const schema91 = {"type":"string","maxLength":10000};
 
   function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.format !== undefined){
-  let data0 = data.format;
-  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema91.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema91.properties.format.enum,parentSchema:schema91.properties.format,data:data0};
+  if(typeof data === "string"){
+  if(func2(data) > 10000){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema91,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4288,15 +4211,8 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data.template !== undefined){
-  if(!(validate234(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema91.type,parentSchema:schema91,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema91.type,parentSchema:schema91,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4314,62 +4230,33 @@ const json = once(() => {
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.sms !== undefined){
-  if(!(validate233(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.email !== undefined){
-  if(!(validate233(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.phone !== undefined){
-  if(!(validate233(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dingworker !== undefined){
-  if(!(validate233(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dinggroup !== undefined){
-  if(!(validate233(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachworker !== undefined){
-  if(!(validate233(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachgroup !== undefined){
-  if(!(validate233(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.wechat !== undefined){
-  if(!(validate233(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema90.type,parentSchema:schema90,data};
+  if(data.format !== undefined){
+  let data0 = data.format;
+  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
+  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema90.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema90.properties.format.enum,parentSchema:schema90.properties.format,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
   else {
   vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(data.template !== undefined){
+  if(!(validate233(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema90.type,parentSchema:schema90,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
   }
   errors++;
   }
@@ -4382,26 +4269,50 @@ const json = once(() => {
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.compressed !== undefined){
-  if(!(validate232(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
+  if(data.sms !== undefined){
+  if(!(validate232(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
   vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
   errors = vErrors.length;
   }
   }
-  if(data.not_compress !== undefined){
-  if(!(validate232(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
+  if(data.email !== undefined){
+  if(!(validate232(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
   vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
   errors = vErrors.length;
   }
   }
-  if(data.upgrade !== undefined){
-  if(!(validate232(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  if(data.phone !== undefined){
+  if(!(validate232(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
   vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
   errors = vErrors.length;
   }
   }
-  if(data.recovery !== undefined){
-  if(!(validate232(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  if(data.dingworker !== undefined){
+  if(!(validate232(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dinggroup !== undefined){
+  if(!(validate232(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachworker !== undefined){
+  if(!(validate232(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachgroup !== undefined){
+  if(!(validate232(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.wechat !== undefined){
+  if(!(validate232(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
   vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
   errors = vErrors.length;
   }
@@ -4422,25 +4333,37 @@ const json = once(() => {
   }
 
 
-  function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.template_id !== undefined){
-  if(!(validate229(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
-  vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
+  if(data.compressed !== undefined){
+  if(!(validate231(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
+  vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
   errors = vErrors.length;
   }
   }
-  if(data.udf !== undefined){
-  if(!(validate231(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
+  if(data.not_compress !== undefined){
+  if(!(validate231(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
+  vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.upgrade !== undefined){
+  if(!(validate231(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.recovery !== undefined){
+  if(!(validate231(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
   vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema87.type,parentSchema:schema87,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.type,parentSchema:schema88,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4449,17 +4372,49 @@ const json = once(() => {
   }
   errors++;
   }
-  validate228.errors = vErrors;
+  validate230.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.template_id !== undefined){
+  if(!(validate228(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
+  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.udf !== undefined){
+  if(!(validate230(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
+  vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate227.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.created_by === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema29.required,parentSchema:schema29,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema28.required,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4469,7 +4424,7 @@ const json = once(() => {
   errors++;
   }
   if(data.name === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema29.required,parentSchema:schema29,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema28.required,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4479,7 +4434,7 @@ const json = once(() => {
   errors++;
   }
   if(data.department_id === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema29.required,parentSchema:schema29,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema28.required,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4489,7 +4444,7 @@ const json = once(() => {
   errors++;
   }
   if(data.flag_save_db === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema29.required,parentSchema:schema29,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema28.required,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4499,7 +4454,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema29.required,parentSchema:schema29,data};
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema28.required,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4515,8 +4470,8 @@ const json = once(() => {
   }
   }
   if(data.name !== undefined){
-  if(!(validate72(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+  if(!(validate71(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
   errors = vErrors.length;
   }
   }
@@ -4529,7 +4484,7 @@ const json = once(() => {
   if(data.flag_save_db !== undefined){
   let data3 = data.flag_save_db;
   if(!((data3 === 0) || (data3 === 1))){
-  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema29.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema29.properties.flag_save_db.enum,parentSchema:schema29.properties.flag_save_db,data:data3};
+  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema28.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema28.properties.flag_save_db.enum,parentSchema:schema28.properties.flag_save_db,data:data3};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -4546,56 +4501,56 @@ const json = once(() => {
   }
   }
   if(data.permission !== undefined){
-  if(!(validate76(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  if(!(validate75(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate82(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+  if(!(validate81(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
   errors = vErrors.length;
   }
   }
   if(data.workflow !== undefined){
-  if(!(validate142(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate141(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
   errors = vErrors.length;
   }
   }
   if(data.filter !== undefined){
-  if(!(validate161(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+  if(!(validate160(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
   errors = vErrors.length;
   }
   }
   if(data.upgrade !== undefined){
-  if(!(validate173(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+  if(!(validate172(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
   errors = vErrors.length;
   }
   }
   if(data.compress !== undefined){
-  if(!(validate188(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+  if(!(validate187(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
   errors = vErrors.length;
   }
   }
   if(data.recovery !== undefined){
-  if(!(validate210(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
+  if(!(validate209(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
   errors = vErrors.length;
   }
   }
   if(data.template !== undefined){
-  if(!(validate228(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+  if(!(validate227(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema29.type,parentSchema:schema29,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -4604,19 +4559,82 @@ const json = once(() => {
   }
   errors++;
   }
-  validate70.errors = vErrors;
+  validate69.errors = vErrors;
   return errors === 0;
   }
 
-  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate250;
-  const schema93 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate249;
+  const schema92 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
+  const schema93 = {"type":"integer","enum":[0,1]};
 
   function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema93.type,parentSchema:schema93,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!((data === 0) || (data === 1))){
+  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema93.enum},message:"must be equal to one of the allowed values",schema:schema93.enum,parentSchema:schema93,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate250.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.revoke !== undefined){
+  if(!(validate250(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
+  vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.fixed_sign !== undefined){
+  if(!(validate250(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
+  vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate249.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate253;
+  const schema94 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema93.required,parentSchema:schema93,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema94.required,parentSchema:schema94,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4645,7 +4663,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema93.type,parentSchema:schema93,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4654,19 +4672,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate250.errors = vErrors;
+  validate253.errors = vErrors;
   return errors === 0;
   }
 
-  exports["8b237ad3ba59233a0da15dd9a11994ee9468560f"] = validate254;
-  const schema94 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  exports["8b237ad3ba59233a0da15dd9a11994ee9468560f"] = validate257;
+  const schema95 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
 
-  function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.name === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema94.required,parentSchema:schema94,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema95.required,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4676,7 +4694,7 @@ const json = once(() => {
   errors++;
   }
   if(data.department_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema94.required,parentSchema:schema94,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema95.required,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4686,7 +4704,7 @@ const json = once(() => {
   errors++;
   }
   if(data.flag_save_db === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema94.required,parentSchema:schema94,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema95.required,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4696,7 +4714,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema94.required,parentSchema:schema94,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema95.required,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4706,8 +4724,8 @@ const json = once(() => {
   errors++;
   }
   if(data.name !== undefined){
-  if(!(validate72(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+  if(!(validate71(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
   errors = vErrors.length;
   }
   }
@@ -4720,7 +4738,7 @@ const json = once(() => {
   if(data.flag_save_db !== undefined){
   let data2 = data.flag_save_db;
   if(!((data2 === 0) || (data2 === 1))){
-  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema94.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema94.properties.flag_save_db.enum,parentSchema:schema94.properties.flag_save_db,data:data2};
+  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema95.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema95.properties.flag_save_db.enum,parentSchema:schema95.properties.flag_save_db,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4737,56 +4755,56 @@ const json = once(() => {
   }
   }
   if(data.permission !== undefined){
-  if(!(validate76(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  if(!(validate75(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate82(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+  if(!(validate81(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
   errors = vErrors.length;
   }
   }
   if(data.workflow !== undefined){
-  if(!(validate142(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate141(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
   errors = vErrors.length;
   }
   }
   if(data.filter !== undefined){
-  if(!(validate161(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+  if(!(validate160(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
   errors = vErrors.length;
   }
   }
   if(data.upgrade !== undefined){
-  if(!(validate173(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+  if(!(validate172(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
   errors = vErrors.length;
   }
   }
   if(data.compress !== undefined){
-  if(!(validate188(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+  if(!(validate187(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
   errors = vErrors.length;
   }
   }
   if(data.recovery !== undefined){
-  if(!(validate210(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
+  if(!(validate209(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
   errors = vErrors.length;
   }
   }
   if(data.template !== undefined){
-  if(!(validate228(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+  if(!(validate227(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -4795,19 +4813,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate254.errors = vErrors;
+  validate257.errors = vErrors;
   return errors === 0;
   }
 
-  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate266;
-  const schema95 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate269;
+  const schema96 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema95.required,parentSchema:schema95,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema96.required,parentSchema:schema96,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4817,7 +4835,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema95.required,parentSchema:schema95,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema96.required,parentSchema:schema96,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4827,7 +4845,7 @@ const json = once(() => {
   errors++;
   }
   if(data.created_by === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema95.required,parentSchema:schema95,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema96.required,parentSchema:schema96,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4856,7 +4874,7 @@ const json = once(() => {
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4865,20 +4883,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate266.errors = vErrors;
+  validate269.errors = vErrors;
   return errors === 0;
   }
 
-  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate270;
-  const schema96 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
+  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate273;
+  const schema97 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
   const pattern5 = new RegExp("^1[3-9]\\d{9}$", "u");
 
-  function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema96.required,parentSchema:schema96,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema97.required,parentSchema:schema97,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4888,7 +4906,7 @@ const json = once(() => {
   errors++;
   }
   if(data.phone === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema96.required,parentSchema:schema96,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema97.required,parentSchema:schema97,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4907,7 +4925,7 @@ const json = once(() => {
   let data1 = data.phone;
   if(typeof data1 === "string"){
   if(!pattern5.test(data1)){
-  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema96.properties.phone,data:data1};
+  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema97.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4918,7 +4936,7 @@ const json = once(() => {
   }
   }
   else {
-  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.properties.phone.type,parentSchema:schema96.properties.phone,data:data1};
+  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.properties.phone.type,parentSchema:schema97.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4930,7 +4948,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4939,20 +4957,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate270.errors = vErrors;
+  validate273.errors = vErrors;
   return errors === 0;
   }
 
-  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate272;
-  const schema97 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
-  const schema98 = {"type":"string","maxLength":100};
+  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate275;
+  const schema98 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
+  const schema99 = {"type":"string","maxLength":100};
 
-  function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema98,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema99,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4963,7 +4981,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.type,parentSchema:schema98,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.type,parentSchema:schema99,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4972,20 +4990,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate274.errors = vErrors;
+  validate277.errors = vErrors;
   return errors === 0;
   }
 
   const func18 = Object.prototype.hasOwnProperty;
   const pattern6 = new RegExp("^[0-9a-f]{40}$", "u");
 
-  function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   for(const key0 in data){
   if(!(((((((key0 === "business_units") || (key0 === "departments")) || (key0 === "users")) || (key0 === "alarm_groups")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "apps"))){
-  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema97,data};
+  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema98,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5003,7 +5021,7 @@ const json = once(() => {
   let data1 = data0[i0];
   if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
   if(data1.id === undefined){
-  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema97.properties.business_units.items.required,parentSchema:schema97.properties.business_units.items,data:data1};
+  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.business_units.items.required,parentSchema:schema98.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5013,7 +5031,7 @@ const json = once(() => {
   errors++;
   }
   if(data1.name === undefined){
-  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema97.properties.business_units.items.required,parentSchema:schema97.properties.business_units.items,data:data1};
+  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.business_units.items.required,parentSchema:schema98.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5024,7 +5042,7 @@ const json = once(() => {
   }
   for(const key1 in data1){
   if(!(((((key1 === "id") || (key1 === "name")) || (key1 === "remark")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema97.properties.business_units.items,data:data1};
+  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5041,8 +5059,8 @@ const json = once(() => {
   }
   }
   if(data1.name !== undefined){
-  if(!(validate274(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+  if(!(validate277(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
   errors = vErrors.length;
   }
   }
@@ -5066,7 +5084,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.properties.business_units.items.type,parentSchema:schema97.properties.business_units.items,data:data1};
+  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.business_units.items.type,parentSchema:schema98.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5078,7 +5096,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema97.properties.business_units.type,parentSchema:schema97.properties.business_units,data:data0};
+  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.business_units.type,parentSchema:schema98.properties.business_units,data:data0};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5096,7 +5114,7 @@ const json = once(() => {
   let data8 = data7[i1];
   if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
   if(data8.id === undefined){
-  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema97.properties.departments.items.required,parentSchema:schema97.properties.departments.items,data:data8};
+  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.departments.items.required,parentSchema:schema98.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -5106,7 +5124,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.bu_id === undefined){
-  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema97.properties.departments.items.required,parentSchema:schema97.properties.departments.items,data:data8};
+  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema98.properties.departments.items.required,parentSchema:schema98.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -5116,7 +5134,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.name === undefined){
-  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema97.properties.departments.items.required,parentSchema:schema97.properties.departments.items,data:data8};
+  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.departments.items.required,parentSchema:schema98.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -5127,7 +5145,7 @@ const json = once(() => {
   }
   for(const key2 in data8){
   if(!((((((((key2 === "id") || (key2 === "bu_id")) || (key2 === "name")) || (key2 === "remark")) || (key2 === "created_by")) || (key2 === "updated_by")) || (key2 === "created_at")) || (key2 === "updated_at"))){
-  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema97.properties.departments.items,data:data8};
+  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -5150,8 +5168,8 @@ const json = once(() => {
   }
   }
   if(data8.name !== undefined){
-  if(!(validate274(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+  if(!(validate277(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
   errors = vErrors.length;
   }
   }
@@ -5162,14 +5180,14 @@ const json = once(() => {
   }
   }
   if(data8.created_by !== undefined){
-  if(!(validate229(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
+  if(!(validate228(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
   errors = vErrors.length;
   }
   }
   if(data8.updated_by !== undefined){
-  if(!(validate229(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
-  vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
+  if(!(validate228(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
+  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
   errors = vErrors.length;
   }
   }
@@ -5187,7 +5205,7 @@ const json = once(() => {
   }
   }
   else {
-  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.properties.departments.items.type,parentSchema:schema97.properties.departments.items,data:data8};
+  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.departments.items.type,parentSchema:schema98.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err10];
   }
@@ -5199,7 +5217,7 @@ const json = once(() => {
   }
   }
   else {
-  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema97.properties.departments.type,parentSchema:schema97.properties.departments,data:data7};
+  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.departments.type,parentSchema:schema98.properties.departments,data:data7};
   if(vErrors === null){
   vErrors = [err11];
   }
@@ -5217,7 +5235,7 @@ const json = once(() => {
   let data18 = data17[i2];
   if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
   if(data18.uid === undefined){
-  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema97.properties.users.items.required,parentSchema:schema97.properties.users.items,data:data18};
+  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema98.properties.users.items.required,parentSchema:schema98.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err12];
   }
@@ -5227,7 +5245,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.username === undefined){
-  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema97.properties.users.items.required,parentSchema:schema97.properties.users.items,data:data18};
+  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema98.properties.users.items.required,parentSchema:schema98.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err13];
   }
@@ -5237,7 +5255,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.user === undefined){
-  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema97.properties.users.items.required,parentSchema:schema97.properties.users.items,data:data18};
+  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema98.properties.users.items.required,parentSchema:schema98.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err14];
   }
@@ -5247,7 +5265,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.email === undefined){
-  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema97.properties.users.items.required,parentSchema:schema97.properties.users.items,data:data18};
+  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema98.properties.users.items.required,parentSchema:schema98.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err15];
   }
@@ -5257,8 +5275,8 @@ const json = once(() => {
   errors++;
   }
   for(const key3 in data18){
-  if(!(func18.call(schema97.properties.users.items.properties, key3))){
-  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema97.properties.users.items,data:data18};
+  if(!(func18.call(schema98.properties.users.items.properties, key3))){
+  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err16];
   }
@@ -5275,14 +5293,14 @@ const json = once(() => {
   }
   }
   if(data18.username !== undefined){
-  if(!(validate274(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
-  vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+  if(!(validate277(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
+  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
   errors = vErrors.length;
   }
   }
   if(data18.user !== undefined){
-  if(!(validate274(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
-  vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+  if(!(validate277(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
+  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
   errors = vErrors.length;
   }
   }
@@ -5302,7 +5320,7 @@ const json = once(() => {
   let data24 = data18.phone;
   if(typeof data24 === "string"){
   if(func2(data24) > 20){
-  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema97.properties.users.items.properties.phone,data:data24};
+  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema98.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err17];
   }
@@ -5313,7 +5331,7 @@ const json = once(() => {
   }
   }
   else {
-  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.properties.users.items.properties.phone.type,parentSchema:schema97.properties.users.items.properties.phone,data:data24};
+  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.users.items.properties.phone.type,parentSchema:schema98.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err18];
   }
@@ -5324,15 +5342,15 @@ const json = once(() => {
   }
   }
   if(data18.wechatid !== undefined){
-  if(!(validate274(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
-  vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+  if(!(validate277(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
+  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
   errors = vErrors.length;
   }
   }
   if(data18.role !== undefined){
   let data26 = data18.role;
   if(!((data26 === 0) || (data26 === 9))){
-  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema97.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema97.properties.users.items.properties.role.enum,parentSchema:schema97.properties.users.items.properties.role,data:data26};
+  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema98.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema98.properties.users.items.properties.role.enum,parentSchema:schema98.properties.users.items.properties.role,data:data26};
   if(vErrors === null){
   vErrors = [err19];
   }
@@ -5356,7 +5374,7 @@ const json = once(() => {
   }
   }
   else {
-  const err20 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.properties.users.items.type,parentSchema:schema97.properties.users.items,data:data18};
+  const err20 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.users.items.type,parentSchema:schema98.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err20];
   }
@@ -5368,7 +5386,7 @@ const json = once(() => {
   }
   }
   else {
-  const err21 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema97.properties.users.type,parentSchema:schema97.properties.users,data:data17};
+  const err21 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.users.type,parentSchema:schema98.properties.users,data:data17};
   if(vErrors === null){
   vErrors = [err21];
   }
@@ -5386,7 +5404,7 @@ const json = once(() => {
   let data30 = data29[i3];
   if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
   if(data30.id === undefined){
-  const err22 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema97.properties.alarm_groups.items.required,parentSchema:schema97.properties.alarm_groups.items,data:data30};
+  const err22 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.alarm_groups.items.required,parentSchema:schema98.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err22];
   }
@@ -5396,7 +5414,7 @@ const json = once(() => {
   errors++;
   }
   if(data30.name === undefined){
-  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema97.properties.alarm_groups.items.required,parentSchema:schema97.properties.alarm_groups.items,data:data30};
+  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.alarm_groups.items.required,parentSchema:schema98.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err23];
   }
@@ -5406,7 +5424,7 @@ const json = once(() => {
   errors++;
   }
   if(data30.receiver === undefined){
-  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema97.properties.alarm_groups.items.required,parentSchema:schema97.properties.alarm_groups.items,data:data30};
+  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema98.properties.alarm_groups.items.required,parentSchema:schema98.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err24];
   }
@@ -5417,7 +5435,7 @@ const json = once(() => {
   }
   for(const key4 in data30){
   if(!((((((key4 === "id") || (key4 === "name")) || (key4 === "remark")) || (key4 === "receiver")) || (key4 === "created_at")) || (key4 === "updated_at"))){
-  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema97.properties.alarm_groups.items,data:data30};
+  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err25];
   }
@@ -5434,8 +5452,8 @@ const json = once(() => {
   }
   }
   if(data30.name !== undefined){
-  if(!(validate274(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+  if(!(validate277(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
   errors = vErrors.length;
   }
   }
@@ -5449,7 +5467,7 @@ const json = once(() => {
   let data34 = data30.receiver;
   if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
   if(data34.channels === undefined){
-  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema97.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema97.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema98.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema98.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err26];
   }
@@ -5460,7 +5478,7 @@ const json = once(() => {
   }
   for(const key5 in data34){
   if(!(key5 === "channels")){
-  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema97.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err27];
   }
@@ -5471,14 +5489,14 @@ const json = once(() => {
   }
   }
   if(data34.channels !== undefined){
-  if(!(validate127(data34.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data34,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate127.errors : vErrors.concat(validate127.errors);
+  if(!(validate126(data34.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data34,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema97.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema98.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err28];
   }
@@ -5502,7 +5520,7 @@ const json = once(() => {
   }
   }
   else {
-  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.properties.alarm_groups.items.type,parentSchema:schema97.properties.alarm_groups.items,data:data30};
+  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.alarm_groups.items.type,parentSchema:schema98.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err29];
   }
@@ -5514,7 +5532,7 @@ const json = once(() => {
   }
   }
   else {
-  const err30 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema97.properties.alarm_groups.type,parentSchema:schema97.properties.alarm_groups,data:data29};
+  const err30 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.alarm_groups.type,parentSchema:schema98.properties.alarm_groups,data:data29};
   if(vErrors === null){
   vErrors = [err30];
   }
@@ -5532,7 +5550,7 @@ const json = once(() => {
   let data39 = data38[i4];
   if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
   if(data39.id === undefined){
-  const err31 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema97.properties.tags.items.required,parentSchema:schema97.properties.tags.items,data:data39};
+  const err31 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.tags.items.required,parentSchema:schema98.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err31];
   }
@@ -5542,7 +5560,7 @@ const json = once(() => {
   errors++;
   }
   if(data39.name === undefined){
-  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema97.properties.tags.items.required,parentSchema:schema97.properties.tags.items,data:data39};
+  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.tags.items.required,parentSchema:schema98.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err32];
   }
@@ -5553,7 +5571,7 @@ const json = once(() => {
   }
   for(const key6 in data39){
   if(!((((((key6 === "id") || (key6 === "name")) || (key6 === "remark")) || (key6 === "created_by")) || (key6 === "created_at")) || (key6 === "updated_at"))){
-  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema97.properties.tags.items,data:data39};
+  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err33];
   }
@@ -5570,8 +5588,8 @@ const json = once(() => {
   }
   }
   if(data39.name !== undefined){
-  if(!(validate274(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+  if(!(validate277(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
   errors = vErrors.length;
   }
   }
@@ -5582,8 +5600,8 @@ const json = once(() => {
   }
   }
   if(data39.created_by !== undefined){
-  if(!(validate229(data39.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data39,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
+  if(!(validate228(data39.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data39,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
   errors = vErrors.length;
   }
   }
@@ -5601,7 +5619,7 @@ const json = once(() => {
   }
   }
   else {
-  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.properties.tags.items.type,parentSchema:schema97.properties.tags.items,data:data39};
+  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.tags.items.type,parentSchema:schema98.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err34];
   }
@@ -5613,7 +5631,7 @@ const json = once(() => {
   }
   }
   else {
-  const err35 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema97.properties.tags.type,parentSchema:schema97.properties.tags,data:data38};
+  const err35 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.tags.type,parentSchema:schema98.properties.tags,data:data38};
   if(vErrors === null){
   vErrors = [err35];
   }
@@ -5631,7 +5649,7 @@ const json = once(() => {
   let data47 = data46[i5];
   if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
   if(data47.id === undefined){
-  const err36 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema97.properties.templates.items.required,parentSchema:schema97.properties.templates.items,data:data47};
+  const err36 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.templates.items.required,parentSchema:schema98.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err36];
   }
@@ -5641,7 +5659,7 @@ const json = once(() => {
   errors++;
   }
   if(data47.name === undefined){
-  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema97.properties.templates.items.required,parentSchema:schema97.properties.templates.items,data:data47};
+  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.templates.items.required,parentSchema:schema98.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err37];
   }
@@ -5651,7 +5669,7 @@ const json = once(() => {
   errors++;
   }
   if(data47.template === undefined){
-  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema97.properties.templates.items.required,parentSchema:schema97.properties.templates.items,data:data47};
+  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema98.properties.templates.items.required,parentSchema:schema98.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err38];
   }
@@ -5662,7 +5680,7 @@ const json = once(() => {
   }
   for(const key7 in data47){
   if(!((((((((key7 === "id") || (key7 === "name")) || (key7 === "remark")) || (key7 === "created_by")) || (key7 === "permission")) || (key7 === "template")) || (key7 === "created_at")) || (key7 === "updated_at"))){
-  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema97.properties.templates.items,data:data47};
+  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err39];
   }
@@ -5679,8 +5697,8 @@ const json = once(() => {
   }
   }
   if(data47.name !== undefined){
-  if(!(validate274(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+  if(!(validate277(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
   errors = vErrors.length;
   }
   }
@@ -5691,8 +5709,8 @@ const json = once(() => {
   }
   }
   if(data47.created_by !== undefined){
-  if(!(validate229(data47.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data47,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
+  if(!(validate228(data47.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data47,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
   errors = vErrors.length;
   }
   }
@@ -5708,7 +5726,7 @@ const json = once(() => {
   }
   }
   else {
-  const err40 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema97.properties.templates.items.properties.permission.type,parentSchema:schema97.properties.templates.items.properties.permission,data:data52};
+  const err40 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.templates.items.properties.permission.type,parentSchema:schema98.properties.templates.items.properties.permission,data:data52};
   if(vErrors === null){
   vErrors = [err40];
   }
@@ -5721,7 +5739,7 @@ const json = once(() => {
   if(data47.template !== undefined){
   let data54 = data47.template;
   if(!(data54 && typeof data54 == "object" && !Array.isArray(data54))){
-  const err41 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.properties.templates.items.properties.template.type,parentSchema:schema97.properties.templates.items.properties.template,data:data54};
+  const err41 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.templates.items.properties.template.type,parentSchema:schema98.properties.templates.items.properties.template,data:data54};
   if(vErrors === null){
   vErrors = [err41];
   }
@@ -5745,7 +5763,7 @@ const json = once(() => {
   }
   }
   else {
-  const err42 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.properties.templates.items.type,parentSchema:schema97.properties.templates.items,data:data47};
+  const err42 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.templates.items.type,parentSchema:schema98.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err42];
   }
@@ -5757,7 +5775,7 @@ const json = once(() => {
   }
   }
   else {
-  const err43 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema97.properties.templates.type,parentSchema:schema97.properties.templates,data:data46};
+  const err43 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.templates.type,parentSchema:schema98.properties.templates,data:data46};
   if(vErrors === null){
   vErrors = [err43];
   }
@@ -5775,7 +5793,7 @@ const json = once(() => {
   let data58 = data57[i7];
   if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
   if(data58.id === undefined){
-  const err44 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema97.properties.apps.items.required,parentSchema:schema97.properties.apps.items,data:data58};
+  const err44 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.apps.items.required,parentSchema:schema98.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err44];
   }
@@ -5785,7 +5803,7 @@ const json = once(() => {
   errors++;
   }
   if(data58.name === undefined){
-  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema97.properties.apps.items.required,parentSchema:schema97.properties.apps.items,data:data58};
+  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.apps.items.required,parentSchema:schema98.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err45];
   }
@@ -5795,7 +5813,7 @@ const json = once(() => {
   errors++;
   }
   if(data58.token === undefined){
-  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema97.properties.apps.items.required,parentSchema:schema97.properties.apps.items,data:data58};
+  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema98.properties.apps.items.required,parentSchema:schema98.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err46];
   }
@@ -5806,7 +5824,7 @@ const json = once(() => {
   }
   for(const key8 in data58){
   if(!(((((key8 === "id") || (key8 === "name")) || (key8 === "token")) || (key8 === "created_at")) || (key8 === "updated_at"))){
-  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema97.properties.apps.items,data:data58};
+  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err47];
   }
@@ -5823,8 +5841,8 @@ const json = once(() => {
   }
   }
   if(data58.name !== undefined){
-  if(!(validate274(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+  if(!(validate277(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
   errors = vErrors.length;
   }
   }
@@ -5832,7 +5850,7 @@ const json = once(() => {
   let data61 = data58.token;
   if(typeof data61 === "string"){
   if(!pattern6.test(data61)){
-  const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema97.properties.apps.items.properties.token,data:data61};
+  const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema98.properties.apps.items.properties.token,data:data61};
   if(vErrors === null){
   vErrors = [err48];
   }
@@ -5843,7 +5861,7 @@ const json = once(() => {
   }
   }
   else {
-  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.properties.apps.items.properties.token.type,parentSchema:schema97.properties.apps.items.properties.token,data:data61};
+  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.apps.items.properties.token.type,parentSchema:schema98.properties.apps.items.properties.token,data:data61};
   if(vErrors === null){
   vErrors = [err49];
   }
@@ -5867,7 +5885,7 @@ const json = once(() => {
   }
   }
   else {
-  const err50 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.properties.apps.items.type,parentSchema:schema97.properties.apps.items,data:data58};
+  const err50 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.apps.items.type,parentSchema:schema98.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err50];
   }
@@ -5879,7 +5897,7 @@ const json = once(() => {
   }
   }
   else {
-  const err51 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema97.properties.apps.type,parentSchema:schema97.properties.apps,data:data57};
+  const err51 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.apps.type,parentSchema:schema98.properties.apps,data:data57};
   if(vErrors === null){
   vErrors = [err51];
   }
@@ -5891,7 +5909,7 @@ const json = once(() => {
   }
   }
   else {
-  const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
+  const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
   if(vErrors === null){
   vErrors = [err52];
   }
@@ -5900,19 +5918,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate272.errors = vErrors;
+  validate275.errors = vErrors;
   return errors === 0;
   }
 
-  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate318;
-  const schema99 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate321;
+  const schema100 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
 
-  function validate318(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema99.required,parentSchema:schema99,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema100.required,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5924,7 +5942,7 @@ const json = once(() => {
   if(data.interval !== undefined){
   let data0 = data.interval;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.interval.type,parentSchema:schema99.properties.interval,data:data0};
+  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.interval.type,parentSchema:schema100.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5935,7 +5953,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 10080 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema99.properties.interval,data:data0};
+  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema100.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5945,7 +5963,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema99.properties.interval,data:data0};
+  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema100.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5959,7 +5977,7 @@ const json = once(() => {
   if(data.level !== undefined){
   let data1 = data.level;
   if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema99.properties.level.type,parentSchema:schema99.properties.level,data:data1};
+  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.level.type,parentSchema:schema100.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5969,7 +5987,7 @@ const json = once(() => {
   errors++;
   }
   if(!((((data1 === 0) || (data1 === 1)) || (data1 === 2)) || (data1 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema99.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema99.properties.level.enum,parentSchema:schema99.properties.level,data:data1};
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema100.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.level.enum,parentSchema:schema100.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5981,7 +5999,7 @@ const json = once(() => {
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -5990,19 +6008,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate318.errors = vErrors;
+  validate321.errors = vErrors;
   return errors === 0;
   }
 
-  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate319;
-  const schema100 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate322;
+  const schema101 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate319(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema100.required,parentSchema:schema100,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema101.required,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6012,7 +6030,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema100.required,parentSchema:schema100,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema101.required,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6041,7 +6059,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.type,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6050,7 +6068,7 @@ const json = once(() => {
   }
   errors++;
   }
-  validate319.errors = vErrors;
+  validate322.errors = vErrors;
   return errors === 0;
   }
 
@@ -6363,8 +6381,6 @@ export const validators: Record<string, () => ValidateFunction> = {
   '0fceab8c90e8a1641a7d842ef258beed3d78903e': () => json()['0fceab8c90e8a1641a7d842ef258beed3d78903e'],
   // json {level, notice_time, uuid, receiver}
   '265fcc304698208d5cd359019168824763f56bea': () => json()['265fcc304698208d5cd359019168824763f56bea'],
-  // json {revoke}
-  '2fdc7f9d87d7417ab20b3fce98e102bfc9103591': () => json()['2fdc7f9d87d7417ab20b3fce98e102bfc9103591'],
   // coercing {id, timestamp, sign}
   '3ffd62cf8785afe5b248c4e45099533a378327d5': () => coercing()['3ffd62cf8785afe5b248c4e45099533a378327d5'],
   // json {filter_fields}
@@ -6377,6 +6393,8 @@ export const validators: Record<string, () => ValidateFunction> = {
   '67705262db91851598ebfb08b02bd9794d388fdc': () => json()['67705262db91851598ebfb08b02bd9794d388fdc'],
   // json {created_by, name, department_id, flag_save_db, task_tags, permission, receiver, workfl...
   '6ca03613d09e57f22f92ad98d3028bd1d1df1e74': () => json()['6ca03613d09e57f22f92ad98d3028bd1d1df1e74'],
+  // json {revoke, fixed_sign}
+  '6f44053b6ab16bf0d8a2df27824a0cb13dfa586a': () => json()['6f44053b6ab16bf0d8a2df27824a0cb13dfa586a'],
   // json {ids, remark, created_by}
   '7a1b580cae4a6304d3924e6fc8cdb72d26028685': () => json()['7a1b580cae4a6304d3924e6fc8cdb72d26028685'],
   // coercing {id}

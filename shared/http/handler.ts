@@ -173,7 +173,7 @@ export function httpHandler<TInput, TOutput>(
     .use(authAndValidate)
     .use({
       after: async () => {
-        flushMetrics();
+        flushMetrics(true);
       },
       onError: async (request) => {
         request.response = errorResponse(request.error, request.context.awsRequestId);
@@ -183,7 +183,7 @@ export function httpHandler<TInput, TOutput>(
           const code = (JSON.parse(String(request.response.body)) as { code: number }).code;
           count('AlarmsRefused', { code });
         }
-        flushMetrics();
+        flushMetrics(true);
         if (options.refusalsAsHttp200 && status < 500 && status !== 413) request.response.statusCode = 200;
       },
     })

@@ -21,7 +21,8 @@ options (sign the event afresh, as a client would):
   --app ID:TOKEN      application auth headers (x-app-id, x-app-timestamp, x-app-sign)
   --task ID:SECRET    task auth parameters id, timestamp, sign (query, form or JSON body)
   --alarm ID:TOKEN    alarm auth: taskid, timestamp, sign of /alarm/report and /alarm/test, and the
-                      query of the monitor adapters
+                      fixed signature in the query of the monitor adapters (the task must have
+                      turned it on: PUT /alarmtask/intake {"fixed_sign": 1})
   --state FILE        state file of the running local stack (default .tocsin-local.json)`;
 
 /** The handler file of a function name. */
@@ -60,7 +61,9 @@ export function signEvent(
   const out: Event = structuredClone(event);
   out.headers ??= {};
   const setParams = (params: Record<string, string | number>) => {
-    const type = String(out.headers['content-type'] ?? '');
+    const type = String(
+      Object.entries(out.headers).find(([k]) => k.toLowerCase() === 'content-type')?.[1] ?? '',
+    );
     if (out.body && type.startsWith('application/json')) {
       out.body = JSON.stringify({ ...JSON.parse(out.body), ...params });
     } else if (out.body && type.startsWith('application/x-www-form-urlencoded')) {

@@ -6,7 +6,7 @@ import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { importDirectory } from '../../shared/domain/directory/service.ts';
 import { hmacSign, md5Sign } from '../../shared/domain/auth/signature.ts';
-import { appHeaders, baseUrl, serviceNow, taskAuth } from '../support/client.ts';
+import { api, appHeaders, baseUrl, serviceNow, taskAuth } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { OTHER_APP, TEST_APP } from '../support/seed.ts';
 import { type CreatedTask, createTask, taskBody } from '../support/tasks.ts';
@@ -291,7 +291,10 @@ const SPECS: Record<string, Spec> = {
   },
   'PUT /alarmtask/intake': {
     valid: async () => ({ auth: 'app+task', input: { ...(await taskAuthNow()), revoke: 1 }, source: 'json' }),
-    poisons: [[['revoke'], fc.constantFrom<Json>(2, -1, '1', 1.5, null, { $raw: '1e20' }, [])]],
+    poisons: [
+      [['revoke'], fc.constantFrom<Json>(2, -1, '1', 1.5, null, { $raw: '1e20' }, [])],
+      [['fixed_sign'], fc.constantFrom<Json>(2, -1, '1', true, null, { $raw: '1e20' })],
+    ],
   },
   'PUT /alarmtask/ratelimit': {
     valid: async () => ({
@@ -746,6 +749,8 @@ describe('fuzz: hostile requests over every endpoint', () => {
       ],
     });
     task = await createTask({ receiver: { channels: { email: [1], webhook: `${hook.url}/fuzz` } } });
+    // The adapters' fixed signature is on for this task (it is off by default).
+    await api.put('/alarmtask/intake', { ...(await taskAuth(task)), fixed_sign: 1 });
     workflowId = (await newWorkflow(task)).id;
     // The task's PING and the workflow's `generated` event arrive before the fuzz starts.
     await hook.waitFor(

@@ -93,10 +93,15 @@ async function waitEvents(t: { id: number }, event: string, count: number): Prom
   return eventsOf(t, event);
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 600));
+/** Longer than the webhook consumer's first retry backoff (a replayed duplicate would show by then). */
+const settle = () => new Promise((r) => setTimeout(r, 1_500));
 
-function webhookTask(overrides: Record<string, unknown> = {}) {
-  return createTask({ receiver: { channels: { email: [1], webhook: receiver.url } }, ...overrides });
+/** A task with a webhook receiver that takes the original's fixed signature on its adapters. */
+async function webhookTask(overrides: Record<string, unknown> = {}) {
+  const t = await createTask({ receiver: { channels: { email: [1], webhook: receiver.url } }, ...overrides });
+  const on = await api.put('/alarmtask/intake', { ...(await taskAuth(t)), fixed_sign: 1 });
+  expect(on.data).toEqual({ id: t.id, fixed_sign: 1 });
+  return t;
 }
 
 /** The original's fixed signature: any timestamp, signed once, in the query. */
@@ -151,7 +156,7 @@ describe('authentication of the adapters', () => {
     expect(revoked.data).toEqual({ id: t.id, intake_token: null });
     // Revocation holds once the task cache expires (TASK_CACHE_SECONDS, 5 s), like every task change
     let accepted = 3;
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 20_000;
     for (;;) {
       const after = await call('POST', '/alarm/jsonbody', {
         app: null,
@@ -167,6 +172,21 @@ describe('authentication of the adapters', () => {
     await waitEvents(t, 'ALARM', accepted);
     await settle();
     expect(eventsOf(t, 'ALARM')).toHaveLength(accepted);
+  });
+
+  it('takes the fixed signature only from a task that turned it on', async () => {
+    const t = await createTask({ receiver: { channels: { email: [1], webhook: receiver.url } } });
+    const send = () => call('POST', '/alarm/jsonbody', { app: null, query: fixedSign(t), json: { a: 1 } });
+    expect((await send()).status).toBe(401);
+    await api.put('/alarmtask/intake', { ...(await taskAuth(t)), fixed_sign: 1 });
+    // (the door sees the change within TASK_CACHE_SECONDS)
+    const deadline = Date.now() + 20_000;
+    let res = await send();
+    while (res.status === 401 && Date.now() < deadline) {
+      await settle();
+      res = await send();
+    }
+    expect([res.status, res.code]).toEqual([200, 0]);
   });
 
   it('keeps the HTTP statuses for refusals: 409 for a stopped task, 400 for a bad body', async () => {
@@ -435,6 +455,18 @@ describe('heartbeat', () => {
     const off = await api.put('/alarmtask/heartbeat', { ...(await taskAuth(t)), interval: 0 });
     expect(off.data).toEqual({ id: t.id, interval: 0, level: null });
     expect(await checkHeartbeat(item, last + 10 * period)).toBeUndefined();
+  });
+
+  it('turning the heartbeat off while a miss is raised sends its recovery', async () => {
+    const t = await webhookTask();
+    await api.put('/alarmtask/heartbeat', { ...(await taskAuth(t)), interval: WEEK });
+    const { item } = await state(t);
+    const since = item.payload.since as number;
+    await checkHeartbeat(item, since + WEEK * 60 + 1);
+    const [missed] = await waitEvents(t, 'ALARM', 1);
+    await api.put('/alarmtask/heartbeat', { ...(await taskAuth(t)), interval: 0 });
+    const [recovery] = await waitEvents(t, 'RECOVERY', 1);
+    expect(ctnOf(recovery)).toEqual(ctnOf(missed));
   });
 
   it('counts an accepted alarm as a sign of life, and refuses pings of a task without a heartbeat', async () => {

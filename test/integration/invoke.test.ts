@@ -57,9 +57,4 @@ describe('handlers invoked by hand on the sample events', () => {
     expect(res).toEqual({ batchItemFailures: [] });
     expect((await getAlarmRecord(task.id, message.uuid))?.outcome).toBe('compress_disable');
   });
-
-  it('the scheduled function runs on the EventBridge sample', async () => {
-    const res = await invoke('run-due-work', sample('schedule/run-due-work.json'));
-    expect(res).toMatchObject({ ran: expect.any(Number), failed: expect.any(Number) });
-  });
 });

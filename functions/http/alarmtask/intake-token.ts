@@ -3,11 +3,17 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 const schema = {
   type: 'object',
-  properties: { revoke: { type: 'integer', enum: [0, 1] } },
+  properties: {
+    revoke: { type: 'integer', enum: [0, 1] },
+    fixed_sign: { type: 'integer', enum: [0, 1] },
+  },
 };
 
-/** PUT /alarmtask/intake: a new intake token for monitors that cannot sign (shown once), or revoke it. */
-export const handler = httpHandler<{ revoke?: number }, unknown>(
+/**
+ * PUT /alarmtask/intake: a new intake token for monitors that cannot sign (shown once), or revoke it;
+ * or turn the original's fixed signature on or off (`fixed_sign`).
+ */
+export const handler = httpHandler<{ revoke?: number; fixed_sign?: number }, unknown>(
   { auth: 'app+task', input: 'json', schema },
   (input, ctx) => issueIntakeToken(ctx.task!, input),
 );

@@ -110,7 +110,10 @@ function alertToAlarm(alert: unknown, i: number, source: string, extra: readonly
     ctn,
     ...(level !== undefined ? { level } : {}),
     ...(status === 'resolved' ? { recovery: true as const } : {}),
-    dedupKey: `${source}:${fingerprint}:${String(alert.startsAt ?? '')}:${status}`,
+    // Without a start time an alert's occurrences cannot be told apart: each is its own alarm.
+    ...(typeof alert.startsAt === 'string' && alert.startsAt !== ''
+      ? { dedupKey: `${source}:${fingerprint}:${alert.startsAt}:${status}` }
+      : {}),
   };
 }
 
@@ -211,7 +214,7 @@ export function fromAliyun(form: Record<string, string>, timeZone: string): Inta
     for (const part of form.dimensions.replace(/^\{|\}$/g, '').split(',')) {
       const [key, value] = part.split('=');
       const k = key?.trim();
-      if (!k || k in ctn) continue;
+      if (!k || Object.hasOwn(ctn, k)) continue;
       const v = value?.trim() || null;
       ctn[k] = v;
       ctn[`${k}_urlencode`] = v === null ? '' : encodeURIComponent(v);

@@ -67,13 +67,14 @@ async function recover(task: Task, old: HeartbeatState, now: number, deps: Heart
   try {
     await deps.publishAlarm(alarmOf(task, old.miss_ctn, uuid, now, true));
   } catch (err) {
-    // Not queued: the miss stays raised, so the next sign of life tries again.
+    // Not queued: the miss stays raised (with what its recovery needs), so the next sign of life
+    // tries again.
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.taskHeartbeat(task.id),
-        UpdateExpression: 'SET missed = :t',
-        ExpressionAttributeValues: { ':t': true },
+        UpdateExpression: 'SET missed = :t, missed_at = :at, miss_ctn = :ctn',
+        ExpressionAttributeValues: { ':t': true, ':at': old.missed_at ?? now, ':ctn': old.miss_ctn },
       }),
     );
     throw err;
@@ -111,7 +112,9 @@ const TOUCH_EVERY_MS = 30_000;
 export async function heartbeatOf(task: Task): Promise<void> {
   if (!task.heartbeat) return;
   const now = Date.now();
-  if ((touched.get(task.id) ?? 0) > now - TOUCH_EVERY_MS) return;
+  // A quarter of the interval at most, so a short interval is never missed for want of a record.
+  const every = Math.min(TOUCH_EVERY_MS, (task.heartbeat.interval * 60_000) / 4);
+  if ((touched.get(task.id) ?? 0) > now - every) return;
   if (touched.size > 10_000) touched.clear();
   touched.set(task.id, now);
   await touchHeartbeat(task).catch((err: unknown) => {
@@ -148,17 +151,18 @@ export async function configureHeartbeat(
   const setting =
     input.interval > 0 ? { interval: input.interval, level: input.level ?? 2, since: now } : undefined;
   await writeTaskSetting(task, 'heartbeat', setting);
-  if (setting) {
-    await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: keys.taskHeartbeat(task.id),
-        UpdateExpression: 'SET last_seen = :now, missed = :f REMOVE miss_ctn, missed_at',
-        ExpressionAttributeValues: { ':now': now, ':f': false },
-      }),
-    );
-    await putDue(checkItem(task.id, now + setting.interval * 60, setting.since));
-  }
+  // Silence is counted from now; a miss raised under the old setting is recovered, not forgotten.
+  const out = await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.taskHeartbeat(task.id),
+      UpdateExpression: 'SET last_seen = :now, missed = :f REMOVE miss_ctn, missed_at',
+      ExpressionAttributeValues: { ':now': now, ':f': false },
+      ReturnValues: 'ALL_OLD',
+    }),
+  );
+  await recover(task, (out.Attributes ?? {}) as HeartbeatState, now, deps);
+  if (setting) await putDue(checkItem(task.id, now + setting.interval * 60, setting.since));
   return { id: task.id, interval: setting?.interval ?? 0, level: setting?.level ?? null };
 }
 
@@ -177,6 +181,17 @@ export async function checkHeartbeat(
   now: number,
   deps: HeartbeatDeps = defaultDeps,
 ): Promise<DueResult> {
+  try {
+    return await check(item, now, deps);
+  } catch (err) {
+    // The switch must not switch itself off (the due runner buries an item after ten failures):
+    // try again in a minute (a miss keeps its uuid, so raising it twice sends it once).
+    logger.error('heartbeat check failed; retrying in a minute', { ref: item.ref, error: err as Error });
+    return { reschedule: now + 60, payload: item.payload };
+  }
+}
+
+async function check(item: DueItem, now: number, deps: HeartbeatDeps): Promise<DueResult> {
   const { task_id, since } = item.payload as { task_id: number; since: number };
   const task = await getTask(task_id, true);
   const hb = task?.heartbeat;

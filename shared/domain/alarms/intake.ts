@@ -71,7 +71,8 @@ function bearerOf(authorization: string | undefined): string | undefined {
  * Who may report through an adapter: `taskid` in the query and either
  * - the intake token (`Authorization: Bearer <token>`, or `token` in the query), or
  * - the original's fixed signature: `timestamp` and `sign` in the query, signed as behavior 3.3 with
- *   the task token but without the skew check (a monitor's URL is configured once).
+ *   the task token but without the skew check (a monitor's URL is configured once), when the task
+ *   turned it on (it never expires: off by default).
  * Every failure is 401 `signature invalid` (which part was wrong is not revealed).
  */
 export async function authenticateIntake(
@@ -95,7 +96,9 @@ export async function authenticateIntake(
     if (!stored || stored.length !== given.length || !timingSafeEqual(stored, given)) throw invalid();
     return task;
   }
+  // The fixed signature is the task's choice (PUT /alarmtask/intake {"fixed_sign": 1}).
   if (
+    !task.intake_fixed_sign ||
     !verifySignature(
       task.token,
       taskid,
@@ -140,7 +143,6 @@ export async function acceptAlarms(
   const now = nowSeconds();
   const answer = { uuids: [] as string[], report_time: formatDateTime(now, config().timeZone) };
   if (alarms.length === 0) return answer;
-  admit(task, alarms.length, now, deps.limiter);
   const messages = alarms.map(
     (a): AlarmMessage => ({
       kind: 'alarm',
@@ -154,6 +156,7 @@ export async function acceptAlarms(
     }),
   );
   for (const m of messages) checkMessageSize(m);
+  admit(task, alarms.length, now, deps.limiter);
   await deps.publishAlarms(messages);
   answer.uuids = messages.map((m) => m.uuid);
   await deps.signOfLife(task);
@@ -161,10 +164,15 @@ export async function acceptAlarms(
 }
 
 /**
- * `PUT /alarmtask/intake`: issues a new intake token for the task (the previous one stops working at
- * once, give or take the task cache's seconds) and shows it once; `revoke: 1` removes it.
+ * `PUT /alarmtask/intake`: `{}` issues a new intake token (the previous one stops working within the
+ * task cache's seconds) and shows it once; `{"revoke": 1}` removes it; `{"fixed_sign": 1|0}` turns the
+ * original's fixed signature on or off and leaves the token as it is.
  */
-export async function issueIntakeToken(task: Task, input: { revoke?: number }) {
+export async function issueIntakeToken(task: Task, input: { revoke?: number; fixed_sign?: number }) {
+  if (input.fixed_sign !== undefined) {
+    await writeTaskSetting(task, 'intake_fixed_sign', input.fixed_sign === 1 ? true : undefined);
+    return { id: task.id, fixed_sign: input.fixed_sign === 1 ? 1 : 0 };
+  }
   const token = input.revoke === 1 ? undefined : newIntakeToken();
   await writeTaskSetting(task, 'intake_hash', token && intakeHash(token));
   return { id: task.id, intake_token: token ?? null };

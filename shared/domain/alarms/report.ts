@@ -277,8 +277,6 @@ export async function reportAlarm(
     if (earlier.queued) return answer;
   }
 
-  admit(task, 1, now, deps.limiter);
-
   const message: AlarmMessage = {
     kind: 'alarm',
     uuid: body.uuid ?? randomUUID(),
@@ -290,6 +288,7 @@ export async function reportAlarm(
     ...(body.receiver ? { receiver: body.receiver } : {}),
   };
   checkMessageSize(message);
+  admit(task, 1, now, deps.limiter);
 
   let answer: ReportAnswer = { uuid: message.uuid, report_time: formatDateTime(now, config().timeZone) };
   if (body.uuid) {
@@ -307,13 +306,13 @@ export async function reportAlarm(
     if (held !== mine && (await deps.queuedSoon(body.uuid))) return answer;
   }
   await deps.publishAlarm(message);
-  await deps.signOfLife(task);
   if (body.uuid) {
     await deps.markReceiptQueued(body.uuid).catch((err: unknown) => {
       // The alarm is queued; a repeat would queue it once more, which the pipeline absorbs.
       logger.warn('could not mark a report receipt queued', { uuid: body.uuid, error: err as Error });
     });
   }
+  await deps.signOfLife(task);
   return answer;
 }
 

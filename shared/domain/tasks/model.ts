@@ -164,6 +164,12 @@ export interface Task extends TaskConfig {
    * requests (README, "Connect your monitoring"); absent until one is issued.
    */
   intake_hash?: string;
+  /**
+   * Whether the monitor adapters take the original system's fixed signature (`timestamp` + `sign`
+   * in the query, no time window). Off unless the task turns it on: such a signature never expires,
+   * and any report signature ever sent would otherwise work on the adapters forever.
+   */
+  intake_fixed_sign?: boolean;
   /** Dead man's switch: an alarm of `level` when no alarm or ping came for `interval` minutes. */
   heartbeat?: { interval: number; level: Level; since: number };
   created_by: number;

@@ -266,6 +266,8 @@ export async function deleteTaskItems(task: Task, permissions: PermissionItem[])
     ...permissions.map((p) => ({
       Delete: { TableName: tableName(), Key: keys.taskPermission(task.id, p.uid) },
     })),
+    // The heartbeat state, if the task ever had one.
+    { Delete: { TableName: tableName(), Key: keys.taskHeartbeat(task.id) } },
   ];
   return transact(items, undefined);
 }
@@ -342,7 +344,7 @@ export async function resumePausedTask(taskId: number, pausedUntil: number, now:
  */
 export async function setTaskSetting(
   task: Task,
-  name: 'intake_hash' | 'heartbeat' | 'rate_limit',
+  name: 'intake_hash' | 'intake_fixed_sign' | 'heartbeat' | 'rate_limit',
   value: unknown,
   now: number,
 ): Promise<boolean> {
