@@ -82,8 +82,8 @@ async function recover(task: Task, old: HeartbeatState, now: number, deps: Heart
 }
 
 /**
- * A sign of life of a task with a heartbeat (a ping, an accepted alarm): one write; when a miss was
- * raised, its recovery is queued.
+ * A sign of life of a task with a heartbeat (a ping, an accepted alarm, the setting itself): one
+ * write; when a miss was raised, its recovery is queued (and the miss restored if that fails).
  */
 export async function touchHeartbeat(task: Task, deps: HeartbeatDeps = defaultDeps): Promise<number> {
   const now = deps.now();
@@ -91,7 +91,7 @@ export async function touchHeartbeat(task: Task, deps: HeartbeatDeps = defaultDe
     new UpdateCommand({
       TableName: tableName(),
       Key: keys.taskHeartbeat(task.id),
-      UpdateExpression: 'SET last_seen = :now, missed = :f',
+      UpdateExpression: 'SET last_seen = :now, missed = :f REMOVE miss_ctn, missed_at',
       ExpressionAttributeValues: { ':now': now, ':f': false },
       ReturnValues: 'ALL_OLD',
     }),
@@ -152,16 +152,7 @@ export async function configureHeartbeat(
     input.interval > 0 ? { interval: input.interval, level: input.level ?? 2, since: now } : undefined;
   await writeTaskSetting(task, 'heartbeat', setting);
   // Silence is counted from now; a miss raised under the old setting is recovered, not forgotten.
-  const out = await db().send(
-    new UpdateCommand({
-      TableName: tableName(),
-      Key: keys.taskHeartbeat(task.id),
-      UpdateExpression: 'SET last_seen = :now, missed = :f REMOVE miss_ctn, missed_at',
-      ExpressionAttributeValues: { ':now': now, ':f': false },
-      ReturnValues: 'ALL_OLD',
-    }),
-  );
-  await recover(task, (out.Attributes ?? {}) as HeartbeatState, now, deps);
+  await touchHeartbeat(task, deps);
   if (setting) await putDue(checkItem(task.id, now + setting.interval * 60, setting.since));
   return { id: task.id, interval: setting?.interval ?? 0, level: setting?.level ?? null };
 }
