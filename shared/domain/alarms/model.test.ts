@@ -86,6 +86,25 @@ describe('planAlarm: recovery -> filter -> compress (behavior 7.1-7.3)', () => {
     expect(planAlarm(testTask(overrides), alarm(ctn)).kind).toBe(kind);
   });
 
+  it("a monitor's recovery goes through the filter as its firing alert did, and reaches its metric", () => {
+    const monitorRecovery = (ctn: Record<string, unknown>) => ({ ...alarm(ctn, 0), recovery: true as const });
+    // Whitelisted: a recovery at the filter's level, under the metric its firing alert had
+    const task = testTask({ filter: whitelist, compress: full });
+    const fired = planAlarm(task, alarm({ app: 'pay' }, 0));
+    expect(planAlarm(task, monitorRecovery({ app: 'pay' }))).toEqual({
+      kind: 'recovery',
+      level: 3,
+      store: true,
+      metric: (fired as { metric: string }).metric,
+    });
+    // Rejected by the filter: so is its recovery (stored without notification, or dropped)
+    expect(planAlarm(task, monitorRecovery({ app: 'db' })).kind).toBe('rejected');
+    const dropping = testTask({ filter: { ...whitelist, not_match: 0 as const } });
+    expect(planAlarm(dropping, monitorRecovery({ app: 'db' })).kind).toBe('drop');
+    // Without recovery conditions configured, and whatever they say
+    expect(planAlarm(testTask({}), monitorRecovery({ x: 1 })).kind).toBe('recovery');
+  });
+
   it('the filter level replaces the alarm level; compression sees the new level', () => {
     const task = testTask({
       filter: whitelist,

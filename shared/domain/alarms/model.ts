@@ -48,7 +48,7 @@ export function factsOf(alarm: Pick<AlarmMessage, 'ctn' | 'notice_time'>, level:
 /** Recovery -> filter -> compress, as far as they depend on the alarm alone. */
 export function planAlarm(task: Task, alarm: AlarmMessage): Plan {
   const original = factsOf(alarm, alarm.level);
-  if (alarm.recovery || isRecoveryAlarm(task, original)) {
+  if (!alarm.recovery && isRecoveryAlarm(task, original)) {
     const metric = task.compress?.enable ? computeMetric(task.id, task.compress, original) : undefined;
     return { kind: 'recovery', level: alarm.level, store: task.flag_save_db === 1, metric };
   }
@@ -58,6 +58,15 @@ export function planAlarm(task: Task, alarm: AlarmMessage): Plan {
     return task.filter.not_match === 1 && task.flag_save_db === 1
       ? { kind: 'rejected', level }
       : { kind: 'drop', level };
+  }
+  if (alarm.recovery) {
+    // A monitor's recovery (a resolved alert) has its firing alert's content: the filter treats it as
+    // it treated that alert (a rejected alert's resolution notifies nobody), and it reaches the
+    // metric that alert was compressed under (computed at the same filtered level).
+    const metric = task.compress?.enable
+      ? computeMetric(task.id, task.compress, factsOf(alarm, level))
+      : undefined;
+    return { kind: 'recovery', level, store: task.flag_save_db === 1, metric };
   }
   if (task.flag_save_db !== 1) return { kind: 'not_save_db', level };
   if (!task.compress?.enable) return { kind: 'compress_disable', level };
