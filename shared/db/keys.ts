@@ -66,6 +66,8 @@ export const keys = {
    * too, since a report may choose its uuid: another task reusing it must not collide.
    */
   alarm: (taskId: number, uuid: string) => ({ pk: `ALARM#${taskId}#${uuid}`, sk: 'ALARM' }),
+  /** That an alarm of a task that stores nothing was processed (monitor alerts only: re-sends). */
+  alarmSeen: (taskId: number, uuid: string) => ({ pk: `ALARM#${taskId}#${uuid}`, sk: 'SEEN' }),
   /** State of one compression metric of a task: window, upgrade firing, delay recovery. */
   metricState: (taskId: number, metric: string) => ({ pk: `METRIC#${taskId}#${metric}`, sk: 'STATE' }),
   /** Alarms of a metric counted per minute (upgrade), in the metric's item collection. */

@@ -23,6 +23,11 @@ export interface AlarmMessage {
    * processed as behavior 7.1's recovery whatever the task's recovery conditions.
    */
   recovery?: true;
+  /**
+   * The uuid is named by the alert it came from (a monitor adapter): the same alert sent again has the
+   * same uuid, and a task that stores nothing remembers it (`ALARM#...`/`SEEN`) to send it once.
+   */
+  dedup?: true;
 }
 
 /** The outbound webhook envelope (interface 6.1). */

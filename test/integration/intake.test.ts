@@ -248,6 +248,23 @@ describe('Prometheus Alertmanager (webhook v4)', () => {
     expect(eventsOf(t, 'ALARM')).toHaveLength(2);
   });
 
+  it('takes a re-sent alert once for a task that stores no alarms, too', async () => {
+    const t = await webhookTask({ flag_save_db: 0 });
+    const send = () =>
+      call('POST', '/alarm/alertmanager', {
+        app: null,
+        query: fixedSign(t),
+        json: alertmanagerPayload('firing', 1),
+      });
+    expect((await send()).status).toBe(200);
+    const [first] = await waitEvents(t, 'ALARM', 1);
+    expect(first.json.type).toBe('not_save_db');
+    expect((await send()).status).toBe(200);
+    await settle();
+    await settle();
+    expect(eventsOf(t, 'ALARM')).toHaveLength(1);
+  });
+
   it('turns a resolved alert into a recovery of the same metric that finishes its workflow', async () => {
     // Content compression (method 3): the metric comes from the alert's content alone
     const t = await webhookTask({

@@ -153,6 +153,7 @@ export async function acceptAlarms(
       notice_time: now,
       reported_at: now,
       ...(a.recovery ? { recovery: true as const } : {}),
+      ...(a.dedupKey ? { dedup: true as const } : {}),
     }),
   );
   for (const m of messages) checkMessageSize(m);

@@ -338,6 +338,11 @@ async function processSingle(
   if (plan.kind === 'drop') return;
   if (plan.kind === 'not_save_db' || (plan.kind === 'recovery' && !plan.store)) {
     const recovery = plan.kind === 'recovery';
+    // A monitor's alert may be sent again (an Alertmanager group re-sent whole): with no record to
+    // recognise it by, a marker does; a second time, its effects go out as replays (skipped by the
+    // consumers when already delivered).
+    const seenAt = alarm.dedup ? await deps.repo.markAlarmSeen(task.id, alarm.uuid, deps.now()) : undefined;
+    const effects = seenAt === undefined ? deps : replaying(deps, seenAt);
     const msg = msgRef({
       uuid: alarm.uuid,
       level: plan.level,
@@ -358,7 +363,7 @@ async function processSingle(
           eventId: `${alarm.task_id}:${alarm.uuid}:${recovery ? 'RECOVERY' : 'ALARM'}`,
         },
       },
-      deps,
+      effects,
     );
     if (recovery && plan.metric) await deps.finishWorkflowsOfMetric({ task, metric: plan.metric });
     return;
@@ -373,7 +378,7 @@ async function processSingle(
   if ((await deps.recordAlarm(record)) === 'created') return runEffects(task, record, deps);
   const stored = await deps.repo.getAlarmRecord(task.id, alarm.uuid);
   if (!stored) throw new Error(`alarm ${alarm.uuid}: record not found after a duplicate put`);
-  await runEffects(task, stored, replaying(deps, stored));
+  await runEffects(task, stored, replaying(deps, stored.processed_at));
 }
 
 /**
@@ -473,7 +478,7 @@ async function processGroup(task: Task, metric: string, items: GroupItem[], deps
   for (const r of committed) await runEffects(task, r, deps);
   for (const uuid of replays) {
     const r = await deps.repo.getAlarmRecord(task.id, uuid);
-    if (r) await runEffects(task, r, replaying(deps, r));
+    if (r) await runEffects(task, r, replaying(deps, r.processed_at));
   }
 }
 
@@ -546,8 +551,9 @@ function upgradeNotice(
  * notification jobs are marked as replays, so their consumers first check whether each was delivered
  * (since the record was written) and send only what was not.
  */
-function replaying(deps: PipelineDeps, record: AlarmRecord): PipelineDeps {
-  const since = record.processed_at * 1000 - 1000;
+/** Effects published again for an alarm first processed at `processedAt` (Unix seconds). */
+function replaying(deps: PipelineDeps, processedAt: number): PipelineDeps {
+  const since = processedAt * 1000 - 1000;
   return {
     ...deps,
     publishEvents: (taskId, events) =>

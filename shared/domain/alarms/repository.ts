@@ -1,4 +1,4 @@
-import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseJson } from '../../json.ts';
 import {
   db,
@@ -242,4 +242,35 @@ export async function reserveHistoryIds(size: number): Promise<number> {
     }),
   );
   return Number(out.Attributes?.seq);
+}
+
+/** How long a processed monitor alert of a task that stores nothing is remembered (its re-sends). */
+const SEEN_TTL_SECONDS = 7 * 86_400;
+
+/**
+ * AP-P9: remember that an alarm of a task that stores nothing was processed (a monitor's alert, which
+ * the monitor may send again): undefined the first time, else when it was first processed.
+ */
+export async function markAlarmSeen(taskId: number, uuid: string, now: number): Promise<number | undefined> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...keys.alarmSeen(taskId, uuid),
+          entity: 'alarm_seen',
+          processed_at: now,
+          ttl: now + SEEN_TTL_SECONDS,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return undefined;
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+    const out = await db().send(
+      new GetCommand({ TableName: tableName(), Key: keys.alarmSeen(taskId, uuid), ConsistentRead: true }),
+    );
+    return (out.Item?.processed_at as number | undefined) ?? now;
+  }
 }
