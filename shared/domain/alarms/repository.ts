@@ -248,7 +248,7 @@ export async function reserveHistoryIds(size: number): Promise<number> {
 const SEEN_TTL_SECONDS = 7 * 86_400;
 
 /**
- * AP-P9: remember that an alarm of a task that stores nothing was processed (a monitor's alert, which
+ * AP-P8: remember that an alarm of a task that stores nothing was processed (a monitor's alert, which
  * the monitor may send again): undefined the first time, else when it was first processed.
  */
 export async function markAlarmSeen(taskId: number, uuid: string, now: number): Promise<number | undefined> {
