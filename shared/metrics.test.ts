@@ -2,26 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { resetConfig } from './config/env.ts';
 import { count, flushMetrics, webhookLatency } from './metrics.ts';
+import { jsonStdout } from './testing/stdout.ts';
 
 const saved = { ...process.env };
 
 /** The EMF lines written to stdout while `run` runs. */
-function emfLines(run: () => void): Record<string, unknown>[] {
-  const lines: string[] = [];
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    lines.push(String(chunk));
-    return true;
-  });
-  try {
-    run();
-  } finally {
-    spy.mockRestore();
-  }
-  return lines
-    .flatMap((l) => l.split('\n'))
-    .filter((l) => l.includes('_aws'))
-    .map((l) => JSON.parse(l));
-}
+const emfLines = async (run: () => void) => (await jsonStdout(run)).filter((l) => '_aws' in l);
 
 function setEnv(local: boolean) {
   Object.assign(process.env, {
@@ -41,7 +27,7 @@ afterEach(() => {
 });
 
 describe('metrics (CloudWatch embedded metric format)', () => {
-  it('writes one line per metric and dimension set with the summed count, and the latencies as values', () => {
+  it('writes one line per metric and dimension set with the summed count, and the latencies as values', async () => {
     // Arrange: a batch's worth of counts
     for (let i = 0; i < 50; i++) count('PipelineOutcome', { outcome: 'compress_disable' });
     count('PipelineOutcome', { outcome: 'drop' }, 2);
@@ -49,7 +35,7 @@ describe('metrics (CloudWatch embedded metric format)', () => {
     webhookLatency(12);
     webhookLatency(30);
     // Act
-    const lines = emfLines(flushMetrics);
+    const lines = await emfLines(flushMetrics);
     // Assert
     const of = (name: string) => lines.filter((l) => name in l);
     expect(of('PipelineOutcome').map((l) => [l.outcome, l.PipelineOutcome])).toEqual([
@@ -62,27 +48,27 @@ describe('metrics (CloudWatch embedded metric format)', () => {
     expect(meta.Namespace).toBe('Tocsin');
     expect(lines).toHaveLength(4);
     // A second flush has nothing left to write
-    expect(emfLines(flushMetrics)).toEqual([]);
+    expect(await emfLines(flushMetrics)).toEqual([]);
   });
 
-  it('writes nothing on the local stack', () => {
+  it('writes nothing on the local stack', async () => {
     setEnv(true);
     count('AlarmsAccepted');
-    expect(emfLines(flushMetrics)).toEqual([]);
+    expect(await emfLines(flushMetrics)).toEqual([]);
   });
 });
 
 describe('lazy flushes (HTTP functions)', () => {
-  it('write at most once per 10 s per container, keeping the counts in between', () => {
+  it('write at most once per 10 s per container, keeping the counts in between', async () => {
     vi.useFakeTimers({ now: 1_800_000_000_000, toFake: ['Date'] });
     try {
       count('AlarmsRefused', { code: 4010 });
-      const first = emfLines(() => flushMetrics(true));
+      const first = await emfLines(() => flushMetrics(true));
       count('AlarmsRefused', { code: 4010 });
       count('AlarmsRefused', { code: 4010 });
-      const held = emfLines(() => flushMetrics(true));
+      const held = await emfLines(() => flushMetrics(true));
       vi.setSystemTime(1_800_000_010_001);
-      const later = emfLines(() => flushMetrics(true));
+      const later = await emfLines(() => flushMetrics(true));
       expect(first.map((l) => l.AlarmsRefused)).toEqual([1]);
       expect(held).toEqual([]);
       expect(later.map((l) => l.AlarmsRefused)).toEqual([2]);

@@ -12,7 +12,7 @@ import type { IntakeAlarm } from './adapters.ts';
 import { heartbeatOf } from './heartbeat.ts';
 import { namedUuid } from './ids.ts';
 import { alarmRateLimiter, type RateLimiter } from './rate-limit.ts';
-import { admit, checkCtn, checkMessageSize } from './report.ts';
+import { admit, checkCtn, checkMessageSize, TASK_ID, TIMESTAMP } from './report.ts';
 import { getTaskCached } from './task-cache.ts';
 
 /**
@@ -48,9 +48,6 @@ export const defaultIntakeDeps: IntakeDeps = {
   signOfLife: heartbeatOf,
   limiter: alarmRateLimiter,
 };
-
-const TASK_ID = /^[1-9][0-9]{0,15}$/;
-const TIMESTAMP = /^[0-9]{1,12}$/;
 
 /** SHA-256 (hex) of an intake token: what the task item keeps. */
 export function intakeHash(token: string): string {

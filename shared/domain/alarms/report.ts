@@ -106,8 +106,9 @@ export const defaultReportDeps: ReportDeps = {
   limiter: alarmRateLimiter,
 };
 
-const TASK_ID = /^[1-9][0-9]{0,15}$/;
-const TIMESTAMP = /^[0-9]{1,12}$/;
+/** The text of a task id and of a signature timestamp (alarm and intake authentication). */
+export const TASK_ID = /^[1-9][0-9]{0,15}$/;
+export const TIMESTAMP = /^[0-9]{1,12}$/;
 
 /** `taskid`/`timestamp` may be numbers or numeric strings (existing clients send strings). */
 function asText(value: unknown, pattern: RegExp): string | undefined {
