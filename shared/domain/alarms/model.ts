@@ -12,7 +12,8 @@ import { applyFilter } from './filter.ts';
 import type { HistoryRecord } from './history.ts';
 import type { ReceiverSelection } from './notify.ts';
 import { isRecoveryAlarm } from './recovery.ts';
-import { type UpgradeFire, upgradeStep } from './upgrade.ts';
+import { trailingCount, type UpgradeFire, upgradeStep } from './upgrade.ts';
+import type { Why } from './explain.ts';
 
 /**
  * The alarm pipeline's types and pure transitions (behavior 7): the stateless plan of one alarm
@@ -106,6 +107,14 @@ export interface AlarmRecord {
   workflow: boolean;
   /** Recoveries: the metric whose open workflows the recovery finishes. */
   recovery_metric?: string;
+  /** Why: the conditions that matched and the values they saw (the decision trace). */
+  why?: Why;
+  /** Compressed alarms: the window the alarm fell in (Unix seconds). */
+  window?: { start: number; end: number };
+  /** Compressed alarms of a task with upgrade: the trailing count of each strategy, in order. */
+  upgrade_counts?: number[];
+  /** When the record expires (the task's alarm retention; stored as the item's `ttl`). */
+  expires_at?: number;
 }
 
 /** Inline notification of the non-compressed outcomes. */
@@ -158,6 +167,9 @@ export interface GroupStep {
   notify: CompressNotify;
   opened: boolean;
   windowEnd: number;
+  windowStart: number;
+  /** The trailing count of each upgrade strategy after this alarm (empty without upgrade). */
+  counts: number[];
   upgrades: UpgradeFire[];
 }
 
@@ -188,11 +200,13 @@ export function advanceMetric(input: GroupInput): GroupResult {
     state.window = c.window;
     if (c.notify === 'deferred') flushes.push({ uuid: a.uuid, batch: c.batch, dueAt: c.window.end });
     let fires: UpgradeFire[] = [];
+    let counts: number[] = [];
     if (input.upgrades.length > 0) {
       buckets.set(minute, (buckets.get(minute) ?? 0) + 1);
       const u = upgradeStep(input.upgrades, buckets, state.upgrade_fired, now);
       state.upgrade_fired = u.fired;
       fires = u.fires;
+      counts = input.upgrades.map((s) => trailingCount(buckets, now, s.interval));
     }
     state.last_at = now;
     state.last_uuid = a.uuid;
@@ -207,6 +221,8 @@ export function advanceMetric(input: GroupInput): GroupResult {
       notify: c.notify,
       opened: c.opened,
       windowEnd: c.window.end,
+      windowStart: c.window.start,
+      counts,
       upgrades: fires,
     });
   }

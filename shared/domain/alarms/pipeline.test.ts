@@ -18,6 +18,7 @@ import {
   RECOVERY_DELAY_KIND,
   runRecoveryDelay,
 } from './pipeline.ts';
+import type { AlarmLogEntry } from './log.ts';
 import type { CommitResult, MetricCommit } from './repository.ts';
 
 /**
@@ -35,6 +36,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
   const log: string[] = [];
   const workflows: string[] = [];
   const finished: string[] = [];
+  const logged: AlarmLogEntry[] = [];
   let conflicts = opts.conflicts ?? 0;
   let nextId = 1000;
   let clock = 1_700_000_000;
@@ -90,6 +92,9 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
       return [];
     },
     sleep: async () => undefined,
+    logAlarms: async (entries) => {
+      logged.push(...entries);
+    },
     repo: {
       getAlarmRecord: async (taskId: number, uuid: string) => records.get(`${taskId}#${uuid}`),
       putAlarmRecords: async (rs: AlarmRecord[]) => {
@@ -149,6 +154,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
     log,
     workflows,
     finished,
+    logged,
     advance: (s: number) => {
       clock += s;
     },
@@ -240,6 +246,70 @@ describe('processAlarmBatch', () => {
     const processedMs = [...f.records.values()][0].processed_at * 1000;
     expect(f.events.map((e) => e.replaySinceMs)).toEqual([undefined, processedMs - 1000]);
     expect(f.jobs.map((j) => j.replay)).toEqual([undefined, true]);
+  });
+
+  it('logs every processed alarm with its decision; the reasons of an unstored one travel in its entry', async () => {
+    // Arrange: a whitelist on ctn.app (pay: kept at level 3), compression by ctn.host, one dispatch item.
+    const f = fakes(
+      testTask({
+        filter: {
+          enable: true,
+          mode: 1,
+          conditions: [{ rule: [{ field: 'ctn.app', operator: 'eq', threshold: 'pay' }], level: 3 }],
+        },
+        compress: {
+          ...full,
+          method: 1,
+          conditions: [{ rule: [{ field: 'ctn.host', operator: 'eq-self' }] }],
+        },
+        upgrade: { enable: true, strategies: [{ interval: 5, count: 2, level: 3, reuse_receiver: 1 }] },
+      }),
+    );
+    const kept = alarm({ app: 'pay', host: 'h1' });
+    const second = alarm({ app: 'pay', host: 'h1' });
+    const dropped = alarm({ app: 'web', host: 'h1' });
+    // Act
+    expect(await processAlarmBatch([msg(kept), msg(second), msg(dropped)], f.deps)).toEqual([]);
+    // Assert: the log has all three; the filtered one has no record, and its entry says why.
+    const byUuid = new Map(f.logged.map((e) => [e.uuid, e]));
+    expect(byUuid.get(dropped.uuid)).toMatchObject({
+      decision: 'drop',
+      stored: false,
+      history_id: 0,
+      level: 1,
+    });
+    expect(byUuid.get(dropped.uuid)?.why?.filter).toMatchObject({
+      mode: 'whitelist',
+      kept: false,
+      conditions: 1,
+      misses: [
+        {
+          index: 0,
+          rules: [{ field: 'ctn.app', operator: 'eq', threshold: 'pay', value: 'web', ok: false }],
+        },
+      ],
+    });
+    expect(f.records.has(`42#${dropped.uuid}`)).toBe(false);
+    expect(byUuid.get(kept.uuid)).toMatchObject({
+      decision: 'compressed',
+      notify: 'now',
+      k: 1,
+      level: 3,
+      stored: true,
+    });
+    expect(byUuid.get(kept.uuid)?.why).toBeUndefined();
+    expect(byUuid.get(second.uuid)).toMatchObject({ notify: 'none', k: 2, upgrades: 1 });
+    // The record keeps the reasons, the window and the upgrade counts.
+    const rec = f.records.get(`42#${second.uuid}`);
+    expect(rec?.why?.filter).toMatchObject({ kept: true, level_from: 1, level_to: 3, match: { index: 0 } });
+    expect(rec?.why?.compress).toMatchObject({
+      method: 'condition',
+      strategy: 'cycle',
+      match: { index: 0, rules: [{ field: 'ctn.host', operator: 'eq-self', value: 'h1', ok: true }] },
+    });
+    expect(rec?.window).toEqual({ start: 1_700_000_000, end: 1_700_000_060 });
+    expect(rec?.upgrade_counts).toEqual([2]);
+    expect(rec?.expires_at).toBe(1_700_000_000 + 90 * 86_400);
   });
 
   it('a consumer that failed after the commit loses nothing: the retry re-runs the side effects only', async () => {

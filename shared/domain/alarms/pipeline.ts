@@ -1,5 +1,5 @@
 import { parseJson } from '../../json.ts';
-import { nowSeconds } from '../../clock.ts';
+import { nowMs, nowSeconds } from '../../clock.ts';
 import { logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
 import type { AlarmMessage, NotificationJob, WebhookBundle } from '../../messaging/messages.ts';
@@ -8,12 +8,15 @@ import { getAlarmGroups } from '../directory/repository.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';
 import { effectiveStatus, TASK_PAUSED, TASK_RUNNING, type Task } from '../tasks/model.ts';
+import { retentionDaysOf } from '../tasks/settings.ts';
 import { event, historyRef, msgRef, taskRef } from '../webhooks/events.ts';
 import { type EventToPublish, publishWebhookEvents, webhookBundles } from '../webhooks/publish.ts';
 import { createWorkflow, finishWorkflowsOfMetric } from '../workflows/service.ts';
 import { strategyOf } from './compress.ts';
+import { explainAlarm, type Why } from './explain.ts';
 import type { HistoryRecord } from './history.ts';
 import { nextHistoryId } from './ids.ts';
+import { type AlarmLogEntry, putAlarmLogs } from './log.ts';
 import {
   type AlarmRecord,
   advanceMetric,
@@ -82,6 +85,8 @@ export const defaultDeps = {
   }): Promise<{ id: number; created: boolean }> => createWorkflow(input),
   finishWorkflowsOfMetric: (input: { task: Task; metric: string }): Promise<number[]> =>
     finishWorkflowsOfMetric(input),
+  /** Adds processed alarms to their tasks' alarm log (a batch writes its entries together: collectEffects). */
+  logAlarms: (entries: AlarmLogEntry[]): Promise<void> => putAlarmLogs(entries, nowMs()),
   sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
 };
 export type PipelineDeps = typeof defaultDeps;
@@ -125,6 +130,7 @@ interface GroupItem {
   alarm: AlarmMessage;
   /** The level after the filter. */
   level: Plan['level'];
+  why: Why;
 }
 
 interface Unit {
@@ -182,15 +188,16 @@ export async function processAlarmBatch(
     // No status check here: the report endpoint refused alarms of a stopped or paused task, and an
     // alarm accepted while the task ran is processed even if the task stopped since (it was accepted).
     const plan = planAlarm(task, alarm);
+    const why = explainAlarm(task, alarm, plan);
     count('AlarmsAccepted');
     count('PipelineOutcome', { outcome: plan.kind });
     if (plan.kind === 'compressed') {
       const key = `${task.id}#${plan.metric}`;
       const g = groups.get(key) ?? { task, metric: plan.metric, items: [] };
-      g.items.push({ ids, alarm, level: plan.level });
+      g.items.push({ ids, alarm, level: plan.level, why });
       groups.set(key, g);
     } else {
-      units.push({ ids, run: () => processSingle(task, alarm, plan, unitDeps) });
+      units.push({ ids, run: () => processSingle(task, alarm, plan, why, unitDeps) });
     }
   }
   for (const g of groups.values()) {
@@ -256,6 +263,7 @@ function batchedRecordPuts(deps: PipelineDeps): (record: AlarmRecord) => Promise
 function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledResult<Task | undefined>>) {
   const events = new Map<number, EventToPublish[]>();
   const notify: NotificationJob[] = [];
+  const log: AlarmLogEntry[] = [];
   const hasWebhook = (taskId: number) => {
     const t = tasks.get(taskId);
     const w = t?.status === 'fulfilled' ? t.value?.receiver?.channels?.webhook : undefined;
@@ -274,12 +282,19 @@ function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledRes
       publishJobs: async (jobs: NotificationJob[]) => {
         notify.push(...jobs);
       },
+      logAlarms: async (entries: AlarmLogEntry[]) => {
+        log.push(...entries);
+      },
     },
-    flush: () =>
-      deps.publishMessages({
-        webhook: [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list)),
-        notify,
-      }),
+    flush: async () => {
+      await Promise.all([
+        deps.publishMessages({
+          webhook: [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list)),
+          notify,
+        }),
+        log.length > 0 ? deps.logAlarms(log) : undefined,
+      ]);
+    },
   };
 }
 
@@ -297,6 +312,9 @@ function buildRecord(
     k?: number;
     upgrades?: AlarmRecord['upgrades'];
     recoveryMetric?: string;
+    why: Why;
+    window?: AlarmRecord['window'];
+    upgradeCounts?: number[];
   },
 ): AlarmRecord {
   const history: HistoryRecord = {
@@ -325,6 +343,48 @@ function buildRecord(
     upgrades: d.upgrades ?? [],
     workflow: d.outcome === 'compressed' && task.workflow?.enable === true,
     ...(d.recoveryMetric ? { recovery_metric: d.recoveryMetric } : {}),
+    why: d.why,
+    ...(d.window ? { window: d.window } : {}),
+    ...(d.upgradeCounts?.length ? { upgrade_counts: d.upgradeCounts } : {}),
+    expires_at: d.now + retentionDaysOf(task) * 86_400,
+  };
+}
+
+/** The log entry of a stored alarm (its reasons stay in the record). */
+function loggedRecord(r: AlarmRecord): AlarmLogEntry {
+  return {
+    uuid: r.uuid,
+    task_id: r.task_id,
+    history_id: r.history.id,
+    created_at: r.history.created_at,
+    level: r.history.level,
+    reported_level: r.reported_level,
+    decision: r.outcome,
+    notify: r.notify,
+    ...(r.history.metric ? { metric: r.history.metric } : {}),
+    ...(r.history.batch ? { batch: r.history.batch } : {}),
+    ...(r.k !== undefined ? { k: r.k } : {}),
+    upgrades: r.upgrades?.length ?? 0,
+    stored: true,
+    expires_at: r.expires_at ?? r.processed_at + retentionDaysOf({}) * 86_400,
+  };
+}
+
+/** The log entry of an alarm that has no record (filtered out, or of a task that stores nothing). */
+function loggedUnstored(task: Task, alarm: AlarmMessage, plan: Plan, why: Why, now: number): AlarmLogEntry {
+  return {
+    uuid: alarm.uuid,
+    task_id: task.id,
+    history_id: 0,
+    created_at: now,
+    level: plan.level,
+    reported_level: alarm.level,
+    decision: plan.kind,
+    notify: plan.kind === 'drop' ? 'none' : 'now',
+    upgrades: 0,
+    stored: false,
+    why,
+    expires_at: now + retentionDaysOf(task) * 86_400,
   };
 }
 
@@ -333,9 +393,10 @@ async function processSingle(
   task: Task,
   alarm: AlarmMessage,
   plan: Exclude<Plan, { kind: 'compressed' }>,
+  why: Why,
   deps: PipelineDeps,
 ) {
-  if (plan.kind === 'drop') return;
+  if (plan.kind === 'drop') return deps.logAlarms([loggedUnstored(task, alarm, plan, why, deps.now())]);
   if (plan.kind === 'not_save_db' || (plan.kind === 'recovery' && !plan.store)) {
     const recovery = plan.kind === 'recovery';
     // A monitor's alert may be sent again (an Alertmanager group re-sent whole): with no record to
@@ -366,7 +427,7 @@ async function processSingle(
       effects,
     );
     if (recovery && plan.metric) await deps.finishWorkflowsOfMetric({ task, metric: plan.metric });
-    return;
+    return deps.logAlarms([loggedUnstored(task, alarm, plan, why, deps.now())]);
   }
   const record = buildRecord(task, alarm, {
     outcome: plan.kind,
@@ -374,11 +435,16 @@ async function processSingle(
     id: await deps.nextHistoryId(),
     now: deps.now(),
     recoveryMetric: plan.kind === 'recovery' ? plan.metric : undefined,
+    why,
   });
-  if ((await deps.recordAlarm(record)) === 'created') return runEffects(task, record, deps);
+  if ((await deps.recordAlarm(record)) === 'created') {
+    await runEffects(task, record, deps);
+    return deps.logAlarms([loggedRecord(record)]);
+  }
   const stored = await deps.repo.getAlarmRecord(task.id, alarm.uuid);
   if (!stored) throw new Error(`alarm ${alarm.uuid}: record not found after a duplicate put`);
   await runEffects(task, stored, replaying(deps, stored.processed_at));
+  await deps.logAlarms([loggedRecord(stored)]);
 }
 
 /**
@@ -393,9 +459,11 @@ async function processGroup(task: Task, metric: string, items: GroupItem[], deps
   const longest = maxInterval(upgrades);
   const delay = recoveryDelaySeconds(task);
   const levels = new Map<string, Plan['level']>();
+  const whys = new Map<string, Why>();
   const historyIds = new Map<string, number>();
-  for (const { alarm, level } of items) {
+  for (const { alarm, level, why } of items) {
     levels.set(alarm.uuid, level);
+    whys.set(alarm.uuid, why);
     historyIds.set(alarm.uuid, await deps.nextHistoryId());
   }
   let pending = items.map((i) => i.alarm);
@@ -433,6 +501,9 @@ async function processGroup(task: Task, metric: string, items: GroupItem[], deps
         notify: step.notify,
         k: step.k,
         upgrades: step.upgrades,
+        why: whys.get(alarm.uuid) as Why,
+        window: { start: step.windowStart, end: step.windowEnd },
+        upgradeCounts: step.counts,
       });
     });
     const dues: DueItem[] = result.flushes.map((f) => ({
@@ -475,11 +546,16 @@ async function processGroup(task: Task, metric: string, items: GroupItem[], deps
     }
     if (res.conflict) await deps.sleep(Math.min(400, 10 * 2 ** attempt) * (0.5 + Math.random()));
   }
+  const logged = [...committed];
   for (const r of committed) await runEffects(task, r, deps);
   for (const uuid of replays) {
     const r = await deps.repo.getAlarmRecord(task.id, uuid);
-    if (r) await runEffects(task, r, replaying(deps, r.processed_at));
+    if (r) {
+      await runEffects(task, r, replaying(deps, r.processed_at));
+      logged.push(r);
+    }
   }
+  await deps.logAlarms(logged.map(loggedRecord));
 }
 
 function alarmNotice(task: Task, record: AlarmRecord, type: string): Notice {

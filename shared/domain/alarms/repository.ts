@@ -31,8 +31,10 @@ const ALARM_SCHEMA_VERSION = 2;
 
 function alarmRecordOf(item: Record<string, unknown> | undefined): AlarmRecord | undefined {
   const r = strip<AlarmRecord>(item);
-  const ctn = r?.history.ctn as unknown;
-  if (!r || typeof ctn !== 'string') return r;
+  if (!r) return r;
+  if (typeof item?.ttl === 'number') r.expires_at = item.ttl;
+  const ctn = r.history.ctn as unknown;
+  if (typeof ctn !== 'string') return r;
   return { ...r, history: { ...r.history, ctn: parseJson(ctn) as Record<string, unknown> } };
 }
 
@@ -45,12 +47,14 @@ export async function getAlarmRecord(taskId: number, uuid: string): Promise<Alar
 }
 
 function alarmItem(record: AlarmRecord): Record<string, unknown> {
+  const { expires_at, ...rest } = record;
   return {
     ...keys.alarm(record.task_id, record.uuid),
     entity: 'alarm',
-    ...record,
+    ...rest,
     schema_version: ALARM_SCHEMA_VERSION,
     history: { ...record.history, ctn: JSON.stringify(record.history.ctn) },
+    ...(expires_at ? { ttl: expires_at } : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import { nowSeconds } from '../../clock.ts';
-import { config } from '../../config/env.ts';
+import { config, defaultAlarmRetentionDays } from '../../config/env.ts';
 import { ConflictError } from '../errors.ts';
 import type { Task } from './model.ts';
 import { getTask, setTaskSetting } from './repository.ts';
@@ -34,5 +34,27 @@ export async function setRateLimit(task: Task, rateLimit: number) {
     id: task.id,
     rate_limit: rateLimit > 0 ? rateLimit : config().alarmRateLimit,
     default: rateLimit === 0,
+  };
+}
+
+/** Longest alarm retention a task may set (ten years). */
+export const MAX_RETENTION_DAYS = 3650;
+
+/** Days a task's processed alarms are kept: its own setting or the deployment default. */
+export function retentionDaysOf(task: Pick<Task, 'alarm_retention_days'>): number {
+  return task.alarm_retention_days ?? defaultAlarmRetentionDays();
+}
+
+/**
+ * `PUT /alarmtask/retention`: how many days the task's processed alarms (their records, traces and
+ * log) are kept, 0 = the deployment default (`ALARM_RETENTION_DAYS`, 90). Applies to alarms
+ * processed from then on (each item carries its own expiry).
+ */
+export async function setRetention(task: Task, days: number) {
+  await writeTaskSetting(task, 'alarm_retention_days', days > 0 ? days : undefined);
+  return {
+    id: task.id,
+    retention_days: days > 0 ? days : defaultAlarmRetentionDays(),
+    default: days === 0,
   };
 }

@@ -1,0 +1,233 @@
+import { randomBytes } from 'node:crypto';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { db, putItems, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { keys, webhookLogDayOf } from '../../db/keys.ts';
+import type { Level } from '../tasks/model.ts';
+import type { CompressNotify } from './compress.ts';
+import type { Why } from './explain.ts';
+import type { PlanKind } from './model.ts';
+
+/**
+ * A task's alarm log (AP-P9): every alarm the pipeline processed — stored or not, notified or
+ * filtered — as a compact entry, one item per task per consumer batch under
+ * `ALOG#<task id>#<UTC day>`. It is the history index (list, filter, page) and, for the alarms a task
+ * does not store (`flag_save_db` 0, filtered out), their only trace. Costs one write per task per
+ * batch (about ten alarms per write unit); no index entry. A redelivered alarm is logged again (its
+ * first log write may be what failed), so a reader drops repeats of a uuid.
+ */
+
+/** What came of an alarm, for people: the pipeline's decision folded into six words. */
+export type AlarmResult = 'notified' | 'deferred' | 'compressed' | 'filtered' | 'recovered' | 'stored';
+export const ALARM_RESULTS: AlarmResult[] = [
+  'notified',
+  'deferred',
+  'compressed',
+  'filtered',
+  'recovered',
+  'stored',
+];
+
+export interface AlarmLogEntry {
+  uuid: string;
+  task_id: number;
+  /** History id (0: not stored). */
+  history_id: number;
+  /** Unix seconds the pipeline processed it (the history's created_at). */
+  created_at: number;
+  level: Level;
+  reported_level: Level;
+  decision: PlanKind;
+  notify: CompressNotify;
+  metric?: string;
+  batch?: number;
+  k?: number;
+  /** Upgrade strategies it fired. */
+  upgrades: number;
+  stored: boolean;
+  /** The reasons, kept here only for an alarm that has no record (the record holds its own). */
+  why?: Why;
+  /** Expiry of the log item (Unix seconds). */
+  expires_at: number;
+}
+
+export function resultOf(e: Pick<AlarmLogEntry, 'decision' | 'notify'>): AlarmResult {
+  switch (e.decision) {
+    case 'drop':
+    case 'rejected':
+      return 'filtered';
+    case 'recovery':
+      return 'recovered';
+    case 'not_match_stored':
+      return 'stored';
+    case 'compressed':
+      return e.notify === 'now' ? 'notified' : e.notify === 'deferred' ? 'deferred' : 'compressed';
+    default:
+      return 'notified';
+  }
+}
+
+/** An entry as stored: [uuid, history id, created_at, level, reported level, decision, notify, metric, batch, k, upgrades, why]. */
+type Row = [
+  string,
+  number,
+  number,
+  Level,
+  Level,
+  PlanKind,
+  CompressNotify,
+  string | null,
+  number | null,
+  number | null,
+  number,
+  Why | null,
+];
+
+const toRow = (e: AlarmLogEntry): Row => [
+  e.uuid,
+  e.history_id,
+  e.created_at,
+  e.level,
+  e.reported_level,
+  e.decision,
+  e.notify,
+  e.metric || null,
+  e.batch || null,
+  e.k ?? null,
+  e.upgrades,
+  e.why ?? null,
+];
+
+function fromItem(item: Record<string, unknown>): AlarmLogEntry[] {
+  const taskId = item.task_id as number;
+  const expires = item.ttl as number;
+  return (JSON.parse(item.log as string) as Row[]).map(([u, h, t, l, rl, d, n, m, b, k, up, why]) => ({
+    uuid: u,
+    task_id: taskId,
+    history_id: h,
+    created_at: t,
+    level: l,
+    reported_level: rl,
+    decision: d,
+    notify: n,
+    ...(m ? { metric: m } : {}),
+    ...(b ? { batch: b } : {}),
+    ...(k !== null ? { k } : {}),
+    upgrades: up,
+    stored: h > 0,
+    ...(why ? { why } : {}),
+    expires_at: expires,
+  }));
+}
+
+/** AP-P9 (write): the entries of one consumer batch, one item per task (one BatchWriteItem). */
+export async function putAlarmLogs(entries: AlarmLogEntry[], atMs: number): Promise<void> {
+  const byTask = new Map<number, AlarmLogEntry[]>();
+  for (const e of entries) {
+    const list = byTask.get(e.task_id);
+    if (list) list.push(e);
+    else byTask.set(e.task_id, [e]);
+  }
+  const items = [...byTask.values()].map((log) => ({
+    ...keys.alarmLog(log[0].task_id, atMs, randomBytes(6).toString('hex')),
+    entity: 'alarm_log',
+    schema_version: SCHEMA_VERSION,
+    task_id: log[0].task_id,
+    log: JSON.stringify(log.map(toRow)),
+    ttl: Math.max(...log.map((e) => e.expires_at)),
+  }));
+  if (items.length > 0) await putItems(items, 'alarm log');
+}
+
+export interface AlarmLogFilter {
+  level?: Level;
+  result?: AlarmResult;
+  metric?: string;
+  batch?: number;
+  uuid?: string;
+  history_id?: number;
+}
+
+export interface AlarmLogPage {
+  entries: AlarmLogEntry[];
+  /** Where the next page starts (absent when the window is exhausted). */
+  next?: AlarmLogCursor;
+  /** Log items read (the cost of the page, in queries' worth of items). */
+  scanned: number;
+}
+
+/** A position in the log: the day partition, the last item read and how many of its entries were taken. */
+export interface AlarmLogCursor {
+  day: number;
+  sk: string;
+  taken: number;
+}
+
+const matches = (e: AlarmLogEntry, f: AlarmLogFilter, from: number, to: number) =>
+  e.created_at >= from &&
+  e.created_at <= to &&
+  (f.level === undefined || e.level === f.level) &&
+  (f.result === undefined || resultOf(e) === f.result) &&
+  (f.metric === undefined || e.metric === f.metric) &&
+  (f.batch === undefined || e.batch === f.batch) &&
+  (f.uuid === undefined || e.uuid === f.uuid) &&
+  (f.history_id === undefined || e.history_id === f.history_id);
+
+/** Items read per request at most: a page of a rare filter over a busy log stops there with a cursor. */
+const MAX_ITEMS_PER_PAGE = 500;
+/** Items are written within seconds of the alarms they hold: read a little past `to`. */
+const WRITE_LAG_MS = 120_000;
+
+/**
+ * AP-P9 (read): a task's log entries from `from` to `to` (Unix seconds), newest first, filtered, at
+ * most `limit`, resuming at `cursor`. One Query per UTC day (descending, paged); an item's entries are
+ * taken newest first. Repeats of a uuid within the page are dropped.
+ */
+export async function queryAlarmLog(
+  taskId: number,
+  window: { from: number; to: number },
+  filter: AlarmLogFilter,
+  limit: number,
+  cursor?: AlarmLogCursor,
+): Promise<AlarmLogPage> {
+  const entries: AlarmLogEntry[] = [];
+  const seen = new Set<string>();
+  const firstDay = webhookLogDayOf(window.from * 1000);
+  let scanned = 0;
+  for (let day = cursor?.day ?? webhookLogDayOf(window.to * 1000 + WRITE_LAG_MS); day >= firstDay; day--) {
+    let start: Record<string, unknown> | undefined;
+    // Resuming: the item the cursor stopped in is read again (the sort key range ends at it).
+    const resume = cursor && cursor.day === day ? cursor : undefined;
+    do {
+      const page = await db().send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: {
+            ':pk': keys.alarmLogDay(taskId, day),
+            ':from': keys.alarmLogSkFrom(window.from * 1000),
+            ':to': resume ? resume.sk : keys.alarmLogSkFrom(window.to * 1000 + WRITE_LAG_MS),
+          },
+          ScanIndexForward: false,
+          Limit: 50,
+          ExclusiveStartKey: start,
+        }),
+      );
+      start = page.LastEvaluatedKey;
+      for (const item of page.Items ?? []) {
+        const sk = item.sk as string;
+        scanned++;
+        const all = fromItem(item).sort((a, b) => b.created_at - a.created_at);
+        const skip = resume && sk === resume.sk ? resume.taken : 0;
+        for (let i = skip; i < all.length; i++) {
+          const e = all[i];
+          if (!matches(e, filter, window.from, window.to) || seen.has(e.uuid)) continue;
+          seen.add(e.uuid);
+          entries.push(e);
+          if (entries.length >= limit) return { entries, next: { day, sk, taken: i + 1 }, scanned };
+        }
+        if (scanned >= MAX_ITEMS_PER_PAGE) return { entries, next: { day, sk, taken: all.length }, scanned };
+      }
+    } while (start);
+  }
+  return { entries, scanned };
+}
