@@ -1,0 +1,15 @@
+import { viewTask } from '#shared/domain/tasks/reader.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { ID_SCHEMA } from '#shared/domain/validation.ts';
+
+const schema = {
+  type: 'object',
+  required: ['uid', 'task_id'],
+  properties: { uid: ID_SCHEMA, task_id: ID_SCHEMA },
+};
+
+/** GET /alarmtask/view?uid=&task_id=: a task's configuration for a user who may read it (no credentials). */
+export const handler = httpHandler<{ uid: number; task_id: number }, unknown>(
+  { auth: 'app', input: 'query', schema },
+  (input) => viewTask(input.uid, input.task_id),
+);
