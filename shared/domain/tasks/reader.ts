@@ -1,6 +1,7 @@
 import { maskRobot } from '../notifications/providers/robot.ts';
 import { taskForUser } from './access.ts';
-import { showTask } from './service.ts';
+import { ValidationError } from '../errors.ts';
+import { pauseTask, showTask, startTask, stopTask } from './service.ts';
 
 /**
  * A task's configuration for a reader (GET /alarmtask/view): the detail `/alarmtask/show` gives,
@@ -40,4 +41,24 @@ export function redact(value: unknown, key = ''): unknown {
   }
   if (key === 'webhook' && typeof value === 'string' && value !== '') return webhookOrigin(value);
   return value;
+}
+
+export type StatusAction = 'stop' | 'start' | 'pause';
+
+/**
+ * PUT /alarmtask/status: stop, start or pause a task as a user with read-write permission (or role
+ * 9): the console's way to act without the task secret. Same transitions and answers as
+ * /alarmtask/stop|start|pause (409 when the task already is in that state).
+ */
+export async function changeTaskStatus(input: {
+  uid: number;
+  task_id: number;
+  action: StatusAction;
+  time?: number;
+}) {
+  const task = await taskForUser(input.uid, input.task_id, 'write');
+  if (input.action === 'stop') return stopTask(task);
+  if (input.action === 'start') return startTask(task);
+  if (!input.time) throw new ValidationError([{ field: 'time', message: 'time is required to pause' }]);
+  return pauseTask(task, input.time);
 }
