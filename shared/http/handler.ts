@@ -45,6 +45,24 @@ export interface HandlerOptions {
    * non-200 status into a misleading error.
    */
   refusalsAsHttp200?: boolean;
+  /**
+   * The handler body returns the HTTP result itself (status, headers, body) instead of the envelope's
+   * `data`: the API's documents (`GET /openapi.json`, `GET /docs`). Errors still become envelopes.
+   */
+  rawResponse?: boolean;
+}
+
+/**
+ * What a handler made by `httpHandler` declares about its input, read by the OpenAPI generator
+ * (scripts/gen-openapi.ts) from the handler's read-only `spec` property.
+ */
+export interface HandlerSpec {
+  auth: HandlerOptions['auth'];
+  input: InputSource;
+  schema?: object;
+  successMessage?: string;
+  refusalsAsHttp200: boolean;
+  rawResponse: boolean;
 }
 
 export interface RequestContext {
@@ -57,7 +75,8 @@ export interface RequestContext {
 
 export const MAX_BODY_BYTES = 256 * 1024;
 
-const taskAuthSchema = {
+/** The task-auth parameters (behavior 3.2), checked by the factory before the handler's schema. */
+export const TASK_AUTH_SCHEMA = {
   type: 'object',
   required: ['id', 'timestamp', 'sign'],
   properties: {
@@ -66,8 +85,8 @@ const taskAuthSchema = {
     sign: { type: 'string', minLength: 1, maxLength: 128 },
   },
 };
-const taskAuthJson = compileSchema(taskAuthSchema);
-const taskAuthCoercing = compileCoercingSchema(taskAuthSchema);
+const taskAuthJson = compileSchema(TASK_AUTH_SCHEMA);
+const taskAuthCoercing = compileCoercingSchema(TASK_AUTH_SCHEMA);
 
 export function header(event: HttpEvent, name: string): string | undefined {
   const headers = event.headers ?? {};
@@ -127,7 +146,8 @@ interface State {
 /**
  * The one factory every HTTP endpoint is built with. It owns the middy chain: input parsing,
  * application auth, task auth, schema validation (ajv, compiled once), error mapping to the
- * envelope and JSON serialization. The handler body only calls one domain function.
+ * envelope and JSON serialization. The handler body only calls one domain function. The returned
+ * handler carries its options as `spec` (read-only; see HandlerSpec).
  */
 export function httpHandler<TInput, TOutput>(
   options: HandlerOptions,
@@ -169,7 +189,7 @@ export function httpHandler<TInput, TOutput>(
     },
   };
 
-  return middy<HttpEvent, HttpResult, Error, Context & { state?: State }>()
+  const handler = middy<HttpEvent, HttpResult, Error, Context & { state?: State }>()
     .use(authAndValidate)
     .use({
       after: async () => {
@@ -189,6 +209,22 @@ export function httpHandler<TInput, TOutput>(
     })
     .handler(async (_event, context) => {
       const state = context.state as State;
-      return okResponse(await fn(state.input as TInput, state.ctx), options.successMessage);
+      const out = await fn(state.input as TInput, state.ctx);
+      return options.rawResponse ? (out as HttpResult) : okResponse(out, options.successMessage);
     });
+  const spec: HandlerSpec = Object.freeze({
+    auth: options.auth,
+    input: options.input,
+    ...(options.schema ? { schema: options.schema } : {}),
+    ...(options.successMessage ? { successMessage: options.successMessage } : {}),
+    refusalsAsHttp200: options.refusalsAsHttp200 === true,
+    rawResponse: options.rawResponse === true,
+  });
+  return Object.defineProperty(handler, 'spec', {
+    value: spec,
+    enumerable: false,
+    writable: false,
+  }) as typeof handler & {
+    readonly spec: HandlerSpec;
+  };
 }
