@@ -24,7 +24,7 @@ export function routeName(route: Pick<RouteDef, 'method' | 'path'>): string {
     .join('');
 }
 
-interface Sample {
+export interface Sample {
   query?: Record<string, string>;
   json?: unknown;
   text?: string;
@@ -40,8 +40,11 @@ const taskBody = {
   receiver: { channels: { email: [1] } },
 };
 
-const samples: Record<string, Sample> = {
+/** The sample request of every deployed route (also the examples of the OpenAPI document). */
+export const samples: Record<string, Sample> = {
   'GET /health': {},
+  'GET /openapi.json': {},
+  'GET /docs': {},
   'GET /department/simple': {},
   'GET /department/show': { query: { id: '1' } },
   'GET /user/profile': { query: { uid: '1' } },
