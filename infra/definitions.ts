@@ -208,6 +208,22 @@ export const routes: RouteDef[] = [
       publishes: ['webhook', 'notify'],
     }),
   ),
+  // [read:docs]
+  // The API's OpenAPI document and its reference page (npm run gen:openapi), public like /health.
+  {
+    method: 'GET',
+    path: '/openapi.json',
+    handler: 'functions/http/docs/get-openapi.ts',
+    auth: 'none',
+    table: 'none',
+  },
+  {
+    method: 'GET',
+    path: '/docs',
+    handler: 'functions/http/docs/get-reference.ts',
+    auth: 'none',
+    table: 'none',
+  },
   // Local runtime only: the test clock.
   {
     method: 'GET',

@@ -8,7 +8,7 @@
  * writes nothing and exits 1 when the committed file is not what would be written (the unit test
  * shared/http/openapi.test.ts checks the same).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { routes } from '../infra/definitions.ts';
@@ -36,6 +36,8 @@ export function handlerComment(source: string): string | undefined {
 
 /** Every deployed route with its handler's spec, doc comment and sample request. */
 export async function routeDocs(): Promise<RouteDoc[]> {
+  // GET /openapi.json and GET /docs import the document: without one, they could not be loaded.
+  if (!existsSync(OPENAPI_FILE)) writeFileSync(OPENAPI_FILE, '{}\n');
   const docs: RouteDoc[] = [];
   for (const route of routes.filter((r) => !r.localOnly)) {
     const file = join(root, route.handler);
