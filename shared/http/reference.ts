@@ -379,6 +379,9 @@ pre{background:#f6f8fa;padding:8px;overflow:auto;white-space:pre-wrap;word-break
 table{border-collapse:collapse;width:100%;margin:4px 0}
 th,td{border:1px solid #d0d7de;padding:3px 6px;text-align:left;vertical-align:top}
 th{background:#f6f8fa}
+table.fields{table-layout:fixed}
+table.fields td{overflow-wrap:anywhere}
+table.fields th:nth-child(1){width:30%}table.fields th:nth-child(2){width:11%}table.fields th:nth-child(3){width:13%}table.fields th:nth-child(4){width:20%}
 .m{display:inline-block;min-width:54px;text-align:center;color:#fff;border-radius:4px;padding:0 4px;font-size:12px}
 .m-get{background:#1a7f37}.m-post{background:#0969da}.m-put{background:#9a6700}.m-delete{background:#cf222e}.m-patch{background:#8250df}
 .sum{font-weight:normal;color:#57606a}
