@@ -305,10 +305,17 @@ export const schedule = {
   publishes: ['alarm', 'webhook', 'notify'] as QueueName[],
 };
 
-/** The single table. Generic keys; a sparse GSI for reverse lookups. */
+/**
+ * The single table. Generic keys; sparse GSIs for reverse lookups: gsi1, and gsi2 for the listings
+ * that need a second entry per item (tasks by name beside gsi1's by pinyin, workflows by task and
+ * status). A deployed table gains one GSI per update (DynamoDB's rule): add them one release apart.
+ */
 export const table = {
   partitionKey: 'pk',
   sortKey: 'sk',
   ttlAttribute: 'ttl',
-  globalSecondaryIndexes: [{ indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' }],
+  globalSecondaryIndexes: [
+    { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+    { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
+  ],
 } as const;

@@ -48,7 +48,7 @@ export function transactionConditionFailed(err: unknown): number[] {
   return e.CancellationReasons.flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [i] : []));
 }
 
-const BOOKKEEPING = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'entity', 'schema_version'];
+const BOOKKEEPING = ['pk', 'sk', 'gsi1pk', 'gsi1sk', 'gsi2pk', 'gsi2sk', 'entity', 'schema_version'];
 
 /** An entity's own fields from its item: keys and bookkeeping attributes (and any `extra`) removed. */
 export function fromItem<T>(item: Record<string, unknown>, ...extra: string[]): T {

@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import {
   CreateTableCommand,
+  DescribeTableCommand,
   DynamoDBClient,
   ListTablesCommand,
+  UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { table } from '../../infra/definitions.ts';
@@ -138,10 +140,57 @@ export function localDynamoClient(endpoint: string, region = 'us-east-1'): Dynam
   });
 }
 
-/** Creates the table with the same definition the CDK stack deploys (infra/definitions.ts). */
+type IndexDef = (typeof table.globalSecondaryIndexes)[number];
+
+const indexSpec = (g: IndexDef) => ({
+  IndexName: g.indexName,
+  KeySchema: [
+    { AttributeName: g.partitionKey, KeyType: 'HASH' as const },
+    { AttributeName: g.sortKey, KeyType: 'RANGE' as const },
+  ],
+  Projection: { ProjectionType: 'ALL' as const },
+});
+
+/**
+ * Adds the indexes of the definition that a persisted table (`npm start`'s data directory) was
+ * created without, one at a time as DynamoDB requires, and waits until each is active (DynamoDB
+ * Local fills it from the existing items).
+ */
+async function addMissingIndexes(client: DynamoDBClient, name: string): Promise<void> {
+  const described = await client.send(new DescribeTableCommand({ TableName: name }));
+  const present = new Set((described.Table?.GlobalSecondaryIndexes ?? []).map((g) => g.IndexName));
+  for (const g of table.globalSecondaryIndexes) {
+    if (present.has(g.indexName)) continue;
+    await client.send(
+      new UpdateTableCommand({
+        TableName: name,
+        AttributeDefinitions: [
+          { AttributeName: g.partitionKey, AttributeType: 'S' },
+          { AttributeName: g.sortKey, AttributeType: 'S' },
+        ],
+        GlobalSecondaryIndexUpdates: [{ Create: indexSpec(g) }],
+      }),
+    );
+    for (let i = 0; ; i++) {
+      const t = await client.send(new DescribeTableCommand({ TableName: name }));
+      const status = t.Table?.GlobalSecondaryIndexes?.find((x) => x.IndexName === g.indexName)?.IndexStatus;
+      if (status === 'ACTIVE') break;
+      if (i >= 600) throw new Error(`index ${g.indexName} of table ${name} did not become active`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+/**
+ * Creates the table with the same definition the CDK stack deploys (infra/definitions.ts), or adds
+ * the indexes an existing table lacks.
+ */
 export async function ensureTable(client: DynamoDBClient, name: string): Promise<void> {
   const existing = await client.send(new ListTablesCommand({}));
-  if (existing.TableNames?.includes(name)) return;
+  if (existing.TableNames?.includes(name)) {
+    await addMissingIndexes(client, name);
+    return;
+  }
   const attrs = new Set<string>([table.partitionKey, table.sortKey]);
   for (const g of table.globalSecondaryIndexes) {
     attrs.add(g.partitionKey);
@@ -156,14 +205,7 @@ export async function ensureTable(client: DynamoDBClient, name: string): Promise
         { AttributeName: table.partitionKey, KeyType: 'HASH' },
         { AttributeName: table.sortKey, KeyType: 'RANGE' },
       ],
-      GlobalSecondaryIndexes: table.globalSecondaryIndexes.map((g) => ({
-        IndexName: g.indexName,
-        KeySchema: [
-          { AttributeName: g.partitionKey, KeyType: 'HASH' },
-          { AttributeName: g.sortKey, KeyType: 'RANGE' },
-        ],
-        Projection: { ProjectionType: 'ALL' },
-      })),
+      GlobalSecondaryIndexes: table.globalSecondaryIndexes.map(indexSpec),
     }),
   );
   await client.send(
