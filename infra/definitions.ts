@@ -208,6 +208,16 @@ export const routes: RouteDef[] = [
       publishes: ['webhook', 'notify'],
     }),
   ),
+  // ---- Read side (issue 10). Every read: app auth + the acting user `uid` (role 9 or a permission
+  // on the task; shared/domain/tasks/access.ts). Each group below is added by its own change.
+  // [read:tasks-workflows]
+  {
+    method: 'GET',
+    path: '/alarmtask/list',
+    handler: 'functions/http/alarmtask/list-tasks.ts',
+    auth: 'app',
+    table: 'read',
+  },
   // [read:docs]
   // The API's OpenAPI document and its reference page (npm run gen:openapi), public like /health.
   {

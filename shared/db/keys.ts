@@ -36,6 +36,19 @@ export const keys = {
   }),
   permissionsOfUser: (uid: number) => ({ gsi1pk: `USERPERM#${uid}` }),
   taskPermissionPrefix: () => 'PERM#',
+  /**
+   * The task listing (GET /alarmtask/list): every task in one partition of each index, gsi1 sorted by
+   * its lower-cased pinyin, gsi2 by its lower-cased name (a prefix search on either is one range).
+   */
+  taskListing: (t: { id: number; name: string; pinyin: string }) => ({
+    gsi1pk: TASK_LISTING,
+    gsi1sk: keys.taskListingSk(t.pinyin, t.id),
+    gsi2pk: TASK_LISTING,
+    gsi2sk: keys.taskListingSk(t.name, t.id),
+  }),
+  taskListingPartition: () => TASK_LISTING,
+  /** `<text lower-cased>#<id, 12 digits>`: unique per task, and a prefix of the text is a key prefix. */
+  taskListingSk: (text: string, id: number) => `${text.toLowerCase()}#${pad(id)}`,
 
   // Workflows: the workflow item and its pipeline records share one item collection `WF#<id>`.
   workflow: (id: number) => ({ pk: `WF#${id}`, sk: 'WF' }),
@@ -140,6 +153,9 @@ export const keys = {
   /** Per-robot send counter (current minute) and rate-limit block. */
   robotRate: (robotId: string) => ({ pk: `ROBOT#${robotId}`, sk: 'RATE' }),
 };
+
+/** The one partition (of gsi1 and of gsi2) that lists every task. */
+const TASK_LISTING = 'TASKS';
 
 export const DUE_SHARDS = 4;
 
