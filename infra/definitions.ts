@@ -218,6 +218,20 @@ export const routes: RouteDef[] = [
     auth: 'app',
     table: 'read',
   },
+  {
+    method: 'GET',
+    path: '/workflow/list',
+    handler: 'functions/http/workflow/list-workflows.ts',
+    auth: 'app',
+    table: 'read',
+  },
+  {
+    method: 'GET',
+    path: '/workflow/counts',
+    handler: 'functions/http/workflow/count-workflows.ts',
+    auth: 'app',
+    table: 'read',
+  },
   // [read:docs]
   // The API's OpenAPI document and its reference page (npm run gen:openapi), public like /health.
   {

@@ -70,6 +70,18 @@ export const keys = {
     gsi1sk: `WF#${pad(id)}`,
   }),
   openWorkflowsOfMetric: (taskId: number, metric: string) => ({ gsi1pk: `WFOPEN#${taskId}#${metric}` }),
+  /**
+   * A task's workflows by status, newest first (GET /workflow/list): gsi2 `WFTASK#<task>#<status>`,
+   * sorted by creation time then id. A status change moves the entry to the new status's partition.
+   */
+  workflowOfTask: (taskId: number, status: number, createdAt: number, id: number) => ({
+    gsi2pk: keys.workflowsOfTask(taskId, status),
+    gsi2sk: keys.workflowOfTaskSk(createdAt, id),
+  }),
+  workflowsOfTask: (taskId: number, status: number) => `WFTASK#${taskId}#${status}`,
+  workflowOfTaskSk: (createdAt: number, id: number) => `${pad(createdAt, 10)}#${pad(id)}`,
+  /** A task's workflow counts by status, one of WF_COUNT_SHARDS items (shard = hash of the workflow id). */
+  workflowCount: (taskId: number, shard: number) => ({ pk: `WFCOUNT#${taskId}#${shard}`, sk: 'WFCOUNT' }),
   /** Idempotency guard: the workflow generated from one alarm of a task (history uuid). */
   workflowOfAlarm: (taskId: number, uuid: string) => ({ pk: `WFALARM#${taskId}#${uuid}`, sk: 'WFALARM' }),
 
@@ -158,6 +170,9 @@ export const keys = {
 const TASK_LISTING = 'TASKS';
 
 export const DUE_SHARDS = 4;
+
+/** Counter items per task for workflow counts (concurrent workflow changes of one task spread over them). */
+export const WF_COUNT_SHARDS = 4;
 
 /** gsi1 partitions per task for notification attempts (a busy task's attempts would be a hot key). */
 export const NOTIFY_TASK_SHARDS = 4;

@@ -1,5 +1,5 @@
 import { fireReminder } from '../workflows/reminders.ts';
-import { ANNOUNCE_KIND, type AnnouncePayload, announce, REMIND_KIND } from '../workflows/service.ts';
+import { ANNOUNCE_KIND, REMIND_KIND, runAnnouncement } from '../workflows/service.ts';
 import { expirePause, PAUSE_EXPIRY } from '../tasks/service.ts';
 import {
   FLUSH_KIND,
@@ -17,7 +17,7 @@ import type { DueHandler } from './runner.ts';
 export const dueHandlers: Record<string, DueHandler> = {
   // Workflows: publish an operation's events (outbox) and fire reminders.
   [ANNOUNCE_KIND]: async (item) => {
-    await announce(item.payload as unknown as AnnouncePayload);
+    await runAnnouncement(item);
     return undefined;
   },
   [REMIND_KIND]: (item, now) => fireReminder(item, now),

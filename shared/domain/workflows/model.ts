@@ -50,6 +50,18 @@ export interface Workflow {
   department_id: number;
   /** Snapshot of the alarm the workflow was generated from. */
   history: HistoryRecord;
+  /**
+   * Who claimed it (0: the application); absent until a claim, removed by reactive (a pending
+   * workflow is nobody's). The list filters on it (GET /workflow/list `claimer`).
+   */
+  claimer?: number;
+  /** The users of its latest assign (GET /workflow/list `assignee`). */
+  assignees?: number[];
+  /**
+   * Whether the workflow is in its task's counts and the listing index (every workflow created since
+   * they exist; older ones once the backfill reached them): its operations move it between counts.
+   */
+  counted?: boolean;
 }
 
 /** What a pipeline record's `props` holds (interface 2.13). */
@@ -116,6 +128,91 @@ export function transition(op: Operation, wf: Pick<Workflow, 'id' | 'status'>): 
   const rule = OPERATION_RULES[op];
   const status = rule.to ?? wf.status;
   return { status, pipeline: rule.pipeline, statusChanged: status !== wf.status };
+}
+
+/** Who owns a workflow after `op` by `actor` (0: the application), `assignto` the uids of an assign. */
+export function ownershipAfter(
+  op: Operation,
+  before: Pick<Workflow, 'claimer' | 'assignees'>,
+  actor: number,
+  assignto: number[],
+): Pick<Workflow, 'claimer' | 'assignees'> {
+  const out: Pick<Workflow, 'claimer' | 'assignees'> = {};
+  const claimer = op === 'claim' ? actor : op === 'reactive' ? undefined : before.claimer;
+  const assignees = op === 'assign' ? assignto : before.assignees;
+  if (claimer !== undefined) out.claimer = claimer;
+  if (assignees !== undefined) out.assignees = assignees;
+  return out;
+}
+
+/** The same, replayed over a workflow's pipeline records (the backfill of workflows stored before). */
+export function ownershipOfRecords(
+  records: Pick<PipelineRecord, 'status' | 'created_by' | 'props' | 'created_at' | 'sk'>[],
+): Pick<Workflow, 'claimer' | 'assignees'> {
+  let owner: Pick<Workflow, 'claimer' | 'assignees'> = {};
+  const ordered = [...records].sort(
+    (a, b) => a.created_at - b.created_at || (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0),
+  );
+  for (const r of ordered) {
+    const op: Operation | undefined =
+      r.status === WF_PROCESSING
+        ? 'claim'
+        : r.status === PIPE_ASSIGN
+          ? 'assign'
+          : r.status === PIPE_REACTIVE
+            ? 'reactive'
+            : undefined;
+    if (op)
+      owner = ownershipAfter(
+        op,
+        owner,
+        r.created_by,
+        (r.props?.assignto ?? []).map((p) => p.uid),
+      );
+  }
+  return owner;
+}
+
+// ---- Counts by status (GET /workflow/counts) --------------------------------------------------
+
+export const COUNT_FIELDS = { 0: 'pending', 1: 'processing', 2: 'done', 9: 'closed' } as const;
+export type CountField = (typeof COUNT_FIELDS)[WorkflowStatus];
+
+/** A workflow entering the counts (`from` absent: created) or moving between two statuses. */
+export interface CountMove {
+  task_id: number;
+  workflow_id: number;
+  from?: WorkflowStatus;
+  to: WorkflowStatus;
+}
+
+/** What one counter item (a task's shard) gains or loses. */
+export interface CountDelta {
+  task_id: number;
+  shard: number;
+  delta: Partial<Record<CountField, number>>;
+}
+
+/** The moves summed per counter item (`shardOf` a workflow id); items left unchanged are dropped. */
+export function countDeltas(moves: CountMove[], shardOf: (workflowId: number) => number): CountDelta[] {
+  const byItem = new Map<string, CountDelta>();
+  for (const m of moves) {
+    if (m.from === m.to) continue;
+    const shard = shardOf(m.workflow_id);
+    const key = `${m.task_id}:${shard}`;
+    const d = byItem.get(key) ?? { task_id: m.task_id, shard, delta: {} };
+    byItem.set(key, d);
+    const to = COUNT_FIELDS[m.to];
+    d.delta[to] = (d.delta[to] ?? 0) + 1;
+    if (m.from !== undefined) {
+      const from = COUNT_FIELDS[m.from];
+      d.delta[from] = (d.delta[from] ?? 0) - 1;
+    }
+  }
+  return [...byItem.values()].flatMap((d) => {
+    const delta = Object.fromEntries(Object.entries(d.delta).filter(([, n]) => n !== 0));
+    return Object.keys(delta).length ? [{ ...d, delta }] : [];
+  });
 }
 
 /** Values repeated in a list, in order of their first repeat. */

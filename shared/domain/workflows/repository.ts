@@ -2,14 +2,24 @@ import { parseJson } from '../../json.ts';
 import {
   BatchGetCommand,
   GetCommand,
+  QueryCommand,
+  ScanCommand,
   TransactWriteCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { db, fromItem, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
-import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
+import { db, fromItem, getItems, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { DUE_SHARDS, keys, shardOf, WF_COUNT_SHARDS } from '../../db/keys.ts';
 import type { DueItem } from '../due/repository.ts';
-import { isOpen, type PipelineRecord, type Workflow } from './model.ts';
+import {
+  COUNT_FIELDS,
+  type CountDelta,
+  type CountField,
+  isOpen,
+  type PipelineRecord,
+  type Workflow,
+  type WorkflowStatus,
+} from './model.ts';
 
 /**
  * The only DynamoDB code of the workflows module. One function per access pattern (KEY-DESIGN.md,
@@ -28,6 +38,7 @@ function workflowItem(w: Workflow): Record<string, unknown> {
   return {
     ...keys.workflow(w.id),
     ...(isOpen(w.status) ? keys.workflowOpenByMetric(w.task_id, w.metric, w.id) : {}),
+    ...(w.counted ? keys.workflowOfTask(w.task_id, w.status, w.created_at, w.id) : {}),
     entity: 'workflow',
     schema_version: SCHEMA_VERSION,
     ...w,
@@ -213,6 +224,12 @@ export interface WorkflowChange {
   pipeline: PipelineRecord;
 }
 
+/**
+ * The update of one workflow: status, version, epoch, its owners (claimer, assignees), the sparse
+ * open entry (gsi1) and, for a counted workflow, its listing entry (gsi2 moves to the new status's
+ * partition). Conditioned on status and version, and on `counted` being what it was read as: the
+ * count moves announced with the change assume it (the backfill may count a workflow meanwhile).
+ */
 function updateOf(change: WorkflowChange): TransactItem {
   const { before, after } = change;
   const wasOpen = isOpen(before.status);
@@ -225,20 +242,38 @@ function updateOf(change: WorkflowChange): TransactItem {
     ':fromStatus': before.status,
     ':fromVersion': before.version,
   };
-  let expr = 'SET #status = :status, version = :version, epoch = :epoch, updated_at = :now';
+  const set = ['#status = :status', 'version = :version', 'epoch = :epoch', 'updated_at = :now'];
+  const remove: string[] = [];
   if (open && !wasOpen) {
     const g = keys.workflowOpenByMetric(after.task_id, after.metric, after.id);
-    expr += ', gsi1pk = :g1pk, gsi1sk = :g1sk';
+    set.push('gsi1pk = :g1pk', 'gsi1sk = :g1sk');
     values[':g1pk'] = g.gsi1pk;
     values[':g1sk'] = g.gsi1sk;
   }
-  if (!open && wasOpen) expr += ' REMOVE gsi1pk, gsi1sk';
+  if (!open && wasOpen) remove.push('gsi1pk', 'gsi1sk');
+  if (before.counted && after.status !== before.status) {
+    set.push('gsi2pk = :g2pk');
+    values[':g2pk'] = keys.workflowsOfTask(after.task_id, after.status);
+  }
+  if (after.claimer !== undefined) {
+    set.push('claimer = :claimer');
+    values[':claimer'] = after.claimer;
+  } else if (before.claimer !== undefined) remove.push('claimer');
+  if (after.assignees !== undefined) {
+    set.push('assignees = :assignees');
+    values[':assignees'] = after.assignees;
+  }
+  let condition = 'version = :fromVersion AND #status = :fromStatus';
+  if (before.counted) {
+    condition += ' AND counted = :counted';
+    values[':counted'] = true;
+  } else condition += ' AND attribute_not_exists(counted)';
   return {
     Update: {
       TableName: tableName(),
       Key: keys.workflow(before.id),
-      UpdateExpression: expr,
-      ConditionExpression: 'version = :fromVersion AND #status = :fromStatus',
+      UpdateExpression: `SET ${set.join(', ')}${remove.length ? ` REMOVE ${remove.join(', ')}` : ''}`,
+      ConditionExpression: condition,
       ExpressionAttributeNames: { '#status': 'status' },
       ExpressionAttributeValues: values,
     },
@@ -336,4 +371,222 @@ export async function tasksWithPermission(uid: number, taskIds: number[]): Promi
     true,
   );
   return new Set(items.map((i) => Number(i.task_id)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Listing and counts (GET /workflow/list, GET /workflow/counts; AP-F12 ... AP-F15).
+
+/** The counter item of a workflow's task that counts it. */
+export const countShardOf = (workflowId: number) => shardOf(String(workflowId), WF_COUNT_SHARDS);
+
+/**
+ * AP-F12: apply the count moves an announcement carries, exactly once: one transaction that marks the
+ * outbox item `counted` (condition: it exists and is not marked yet) and ADDs each delta to its
+ * counter item. `done` when they were applied before (or the item is gone: it is deleted only after
+ * its counts); `conflict` when a concurrent transaction touched one of the items (try again).
+ */
+export async function applyWorkflowCounts(
+  outbox: Pick<DueItem, 'kind' | 'ref' | 'due_at'>,
+  deltas: CountDelta[],
+): Promise<'applied' | 'done' | 'conflict'> {
+  const items: TransactItem[] = [
+    {
+      Update: {
+        TableName: tableName(),
+        Key: dueKey(outbox),
+        UpdateExpression: 'SET counted = :true',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(counted)',
+        ExpressionAttributeValues: { ':true': true },
+      },
+    },
+    ...deltas.map((d): TransactItem => {
+      const fields = Object.entries(d.delta);
+      return {
+        Update: {
+          TableName: tableName(),
+          Key: keys.workflowCount(d.task_id, d.shard),
+          UpdateExpression: `ADD ${fields.map(([f]) => `#${f} :${f}`).join(', ')} SET entity = :e, schema_version = :sv, task_id = :t`,
+          ExpressionAttributeNames: Object.fromEntries(fields.map(([f]) => [`#${f}`, f])),
+          ExpressionAttributeValues: {
+            ...Object.fromEntries(fields.map(([f, n]) => [`:${f}`, n])),
+            ':e': 'workflow_count',
+            ':sv': SCHEMA_VERSION,
+            ':t': d.task_id,
+          },
+        },
+      };
+    }),
+  ];
+  try {
+    await db().send(new TransactWriteCommand({ TransactItems: items }));
+    return 'applied';
+  } catch (err) {
+    const codes = cancellationCodes(err);
+    if (codes?.[0] === 'ConditionalCheckFailed') return 'done';
+    if (codes?.some((c) => c === 'TransactionConflict')) return 'conflict';
+    if ((err as { name?: string }).name === 'TransactionConflictException') return 'conflict';
+    throw err;
+  }
+}
+
+/** A task's workflow counts by status (negative sums of counts applied out of order read as 0). */
+export type WorkflowCounts = Record<CountField, number>;
+
+/** AP-F13: the counts of tasks: BatchGetItem of their WF_COUNT_SHARDS counter items, summed. */
+export async function getWorkflowCounts(taskIds: number[]): Promise<Map<number, WorkflowCounts>> {
+  const ids = [...new Set(taskIds)];
+  const shardKeys = ids.flatMap((t) =>
+    Array.from({ length: WF_COUNT_SHARDS }, (_, s) => keys.workflowCount(t, s)),
+  );
+  const items = await getItems(shardKeys, { what: 'workflow counts' });
+  const fields = Object.values(COUNT_FIELDS);
+  const zero = () => Object.fromEntries(fields.map((f) => [f, 0])) as WorkflowCounts;
+  const out = new Map(ids.map((t) => [t, zero()]));
+  for (const item of items) {
+    const c = out.get(Number(item.task_id));
+    if (!c) continue;
+    for (const f of fields) c[f] += Number(item[f] ?? 0);
+  }
+  for (const c of out.values()) for (const f of fields) c[f] = Math.max(0, c[f]);
+  return out;
+}
+
+/** Filters of the listing other than status and time (FilterExpression). */
+export interface WorkflowFilter {
+  claimer?: number;
+  assignee?: number;
+}
+
+/**
+ * AP-F14: one page of a task's workflows of one status, newest first: Query gsi2
+ * `WFTASK#<task>#<status>`, `gsi2sk BETWEEN <from> AND <upTo>` (creation time, then id), claimer and
+ * assignee as a FilterExpression; `evaluate` bounds the items read; `startKey` continues a page.
+ */
+export async function queryWorkflowsOfTask(input: {
+  taskId: number;
+  status: WorkflowStatus;
+  from: string;
+  upTo: string;
+  filter: WorkflowFilter;
+  evaluate: number;
+  startKey?: Record<string, unknown>;
+}): Promise<{ workflows: { workflow: Workflow; sk: string }[]; next?: Record<string, unknown> }> {
+  const parts: string[] = [];
+  const values: Record<string, unknown> = {
+    ':pk': keys.workflowsOfTask(input.taskId, input.status),
+    ':from': input.from,
+    ':upTo': input.upTo,
+  };
+  if (input.filter.claimer !== undefined) {
+    parts.push('claimer = :claimer');
+    values[':claimer'] = input.filter.claimer;
+  }
+  if (input.filter.assignee !== undefined) {
+    parts.push('contains(assignees, :assignee)');
+    values[':assignee'] = input.filter.assignee;
+  }
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi2',
+      KeyConditionExpression: 'gsi2pk = :pk AND gsi2sk BETWEEN :from AND :upTo',
+      ExpressionAttributeValues: values,
+      ...(parts.length ? { FilterExpression: parts.join(' AND ') } : {}),
+      ScanIndexForward: false,
+      Limit: input.evaluate,
+      ExclusiveStartKey: input.startKey,
+    }),
+  );
+  return {
+    workflows: (out.Items ?? []).map((i) => ({ workflow: fromWorkflowItem(i), sk: String(i.gsi2sk) })),
+    next: out.LastEvaluatedKey,
+  };
+}
+
+/**
+ * AP-F15 (maintenance, never on a request path): one page of a Scan for workflows stored before the
+ * listing and counts existed (`counted` absent).
+ */
+export async function scanUncountedWorkflows(
+  startKey?: Record<string, unknown>,
+): Promise<{ ids: number[]; scanned: number; next?: Record<string, unknown> }> {
+  const out = await db().send(
+    new ScanCommand({
+      TableName: tableName(),
+      FilterExpression: 'entity = :wf AND attribute_not_exists(counted)',
+      ExpressionAttributeValues: { ':wf': 'workflow' },
+      ProjectionExpression: 'id',
+      ExclusiveStartKey: startKey,
+    }),
+  );
+  return {
+    ids: (out.Items ?? []).map((i) => Number(i.id)),
+    scanned: out.ScannedCount ?? 0,
+    next: out.LastEvaluatedKey,
+  };
+}
+
+/**
+ * AP-F15: count a workflow stored before: its listing entry, owners and `counted` (condition: the
+ * version read, not counted yet) and its status added to its counter item, in one transaction.
+ * False when it changed since it was read.
+ */
+export async function countStoredWorkflow(
+  w: Workflow,
+  owners: Pick<Workflow, 'claimer' | 'assignees'>,
+): Promise<boolean> {
+  const g = keys.workflowOfTask(w.task_id, w.status, w.created_at, w.id);
+  const field = COUNT_FIELDS[w.status];
+  const set = ['gsi2pk = :g2pk', 'gsi2sk = :g2sk', 'counted = :true'];
+  const values: Record<string, unknown> = {
+    ':g2pk': g.gsi2pk,
+    ':g2sk': g.gsi2sk,
+    ':true': true,
+    ':v': w.version,
+  };
+  if (owners.claimer !== undefined) {
+    set.push('claimer = :claimer');
+    values[':claimer'] = owners.claimer;
+  }
+  if (owners.assignees !== undefined) {
+    set.push('assignees = :assignees');
+    values[':assignees'] = owners.assignees;
+  }
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.workflow(w.id),
+              UpdateExpression: `SET ${set.join(', ')}`,
+              ConditionExpression: 'version = :v AND attribute_not_exists(counted)',
+              ExpressionAttributeValues: values,
+            },
+          },
+          {
+            Update: {
+              TableName: tableName(),
+              Key: keys.workflowCount(w.task_id, countShardOf(w.id)),
+              UpdateExpression: 'ADD #f :one SET entity = :e, schema_version = :sv, task_id = :t',
+              ExpressionAttributeNames: { '#f': field },
+              ExpressionAttributeValues: {
+                ':one': 1,
+                ':e': 'workflow_count',
+                ':sv': SCHEMA_VERSION,
+                ':t': w.task_id,
+              },
+            },
+          },
+        ],
+      }),
+    );
+    return true;
+  } catch (err) {
+    const codes = cancellationCodes(err);
+    if (codes?.some(isConflictCode)) return false;
+    if ((err as { name?: string }).name === 'TransactionConflictException') return false;
+    throw err;
+  }
 }

@@ -13,8 +13,11 @@ import type { ReceiverConfig, Task } from '../tasks/model.ts';
 import { getTask } from '../tasks/repository.ts';
 import { publishWebhookEvents } from '../webhooks/publish.ts';
 import {
+  type CountMove,
+  countDeltas,
   isOpen,
   type Operation,
+  ownershipAfter,
   type PipelineRecord,
   refusal,
   remindersFor,
@@ -46,6 +49,8 @@ export type AnnounceScene = WorkflowScene | 'recovered';
 export interface AnnouncePayload {
   scene: AnnounceScene;
   records: { workflow_id: number; sk: string }[];
+  /** The workflows' moves between the task counts (applied once: runAnnouncement). */
+  counts?: CountMove[];
 }
 
 export interface RemindPayload {
@@ -106,9 +111,12 @@ export async function createWorkflow(
     task_name: task.name,
     department_id: task.department_id,
     history,
+    counted: true,
   };
   const pipeline = pipelineRecord(workflow, { status: WF_PENDING, remark: '', created_by: 0, now });
-  const outbox = announcement('generated', [pipeline], `${id}:1`, now);
+  const outbox = announcement('generated', [pipeline], `${id}:1`, now, [
+    { task_id: task.id, workflow_id: id, to: WF_PENDING },
+  ]);
   const result = await deps.repo.insertWorkflow({ workflow, pipeline, outbox });
   if (result === 'duplicate') {
     const other = await deps.repo.getWorkflowIdOfAlarm(task.id, history.uuid);
@@ -145,7 +153,13 @@ export async function finishWorkflowsOfMetric(
         updated_at: now,
       };
       const pipeline = pipelineRecord(after, { status: WF_DONE, remark: 'recovered', created_by: 0, now });
-      const outbox = announcement('recovered', [pipeline], `${id}:${after.version}`, now);
+      const outbox = announcement(
+        'recovered',
+        [pipeline],
+        `${id}:${after.version}`,
+        now,
+        countMoves([{ before: wf, after }]),
+      );
       if ((await deps.repo.applyWorkflowChanges([{ before: wf, after, pipeline }], outbox)) === 'ok') {
         finished.push(id);
         await announceNow(outbox, deps);
@@ -230,8 +244,15 @@ export async function operateWorkflows(
     const changes = input.ids.map((id) => {
       const before = workflows.get(id) as Workflow;
       const t = transition(op, before)!;
+      const { claimer: _c, assignees: _a, ...rest } = before;
       const after: Workflow = {
-        ...before,
+        ...rest,
+        ...ownershipAfter(
+          op,
+          before,
+          actor,
+          assignto.map((u) => u.uid),
+        ),
         status: t.status,
         version: before.version + 1,
         epoch: before.epoch + (t.statusChanged ? 1 : 0),
@@ -252,6 +273,7 @@ export async function operateWorkflows(
       changes.map((c) => c.pipeline),
       `${first.id}:${first.version}`,
       now,
+      countMoves(changes),
     );
     if ((await deps.repo.applyWorkflowChanges(changes, outbox)) === 'ok') {
       await announceNow(outbox, deps);
@@ -335,12 +357,57 @@ function pipelineRecord(
   };
 }
 
-function announcement(scene: AnnounceScene, records: PipelineRecord[], ref: string, now: number): DueItem {
+function announcement(
+  scene: AnnounceScene,
+  records: PipelineRecord[],
+  ref: string,
+  now: number,
+  counts: CountMove[],
+): DueItem {
   const payload: AnnouncePayload = {
     scene,
     records: records.map((r) => ({ workflow_id: r.workflow_id, sk: r.sk })),
+    ...(counts.length ? { counts } : {}),
   };
   return { kind: ANNOUNCE_KIND, ref, due_at: now, payload: payload as unknown as Record<string, unknown> };
+}
+
+/**
+ * The count moves of status changes: only counted workflows move (one stored before the counts
+ * existed enters them, with its status at that moment, when the backfill reaches it).
+ */
+function countMoves(changes: { before: Workflow; after: Workflow }[]): CountMove[] {
+  return changes.flatMap(({ before, after }) =>
+    before.counted && before.status !== after.status
+      ? [{ task_id: after.task_id, workflow_id: after.id, from: before.status, to: after.status }]
+      : [],
+  );
+}
+
+/** Transactions that lost to a concurrent one on a counter item, before the counts wait for the next run. */
+const COUNT_ATTEMPTS = 6;
+
+/** Applies an announcement's count moves once (AP-F12), retrying a lost race with jittered backoff. */
+async function applyCounts(outbox: DueItem, moves: CountMove[], deps: WorkflowDeps): Promise<void> {
+  const deltas = countDeltas(moves, deps.repo.countShardOf);
+  if (deltas.length === 0) return;
+  for (let attempt = 1; ; attempt++) {
+    if ((await deps.repo.applyWorkflowCounts(outbox, deltas)) !== 'conflict') return;
+    if (attempt >= COUNT_ATTEMPTS)
+      throw new Error(`workflow counts of ${outbox.ref}: busy, left for the next run`);
+    await new Promise((r) => setTimeout(r, Math.random() * 20 * 2 ** attempt));
+  }
+}
+
+/**
+ * Settles an announcement (outbox item): its count moves first (exactly once, whoever runs it), then
+ * its events, notifications and reminders (at least once). Run right after the commit and, when that
+ * failed, by the scheduled run (due kind `workflow-announce`), which then deletes the item.
+ */
+export async function runAnnouncement(outbox: DueItem, deps: WorkflowDeps = defaultDeps): Promise<void> {
+  const payload = outbox.payload as unknown as AnnouncePayload;
+  if (payload.counts?.length) await applyCounts(outbox, payload.counts, deps);
+  await announce(payload, deps);
 }
 
 /**
@@ -350,7 +417,7 @@ function announcement(scene: AnnounceScene, records: PipelineRecord[], ref: stri
  */
 async function announceNow(outbox: DueItem, deps: WorkflowDeps): Promise<void> {
   try {
-    await announce(outbox.payload as unknown as AnnouncePayload, deps);
+    await runAnnouncement(outbox, deps);
     await deps.deleteDue(outbox);
   } catch (err) {
     logger.warn('workflow announcement deferred to the scheduled run', {

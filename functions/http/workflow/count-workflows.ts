@@ -1,0 +1,12 @@
+import {
+  type CountWorkflowsInput,
+  countWorkflows,
+  countWorkflowsSchema,
+} from '#shared/domain/workflows/list.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/** GET /workflow/counts?uid=&task_id= or &task_ids=1,2,3 (issue 10). */
+export const handler = httpHandler<CountWorkflowsInput, unknown>(
+  { auth: 'app', input: 'query', schema: countWorkflowsSchema },
+  (input) => countWorkflows(input),
+);
