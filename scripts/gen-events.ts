@@ -129,6 +129,10 @@ export const samples: Record<string, Sample> = {
   'PUT /workflow/processed': { json: { ids: [1], created_by: 1, remark: 'fixed' } },
   'PUT /workflow/reactive': { json: { ids: [1], created_by: 1, remark: 'again' } },
   'PUT /workflow/close': { json: { ids: [1], created_by: 1, remark: 'noise' } },
+  // [read:tasks-workflows]
+  'GET /alarmtask/list': { query: { uid: '1', q: 'rizhi', status: '1', limit: '20' } },
+  'GET /workflow/list': { query: { uid: '1', task_id: '1', status: '0', limit: '20' } },
+  'GET /workflow/counts': { query: { uid: '1', task_ids: '1,2' } },
 };
 
 export function httpEvent(route: Pick<RouteDef, 'method' | 'path' | 'auth'>, sample: Sample) {

@@ -5,7 +5,10 @@ import {
 } from '#shared/domain/workflows/list.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 
-/** GET /workflow/counts?uid=&task_id= or &task_ids=1,2,3 (issue 10). */
+/**
+ * GET /workflow/counts?uid=&task_id= (or task_ids=1,2,3, up to 100): the workflows of each task by
+ * status (pending, processing, done, closed) and their total, in the order asked.
+ */
 export const handler = httpHandler<CountWorkflowsInput, unknown>(
   { auth: 'app', input: 'query', schema: countWorkflowsSchema },
   (input) => countWorkflows(input),

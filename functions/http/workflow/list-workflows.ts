@@ -5,7 +5,12 @@ import {
 } from '#shared/domain/workflows/list.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 
-/** GET /workflow/list?uid=&task_id=&status=&claimer=&assignee=&from=&to=&limit=&cursor= (issue 10). */
+/**
+ * GET /workflow/list?uid=&task_id=&status=&claimer=&assignee=&from=&to=&limit=&cursor=: a task's
+ * workflows newest first, by status, claimer, assignee and creation time (Unix seconds, both ends
+ * included); each as /workflow/show gives it without its pipeline records, with its claimer and
+ * assignees. Follow `next_cursor` until it is empty (a page may hold fewer than `limit` workflows).
+ */
 export const handler = httpHandler<ListWorkflowsInput, unknown>(
   { auth: 'app', input: 'query', schema: listWorkflowsSchema },
   (input) => listWorkflows(input),
