@@ -80,6 +80,11 @@ export interface WebhookMessage extends WebhookEvent {
   attempts_before?: number;
   /** A replay already looked at once (see the deliverer): sent now unless it was delivered. */
   deferred?: boolean;
+  /**
+   * Attempts made before an operator redrove the event from the dead-letter queue (set with
+   * `attempts_before`, so the numbering goes on): its retries count again from there.
+   */
+  redriven_after?: number;
 }
 
 /** Notification scenes (behavior 10). */
@@ -121,4 +126,9 @@ export interface NotificationJob {
   context: RenderContext;
   /** Published again by a producer that ran again (a redelivered alarm): may have been sent already. */
   replay?: boolean;
+  /**
+   * Delivery runs made before this message existed (an operator redrove the job from the dead-letter
+   * queue): attempts are numbered on from there, and the job's state is read first.
+   */
+  attempts_before?: number;
 }

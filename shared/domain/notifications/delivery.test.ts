@@ -9,7 +9,7 @@ import {
   type Providers,
 } from './delivery.ts';
 import type { SendOutcome } from './providers/types.ts';
-import type { AttemptRecord, JobState } from './repository.ts';
+import type { AttemptRecord, JobRun, JobState } from './repository.ts';
 
 /** The consumer's decisions with in-memory adapters: what is final, what is retried, what is sent. */
 const users: User[] = [
@@ -25,6 +25,7 @@ interface World {
   writes: number;
   sent: { channel: string; to: string }[];
   delayed: { handle: string; seconds: number }[];
+  runs: JobRun[];
 }
 
 function world(opts: {
@@ -39,6 +40,7 @@ function world(opts: {
     writes: 0,
     sent: [],
     delayed: [],
+    runs: [],
   };
   const send = opts.send ?? (() => ({ outcome: 'delivered', code: '0' }) as SendOutcome);
   const sender = (channel: string) => ({
@@ -67,6 +69,7 @@ function world(opts: {
     getUsers: async (uids) => users.filter((u) => uids.includes(u.uid)),
     getJobState: async (jobId) => w.states.get(jobId),
     recordJobRun: async (run) => {
+      w.runs.push(run);
       const s = w.states.get(run.job_id);
       w.states.set(run.job_id, {
         job_id: run.job_id,
@@ -193,5 +196,50 @@ describe('deliverNotificationBatch', () => {
       { handle: 'h3', seconds: 0 },
       { handle: 'h4', seconds: 0 },
     ]);
+  });
+});
+
+describe('the job record', () => {
+  it('keeps the message as the channel sends it (an SMS cut to 300 characters)', async () => {
+    // Arrange
+    const w = world({});
+    const long = 'x'.repeat(500);
+    // Act
+    await deliverNotification(
+      job('sms', { users: [1], context: { task: { id: 1, name: 'n' }, history: { level: 1, ctn: long } } }),
+      1,
+      w.deps,
+    );
+    // Assert
+    const message = w.runs[0].message;
+    expect(message?.title).toBeUndefined();
+    expect([...(message?.text ?? '')]).toHaveLength(300);
+    expect(message?.text.endsWith('…')).toBe(true);
+  });
+
+  it('a job redriven after 7 runs reads its state first, sends only what is left and numbers on', async () => {
+    // Arrange: user 1 was served before the job went to the dead-letter queue
+    const w = world({});
+    w.states.set('j:email', {
+      job_id: 'j:email',
+      task_id: 1,
+      status: 'pending',
+      done: ['uid:1'],
+      runs: 7,
+      updated_at: 0,
+    });
+    // Act
+    const out = await deliverNotification(job('email', { users: [1, 4], attempts_before: 7 }), 1, w.deps);
+    // Assert
+    expect(out).toBe('done');
+    expect(w.sent).toEqual([]);
+    expect(w.attempts).toMatchObject([{ target: 'uid 4', attempt: 8, code: 'unknown_user' }]);
+  });
+
+  it('refuses a job whose attempts_before is not a count (malformed)', async () => {
+    const w = world({});
+    expect(await deliverNotification(job('email', { users: [1], attempts_before: -1 }), 1, w.deps)).toBe(
+      'malformed',
+    );
   });
 });

@@ -17,6 +17,7 @@ import { maskRobot, sendToRobot } from './providers/robot.ts';
 import { snsSms, type TextSender } from './providers/sms.ts';
 import { maskEmail, maskPhone, type SendOutcome } from './providers/types.ts';
 import { pinpointVoice } from './providers/voice.ts';
+import { channelMessage, type StoredMessage, storedMessage } from './channel-message.ts';
 import { buildRenderValues, plainText, type RenderedMessage, renderMessage } from './render.ts';
 import {
   ATTEMPT_TTL_DAYS,
@@ -134,6 +135,12 @@ export function parseJob(body: string): NotificationJob | undefined {
     return undefined;
   }
   if (
+    j.attempts_before !== undefined &&
+    !(Number.isSafeInteger(j.attempts_before) && (j.attempts_before as number) >= 0)
+  ) {
+    return undefined;
+  }
+  if (
     j.robots !== undefined &&
     !(Array.isArray(j.robots) && j.robots.every((r) => isObject(r) && typeof r.webhook === 'string'))
   ) {
@@ -142,10 +149,14 @@ export function parseJob(body: string): NotificationJob | undefined {
   return j as unknown as NotificationJob;
 }
 
-/** Delivers one job; 'retry' when something is left to send later, 'malformed' when it is not a job. */
+/**
+ * Delivers one job; 'retry' when something is left to send later, 'malformed' when it is not a job.
+ * `receiveCount` is the queue's receive count of the message; a job an operator redrove from the
+ * dead-letter queue numbers its attempts on from the runs made before (`attempts_before`).
+ */
 export async function deliverNotification(
   body: string,
-  attempt: number,
+  receiveCount: number,
   deps: NotifyDeps = defaultNotifyDeps(),
 ): Promise<'done' | 'retry' | 'malformed'> {
   const job = parseJob(body);
@@ -153,6 +164,7 @@ export async function deliverNotification(
     logger.error('malformed notification job; left for the dead-letter queue', { length: body.length });
     return 'malformed';
   }
+  const attempt = receiveCount + (job.attempts_before ?? 0);
   // A message received again, or a job a producer published again (a replay), may carry targets
   // served before: read what the job's earlier runs did. A fresh replay with no run recorded yet
   // may have its original still on the way: look again after the first backoff.
@@ -166,6 +178,8 @@ export async function deliverNotification(
   const run = new Run(job, attempt, done);
   try {
     const message = await render(job, deps);
+    // The job record keeps what the channel sends (first run only: see recordJobRun).
+    run.message = storedMessage(channelMessage(job.channel, message));
     await sendChannel(job, message, run, deps);
   } catch (err) {
     await persist(run, 'pending', deps).catch(() => undefined);
@@ -177,7 +191,7 @@ export async function deliverNotification(
     // Codes and masked targets only: never a token, secret or address in the logs.
     const outcomes = run.records.map((r) => `${r.outcome}:${r.code}`);
     const log =
-      status === 'rejected' || attempt >= deps.cfg.notifyBackoffSeconds.length + 1 ? 'warn' : 'info';
+      status === 'rejected' || receiveCount >= deps.cfg.notifyBackoffSeconds.length + 1 ? 'warn' : 'info';
     logger[log]('notification not delivered', {
       job_id: job.job_id,
       channel: job.channel,
@@ -199,6 +213,7 @@ async function persist(run: Run, status: JobStatus, deps: NotifyDeps) {
     status,
     done: [...run.done],
     attempts: run.records,
+    ...(run.message ? { message: run.message } : {}),
     at_ms: nowMs(),
   });
 }
@@ -215,6 +230,8 @@ async function render(job: NotificationJob, deps: NotifyDeps): Promise<RenderedM
 /** The attempts of one delivery run and what they add up to. */
 class Run {
   readonly records: AttemptRecord[] = [];
+  /** The rendered message as the channel sends it. */
+  message?: StoredMessage;
   private pending = false;
   private delivered = false;
   private rejected = false;

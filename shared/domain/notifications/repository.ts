@@ -2,6 +2,7 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   db,
   fromItem,
+  getItems,
   isConditionFailure,
   putItems,
   queryAll,
@@ -10,6 +11,7 @@ import {
 } from '../../db/client.ts';
 import { keys, NOTIFY_TASK_SHARDS, shardOf } from '../../db/keys.ts';
 import type { NotifyScene } from '../../messaging/messages.ts';
+import type { StoredMessage } from './channel-message.ts';
 import type { NotifyChannel } from './templates.ts';
 
 /**
@@ -108,12 +110,15 @@ export interface JobRun {
   status: JobStatus;
   done: string[];
   attempts: AttemptRecord[];
+  /** The rendered message as the channel sends it; kept from the job's first run that rendered one. */
+  message?: StoredMessage;
   at_ms: number;
 }
 
 /**
  * AP-N2: record one delivery run of a job, in one write: its state (final status, or pending for
- * the retry, and the targets served) and the run's attempts appended to the job's list. A fan-out
+ * the retry, and the targets served), the run's attempts appended to the job's list and, when the
+ * job has none yet, the message the run rendered (at most 2 KB: `channel-message.storedMessage`). A fan-out
  * of more than ATTEMPTS_IN_JOB targets in one run keeps the rest as attempt items of their own
  * (BatchWriteItem), so an item never nears DynamoDB's size limit.
  */
@@ -130,8 +135,14 @@ export async function recordJobRun(run: JobRun): Promise<void> {
         UpdateExpression:
           'SET entity = :e, schema_version = :v, job_id = :j, task_id = :t, channel = :c, scene = :sc, ' +
           '#s = :s, done = :done, updated_at = :now, #ttl = :ttl, gsi1pk = :gpk, gsi1sk = :gsk, ' +
-          'attempts = list_append(if_not_exists(attempts, :empty), :new) ADD runs :one',
-        ExpressionAttributeNames: { '#s': 'status', '#ttl': 'ttl' },
+          'attempts = list_append(if_not_exists(attempts, :empty), :new)' +
+          (run.message ? ', #msg = if_not_exists(#msg, :msg)' : '') +
+          ' ADD runs :one',
+        ExpressionAttributeNames: {
+          '#s': 'status',
+          '#ttl': 'ttl',
+          ...(run.message ? { '#msg': 'message' } : {}),
+        },
         ExpressionAttributeValues: {
           ':e': 'notify_job',
           ':v': SCHEMA_VERSION,
@@ -148,6 +159,7 @@ export async function recordJobRun(run: JobRun): Promise<void> {
           ':empty': [],
           ':new': inline.map(stored),
           ':one': 1,
+          ...(run.message ? { ':msg': run.message } : {}),
         },
       }),
     ),
@@ -282,4 +294,93 @@ export async function blockRobot(robotId: string, until: number, now: number): P
       },
     }),
   );
+}
+
+/** A position in one gsi1 shard of a task's attempts (AP-N7): an index item and its attempts read. */
+export interface NotifyAttemptsPosition {
+  sk: string;
+  /** Attempts of that item already read (newest first). */
+  read: number;
+}
+
+export interface PagedNotifyAttempt {
+  attempt: AttemptRecord;
+  /** Milliseconds the shard is sorted by: the job's last run, or the attempt's time (large fan-outs). */
+  orderMs: number;
+  after: NotifyAttemptsPosition;
+}
+
+/**
+ * AP-N7: one shard of a task's attempts, newest job (by its last run) first and each job's attempts
+ * newest first, from just after `after`: Query gsi1 `TASKNOTIFY#<task id>#<shard>` descending
+ * (`gsi1sk <= after.sk`), until `limit` attempts.
+ */
+export async function pageAttemptsOfTaskShard(
+  taskId: number,
+  shard: number,
+  limit: number,
+  after?: NotifyAttemptsPosition,
+): Promise<{ rows: PagedNotifyAttempt[]; done: boolean }> {
+  const rows: PagedNotifyAttempt[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        IndexName: 'gsi1',
+        KeyConditionExpression: after ? 'gsi1pk = :pk AND gsi1sk <= :sk' : 'gsi1pk = :pk',
+        ExpressionAttributeValues: {
+          ':pk': keys.notifyAttemptsOfTask(taskId, shard),
+          ...(after ? { ':sk': after.sk } : {}),
+        },
+        ScanIndexForward: false,
+        Limit: limit,
+        ExclusiveStartKey: start,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const sk = item.gsi1sk as string;
+      const attempts = attemptsOf(item).sort((a, b) => byTime(b, a));
+      const from = after && sk === after.sk ? after.read : 0;
+      for (let i = from; i < attempts.length; i++) {
+        rows.push({ attempt: attempts[i], orderMs: Number(sk.slice(0, 13)), after: { sk, read: i + 1 } });
+        if (rows.length >= limit) return { rows, done: false };
+      }
+    }
+    start = page.LastEvaluatedKey;
+  } while (start);
+  return { rows, done: true };
+}
+
+/** A job with its state, its rendered message and every attempt. */
+export interface JobRecord extends JobState {
+  channel: NotifyChannel;
+  scene: NotifyScene;
+  message?: StoredMessage;
+  attempts: AttemptRecord[];
+}
+
+/**
+ * AP-N8: the jobs among `jobIds` that exist, each with every attempt (an alarm's trace): one
+ * BatchGetItem of the job items, then AP-N3 (one Query) for each job found.
+ */
+export async function getJobsWithAttempts(jobIds: string[]): Promise<JobRecord[]> {
+  if (jobIds.length === 0) return [];
+  const found = await getItems(
+    jobIds.map((id) => keys.notifyJob(id)),
+    { what: 'notification jobs' },
+  );
+  const byId = new Map(found.map((item) => [item.job_id as string, item]));
+  const existing = jobIds.filter((id) => byId.has(id));
+  const attempts = await Promise.all(existing.map((id) => listAttemptsOfJob(id)));
+  return existing.map((id, i) => {
+    const item = byId.get(id) as Record<string, unknown>;
+    return {
+      ...jobStateOf(item),
+      channel: item.channel as NotifyChannel,
+      scene: item.scene as NotifyScene,
+      ...(item.message ? { message: item.message as StoredMessage } : {}),
+      attempts: attempts[i],
+    };
+  });
 }

@@ -1,6 +1,7 @@
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { createTransport, type Transporter } from 'nodemailer';
 import type { NotifyConfig } from '../../../config/env.ts';
+import { mailSubject } from '../channel-message.ts';
 import { plainText, type RenderedMessage } from '../render.ts';
 import { FORMAT_HTML } from '../templates.ts';
 import { awsErrorOutcome, awsClientOptions } from './aws.ts';
@@ -22,7 +23,7 @@ export interface MailContent {
 }
 
 export function mailContent(m: RenderedMessage): MailContent {
-  const subject = m.title.replace(/[\r\n]+/g, ' ').slice(0, 250);
+  const subject = mailSubject(m.title);
   return m.format === FORMAT_HTML ? { subject, text: plainText(m), html: m.body } : { subject, text: m.body };
 }
 

@@ -1,11 +1,11 @@
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import type { NotifyConfig } from '../../../config/env.ts';
+import { SMS_MAX_CHARS } from '../channel-message.ts';
 import { truncate } from '../render.ts';
 import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { delivered, type SendOutcome, sanitizeDetail } from './types.ts';
 
-/** SMS text is cut to this many characters (behavior 10). */
-export const SMS_MAX_CHARS = 300;
+export { SMS_MAX_CHARS };
 
 /**
  * A stored phone number in E.164. Numbers already starting with `+` are kept; others (the directory

@@ -1,12 +1,12 @@
 import { PinpointSMSVoiceV2Client, SendVoiceMessageCommand } from '@aws-sdk/client-pinpoint-sms-voice-v2';
 import type { NotifyConfig } from '../../../config/env.ts';
+import { VOICE_MAX_CHARS } from '../channel-message.ts';
 import { truncate } from '../render.ts';
 import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { e164, type TextSender } from './sms.ts';
 import { delivered, sanitizeDetail } from './types.ts';
 
-/** Spoken text is cut to this many characters (behavior 10). */
-export const VOICE_MAX_CHARS = 280;
+export { VOICE_MAX_CHARS };
 
 export function voiceRequest(
   cfg: NonNullable<NotifyConfig['phone']>,
