@@ -9,6 +9,7 @@ import {
   deliverWebhooks,
   postJson,
   retryDelaySeconds,
+  sendEventNow,
 } from './delivery.ts';
 import type { WebhookAttempt } from './repository.ts';
 import { verifyWebhookSignature } from './signature.ts';
@@ -469,5 +470,79 @@ describe('postJson (real HTTP on 127.0.0.1)', () => {
     const res = await postJson(new URL(`http://localhost:${new URL(base).port}/h`), {}, '{}', 1000, true);
     expect(res.blocked).toBe(true);
     expect(res.error).toMatch(/is not public/);
+  });
+});
+
+describe('an event redriven from the dead-letter queue', () => {
+  const redriven = (made: number): WebhookMessage => ({
+    ...message(1),
+    attempts_before: made,
+    redriven_after: made,
+  });
+
+  it.each([
+    [1, 8, 5],
+    [6, 13, 3600],
+    [7, 14, 0],
+  ])(
+    'numbers receive %i as attempt %i and retries it with a fresh budget (visibility %i s)',
+    async (receive, attempt, seconds) => {
+      // Arrange: 7 attempts were made before the redrive
+      const f = fakes({ status: 503 });
+      // Act
+      const res = await deliverWebhooks([rec(redriven(7), receive, 'm1')], f.deps);
+      // Assert
+      expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+      expect(f.posted).toHaveLength(1);
+      expect(f.own[0]).toMatchObject({ attempt, outcome: 'failed', status: 503 });
+      expect(f.delays).toEqual([['rh-m1', seconds]]);
+    },
+  );
+
+  it('is left untried once its new budget is used up, like any message', async () => {
+    // Arrange
+    const f = fakes({ status: 503 });
+    // Act
+    await deliverWebhooks([rec(redriven(7), 8, 'm1')], f.deps);
+    // Assert
+    expect(f.posted).toEqual([]);
+    expect(f.delays).toEqual([['rh-m1', 0]]);
+  });
+
+  it('records a delivery after a redrive as an attempt of its own, with the same webhook-id', async () => {
+    // Arrange
+    const f = fakes({ status: 200 });
+    // Act
+    await deliverWebhooks([rec(redriven(7), 1, 'm1')], f.deps);
+    // Assert
+    expect(f.posted[0].headers['webhook-id']).toBe('evt-12-1');
+    expect(f.own).toMatchObject([{ attempt: 8, outcome: 'delivered' }]);
+    expect(f.logs).toEqual([]);
+  });
+});
+
+describe('sendEventNow (test-send)', () => {
+  it('makes one signed attempt, records a delivered one in the log and returns it', async () => {
+    // Arrange
+    const f = fakes({ status: 200 });
+    // Act
+    const attempt = await sendEventNow(message(5, 12, 'PING'), f.deps);
+    // Assert
+    expect(attempt).toMatchObject({ event_id: 'evt-12-5', attempt: 1, outcome: 'delivered', status: 200 });
+    expect(f.posted).toHaveLength(1);
+    expect(f.logs).toEqual([[attempt]]);
+    expect(f.delays).toEqual([]);
+  });
+
+  it('records a failed attempt on its own and does not retry it', async () => {
+    // Arrange
+    const f = fakes({ status: 500 });
+    // Act
+    const attempt = await sendEventNow(message(6, 12, 'PING'), f.deps);
+    // Assert
+    expect(attempt).toMatchObject({ outcome: 'failed', status: 500, error: 'HTTP 500' });
+    expect(f.own).toEqual([attempt]);
+    expect(f.requeued).toEqual([]);
+    expect(f.delays).toEqual([]);
   });
 });

@@ -130,7 +130,8 @@ export function retryDelaySeconds(attempt: number, backoff: number[]): number {
   return Math.min(43_200, Math.max(0, Math.round(backoff[Math.max(0, attempt - 1)])));
 }
 
-function webhookUrlOf(task: Task): string | undefined {
+/** The task's webhook URL, if it has one. */
+export function webhookUrlOf(task: Task): string | undefined {
   const w = task.receiver?.channels?.webhook as string | { url?: string } | undefined;
   const url = typeof w === 'string' ? w : w?.url;
   return url || undefined;
@@ -174,6 +175,9 @@ interface Sent {
 /** The attempt a receive of this item makes (1 for the first). */
 const attemptOf = ({ record, msg }: Item) =>
   (msg.attempts_before ?? 0) + Math.max(1, record.receiveCount || 1);
+
+/** The attempt within the retry budget: an event redriven from the dead-letter queue starts it again. */
+const budgetAttemptOf = (item: Item) => attemptOf(item) - (item.msg.redriven_after ?? 0);
 
 /**
  * A message that may carry an event delivered before: a producer's replay, or a message received
@@ -347,7 +351,7 @@ export async function deliverWebhooks(
   await sendLanes(firsts, SEND_CONCURRENCY, async (item) => {
     // A message queued again by its bundle counts the bundle's attempt: once the retries are used
     // up it goes back untried, until the redrive policy parks it in the dead-letter queue.
-    if (attemptOf(item) > backoff.length + 1) return void exhausted.push(item);
+    if (budgetAttemptOf(item) > backoff.length + 1) return void exhausted.push(item);
     const since = replaySince(item);
     if (since !== undefined) {
       if (await wasDelivered(item, since, deps)) return void sent.push({ item });
@@ -370,7 +374,7 @@ export async function deliverWebhooks(
   const requeue: { item: Item; body: WebhookMessage; delaySeconds: number }[] = [];
   for (const { item, defer } of again) {
     const all = copies.get(item.msg.event_id) ?? [item];
-    const seconds = defer ? (backoff[0] ?? 0) : retryDelaySeconds(attemptOf(item), backoff);
+    const seconds = defer ? (backoff[0] ?? 0) : retryDelaySeconds(budgetAttemptOf(item), backoff);
     const single = all.filter((c) => !c.bundled);
     for (const c of single) visibility.push({ item: c, seconds });
     if (single.length > 0) continue;
@@ -412,4 +416,24 @@ export async function deliverWebhooks(
     }),
   );
   return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
+}
+
+/**
+ * Sends one event now, outside the queue (an operator's test-send, `POST /alarmtask/webhook/test`):
+ * the same attempt a queued event makes (the task read, the URL guard, the Standard Webhooks
+ * signature, the outbound client) recorded like any first attempt. It is not retried: the attempt is
+ * the answer.
+ */
+export async function sendEventNow(
+  msg: WebhookMessage,
+  deps: DeliveryDeps = defaultDeliveryDeps,
+): Promise<WebhookAttempt> {
+  const item: Item = {
+    record: { messageId: msg.event_id, receiptHandle: '', body: '', receiveCount: 1 },
+    msg,
+    bundled: false,
+  };
+  const attempt = await attemptOne(item, new Map(), deps);
+  await record([{ item, attempt }], deps);
+  return attempt;
 }

@@ -166,21 +166,38 @@ export async function listAttemptsOfEvent(
   eventId: string,
   log?: { taskId: number; fromMs: number; toMs: number },
 ): Promise<WebhookAttempt[]> {
+  return (await listAttemptsOfEvents([eventId], log)).get(eventId) ?? [];
+}
+
+/**
+ * AP-H3 for several events of one task at once (an alarm's events, for its trace): one Query per
+ * event and one pass over the task's delivery log in the window. Every event id is a key of the map.
+ */
+export async function listAttemptsOfEvents(
+  eventIds: string[],
+  log?: { taskId: number; fromMs: number; toMs: number },
+): Promise<Map<string, WebhookAttempt[]>> {
   const [own, logged] = await Promise.all([
-    queryAll({
-      KeyConditionExpression: 'pk = :pk AND begins_with(sk, :attempt)',
-      ExpressionAttributeValues: {
-        ':pk': keys.webhookAttemptsOfEvent(eventId).pk,
-        ':attempt': keys.webhookAttemptPrefix(),
-      },
-      ConsistentRead: true,
-    }),
+    Promise.all(
+      eventIds.map((eventId) =>
+        queryAll({
+          KeyConditionExpression: 'pk = :pk AND begins_with(sk, :attempt)',
+          ExpressionAttributeValues: {
+            ':pk': keys.webhookAttemptsOfEvent(eventId).pk,
+            ':attempt': keys.webhookAttemptPrefix(),
+          },
+          ConsistentRead: true,
+        }),
+      ),
+    ),
     log ? queryLog(log.taskId, log.fromMs, log.toMs) : [],
   ]);
-  return [
-    ...own.map((item) => fromItem<WebhookAttempt>(item, 'ttl')),
-    ...logged.flatMap(fromLog).filter((a) => a.event_id === eventId),
-  ].sort((a, b) => a.at_ms - b.at_ms);
+  const byEvent = new Map<string, WebhookAttempt[]>(
+    eventIds.map((id, i) => [id, own[i].map((item) => fromItem<WebhookAttempt>(item, 'ttl'))]),
+  );
+  for (const a of logged.flatMap(fromLog)) byEvent.get(a.event_id)?.push(a);
+  for (const list of byEvent.values()) list.sort((a, b) => a.at_ms - b.at_ms);
+  return byEvent;
 }
 
 /**
@@ -219,4 +236,106 @@ export async function listRecentAttemptsOfTask(
   }
   const own = ((await ownPage).Items ?? []).map((item) => fromItem<WebhookAttempt>(item, 'ttl'));
   return [...own, ...logged].sort((a, b) => b.at_ms - a.at_ms).slice(0, limit);
+}
+
+/** A position in a task's attempts of their own (AP-H5): the index sort key of the last one read. */
+export type OwnAttemptsPosition = string;
+
+/** A position in a task's delivery log (AP-H5): a log item (day, sort key) and its entries read. */
+export interface DeliveryLogPosition {
+  day: number;
+  sk: string;
+  /** Entries of that item already read (newest first). */
+  read: number;
+}
+
+/** One attempt of a page, with its order key (newest first) and the position just after it. */
+export interface PagedAttempt<P> {
+  attempt: WebhookAttempt;
+  /** Milliseconds the source is sorted by: the attempt's time, or its log item's first attempt. */
+  orderMs: number;
+  after: P;
+}
+
+export interface AttemptsPage<P> {
+  rows: PagedAttempt<P>[];
+  /** Nothing lies beyond the last row. */
+  done: boolean;
+}
+
+const orderMsOf = (sortKey: string) => Number(sortKey.slice(0, 13));
+
+/**
+ * AP-H5 (own attempts): a task's attempts of their own, newest first, from just after `after`: Query
+ * gsi1 `WHTASK#<task id>` descending with `gsi1sk < after`, at most `limit`.
+ */
+export async function pageOwnAttemptsOfTask(
+  taskId: number,
+  limit: number,
+  after?: OwnAttemptsPosition,
+): Promise<AttemptsPage<OwnAttemptsPosition>> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'gsi1',
+      KeyConditionExpression: after ? 'gsi1pk = :pk AND gsi1sk < :after' : 'gsi1pk = :pk',
+      ExpressionAttributeValues: {
+        ':pk': keys.webhookAttemptsOfTask(taskId).gsi1pk,
+        ...(after ? { ':after': after } : {}),
+      },
+      ScanIndexForward: false,
+      Limit: limit,
+    }),
+  );
+  const rows = (out.Items ?? []).map((item) => ({
+    attempt: fromItem<WebhookAttempt>(item, 'ttl'),
+    orderMs: orderMsOf(item.gsi1sk as string),
+    after: item.gsi1sk as string,
+  }));
+  return { rows, done: !out.LastEvaluatedKey };
+}
+
+/**
+ * AP-H5 (delivery log): a task's delivery log entries, newest item first (entries of an item newest
+ * first), from just after `after`: Query `WHLOG#<task id>#<day>` descending (`sk <= after.sk` on the
+ * day of `after`), day by day back to the oldest day the log keeps, until `limit` entries.
+ */
+export async function pageDeliveryLogOfTask(
+  taskId: number,
+  limit: number,
+  nowMs: number,
+  after?: DeliveryLogPosition,
+): Promise<AttemptsPage<DeliveryLogPosition>> {
+  const rows: PagedAttempt<DeliveryLogPosition>[] = [];
+  const today = webhookLogDayOf(nowMs);
+  for (let day = Math.min(after?.day ?? today, today); day > today - LOG_DAYS; day--) {
+    const resume = after && after.day === day ? after : undefined;
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await db().send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: resume ? 'pk = :pk AND sk <= :sk' : 'pk = :pk',
+          ExpressionAttributeValues: {
+            ':pk': keys.webhookLogDay(taskId, day),
+            ...(resume ? { ':sk': resume.sk } : {}),
+          },
+          ScanIndexForward: false,
+          Limit: limit,
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        const sk = item.sk as string;
+        const entries = fromLog(item).sort((a, b) => b.at_ms - a.at_ms);
+        const from = resume && sk === resume.sk ? resume.read : 0;
+        for (let i = from; i < entries.length; i++) {
+          rows.push({ attempt: entries[i], orderMs: orderMsOf(sk), after: { day, sk, read: i + 1 } });
+          if (rows.length >= limit) return { rows, done: false };
+        }
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+  }
+  return { rows, done: true };
 }
