@@ -117,6 +117,8 @@ export const keys = {
     pk: `DUEDEAD#${kind}`,
     sk: `${pad(dueAt, 10)}#${ref}`,
   }),
+  /** The partition of one kind's dead due work. */
+  dueDeadKind: (kind: string) => `DUEDEAD#${kind}`,
   dueShard: (shard: number) => `DUE#${shard}`,
   dueUntil: (dueAt: number) => `${pad(dueAt, 10)}#~`,
 

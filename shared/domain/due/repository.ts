@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
 
@@ -158,4 +158,68 @@ export async function buryDue(d: DueItem, token: string, error: string, now: num
     }),
   );
   await completeDue(d, token);
+}
+
+/** Due work kept for an operator after its last failed attempt (`DUEDEAD#<kind>`). */
+export interface DeadDueItem extends DueItem {
+  error: string;
+  /** Unix seconds it was buried. */
+  buried_at: number;
+}
+
+/**
+ * AP-W8: the dead due work of one kind, newest due time first: Query `DUEDEAD#<kind>` descending
+ * (all pages until `limit`); with `taskId`, only items whose payload names that task.
+ */
+export async function listDeadDue(kind: string, limit: number, taskId?: number): Promise<DeadDueItem[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out = await db().send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'pk = :pk',
+        ...(taskId !== undefined
+          ? {
+              FilterExpression: '#p.task_id = :t',
+              ExpressionAttributeNames: { '#p': 'payload' },
+              ExpressionAttributeValues: { ':pk': keys.dueDeadKind(kind), ':t': taskId },
+            }
+          : { ExpressionAttributeValues: { ':pk': keys.dueDeadKind(kind) } }),
+        ScanIndexForward: false,
+        Limit: limit,
+        ExclusiveStartKey: start,
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start && items.length < limit);
+  return items.slice(0, limit).map((i) => ({
+    ...toDueItem(i),
+    error: (i.error as string | undefined) ?? '',
+    buried_at: (i.buried_at as number | undefined) ?? 0,
+  }));
+}
+
+/**
+ * AP-W9: give dead due work another run: put it back as due at `now` with no attempts counted, then
+ * delete the dead item (a crash in between leaves both; handlers are idempotent per item). False when
+ * the dead item is gone (revived by someone else meanwhile).
+ */
+export async function reviveDeadDue(
+  d: Pick<DueItem, 'kind' | 'ref' | 'due_at'>,
+  now: number,
+): Promise<boolean> {
+  const out = await db().send(
+    new GetCommand({
+      TableName: tableName(),
+      Key: keys.dueDead(d.kind, d.due_at, d.ref),
+      ConsistentRead: true,
+    }),
+  );
+  if (!out.Item) return false;
+  const dead = toDueItem(out.Item);
+  await putDue({ kind: dead.kind, ref: dead.ref, due_at: now, payload: dead.payload, attempts: 0 });
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.dueDead(d.kind, d.due_at, d.ref) }));
+  return true;
 }
