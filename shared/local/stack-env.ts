@@ -22,6 +22,13 @@ export function useLocalStack(stateOption?: string): LocalStackState {
     ALARM_QUEUE_URL: state.queueUrls.alarm,
     WEBHOOK_QUEUE_URL: state.queueUrls.webhook,
     NOTIFY_QUEUE_URL: state.queueUrls.notify,
+    ...(state.dlqUrls
+      ? {
+          ALARM_DLQ_URL: state.dlqUrls.alarm,
+          WEBHOOK_DLQ_URL: state.dlqUrls.webhook,
+          NOTIFY_DLQ_URL: state.dlqUrls.notify,
+        }
+      : {}),
     AWS_ACCESS_KEY_ID: 'local',
     AWS_SECRET_ACCESS_KEY: 'local',
     SEAL_KEY: state.sealKey,

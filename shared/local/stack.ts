@@ -214,6 +214,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       ALARM_QUEUE_URL: sqs.urls.alarm,
       WEBHOOK_QUEUE_URL: sqs.urls.webhook,
       NOTIFY_QUEUE_URL: sqs.urls.notify,
+      ALARM_DLQ_URL: sqs.dlqUrls.alarm,
+      WEBHOOK_DLQ_URL: sqs.dlqUrls.webhook,
+      NOTIFY_DLQ_URL: sqs.dlqUrls.notify,
       SEAL_KEY: sealKey,
       TOCSIN_LOCAL: '1',
       // Local webhook receivers usually live on this machine: the private-address guard is off
