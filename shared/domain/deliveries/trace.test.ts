@@ -1,0 +1,192 @@
+import { describe, expect, it } from 'vitest';
+import type { AlarmRecord } from '../alarms/model.ts';
+import { selectedReceivers } from '../alarms/notify.ts';
+import type { AlarmGroup } from '../directory/model.ts';
+import { channelJobs, recipientsOf } from '../notifications/receivers.ts';
+import type { JobRecord } from '../notifications/repository.ts';
+import type { Task } from '../tasks/model.ts';
+import type { WebhookAttempt } from '../webhooks/repository.ts';
+import { candidateIds, deliveriesOfAlarm, LOG_WINDOW_MS, type TraceDeps } from './trace.ts';
+
+const robot = (n: number) => ({ webhook: `tok-${n}`, secret: 's' });
+const task = {
+  id: 7,
+  name: 't',
+  receiver: {
+    mode: 2,
+    alarmgroup: [1],
+    channels: { email: [1], dinggroup: [robot(1)], webhook: 'https://h.example.com' },
+    dispatch: [
+      { conditions: [], receiver: { channels: { yachgroup: [robot(2)] } } },
+      { conditions: [], receiver: { alarmgroup: [2], channels: { sms: [2] } } },
+    ],
+  },
+  upgrade: {
+    enable: true,
+    strategies: [
+      {
+        interval: 5,
+        count: 3,
+        level: 3,
+        reuse_receiver: 0,
+        receiver: { channels: { dinggroup: [robot(3)] } },
+      },
+    ],
+  },
+} as unknown as Task;
+const groups = [
+  { id: 1, name: 'g1', remark: '', receiver: { channels: { dinggroup: [robot(4)], phone: [1] } } },
+  { id: 2, name: 'g2', remark: '', receiver: { channels: { yachgroup: [robot(5)] } } },
+] as AlarmGroup[];
+
+const record = (over: Partial<AlarmRecord> = {}) =>
+  ({
+    uuid: 'u',
+    task_id: 7,
+    outcome: 'compressed',
+    notify: 'now',
+    selection: { override: false, dispatch: [0, 1], defaults: true },
+    upgrades: [{ index: 0, key: '0.5.3', zcount: 3 }],
+    processed_at: 1000,
+    ...over,
+  }) as unknown as AlarmRecord;
+
+/** The job ids the pipeline makes for a notice (alarms/pipeline.ts + notifications/receivers.ts). */
+function jobIdsOf(prefix: string, receivers: Parameters<typeof recipientsOf>[0]): string[] {
+  const context = { task: { id: 7, name: 't' } };
+  return channelJobs(recipientsOf(receivers, groups), {
+    job_id: prefix,
+    task_id: 7,
+    scene: 'compressed',
+    context,
+  }).map((j) => j.job_id);
+}
+
+describe('candidateIds', () => {
+  it('holds every job id the pipeline makes for an alarm and its upgrade', () => {
+    // Arrange
+    const r = record();
+    const made = [
+      ...jobIdsOf('7:u:compressed', selectedReceivers(task.receiver, r.selection)),
+      ...jobIdsOf('7:u:upgrade:0.5.3', [task.upgrade.strategies?.[0].receiver as never]),
+    ];
+    // Act
+    const { jobIds, eventIds } = candidateIds(7, 'u', r, task);
+    // Assert
+    expect(made.length).toBeGreaterThan(6);
+    for (const id of made) expect(jobIds).toContain(id);
+    expect(eventIds).toEqual(['7:u:ALARM', '7:u:UPGRADE:0.5.3']);
+  });
+
+  it('holds the override set of a report with its own receiver', () => {
+    const override = { channels: { dinggroup: [robot(9)], email: [3] } };
+    const r = record({
+      receiver: override,
+      selection: { override: true, dispatch: [], defaults: false },
+      upgrades: [],
+    });
+    const made = jobIdsOf('7:u:not_compress', selectedReceivers(task.receiver, r.selection, override));
+    const { jobIds } = candidateIds(7, 'u', { ...r, outcome: 'compress_disable' } as AlarmRecord, task);
+    for (const id of made) expect(jobIds).toContain(id);
+  });
+
+  it('without a record (a task that stores nothing) tries the alarm and the recovery notices', () => {
+    const { eventIds, jobIds } = candidateIds(7, 'u', undefined, task);
+    expect(eventIds).toEqual(['7:u:ALARM', '7:u:RECOVERY']);
+    expect(jobIds).toContain('7:u:not_compress:email');
+    expect(jobIds).toContain('7:u:recovery:dinggroup:default');
+  });
+
+  it('a recovery is the RECOVERY event and the recovery scene', () => {
+    const { eventIds, jobIds } = candidateIds(7, 'u', record({ outcome: 'recovery', upgrades: [] }), task);
+    expect(eventIds).toEqual(['7:u:RECOVERY']);
+    expect(jobIds.every((id) => id.startsWith('7:u:recovery:'))).toBe(true);
+  });
+});
+
+describe('deliveriesOfAlarm', () => {
+  const attempt = (event_id: string, n: number, outcome: WebhookAttempt['outcome']): WebhookAttempt => ({
+    event_id,
+    task_id: 7,
+    attempt: n,
+    outcome,
+    event: 'ALARM',
+    type: 'compressed',
+    duration_ms: 1,
+    at_ms: n,
+    at: 0,
+  });
+
+  it('returns the events and jobs found with their attempts, the targets and the stored message', async () => {
+    // Arrange
+    const windows: { fromMs: number; toMs: number }[] = [];
+    const job: JobRecord = {
+      job_id: '7:u:compressed:email',
+      task_id: 7,
+      status: 'delivered',
+      done: ['uid:1'],
+      runs: 1,
+      updated_at: 1,
+      channel: 'email',
+      scene: 'compressed',
+      message: { format: 3, title: 'T', text: '<h3>T</h3>' },
+      attempts: [
+        { target: 'uid 1 a***@x.com', outcome: 'delivered' },
+        { target: 'uid 1 a***@x.com', outcome: 'delivered' },
+      ] as never,
+    };
+    const deps: TraceDeps = {
+      getAlarmRecord: async () => record({ upgrades: [] }),
+      getTask: async () => task,
+      attemptsOfEvents: async (ids, log) => {
+        windows.push(log as { fromMs: number; toMs: number });
+        return new Map(
+          ids.map((id) => [
+            id,
+            id.endsWith(':ALARM') ? [attempt(id, 1, 'failed'), attempt(id, 2, 'delivered')] : [],
+          ]),
+        );
+      },
+      jobs: async (ids) => (ids.includes(job.job_id) ? [job] : []),
+    };
+    // Act
+    const out = await deliveriesOfAlarm(7, 'u', 1000, {}, deps);
+    // Assert
+    expect(out.webhooks).toEqual([
+      {
+        event_id: '7:u:ALARM',
+        event: 'ALARM',
+        type: 'compressed',
+        attempts: [attempt('7:u:ALARM', 1, 'failed'), attempt('7:u:ALARM', 2, 'delivered')],
+      },
+    ]);
+    expect(out.notifications).toEqual([
+      {
+        job_id: '7:u:compressed:email',
+        scene: 'compressed',
+        channel: 'email',
+        status: 'delivered',
+        targets: ['uid 1 a***@x.com'],
+        message: { format: 3, title: 'T', text: '<h3>T</h3>' },
+        attempts: job.attempts,
+      },
+    ]);
+    expect(windows).toEqual([{ taskId: 7, fromMs: 940_000, toMs: 1_000_000 + LOG_WINDOW_MS }]);
+  });
+
+  it('searches the log until after a delayed window ends', async () => {
+    const windows: { toMs: number }[] = [];
+    const deferred = { ...record({ upgrades: [] }), notify: 'deferred', window: { start: 1000, end: 1600 } };
+    const deps: TraceDeps = {
+      getAlarmRecord: async () => deferred as unknown as AlarmRecord,
+      getTask: async () => task,
+      attemptsOfEvents: async (ids, log) => {
+        windows.push(log as { toMs: number });
+        return new Map(ids.map((id) => [id, []]));
+      },
+      jobs: async () => [],
+    };
+    await deliveriesOfAlarm(7, 'u', 1000, {}, deps);
+    expect(windows[0].toMs).toBe(1_600_000 + LOG_WINDOW_MS);
+  });
+});

@@ -1,0 +1,160 @@
+import type { AlarmRecord } from '../alarms/model.ts';
+import { getAlarmRecord } from '../alarms/repository.ts';
+import type { StoredMessage } from '../notifications/channel-message.ts';
+import { type AttemptRecord, getJobsWithAttempts, type JobStatus } from '../notifications/repository.ts';
+import { ROBOT_CHANNELS, type ReceiverConfig, type Task, USER_CHANNELS } from '../tasks/model.ts';
+import { getTask } from '../tasks/repository.ts';
+import { listAttemptsOfEvents, type WebhookAttempt } from '../webhooks/repository.ts';
+
+/**
+ * The deliveries of one alarm, for its decision trace: every webhook event and notification job the
+ * alarm produced, with every attempt, and each notification's message as the channel sent it.
+ *
+ * Their ids are deterministic (alarms/pipeline.ts, notifications/receivers.ts): events
+ * `<task>:<uuid>:ALARM|RECOVERY|UPGRADE:<strategy>`, jobs `<task>:<uuid>:<scene>[:<strategy>]:<channel>`
+ * for people and `...:<channel>:<set>` for robots, the set being the receiver set the robots came from
+ * (`default`, `override`, `d<i>` dispatch item i, `g<id>` alarm group, `r0` an upgrade's own receiver).
+ * So they are read by key, no index: the events' own attempts (one Query each) plus one pass over the
+ * task's delivery log around the time the alarm was processed (their settling first attempts), and
+ * one BatchGetItem of the candidate job ids (scenes from the alarm record, sets from the task's
+ * receivers as configured now) followed by one Query per job found. A robot set whose dispatch item
+ * or alarm group was removed from the task since is not found; an event whose first attempt came
+ * more than LOG_WINDOW_MS after the alarm (a queue backlog) shows only its later attempts.
+ *
+ * The message: each job record keeps the text its first run rendered (at most 2 KB, marked
+ * `truncated` when cut), so the trace shows what was sent, not what today's template would render.
+ */
+
+/** How long after processing (or a delayed window's end) the delivery log is searched for first attempts. */
+export const LOG_WINDOW_MS = 15 * 60_000;
+
+export interface EventDeliveries {
+  event_id: string;
+  event: string;
+  type: string;
+  attempts: WebhookAttempt[];
+}
+
+export interface JobDeliveries {
+  job_id: string;
+  scene: string;
+  channel: string;
+  status: JobStatus;
+  /** Who or what was addressed, masked as the attempts record it. */
+  targets: string[];
+  message?: StoredMessage;
+  attempts: AttemptRecord[];
+}
+
+export interface AlarmDeliveries {
+  webhooks: EventDeliveries[];
+  notifications: JobDeliveries[];
+}
+
+const receiversOf = (task: Task | undefined, record: AlarmRecord | undefined): ReceiverConfig[] => [
+  ...(task?.receiver ? [task.receiver] : []),
+  ...(task?.receiver?.dispatch ?? []).map((d) => d.receiver),
+  ...(task?.upgrade?.strategies ?? []).flatMap((s) => (s.receiver ? [s.receiver] : [])),
+  ...(record?.receiver ? [record.receiver] : []),
+];
+
+/** The ids an alarm's events and jobs may have (pure). */
+export function candidateIds(
+  taskId: number,
+  uuid: string,
+  record: AlarmRecord | undefined,
+  task: Task | undefined,
+): { eventIds: string[]; jobIds: string[] } {
+  const base = `${taskId}:${uuid}`;
+  // Without a record (a task that stores nothing): its alarm or recovery notice.
+  const events = record ? [record.outcome === 'recovery' ? 'RECOVERY' : 'ALARM'] : ['ALARM', 'RECOVERY'];
+  const scenes = record
+    ? [
+        record.outcome === 'recovery'
+          ? 'recovery'
+          : record.outcome === 'compressed'
+            ? 'compressed'
+            : 'not_compress',
+      ]
+    : ['not_compress', 'recovery'];
+  for (const fire of record?.upgrades ?? []) {
+    events.push(`UPGRADE:${fire.key}`);
+    scenes.push(`upgrade:${fire.key}`);
+  }
+  const dispatched = Math.max(
+    task?.receiver?.dispatch?.length ?? 0,
+    ...(record?.selection?.dispatch ?? []).map((i) => i + 1),
+  );
+  const groups = new Set(receiversOf(task, record).flatMap((r) => r.alarmgroup ?? []));
+  const sets = [
+    'default',
+    'override',
+    'r0',
+    ...Array.from({ length: dispatched }, (_, i) => `d${i}`),
+    ...[...groups].map((g) => `g${g}`),
+  ];
+  const jobIds = scenes.flatMap((scene) => [
+    ...USER_CHANNELS.map((ch) => `${base}:${scene}:${ch}`),
+    ...ROBOT_CHANNELS.flatMap((ch) => sets.map((set) => `${base}:${scene}:${ch}:${set}`)),
+  ]);
+  return { eventIds: events.map((e) => `${base}:${e}`), jobIds };
+}
+
+export interface TraceDeps {
+  getAlarmRecord: typeof getAlarmRecord;
+  getTask: (id: number) => Promise<Task | undefined>;
+  attemptsOfEvents: typeof listAttemptsOfEvents;
+  jobs: typeof getJobsWithAttempts;
+}
+
+export const traceDeps: TraceDeps = {
+  getAlarmRecord,
+  getTask,
+  attemptsOfEvents: listAttemptsOfEvents,
+  jobs: getJobsWithAttempts,
+};
+
+/**
+ * Every webhook event and notification job of one alarm of a task, with every attempt (oldest
+ * first). `processedAt` (Unix seconds) is when the pipeline processed it (the record's `processed_at`);
+ * a caller that holds the record and the task passes them to save their reads.
+ */
+export async function deliveriesOfAlarm(
+  taskId: number,
+  uuid: string,
+  processedAt: number,
+  known: { record?: AlarmRecord; task?: Task } = {},
+  deps: TraceDeps = traceDeps,
+): Promise<AlarmDeliveries> {
+  const [record, task] = await Promise.all([
+    known.record ?? deps.getAlarmRecord(taskId, uuid),
+    known.task ?? deps.getTask(taskId),
+  ]);
+  const { eventIds, jobIds } = candidateIds(taskId, uuid, record, task);
+  // A delayed window notifies its first alarm when the window ends.
+  const windowEnd = (record as { window?: { end?: number } } | undefined)?.window?.end;
+  const notifiedAt =
+    record?.notify === 'deferred' && windowEnd ? Math.max(windowEnd, processedAt) : processedAt;
+  const window = {
+    taskId,
+    fromMs: processedAt * 1000 - 60_000,
+    toMs: notifiedAt * 1000 + LOG_WINDOW_MS,
+  };
+  const [events, jobs] = await Promise.all([deps.attemptsOfEvents(eventIds, window), deps.jobs(jobIds)]);
+  return {
+    webhooks: eventIds.flatMap((id) => {
+      const attempts = events.get(id) ?? [];
+      if (attempts.length === 0) return [];
+      return [{ event_id: id, event: attempts[0].event, type: attempts[0].type, attempts }];
+    }),
+    notifications: jobs.map((j) => ({
+      job_id: j.job_id,
+      scene: j.scene,
+      channel: j.channel,
+      status: j.status,
+      targets: [...new Set(j.attempts.map((a) => a.target))],
+      ...(j.message ? { message: j.message } : {}),
+      attempts: j.attempts,
+    })),
+  };
+}
