@@ -19,6 +19,11 @@ export interface RouteDef {
   publishes?: QueueName[];
   /** Only mounted by the local runtime (never deployed). */
   localOnly?: boolean;
+  /**
+   * The queues' dead-letter queues: `read` lists them without consuming (receive and change the
+   * visibility of their messages), `redrive` also deletes from them and sends to the source queues.
+   */
+  deadLetters?: 'read' | 'redrive';
 }
 
 export const routes: RouteDef[] = [
@@ -231,6 +236,46 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/workflow/count-workflows.ts',
     auth: 'app',
     table: 'read',
+  },
+  // [read:deliveries]
+  {
+    method: 'GET',
+    path: '/alarmtask/deliveries',
+    handler: 'functions/http/alarmtask/list-deliveries.ts',
+    auth: 'app',
+    table: 'read',
+  },
+  {
+    // Calls the task's webhook and records the attempt.
+    method: 'POST',
+    path: '/alarmtask/webhook/test',
+    handler: 'functions/http/alarmtask/test-webhook.ts',
+    auth: 'app',
+    table: 'write',
+  },
+  {
+    method: 'POST',
+    path: '/alarmtask/template/preview',
+    handler: 'functions/http/alarmtask/preview-template.ts',
+    auth: 'app',
+    table: 'read',
+  },
+  {
+    method: 'GET',
+    path: '/delivery/dlq',
+    handler: 'functions/http/delivery/list-dead-letters.ts',
+    auth: 'app',
+    table: 'read',
+    deadLetters: 'read',
+  },
+  {
+    // Writes: the scheduler's dead due work (queue `due`) is put back as due work.
+    method: 'POST',
+    path: '/delivery/dlq/redrive',
+    handler: 'functions/http/delivery/redrive-dead-letters.ts',
+    auth: 'app',
+    table: 'write',
+    deadLetters: 'redrive',
   },
   // [read:docs]
   // The API's OpenAPI document and its reference page (npm run gen:openapi), public like /health.

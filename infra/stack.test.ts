@@ -140,6 +140,7 @@ interface FunctionSpec {
   table: 'read' | 'write' | 'none';
   publishes: QueueName[];
   sealed: boolean;
+  deadLetters?: 'read' | 'redrive';
 }
 
 /** Every deployed function (one per route, `$default`, consumer and schedule) and what it may do. */
@@ -149,8 +150,10 @@ function functionSpecs(): FunctionSpec[] {
       entry: r.handler,
       routeKey: `${r.method} ${r.path}`,
       table: r.table,
-      publishes: r.publishes ?? [],
+      // A redrive sends dead letters back to their source queues.
+      publishes: r.deadLetters === 'redrive' ? queues.map((q) => q.name) : (r.publishes ?? []),
       sealed: r.auth !== 'none',
+      ...(r.deadLetters ? { deadLetters: r.deadLetters } : {}),
     })),
     { entry: NOT_FOUND_HANDLER, routeKey: '$default', table: 'none', publishes: [], sealed: false },
     ...queues.map((q) => ({
@@ -367,6 +370,30 @@ describe('grants', () => {
         const canSend = actionsOn(statements, queueId(q.name)).has('sqs:SendMessage');
         expect(canSend, `${labelOf(spec)} -> ${q.name}`).toBe(spec.publishes.includes(q.name));
       }
+    }
+  });
+
+  it('lets only the dead-letter routes read the DLQs, and only the redrive delete from them', () => {
+    const readers = functionSpecs().filter((spec) => spec.deadLetters);
+    expect(readers.map((spec) => spec.routeKey).sort()).toEqual([
+      'GET /delivery/dlq',
+      'POST /delivery/dlq/redrive',
+    ]);
+    for (const spec of functionSpecs()) {
+      const statements = statementsOf(functionOf(spec));
+      for (const q of queues) {
+        const dlq = refOfOutput(`${pascal(q.name)}DeadLetterQueueUrl`);
+        const actions = actionsOn(statements, dlq);
+        const label = `${labelOf(spec)} -> ${q.name} DLQ`;
+        expect(actions.has('sqs:ReceiveMessage'), label).toBe(spec.deadLetters !== undefined);
+        expect(actions.has('sqs:ChangeMessageVisibility'), label).toBe(spec.deadLetters !== undefined);
+        expect(actions.has('sqs:DeleteMessage'), label).toBe(spec.deadLetters === 'redrive');
+        expect(actions.has('sqs:SendMessage'), label).toBe(false);
+      }
+      const env = (
+        resources[functionOf(spec)].Properties.Environment as { Variables: Record<string, unknown> }
+      ).Variables;
+      expect('WEBHOOK_DLQ_URL' in env, labelOf(spec)).toBe(spec.deadLetters !== undefined);
     }
   });
 

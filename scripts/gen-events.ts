@@ -129,6 +129,14 @@ export const samples: Record<string, Sample> = {
   'PUT /workflow/processed': { json: { ids: [1], created_by: 1, remark: 'fixed' } },
   'PUT /workflow/reactive': { json: { ids: [1], created_by: 1, remark: 'again' } },
   'PUT /workflow/close': { json: { ids: [1], created_by: 1, remark: 'noise' } },
+  // [read:deliveries]
+  'GET /alarmtask/deliveries': { query: { uid: '1', task_id: '1', kind: 'all', limit: '20' } },
+  'POST /alarmtask/webhook/test': { json: { uid: 1, task_id: 1 } },
+  'POST /alarmtask/template/preview': {
+    json: { uid: 1, task_id: 1, scene: 'compressed', channel: 'sms' },
+  },
+  'GET /delivery/dlq': { query: { uid: '1', queue: 'webhook', limit: '20' } },
+  'POST /delivery/dlq/redrive': { json: { uid: 1, queue: 'webhook', all: 1, task_id: 1 } },
   // [read:tasks-workflows]
   'GET /alarmtask/list': { query: { uid: '1', q: 'rizhi', status: '1', limit: '20' } },
   'GET /workflow/list': { query: { uid: '1', task_id: '1', status: '0', limit: '20' } },

@@ -127,6 +127,7 @@ export class ServiceHttpApi extends Construct {
         table: route.table,
         publishes: route.publishes,
         readsSealKey: route.auth !== 'none',
+        deadLetters: route.deadLetters,
       });
       const [httpRoute] = this.api.addRoutes({
         path: route.path,

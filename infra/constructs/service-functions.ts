@@ -7,7 +7,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import type { QueueName, TableAccess } from '../definitions.ts';
+import type { QueueName, RouteDef, TableAccess } from '../definitions.ts';
 import { METRICS } from '../metrics.ts';
 import type { ServiceQueues } from './queues.ts';
 
@@ -36,6 +36,8 @@ export interface FunctionSpec {
   environment?: Record<string, string>;
   /** Further permissions this function alone needs. */
   statements?: iam.PolicyStatement[];
+  /** Access to the queues' dead-letter queues (and, to redrive, sending to the source queues). */
+  deadLetters?: RouteDef['deadLetters'];
 }
 
 /** Deployment settings that end up in every function's environment (names from shared/config/env.ts). */
@@ -109,7 +111,7 @@ export class ServiceFunctions extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: MEMORY_MB[spec.kind],
       timeout: Duration.seconds(spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS[spec.kind]),
-      environment: { ...spec.environment, ...this.environment },
+      environment: { ...spec.environment, ...this.deadLetterEnvironment(spec), ...this.environment },
       logGroup,
       // X-Ray segments of every invocation (init, invoke, SQS event source); AWS SDK calls join them once
       // the code wraps its clients with Powertools Tracer.
@@ -136,6 +138,26 @@ export class ServiceFunctions extends Construct {
     for (const name of new Set(spec.publishes ?? [])) queues.byName[name].queue.grantSendMessages(fn);
     if (spec.readsSealKey) sealKey.grantRead(fn);
     for (const statement of spec.statements ?? []) fn.addToRolePolicy(statement);
+    if (spec.deadLetters) {
+      // Listing receives and releases (visibility 0); a redrive also deletes, after sending to the source.
+      const actions = ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'];
+      if (spec.deadLetters === 'redrive') actions.push('sqs:DeleteMessage');
+      for (const { queue, deadLetterQueue } of queues.all) {
+        deadLetterQueue.grant(fn, ...actions);
+        if (spec.deadLetters === 'redrive') queue.grantSendMessages(fn);
+      }
+    }
+  }
+
+  /** The dead-letter queue URLs, only for the functions that read them. */
+  private deadLetterEnvironment(spec: FunctionSpec): Record<string, string> {
+    if (!spec.deadLetters) return {};
+    const { byName } = this.props.queues;
+    return {
+      ALARM_DLQ_URL: byName.alarm.deadLetterQueue.queueUrl,
+      WEBHOOK_DLQ_URL: byName.webhook.deadLetterQueue.queueUrl,
+      NOTIFY_DLQ_URL: byName.notify.deadLetterQueue.queueUrl,
+    };
   }
 }
 

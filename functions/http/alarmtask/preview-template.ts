@@ -1,0 +1,9 @@
+import { type PreviewInput, previewTemplate } from '#shared/domain/deliveries/preview.ts';
+import { previewTemplateSchema } from '#shared/domain/deliveries/schemas.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/** POST /alarmtask/template/preview {uid, task_id, scene, channel, uuid?}: a rendered template. */
+export const handler = httpHandler<PreviewInput, unknown>(
+  { auth: 'app', input: 'json', schema: previewTemplateSchema },
+  (input) => previewTemplate(input),
+);

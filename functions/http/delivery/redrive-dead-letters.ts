@@ -1,0 +1,9 @@
+import { type RedriveInput, redriveDeadLetters } from '#shared/domain/deliveries/dlq.ts';
+import { redriveSchema } from '#shared/domain/deliveries/schemas.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/** POST /delivery/dlq/redrive {uid, queue, message_id | all: 1, task_id?}: dead letters back to their queue (role 9). */
+export const handler = httpHandler<RedriveInput, unknown>(
+  { auth: 'app', input: 'json', schema: redriveSchema },
+  (input) => redriveDeadLetters(input),
+);
