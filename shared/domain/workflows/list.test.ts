@@ -18,7 +18,9 @@ import {
   type Workflow,
   type WorkflowStatus,
 } from './model.ts';
+import * as repo from './repository.ts';
 import type { WorkflowFilter } from './repository.ts';
+import { ANNOUNCE_KIND, defaultDeps, runAnnouncement } from './service.ts';
 
 const sk = (at: number, id: number) => `${String(at).padStart(10, '0')}#${String(id).padStart(12, '0')}`;
 
@@ -262,5 +264,69 @@ describe('listWorkflows (merge of the status ranges)', () => {
     } finally {
       all[0].claimer = 2;
     }
+  });
+});
+
+describe('runAnnouncement (count moves, once)', () => {
+  function outbox() {
+    return {
+      kind: ANNOUNCE_KIND,
+      ref: '5:2',
+      due_at: 100,
+      payload: {
+        scene: 'claim',
+        records: [],
+        counts: [{ task_id: 1, workflow_id: 5, from: 0, to: 1 }],
+      } as Record<string, unknown>,
+    };
+  }
+  function depsWith(answers: ('applied' | 'done' | 'conflict')[]) {
+    const calls: unknown[][] = [];
+    const deps = {
+      ...defaultDeps,
+      repo: {
+        ...repo,
+        getPipelineRecords: async () => [],
+        applyWorkflowCounts: async (...args: Parameters<typeof repo.applyWorkflowCounts>) => {
+          calls.push(args);
+          return answers.shift() ?? 'applied';
+        },
+      },
+    };
+    return { deps, calls };
+  }
+
+  it('applies the moves as deltas per counter item and marks the announcement in hand', async () => {
+    // Arrange
+    const item = outbox();
+    const { deps, calls } = depsWith(['applied']);
+    // Act
+    await runAnnouncement(item, deps);
+    await runAnnouncement(item, deps);
+    // Assert: once; a buried copy of this item would carry the mark into a redrive.
+    expect(calls).toEqual([
+      [item, [{ task_id: 1, shard: repo.countShardOf(5), delta: { processing: 1, pending: -1 } }]],
+    ]);
+    expect(item.payload.counted).toBe(true);
+  });
+
+  it('retries a lost race, then leaves the counts (unmarked) to the next run', async () => {
+    // Arrange
+    const won = outbox();
+    const lost = outbox();
+    const a = depsWith(['conflict', 'conflict', 'done']);
+    const b = depsWith(Array(6).fill('conflict'));
+    // Act
+    await runAnnouncement(won, a.deps);
+    const failed = await runAnnouncement(lost, b.deps).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    // Assert
+    expect(a.calls).toHaveLength(3);
+    expect(won.payload.counted).toBe(true);
+    expect(b.calls).toHaveLength(6);
+    expect(failed?.message).toMatch(/busy, left for the next run/);
+    expect(lost.payload.counted).toBeUndefined();
   });
 });

@@ -381,8 +381,8 @@ export const countShardOf = (workflowId: number) => shardOf(String(workflowId), 
 
 /**
  * AP-F12: apply the count moves an announcement carries, exactly once: one transaction that marks the
- * outbox item `counted` (condition: it exists and is not marked yet) and ADDs each delta to its
- * counter item. `done` when they were applied before (or the item is gone: it is deleted only after
+ * outbox item's payload `counted` (condition: it exists and is not marked yet; in the payload, so an
+ * announcement buried as dead due work and redriven keeps it) and ADDs each delta to its counter item. `done` when they were applied before (or the item is gone: it is deleted only after
  * its counts); `conflict` when a concurrent transaction touched one of the items (try again).
  */
 export async function applyWorkflowCounts(
@@ -394,8 +394,9 @@ export async function applyWorkflowCounts(
       Update: {
         TableName: tableName(),
         Key: dueKey(outbox),
-        UpdateExpression: 'SET counted = :true',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(counted)',
+        UpdateExpression: 'SET #p.#c = :true',
+        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#p.#c)',
+        ExpressionAttributeNames: { '#p': 'payload', '#c': 'counted' },
         ExpressionAttributeValues: { ':true': true },
       },
     },

@@ -51,6 +51,8 @@ export interface AnnouncePayload {
   records: { workflow_id: number; sk: string }[];
   /** The workflows' moves between the task counts (applied once: runAnnouncement). */
   counts?: CountMove[];
+  /** Set (in the table and in hand) once the counts are applied. */
+  counted?: boolean;
 }
 
 export interface RemindPayload {
@@ -406,7 +408,11 @@ async function applyCounts(outbox: DueItem, moves: CountMove[], deps: WorkflowDe
  */
 export async function runAnnouncement(outbox: DueItem, deps: WorkflowDeps = defaultDeps): Promise<void> {
   const payload = outbox.payload as unknown as AnnouncePayload;
-  if (payload.counts?.length) await applyCounts(outbox, payload.counts, deps);
+  if (payload.counts?.length && !payload.counted) {
+    await applyCounts(outbox, payload.counts, deps);
+    // The runner buries the item it holds when publishing keeps failing: it must say so too.
+    payload.counted = true;
+  }
   await announce(payload, deps);
 }
 
