@@ -139,6 +139,13 @@ export const routes: RouteDef[] = [
   },
   {
     method: 'PUT',
+    path: '/alarmtask/retention',
+    handler: 'functions/http/alarmtask/retention-task.ts',
+    auth: 'app+task',
+    table: 'write',
+  },
+  {
+    method: 'PUT',
     path: '/alarmtask/heartbeat',
     handler: 'functions/http/alarmtask/heartbeat-task.ts',
     auth: 'app+task',
@@ -277,6 +284,30 @@ export const routes: RouteDef[] = [
     table: 'write',
     deadLetters: 'redrive',
   },
+  // [read:alarms]
+  {
+    method: 'PUT',
+    path: '/alarmtask/status',
+    handler: 'functions/http/alarmtask/status-task.ts',
+    auth: 'app',
+    table: 'write',
+  },
+  ...(
+    [
+      ['/alarmtask/view', 'view-task'],
+      ['/alarmtask/alarms', 'list-alarms'],
+      ['/alarmtask/alarm', 'show-alarm'],
+      ['/alarmtask/alarm/trace', 'trace-alarm'],
+    ] as const
+  ).map(
+    ([path, file]): RouteDef => ({
+      method: 'GET',
+      path,
+      handler: `functions/http/alarmtask/${file}.ts`,
+      auth: 'app',
+      table: 'read',
+    }),
+  ),
   // [read:docs]
   // The API's OpenAPI document and its reference page (npm run gen:openapi), public like /health.
   {
@@ -293,6 +324,7 @@ export const routes: RouteDef[] = [
     auth: 'none',
     table: 'none',
   },
+  // [console] (issue 11)
   // Local runtime only: the test clock.
   {
     method: 'GET',

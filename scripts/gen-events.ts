@@ -60,6 +60,12 @@ export const samples: Record<string, Sample> = {
   'PUT /alarmtask/intake': { json: TASK },
   'PUT /alarmtask/ratelimit': { json: { ...TASK, rate_limit: 500 } },
   'PUT /alarmtask/heartbeat': { json: { ...TASK, interval: 10, level: 2 } },
+  'PUT /alarmtask/retention': { json: { ...TASK, retention_days: 30 } },
+  'GET /alarmtask/view': { query: { uid: '1', task_id: '1' } },
+  'PUT /alarmtask/status': { json: { uid: 1, task_id: 1, action: 'pause', time: 30 } },
+  'GET /alarmtask/alarms': { query: { uid: '1', task_id: '1', outcome: 'notified', limit: '20' } },
+  'GET /alarmtask/alarm': { query: { uid: '1', task_id: '1', uuid: '8c6bd1d8-0c4c-4a43-9f4c-0d2f5d0e8f4b' } },
+  'GET /alarmtask/alarm/trace': { query: { uid: '1', task_id: '1', uuid: '8c6bd1d8-0c4c-4a43-9f4c-0d2f5d0e8f4b' } },
   'POST /alarm/report': { json: { ...ALARM, level: 1, ctn: { host: 'web-1', error: 'disk full' } } },
   'POST /alarm/test': { json: ALARM },
   'POST /alarm/alertmanager': {
@@ -129,6 +135,10 @@ export const samples: Record<string, Sample> = {
   'PUT /workflow/processed': { json: { ids: [1], created_by: 1, remark: 'fixed' } },
   'PUT /workflow/reactive': { json: { ids: [1], created_by: 1, remark: 'again' } },
   'PUT /workflow/close': { json: { ids: [1], created_by: 1, remark: 'noise' } },
+  // [read:tasks-workflows]
+  'GET /alarmtask/list': { query: { uid: '1', q: 'rizhi', status: '1', limit: '20' } },
+  'GET /workflow/list': { query: { uid: '1', task_id: '1', status: '0', limit: '20' } },
+  'GET /workflow/counts': { query: { uid: '1', task_ids: '1,2' } },
   // [read:deliveries]
   'GET /alarmtask/deliveries': { query: { uid: '1', task_id: '1', kind: 'all', limit: '20' } },
   'POST /alarmtask/webhook/test': { json: { uid: 1, task_id: 1 } },
@@ -137,10 +147,6 @@ export const samples: Record<string, Sample> = {
   },
   'GET /delivery/dlq': { query: { uid: '1', queue: 'webhook', limit: '20' } },
   'POST /delivery/dlq/redrive': { json: { uid: 1, queue: 'webhook', all: 1, task_id: 1 } },
-  // [read:tasks-workflows]
-  'GET /alarmtask/list': { query: { uid: '1', q: 'rizhi', status: '1', limit: '20' } },
-  'GET /workflow/list': { query: { uid: '1', task_id: '1', status: '0', limit: '20' } },
-  'GET /workflow/counts': { query: { uid: '1', task_ids: '1,2' } },
 };
 
 export function httpEvent(route: Pick<RouteDef, 'method' | 'path' | 'auth'>, sample: Sample) {

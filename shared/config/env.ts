@@ -87,6 +87,14 @@ function int(name: string, fallback: number, min = 0): number {
   return n;
 }
 
+/**
+ * Days processed alarms (records and the alarm log) are kept unless a task sets its own
+ * (`ALARM_RETENTION_DAYS`, default 90). Apart from `Config`: the pure pipeline needs only this.
+ */
+export function defaultAlarmRetentionDays(): number {
+  return int('ALARM_RETENTION_DAYS', 90, 1);
+}
+
 function bool(name: string, fallback: boolean): boolean {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;

@@ -93,6 +93,17 @@ export const keys = {
   alarm: (taskId: number, uuid: string) => ({ pk: `ALARM#${taskId}#${uuid}`, sk: 'ALARM' }),
   /** That an alarm of a task that stores nothing was processed (monitor alerts only: re-sends). */
   alarmSeen: (taskId: number, uuid: string) => ({ pk: `ALARM#${taskId}#${uuid}`, sk: 'SEEN' }),
+  /**
+   * A task's alarm log (its history index): one item per consumer batch and task, in one partition
+   * per task and UTC day, sorted by the time it was written (AP-P9).
+   */
+  alarmLog: (taskId: number, atMs: number, id: string) => ({
+    pk: keys.alarmLogDay(taskId, webhookLogDayOf(atMs)),
+    sk: `${pad(atMs, 13)}#${id}`,
+  }),
+  alarmLogDay: (taskId: number, day: number) => `ALOG#${taskId}#${day}`,
+  /** The smallest alarm log sort key at or after `atMs`. */
+  alarmLogSkFrom: (atMs: number) => `${pad(atMs, 13)}#`,
   /** State of one compression metric of a task: window, upgrade firing, delay recovery. */
   metricState: (taskId: number, metric: string) => ({ pk: `METRIC#${taskId}#${metric}`, sk: 'STATE' }),
   /** Alarms of a metric counted per minute (upgrade), in the metric's item collection. */

@@ -172,6 +172,8 @@ export interface Task extends TaskConfig {
   intake_fixed_sign?: boolean;
   /** Dead man's switch: an alarm of `level` when no alarm or ping came for `interval` minutes. */
   heartbeat?: { interval: number; level: Level; since: number };
+  /** Days its processed alarms (records and log) are kept; the deployment default when absent. */
+  alarm_retention_days?: number;
   created_by: number;
   created_at: number;
   updated_at: number;

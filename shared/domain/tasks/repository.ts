@@ -356,11 +356,11 @@ export async function resumePausedTask(taskId: number, pausedUntil: number, now:
 
 /**
  * AP-T10: set (or, with `undefined`, remove) one of a task's own settings — its intake token hash,
- * its heartbeat, its alarm rate limit — under `version = :v`. False when the task changed since it was read.
+ * its heartbeat, its alarm rate limit, its alarm retention — under `version = :v`. False when the task changed since it was read.
  */
 export async function setTaskSetting(
   task: Task,
-  name: 'intake_hash' | 'intake_fixed_sign' | 'heartbeat' | 'rate_limit',
+  name: 'intake_hash' | 'intake_fixed_sign' | 'heartbeat' | 'rate_limit' | 'alarm_retention_days',
   value: unknown,
   now: number,
 ): Promise<boolean> {

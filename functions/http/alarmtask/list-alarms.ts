@@ -1,0 +1,9 @@
+import { listAlarmsSchema } from '#shared/domain/alarms/read-schemas.ts';
+import { type HistoryQuery, listAlarms } from '#shared/domain/alarms/reads.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/** GET /alarmtask/alarms?uid=&task_id=[&from=&to=&level=&outcome=&metric=&batch=&limit=&cursor=]: a task's alarm history, newest first. */
+export const handler = httpHandler<HistoryQuery, unknown>(
+  { auth: 'app', input: 'query', schema: listAlarmsSchema },
+  (input) => listAlarms(input),
+);

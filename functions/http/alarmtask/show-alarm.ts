@@ -1,0 +1,9 @@
+import { alarmRefSchema } from '#shared/domain/alarms/read-schemas.ts';
+import { type AlarmRef, showAlarm } from '#shared/domain/alarms/reads.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+
+/** GET /alarmtask/alarm?uid=&task_id=&uuid= (or &history_id=[&from=&to=]): one processed alarm. */
+export const handler = httpHandler<AlarmRef, unknown>(
+  { auth: 'app', input: 'query', schema: alarmRefSchema },
+  (input) => showAlarm(input),
+);

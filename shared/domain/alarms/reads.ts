@@ -1,0 +1,517 @@
+import { nowSeconds } from '../../clock.ts';
+import { getItems } from '../../db/client.ts';
+import { keys } from '../../db/keys.ts';
+import { parseJson } from '../../json.ts';
+import { deliveriesOfAlarm } from '../deliveries/trace.ts';
+import { getAlarmGroups } from '../directory/repository.ts';
+import { NotFoundError, ValidationError } from '../errors.ts';
+import { maskRobot } from '../notifications/providers/robot.ts';
+import { recipientsOf } from '../notifications/receivers.ts';
+import { taskForUser } from '../tasks/access.ts';
+import { LEVEL_NAMES, type Level, type Task } from '../tasks/model.ts';
+import { retentionDaysOf } from '../tasks/settings.ts';
+import { getWorkflowIdOfAlarm } from '../workflows/repository.ts';
+import { showWorkflow } from '../workflows/service.ts';
+import type { Why } from './explain.ts';
+import {
+  type AlarmLogCursor,
+  type AlarmLogEntry,
+  type AlarmLogFilter,
+  type AlarmResult,
+  queryAlarmLog,
+  resultOf,
+} from './log.ts';
+import type { AlarmRecord } from './model.ts';
+import { selectedReceivers } from './notify.ts';
+import { getAlarmRecord } from './repository.ts';
+import { upgradeStrategies } from './upgrade.ts';
+
+/**
+ * The read side of the alarm pipeline (issue 10): a task's alarm history from its alarm log, one
+ * alarm, and its decision trace. Every read names its acting user (shared/domain/tasks/access.ts).
+ */
+
+/** Longest window one history request reads (one Query per UTC day). */
+export const MAX_WINDOW_DAYS = 31;
+
+export interface HistoryQuery {
+  uid: number;
+  task_id: number;
+  from?: number;
+  to?: number;
+  level?: Level;
+  outcome?: AlarmResult;
+  metric?: string;
+  batch?: number;
+  limit?: number;
+  cursor?: string;
+}
+
+function encodeCursor(c: AlarmLogCursor): string {
+  return Buffer.from(JSON.stringify([c.day, c.sk, c.taken])).toString('base64url');
+}
+
+function decodeCursor(text: string): AlarmLogCursor {
+  try {
+    const [day, sk, taken] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
+    if (Number.isSafeInteger(day) && typeof sk === 'string' && sk.length < 100 && Number.isSafeInteger(taken))
+      return { day: day as number, sk, taken: taken as number };
+  } catch {
+    // fall through
+  }
+  throw new ValidationError([{ field: 'cursor', message: 'cursor is not one this service returned' }]);
+}
+
+/** The window of a history request: `to` defaults to now, `from` to MAX_WINDOW_DAYS before it. */
+function windowOf(q: { from?: number; to?: number }, now: number) {
+  const to = q.to ?? now;
+  const from = q.from ?? to - MAX_WINDOW_DAYS * 86_400;
+  if (from > to) throw new ValidationError([{ field: 'from', message: 'from must not be after to' }]);
+  if (to - from > MAX_WINDOW_DAYS * 86_400)
+    throw new ValidationError([
+      { field: 'from', message: `the window may span at most ${MAX_WINDOW_DAYS} days` },
+    ]);
+  return { from, to };
+}
+
+/** An entry of the history listing. */
+export interface AlarmView {
+  uuid: string;
+  history_id: number;
+  created_at: number;
+  level: Level;
+  level_name: string;
+  reported_level: Level;
+  outcome: AlarmResult;
+  decision: string;
+  metric?: string;
+  batch?: number;
+  k?: number;
+  upgrades: number;
+  stored: boolean;
+  notice_time?: number;
+  /** The alarm content (stored alarms only: a task that stores nothing keeps no content). */
+  ctn?: Record<string, unknown>;
+}
+
+function viewOf(e: AlarmLogEntry, stored?: { ctn: Record<string, unknown>; notice_time: number }): AlarmView {
+  return {
+    uuid: e.uuid,
+    history_id: e.history_id,
+    created_at: e.created_at,
+    level: e.level,
+    level_name: LEVEL_NAMES[e.level],
+    reported_level: e.reported_level,
+    outcome: resultOf(e),
+    decision: e.decision,
+    ...(e.metric ? { metric: e.metric } : {}),
+    ...(e.batch ? { batch: e.batch } : {}),
+    ...(e.k !== undefined ? { k: e.k } : {}),
+    upgrades: e.upgrades,
+    stored: e.stored,
+    ...(stored ? { notice_time: stored.notice_time, ctn: stored.ctn } : {}),
+  };
+}
+
+/** The content of the stored alarms of a page (one BatchGetItem, projected to the history). */
+async function contentOf(entries: AlarmLogEntry[]) {
+  const stored = entries.filter((e) => e.stored);
+  const items = await getItems(
+    stored.map((e) => keys.alarm(e.task_id, e.uuid)),
+    { projection: 'pk, history', what: 'alarm records' },
+  );
+  const out = new Map<string, { ctn: Record<string, unknown>; notice_time: number }>();
+  for (const item of items) {
+    const h = item.history as { uuid: string; ctn: unknown; notice_time: number };
+    const ctn =
+      typeof h.ctn === 'string'
+        ? (parseJson(h.ctn) as Record<string, unknown>)
+        : (h.ctn as Record<string, unknown>);
+    out.set(h.uuid, { ctn, notice_time: h.notice_time });
+  }
+  return out;
+}
+
+/** GET /alarmtask/alarms: a task's processed alarms, newest first, filtered, paged. */
+export async function listAlarms(q: HistoryQuery) {
+  await taskForUser(q.uid, q.task_id);
+  const window = windowOf(q, nowSeconds());
+  const filter: AlarmLogFilter = {
+    ...(q.level !== undefined ? { level: q.level } : {}),
+    ...(q.outcome ? { result: q.outcome } : {}),
+    ...(q.metric ? { metric: q.metric } : {}),
+    ...(q.batch ? { batch: q.batch } : {}),
+  };
+  const page = await queryAlarmLog(
+    q.task_id,
+    window,
+    filter,
+    q.limit ?? 20,
+    q.cursor ? decodeCursor(q.cursor) : undefined,
+  );
+  const content = await contentOf(page.entries);
+  return {
+    alarms: page.entries.map((e) => viewOf(e, content.get(e.uuid))),
+    next_cursor: page.next ? encodeCursor(page.next) : '',
+    window,
+  };
+}
+
+/**
+ * The log entry of one alarm: by uuid, or by history id (a search of the task's log over the window,
+ * default the last MAX_WINDOW_DAYS days: history ids are not time-ordered across containers).
+ */
+async function findEntry(
+  taskId: number,
+  by: { uuid?: string; history_id?: number; from?: number; to?: number },
+): Promise<AlarmLogEntry | undefined> {
+  const window = windowOf(by, nowSeconds());
+  const filter: AlarmLogFilter = by.uuid ? { uuid: by.uuid } : { history_id: by.history_id };
+  let cursor: AlarmLogCursor | undefined;
+  do {
+    const page = await queryAlarmLog(taskId, window, filter, 1, cursor);
+    if (page.entries.length > 0) return page.entries[0];
+    cursor = page.next;
+  } while (cursor);
+  return undefined;
+}
+
+export interface AlarmRef {
+  uid: number;
+  task_id: number;
+  uuid?: string;
+  history_id?: number;
+  from?: number;
+  to?: number;
+}
+
+interface Located {
+  task: Task;
+  record?: AlarmRecord;
+  entry?: AlarmLogEntry;
+}
+
+async function locate(ref: AlarmRef): Promise<Located> {
+  if (!ref.uuid && !ref.history_id)
+    throw new ValidationError([{ field: 'uuid', message: 'uuid or history_id is required' }]);
+  const task = await taskForUser(ref.uid, ref.task_id);
+  let uuid = ref.uuid;
+  let entry: AlarmLogEntry | undefined;
+  if (!uuid) {
+    entry = await findEntry(task.id, ref);
+    uuid = entry?.uuid;
+  }
+  const record = uuid ? await getAlarmRecord(task.id, uuid) : undefined;
+  // An alarm with no record (filtered out, a task that stores nothing) is known by its log entry only.
+  if (!record && !entry && uuid) entry = await findEntry(task.id, { uuid, from: ref.from, to: ref.to });
+  if (!record && !entry)
+    throw new NotFoundError(`alarm [${ref.uuid ?? ref.history_id}] of task [${task.id}] not found`);
+  return { task, record, entry };
+}
+
+/** A record as a log entry (same view for stored and unstored alarms). */
+function entryOf(r: AlarmRecord): AlarmLogEntry {
+  return {
+    uuid: r.uuid,
+    task_id: r.task_id,
+    history_id: r.history.id,
+    created_at: r.history.created_at,
+    level: r.history.level,
+    reported_level: r.reported_level,
+    decision: r.outcome,
+    notify: r.notify,
+    ...(r.history.metric ? { metric: r.history.metric } : {}),
+    ...(r.history.batch ? { batch: r.history.batch } : {}),
+    ...(r.k !== undefined ? { k: r.k } : {}),
+    upgrades: r.upgrades?.length ?? 0,
+    stored: true,
+    expires_at: r.expires_at ?? 0,
+  };
+}
+
+/** GET /alarmtask/alarm: one alarm by uuid or history id. */
+export async function showAlarm(ref: AlarmRef) {
+  const { record, entry } = await locate(ref);
+  const e = record ? entryOf(record) : (entry as AlarmLogEntry);
+  return {
+    alarm: {
+      ...viewOf(e, record ? { ctn: record.history.ctn, notice_time: record.history.notice_time } : undefined),
+      ...(record ? { reported_at: record.reported_at, processed_at: record.processed_at } : {}),
+      ...(e.expires_at ? { expires_at: e.expires_at } : {}),
+    },
+  };
+}
+
+// ---- The decision trace -------------------------------------------------------------------------
+
+/** Where to find the deliveries of one alarm (the deliveries module answers; injected for the trace). */
+export interface TraceDeps {
+  deliveriesOfAlarm: (
+    taskId: number,
+    uuid: string,
+    processedAt: number,
+    known: { record?: AlarmRecord; task?: Task },
+  ) => Promise<{ webhooks: unknown[]; notifications: unknown[] }>;
+  workflowOfAlarm: (taskId: number, uuid: string) => Promise<unknown | undefined>;
+}
+
+const STRATEGY_TEXT: Record<string, (n: number) => string> = {
+  cycle: () => 'the first alarm of each window is notified',
+  delay: () => "the window's first alarm is notified when the window ends",
+  'cycle-count': (n) => `the first alarm of a window, and the ${n}th (which closes it), are notified`,
+  'count-cycle': (n) => `the ${n}th alarm of a window is notified (and closes it)`,
+  count: (n) => `only the ${n}th alarm of a window is notified`,
+};
+
+function ordinal(n: number): string {
+  const s = n % 100 >= 11 && n % 100 <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${s}`;
+}
+
+/** A receiver config shown without secrets: robots by masked webhook, the webhook by origin. */
+function receiversView(channels: Record<string, unknown>) {
+  const out: Record<string, unknown> = {};
+  for (const [ch, v] of Object.entries(channels)) {
+    if (ch === 'webhook' && typeof v === 'string') {
+      try {
+        out.webhook = new URL(v).origin;
+      } catch {
+        out.webhook = '(invalid URL)';
+      }
+    } else if (Array.isArray(v) && v.length > 0 && typeof v[0] === 'object') {
+      out[ch] = (v as { webhook: string }[]).map((r) => maskRobot(r.webhook));
+    } else out[ch] = v;
+  }
+  return out;
+}
+
+function stagesOf(task: Task, e: AlarmLogEntry, why: Why | undefined, record: AlarmRecord | undefined) {
+  const stages: Record<string, unknown>[] = [];
+  const r = why?.recovery;
+  if (r?.mode === 'monitor') {
+    stages.push({ stage: 'recovery', result: 'matched', text: 'the monitor reported the alert as resolved' });
+  } else if (r?.mode === 'condition') {
+    stages.push({
+      stage: 'recovery',
+      result: r.match ? 'matched' : 'not matched',
+      text: r.match
+        ? `recovery condition ${r.match.index} matched: the alarm is a recovery`
+        : `none of the ${r.conditions} recovery condition(s) matched`,
+      match: r.match,
+      misses: r.misses,
+    });
+  } else if (r?.mode === 'delay') {
+    stages.push({
+      stage: 'recovery',
+      result: 'delay',
+      text: `delay recovery: the metric recovers after ${r.minutes} minute(s) without an alarm`,
+    });
+  }
+  if (e.decision === 'recovery') return stages;
+  const f = why?.filter;
+  if (f) {
+    const hit = f.match
+      ? `condition ${f.match.index} matched`
+      : `none of the ${f.conditions} condition(s) matched`;
+    stages.push({
+      stage: 'filter',
+      result: f.kept ? 'kept' : e.decision === 'rejected' ? 'rejected (stored)' : 'dropped',
+      text: `${f.mode}: ${hit}, so the alarm was ${f.kept ? 'kept' : 'rejected'}${
+        f.level_from !== f.level_to
+          ? `; level ${LEVEL_NAMES[f.level_from]} -> ${LEVEL_NAMES[f.level_to]}`
+          : ''
+      }`,
+      level_from: f.level_from,
+      level_to: f.level_to,
+      match: f.match,
+      misses: f.misses,
+    });
+  } else stages.push({ stage: 'filter', result: 'off', text: 'the filter is off' });
+  if (e.decision === 'drop' || e.decision === 'rejected') return stages;
+  if (e.decision === 'not_save_db') {
+    stages.push({
+      stage: 'compress',
+      result: 'off',
+      text: 'the task stores no alarms, so nothing is compressed',
+    });
+  } else {
+    const c = why?.compress;
+    if (!c) stages.push({ stage: 'compress', result: 'off', text: 'compression is off' });
+    else if (e.decision !== 'compressed') {
+      stages.push({
+        stage: 'compress',
+        result: 'not matched',
+        text: `no compression condition matched (${c.conditions ?? 0} tried): ${
+          e.decision === 'compress_not_match' ? 'notified as uncompressed' : 'stored without notification'
+        }`,
+        misses: c.misses,
+      });
+    } else {
+      const n = c.count;
+      stages.push({
+        stage: 'compress',
+        result: e.notify === 'now' ? 'notified' : e.notify === 'deferred' ? 'deferred' : 'compressed',
+        text: `${c.method} compression, ${c.strategy} strategy (${STRATEGY_TEXT[c.strategy]?.(n) ?? ''}; window ${
+          c.cycle_minutes
+        } min): ${ordinal(e.k ?? 1)} alarm of batch ${e.batch} -> ${
+          e.notify === 'now'
+            ? 'notified'
+            : e.notify === 'deferred'
+              ? 'notified when the window ends'
+              : 'compressed away'
+        }`,
+        metric: e.metric,
+        batch: e.batch,
+        k: e.k,
+        n,
+        window: record?.window,
+        match: c.match,
+      });
+    }
+  }
+  const strategies = upgradeStrategies(task.upgrade);
+  if (record?.upgrade_counts?.length || record?.upgrades?.length) {
+    const fired = new Set((record.upgrades ?? []).map((u) => u.index));
+    stages.push({
+      stage: 'upgrade',
+      result: fired.size > 0 ? 'fired' : 'not fired',
+      strategies: (record.upgrade_counts ?? []).map((counted, index) => ({
+        index,
+        ...(strategies[index]
+          ? { interval: strategies[index].interval, count: strategies[index].count }
+          : {}),
+        counted,
+        fired: fired.has(index),
+      })),
+      text: `${fired.size} upgrade strateg${fired.size === 1 ? 'y' : 'ies'} fired`,
+    });
+  }
+  return stages;
+}
+
+/** Who the alarm went to and why. */
+async function receiversOf(
+  task: Task,
+  e: AlarmLogEntry,
+  why: Why | undefined,
+  record: AlarmRecord | undefined,
+) {
+  if (!record && e.decision !== 'not_save_db') return undefined;
+  // A task that stores nothing keeps no selection: it is the dispatch the reasons recorded.
+  const d = why?.dispatch;
+  const selection = record?.selection ?? {
+    override: why?.override === true,
+    dispatch: (d?.matched ?? []).map((m) => m.index),
+    defaults: !why?.override && (!d || d.mode === 'non-lazy' || d.matched.length === 0),
+  };
+  if (selection.override && !record?.receiver)
+    return {
+      text: "the report carried its own receiver, which replaces the task's (not stored: the task stores no alarms)",
+      sets: [],
+    };
+  const sets = selectedReceivers(task.receiver, selection, record?.receiver);
+  const groups = await getAlarmGroups([...new Set(sets.flatMap((s) => s.alarmgroup ?? []))]);
+  const recipients = recipientsOf(sets, groups);
+  const reasons = sets.map((s) => {
+    if (s.set === 'override')
+      return { set: 'override', text: "the report carried its own receiver, which replaces the task's" };
+    if (s.set?.startsWith('d')) {
+      const i = Number(s.set.slice(1));
+      return {
+        set: s.set,
+        text: `dispatch item ${i} matched`,
+        match: why?.dispatch?.matched.find((m) => m.index === i),
+      };
+    }
+    return {
+      set: 'default',
+      text: why?.dispatch?.matched.length
+        ? 'non-lazy dispatch: the defaults are notified too'
+        : 'no dispatch item matched: the default receivers',
+    };
+  });
+  return {
+    text: reasons.map((r) => r.text).join('; '),
+    sets: reasons,
+    misses: why?.dispatch?.misses,
+    alarm_groups: groups.map((g) => ({ id: g.id, name: g.name })),
+    people: recipients.channels,
+    robots: recipients.robotSets.map((s) => ({
+      set: s.key,
+      channel: s.channel,
+      robots: s.robots.map((r) => maskRobot(r.webhook)),
+    })),
+    ...(record?.receiver?.channels
+      ? { override: receiversView(record.receiver.channels as Record<string, unknown>) }
+      : {}),
+  };
+}
+
+function summaryOf(e: AlarmLogEntry): string {
+  const result = resultOf(e);
+  switch (result) {
+    case 'filtered':
+      return e.decision === 'rejected'
+        ? 'rejected by the filter (stored, nobody notified)'
+        : 'dropped by the filter (not stored, nobody notified)';
+    case 'recovered':
+      return 'a recovery: recovery notifications sent, open workflows of its metric finished';
+    case 'stored':
+      return 'stored only: no compression condition matched and the task notifies only compressed alarms';
+    case 'compressed':
+      return `compressed: the ${ordinal(e.k ?? 1)} alarm of batch ${e.batch}, not notified by the strategy`;
+    case 'deferred':
+      return `the first alarm of batch ${e.batch}: notified once its window ends`;
+    default:
+      return e.decision === 'compressed'
+        ? `notified as the ${ordinal(e.k ?? 1)} alarm of batch ${e.batch}`
+        : 'notified';
+  }
+}
+
+const defaultTraceDeps: TraceDeps = {
+  deliveriesOfAlarm: (taskId, uuid, processedAt, known) => deliveriesOfAlarm(taskId, uuid, processedAt, known),
+  workflowOfAlarm: async (taskId, uuid) => {
+    const id = await getWorkflowIdOfAlarm(taskId, uuid);
+    return id === undefined ? undefined : (await showWorkflow(id)).workflow;
+  },
+};
+
+/** GET /alarmtask/alarm/trace: why was (or wasn't) anyone notified of this alarm. */
+export async function traceAlarm(ref: AlarmRef, deps: TraceDeps = defaultTraceDeps) {
+  const { task, record, entry } = await locate(ref);
+  const e = record ? entryOf(record) : (entry as AlarmLogEntry);
+  const why = record?.why ?? entry?.why;
+  const versionThen = why?.task_version;
+  const processedAt = record?.processed_at ?? e.created_at;
+  const [deliveries, workflow, receivers] = await Promise.all([
+    deps.deliveriesOfAlarm(task.id, e.uuid, processedAt, { record, task }),
+    record?.workflow || e.decision === 'compressed' ? deps.workflowOfAlarm(task.id, e.uuid) : undefined,
+    receiversOf(task, e, why, record),
+  ]);
+  return {
+    alarm: {
+      ...viewOf(e, record ? { ctn: record.history.ctn, notice_time: record.history.notice_time } : undefined),
+      task: { id: task.id, name: task.name },
+      ...(record ? { reported_at: record.reported_at, processed_at: record.processed_at } : {}),
+      expires_at: e.expires_at || processedAt + retentionDaysOf(task) * 86_400,
+    },
+    summary: summaryOf(e),
+    configuration: {
+      version_then: versionThen ?? null,
+      version_now: task.version,
+      changed: versionThen !== undefined && versionThen !== task.version,
+      note:
+        versionThen === undefined
+          ? 'processed before decision traces were recorded: the stages show the recorded decisions only'
+          : versionThen !== task.version
+            ? 'the task has changed since this alarm was processed: conditions are shown as they were then; receivers as configured now'
+            : 'the configuration is unchanged since this alarm was processed',
+    },
+    stages: stagesOf(task, e, why, record),
+    ...(receivers ? { receivers } : {}),
+    notifications: deliveries.notifications,
+    webhooks: deliveries.webhooks,
+    workflow: workflow ?? null,
+  };
+}
