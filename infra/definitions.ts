@@ -296,6 +296,7 @@ export const routes: RouteDef[] = [
     [
       ['/alarmtask/view', 'view-task'],
       ['/alarmtask/alarms', 'list-alarms'],
+      ['/alarmtask/alarms/stats', 'alarm-stats'],
       ['/alarmtask/alarm', 'show-alarm'],
       ['/alarmtask/alarm/trace', 'trace-alarm'],
     ] as const

@@ -64,6 +64,7 @@ export const samples: Record<string, Sample> = {
   'GET /alarmtask/view': { query: { uid: '1', task_id: '1' } },
   'PUT /alarmtask/status': { json: { uid: 1, task_id: 1, action: 'pause', time: 30 } },
   'GET /alarmtask/alarms': { query: { uid: '1', task_id: '1', outcome: 'notified', limit: '20' } },
+  'GET /alarmtask/alarms/stats': { query: { uid: '1', task_id: '1' } },
   'GET /alarmtask/alarm': { query: { uid: '1', task_id: '1', uuid: '8c6bd1d8-0c4c-4a43-9f4c-0d2f5d0e8f4b' } },
   'GET /alarmtask/alarm/trace': { query: { uid: '1', task_id: '1', uuid: '8c6bd1d8-0c4c-4a43-9f4c-0d2f5d0e8f4b' } },
   'POST /alarm/report': { json: { ...ALARM, level: 1, ctn: { host: 'web-1', error: 'disk full' } } },

@@ -238,3 +238,30 @@ describe('PUT /alarmtask/status', () => {
     expect(view.data.task.status).toBe(1);
   });
 });
+
+describe('GET /alarmtask/alarms/stats', () => {
+  it('counts a task’s alarms per minute by level and outcome', async () => {
+    const t = await createTask(whitelist);
+    await report(t, { app: 'pay' }, 3);
+    await report(t, { app: 'pay' }, 3);
+    await report(t, { app: 'web' }, 1);
+    await waitHistory(t, 3);
+    const now = await serviceNow();
+    const res = await api.get<Any>('/alarmtask/alarms/stats', {
+      query: { uid: 2, task_id: t.id, from: now - 600, to: now },
+    });
+    expect(res.code).toBe(0);
+    expect(res.data.complete).toBe(true);
+    const sum = (f: (m: Any) => number) => res.data.minutes.reduce((n: number, m: Any) => n + f(m), 0);
+    expect(sum((m) => m.levels[3])).toBe(2);
+    expect(sum((m) => m.levels[1])).toBe(1);
+    expect(sum((m) => m.outcomes.notified ?? 0)).toBe(2);
+    expect(sum((m) => m.outcomes.filtered ?? 0)).toBe(1);
+    expect(res.data.minutes.every((m: Any) => m.minute % 60 === 0)).toBe(true);
+    expect(
+      (await api.get('/alarmtask/alarms/stats', { query: { uid: 1, task_id: t.id, from: 0, to: 200_000 } }))
+        .status,
+    ).toBe(422);
+    expect((await api.get('/alarmtask/alarms/stats', { query: { uid: 3, task_id: t.id } })).status).toBe(403);
+  });
+});

@@ -231,3 +231,69 @@ export async function queryAlarmLog(
   }
   return { entries, scanned };
 }
+
+/** Items one count reads at most (about 20,000 alarms at ten a batch). */
+export const MAX_COUNT_ITEMS = 2_000;
+
+export interface MinuteCount {
+  /** Unix seconds of the minute's start. */
+  minute: number;
+  /** Alarms per level 0..3. */
+  levels: [number, number, number, number];
+  outcomes: Partial<Record<AlarmResult, number>>;
+}
+
+/**
+ * AP-P9 (count): a task's processed alarms per minute over a window, by level and outcome, from its
+ * log (repeats of a uuid counted once). Reads at most MAX_COUNT_ITEMS items, newest first: `complete`
+ * is false when the window held more (the older minutes are then partial).
+ */
+export async function countAlarmLog(
+  taskId: number,
+  window: { from: number; to: number },
+): Promise<{ minutes: MinuteCount[]; complete: boolean }> {
+  const byMinute = new Map<number, MinuteCount>();
+  const seen = new Set<string>();
+  let read = 0;
+  let complete = true;
+  const firstDay = webhookLogDayOf(window.from * 1000);
+  outer: for (let day = webhookLogDayOf(window.to * 1000 + WRITE_LAG_MS); day >= firstDay; day--) {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await db().send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: {
+            ':pk': keys.alarmLogDay(taskId, day),
+            ':from': keys.alarmLogSkFrom(window.from * 1000),
+            ':to': keys.alarmLogSkFrom(window.to * 1000 + WRITE_LAG_MS),
+          },
+          ScanIndexForward: false,
+          ExclusiveStartKey: start,
+        }),
+      );
+      start = page.LastEvaluatedKey;
+      for (const item of page.Items ?? []) {
+        if (read++ >= MAX_COUNT_ITEMS) {
+          complete = false;
+          break outer;
+        }
+        for (const e of fromItem(item)) {
+          if (e.created_at < window.from || e.created_at > window.to || seen.has(e.uuid)) continue;
+          seen.add(e.uuid);
+          const minute = e.created_at - (e.created_at % 60);
+          let m = byMinute.get(minute);
+          if (!m) {
+            m = { minute, levels: [0, 0, 0, 0], outcomes: {} };
+            byMinute.set(minute, m);
+          }
+          m.levels[e.level]++;
+          const r = resultOf(e);
+          m.outcomes[r] = (m.outcomes[r] ?? 0) + 1;
+        }
+      }
+    } while (start);
+  }
+  return { minutes: [...byMinute.values()].sort((a, b) => a.minute - b.minute), complete };
+}

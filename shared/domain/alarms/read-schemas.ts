@@ -35,3 +35,6 @@ export const alarmRefSchema = {
     history_id: ID_SCHEMA,
   },
 };
+
+/** GET /alarmtask/alarms/stats */
+export const alarmStatsSchema = { type: 'object', required: ['uid', 'task_id'], properties: common };

@@ -18,6 +18,7 @@ import {
   type AlarmLogEntry,
   type AlarmLogFilter,
   type AlarmResult,
+  countAlarmLog,
   queryAlarmLog,
   resultOf,
 } from './log.ts';
@@ -155,6 +156,26 @@ export async function listAlarms(q: HistoryQuery) {
     next_cursor: page.next ? encodeCursor(page.next) : '',
     window,
   };
+}
+
+/** Longest window of the per-minute counts. */
+export const MAX_STATS_HOURS = 24;
+
+/**
+ * GET /alarmtask/alarms/stats: a task's alarms per minute by level and outcome (default: the last
+ * hour; at most MAX_STATS_HOURS), for the console's charts.
+ */
+export async function alarmStats(q: { uid: number; task_id: number; from?: number; to?: number }) {
+  await taskForUser(q.uid, q.task_id);
+  const to = q.to ?? nowSeconds();
+  const from = q.from ?? to - 3600;
+  if (from > to) throw new ValidationError([{ field: 'from', message: 'from must not be after to' }]);
+  if (to - from > MAX_STATS_HOURS * 3600)
+    throw new ValidationError([
+      { field: 'from', message: `the window may span at most ${MAX_STATS_HOURS} hours` },
+    ]);
+  const { minutes, complete } = await countAlarmLog(q.task_id, { from, to });
+  return { window: { from, to }, minutes, complete };
 }
 
 /**
@@ -470,7 +491,8 @@ function summaryOf(e: AlarmLogEntry): string {
 }
 
 const defaultTraceDeps: TraceDeps = {
-  deliveriesOfAlarm: (taskId, uuid, processedAt, known) => deliveriesOfAlarm(taskId, uuid, processedAt, known),
+  deliveriesOfAlarm: (taskId, uuid, processedAt, known) =>
+    deliveriesOfAlarm(taskId, uuid, processedAt, known),
   workflowOfAlarm: async (taskId, uuid) => {
     const id = await getWorkflowIdOfAlarm(taskId, uuid);
     return id === undefined ? undefined : (await showWorkflow(id)).workflow;
