@@ -13,7 +13,8 @@ export function acknowledgeNagFindings(stack: TocsinStack): void {
   const { functions, data, http } = stack;
   const tableIndexes = findingResource(stack, `${data.table.tableArn}/index/*`);
 
-  for (const fn of functions.functions) {
+  // Findings on execution roles surface on the roles (shared by functions with the same grants).
+  for (const fn of [...functions.functions, ...functions.roles.values()]) {
     acknowledge(
       fn,
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
@@ -41,7 +42,7 @@ export function acknowledgeNagFindings(stack: TocsinStack): void {
     if (!reason) continue;
     for (const resource of statement.resources.filter((r) => r.includes('*'))) {
       acknowledge(
-        stack.notifyConsumer,
+        stack.notifyConsumer.role ?? stack.notifyConsumer,
         `AwsSolutions-IAM5[Resource::${findingResource(stack, resource)}]`,
         reason,
       );

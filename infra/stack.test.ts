@@ -410,6 +410,29 @@ describe('grants', () => {
     expect(actions.filter((a) => /^(dynamodb|sqs|secretsmanager):/.test(a))).toEqual([]);
   });
 
+  it('shares an execution role only between functions granted exactly the same', () => {
+    const byRole = new Map<string, string[]>();
+    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
+      const role = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      byRole.set(role, [...(byRole.get(role) ?? []), id]);
+    }
+    const grants = (id: string) =>
+      JSON.stringify(statementsOf(id).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))));
+    const seen = new Map<string, string>();
+    for (const [role, fns] of byRole) {
+      for (const fn of fns) expect(grants(fn), fn).toBe(grants(fns[0]));
+      // Two roles never hold the same grants: they would be one.
+      expect(seen.get(grants(fns[0])), role).toBeUndefined();
+      seen.set(grants(fns[0]), role);
+    }
+    expect(byRole.size).toBeLessThan(ofType('AWS::Lambda::Function').length);
+  });
+
+  it('stays well below the 500 resources CloudFormation allows in a stack', () => {
+    const count = Object.keys(resources).length;
+    expect(count).toBeLessThan(450);
+  });
+
   it("never grants a wildcard action, nor any resource '*' but X-Ray's", () => {
     for (const [, policy] of ofType('AWS::IAM::Policy')) {
       for (const s of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
@@ -785,15 +808,46 @@ describe('alarms', () => {
     expect(found[0]).toMatchObject({ Threshold: 1, Statistic: 'Maximum', EvaluationPeriods: 1 });
   });
 
-  it('fire on any error or throttle of every function', () => {
+  it('fire on any error or throttle of every function (HTTP routes ten to an alarm, the others alone)', () => {
     const fns = ofType('AWS::Lambda::Function').map(([id]) => id);
     expect(fns).toHaveLength(functionSpecs().length);
+    type MathAlarm = {
+      Metrics?: {
+        Id: string;
+        Expression?: string;
+        MetricStat?: { Metric: { MetricName: string; Dimensions: { Value: unknown }[] }; Stat: string };
+      }[];
+    };
+    const inMath = (metric: string, id: string) =>
+      alarms().filter((a) =>
+        ((a as unknown as MathAlarm).Metrics ?? []).some(
+          (m) =>
+            m.MetricStat?.Metric.MetricName === metric &&
+            m.MetricStat.Stat === 'Sum' &&
+            JSON.stringify(m.MetricStat.Metric.Dimensions[0]?.Value) === JSON.stringify({ Ref: id }),
+        ),
+      );
     for (const id of fns) {
       for (const metric of ['Errors', 'Throttles']) {
-        const found = on('AWS/Lambda', metric, { Ref: id });
-        expect(found, `${id} ${metric}`).toHaveLength(1);
-        expect(found[0], `${id} ${metric}`).toMatchObject({ Threshold: 1, Statistic: 'Sum' });
+        const direct = on('AWS/Lambda', metric, { Ref: id });
+        const grouped = inMath(metric, id);
+        expect(direct.length + grouped.length, `${id} ${metric}`).toBe(1);
+        const a = direct[0] ?? grouped[0];
+        expect(a, `${id} ${metric}`).toMatchObject({ Threshold: 1, EvaluationPeriods: 1 });
+        if (direct[0]) expect(direct[0].Statistic).toBe('Sum');
+        else {
+          const math = (a as unknown as MathAlarm).Metrics ?? [];
+          expect(math.length).toBeLessThanOrEqual(11);
+          expect(math.find((m) => m.Expression)?.Expression).toMatch(/^SUM\(\[m\d+(,m\d+)*\]\)$/);
+        }
       }
+    }
+    // The ingestion route and the queue and schedule functions are never grouped.
+    for (const id of [
+      functionOfRoute('POST /alarm/report'),
+      ...[...queues.map((q) => q.consumer), schedule.handler].map(functionFor),
+    ]) {
+      expect(on('AWS/Lambda', 'Errors', { Ref: id }), id).toHaveLength(1);
     }
   });
 
@@ -819,8 +873,10 @@ describe('alarms', () => {
   });
 
   it('are exactly those', () => {
-    const fns = ofType('AWS::Lambda::Function').length;
-    expect(alarms()).toHaveLength(queues.length + 2 * fns + 1 + 1);
+    // Grouped: the routes that do not take alarms, and $default; alone: alarm intake, queues, schedule.
+    const app = deployedRoutes().filter((r) => r.auth !== 'alarm').length + 1;
+    const alone = ofType('AWS::Lambda::Function').length - app;
+    expect(alarms()).toHaveLength(queues.length + 2 * (alone + Math.ceil(app / 10)) + 1 + 1);
   });
 });
 

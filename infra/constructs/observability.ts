@@ -3,6 +3,7 @@ import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import { Construct } from 'constructs';
@@ -11,6 +12,9 @@ import { METRICS } from '../metrics.ts';
 import type { ServiceHttpApi } from './http-api.ts';
 import { pascal, type ServiceQueues } from './queues.ts';
 import type { ServiceFunctions } from './service-functions.ts';
+
+/** HTTP route functions per error/throttle alarm (CloudWatch lets an alarm's math read 10 metrics). */
+const ALARM_GROUP_SIZE = 10;
 
 /** Seconds the oldest alarm-queue message may wait, for five minutes in a row, before the alarm fires. */
 export const DEFAULT_ALARM_QUEUE_MAX_AGE_SECONDS = 60;
@@ -122,19 +126,43 @@ export class ServiceObservability extends Construct {
       alarmDescription: `Alarms have waited ${maxAge} s or more in the alarm queue for 5 minutes.`,
     });
 
-    for (const fn of functions.functions) {
-      const label = fn.node.id;
+    // The alarm intake routes, the consumers and the scheduled run have alarms of their own; the other
+    // HTTP routes share theirs, ten functions to an alarm (the metrics one alarm's math may read): an
+    // alarm per function would put the stack past CloudFormation's 500 resources. The description
+    // names the group's functions; the dashboard's per-function graphs tell which one.
+    const own = functions.functions.filter((fn) => functions.kinds.get(fn) !== 'http');
+    const routeFns = functions.functions.filter((fn) => functions.kinds.get(fn) === 'http');
+    const groups = [
+      ...own.map((fn) => ({ label: fn.node.id, fns: [fn] })),
+      ...Array.from({ length: Math.ceil(routeFns.length / ALARM_GROUP_SIZE) }, (_, i) => ({
+        label: `HttpRoutes${i + 1}`,
+        fns: routeFns.slice(i * ALARM_GROUP_SIZE, (i + 1) * ALARM_GROUP_SIZE),
+      })),
+    ];
+    const sum = (fns: lambda.IFunction[], metric: (fn: lambda.IFunction) => cloudwatch.Metric) =>
+      fns.length === 1
+        ? metric(fns[0])
+        : new cloudwatch.MathExpression({
+            expression: `SUM([${fns.map((_, i) => `m${i}`).join(',')}])`,
+            usingMetrics: Object.fromEntries(fns.map((fn, i) => [`m${i}`, metric(fn)])),
+            period: fiveMinutes,
+          });
+    for (const { label, fns } of groups) {
+      const names =
+        fns.length === 1
+          ? `Function ${label}`
+          : `One of the functions ${fns.map((f) => f.node.id).join(', ')}`;
       alarm('function-errors', label, {
-        metric: fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' }),
+        metric: sum(fns, (fn) => fn.metricErrors({ period: fiveMinutes, statistic: 'Sum' })),
         threshold: 1,
         evaluationPeriods: 1,
-        alarmDescription: `Function ${label} failed an invocation.`,
+        alarmDescription: `${names} failed an invocation.`,
       });
       alarm('function-throttles', label, {
-        metric: fn.metricThrottles({ period: fiveMinutes, statistic: 'Sum' }),
+        metric: sum(fns, (fn) => fn.metricThrottles({ period: fiveMinutes, statistic: 'Sum' })),
         threshold: 1,
         evaluationPeriods: 1,
-        alarmDescription: `Lambda throttled function ${label} (concurrency exhausted).`,
+        alarmDescription: `Lambda throttled ${names.charAt(0).toLowerCase()}${names.slice(1)} (concurrency exhausted).`,
       });
     }
 

@@ -1,7 +1,8 @@
 import { isAbsolute, join } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import { createHash } from 'node:crypto';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -14,7 +15,12 @@ import type { ServiceQueues } from './queues.ts';
 /** What a function is; decides its memory and default timeout. */
 export type FunctionKind = 'http' | 'ingest' | 'consumer' | 'schedule';
 
-export const MEMORY_MB: Record<FunctionKind, number> = { http: 512, ingest: 1024, consumer: 512, schedule: 512 };
+export const MEMORY_MB: Record<FunctionKind, number> = {
+  http: 512,
+  ingest: 1024,
+  consumer: 512,
+  schedule: 512,
+};
 /** HTTP API integrations time out after 30 s; our handlers are single-digit milliseconds of work. */
 const DEFAULT_TIMEOUT_SECONDS: Record<FunctionKind, number> = {
   http: 10,
@@ -72,6 +78,14 @@ export interface ServiceFunctionsProps {
  */
 export class ServiceFunctions extends Construct {
   readonly functions: nodejs.NodejsFunction[] = [];
+  /** What each function is (its alarms group HTTP routes; see observability.ts). */
+  readonly kinds = new Map<lambda.IFunction, FunctionKind>();
+  /**
+   * Execution roles, one per distinct set of grants: functions whose specs grant the same access share
+   * a role (each still gets exactly the permissions its own spec asks for). A role per function would
+   * cost two resources each (role and policy) and take the stack past CloudFormation's 500 resources.
+   */
+  readonly roles = new Map<string, iam.Role>();
   private readonly props: ServiceFunctionsProps;
   private readonly environment: Record<string, string>;
 
@@ -113,6 +127,7 @@ export class ServiceFunctions extends Construct {
       timeout: Duration.seconds(spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS[spec.kind]),
       environment: { ...spec.environment, ...this.deadLetterEnvironment(spec), ...this.environment },
       logGroup,
+      role: this.roleFor(spec),
       // X-Ray segments of every invocation (init, invoke, SQS event source); AWS SDK calls join them once
       // the code wraps its clients with Powertools Tracer.
       tracing: lambda.Tracing.ACTIVE,
@@ -126,18 +141,56 @@ export class ServiceFunctions extends Construct {
             bundling: bundlingOptions(props.projectRoot),
           }),
     });
-    this.grant(fn, spec);
     this.functions.push(fn);
+    this.kinds.set(fn, spec.kind);
     return fn;
   }
 
-  private grant(fn: lambda.Function, spec: FunctionSpec): void {
+  /** The role of the functions granted what `spec` grants (created, with those grants, on first use). */
+  private roleFor(spec: FunctionSpec): iam.Role {
+    const statements = (spec.statements ?? []).map((st) => st.toStatementJson());
+    const publishes = [...new Set(spec.publishes ?? [])].sort();
+    const key = JSON.stringify([
+      spec.table,
+      publishes,
+      spec.readsSealKey,
+      spec.deadLetters ?? '',
+      statements,
+    ]);
+    let role = this.roles.get(key);
+    if (role) return role;
+    const pascal = (x: string) => x.charAt(0).toUpperCase() + x.slice(1);
+    const name = [
+      'Role',
+      pascal(spec.table),
+      ...publishes.map(pascal),
+      spec.readsSealKey ? 'Seal' : '',
+      spec.deadLetters ? `DeadLetter${pascal(spec.deadLetters)}` : '',
+      statements.length
+        ? `X${createHash('sha1').update(JSON.stringify(statements)).digest('hex').slice(0, 8)}`
+        : '',
+    ].join('');
+    role = new iam.Role(this, name, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      managedPolicies: [
+        iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole'),
+      ],
+    });
+    this.grant(role, spec);
+    this.roles.set(key, role);
+    return role;
+  }
+
+  private grant(
+    fn: iam.IGrantable & { addToPrincipalPolicy(s: iam.PolicyStatement): unknown },
+    spec: FunctionSpec,
+  ): void {
     const { table, queues, sealKey } = this.props;
     if (spec.table === 'read') table.grantReadData(fn);
     if (spec.table === 'write') table.grantReadWriteData(fn);
     for (const name of new Set(spec.publishes ?? [])) queues.byName[name].queue.grantSendMessages(fn);
     if (spec.readsSealKey) sealKey.grantRead(fn);
-    for (const statement of spec.statements ?? []) fn.addToRolePolicy(statement);
+    for (const statement of spec.statements ?? []) fn.addToPrincipalPolicy(statement);
     if (spec.deadLetters) {
       // Listing receives and releases (visibility 0); a redrive also deletes, after sending to the source.
       const actions = ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'];
