@@ -5,18 +5,32 @@ import { createApp } from '../domain/auth/apps.ts';
 import { loadSealKey } from '../domain/auth/seal.ts';
 import { importDirectory } from '../domain/directory/service.ts';
 import { ValidationError } from '../domain/errors.ts';
+import { view, VIEW_OPTIONS } from './admin-views.ts';
 import { useLocalStack } from './stack-env.ts';
 
 const USAGE = `usage:
   npm run admin -- import FILE            load a directory export (behavior 4) into the table
   npm run admin -- app create NAME        create an app; prints its id and token once
+  npm run admin -- backfill               index tasks and workflows stored before the listings existed
+
+  npm run admin -- tasks [--q TEXT] [--status N] [--department N] [--tag N]
+  npm run admin -- alarms TASK [--outcome notified|deferred|compressed|filtered|recovered|stored]
+                        [--level 0-3] [--metric M] [--batch N] [--from T] [--to T]
+  npm run admin -- trace TASK UUID        why was (or wasn't) anyone notified of an alarm
+  npm run admin -- workflows TASK [--status 0|1|2|9] [--claimer UID] [--assignee UID]
+  npm run admin -- deliveries TASK [--kind webhook|notify|all]
+  npm run admin -- dlq [webhook|notify|alarm|due] [--task N]          list dead letters
+  npm run admin -- dlq redrive QUEUE (MESSAGE_ID | --all) [--task N]  send them back
 
 options:
+  --json              the API's JSON instead of a table
+  --limit N           rows (default 20; lists follow no cursor: narrow with the filters)
   --state FILE        state file of a running local stack (default: $TOCSIN_STATE_FILE, else
                       .tocsin-local.json in the project root)
   --table NAME        a deployed table instead of the local stack
   --region REGION     region of the deployed table (default: AWS_REGION)
-  --seal-key-secret ARN  Secrets Manager secret with the seal key of the deployment`;
+  --seal-key-secret ARN  Secrets Manager secret with the seal key of the deployment
+  Times (--from, --to) are Unix seconds. Reads run as the operator (every task is visible).`;
 
 /**
  * The admin command. By default it talks to the running local stack (found through the state file
@@ -31,6 +45,9 @@ async function main() {
       region: { type: 'string' },
       'seal-key-secret': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      json: { type: 'boolean' },
+      all: { type: 'boolean' },
+      ...Object.fromEntries(VIEW_OPTIONS.map((o) => [o, { type: 'string' as const }])),
     },
   });
   if (values.help || positionals.length === 0) {
@@ -43,7 +60,12 @@ async function main() {
     if (values.region) process.env.AWS_REGION = values.region;
     if (values['seal-key-secret']) process.env.SEAL_KEY_SECRET_ARN = values['seal-key-secret'];
   } else {
-    useLocalStack(values.state);
+    const stack = useLocalStack(values.state);
+    // Read on the stack's clock (its test clock may have been moved forward).
+    const clock = (await (await fetch(`${stack.url}/_local/clock`)).json()) as {
+      data: { offset_seconds: number };
+    };
+    (await import('../clock.ts')).advanceClock(clock.data.offset_seconds);
   }
   await loadSealKey();
   const [command, ...rest] = positionals;
@@ -66,7 +88,15 @@ async function main() {
     console.log(
       `app created (the token is shown only this once)\n  id:    ${app.id}\n  name:  ${app.name}\n  token: ${app.token}`,
     );
-  } else {
+  } else if (command === 'backfill' && rest.length === 0) {
+    const { backfillTaskIndex } = await import('../domain/tasks/list.ts');
+    const { backfillWorkflowIndex } = await import('../domain/workflows/list.ts');
+    const tasks = await backfillTaskIndex();
+    const workflows = await backfillWorkflowIndex();
+    console.log(
+      `tasks: ${tasks.updated} indexed of ${tasks.scanned} scanned; workflows: ${workflows.counted} counted of ${workflows.scanned} scanned`,
+    );
+  } else if (!(await view(command, rest, values))) {
     console.log(USAGE);
     process.exitCode = 2;
   }
@@ -75,7 +105,7 @@ async function main() {
 main().catch((err) => {
   if (err instanceof ValidationError) {
     console.error(
-      `import refused, nothing was written:\n${err.errors.map((e) => `  ${e.field}: ${e.message}`).join('\n')}`,
+      `refused, nothing was changed:\n${err.errors.map((e) => `  ${e.field}: ${e.message}`).join('\n')}`,
     );
   } else {
     console.error(`error: ${(err as Error).message}`);

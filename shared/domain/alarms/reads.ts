@@ -279,9 +279,9 @@ export interface TraceDeps {
 const STRATEGY_TEXT: Record<string, (n: number) => string> = {
   cycle: () => 'the first alarm of each window is notified',
   delay: () => "the window's first alarm is notified when the window ends",
-  'cycle-count': (n) => `the first alarm of a window, and the ${n}th (which closes it), are notified`,
-  'count-cycle': (n) => `the ${n}th alarm of a window is notified (and closes it)`,
-  count: (n) => `only the ${n}th alarm of a window is notified`,
+  'cycle-count': (n) => `the first alarm of a window, and the ${ordinal(n)} (which closes it), are notified`,
+  'count-cycle': (n) => `the ${ordinal(n)} alarm of a window is notified (and closes it)`,
+  count: (n) => `only the ${ordinal(n)} alarm of a window is notified`,
 };
 
 function ordinal(n: number): string {

@@ -1,0 +1,290 @@
+/**
+ * The read views of `npm run admin` (issue 10): the same domain reads the HTTP API serves, as tables
+ * for a person (or the API's JSON with --json). The operator at the CLI holds the table's
+ * credentials, so reads run as OPERATOR (everything is visible).
+ */
+
+export type Row = Record<string, unknown>;
+
+const cell = (v: unknown): string => {
+  if (v === undefined || v === null) return '';
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+};
+
+/** Fixed-width columns; long cells are cut to `max` characters. */
+export function table(rows: Row[], columns: string[], max = 48): string {
+  if (rows.length === 0) return '(none)';
+  const text = rows.map((r) =>
+    columns.map((c) => {
+      const s = cell(r[c]).replace(/\s+/g, ' ');
+      return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+    }),
+  );
+  const widths = columns.map((c, i) => Math.max(c.length, ...text.map((t) => t[i].length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((s, i) => s.padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
+  return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)].join('\n');
+}
+
+/** Unix seconds as UTC `YYYY-MM-DD hh:mm:ss`. */
+export const time = (t: unknown) =>
+  typeof t === 'number' && t > 0 ? new Date(t * 1000).toISOString().replace('T', ' ').slice(0, 19) : '';
+
+/** A decision trace as a timeline (stages, receivers, notifications, webhooks, workflow). */
+// biome-ignore lint/suspicious/noExplicitAny: the trace view is read as data here
+export function traceText(t: any): string {
+  const out: string[] = [];
+  const a = t.alarm;
+  out.push(
+    `alarm ${a.uuid} of task ${a.task.id} (${a.task.name})`,
+    `  history id ${a.history_id || '-'}, level ${a.level_name}${a.reported_level !== a.level ? ` (reported ${a.reported_level})` : ''}, processed ${time(a.processed_at ?? a.created_at)}`,
+    ...(a.ctn ? [`  content ${JSON.stringify(a.ctn)}`] : []),
+    `  => ${t.summary}`,
+    `  configuration: ${t.configuration.note}`,
+    '',
+    'stages',
+  );
+  for (const s of t.stages) {
+    out.push(`  ${s.stage.padEnd(9)} ${s.result.padEnd(12)} ${s.text ?? ''}`);
+    for (const r of s.match?.rules ?? [])
+      out.push(
+        `      matched: ${r.field} ${r.operator}${r.threshold !== undefined ? ` ${r.threshold}` : ''} (saw ${r.value ?? 'nothing'})`,
+      );
+    for (const m of s.misses ?? [])
+      for (const r of m.rules)
+        out.push(
+          `      condition ${m.index} failed: ${r.field} ${r.operator}${r.threshold !== undefined ? ` ${r.threshold}` : ''} (saw ${r.value ?? 'nothing'})`,
+        );
+    for (const u of s.strategies ?? [])
+      out.push(
+        `      strategy ${u.index}: ${u.counted} in ${u.interval} min (threshold ${u.count})${u.fired ? ' FIRED' : ''}`,
+      );
+  }
+  if (t.receivers) {
+    out.push('', `receivers: ${t.receivers.text}`);
+    for (const m of t.receivers.misses ?? [])
+      for (const r of m.rules)
+        out.push(
+          `  dispatch item ${m.index} not matched: ${r.field} ${r.operator}${r.threshold !== undefined ? ` ${r.threshold}` : ''} (saw ${r.value ?? 'nothing'})`,
+        );
+    for (const [ch, who] of Object.entries(t.receivers.people ?? {})) out.push(`  ${ch}: ${cell(who)}`);
+    for (const r of t.receivers.robots ?? []) out.push(`  ${r.channel} (${r.set}): ${r.robots.join(', ')}`);
+  }
+  out.push('', 'notifications');
+  if (!t.notifications.length) out.push('  (none)');
+  for (const n of t.notifications) {
+    out.push(`  ${n.job_id}  ${n.status ?? ''}`);
+    if (n.message) out.push(`    message: ${cell(n.message).slice(0, 200)}`);
+    for (const at of n.attempts ?? [])
+      out.push(`    ${time(at.at)}  ${at.target ?? ''}  ${at.outcome}${at.error ? `: ${at.error}` : ''}`);
+  }
+  out.push('', 'webhooks');
+  if (!t.webhooks.length) out.push('  (none)');
+  for (const w of t.webhooks) {
+    out.push(`  ${w.event_id}`);
+    for (const at of w.attempts ?? [])
+      out.push(
+        `    #${at.attempt} ${time(at.at)}  ${at.outcome}${at.status ? ` HTTP ${at.status}` : ''}${at.error ? `: ${at.error}` : ''} (${at.duration_ms} ms)`,
+      );
+  }
+  out.push('', `workflow: ${t.workflow ? `#${t.workflow.id}, status ${t.workflow.status}` : '(none)'}`);
+  return out.join('\n');
+}
+
+/** The options the read views take (strings: validated by each route's own schema). */
+export const VIEW_OPTIONS = [
+  'q',
+  'status',
+  'department',
+  'tag',
+  'outcome',
+  'level',
+  'metric',
+  'batch',
+  'from',
+  'to',
+  'limit',
+  'claimer',
+  'assignee',
+  'kind',
+  'task',
+] as const;
+
+type Values = Partial<Record<(typeof VIEW_OPTIONS)[number], string>> & { json?: boolean; all?: boolean };
+
+/**
+ * The input of a route's domain function from the command line, checked by the schema the route's
+ * handler validates with (so the CLI takes exactly what the API takes), then run as the operator.
+ */
+async function inputFor(handlerFile: string, raw: Record<string, string | undefined>) {
+  const { handler } = (await import(`../../${handlerFile}`)) as { handler: { spec: { schema?: object } } };
+  const { compileCoercingSchema } = await import('../domain/validation.ts');
+  const { OPERATOR } = await import('../domain/tasks/access.ts');
+  const input: Record<string, unknown> = { uid: '1' };
+  for (const [k, v] of Object.entries(raw)) if (v !== undefined) input[k] = v;
+  if (handler.spec.schema) compileCoercingSchema(handler.spec.schema)(input);
+  return { ...input, uid: OPERATOR };
+}
+
+const print = (values: Values, data: unknown, text: () => string) =>
+  console.log(values.json ? JSON.stringify(data, null, 2) : text());
+
+/** Runs a read view; false when `command` is not one. */
+export async function view(command: string | undefined, args: string[], values: Values): Promise<boolean> {
+  const [first, second, third] = args;
+  // biome-ignore lint/suspicious/noExplicitAny: the views print what the domain returns
+  let data: any;
+  switch (command) {
+    case 'tasks': {
+      if (args.length) return false;
+      const { listTasks } = await import('../domain/tasks/list.ts');
+      data = await listTasks(
+        (await inputFor('functions/http/alarmtask/list-tasks.ts', {
+          q: values.q,
+          status: values.status,
+          department_id: values.department,
+          tag_id: values.tag,
+          limit: values.limit,
+        })) as never,
+      );
+      print(values, data, () =>
+        table(
+          data.tasks.map((t: Row & { department: { name: string }; tags: { name: string }[] }) => ({
+            ...t,
+            department: t.department.name,
+            tags: t.tags.map((x) => x.name).join(','),
+            updated: time(t.updated_at),
+          })),
+          ['id', 'name', 'status', 'department', 'tags', 'updated'],
+        ),
+      );
+      return true;
+    }
+    case 'alarms': {
+      if (args.length !== 1) return false;
+      const { listAlarms } = await import('../domain/alarms/reads.ts');
+      data = await listAlarms(
+        (await inputFor('functions/http/alarmtask/list-alarms.ts', {
+          task_id: first,
+          outcome: values.outcome,
+          level: values.level,
+          metric: values.metric,
+          batch: values.batch,
+          from: values.from,
+          to: values.to,
+          limit: values.limit,
+        })) as never,
+      );
+      print(values, data, () =>
+        table(
+          data.alarms.map((a: Row) => ({ ...a, time: time(a.created_at), id: a.history_id || '' })),
+          ['time', 'uuid', 'id', 'level_name', 'outcome', 'batch', 'k', 'ctn'],
+        ),
+      );
+      return true;
+    }
+    case 'trace': {
+      if (args.length !== 2) return false;
+      const { traceAlarm } = await import('../domain/alarms/reads.ts');
+      data = await traceAlarm(
+        (await inputFor('functions/http/alarmtask/trace-alarm.ts', {
+          task_id: first,
+          uuid: second,
+        })) as never,
+      );
+      print(values, data, () => traceText(data));
+      return true;
+    }
+    case 'workflows': {
+      if (args.length !== 1) return false;
+      const { listWorkflows } = await import('../domain/workflows/list.ts');
+      data = await listWorkflows(
+        (await inputFor('functions/http/workflow/list-workflows.ts', {
+          task_id: first,
+          status: values.status,
+          claimer: values.claimer,
+          assignee: values.assignee,
+          from: values.from,
+          to: values.to,
+          limit: values.limit,
+        })) as never,
+      );
+      print(values, data, () =>
+        table(
+          data.workflows.map((w: Row & { claimer?: { username: string }; history?: { uuid: string } }) => ({
+            ...w,
+            created: time(w.created_at),
+            claimer: w.claimer?.username ?? '',
+            alarm: w.history?.uuid ?? '',
+          })),
+          ['id', 'status', 'created', 'claimer', 'alarm'],
+        ),
+      );
+      return true;
+    }
+    case 'deliveries': {
+      if (args.length !== 1) return false;
+      const { listDeliveries } = await import('../domain/deliveries/service.ts');
+      data = await listDeliveries(
+        (await inputFor('functions/http/alarmtask/list-deliveries.ts', {
+          task_id: first,
+          kind: values.kind,
+          limit: values.limit,
+        })) as never,
+      );
+      print(values, data, () =>
+        table(
+          data.deliveries.map((d: Row) => ({ ...d, time: time(d.at) })),
+          ['time', 'kind', 'id', 'channel', 'target', 'attempt', 'outcome', 'status', 'error'],
+        ),
+      );
+      return true;
+    }
+    case 'dlq': {
+      const dlq = await import('../domain/deliveries/dlq.ts');
+      if (first === 'redrive') {
+        if (!second || (third === undefined) === !values.all || args.length > 3) return false;
+        data = await dlq.redriveDeadLetters(
+          (await inputFor('functions/http/delivery/redrive-dead-letters.ts', {
+            queue: second,
+            ...(third ? { message_id: third } : { all: '1' }),
+            task_id: values.task,
+          })) as never,
+        );
+        print(values, data, () => `redriven: ${data.redriven}${data.more ? ' (more left: run again)' : ''}`);
+        return true;
+      }
+      if (args.length > 1) return false;
+      data = await dlq.listDeadLetters(
+        (await inputFor('functions/http/delivery/list-dead-letters.ts', {
+          queue: first ?? 'webhook',
+          task_id: values.task,
+          limit: values.limit,
+        })) as never,
+      );
+      print(values, data, () =>
+        [
+          table(
+            data.dead_letters.map((d: Row & { reason?: { error?: string; status?: number } }) => ({
+              ...d,
+              carries: d.event_id ?? d.job_id ?? d.uuid ?? d.kind,
+              why: d.reason ? `${d.reason.status ?? ''} ${d.reason.error ?? ''}`.trim() : '',
+              last: time(d.last_failure_at),
+            })),
+            ['message_id', 'task_id', 'carries', 'attempts', 'last', 'why'],
+            64,
+          ),
+          ...(data.note ? [`note: ${data.note}`] : []),
+          ...(data.more ? ['(more dead letters than listed)'] : []),
+        ].join('\n'),
+      );
+      return true;
+    }
+    default:
+      return false;
+  }
+}
