@@ -326,15 +326,162 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports["265fcc304698208d5cd359019168824763f56bea"] = validate31;
-  const schema11 = {"type":"object","properties":{"level":{"enum":[0,1,2,3]},"notice_time":{"anyOf":[{"$ref":"shared_0cdccc82053f"},{"type":"string","pattern":"^[0-9]{1,11}$","x-message":"must be a Unix time in seconds"}]},"uuid":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","x-message":"must be a UUID"},"receiver":{"type":"object","properties":{"alarmgroup":{"$ref":"shared_2152b05a6bb3"},"channels":{"anyOf":[{"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"anyOf":[{"$ref":"shared_d091c39dff63"},{"type":"array","maxItems":6,"items":{"$ref":"shared_4d2de5327a17"}}]}}},{"type":"array","maxItems":0,"x-message":"must be an object"}]}}}}};
-  const schema12 = {"type":"integer","minimum":0,"maximum":99999999999};
+  exports["1fb47bf8539e4d1af885939515ee98ecfd78ea31"] = validate31;
+  const schema11 = {"type":"object","required":["uid","task_id","scene","channel"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"scene":{"enum":["compressed","not_compress","upgrade","recovery","generated","claim","assign","processed","reactive","close","remind_pending","remind_processing"],"x-message":"must be one of compressed, not_compress, upgrade, recovery, generated, claim, assign, processed, reactive, close, remind_pending, remind_processing"},"channel":{"enum":["sms","email","phone","dingworker","dinggroup","yachworker","yachgroup","wechat"],"x-message":"must be one of sms, email, phone, dingworker, dinggroup, yachworker, yachgroup, wechat"},"uuid":{"$ref":"shared_25039ecb5cfa"}}};
+  const schema12 = {"type":"string","minLength":1,"maxLength":128};
 
-  function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 128){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate34.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema11.required,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema11.required,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.scene === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scene"},message:"must have required property '"+"scene"+"'",schema:schema11.required,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.channel === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"},message:"must have required property '"+"channel"+"'",schema:schema11.required,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.scene !== undefined){
+  let data2 = data.scene;
+  if(!((((((((((((data2 === "compressed") || (data2 === "not_compress")) || (data2 === "upgrade")) || (data2 === "recovery")) || (data2 === "generated")) || (data2 === "claim")) || (data2 === "assign")) || (data2 === "processed")) || (data2 === "reactive")) || (data2 === "close")) || (data2 === "remind_pending")) || (data2 === "remind_processing"))){
+  const err4 = {instancePath:instancePath+"/scene",schemaPath:"#/properties/scene/enum",keyword:"enum",params:{allowedValues: schema11.properties.scene.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.scene.enum,parentSchema:schema11.properties.scene,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  if(data.channel !== undefined){
+  let data3 = data.channel;
+  if(!((((((((data3 === "sms") || (data3 === "email")) || (data3 === "phone")) || (data3 === "dingworker")) || (data3 === "dinggroup")) || (data3 === "yachworker")) || (data3 === "yachgroup")) || (data3 === "wechat"))){
+  const err5 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/enum",keyword:"enum",params:{allowedValues: schema11.properties.channel.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.channel.enum,parentSchema:schema11.properties.channel,data:data3};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.uuid !== undefined){
+  if(!(validate34(data.uuid, {instancePath:instancePath+"/uuid",parentData:data,parentDataProperty:"uuid",rootData}))){
+  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  validate31.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["265fcc304698208d5cd359019168824763f56bea"] = validate36;
+  const schema13 = {"type":"object","properties":{"level":{"enum":[0,1,2,3]},"notice_time":{"anyOf":[{"$ref":"shared_0cdccc82053f"},{"type":"string","pattern":"^[0-9]{1,11}$","x-message":"must be a Unix time in seconds"}]},"uuid":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","x-message":"must be a UUID"},"receiver":{"type":"object","properties":{"alarmgroup":{"$ref":"shared_2152b05a6bb3"},"channels":{"anyOf":[{"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"anyOf":[{"$ref":"shared_d091c39dff63"},{"type":"array","maxItems":6,"items":{"$ref":"shared_4d2de5327a17"}}]}}},{"type":"array","maxItems":0,"x-message":"must be an object"}]}}}}};
+  const schema14 = {"type":"integer","minimum":0,"maximum":99999999999};
+
+  function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema12.type,parentSchema:schema12,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.type,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -345,7 +492,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 99999999999 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema12,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -355,7 +502,7 @@ const json = once(() => {
   errors++;
   }
   if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema12,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -365,18 +512,18 @@ const json = once(() => {
   errors++;
   }
   }
-  validate32.errors = vErrors;
+  validate37.errors = vErrors;
   return errors === 0;
   }
 
-  const schema13 = {"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxItems":100,"uniqueItems":true};
+  const schema15 = {"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxItems":100,"uniqueItems":true};
 
-  function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema13,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -389,7 +536,7 @@ const json = once(() => {
   for(let i0=0; i0<len0; i0++){
   let data0 = data[i0];
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema13.items.type,parentSchema:schema13.items,data:data0};
+  const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.items.type,parentSchema:schema15.items,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -400,7 +547,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 9007199254740991 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema13.items,data:data0};
+  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema15.items,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -410,7 +557,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 1 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema13.items,data:data0};
+  const err3 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema15.items,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -432,7 +579,7 @@ const json = once(() => {
   }
   if(typeof indices0[item0] == "number"){
   j0 = indices0[item0];
-  const err4 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema13,data};
+  const err4 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -447,7 +594,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema13.type,parentSchema:schema13,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema15.type,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -456,18 +603,18 @@ const json = once(() => {
   }
   errors++;
   }
-  validate34.errors = vErrors;
+  validate39.errors = vErrors;
   return errors === 0;
   }
 
-  const schema14 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":500};
+  const schema16 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":500};
 
-  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 500){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items",schema:500,parentSchema:schema14,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items",schema:500,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -485,7 +632,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema14.type,parentSchema:schema14,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema16.type,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -494,20 +641,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate36.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
   }
 
-  const schema15 = {"type":"array","maxItems":6,"items":{"$ref":"shared_c698c6568781"}};
-  const schema16 = {"type":"object","required":["webhook"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_d17fb4d261f5"}}};
-  const schema17 = {"type":"string","minLength":1,"maxLength":500};
+  const schema17 = {"type":"array","maxItems":6,"items":{"$ref":"shared_c698c6568781"}};
+  const schema18 = {"type":"object","required":["webhook"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_d17fb4d261f5"}}};
+  const schema19 = {"type":"string","minLength":1,"maxLength":500};
 
-  function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 500){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema17,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema19,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -517,7 +664,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema17,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema19,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -528,7 +675,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.type,parentSchema:schema17,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.type,parentSchema:schema19,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -537,18 +684,18 @@ const json = once(() => {
   }
   errors++;
   }
-  validate46.errors = vErrors;
+  validate51.errors = vErrors;
   return errors === 0;
   }
 
-  const schema18 = {"type":"string","maxLength":200};
+  const schema20 = {"type":"string","maxLength":200};
 
-  function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema18,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema20,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -559,7 +706,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema18.type,parentSchema:schema18,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -568,17 +715,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate48.errors = vErrors;
+  validate53.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema16.required,parentSchema:schema16,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema18.required,parentSchema:schema18,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -588,20 +735,20 @@ const json = once(() => {
   errors++;
   }
   if(data.webhook !== undefined){
-  if(!(validate46(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+  if(!(validate51(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
   errors = vErrors.length;
   }
   }
   if(data.secret !== undefined){
-  if(!(validate48(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
-  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+  if(!(validate53(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -610,17 +757,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate45.errors = vErrors;
+  validate50.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema15,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -631,14 +778,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate45(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate45.errors : vErrors.concat(validate45.errors);
+  if(!(validate50(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema15.type,parentSchema:schema15,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema17.type,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -647,58 +794,15 @@ const json = once(() => {
   }
   errors++;
   }
-  validate44.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
   }
 
-  const schema19 = {"anyOf":[{"$ref":"shared_4d2de5327a17"},{"$ref":"shared_79171af8a7f8"}]};
-  const schema20 = {"type":"string","maxLength":2000,"pattern":"^(https?://[^\\s]+)?$","x-message":"must be an http(s) URL"};
+  const schema21 = {"anyOf":[{"$ref":"shared_4d2de5327a17"},{"$ref":"shared_79171af8a7f8"}]};
+  const schema22 = {"type":"string","maxLength":2000,"pattern":"^(https?://[^\\s]+)?$","x-message":"must be an http(s) URL"};
   const pattern2 = new RegExp("^(https?://[^\\s]+)?$", "u");
 
-  function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(!pattern2.test(data)){
-  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(https?://[^\\s]+)?$"},message:"must match pattern \""+"^(https?://[^\\s]+)?$"+"\"",schema:"^(https?://[^\\s]+)?$",parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate54.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema21 = {"type":"object","required":["url"],"properties":{"url":{"$ref":"shared_66db8db027db"}},"x-message":"must be an http(s) URL"};
-  const schema22 = {"type":"string","maxLength":2000,"pattern":"^https?://[^\\s]+$","x-message":"must be an http(s) URL"};
-  const pattern3 = new RegExp("^https?://[^\\s]+$", "u");
-
-  function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
@@ -712,8 +816,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(!pattern3.test(data)){
-  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\"",schema:"^https?://[^\\s]+$",parentSchema:schema22,data};
+  if(!pattern2.test(data)){
+  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(https?://[^\\s]+)?$"},message:"must match pattern \""+"^(https?://[^\\s]+)?$"+"\"",schema:"^(https?://[^\\s]+)?$",parentSchema:schema22,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -733,17 +837,60 @@ const json = once(() => {
   }
   errors++;
   }
-  validate57.errors = vErrors;
+  validate59.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema23 = {"type":"object","required":["url"],"properties":{"url":{"$ref":"shared_66db8db027db"}},"x-message":"must be an http(s) URL"};
+  const schema24 = {"type":"string","maxLength":2000,"pattern":"^https?://[^\\s]+$","x-message":"must be an http(s) URL"};
+  const pattern3 = new RegExp("^https?://[^\\s]+$", "u");
+
+  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 2000){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!pattern3.test(data)){
+  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\"",schema:"^https?://[^\\s]+$",parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.type,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate62.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.url === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema21.required,parentSchema:schema21,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema23.required,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -753,14 +900,14 @@ const json = once(() => {
   errors++;
   }
   if(data.url !== undefined){
-  if(!(validate57(data.url, {instancePath:instancePath+"/url",parentData:data,parentDataProperty:"url",rootData}))){
-  vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+  if(!(validate62(data.url, {instancePath:instancePath+"/url",parentData:data,parentDataProperty:"url",rootData}))){
+  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -769,34 +916,34 @@ const json = once(() => {
   }
   errors++;
   }
-  validate56.errors = vErrors;
+  validate61.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate54(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+  if(!(validate59(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
   valid0 = valid0 || _valid0;
   if(!valid0){
   const _errs2 = errors;
-  if(!(validate56(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+  if(!(validate61(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = valid0 || _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema19.anyOf,parentSchema:schema19,data};
+  const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema21.anyOf,parentSchema:schema21,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -816,21 +963,21 @@ const json = once(() => {
   }
   }
   }
-  validate53.errors = vErrors;
+  validate58.errors = vErrors;
   return errors === 0;
   }
 
   const pattern0 = new RegExp("^[0-9]{1,11}$", "u");
   const pattern1 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", "u");
 
-  function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.level !== undefined){
   let data0 = data.level;
   if(!((((data0 === 0) || (data0 === 1)) || (data0 === 2)) || (data0 === 3))){
-  const err0 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema11.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.level.enum,parentSchema:schema11.properties.level,data:data0};
+  const err0 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema13.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema13.properties.level.enum,parentSchema:schema13.properties.level,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -845,8 +992,8 @@ const json = once(() => {
   const _errs3 = errors;
   let valid1 = false;
   const _errs4 = errors;
-  if(!(validate32(data1, {instancePath:instancePath+"/notice_time",parentData:data,parentDataProperty:"notice_time",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+  if(!(validate37(data1, {instancePath:instancePath+"/notice_time",parentData:data,parentDataProperty:"notice_time",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs4 === errors;
@@ -855,7 +1002,7 @@ const json = once(() => {
   const _errs5 = errors;
   if(typeof data1 === "string"){
   if(!pattern0.test(data1)){
-  const err1 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,11}$"},message:"must match pattern \""+"^[0-9]{1,11}$"+"\"",schema:"^[0-9]{1,11}$",parentSchema:schema11.properties.notice_time.anyOf[1],data:data1};
+  const err1 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,11}$"},message:"must match pattern \""+"^[0-9]{1,11}$"+"\"",schema:"^[0-9]{1,11}$",parentSchema:schema13.properties.notice_time.anyOf[1],data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -866,7 +1013,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.notice_time.anyOf[1].type,parentSchema:schema11.properties.notice_time.anyOf[1],data:data1};
+  const err2 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.notice_time.anyOf[1].type,parentSchema:schema13.properties.notice_time.anyOf[1],data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -879,7 +1026,7 @@ const json = once(() => {
   valid1 = valid1 || _valid0;
   }
   if(!valid1){
-  const err3 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.notice_time.anyOf,parentSchema:schema11.properties.notice_time,data:data1};
+  const err3 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.notice_time.anyOf,parentSchema:schema13.properties.notice_time,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -904,7 +1051,7 @@ const json = once(() => {
   let data2 = data.uuid;
   if(typeof data2 === "string"){
   if(!pattern1.test(data2)){
-  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\"",schema:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",parentSchema:schema11.properties.uuid,data:data2};
+  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\"",schema:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",parentSchema:schema13.properties.uuid,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -915,7 +1062,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.uuid.type,parentSchema:schema11.properties.uuid,data:data2};
+  const err5 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.uuid.type,parentSchema:schema13.properties.uuid,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -929,8 +1076,8 @@ const json = once(() => {
   let data3 = data.receiver;
   if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
   if(data3.alarmgroup !== undefined){
-  if(!(validate34(data3.alarmgroup, {instancePath:instancePath+"/receiver/alarmgroup",parentData:data3,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if(!(validate39(data3.alarmgroup, {instancePath:instancePath+"/receiver/alarmgroup",parentData:data3,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
   errors = vErrors.length;
   }
   }
@@ -941,50 +1088,50 @@ const json = once(() => {
   const _errs14 = errors;
   if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
   if(data5.sms !== undefined){
-  if(!(validate36(data5.sms, {instancePath:instancePath+"/receiver/channels/sms",parentData:data5,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data5.sms, {instancePath:instancePath+"/receiver/channels/sms",parentData:data5,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data5.email !== undefined){
-  if(!(validate36(data5.email, {instancePath:instancePath+"/receiver/channels/email",parentData:data5,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data5.email, {instancePath:instancePath+"/receiver/channels/email",parentData:data5,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data5.phone !== undefined){
-  if(!(validate36(data5.phone, {instancePath:instancePath+"/receiver/channels/phone",parentData:data5,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data5.phone, {instancePath:instancePath+"/receiver/channels/phone",parentData:data5,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data5.dingworker !== undefined){
-  if(!(validate36(data5.dingworker, {instancePath:instancePath+"/receiver/channels/dingworker",parentData:data5,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data5.dingworker, {instancePath:instancePath+"/receiver/channels/dingworker",parentData:data5,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data5.yachworker !== undefined){
-  if(!(validate36(data5.yachworker, {instancePath:instancePath+"/receiver/channels/yachworker",parentData:data5,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data5.yachworker, {instancePath:instancePath+"/receiver/channels/yachworker",parentData:data5,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data5.wechat !== undefined){
-  if(!(validate36(data5.wechat, {instancePath:instancePath+"/receiver/channels/wechat",parentData:data5,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data5.wechat, {instancePath:instancePath+"/receiver/channels/wechat",parentData:data5,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data5.dinggroup !== undefined){
-  if(!(validate44(data5.dinggroup, {instancePath:instancePath+"/receiver/channels/dinggroup",parentData:data5,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+  if(!(validate49(data5.dinggroup, {instancePath:instancePath+"/receiver/channels/dinggroup",parentData:data5,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
   errors = vErrors.length;
   }
   }
   if(data5.yachgroup !== undefined){
-  if(!(validate44(data5.yachgroup, {instancePath:instancePath+"/receiver/channels/yachgroup",parentData:data5,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+  if(!(validate49(data5.yachgroup, {instancePath:instancePath+"/receiver/channels/yachgroup",parentData:data5,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
   errors = vErrors.length;
   }
   }
@@ -993,8 +1140,8 @@ const json = once(() => {
   const _errs25 = errors;
   let valid5 = false;
   const _errs26 = errors;
-  if(!(validate53(data14, {instancePath:instancePath+"/receiver/channels/webhook",parentData:data5,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate58(data14, {instancePath:instancePath+"/receiver/channels/webhook",parentData:data5,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
   errors = vErrors.length;
   }
   var _valid2 = _errs26 === errors;
@@ -1003,7 +1150,7 @@ const json = once(() => {
   const _errs27 = errors;
   if(Array.isArray(data14)){
   if(data14.length > 6){
-  const err6 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema11.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
+  const err6 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -1014,14 +1161,14 @@ const json = once(() => {
   }
   const len0 = data14.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate54(data14[i0], {instancePath:instancePath+"/receiver/channels/webhook/" + i0,parentData:data14,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+  if(!(validate59(data14[i0], {instancePath:instancePath+"/receiver/channels/webhook/" + i0,parentData:data14,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err7 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1].type,parentSchema:schema11.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
+  const err7 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -1034,7 +1181,7 @@ const json = once(() => {
   valid5 = valid5 || _valid2;
   }
   if(!valid5){
-  const err8 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf,parentSchema:schema11.properties.receiver.properties.channels.anyOf[0].properties.webhook,data:data14};
+  const err8 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook,data:data14};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -1057,7 +1204,7 @@ const json = once(() => {
   }
   }
   else {
-  const err9 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.receiver.properties.channels.anyOf[0].type,parentSchema:schema11.properties.receiver.properties.channels.anyOf[0],data:data5};
+  const err9 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.properties.receiver.properties.channels.anyOf[0].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0],data:data5};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -1072,7 +1219,7 @@ const json = once(() => {
   const _errs30 = errors;
   if(Array.isArray(data5)){
   if(data5.length > 0){
-  const err10 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema11.properties.receiver.properties.channels.anyOf[1],data:data5};
+  const err10 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema13.properties.receiver.properties.channels.anyOf[1],data:data5};
   if(vErrors === null){
   vErrors = [err10];
   }
@@ -1083,7 +1230,7 @@ const json = once(() => {
   }
   }
   else {
-  const err11 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.receiver.properties.channels.anyOf[1].type,parentSchema:schema11.properties.receiver.properties.channels.anyOf[1],data:data5};
+  const err11 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema13.properties.receiver.properties.channels.anyOf[1].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[1],data:data5};
   if(vErrors === null){
   vErrors = [err11];
   }
@@ -1096,7 +1243,7 @@ const json = once(() => {
   valid3 = valid3 || _valid1;
   }
   if(!valid3){
-  const err12 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema11.properties.receiver.properties.channels.anyOf,parentSchema:schema11.properties.receiver.properties.channels,data:data5};
+  const err12 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.receiver.properties.channels.anyOf,parentSchema:schema13.properties.receiver.properties.channels,data:data5};
   if(vErrors === null){
   vErrors = [err12];
   }
@@ -1119,7 +1266,7 @@ const json = once(() => {
   }
   }
   else {
-  const err13 = {instancePath:instancePath+"/receiver",schemaPath:"#/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.receiver.type,parentSchema:schema11.properties.receiver,data:data3};
+  const err13 = {instancePath:instancePath+"/receiver",schemaPath:"#/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.properties.receiver.type,parentSchema:schema13.properties.receiver,data:data3};
   if(vErrors === null){
   vErrors = [err13];
   }
@@ -1131,7 +1278,7 @@ const json = once(() => {
   }
   }
   else {
-  const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+  const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err14];
   }
@@ -1140,60 +1287,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate31.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
   }
 
-  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate62;
-  const schema23 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
-  const schema24 = {"type":"string","minLength":1,"maxLength":200};
+  exports["38f899ae123fe0872ef81372cb2f7c3156239de8"] = validate67;
+  const schema25 = {"type":"object","required":["retention_days"],"properties":{"retention_days":{"type":"integer","minimum":0,"maximum":3650,"x-message":"must be 0 (the deployment default) to 3650 days"}}};
 
-  function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema24,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema24,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.type,parentSchema:schema24,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate63.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.filter_fields === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema23.required,parentSchema:schema23,data};
+  if(data.retention_days === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retention_days"},message:"must have required property '"+"retention_days"+"'",schema:schema25.required,parentSchema:schema25,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1202,84 +1308,10 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.filter_fields !== undefined){
-  let data0 = data.filter_fields;
-  if(Array.isArray(data0)){
-  if(data0.length > 50){
-  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema23.properties.filter_fields,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data0.length < 1){
-  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema23.properties.filter_fields,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  const len0 = data0.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate63(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema23.properties.filter_fields.type,parentSchema:schema23.properties.filter_fields,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  validate62.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate65;
-  const schema25 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
-
-  function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.advance_seconds === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema25.required,parentSchema:schema25,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.advance_seconds !== undefined){
-  let data0 = data.advance_seconds;
+  if(data.retention_days !== undefined){
+  let data0 = data.retention_days;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema25.properties.advance_seconds.type,parentSchema:schema25.properties.advance_seconds,data:data0};
+  const err1 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema25.properties.retention_days.type,parentSchema:schema25.properties.retention_days,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1289,8 +1321,8 @@ const json = once(() => {
   errors++;
   }
   if(typeof data0 == "number"){
-  if(data0 > 31536000 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema25.properties.advance_seconds,data:data0};
+  if(data0 > 3650 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650",schema:3650,parentSchema:schema25.properties.retention_days,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1300,7 +1332,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema25.properties.advance_seconds,data:data0};
+  const err3 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema25.properties.retention_days,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1322,19 +1354,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate65.errors = vErrors;
+  validate67.errors = vErrors;
   return errors === 0;
   }
 
-  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate66;
-  const schema26 = {"type":"object","required":["time"],"properties":{"time":{"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"}}};
+  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate68;
+  const schema26 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
+  const schema27 = {"type":"string","minLength":1,"maxLength":200};
 
-  function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.time === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema26.required,parentSchema:schema26,data};
+  if(typeof data === "string"){
+  if(func2(data) > 200){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1343,10 +1376,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.time !== undefined){
-  let data0 = data.time;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/time",schemaPath:"#/properties/time/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema26.properties.time.type,parentSchema:schema26.properties.time,data:data0};
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1355,9 +1386,9 @@ const json = once(() => {
   }
   errors++;
   }
-  if(typeof data0 == "number"){
-  if(data0 > 10080 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/time",schemaPath:"#/properties/time/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema26.properties.time,data:data0};
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema27.type,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1366,8 +1397,58 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data0 < 1 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/time",schemaPath:"#/properties/time/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema26.properties.time,data:data0};
+  validate69.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.filter_fields === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema26.required,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.filter_fields !== undefined){
+  let data0 = data.filter_fields;
+  if(Array.isArray(data0)){
+  if(data0.length > 50){
+  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema26.properties.filter_fields,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data0.length < 1){
+  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema26.properties.filter_fields,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  const len0 = data0.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate69(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema26.properties.filter_fields.type,parentSchema:schema26.properties.filter_fields,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1375,7 +1456,6 @@ const json = once(() => {
   vErrors.push(err3);
   }
   errors++;
-  }
   }
   }
   }
@@ -1389,20 +1469,220 @@ const json = once(() => {
   }
   errors++;
   }
-  validate66.errors = vErrors;
+  validate68.errors = vErrors;
   return errors === 0;
   }
 
-  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate67;
-  const schema27 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
+  exports["57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74"] = validate71;
+  const schema28 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema28.required,parentSchema:schema28,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema28.required,parentSchema:schema28,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate71.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate74;
+  const schema29 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
+
+  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.advance_seconds === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema29.required,parentSchema:schema29,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.advance_seconds !== undefined){
+  let data0 = data.advance_seconds;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema29.properties.advance_seconds.type,parentSchema:schema29.properties.advance_seconds,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(typeof data0 == "number"){
+  if(data0 > 31536000 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema29.properties.advance_seconds,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data0 < 0 || isNaN(data0)){
+  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema29.properties.advance_seconds,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema29.type,parentSchema:schema29,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate74.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate75;
+  const schema30 = {"type":"object","required":["time"],"properties":{"time":{"$ref":"shared_a18160daf67c"}}};
+  const schema31 = {"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"};
+
+  function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.type,parentSchema:schema31,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 10080 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema31,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 1 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate76.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.time === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema30.required,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.time !== undefined){
+  if(!(validate76(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate75.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate78;
+  const schema32 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"$ref":"shared_25039ecb5cfa"}}};
   const pattern4 = new RegExp("^[0-9]{1,12}$", "u");
 
-  function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema27.required,parentSchema:schema27,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema32.required,parentSchema:schema32,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1412,7 +1692,7 @@ const json = once(() => {
   errors++;
   }
   if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema27.required,parentSchema:schema27,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema32.required,parentSchema:schema32,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1422,7 +1702,7 @@ const json = once(() => {
   errors++;
   }
   if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema27.required,parentSchema:schema27,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema32.required,parentSchema:schema32,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1440,7 +1720,7 @@ const json = once(() => {
   if(data.timestamp !== undefined){
   let data1 = data.timestamp;
   if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (typeof data1 !== "string")){
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema27.properties.timestamp.type},message:"must be integer,string",schema:schema27.properties.timestamp.type,parentSchema:schema27.properties.timestamp,data:data1};
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema32.properties.timestamp.type},message:"must be integer,string",schema:schema32.properties.timestamp.type,parentSchema:schema32.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1451,7 +1731,7 @@ const json = once(() => {
   }
   if(typeof data1 === "string"){
   if(!pattern4.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema27.properties.timestamp,data:data1};
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema32.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1463,10 +1743,14 @@ const json = once(() => {
   }
   }
   if(data.sign !== undefined){
-  let data2 = data.sign;
-  if(typeof data2 === "string"){
-  if(func2(data2) > 128){
-  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema27.properties.sign,data:data2};
+  if(!(validate34(data.sign, {instancePath:instancePath+"/sign",parentData:data,parentDataProperty:"sign",rootData}))){
+  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -1475,53 +1759,20 @@ const json = once(() => {
   }
   errors++;
   }
-  if(func2(data2) < 1){
-  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema27.properties.sign,data:data2};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema27.properties.sign.type,parentSchema:schema27.properties.sign,data:data2};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
-  if(vErrors === null){
-  vErrors = [err8];
-  }
-  else {
-  vErrors.push(err8);
-  }
-  errors++;
-  }
-  validate67.errors = vErrors;
+  validate78.errors = vErrors;
   return errors === 0;
   }
 
-  exports["6ca03613d09e57f22f92ad98d3028bd1d1df1e74"] = validate69;
-  const schema28 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
-  const schema29 = {"type":"string","minLength":1,"maxLength":100};
+  exports["6ca03613d09e57f22f92ad98d3028bd1d1df1e74"] = validate81;
+  const schema33 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  const schema34 = {"type":"string","minLength":1,"maxLength":100};
 
-  function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema29,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1531,7 +1782,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema29,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1542,7 +1793,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.type,parentSchema:schema29,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.type,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1551,19 +1802,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate71.errors = vErrors;
+  validate83.errors = vErrors;
   return errors === 0;
   }
 
-  const schema30 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
-  const schema31 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
+  const schema35 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
+  const schema36 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
 
-  function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 90){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema31,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1581,7 +1832,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.type,parentSchema:schema31,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema36.type,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1590,30 +1841,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate76.errors = vErrors;
+  validate88.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.rw !== undefined){
-  if(!(validate76(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
-  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  if(!(validate88(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
+  vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
   errors = vErrors.length;
   }
   }
   if(data.ro !== undefined){
-  if(!(validate76(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
-  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  if(!(validate88(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
+  vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1622,19 +1873,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate75.errors = vErrors;
+  validate87.errors = vErrors;
   return errors === 0;
   }
 
-  const schema32 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"dispatch":{"$ref":"shared_370cd8c2e564"},"mode":{"enum":[1,2]}}};
-  const schema33 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
+  const schema37 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"dispatch":{"$ref":"shared_370cd8c2e564"},"mode":{"enum":[1,2]}}};
+  const schema38 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
 
-  function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema33,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema38,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1652,7 +1903,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema33.type,parentSchema:schema33,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema38.type,parentSchema:schema38,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1661,20 +1912,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate82.errors = vErrors;
+  validate94.errors = vErrors;
   return errors === 0;
   }
 
-  const schema34 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
-  const schema35 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
-  const schema36 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
+  const schema39 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema40 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
+  const schema41 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
 
-  function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema36.required,parentSchema:schema36,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema41.required,parentSchema:schema41,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1684,7 +1935,7 @@ const json = once(() => {
   errors++;
   }
   if(data.secret === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema36.required,parentSchema:schema36,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema41.required,parentSchema:schema41,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1694,8 +1945,8 @@ const json = once(() => {
   errors++;
   }
   if(data.webhook !== undefined){
-  if(!(validate46(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+  if(!(validate51(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
   errors = vErrors.length;
   }
   }
@@ -1707,7 +1958,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema36.type,parentSchema:schema36,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1716,17 +1967,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate93.errors = vErrors;
+  validate105.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema35,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema40,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1737,14 +1988,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate93(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+  if(!(validate105(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema35.type,parentSchema:schema35,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.type,parentSchema:schema40,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1753,72 +2004,72 @@ const json = once(() => {
   }
   errors++;
   }
-  validate92.errors = vErrors;
+  validate104.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.sms !== undefined){
-  if(!(validate36(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.email !== undefined){
-  if(!(validate36(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.phone !== undefined){
-  if(!(validate36(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.dingworker !== undefined){
-  if(!(validate36(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachworker !== undefined){
-  if(!(validate36(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.wechat !== undefined){
-  if(!(validate36(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.dinggroup !== undefined){
-  if(!(validate92(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+  if(!(validate104(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachgroup !== undefined){
-  if(!(validate92(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+  if(!(validate104(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
   errors = vErrors.length;
   }
   }
   if(data.webhook !== undefined){
-  if(!(validate53(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate58(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1827,25 +2078,25 @@ const json = once(() => {
   }
   errors++;
   }
-  validate85.errors = vErrors;
+  validate97.errors = vErrors;
   return errors === 0;
   }
 
-  const schema37 = {"type":"array","maxItems":20,"items":{"$ref":"shared_3ded6561f714"}};
-  const schema38 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_11fbf18e0190"}}};
-  const schema39 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
-  const schema40 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
-  const schema41 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
-  const schema42 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
-  const schema43 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
-  const schema44 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
-  const schema45 = {"enum":["eq-self","isset","not-isset"]};
+  const schema42 = {"type":"array","maxItems":20,"items":{"$ref":"shared_3ded6561f714"}};
+  const schema43 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_11fbf18e0190"}}};
+  const schema44 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
+  const schema45 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
+  const schema46 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
+  const schema47 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
+  const schema48 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
+  const schema49 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
+  const schema50 = {"enum":["eq-self","isset","not-isset"]};
 
-  function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((data === "eq-self") || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema45.enum},message:"must be equal to one of the allowed values",schema:schema45.enum,parentSchema:schema45,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema50.enum},message:"must be equal to one of the allowed values",schema:schema50.enum,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1854,23 +2105,23 @@ const json = once(() => {
   }
   errors++;
   }
-  validate109.errors = vErrors;
+  validate121.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   const _errs1 = errors;
-  if(!(validate109(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+  if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
   errors = vErrors.length;
   }
   var valid0 = _errs1 === errors;
   if(valid0){
-  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema44.not,parentSchema:schema44,data};
+  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema49.not,parentSchema:schema49,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1890,17 +2141,17 @@ const json = once(() => {
   }
   }
   }
-  validate108.errors = vErrors;
+  validate120.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.operator === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema43.required,parentSchema:schema43,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema48.required,parentSchema:schema48,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1910,24 +2161,24 @@ const json = once(() => {
   errors++;
   }
   if(data.operator !== undefined){
-  if(!(validate108(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+  if(!(validate120(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate107.errors = vErrors;
+  validate119.errors = vErrors;
   return errors === 0;
   }
 
-  const schema46 = {"required":["threshold"]};
+  const schema51 = {"required":["threshold"]};
 
-  function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.threshold === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema46.required,parentSchema:schema46,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema51.required,parentSchema:schema51,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1937,17 +2188,17 @@ const json = once(() => {
   errors++;
   }
   }
-  validate113.errors = vErrors;
+  validate125.errors = vErrors;
   return errors === 0;
   }
 
-  const schema47 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
+  const schema52 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
 
-  function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((((((((((((data === "eq-self") || (data === "eq")) || (data === "neq")) || (data === "gt")) || (data === "gte")) || (data === "lt")) || (data === "lte")) || (data === "in")) || (data === "not-in")) || (data === "contain")) || (data === "not-contain")) || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema47.enum},message:"must be equal to one of the allowed values",schema:schema47.enum,parentSchema:schema47,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values",schema:schema52.enum,parentSchema:schema52,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1956,18 +2207,18 @@ const json = once(() => {
   }
   errors++;
   }
-  validate116.errors = vErrors;
+  validate128.errors = vErrors;
   return errors === 0;
   }
 
-  const schema48 = {"type":"string","maxLength":2000};
+  const schema53 = {"type":"string","maxLength":2000};
 
-  function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema48,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema53,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1978,7 +2229,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema48.type,parentSchema:schema48,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema53.type,parentSchema:schema53,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1987,19 +2238,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate118.errors = vErrors;
+  validate130.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate107(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+  if(!(validate119(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -2014,15 +2265,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+  if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema42.if,parentSchema:schema42,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema47.if,parentSchema:schema47,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2033,7 +2284,7 @@ const json = once(() => {
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.field === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema42.required,parentSchema:schema42,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema47.required,parentSchema:schema47,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2043,7 +2294,7 @@ const json = once(() => {
   errors++;
   }
   if(data.operator === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema42.required,parentSchema:schema42,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema47.required,parentSchema:schema47,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2053,26 +2304,26 @@ const json = once(() => {
   errors++;
   }
   if(data.field !== undefined){
-  if(!(validate63(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
-  vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+  if(!(validate69(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
+  vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
   errors = vErrors.length;
   }
   }
   if(data.operator !== undefined){
-  if(!(validate116(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+  if(!(validate128(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
   errors = vErrors.length;
   }
   }
   if(data.threshold !== undefined){
-  if(!(validate118(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
-  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+  if(!(validate130(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
+  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -2081,17 +2332,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate106.errors = vErrors;
+  validate118.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema41,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema46,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2101,7 +2352,7 @@ const json = once(() => {
   errors++;
   }
   if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema41,data};
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema46,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2112,14 +2363,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate106(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate106.errors : vErrors.concat(validate106.errors);
+  if(!(validate118(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema41.type,parentSchema:schema41,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.type,parentSchema:schema46,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2128,17 +2379,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate105.errors = vErrors;
+  validate117.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema40.required,parentSchema:schema40,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema45.required,parentSchema:schema45,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2148,14 +2399,14 @@ const json = once(() => {
   errors++;
   }
   if(data.rule !== undefined){
-  if(!(validate105(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+  if(!(validate117(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2164,17 +2415,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate104.errors = vErrors;
+  validate116.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema39,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema44,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2184,7 +2435,7 @@ const json = once(() => {
   errors++;
   }
   if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema39,data};
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema44,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2195,14 +2446,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate104(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+  if(!(validate116(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema39.type,parentSchema:schema39,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.type,parentSchema:schema44,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2211,74 +2462,74 @@ const json = once(() => {
   }
   errors++;
   }
-  validate103.errors = vErrors;
+  validate115.errors = vErrors;
   return errors === 0;
   }
 
-  const schema49 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"}}};
-  const schema50 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema54 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"}}};
+  const schema55 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
 
-  function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.sms !== undefined){
-  if(!(validate36(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.email !== undefined){
-  if(!(validate36(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.phone !== undefined){
-  if(!(validate36(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.dingworker !== undefined){
-  if(!(validate36(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachworker !== undefined){
-  if(!(validate36(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.wechat !== undefined){
-  if(!(validate36(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.dinggroup !== undefined){
-  if(!(validate44(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+  if(!(validate49(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachgroup !== undefined){
-  if(!(validate44(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
+  if(!(validate49(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
   errors = vErrors.length;
   }
   }
   if(data.webhook !== undefined){
-  if(!(validate53(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate58(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema50.type,parentSchema:schema50,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2287,30 +2538,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate126.errors = vErrors;
+  validate138.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.alarmgroup !== undefined){
-  if(!(validate82(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+  if(!(validate94(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
   errors = vErrors.length;
   }
   }
   if(data.channels !== undefined){
-  if(!(validate126(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
+  if(!(validate138(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema54.type,parentSchema:schema54,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2319,17 +2570,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate124.errors = vErrors;
+  validate136.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema38.required,parentSchema:schema38,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema43.required,parentSchema:schema43,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2339,7 +2590,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema38.required,parentSchema:schema38,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema43.required,parentSchema:schema43,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2349,20 +2600,20 @@ const json = once(() => {
   errors++;
   }
   if(data.conditions !== undefined){
-  if(!(validate103(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+  if(!(validate115(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate124(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+  if(!(validate136(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.type,parentSchema:schema38,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2371,17 +2622,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate102.errors = vErrors;
+  validate114.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema37,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema42,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2392,14 +2643,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate102(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
+  if(!(validate114(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema37.type,parentSchema:schema37,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema42.type,parentSchema:schema42,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2408,37 +2659,37 @@ const json = once(() => {
   }
   errors++;
   }
-  validate101.errors = vErrors;
+  validate113.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.alarmgroup !== undefined){
-  if(!(validate82(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate82.errors : vErrors.concat(validate82.errors);
+  if(!(validate94(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
   errors = vErrors.length;
   }
   }
   if(data.channels !== undefined){
-  if(!(validate85(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+  if(!(validate97(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
   errors = vErrors.length;
   }
   }
   if(data.dispatch !== undefined){
-  if(!(validate101(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
-  vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+  if(!(validate113(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
+  vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
   errors = vErrors.length;
   }
   }
   if(data.mode !== undefined){
   let data3 = data.mode;
   if(!((data3 === 1) || (data3 === 2))){
-  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema32.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema32.properties.mode.enum,parentSchema:schema32.properties.mode,data:data3};
+  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema37.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema37.properties.mode.enum,parentSchema:schema37.properties.mode,data:data3};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2450,7 +2701,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2459,19 +2710,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate81.errors = vErrors;
+  validate93.errors = vErrors;
   return errors === 0;
   }
 
-  const schema51 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_664e01661883"}};
-  const schema52 = {"required":["enable"],"properties":{"enable":{"const":true}}};
+  const schema56 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_664e01661883"}};
+  const schema57 = {"required":["enable"],"properties":{"enable":{"const":true}}};
 
-  function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.enable === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema52.required,parentSchema:schema52,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema57.required,parentSchema:schema57,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2483,7 +2734,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(true !== data0){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema52.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema57.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2494,21 +2745,21 @@ const json = once(() => {
   }
   }
   }
-  validate142.errors = vErrors;
+  validate154.errors = vErrors;
   return errors === 0;
   }
 
-  const schema53 = {"properties":{"reminds":{"$ref":"shared_a1efe4087acc"}}};
-  const schema54 = {"type":"array","maxItems":20,"items":{"$ref":"shared_887d33b9853c"}};
-  const schema55 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema56 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
+  const schema58 = {"properties":{"reminds":{"$ref":"shared_a1efe4087acc"}}};
+  const schema59 = {"type":"array","maxItems":20,"items":{"$ref":"shared_887d33b9853c"}};
+  const schema60 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema61 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
 
-  function validate147(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.reuse_receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema56.required,parentSchema:schema56,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema61.required,parentSchema:schema61,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2520,7 +2771,7 @@ const json = once(() => {
   if(data.reuse_receiver !== undefined){
   let data0 = data.reuse_receiver;
   if(0 !== data0){
-  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema56.properties.reuse_receiver,data:data0};
+  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema61.properties.reuse_receiver,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2531,18 +2782,18 @@ const json = once(() => {
   }
   }
   }
-  validate147.errors = vErrors;
+  validate159.errors = vErrors;
   return errors === 0;
   }
 
-  const schema57 = {"required":["receiver"]};
+  const schema62 = {"required":["receiver"]};
 
-  function validate149(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema57.required,parentSchema:schema57,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema62.required,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2552,17 +2803,17 @@ const json = once(() => {
   errors++;
   }
   }
-  validate149.errors = vErrors;
+  validate161.errors = vErrors;
   return errors === 0;
   }
 
-  const schema58 = {"enum":["once","cycle"]};
+  const schema63 = {"enum":["once","cycle"]};
 
-  function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((data === "once") || (data === "cycle"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema58.enum},message:"must be equal to one of the allowed values",schema:schema58.enum,parentSchema:schema58,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values",schema:schema63.enum,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2571,17 +2822,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate151.errors = vErrors;
+  validate163.errors = vErrors;
   return errors === 0;
   }
 
-  const schema59 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
+  const schema64 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
 
-  function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema59.type,parentSchema:schema59,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema64.type,parentSchema:schema64,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2592,7 +2843,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 525600 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema59,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema64,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2602,7 +2853,7 @@ const json = once(() => {
   errors++;
   }
   if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema59,data};
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema64,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2612,19 +2863,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate153.errors = vErrors;
+  validate165.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate146(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
+  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -2639,454 +2890,8 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate149(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema55.if,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema55.required,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.status === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema55.required,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.interval === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema55.required,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema55.required,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  if(data.mode !== undefined){
-  if(!(validate151(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
-  vErrors = vErrors === null ? validate151.errors : vErrors.concat(validate151.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.status !== undefined){
-  let data1 = data.status;
-  if(!((data1 === 0) || (data1 === 1))){
-  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema55.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema55.properties.status.enum,parentSchema:schema55.properties.status,data:data1};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.interval !== undefined){
-  if(!(validate153(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.reuse_receiver !== undefined){
-  let data3 = data.reuse_receiver;
-  if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema55.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema55.properties.reuse_receiver.enum,parentSchema:schema55.properties.reuse_receiver,data:data3};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate124(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  validate146.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate145(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema54,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate146(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate146.errors : vErrors.concat(validate146.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema54.type,parentSchema:schema54,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate145.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.reminds !== undefined){
-  if(!(validate145(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
-  vErrors = vErrors === null ? validate145.errors : vErrors.concat(validate145.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  validate144.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate144(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema51.if,parentSchema:schema51,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema51.properties.enable.type,parentSchema:schema51.properties.enable,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate141.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema60 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
-  const schema61 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
-  const schema62 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
-  const schema63 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
-  const schema64 = {"enum":[0,1,2,3,9]};
-
-  function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(((((data === 0) || (data === 1)) || (data === 2)) || (data === 3)) || (data === 9))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema64.enum},message:"must be equal to one of the allowed values",schema:schema64.enum,parentSchema:schema64,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate166.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema63.required,parentSchema:schema63,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.level === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema63.required,parentSchema:schema63,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.rule !== undefined){
-  if(!(validate105(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.level !== undefined){
-  if(!(validate166(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
-  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate164.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema62,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema62,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate164(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema62.type,parentSchema:schema62,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate163.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema61.required,parentSchema:schema61,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.conditions === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema61.required,parentSchema:schema61,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(!((data0 === 1) || (data0 === 2))){
-  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema61.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema61.properties.mode.enum,parentSchema:schema61.properties.mode,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  if(data.conditions !== undefined){
-  if(!(validate163(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_match !== undefined){
-  let data2 = data.not_match;
-  if(!((data2 === 0) || (data2 === 1))){
-  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema61.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema61.properties.not_match.enum,parentSchema:schema61.properties.not_match,data:data2};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  validate162.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+  if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
@@ -3103,10 +2908,8 @@ const json = once(() => {
   errors++;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema60.properties.enable.type,parentSchema:schema60.properties.enable,data:data0};
+  if(data.mode === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema60.required,parentSchema:schema60,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3115,10 +2918,8 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+  if(data.status === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema60.required,parentSchema:schema60,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3127,21 +2928,92 @@ const json = once(() => {
   }
   errors++;
   }
-  validate160.errors = vErrors;
+  if(data.interval === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema60.required,parentSchema:schema60,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.reuse_receiver === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema60.required,parentSchema:schema60,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  if(!(validate163(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
+  vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.status !== undefined){
+  let data1 = data.status;
+  if(!((data1 === 0) || (data1 === 1))){
+  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema60.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.status.enum,parentSchema:schema60.properties.status,data:data1};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.interval !== undefined){
+  if(!(validate165(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.reuse_receiver !== undefined){
+  let data3 = data.reuse_receiver;
+  if(!((data3 === 0) || (data3 === 1))){
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema60.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.reuse_receiver.enum,parentSchema:schema60.properties.reuse_receiver,data:data3};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  if(data.receiver !== undefined){
+  if(!(validate136(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate158.errors = vErrors;
   return errors === 0;
   }
 
-  const schema65 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_70b6d137004a"}};
-  const schema66 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_a272d926ee04"}}};
-  const schema67 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_44b1033f50de"}};
-  const schema68 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema69 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
 
-  function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.type,parentSchema:schema69,data};
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema59,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3150,9 +3022,16 @@ const json = once(() => {
   }
   errors++;
   }
-  if(typeof data == "number"){
-  if(data > 1000000 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema69,data};
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate158(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema59.type,parentSchema:schema59,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3161,30 +3040,35 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema69,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate180.errors = vErrors;
+  validate157.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.reminds !== undefined){
+  if(!(validate157(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
+  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate156.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate147(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate147.errors : vErrors.concat(validate147.errors);
+  if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3199,15 +3083,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate149(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate149.errors : vErrors.concat(validate149.errors);
+  if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema68.if,parentSchema:schema68,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema56.if,parentSchema:schema56,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3217,8 +3101,10 @@ const json = once(() => {
   errors++;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.interval === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema68.required,parentSchema:schema68,data};
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.enable.type,parentSchema:schema56.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3227,8 +3113,10 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.count === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema68.required,parentSchema:schema68,data};
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3237,78 +3125,78 @@ const json = once(() => {
   }
   errors++;
   }
+  validate153.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema65 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
+  const schema66 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
+  const schema67 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
+  const schema68 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
+  const schema69 = {"enum":[0,1,2,3,9]};
+
+  function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((((data === 0) || (data === 1)) || (data === 2)) || (data === 3)) || (data === 9))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values",schema:schema69.enum,parentSchema:schema69,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate178.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.rule === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema68.required,parentSchema:schema68,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
   if(data.level === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema68.required,parentSchema:schema68,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema68.required,parentSchema:schema68,data};
   if(vErrors === null){
-  vErrors = [err3];
+  vErrors = [err1];
   }
   else {
-  vErrors.push(err3);
+  vErrors.push(err1);
   }
   errors++;
   }
-  if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema68.required,parentSchema:schema68,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  if(data.interval !== undefined){
-  if(!(validate153(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.count !== undefined){
-  if(!(validate180(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
-  vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
+  if(data.rule !== undefined){
+  if(!(validate117(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
   errors = vErrors.length;
   }
   }
   if(data.level !== undefined){
-  let data2 = data.level;
-  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema68.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.level.enum,parentSchema:schema68.properties.level,data:data2};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.reuse_receiver !== undefined){
-  let data3 = data.reuse_receiver;
-  if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema68.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.reuse_receiver.enum,parentSchema:schema68.properties.reuse_receiver,data:data3};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate124(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+  if(!(validate178(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
+  vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema68.type,parentSchema:schema68,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema68.type,parentSchema:schema68,data};
   if(vErrors === null){
-  vErrors = [err7];
+  vErrors = [err2];
   }
   else {
-  vErrors.push(err7);
+  vErrors.push(err2);
   }
   errors++;
   }
@@ -3321,8 +3209,8 @@ const json = once(() => {
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema67,data};
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema67,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3368,8 +3256,8 @@ const json = once(() => {
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategies === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema66.required,parentSchema:schema66,data};
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema66.required,parentSchema:schema66,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3378,10 +3266,46 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.strategies !== undefined){
-  if(!(validate175(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
+  if(data.conditions === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema66.required,parentSchema:schema66,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(!((data0 === 1) || (data0 === 2))){
+  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema66.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.mode.enum,parentSchema:schema66.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.conditions !== undefined){
+  if(!(validate175(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
   vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
   errors = vErrors.length;
+  }
+  }
+  if(data.not_match !== undefined){
+  let data2 = data.not_match;
+  if(!((data2 === 0) || (data2 === 1))){
+  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema66.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.not_match.enum,parentSchema:schema66.properties.not_match,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
   }
   }
   }
@@ -3396,8 +3320,8 @@ const json = once(() => {
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3458,17 +3382,17 @@ const json = once(() => {
   return errors === 0;
   }
 
-  const schema70 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
-  const schema71 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
-  const schema72 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema73 = {"required":["method"],"properties":{"method":{"const":1}}};
+  const schema70 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_70b6d137004a"}};
+  const schema71 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_a272d926ee04"}}};
+  const schema72 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_44b1033f50de"}};
+  const schema73 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema74 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
 
-  function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema73.required,parentSchema:schema73,data};
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.type,parentSchema:schema74,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3477,10 +3401,9 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.method !== undefined){
-  let data0 = data.method;
-  if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema73.properties.method,data:data0};
+  if(typeof data == "number"){
+  if(data > 1000000 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema74,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3489,231 +3412,8 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  }
-  validate191.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema74 = {"required":["conditions"]};
-
-  function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema74.required,parentSchema:schema74,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate193.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate191(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema72.if,parentSchema:schema72,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate190.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema75 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
-  const schema76 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
-
-  function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategy === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema76.required,parentSchema:schema76,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategy !== undefined){
-  let data0 = data.strategy;
-  if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
-  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema76.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema76.properties.strategy.enum,parentSchema:schema76.properties.strategy,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate197.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema77 = {"required":["strategy_count"]};
-
-  function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategy_count === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema77.required,parentSchema:schema77,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate199.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate196(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate197(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate199(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema75.if,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate196.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema78 = {"enum":[1,2,3,4,5]};
-
-  function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema78.enum},message:"must be equal to one of the allowed values",schema:schema78.enum,parentSchema:schema78,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate203.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(validate190(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
-  errors = vErrors.length;
-  }
-  if(!(validate196(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate196.errors : vErrors.concat(validate196.errors);
-  errors = vErrors.length;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema71.required,parentSchema:schema71,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategy === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema71.required,parentSchema:schema71,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.strategy_cycle === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema71.required,parentSchema:schema71,data};
+  if(data <= 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema74,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3722,70 +3422,20 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.method !== undefined){
-  let data0 = data.method;
-  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema71.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema71.properties.method.enum,parentSchema:schema71.properties.method,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
   }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  if(data.conditions !== undefined){
-  if(!(validate103(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.strategy !== undefined){
-  if(!(validate203(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
-  vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.strategy_cycle !== undefined){
-  if(!(validate153(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
-  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.strategy_count !== undefined){
-  if(!(validate180(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
-  vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_match !== undefined){
-  let data5 = data.not_match;
-  if(!((data5 === 0) || (data5 === 1))){
-  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema71.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema71.properties.not_match.enum,parentSchema:schema71.properties.not_match,data:data5};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  }
-  validate189.errors = vErrors;
+  validate192.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3800,8 +3450,221 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate189(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+  if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema73.if,parentSchema:schema73,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.interval === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema73.required,parentSchema:schema73,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.count === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema73.required,parentSchema:schema73,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.level === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema73.required,parentSchema:schema73,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.reuse_receiver === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema73.required,parentSchema:schema73,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.interval !== undefined){
+  if(!(validate165(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.count !== undefined){
+  if(!(validate192(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
+  vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.level !== undefined){
+  let data2 = data.level;
+  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema73.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema73.properties.level.enum,parentSchema:schema73.properties.level,data:data2};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.reuse_receiver !== undefined){
+  let data3 = data.reuse_receiver;
+  if(!((data3 === 0) || (data3 === 1))){
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema73.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema73.properties.reuse_receiver.enum,parentSchema:schema73.properties.reuse_receiver,data:data3};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  if(data.receiver !== undefined){
+  if(!(validate136(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema73.type,parentSchema:schema73,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate188.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate188(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema72.type,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate187.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.strategies === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema71.required,parentSchema:schema71,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.strategies !== undefined){
+  if(!(validate187(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
+  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate186.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate186(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
@@ -3842,21 +3705,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate187.errors = vErrors;
+  validate184.errors = vErrors;
   return errors === 0;
   }
 
-  const schema79 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
-  const schema80 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
-  const schema81 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema82 = {"required":["mode"],"properties":{"mode":{"const":1}}};
+  const schema75 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
+  const schema76 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
+  const schema77 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema78 = {"required":["method"],"properties":{"method":{"const":1}}};
 
-  function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema82.required,parentSchema:schema82,data};
+  if(data.method === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema78.required,parentSchema:schema78,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3865,10 +3728,10 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
+  if(data.method !== undefined){
+  let data0 = data.method;
   if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema82.properties.mode,data:data0};
+  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema78.properties.method,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3879,19 +3742,40 @@ const json = once(() => {
   }
   }
   }
-  validate213.errors = vErrors;
+  validate203.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema79 = {"required":["conditions"]};
+
+  function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.conditions === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema79.required,parentSchema:schema79,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate205.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate213(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
+  if(!(validate203(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -3906,15 +3790,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate193(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
+  if(!(validate205(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema81.if,parentSchema:schema81,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema77.if,parentSchema:schema77,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3923,19 +3807,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate212.errors = vErrors;
+  validate202.errors = vErrors;
   return errors === 0;
   }
 
-  const schema83 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
-  const schema84 = {"required":["mode"],"properties":{"mode":{"const":2}}};
+  const schema80 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
+  const schema81 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
 
-  function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema84.required,parentSchema:schema84,data};
+  if(data.strategy === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema81.required,parentSchema:schema81,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3944,10 +3828,10 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(2 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema84.properties.mode,data:data0};
+  if(data.strategy !== undefined){
+  let data0 = data.strategy;
+  if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
+  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema81.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema81.properties.strategy.enum,parentSchema:schema81.properties.strategy,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3958,90 +3842,18 @@ const json = once(() => {
   }
   }
   }
-  validate218.errors = vErrors;
+  validate209.errors = vErrors;
   return errors === 0;
   }
 
-  const schema85 = {"required":["delay_interval"]};
-
-  function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.delay_interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema85.required,parentSchema:schema85,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate220.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate217(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate218(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate220(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema83.if,parentSchema:schema83,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate217.errors = vErrors;
-  return errors === 0;
-  }
-
+  const schema82 = {"required":["strategy_count"]};
 
   function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
-  errors = vErrors.length;
-  }
-  if(!(validate217(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate217.errors : vErrors.concat(validate217.errors);
-  errors = vErrors.length;
-  }
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema80.required,parentSchema:schema80,data};
+  if(data.strategy_count === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema82.required,parentSchema:schema82,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4049,31 +3861,6 @@ const json = once(() => {
   vErrors.push(err0);
   }
   errors++;
-  }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(!((data0 === 1) || (data0 === 2))){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema80.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema80.properties.mode.enum,parentSchema:schema80.properties.mode,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  if(data.conditions !== undefined){
-  if(!(validate103(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.delay_interval !== undefined){
-  if(!(validate153(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
-  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
-  errors = vErrors.length;
-  }
   }
   }
   validate211.errors = vErrors;
@@ -4081,14 +3868,175 @@ const json = once(() => {
   }
 
 
-  function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate209(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema80.if,parentSchema:schema80,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate208.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema83 = {"enum":[1,2,3,4,5]};
+
+  function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values",schema:schema83.enum,parentSchema:schema83,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate215.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(validate202(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+  errors = vErrors.length;
+  }
+  if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+  errors = vErrors.length;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.method === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema76.required,parentSchema:schema76,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.strategy === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema76.required,parentSchema:schema76,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.strategy_cycle === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema76.required,parentSchema:schema76,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.method !== undefined){
+  let data0 = data.method;
+  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
+  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema76.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema76.properties.method.enum,parentSchema:schema76.properties.method,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(data.conditions !== undefined){
+  if(!(validate115(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.strategy !== undefined){
+  if(!(validate215(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
+  vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.strategy_cycle !== undefined){
+  if(!(validate165(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
+  vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.strategy_count !== undefined){
+  if(!(validate192(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
+  vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.not_match !== undefined){
+  let data5 = data.not_match;
+  if(!((data5 === 0) || (data5 === 1))){
+  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema76.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema76.properties.not_match.enum,parentSchema:schema76.properties.not_match,data:data5};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  validate201.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate142(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4103,15 +4051,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+  if(!(validate201(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema79.if,parentSchema:schema79,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema75.if,parentSchema:schema75,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4124,7 +4072,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema79.properties.enable.type,parentSchema:schema79.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema75.properties.enable.type,parentSchema:schema75.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4136,7 +4084,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema79.type,parentSchema:schema79,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema75.type,parentSchema:schema75,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4145,18 +4093,321 @@ const json = once(() => {
   }
   errors++;
   }
-  validate209.errors = vErrors;
+  validate199.errors = vErrors;
   return errors === 0;
   }
 
-  const schema86 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
-  const schema87 = {"type":"integer","minimum":0,"maximum":9007199254740991};
+  const schema84 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
+  const schema85 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
+  const schema86 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema87 = {"required":["mode"],"properties":{"mode":{"const":1}}};
 
-  function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema87.required,parentSchema:schema87,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(1 !== data0){
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema87.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate225.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate205(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema86.if,parentSchema:schema86,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate224.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema88 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
+  const schema89 = {"required":["mode"],"properties":{"mode":{"const":2}}};
+
+  function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema89.required,parentSchema:schema89,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(2 !== data0){
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema89.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate230.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema90 = {"required":["delay_interval"]};
+
+  function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.delay_interval === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema90.required,parentSchema:schema90,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate232.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate230(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate232(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema88.if,parentSchema:schema88,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate229.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+  errors = vErrors.length;
+  }
+  if(!(validate229(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
+  errors = vErrors.length;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema85.required,parentSchema:schema85,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(!((data0 === 1) || (data0 === 2))){
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema85.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema85.properties.mode.enum,parentSchema:schema85.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  if(data.conditions !== undefined){
+  if(!(validate115(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.delay_interval !== undefined){
+  if(!(validate165(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
+  vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate223.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema84.if,parentSchema:schema84,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema84.properties.enable.type,parentSchema:schema84.properties.enable,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema84.type,parentSchema:schema84,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate221.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema91 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
+  const schema92 = {"type":"integer","minimum":0,"maximum":9007199254740991};
+
+  function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema87.type,parentSchema:schema87,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.type,parentSchema:schema92,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4167,7 +4418,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 9007199254740991 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema87,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema92,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4177,7 +4428,7 @@ const json = once(() => {
   errors++;
   }
   if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema87,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema92,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4187,21 +4438,21 @@ const json = once(() => {
   errors++;
   }
   }
-  validate228.errors = vErrors;
+  validate240.errors = vErrors;
   return errors === 0;
   }
 
-  const schema88 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
-  const schema89 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
-  const schema90 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
-  const schema91 = {"type":"string","maxLength":10000};
+  const schema93 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
+  const schema94 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
+  const schema95 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
+  const schema96 = {"type":"string","maxLength":10000};
 
-  function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 10000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema91,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema96,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4212,7 +4463,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema91.type,parentSchema:schema91,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.type,parentSchema:schema96,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4221,19 +4472,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate233.errors = vErrors;
+  validate245.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.format !== undefined){
   let data0 = data.format;
   if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema90.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema90.properties.format.enum,parentSchema:schema90.properties.format,data:data0};
+  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema95.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema95.properties.format.enum,parentSchema:schema95.properties.format,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4244,14 +4495,14 @@ const json = once(() => {
   }
   }
   if(data.template !== undefined){
-  if(!(validate233(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+  if(!(validate245(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema90.type,parentSchema:schema90,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4260,66 +4511,66 @@ const json = once(() => {
   }
   errors++;
   }
-  validate232.errors = vErrors;
+  validate244.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.sms !== undefined){
-  if(!(validate232(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  if(!(validate244(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
   errors = vErrors.length;
   }
   }
   if(data.email !== undefined){
-  if(!(validate232(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  if(!(validate244(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
   errors = vErrors.length;
   }
   }
   if(data.phone !== undefined){
-  if(!(validate232(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  if(!(validate244(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
   errors = vErrors.length;
   }
   }
   if(data.dingworker !== undefined){
-  if(!(validate232(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  if(!(validate244(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
   errors = vErrors.length;
   }
   }
   if(data.dinggroup !== undefined){
-  if(!(validate232(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  if(!(validate244(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachworker !== undefined){
-  if(!(validate232(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  if(!(validate244(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachgroup !== undefined){
-  if(!(validate232(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  if(!(validate244(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
   errors = vErrors.length;
   }
   }
   if(data.wechat !== undefined){
-  if(!(validate232(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  if(!(validate244(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema89.type,parentSchema:schema89,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4328,42 +4579,42 @@ const json = once(() => {
   }
   errors++;
   }
-  validate231.errors = vErrors;
+  validate243.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.compressed !== undefined){
-  if(!(validate231(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
-  vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+  if(!(validate243(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
   errors = vErrors.length;
   }
   }
   if(data.not_compress !== undefined){
-  if(!(validate231(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
-  vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+  if(!(validate243(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
   errors = vErrors.length;
   }
   }
   if(data.upgrade !== undefined){
-  if(!(validate231(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+  if(!(validate243(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
   errors = vErrors.length;
   }
   }
   if(data.recovery !== undefined){
-  if(!(validate231(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+  if(!(validate243(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.type,parentSchema:schema88,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema93.type,parentSchema:schema93,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4372,30 +4623,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate230.errors = vErrors;
+  validate242.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.template_id !== undefined){
-  if(!(validate228(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
-  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+  if(!(validate240(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
+  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
   errors = vErrors.length;
   }
   }
   if(data.udf !== undefined){
-  if(!(validate230(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
-  vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
+  if(!(validate242(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
+  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema91.type,parentSchema:schema91,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4404,17 +4655,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate227.errors = vErrors;
+  validate239.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.created_by === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema28.required,parentSchema:schema28,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema33.required,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4424,7 +4675,7 @@ const json = once(() => {
   errors++;
   }
   if(data.name === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema28.required,parentSchema:schema28,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema33.required,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4434,7 +4685,7 @@ const json = once(() => {
   errors++;
   }
   if(data.department_id === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema28.required,parentSchema:schema28,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema33.required,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4444,7 +4695,7 @@ const json = once(() => {
   errors++;
   }
   if(data.flag_save_db === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema28.required,parentSchema:schema28,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema33.required,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4454,7 +4705,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema28.required,parentSchema:schema28,data};
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema33.required,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4470,8 +4721,8 @@ const json = once(() => {
   }
   }
   if(data.name !== undefined){
-  if(!(validate71(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+  if(!(validate83(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
   errors = vErrors.length;
   }
   }
@@ -4484,7 +4735,7 @@ const json = once(() => {
   if(data.flag_save_db !== undefined){
   let data3 = data.flag_save_db;
   if(!((data3 === 0) || (data3 === 1))){
-  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema28.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema28.properties.flag_save_db.enum,parentSchema:schema28.properties.flag_save_db,data:data3};
+  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema33.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema33.properties.flag_save_db.enum,parentSchema:schema33.properties.flag_save_db,data:data3};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -4495,62 +4746,62 @@ const json = once(() => {
   }
   }
   if(data.task_tags !== undefined){
-  if(!(validate34(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if(!(validate39(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
+  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
   errors = vErrors.length;
   }
   }
   if(data.permission !== undefined){
-  if(!(validate75(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate87(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate81(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+  if(!(validate93(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
   errors = vErrors.length;
   }
   }
   if(data.workflow !== undefined){
-  if(!(validate141(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
+  if(!(validate153(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
   errors = vErrors.length;
   }
   }
   if(data.filter !== undefined){
-  if(!(validate160(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate172(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  if(!(validate172(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
   vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
   errors = vErrors.length;
   }
   }
+  if(data.upgrade !== undefined){
+  if(!(validate184(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+  errors = vErrors.length;
+  }
+  }
   if(data.compress !== undefined){
-  if(!(validate187(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+  if(!(validate199(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
   errors = vErrors.length;
   }
   }
   if(data.recovery !== undefined){
-  if(!(validate209(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+  if(!(validate221(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
   errors = vErrors.length;
   }
   }
   if(data.template !== undefined){
-  if(!(validate227(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+  if(!(validate239(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -4559,19 +4810,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate69.errors = vErrors;
+  validate81.errors = vErrors;
   return errors === 0;
   }
 
-  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate249;
-  const schema92 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
-  const schema93 = {"type":"integer","enum":[0,1]};
+  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate261;
+  const schema97 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
+  const schema98 = {"type":"integer","enum":[0,1]};
 
-  function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema93.type,parentSchema:schema93,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.type,parentSchema:schema98,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4581,7 +4832,7 @@ const json = once(() => {
   errors++;
   }
   if(!((data === 0) || (data === 1))){
-  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema93.enum},message:"must be equal to one of the allowed values",schema:schema93.enum,parentSchema:schema93,data};
+  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema98.enum},message:"must be equal to one of the allowed values",schema:schema98.enum,parentSchema:schema98,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4590,30 +4841,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate250.errors = vErrors;
+  validate262.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.revoke !== undefined){
-  if(!(validate250(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
-  vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+  if(!(validate262(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
+  vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
   errors = vErrors.length;
   }
   }
   if(data.fixed_sign !== undefined){
-  if(!(validate250(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
-  vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+  if(!(validate262(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
+  vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema92.type,parentSchema:schema92,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4622,19 +4873,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate249.errors = vErrors;
+  validate261.errors = vErrors;
   return errors === 0;
   }
 
-  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate253;
-  const schema94 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate265;
+  const schema99 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema94.required,parentSchema:schema94,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema99.required,parentSchema:schema99,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4650,8 +4901,8 @@ const json = once(() => {
   }
   }
   if(data.remark !== undefined){
-  if(!(validate48(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+  if(!(validate53(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
   errors = vErrors.length;
   }
   }
@@ -4663,7 +4914,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4672,19 +4923,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate253.errors = vErrors;
+  validate265.errors = vErrors;
   return errors === 0;
   }
 
-  exports["8b237ad3ba59233a0da15dd9a11994ee9468560f"] = validate257;
-  const schema95 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  exports["8b237ad3ba59233a0da15dd9a11994ee9468560f"] = validate269;
+  const schema100 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
 
-  function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.name === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema95.required,parentSchema:schema95,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema100.required,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4694,7 +4945,7 @@ const json = once(() => {
   errors++;
   }
   if(data.department_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema95.required,parentSchema:schema95,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema100.required,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4704,7 +4955,7 @@ const json = once(() => {
   errors++;
   }
   if(data.flag_save_db === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema95.required,parentSchema:schema95,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema100.required,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4714,7 +4965,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema95.required,parentSchema:schema95,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema100.required,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4724,8 +4975,8 @@ const json = once(() => {
   errors++;
   }
   if(data.name !== undefined){
-  if(!(validate71(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
+  if(!(validate83(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
   errors = vErrors.length;
   }
   }
@@ -4738,7 +4989,7 @@ const json = once(() => {
   if(data.flag_save_db !== undefined){
   let data2 = data.flag_save_db;
   if(!((data2 === 0) || (data2 === 1))){
-  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema95.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema95.properties.flag_save_db.enum,parentSchema:schema95.properties.flag_save_db,data:data2};
+  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema100.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.flag_save_db.enum,parentSchema:schema100.properties.flag_save_db,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4749,137 +5000,67 @@ const json = once(() => {
   }
   }
   if(data.task_tags !== undefined){
-  if(!(validate34(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if(!(validate39(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
+  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
   errors = vErrors.length;
   }
   }
   if(data.permission !== undefined){
-  if(!(validate75(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate87(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate81(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+  if(!(validate93(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
   errors = vErrors.length;
   }
   }
   if(data.workflow !== undefined){
-  if(!(validate141(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
+  if(!(validate153(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
   errors = vErrors.length;
   }
   }
   if(data.filter !== undefined){
-  if(!(validate160(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate172(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  if(!(validate172(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
   vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
   errors = vErrors.length;
   }
   }
+  if(data.upgrade !== undefined){
+  if(!(validate184(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+  errors = vErrors.length;
+  }
+  }
   if(data.compress !== undefined){
-  if(!(validate187(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+  if(!(validate199(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
   errors = vErrors.length;
   }
   }
   if(data.recovery !== undefined){
-  if(!(validate209(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+  if(!(validate221(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
   errors = vErrors.length;
   }
   }
   if(data.template !== undefined){
-  if(!(validate227(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+  if(!(validate239(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err5];
   }
   else {
   vErrors.push(err5);
-  }
-  errors++;
-  }
-  validate257.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate269;
-  const schema96 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
-
-  function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema96.required,parentSchema:schema96,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema96.required,parentSchema:schema96,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.created_by === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema96.required,parentSchema:schema96,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.ids !== undefined){
-  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
-  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.remark !== undefined){
-  if(!(validate27(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
   }
   errors++;
   }
@@ -4887,1135 +5068,10 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate273;
-  const schema97 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
-  const pattern5 = new RegExp("^1[3-9]\\d{9}$", "u");
+  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate281;
+  const schema101 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema97.required,parentSchema:schema97,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.phone === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema97.required,parentSchema:schema97,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.phone !== undefined){
-  let data1 = data.phone;
-  if(typeof data1 === "string"){
-  if(!pattern5.test(data1)){
-  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema97.properties.phone,data:data1};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema97.properties.phone.type,parentSchema:schema97.properties.phone,data:data1};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  validate273.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate275;
-  const schema98 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
-  const schema99 = {"type":"string","maxLength":100};
-
-  function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema99,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.type,parentSchema:schema99,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate277.errors = vErrors;
-  return errors === 0;
-  }
-
-  const func18 = Object.prototype.hasOwnProperty;
-  const pattern6 = new RegExp("^[0-9a-f]{40}$", "u");
-
-  function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  for(const key0 in data){
-  if(!(((((((key0 === "business_units") || (key0 === "departments")) || (key0 === "users")) || (key0 === "alarm_groups")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "apps"))){
-  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema98,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  if(data.business_units !== undefined){
-  let data0 = data.business_units;
-  if(Array.isArray(data0)){
-  const len0 = data0.length;
-  for(let i0=0; i0<len0; i0++){
-  let data1 = data0[i0];
-  if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
-  if(data1.id === undefined){
-  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.business_units.items.required,parentSchema:schema98.properties.business_units.items,data:data1};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data1.name === undefined){
-  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.business_units.items.required,parentSchema:schema98.properties.business_units.items,data:data1};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  for(const key1 in data1){
-  if(!(((((key1 === "id") || (key1 === "name")) || (key1 === "remark")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.business_units.items,data:data1};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  if(data1.id !== undefined){
-  if(!(validate24(data1.id, {instancePath:instancePath+"/business_units/" + i0+"/id",parentData:data1,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data1.name !== undefined){
-  if(!(validate277(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data1.remark !== undefined){
-  if(!(validate48(data1.remark, {instancePath:instancePath+"/business_units/" + i0+"/remark",parentData:data1,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data1.created_at !== undefined){
-  if(!(validate32(data1.created_at, {instancePath:instancePath+"/business_units/" + i0+"/created_at",parentData:data1,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data1.updated_at !== undefined){
-  if(!(validate32(data1.updated_at, {instancePath:instancePath+"/business_units/" + i0+"/updated_at",parentData:data1,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.business_units.items.type,parentSchema:schema98.properties.business_units.items,data:data1};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.business_units.type,parentSchema:schema98.properties.business_units,data:data0};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.departments !== undefined){
-  let data7 = data.departments;
-  if(Array.isArray(data7)){
-  const len1 = data7.length;
-  for(let i1=0; i1<len1; i1++){
-  let data8 = data7[i1];
-  if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
-  if(data8.id === undefined){
-  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.departments.items.required,parentSchema:schema98.properties.departments.items,data:data8};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  if(data8.bu_id === undefined){
-  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema98.properties.departments.items.required,parentSchema:schema98.properties.departments.items,data:data8};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  if(data8.name === undefined){
-  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.departments.items.required,parentSchema:schema98.properties.departments.items,data:data8};
-  if(vErrors === null){
-  vErrors = [err8];
-  }
-  else {
-  vErrors.push(err8);
-  }
-  errors++;
-  }
-  for(const key2 in data8){
-  if(!((((((((key2 === "id") || (key2 === "bu_id")) || (key2 === "name")) || (key2 === "remark")) || (key2 === "created_by")) || (key2 === "updated_by")) || (key2 === "created_at")) || (key2 === "updated_at"))){
-  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.departments.items,data:data8};
-  if(vErrors === null){
-  vErrors = [err9];
-  }
-  else {
-  vErrors.push(err9);
-  }
-  errors++;
-  }
-  }
-  if(data8.id !== undefined){
-  if(!(validate24(data8.id, {instancePath:instancePath+"/departments/" + i1+"/id",parentData:data8,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data8.bu_id !== undefined){
-  if(!(validate24(data8.bu_id, {instancePath:instancePath+"/departments/" + i1+"/bu_id",parentData:data8,parentDataProperty:"bu_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data8.name !== undefined){
-  if(!(validate277(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data8.remark !== undefined){
-  if(!(validate48(data8.remark, {instancePath:instancePath+"/departments/" + i1+"/remark",parentData:data8,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data8.created_by !== undefined){
-  if(!(validate228(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data8.updated_by !== undefined){
-  if(!(validate228(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
-  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data8.created_at !== undefined){
-  if(!(validate32(data8.created_at, {instancePath:instancePath+"/departments/" + i1+"/created_at",parentData:data8,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data8.updated_at !== undefined){
-  if(!(validate32(data8.updated_at, {instancePath:instancePath+"/departments/" + i1+"/updated_at",parentData:data8,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.departments.items.type,parentSchema:schema98.properties.departments.items,data:data8};
-  if(vErrors === null){
-  vErrors = [err10];
-  }
-  else {
-  vErrors.push(err10);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.departments.type,parentSchema:schema98.properties.departments,data:data7};
-  if(vErrors === null){
-  vErrors = [err11];
-  }
-  else {
-  vErrors.push(err11);
-  }
-  errors++;
-  }
-  }
-  if(data.users !== undefined){
-  let data17 = data.users;
-  if(Array.isArray(data17)){
-  const len2 = data17.length;
-  for(let i2=0; i2<len2; i2++){
-  let data18 = data17[i2];
-  if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-  if(data18.uid === undefined){
-  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema98.properties.users.items.required,parentSchema:schema98.properties.users.items,data:data18};
-  if(vErrors === null){
-  vErrors = [err12];
-  }
-  else {
-  vErrors.push(err12);
-  }
-  errors++;
-  }
-  if(data18.username === undefined){
-  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema98.properties.users.items.required,parentSchema:schema98.properties.users.items,data:data18};
-  if(vErrors === null){
-  vErrors = [err13];
-  }
-  else {
-  vErrors.push(err13);
-  }
-  errors++;
-  }
-  if(data18.user === undefined){
-  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema98.properties.users.items.required,parentSchema:schema98.properties.users.items,data:data18};
-  if(vErrors === null){
-  vErrors = [err14];
-  }
-  else {
-  vErrors.push(err14);
-  }
-  errors++;
-  }
-  if(data18.email === undefined){
-  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema98.properties.users.items.required,parentSchema:schema98.properties.users.items,data:data18};
-  if(vErrors === null){
-  vErrors = [err15];
-  }
-  else {
-  vErrors.push(err15);
-  }
-  errors++;
-  }
-  for(const key3 in data18){
-  if(!(func18.call(schema98.properties.users.items.properties, key3))){
-  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.users.items,data:data18};
-  if(vErrors === null){
-  vErrors = [err16];
-  }
-  else {
-  vErrors.push(err16);
-  }
-  errors++;
-  }
-  }
-  if(data18.uid !== undefined){
-  if(!(validate24(data18.uid, {instancePath:instancePath+"/users/" + i2+"/uid",parentData:data18,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data18.username !== undefined){
-  if(!(validate277(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
-  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data18.user !== undefined){
-  if(!(validate277(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
-  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data18.email !== undefined){
-  if(!(validate48(data18.email, {instancePath:instancePath+"/users/" + i2+"/email",parentData:data18,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data18.department !== undefined){
-  if(!(validate48(data18.department, {instancePath:instancePath+"/users/" + i2+"/department",parentData:data18,parentDataProperty:"department",rootData}))){
-  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data18.phone !== undefined){
-  let data24 = data18.phone;
-  if(typeof data24 === "string"){
-  if(func2(data24) > 20){
-  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema98.properties.users.items.properties.phone,data:data24};
-  if(vErrors === null){
-  vErrors = [err17];
-  }
-  else {
-  vErrors.push(err17);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.users.items.properties.phone.type,parentSchema:schema98.properties.users.items.properties.phone,data:data24};
-  if(vErrors === null){
-  vErrors = [err18];
-  }
-  else {
-  vErrors.push(err18);
-  }
-  errors++;
-  }
-  }
-  if(data18.wechatid !== undefined){
-  if(!(validate277(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
-  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data18.role !== undefined){
-  let data26 = data18.role;
-  if(!((data26 === 0) || (data26 === 9))){
-  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema98.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema98.properties.users.items.properties.role.enum,parentSchema:schema98.properties.users.items.properties.role,data:data26};
-  if(vErrors === null){
-  vErrors = [err19];
-  }
-  else {
-  vErrors.push(err19);
-  }
-  errors++;
-  }
-  }
-  if(data18.created_at !== undefined){
-  if(!(validate32(data18.created_at, {instancePath:instancePath+"/users/" + i2+"/created_at",parentData:data18,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data18.updated_at !== undefined){
-  if(!(validate32(data18.updated_at, {instancePath:instancePath+"/users/" + i2+"/updated_at",parentData:data18,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err20 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.users.items.type,parentSchema:schema98.properties.users.items,data:data18};
-  if(vErrors === null){
-  vErrors = [err20];
-  }
-  else {
-  vErrors.push(err20);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err21 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.users.type,parentSchema:schema98.properties.users,data:data17};
-  if(vErrors === null){
-  vErrors = [err21];
-  }
-  else {
-  vErrors.push(err21);
-  }
-  errors++;
-  }
-  }
-  if(data.alarm_groups !== undefined){
-  let data29 = data.alarm_groups;
-  if(Array.isArray(data29)){
-  const len3 = data29.length;
-  for(let i3=0; i3<len3; i3++){
-  let data30 = data29[i3];
-  if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-  if(data30.id === undefined){
-  const err22 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.alarm_groups.items.required,parentSchema:schema98.properties.alarm_groups.items,data:data30};
-  if(vErrors === null){
-  vErrors = [err22];
-  }
-  else {
-  vErrors.push(err22);
-  }
-  errors++;
-  }
-  if(data30.name === undefined){
-  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.alarm_groups.items.required,parentSchema:schema98.properties.alarm_groups.items,data:data30};
-  if(vErrors === null){
-  vErrors = [err23];
-  }
-  else {
-  vErrors.push(err23);
-  }
-  errors++;
-  }
-  if(data30.receiver === undefined){
-  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema98.properties.alarm_groups.items.required,parentSchema:schema98.properties.alarm_groups.items,data:data30};
-  if(vErrors === null){
-  vErrors = [err24];
-  }
-  else {
-  vErrors.push(err24);
-  }
-  errors++;
-  }
-  for(const key4 in data30){
-  if(!((((((key4 === "id") || (key4 === "name")) || (key4 === "remark")) || (key4 === "receiver")) || (key4 === "created_at")) || (key4 === "updated_at"))){
-  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.alarm_groups.items,data:data30};
-  if(vErrors === null){
-  vErrors = [err25];
-  }
-  else {
-  vErrors.push(err25);
-  }
-  errors++;
-  }
-  }
-  if(data30.id !== undefined){
-  if(!(validate24(data30.id, {instancePath:instancePath+"/alarm_groups/" + i3+"/id",parentData:data30,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data30.name !== undefined){
-  if(!(validate277(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data30.remark !== undefined){
-  if(!(validate48(data30.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data30,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data30.receiver !== undefined){
-  let data34 = data30.receiver;
-  if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-  if(data34.channels === undefined){
-  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema98.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema98.properties.alarm_groups.items.properties.receiver,data:data34};
-  if(vErrors === null){
-  vErrors = [err26];
-  }
-  else {
-  vErrors.push(err26);
-  }
-  errors++;
-  }
-  for(const key5 in data34){
-  if(!(key5 === "channels")){
-  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.alarm_groups.items.properties.receiver,data:data34};
-  if(vErrors === null){
-  vErrors = [err27];
-  }
-  else {
-  vErrors.push(err27);
-  }
-  errors++;
-  }
-  }
-  if(data34.channels !== undefined){
-  if(!(validate126(data34.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data34,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema98.properties.alarm_groups.items.properties.receiver,data:data34};
-  if(vErrors === null){
-  vErrors = [err28];
-  }
-  else {
-  vErrors.push(err28);
-  }
-  errors++;
-  }
-  }
-  if(data30.created_at !== undefined){
-  if(!(validate32(data30.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data30,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data30.updated_at !== undefined){
-  if(!(validate32(data30.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data30,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.alarm_groups.items.type,parentSchema:schema98.properties.alarm_groups.items,data:data30};
-  if(vErrors === null){
-  vErrors = [err29];
-  }
-  else {
-  vErrors.push(err29);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err30 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.alarm_groups.type,parentSchema:schema98.properties.alarm_groups,data:data29};
-  if(vErrors === null){
-  vErrors = [err30];
-  }
-  else {
-  vErrors.push(err30);
-  }
-  errors++;
-  }
-  }
-  if(data.tags !== undefined){
-  let data38 = data.tags;
-  if(Array.isArray(data38)){
-  const len4 = data38.length;
-  for(let i4=0; i4<len4; i4++){
-  let data39 = data38[i4];
-  if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-  if(data39.id === undefined){
-  const err31 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.tags.items.required,parentSchema:schema98.properties.tags.items,data:data39};
-  if(vErrors === null){
-  vErrors = [err31];
-  }
-  else {
-  vErrors.push(err31);
-  }
-  errors++;
-  }
-  if(data39.name === undefined){
-  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.tags.items.required,parentSchema:schema98.properties.tags.items,data:data39};
-  if(vErrors === null){
-  vErrors = [err32];
-  }
-  else {
-  vErrors.push(err32);
-  }
-  errors++;
-  }
-  for(const key6 in data39){
-  if(!((((((key6 === "id") || (key6 === "name")) || (key6 === "remark")) || (key6 === "created_by")) || (key6 === "created_at")) || (key6 === "updated_at"))){
-  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.tags.items,data:data39};
-  if(vErrors === null){
-  vErrors = [err33];
-  }
-  else {
-  vErrors.push(err33);
-  }
-  errors++;
-  }
-  }
-  if(data39.id !== undefined){
-  if(!(validate24(data39.id, {instancePath:instancePath+"/tags/" + i4+"/id",parentData:data39,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data39.name !== undefined){
-  if(!(validate277(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data39.remark !== undefined){
-  if(!(validate48(data39.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data39,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data39.created_by !== undefined){
-  if(!(validate228(data39.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data39,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data39.created_at !== undefined){
-  if(!(validate32(data39.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data39,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data39.updated_at !== undefined){
-  if(!(validate32(data39.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data39,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.tags.items.type,parentSchema:schema98.properties.tags.items,data:data39};
-  if(vErrors === null){
-  vErrors = [err34];
-  }
-  else {
-  vErrors.push(err34);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err35 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.tags.type,parentSchema:schema98.properties.tags,data:data38};
-  if(vErrors === null){
-  vErrors = [err35];
-  }
-  else {
-  vErrors.push(err35);
-  }
-  errors++;
-  }
-  }
-  if(data.templates !== undefined){
-  let data46 = data.templates;
-  if(Array.isArray(data46)){
-  const len5 = data46.length;
-  for(let i5=0; i5<len5; i5++){
-  let data47 = data46[i5];
-  if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-  if(data47.id === undefined){
-  const err36 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.templates.items.required,parentSchema:schema98.properties.templates.items,data:data47};
-  if(vErrors === null){
-  vErrors = [err36];
-  }
-  else {
-  vErrors.push(err36);
-  }
-  errors++;
-  }
-  if(data47.name === undefined){
-  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.templates.items.required,parentSchema:schema98.properties.templates.items,data:data47};
-  if(vErrors === null){
-  vErrors = [err37];
-  }
-  else {
-  vErrors.push(err37);
-  }
-  errors++;
-  }
-  if(data47.template === undefined){
-  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema98.properties.templates.items.required,parentSchema:schema98.properties.templates.items,data:data47};
-  if(vErrors === null){
-  vErrors = [err38];
-  }
-  else {
-  vErrors.push(err38);
-  }
-  errors++;
-  }
-  for(const key7 in data47){
-  if(!((((((((key7 === "id") || (key7 === "name")) || (key7 === "remark")) || (key7 === "created_by")) || (key7 === "permission")) || (key7 === "template")) || (key7 === "created_at")) || (key7 === "updated_at"))){
-  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.templates.items,data:data47};
-  if(vErrors === null){
-  vErrors = [err39];
-  }
-  else {
-  vErrors.push(err39);
-  }
-  errors++;
-  }
-  }
-  if(data47.id !== undefined){
-  if(!(validate24(data47.id, {instancePath:instancePath+"/templates/" + i5+"/id",parentData:data47,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data47.name !== undefined){
-  if(!(validate277(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data47.remark !== undefined){
-  if(!(validate48(data47.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data47,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data47.created_by !== undefined){
-  if(!(validate228(data47.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data47,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data47.permission !== undefined){
-  let data52 = data47.permission;
-  if(Array.isArray(data52)){
-  const len6 = data52.length;
-  for(let i6=0; i6<len6; i6++){
-  if(!(validate24(data52[i6], {instancePath:instancePath+"/templates/" + i5+"/permission/" + i6,parentData:data52,parentDataProperty:i6,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err40 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.templates.items.properties.permission.type,parentSchema:schema98.properties.templates.items.properties.permission,data:data52};
-  if(vErrors === null){
-  vErrors = [err40];
-  }
-  else {
-  vErrors.push(err40);
-  }
-  errors++;
-  }
-  }
-  if(data47.template !== undefined){
-  let data54 = data47.template;
-  if(!(data54 && typeof data54 == "object" && !Array.isArray(data54))){
-  const err41 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.templates.items.properties.template.type,parentSchema:schema98.properties.templates.items.properties.template,data:data54};
-  if(vErrors === null){
-  vErrors = [err41];
-  }
-  else {
-  vErrors.push(err41);
-  }
-  errors++;
-  }
-  }
-  if(data47.created_at !== undefined){
-  if(!(validate32(data47.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data47,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data47.updated_at !== undefined){
-  if(!(validate32(data47.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data47,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err42 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.templates.items.type,parentSchema:schema98.properties.templates.items,data:data47};
-  if(vErrors === null){
-  vErrors = [err42];
-  }
-  else {
-  vErrors.push(err42);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err43 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.templates.type,parentSchema:schema98.properties.templates,data:data46};
-  if(vErrors === null){
-  vErrors = [err43];
-  }
-  else {
-  vErrors.push(err43);
-  }
-  errors++;
-  }
-  }
-  if(data.apps !== undefined){
-  let data57 = data.apps;
-  if(Array.isArray(data57)){
-  const len7 = data57.length;
-  for(let i7=0; i7<len7; i7++){
-  let data58 = data57[i7];
-  if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-  if(data58.id === undefined){
-  const err44 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema98.properties.apps.items.required,parentSchema:schema98.properties.apps.items,data:data58};
-  if(vErrors === null){
-  vErrors = [err44];
-  }
-  else {
-  vErrors.push(err44);
-  }
-  errors++;
-  }
-  if(data58.name === undefined){
-  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema98.properties.apps.items.required,parentSchema:schema98.properties.apps.items,data:data58};
-  if(vErrors === null){
-  vErrors = [err45];
-  }
-  else {
-  vErrors.push(err45);
-  }
-  errors++;
-  }
-  if(data58.token === undefined){
-  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema98.properties.apps.items.required,parentSchema:schema98.properties.apps.items,data:data58};
-  if(vErrors === null){
-  vErrors = [err46];
-  }
-  else {
-  vErrors.push(err46);
-  }
-  errors++;
-  }
-  for(const key8 in data58){
-  if(!(((((key8 === "id") || (key8 === "name")) || (key8 === "token")) || (key8 === "created_at")) || (key8 === "updated_at"))){
-  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema98.properties.apps.items,data:data58};
-  if(vErrors === null){
-  vErrors = [err47];
-  }
-  else {
-  vErrors.push(err47);
-  }
-  errors++;
-  }
-  }
-  if(data58.id !== undefined){
-  if(!(validate24(data58.id, {instancePath:instancePath+"/apps/" + i7+"/id",parentData:data58,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data58.name !== undefined){
-  if(!(validate277(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data58.token !== undefined){
-  let data61 = data58.token;
-  if(typeof data61 === "string"){
-  if(!pattern6.test(data61)){
-  const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema98.properties.apps.items.properties.token,data:data61};
-  if(vErrors === null){
-  vErrors = [err48];
-  }
-  else {
-  vErrors.push(err48);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.properties.apps.items.properties.token.type,parentSchema:schema98.properties.apps.items.properties.token,data:data61};
-  if(vErrors === null){
-  vErrors = [err49];
-  }
-  else {
-  vErrors.push(err49);
-  }
-  errors++;
-  }
-  }
-  if(data58.created_at !== undefined){
-  if(!(validate32(data58.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data58,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data58.updated_at !== undefined){
-  if(!(validate32(data58.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data58,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err50 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.properties.apps.items.type,parentSchema:schema98.properties.apps.items,data:data58};
-  if(vErrors === null){
-  vErrors = [err50];
-  }
-  else {
-  vErrors.push(err50);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err51 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema98.properties.apps.type,parentSchema:schema98.properties.apps,data:data57};
-  if(vErrors === null){
-  vErrors = [err51];
-  }
-  else {
-  vErrors.push(err51);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
-  if(vErrors === null){
-  vErrors = [err52];
-  }
-  else {
-  vErrors.push(err52);
-  }
-  errors++;
-  }
-  validate275.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate321;
-  const schema100 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
-
-  function validate321(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema100.required,parentSchema:schema100,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.interval !== undefined){
-  let data0 = data.interval;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.interval.type,parentSchema:schema100.properties.interval,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(typeof data0 == "number"){
-  if(data0 > 10080 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema100.properties.interval,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema100.properties.interval,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  if(data.level !== undefined){
-  let data1 = data.level;
-  if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.properties.level.type,parentSchema:schema100.properties.level,data:data1};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  if(!((((data1 === 0) || (data1 === 1)) || (data1 === 2)) || (data1 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema100.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.level.enum,parentSchema:schema100.properties.level,data:data1};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  validate321.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate322;
-  const schema101 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
-
-  function validate322(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6039,6 +5095,16 @@ const json = once(() => {
   }
   errors++;
   }
+  if(data.created_by === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema101.required,parentSchema:schema101,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
   if(data.ids !== undefined){
   if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
   vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
@@ -6059,7 +5125,58 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.type,parentSchema:schema101,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.type,parentSchema:schema101,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate281.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate285;
+  const schema102 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
+  const pattern5 = new RegExp("^1[3-9]\\d{9}$", "u");
+
+  function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema102.required,parentSchema:schema102,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.phone === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema102.required,parentSchema:schema102,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.phone !== undefined){
+  let data1 = data.phone;
+  if(typeof data1 === "string"){
+  if(!pattern5.test(data1)){
+  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema102.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6068,7 +5185,1349 @@ const json = once(() => {
   }
   errors++;
   }
-  validate322.errors = vErrors;
+  }
+  else {
+  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema102.properties.phone.type,parentSchema:schema102.properties.phone,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.type,parentSchema:schema102,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate285.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate287;
+  const schema103 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema103.required,parentSchema:schema103,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.queue === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema103.required,parentSchema:schema103,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.queue !== undefined){
+  let data1 = data.queue;
+  if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema103.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.queue.enum,parentSchema:schema103.properties.queue,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.message_id !== undefined){
+  let data2 = data.message_id;
+  if(typeof data2 === "string"){
+  if(func2(data2) > 512){
+  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema103.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(func2(data2) < 1){
+  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema103.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.message_id.type,parentSchema:schema103.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.all !== undefined){
+  let data3 = data.all;
+  if(!((data3 === 1) || (data3 === true))){
+  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema103.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.all.enum,parentSchema:schema103.properties.all,data:data3};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate287.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate290;
+  const schema104 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
+  const schema105 = {"type":"string","maxLength":100};
+
+  function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 100){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema105,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.type,parentSchema:schema105,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate292.errors = vErrors;
+  return errors === 0;
+  }
+
+  const func20 = Object.prototype.hasOwnProperty;
+  const pattern6 = new RegExp("^[0-9a-f]{40}$", "u");
+
+  function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  for(const key0 in data){
+  if(!(((((((key0 === "business_units") || (key0 === "departments")) || (key0 === "users")) || (key0 === "alarm_groups")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "apps"))){
+  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema104,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(data.business_units !== undefined){
+  let data0 = data.business_units;
+  if(Array.isArray(data0)){
+  const len0 = data0.length;
+  for(let i0=0; i0<len0; i0++){
+  let data1 = data0[i0];
+  if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+  if(data1.id === undefined){
+  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.business_units.items.required,parentSchema:schema104.properties.business_units.items,data:data1};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data1.name === undefined){
+  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.business_units.items.required,parentSchema:schema104.properties.business_units.items,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  for(const key1 in data1){
+  if(!(((((key1 === "id") || (key1 === "name")) || (key1 === "remark")) || (key1 === "created_at")) || (key1 === "updated_at"))){
+  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.business_units.items,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(data1.id !== undefined){
+  if(!(validate24(data1.id, {instancePath:instancePath+"/business_units/" + i0+"/id",parentData:data1,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data1.name !== undefined){
+  if(!(validate292(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data1.remark !== undefined){
+  if(!(validate53(data1.remark, {instancePath:instancePath+"/business_units/" + i0+"/remark",parentData:data1,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data1.created_at !== undefined){
+  if(!(validate37(data1.created_at, {instancePath:instancePath+"/business_units/" + i0+"/created_at",parentData:data1,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data1.updated_at !== undefined){
+  if(!(validate37(data1.updated_at, {instancePath:instancePath+"/business_units/" + i0+"/updated_at",parentData:data1,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.business_units.items.type,parentSchema:schema104.properties.business_units.items,data:data1};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.business_units.type,parentSchema:schema104.properties.business_units,data:data0};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.departments !== undefined){
+  let data7 = data.departments;
+  if(Array.isArray(data7)){
+  const len1 = data7.length;
+  for(let i1=0; i1<len1; i1++){
+  let data8 = data7[i1];
+  if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
+  if(data8.id === undefined){
+  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.departments.items.required,parentSchema:schema104.properties.departments.items,data:data8};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  if(data8.bu_id === undefined){
+  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema104.properties.departments.items.required,parentSchema:schema104.properties.departments.items,data:data8};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  if(data8.name === undefined){
+  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.departments.items.required,parentSchema:schema104.properties.departments.items,data:data8};
+  if(vErrors === null){
+  vErrors = [err8];
+  }
+  else {
+  vErrors.push(err8);
+  }
+  errors++;
+  }
+  for(const key2 in data8){
+  if(!((((((((key2 === "id") || (key2 === "bu_id")) || (key2 === "name")) || (key2 === "remark")) || (key2 === "created_by")) || (key2 === "updated_by")) || (key2 === "created_at")) || (key2 === "updated_at"))){
+  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.departments.items,data:data8};
+  if(vErrors === null){
+  vErrors = [err9];
+  }
+  else {
+  vErrors.push(err9);
+  }
+  errors++;
+  }
+  }
+  if(data8.id !== undefined){
+  if(!(validate24(data8.id, {instancePath:instancePath+"/departments/" + i1+"/id",parentData:data8,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data8.bu_id !== undefined){
+  if(!(validate24(data8.bu_id, {instancePath:instancePath+"/departments/" + i1+"/bu_id",parentData:data8,parentDataProperty:"bu_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data8.name !== undefined){
+  if(!(validate292(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data8.remark !== undefined){
+  if(!(validate53(data8.remark, {instancePath:instancePath+"/departments/" + i1+"/remark",parentData:data8,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data8.created_by !== undefined){
+  if(!(validate240(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data8.updated_by !== undefined){
+  if(!(validate240(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
+  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data8.created_at !== undefined){
+  if(!(validate37(data8.created_at, {instancePath:instancePath+"/departments/" + i1+"/created_at",parentData:data8,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data8.updated_at !== undefined){
+  if(!(validate37(data8.updated_at, {instancePath:instancePath+"/departments/" + i1+"/updated_at",parentData:data8,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.departments.items.type,parentSchema:schema104.properties.departments.items,data:data8};
+  if(vErrors === null){
+  vErrors = [err10];
+  }
+  else {
+  vErrors.push(err10);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.departments.type,parentSchema:schema104.properties.departments,data:data7};
+  if(vErrors === null){
+  vErrors = [err11];
+  }
+  else {
+  vErrors.push(err11);
+  }
+  errors++;
+  }
+  }
+  if(data.users !== undefined){
+  let data17 = data.users;
+  if(Array.isArray(data17)){
+  const len2 = data17.length;
+  for(let i2=0; i2<len2; i2++){
+  let data18 = data17[i2];
+  if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+  if(data18.uid === undefined){
+  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema104.properties.users.items.required,parentSchema:schema104.properties.users.items,data:data18};
+  if(vErrors === null){
+  vErrors = [err12];
+  }
+  else {
+  vErrors.push(err12);
+  }
+  errors++;
+  }
+  if(data18.username === undefined){
+  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema104.properties.users.items.required,parentSchema:schema104.properties.users.items,data:data18};
+  if(vErrors === null){
+  vErrors = [err13];
+  }
+  else {
+  vErrors.push(err13);
+  }
+  errors++;
+  }
+  if(data18.user === undefined){
+  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema104.properties.users.items.required,parentSchema:schema104.properties.users.items,data:data18};
+  if(vErrors === null){
+  vErrors = [err14];
+  }
+  else {
+  vErrors.push(err14);
+  }
+  errors++;
+  }
+  if(data18.email === undefined){
+  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema104.properties.users.items.required,parentSchema:schema104.properties.users.items,data:data18};
+  if(vErrors === null){
+  vErrors = [err15];
+  }
+  else {
+  vErrors.push(err15);
+  }
+  errors++;
+  }
+  for(const key3 in data18){
+  if(!(func20.call(schema104.properties.users.items.properties, key3))){
+  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.users.items,data:data18};
+  if(vErrors === null){
+  vErrors = [err16];
+  }
+  else {
+  vErrors.push(err16);
+  }
+  errors++;
+  }
+  }
+  if(data18.uid !== undefined){
+  if(!(validate24(data18.uid, {instancePath:instancePath+"/users/" + i2+"/uid",parentData:data18,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data18.username !== undefined){
+  if(!(validate292(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
+  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data18.user !== undefined){
+  if(!(validate292(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
+  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data18.email !== undefined){
+  if(!(validate53(data18.email, {instancePath:instancePath+"/users/" + i2+"/email",parentData:data18,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data18.department !== undefined){
+  if(!(validate53(data18.department, {instancePath:instancePath+"/users/" + i2+"/department",parentData:data18,parentDataProperty:"department",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data18.phone !== undefined){
+  let data24 = data18.phone;
+  if(typeof data24 === "string"){
+  if(func2(data24) > 20){
+  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema104.properties.users.items.properties.phone,data:data24};
+  if(vErrors === null){
+  vErrors = [err17];
+  }
+  else {
+  vErrors.push(err17);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.users.items.properties.phone.type,parentSchema:schema104.properties.users.items.properties.phone,data:data24};
+  if(vErrors === null){
+  vErrors = [err18];
+  }
+  else {
+  vErrors.push(err18);
+  }
+  errors++;
+  }
+  }
+  if(data18.wechatid !== undefined){
+  if(!(validate292(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
+  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data18.role !== undefined){
+  let data26 = data18.role;
+  if(!((data26 === 0) || (data26 === 9))){
+  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema104.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema104.properties.users.items.properties.role.enum,parentSchema:schema104.properties.users.items.properties.role,data:data26};
+  if(vErrors === null){
+  vErrors = [err19];
+  }
+  else {
+  vErrors.push(err19);
+  }
+  errors++;
+  }
+  }
+  if(data18.created_at !== undefined){
+  if(!(validate37(data18.created_at, {instancePath:instancePath+"/users/" + i2+"/created_at",parentData:data18,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data18.updated_at !== undefined){
+  if(!(validate37(data18.updated_at, {instancePath:instancePath+"/users/" + i2+"/updated_at",parentData:data18,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err20 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.users.items.type,parentSchema:schema104.properties.users.items,data:data18};
+  if(vErrors === null){
+  vErrors = [err20];
+  }
+  else {
+  vErrors.push(err20);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err21 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.users.type,parentSchema:schema104.properties.users,data:data17};
+  if(vErrors === null){
+  vErrors = [err21];
+  }
+  else {
+  vErrors.push(err21);
+  }
+  errors++;
+  }
+  }
+  if(data.alarm_groups !== undefined){
+  let data29 = data.alarm_groups;
+  if(Array.isArray(data29)){
+  const len3 = data29.length;
+  for(let i3=0; i3<len3; i3++){
+  let data30 = data29[i3];
+  if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+  if(data30.id === undefined){
+  const err22 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.alarm_groups.items.required,parentSchema:schema104.properties.alarm_groups.items,data:data30};
+  if(vErrors === null){
+  vErrors = [err22];
+  }
+  else {
+  vErrors.push(err22);
+  }
+  errors++;
+  }
+  if(data30.name === undefined){
+  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.alarm_groups.items.required,parentSchema:schema104.properties.alarm_groups.items,data:data30};
+  if(vErrors === null){
+  vErrors = [err23];
+  }
+  else {
+  vErrors.push(err23);
+  }
+  errors++;
+  }
+  if(data30.receiver === undefined){
+  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema104.properties.alarm_groups.items.required,parentSchema:schema104.properties.alarm_groups.items,data:data30};
+  if(vErrors === null){
+  vErrors = [err24];
+  }
+  else {
+  vErrors.push(err24);
+  }
+  errors++;
+  }
+  for(const key4 in data30){
+  if(!((((((key4 === "id") || (key4 === "name")) || (key4 === "remark")) || (key4 === "receiver")) || (key4 === "created_at")) || (key4 === "updated_at"))){
+  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.alarm_groups.items,data:data30};
+  if(vErrors === null){
+  vErrors = [err25];
+  }
+  else {
+  vErrors.push(err25);
+  }
+  errors++;
+  }
+  }
+  if(data30.id !== undefined){
+  if(!(validate24(data30.id, {instancePath:instancePath+"/alarm_groups/" + i3+"/id",parentData:data30,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data30.name !== undefined){
+  if(!(validate292(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data30.remark !== undefined){
+  if(!(validate53(data30.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data30,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data30.receiver !== undefined){
+  let data34 = data30.receiver;
+  if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+  if(data34.channels === undefined){
+  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema104.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema104.properties.alarm_groups.items.properties.receiver,data:data34};
+  if(vErrors === null){
+  vErrors = [err26];
+  }
+  else {
+  vErrors.push(err26);
+  }
+  errors++;
+  }
+  for(const key5 in data34){
+  if(!(key5 === "channels")){
+  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.alarm_groups.items.properties.receiver,data:data34};
+  if(vErrors === null){
+  vErrors = [err27];
+  }
+  else {
+  vErrors.push(err27);
+  }
+  errors++;
+  }
+  }
+  if(data34.channels !== undefined){
+  if(!(validate138(data34.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data34,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema104.properties.alarm_groups.items.properties.receiver,data:data34};
+  if(vErrors === null){
+  vErrors = [err28];
+  }
+  else {
+  vErrors.push(err28);
+  }
+  errors++;
+  }
+  }
+  if(data30.created_at !== undefined){
+  if(!(validate37(data30.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data30,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data30.updated_at !== undefined){
+  if(!(validate37(data30.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data30,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.alarm_groups.items.type,parentSchema:schema104.properties.alarm_groups.items,data:data30};
+  if(vErrors === null){
+  vErrors = [err29];
+  }
+  else {
+  vErrors.push(err29);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err30 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.alarm_groups.type,parentSchema:schema104.properties.alarm_groups,data:data29};
+  if(vErrors === null){
+  vErrors = [err30];
+  }
+  else {
+  vErrors.push(err30);
+  }
+  errors++;
+  }
+  }
+  if(data.tags !== undefined){
+  let data38 = data.tags;
+  if(Array.isArray(data38)){
+  const len4 = data38.length;
+  for(let i4=0; i4<len4; i4++){
+  let data39 = data38[i4];
+  if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+  if(data39.id === undefined){
+  const err31 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.tags.items.required,parentSchema:schema104.properties.tags.items,data:data39};
+  if(vErrors === null){
+  vErrors = [err31];
+  }
+  else {
+  vErrors.push(err31);
+  }
+  errors++;
+  }
+  if(data39.name === undefined){
+  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.tags.items.required,parentSchema:schema104.properties.tags.items,data:data39};
+  if(vErrors === null){
+  vErrors = [err32];
+  }
+  else {
+  vErrors.push(err32);
+  }
+  errors++;
+  }
+  for(const key6 in data39){
+  if(!((((((key6 === "id") || (key6 === "name")) || (key6 === "remark")) || (key6 === "created_by")) || (key6 === "created_at")) || (key6 === "updated_at"))){
+  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.tags.items,data:data39};
+  if(vErrors === null){
+  vErrors = [err33];
+  }
+  else {
+  vErrors.push(err33);
+  }
+  errors++;
+  }
+  }
+  if(data39.id !== undefined){
+  if(!(validate24(data39.id, {instancePath:instancePath+"/tags/" + i4+"/id",parentData:data39,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data39.name !== undefined){
+  if(!(validate292(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data39.remark !== undefined){
+  if(!(validate53(data39.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data39,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data39.created_by !== undefined){
+  if(!(validate240(data39.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data39,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data39.created_at !== undefined){
+  if(!(validate37(data39.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data39,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data39.updated_at !== undefined){
+  if(!(validate37(data39.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data39,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.tags.items.type,parentSchema:schema104.properties.tags.items,data:data39};
+  if(vErrors === null){
+  vErrors = [err34];
+  }
+  else {
+  vErrors.push(err34);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err35 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.tags.type,parentSchema:schema104.properties.tags,data:data38};
+  if(vErrors === null){
+  vErrors = [err35];
+  }
+  else {
+  vErrors.push(err35);
+  }
+  errors++;
+  }
+  }
+  if(data.templates !== undefined){
+  let data46 = data.templates;
+  if(Array.isArray(data46)){
+  const len5 = data46.length;
+  for(let i5=0; i5<len5; i5++){
+  let data47 = data46[i5];
+  if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+  if(data47.id === undefined){
+  const err36 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.templates.items.required,parentSchema:schema104.properties.templates.items,data:data47};
+  if(vErrors === null){
+  vErrors = [err36];
+  }
+  else {
+  vErrors.push(err36);
+  }
+  errors++;
+  }
+  if(data47.name === undefined){
+  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.templates.items.required,parentSchema:schema104.properties.templates.items,data:data47};
+  if(vErrors === null){
+  vErrors = [err37];
+  }
+  else {
+  vErrors.push(err37);
+  }
+  errors++;
+  }
+  if(data47.template === undefined){
+  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema104.properties.templates.items.required,parentSchema:schema104.properties.templates.items,data:data47};
+  if(vErrors === null){
+  vErrors = [err38];
+  }
+  else {
+  vErrors.push(err38);
+  }
+  errors++;
+  }
+  for(const key7 in data47){
+  if(!((((((((key7 === "id") || (key7 === "name")) || (key7 === "remark")) || (key7 === "created_by")) || (key7 === "permission")) || (key7 === "template")) || (key7 === "created_at")) || (key7 === "updated_at"))){
+  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.templates.items,data:data47};
+  if(vErrors === null){
+  vErrors = [err39];
+  }
+  else {
+  vErrors.push(err39);
+  }
+  errors++;
+  }
+  }
+  if(data47.id !== undefined){
+  if(!(validate24(data47.id, {instancePath:instancePath+"/templates/" + i5+"/id",parentData:data47,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data47.name !== undefined){
+  if(!(validate292(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data47.remark !== undefined){
+  if(!(validate53(data47.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data47,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data47.created_by !== undefined){
+  if(!(validate240(data47.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data47,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data47.permission !== undefined){
+  let data52 = data47.permission;
+  if(Array.isArray(data52)){
+  const len6 = data52.length;
+  for(let i6=0; i6<len6; i6++){
+  if(!(validate24(data52[i6], {instancePath:instancePath+"/templates/" + i5+"/permission/" + i6,parentData:data52,parentDataProperty:i6,rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err40 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.templates.items.properties.permission.type,parentSchema:schema104.properties.templates.items.properties.permission,data:data52};
+  if(vErrors === null){
+  vErrors = [err40];
+  }
+  else {
+  vErrors.push(err40);
+  }
+  errors++;
+  }
+  }
+  if(data47.template !== undefined){
+  let data54 = data47.template;
+  if(!(data54 && typeof data54 == "object" && !Array.isArray(data54))){
+  const err41 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.templates.items.properties.template.type,parentSchema:schema104.properties.templates.items.properties.template,data:data54};
+  if(vErrors === null){
+  vErrors = [err41];
+  }
+  else {
+  vErrors.push(err41);
+  }
+  errors++;
+  }
+  }
+  if(data47.created_at !== undefined){
+  if(!(validate37(data47.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data47,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data47.updated_at !== undefined){
+  if(!(validate37(data47.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data47,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err42 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.templates.items.type,parentSchema:schema104.properties.templates.items,data:data47};
+  if(vErrors === null){
+  vErrors = [err42];
+  }
+  else {
+  vErrors.push(err42);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err43 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.templates.type,parentSchema:schema104.properties.templates,data:data46};
+  if(vErrors === null){
+  vErrors = [err43];
+  }
+  else {
+  vErrors.push(err43);
+  }
+  errors++;
+  }
+  }
+  if(data.apps !== undefined){
+  let data57 = data.apps;
+  if(Array.isArray(data57)){
+  const len7 = data57.length;
+  for(let i7=0; i7<len7; i7++){
+  let data58 = data57[i7];
+  if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+  if(data58.id === undefined){
+  const err44 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.apps.items.required,parentSchema:schema104.properties.apps.items,data:data58};
+  if(vErrors === null){
+  vErrors = [err44];
+  }
+  else {
+  vErrors.push(err44);
+  }
+  errors++;
+  }
+  if(data58.name === undefined){
+  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.apps.items.required,parentSchema:schema104.properties.apps.items,data:data58};
+  if(vErrors === null){
+  vErrors = [err45];
+  }
+  else {
+  vErrors.push(err45);
+  }
+  errors++;
+  }
+  if(data58.token === undefined){
+  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema104.properties.apps.items.required,parentSchema:schema104.properties.apps.items,data:data58};
+  if(vErrors === null){
+  vErrors = [err46];
+  }
+  else {
+  vErrors.push(err46);
+  }
+  errors++;
+  }
+  for(const key8 in data58){
+  if(!(((((key8 === "id") || (key8 === "name")) || (key8 === "token")) || (key8 === "created_at")) || (key8 === "updated_at"))){
+  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.apps.items,data:data58};
+  if(vErrors === null){
+  vErrors = [err47];
+  }
+  else {
+  vErrors.push(err47);
+  }
+  errors++;
+  }
+  }
+  if(data58.id !== undefined){
+  if(!(validate24(data58.id, {instancePath:instancePath+"/apps/" + i7+"/id",parentData:data58,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data58.name !== undefined){
+  if(!(validate292(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data58.token !== undefined){
+  let data61 = data58.token;
+  if(typeof data61 === "string"){
+  if(!pattern6.test(data61)){
+  const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema104.properties.apps.items.properties.token,data:data61};
+  if(vErrors === null){
+  vErrors = [err48];
+  }
+  else {
+  vErrors.push(err48);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.apps.items.properties.token.type,parentSchema:schema104.properties.apps.items.properties.token,data:data61};
+  if(vErrors === null){
+  vErrors = [err49];
+  }
+  else {
+  vErrors.push(err49);
+  }
+  errors++;
+  }
+  }
+  if(data58.created_at !== undefined){
+  if(!(validate37(data58.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data58,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data58.updated_at !== undefined){
+  if(!(validate37(data58.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data58,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err50 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.apps.items.type,parentSchema:schema104.properties.apps.items,data:data58};
+  if(vErrors === null){
+  vErrors = [err50];
+  }
+  else {
+  vErrors.push(err50);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err51 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.apps.type,parentSchema:schema104.properties.apps,data:data57};
+  if(vErrors === null){
+  vErrors = [err51];
+  }
+  else {
+  vErrors.push(err51);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.type,parentSchema:schema104,data};
+  if(vErrors === null){
+  vErrors = [err52];
+  }
+  else {
+  vErrors.push(err52);
+  }
+  errors++;
+  }
+  validate290.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate336;
+  const schema106 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+
+  function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.interval === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema106.required,parentSchema:schema106,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.interval !== undefined){
+  let data0 = data.interval;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.interval.type,parentSchema:schema106.properties.interval,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(typeof data0 == "number"){
+  if(data0 > 10080 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema106.properties.interval,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data0 < 0 || isNaN(data0)){
+  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.interval,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  if(data.level !== undefined){
+  let data1 = data.level;
+  if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
+  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.level.type,parentSchema:schema106.properties.level,data:data1};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(!((((data1 === 0) || (data1 === 1)) || (data1 === 2)) || (data1 === 3))){
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema106.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.level.enum,parentSchema:schema106.properties.level,data:data1};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  validate336.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate337;
+  const schema107 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
+
+  function validate337(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema107.required,parentSchema:schema107,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema107.required,parentSchema:schema107,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.action === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema107.required,parentSchema:schema107,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.action !== undefined){
+  let data2 = data.action;
+  if(typeof data2 !== "string"){
+  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.action.type,parentSchema:schema107.properties.action,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(!(((data2 === "stop") || (data2 === "start")) || (data2 === "pause"))){
+  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema107.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.action.enum,parentSchema:schema107.properties.action,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  if(data.time !== undefined){
+  if(!(validate76(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate337.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate341;
+  const schema108 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.ids === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema108.required,parentSchema:schema108,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.remark === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema108.required,parentSchema:schema108,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.ids !== undefined){
+  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
+  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.remark !== undefined){
+  if(!(validate27(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.created_by !== undefined){
+  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.type,parentSchema:schema108,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate341.errors = vErrors;
   return errors === 0;
   }
 
@@ -6078,8 +6537,8 @@ const json = once(() => {
 /** The coercing validators, evaluated on the first use of one of them. */
 const coercing = once(() => {
   const exports = {};
-  exports["3ffd62cf8785afe5b248c4e45099533a378327d5"] = validate21;
-  const schema6 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
+  exports["1697e0281f4014794fcf268ff70ac4bd80883801"] = validate21;
+  const schema6 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"level":{"type":"integer","enum":[0,1,2,3]},"outcome":{"type":"string","enum":["notified","deferred","compressed","filtered","recovered","stored"]},"metric":{"type":"string","minLength":1,"maxLength":64},"batch":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"type":"string","minLength":1,"maxLength":300}}};
   const schema7 = {"type":"integer","minimum":1,"maximum":9007199254740991};
 
   function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6137,15 +6596,789 @@ const coercing = once(() => {
   return errors === 0;
   }
 
-  const pattern0 = new RegExp("^[0-9]{1,12}$", "u");
+  const schema8 = {"type":"integer","minimum":0,"maximum":99999999999};
+
+  function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data === null
+                || (dataType0 === "string" && data && data == +data && !(data % 1))){
+  coerced0 = +data;
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema8.type,parentSchema:schema8,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data == "number"){
+  if(data > 99999999999 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema8,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema8,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate25.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema9 = {"type":"integer","minimum":1,"maximum":100};
+
+  function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data === null
+                || (dataType0 === "string" && data && data == +data && !(data % 1))){
+  coerced0 = +data;
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema9.type,parentSchema:schema9,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data == "number"){
+  if(data > 100 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema9,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 1 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema9,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate29.errors = vErrors;
+  return errors === 0;
+  }
+
   const func2 = runtime_ucs2length.default;
 
   function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema6.required,parentSchema:schema6,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema6.required,parentSchema:schema6,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate25(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate25(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.level !== undefined){
+  let data4 = data.level;
+  if(!((typeof data4 == "number") && (!(data4 % 1) && !isNaN(data4)))){
+  let dataType0 = typeof data4;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data4 === null
+                || (dataType0 === "string" && data4 && data4 == +data4 && !(data4 % 1))){
+  coerced0 = +data4;
+  }
+  else {
+  const err2 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema6.properties.level.type,parentSchema:schema6.properties.level,data:data4};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data4 = coerced0;
+  if(data !== undefined){
+  data["level"] = coerced0;
+  }
+  }
+  }
+  if(!((((data4 === 0) || (data4 === 1)) || (data4 === 2)) || (data4 === 3))){
+  const err3 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema6.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema6.properties.level.enum,parentSchema:schema6.properties.level,data:data4};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(data.outcome !== undefined){
+  let data5 = data.outcome;
+  if(typeof data5 !== "string"){
+  let dataType1 = typeof data5;
+  let coerced1 = undefined;
+  if(!(coerced1 !== undefined)){
+  if(dataType1 == "number" || dataType1 == "boolean"){
+  coerced1 = "" + data5;
+  }
+  else if(data5 === null){
+  coerced1 = "";
+  }
+  else {
+  const err4 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.outcome.type,parentSchema:schema6.properties.outcome,data:data5};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  if(coerced1 !== undefined){
+  data5 = coerced1;
+  if(data !== undefined){
+  data["outcome"] = coerced1;
+  }
+  }
+  }
+  if(!((((((data5 === "notified") || (data5 === "deferred")) || (data5 === "compressed")) || (data5 === "filtered")) || (data5 === "recovered")) || (data5 === "stored"))){
+  const err5 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema6.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema6.properties.outcome.enum,parentSchema:schema6.properties.outcome,data:data5};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.metric !== undefined){
+  let data6 = data.metric;
+  if(typeof data6 !== "string"){
+  let dataType2 = typeof data6;
+  let coerced2 = undefined;
+  if(!(coerced2 !== undefined)){
+  if(dataType2 == "number" || dataType2 == "boolean"){
+  coerced2 = "" + data6;
+  }
+  else if(data6 === null){
+  coerced2 = "";
+  }
+  else {
+  const err6 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.metric.type,parentSchema:schema6.properties.metric,data:data6};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  if(coerced2 !== undefined){
+  data6 = coerced2;
+  if(data !== undefined){
+  data["metric"] = coerced2;
+  }
+  }
+  }
+  if(typeof data6 === "string"){
+  if(func2(data6) > 64){
+  const err7 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema6.properties.metric,data:data6};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  if(func2(data6) < 1){
+  const err8 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema6.properties.metric,data:data6};
+  if(vErrors === null){
+  vErrors = [err8];
+  }
+  else {
+  vErrors.push(err8);
+  }
+  errors++;
+  }
+  }
+  }
+  if(data.batch !== undefined){
+  if(!(validate22(data.batch, {instancePath:instancePath+"/batch",parentData:data,parentDataProperty:"batch",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.limit !== undefined){
+  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.cursor !== undefined){
+  let data9 = data.cursor;
+  if(typeof data9 !== "string"){
+  let dataType3 = typeof data9;
+  let coerced3 = undefined;
+  if(!(coerced3 !== undefined)){
+  if(dataType3 == "number" || dataType3 == "boolean"){
+  coerced3 = "" + data9;
+  }
+  else if(data9 === null){
+  coerced3 = "";
+  }
+  else {
+  const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.cursor.type,parentSchema:schema6.properties.cursor,data:data9};
+  if(vErrors === null){
+  vErrors = [err9];
+  }
+  else {
+  vErrors.push(err9);
+  }
+  errors++;
+  }
+  }
+  if(coerced3 !== undefined){
+  data9 = coerced3;
+  if(data !== undefined){
+  data["cursor"] = coerced3;
+  }
+  }
+  }
+  if(typeof data9 === "string"){
+  if(func2(data9) > 300){
+  const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 300},message:"must NOT have more than 300 characters",schema:300,parentSchema:schema6.properties.cursor,data:data9};
+  if(vErrors === null){
+  vErrors = [err10];
+  }
+  else {
+  vErrors.push(err10);
+  }
+  errors++;
+  }
+  if(func2(data9) < 1){
+  const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema6.properties.cursor,data:data9};
+  if(vErrors === null){
+  vErrors = [err11];
+  }
+  else {
+  vErrors.push(err11);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema6.type,parentSchema:schema6,data};
+  if(vErrors === null){
+  vErrors = [err12];
+  }
+  else {
+  vErrors.push(err12);
+  }
+  errors++;
+  }
+  validate21.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["18c6ac81e91f162236a21abd7e30e31cc250361e"] = validate31;
+  const schema10 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"kind":{"enum":["webhook","notify","all"],"x-message":"must be one of webhook, notify, all"},"limit":{"$ref":"shared_b433a39ac863"},"cursor":{"type":"string","maxLength":4096}}};
+  const schema11 = {"type":"integer","minimum":1,"maximum":100,"x-message":"must be an integer from 1 to 100"};
+
+  function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data === null
+                || (dataType0 === "string" && data && data == +data && !(data % 1))){
+  coerced0 = +data;
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.type,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data == "number"){
+  if(data > 100 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 1 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate34.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema10.required,parentSchema:schema10,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema10.required,parentSchema:schema10,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.kind !== undefined){
+  let data2 = data.kind;
+  if(!(((data2 === "webhook") || (data2 === "notify")) || (data2 === "all"))){
+  const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema10.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema10.properties.kind.enum,parentSchema:schema10.properties.kind,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.limit !== undefined){
+  if(!(validate34(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.cursor !== undefined){
+  let data4 = data.cursor;
+  if(typeof data4 !== "string"){
+  let dataType0 = typeof data4;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data4;
+  }
+  else if(data4 === null){
+  coerced0 = "";
+  }
+  else {
+  const err3 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema10.properties.cursor.type,parentSchema:schema10.properties.cursor,data:data4};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data4 = coerced0;
+  if(data !== undefined){
+  data["cursor"] = coerced0;
+  }
+  }
+  }
+  if(typeof data4 === "string"){
+  if(func2(data4) > 4096){
+  const err4 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema10.properties.cursor,data:data4};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema10.type,parentSchema:schema10,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate31.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660"] = validate36;
+  const schema12 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"task_ids":{"type":"string","maxLength":2000,"pattern":"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$","x-message":"must be task ids separated by commas"}}};
+  const pattern0 = new RegExp("^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$", "u");
+
+  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema12.required,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_ids !== undefined){
+  let data2 = data.task_ids;
+  if(typeof data2 !== "string"){
+  let dataType0 = typeof data2;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data2;
+  }
+  else if(data2 === null){
+  coerced0 = "";
+  }
+  else {
+  const err1 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.properties.task_ids.type,parentSchema:schema12.properties.task_ids,data:data2};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data2 = coerced0;
+  if(data !== undefined){
+  data["task_ids"] = coerced0;
+  }
+  }
+  }
+  if(typeof data2 === "string"){
+  if(func2(data2) > 2000){
+  const err2 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema12.properties.task_ids,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(!pattern0.test(data2)){
+  const err3 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"},message:"must match pattern \""+"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"+"\"",schema:"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$",parentSchema:schema12.properties.task_ids,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema12.type,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate36.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["29c2a07984801b62a3d18b10ad6c40395757789d"] = validate39;
+  const schema13 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"uuid":{"type":"string","minLength":1,"maxLength":100},"history_id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema13.required,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema13.required,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate25(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate25(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.uuid !== undefined){
+  let data4 = data.uuid;
+  if(typeof data4 !== "string"){
+  let dataType0 = typeof data4;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data4;
+  }
+  else if(data4 === null){
+  coerced0 = "";
+  }
+  else {
+  const err2 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.uuid.type,parentSchema:schema13.properties.uuid,data:data4};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data4 = coerced0;
+  if(data !== undefined){
+  data["uuid"] = coerced0;
+  }
+  }
+  }
+  if(typeof data4 === "string"){
+  if(func2(data4) > 100){
+  const err3 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema13.properties.uuid,data:data4};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(func2(data4) < 1){
+  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema13.properties.uuid,data:data4};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  if(data.history_id !== undefined){
+  if(!(validate22(data.history_id, {instancePath:instancePath+"/history_id",parentData:data,parentDataProperty:"history_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate39.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["3ffd62cf8785afe5b248c4e45099533a378327d5"] = validate45;
+  const schema14 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
+  const pattern1 = new RegExp("^[0-9]{1,12}$", "u");
+
+  function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema6.required,parentSchema:schema6,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6155,7 +7388,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema6.required,parentSchema:schema6,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6165,7 +7398,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema6.required,parentSchema:schema6,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6197,7 +7430,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema6.properties.timestamp.type},message:"must be integer,string",schema:schema6.properties.timestamp.type,parentSchema:schema6.properties.timestamp,data:data1};
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema14.properties.timestamp.type},message:"must be integer,string",schema:schema14.properties.timestamp.type,parentSchema:schema14.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6215,8 +7448,8 @@ const coercing = once(() => {
   }
   }
   if(typeof data1 === "string"){
-  if(!pattern0.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema6.properties.timestamp,data:data1};
+  if(!pattern1.test(data1)){
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema14.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6240,7 +7473,7 @@ const coercing = once(() => {
   coerced1 = "";
   }
   else {
-  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.sign.type,parentSchema:schema6.properties.sign,data:data2};
+  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.sign.type,parentSchema:schema14.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6259,7 +7492,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 128){
-  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema6.properties.sign,data:data2};
+  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema14.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -6269,7 +7502,7 @@ const coercing = once(() => {
   errors++;
   }
   if(func2(data2) < 1){
-  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema6.properties.sign,data:data2};
+  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -6282,7 +7515,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema6.type,parentSchema:schema6,data};
+  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -6291,19 +7524,92 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate21.errors = vErrors;
+  validate45.errors = vErrors;
   return errors === 0;
   }
 
-  exports["7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a"] = validate24;
-  const schema8 = {"type":"object","required":["id"],"properties":{"id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["505bc52172db75f14a8a6431e16a150d8f93dc3d"] = validate47;
+  const schema15 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"task_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_b433a39ac863"}}};
 
-  function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema15.required,parentSchema:schema15,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.queue === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema15.required,parentSchema:schema15,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.queue !== undefined){
+  let data1 = data.queue;
+  if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema15.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema15.properties.queue.enum,parentSchema:schema15.properties.queue,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.limit !== undefined){
+  if(!(validate34(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate47.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a"] = validate51;
+  const schema16 = {"type":"object","required":["id"],"properties":{"id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema8.required,parentSchema:schema8,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema16.required,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6320,7 +7626,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema8.type,parentSchema:schema8,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6329,19 +7635,518 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate24.errors = vErrors;
+  validate51.errors = vErrors;
   return errors === 0;
   }
 
-  exports.f837b20535f1c46b4db2a0d66c10304eab9087ad = validate26;
-  const schema9 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"}}};
+  exports["99837269b1289abe1e1a5eb5a9460acc4f1655ce"] = validate53;
+  const schema17 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2,9]},"claimer":{"$ref":"shared_228a7d7b7778"},"assignee":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_efe871795f0c"},"to":{"$ref":"shared_efe871795f0c"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
+  const schema18 = {"type":"integer","minimum":0,"maximum":9999999999};
 
-  function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data === null
+                || (dataType0 === "string" && data && data == +data && !(data % 1))){
+  coerced0 = +data;
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.type,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data == "number"){
+  if(data > 9999999999 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9999999999},message:"must be <= 9999999999",schema:9999999999,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate58.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema19 = {"type":"string","maxLength":2048};
+
+  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data !== "string"){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data;
+  }
+  else if(data === null){
+  coerced0 = "";
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.type,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data === "string"){
+  if(func2(data) > 2048){
+  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  validate62.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema9.required,parentSchema:schema9,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema17.required,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema17.required,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.status !== undefined){
+  let data2 = data.status;
+  if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+  let dataType0 = typeof data2;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data2 === null
+                || (dataType0 === "string" && data2 && data2 == +data2 && !(data2 % 1))){
+  coerced0 = +data2;
+  }
+  else {
+  const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.status.type,parentSchema:schema17.properties.status,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data2 = coerced0;
+  if(data !== undefined){
+  data["status"] = coerced0;
+  }
+  }
+  }
+  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 9))){
+  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema17.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema17.properties.status.enum,parentSchema:schema17.properties.status,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(data.claimer !== undefined){
+  if(!(validate22(data.claimer, {instancePath:instancePath+"/claimer",parentData:data,parentDataProperty:"claimer",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.assignee !== undefined){
+  if(!(validate22(data.assignee, {instancePath:instancePath+"/assignee",parentData:data,parentDataProperty:"assignee",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate58(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate58(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.limit !== undefined){
+  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.cursor !== undefined){
+  if(!(validate62(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema17.type,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate53.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["999e046510ba3c7e5df0daf3cef75cb653be8a7d"] = validate64;
+  const schema20 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema20.required,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema20.required,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema20.type,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate64.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.a458b96a44febcde97dc014d379fc65877185e66 = validate67;
+  const schema21 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"}}};
+
+  function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate25(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate25(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate67.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.cd9a76a490e2042dee91058b3d69c9eb76bd0eb2 = validate72;
+  const schema22 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"q":{"type":"string","maxLength":100},"department_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2]},"tag_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
+
+  function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema22.required,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.q !== undefined){
+  let data1 = data.q;
+  if(typeof data1 !== "string"){
+  let dataType0 = typeof data1;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data1;
+  }
+  else if(data1 === null){
+  coerced0 = "";
+  }
+  else {
+  const err1 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.q.type,parentSchema:schema22.properties.q,data:data1};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data1 = coerced0;
+  if(data !== undefined){
+  data["q"] = coerced0;
+  }
+  }
+  }
+  if(typeof data1 === "string"){
+  if(func2(data1) > 100){
+  const err2 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema22.properties.q,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  }
+  if(data.department_id !== undefined){
+  if(!(validate22(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.status !== undefined){
+  let data3 = data.status;
+  if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+  let dataType1 = typeof data3;
+  let coerced1 = undefined;
+  if(!(coerced1 !== undefined)){
+  if(dataType1 === "boolean" || data3 === null
+                || (dataType1 === "string" && data3 && data3 == +data3 && !(data3 % 1))){
+  coerced1 = +data3;
+  }
+  else {
+  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema22.properties.status.type,parentSchema:schema22.properties.status,data:data3};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(coerced1 !== undefined){
+  data3 = coerced1;
+  if(data !== undefined){
+  data["status"] = coerced1;
+  }
+  }
+  }
+  if(!(((data3 === 0) || (data3 === 1)) || (data3 === 2))){
+  const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema22.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema22.properties.status.enum,parentSchema:schema22.properties.status,data:data3};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  if(data.tag_id !== undefined){
+  if(!(validate22(data.tag_id, {instancePath:instancePath+"/tag_id",parentData:data,parentDataProperty:"tag_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.limit !== undefined){
+  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.cursor !== undefined){
+  if(!(validate62(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate72.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.f837b20535f1c46b4db2a0d66c10304eab9087ad = validate78;
+  const schema23 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema23.required,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6358,7 +8163,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema9.type,parentSchema:schema9,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6367,7 +8172,7 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate26.errors = vErrors;
+  validate78.errors = vErrors;
   return errors === 0;
   }
 
@@ -6379,12 +8184,28 @@ export const validators: Record<string, () => ValidateFunction> = {
   '00a0c02bab229b7c5da9052733a611c2dae60440': () => json()['00a0c02bab229b7c5da9052733a611c2dae60440'],
   // json {ids, remark, created_by, assignto}
   '0fceab8c90e8a1641a7d842ef258beed3d78903e': () => json()['0fceab8c90e8a1641a7d842ef258beed3d78903e'],
+  // coercing {uid, task_id, from, to, level, outcome, metric, batch, limit, cursor}
+  '1697e0281f4014794fcf268ff70ac4bd80883801': () => coercing()['1697e0281f4014794fcf268ff70ac4bd80883801'],
+  // coercing {uid, task_id, kind, limit, cursor}
+  '18c6ac81e91f162236a21abd7e30e31cc250361e': () => coercing()['18c6ac81e91f162236a21abd7e30e31cc250361e'],
+  // json {uid, task_id, scene, channel, uuid}
+  '1fb47bf8539e4d1af885939515ee98ecfd78ea31': () => json()['1fb47bf8539e4d1af885939515ee98ecfd78ea31'],
+  // coercing {uid, task_id, task_ids}
+  '21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660': () => coercing()['21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660'],
   // json {level, notice_time, uuid, receiver}
   '265fcc304698208d5cd359019168824763f56bea': () => json()['265fcc304698208d5cd359019168824763f56bea'],
+  // coercing {uid, task_id, from, to, uuid, history_id}
+  '29c2a07984801b62a3d18b10ad6c40395757789d': () => coercing()['29c2a07984801b62a3d18b10ad6c40395757789d'],
+  // json {retention_days}
+  '38f899ae123fe0872ef81372cb2f7c3156239de8': () => json()['38f899ae123fe0872ef81372cb2f7c3156239de8'],
   // coercing {id, timestamp, sign}
   '3ffd62cf8785afe5b248c4e45099533a378327d5': () => coercing()['3ffd62cf8785afe5b248c4e45099533a378327d5'],
   // json {filter_fields}
   '4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9': () => json()['4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9'],
+  // coercing {uid, queue, task_id, limit}
+  '505bc52172db75f14a8a6431e16a150d8f93dc3d': () => coercing()['505bc52172db75f14a8a6431e16a150d8f93dc3d'],
+  // json {uid, task_id}
+  '57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74': () => json()['57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74'],
   // json {advance_seconds}
   '5fb7d93653d85a534b04d2fbd1a9cd46d39db03d': () => json()['5fb7d93653d85a534b04d2fbd1a9cd46d39db03d'],
   // json {time}
@@ -6403,12 +8224,24 @@ export const validators: Record<string, () => ValidateFunction> = {
   '8b237ad3ba59233a0da15dd9a11994ee9468560f': () => json()['8b237ad3ba59233a0da15dd9a11994ee9468560f'],
   // json {ids, remark, created_by}
   '937e9a48b5b56988221b9570e21223a8e40eea63': () => json()['937e9a48b5b56988221b9570e21223a8e40eea63'],
+  // coercing {uid, task_id, status, claimer, assignee, from, to, limit, cursor}
+  '99837269b1289abe1e1a5eb5a9460acc4f1655ce': () => coercing()['99837269b1289abe1e1a5eb5a9460acc4f1655ce'],
+  // coercing {uid, task_id}
+  '999e046510ba3c7e5df0daf3cef75cb653be8a7d': () => coercing()['999e046510ba3c7e5df0daf3cef75cb653be8a7d'],
   // json {uid, phone}
   '9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8': () => json()['9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8'],
+  // coercing {uid, task_id, from, to}
+  'a458b96a44febcde97dc014d379fc65877185e66': () => coercing()['a458b96a44febcde97dc014d379fc65877185e66'],
+  // json {uid, queue, message_id, all, task_id}
+  'b78a374a7860dad7f0d63873234ede1811b2d1bb': () => json()['b78a374a7860dad7f0d63873234ede1811b2d1bb'],
   // json {business_units, departments, users, alarm_groups, tags, templates, apps}
   'c82265a280a999e1c704c67f8e7419b60ca19bd0': () => json()['c82265a280a999e1c704c67f8e7419b60ca19bd0'],
+  // coercing {uid, q, department_id, status, tag_id, limit, cursor}
+  'cd9a76a490e2042dee91058b3d69c9eb76bd0eb2': () => coercing()['cd9a76a490e2042dee91058b3d69c9eb76bd0eb2'],
   // json {interval, level}
   'd623518dcae55ad9df27c968e2f941400c3498d2': () => json()['d623518dcae55ad9df27c968e2f941400c3498d2'],
+  // json {uid, task_id, action, time}
+  'dc01e564926bda0e389c5d84b7f1a38e56634972': () => json()['dc01e564926bda0e389c5d84b7f1a38e56634972'],
   // coercing {uid}
   'f837b20535f1c46b4db2a0d66c10304eab9087ad': () => coercing()['f837b20535f1c46b4db2a0d66c10304eab9087ad'],
   // json {ids, remark, created_by}
