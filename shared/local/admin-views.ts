@@ -30,6 +30,17 @@ export function table(rows: Row[], columns: string[], max = 48): string {
   return [line(columns), line(widths.map((w) => '-'.repeat(w))), ...text.map(line)].join('\n');
 }
 
+/** A message's text on one line, markup and entities out (for a terminal). */
+const plain = (text: string) =>
+  text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/\s+/g, ' ')
+    .trim();
+
 /** Unix seconds as UTC `YYYY-MM-DD hh:mm:ss`. */
 export const time = (t: unknown) =>
   typeof t === 'number' && t > 0 ? new Date(t * 1000).toISOString().replace('T', ' ').slice(0, 19) : '';
@@ -78,9 +89,12 @@ export function traceText(t: any): string {
   if (!t.notifications.length) out.push('  (none)');
   for (const n of t.notifications) {
     out.push(`  ${n.job_id}  ${n.status ?? ''}`);
-    if (n.message) out.push(`    message: ${cell(n.message).slice(0, 200)}`);
+    if (n.message?.title) out.push(`    title: ${n.message.title}`);
+    if (n.message?.text) out.push(`    text: ${plain(n.message.text).slice(0, 160)}`);
     for (const at of n.attempts ?? [])
-      out.push(`    ${time(at.at)}  ${at.target ?? ''}  ${at.outcome}${at.error ? `: ${at.error}` : ''}`);
+      out.push(
+        `    ${time(at.at)}  ${at.target ?? ''}  ${at.outcome}${at.code ? ` (${at.code}${at.detail ? `: ${at.detail}` : ''})` : ''}`,
+      );
   }
   out.push('', 'webhooks');
   if (!t.webhooks.length) out.push('  (none)');
