@@ -6,6 +6,7 @@ import type { Construct } from 'constructs';
 export const TUNING_VARIABLES = [
   'SIGN_SKEW_SECONDS',
   'ALARM_RATE_LIMIT',
+  'ALARM_RETENTION_DAYS',
   'TASK_CACHE_SECONDS',
   'WEBHOOK_BACKOFF_SECONDS',
   'NOTIFY_BACKOFF_SECONDS',
