@@ -1,0 +1,74 @@
+import { serviceNow } from './api.ts';
+
+export const LEVELS = ['notice', 'warning', 'error', 'urgent'] as const;
+export const OUTCOMES = ['notified', 'deferred', 'compressed', 'filtered', 'recovered', 'stored'] as const;
+export const TASK_STATUS: Record<number, string> = { 0: 'stopped', 1: 'running', 2: 'paused' };
+export const WORKFLOW_STATUS: Record<number, string> = {
+  0: 'pending',
+  1: 'processing',
+  2: 'done',
+  9: 'closed',
+};
+/** Pipeline records: the workflow statuses plus 3 remind, 4 assign, 5 reactivate. */
+export const PIPELINE_STATUS: Record<number, string> = {
+  0: 'created (pending)',
+  1: 'claimed',
+  2: 'finished (done)',
+  3: 'reminder sent',
+  4: 'assigned',
+  5: 'reactivated',
+  9: 'closed',
+};
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** `2026-05-01 13:04:05` in this browser's time zone. */
+export function dateTime(seconds: number | undefined): string {
+  if (!seconds) return '—';
+  const d = new Date(seconds * 1000);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(
+    d.getMinutes(),
+  )}:${pad(d.getSeconds())}`;
+}
+
+export function clock(seconds: number): string {
+  const d = new Date(seconds * 1000);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** `3 min ago`, by the service's clock. */
+export function ago(seconds: number | undefined): string {
+  if (!seconds) return '';
+  const d = serviceNow() - seconds;
+  if (d < -5) return 'in the future';
+  if (d < 60) return `${Math.max(0, d)} s ago`;
+  if (d < 3600) return `${Math.floor(d / 60)} min ago`;
+  if (d < 86_400) return `${Math.floor(d / 3600)} h ago`;
+  return `${Math.floor(d / 86_400)} d ago`;
+}
+
+export function duration(ms: number | undefined): string {
+  if (ms === undefined) return '';
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+/** Compact one-line JSON, cut to `max` characters. */
+export function compact(value: unknown, max = 160): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  if (text === undefined) return '';
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** A webhook URL shown by its origin and path only (its query may carry a token). */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}${u.search ? '?…' : ''}`;
+  } catch {
+    return url.includes('?') ? `${url.split('?')[0]}?…` : url;
+  }
+}
+
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}

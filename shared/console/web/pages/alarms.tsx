@@ -1,0 +1,187 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { get } from '../api.ts';
+import { clock, compact, LEVELS, OUTCOMES, plural } from '../format.ts';
+import { href, navigate, type Route } from '../router.ts';
+import type { AlarmList, AlarmView } from '../types.ts';
+import { ErrorBox, LevelBadge, Loading, More, OutcomeBadge, Time, useInterval } from '../ui.tsx';
+import { TaskHead } from './task.tsx';
+
+/** How often the live list asks for new alarms. */
+export const POLL_MS = 3000;
+const PAGE = 50;
+
+/**
+ * A task's alarms, newest first, live: the first page is read again every few seconds and new alarms
+ * are put on top (highlighted, and announced to screen readers); older pages load on demand.
+ */
+export function AlarmsPage({ taskId, route }: { taskId: number; route: Route }) {
+  const level = route.query.get('level') ?? '';
+  const outcome = route.query.get('outcome') ?? '';
+  const filter = { task_id: taskId, level: level || undefined, outcome: outcome || undefined };
+  const key = JSON.stringify(filter);
+  const [alarms, setAlarms] = useState<AlarmView[]>([]);
+  const [fresh, setFresh] = useState<Set<string>>(new Set());
+  const [cursor, setCursor] = useState('');
+  const [loading, setLoading] = useState(true);
+  const [error, setError] = useState<unknown>();
+  const [live, setLive] = useState(true);
+  const [checked, setChecked] = useState(0);
+  const [announce, setAnnounce] = useState('');
+  const known = useRef(new Set<string>());
+  const generation = useRef(0);
+
+  useEffect(() => {
+    const gen = ++generation.current;
+    known.current = new Set();
+    setAlarms([]);
+    setFresh(new Set());
+    setCursor('');
+    setLoading(true);
+    setError(undefined);
+    get<AlarmList>('/alarmtask/alarms', { ...filter, limit: PAGE })
+      .then((page) => {
+        if (gen !== generation.current) return;
+        for (const a of page.alarms) known.current.add(a.uuid);
+        setAlarms(page.alarms);
+        setCursor(page.next_cursor);
+        setChecked(Date.now());
+      })
+      .catch((err: unknown) => gen === generation.current && setError(err))
+      .finally(() => gen === generation.current && setLoading(false));
+  }, [key]);
+
+  const poll = async () => {
+    const gen = generation.current;
+    try {
+      const page = await get<AlarmList>('/alarmtask/alarms', { ...filter, limit: PAGE });
+      if (gen !== generation.current) return;
+      const added = page.alarms.filter((a) => !known.current.has(a.uuid));
+      for (const a of added) known.current.add(a.uuid);
+      setError(undefined);
+      setChecked(Date.now());
+      if (added.length > 0) {
+        setAlarms((old) => [...added, ...old]);
+        setFresh(new Set(added.map((a) => a.uuid)));
+        setAnnounce(`${plural(added.length, 'new alarm')}`);
+      }
+    } catch (err) {
+      if (gen === generation.current) setError(err);
+    }
+  };
+  useInterval(poll, POLL_MS, live && !loading);
+
+  const older = async () => {
+    setLoading(true);
+    try {
+      const page = await get<AlarmList>('/alarmtask/alarms', { ...filter, limit: PAGE, cursor });
+      const added = page.alarms.filter((a) => !known.current.has(a.uuid));
+      for (const a of added) known.current.add(a.uuid);
+      setAlarms((old) => [...old, ...added]);
+      setCursor(page.next_cursor);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setLoading(false);
+    }
+  };
+
+  const setFilter = (name: string, value: string) =>
+    navigate(href('tasks', taskId, 'alarms', { level, outcome, [name]: value }));
+
+  return (
+    <main id="main">
+      <TaskHead taskId={taskId} current="alarms" title="Alarms" />
+      <form class="filters" onSubmit={(e) => e.preventDefault()}>
+        <label>
+          Level
+          <select value={level} onChange={(e) => setFilter('level', e.currentTarget.value)}>
+            <option value="">any</option>
+            {LEVELS.map((name, i) => (
+              <option key={name} value={i}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Outcome
+          <select value={outcome} onChange={(e) => setFilter('outcome', e.currentTarget.value)}>
+            <option value="">any</option>
+            {OUTCOMES.map((o) => (
+              <option key={o} value={o}>
+                {o}
+              </option>
+            ))}
+          </select>
+        </label>
+        <button type="button" aria-pressed={live} onClick={() => setLive(!live)}>
+          {live ? 'Pause live updates' : 'Resume live updates'}
+        </button>
+        <span class={`live ${live ? 'on' : ''}`}>
+          {live ? `Live · checked ${checked ? clock(Math.floor(checked / 1000)) : '…'}` : 'Paused'}
+        </span>
+      </form>
+      <p class="sr-only" aria-live="polite">
+        {announce}
+      </p>
+      {error !== undefined && <ErrorBox error={error} onRetry={poll} />}
+      {alarms.length === 0 && loading && <Loading what="Loading alarms" />}
+      {alarms.length === 0 && !loading && error === undefined && (
+        <p class="empty">
+          No alarm in the last 31 days{level || outcome ? ' with these filters' : ''}. New ones appear here.
+        </p>
+      )}
+      {alarms.length > 0 && (
+        <table class="grid alarms">
+          <thead>
+            <tr>
+              <th scope="col">Processed</th>
+              <th scope="col">Level</th>
+              <th scope="col">Outcome</th>
+              <th scope="col">Batch</th>
+              <th scope="col">Content</th>
+              <th scope="col">
+                <span class="sr-only">Trace</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {alarms.map((a) => (
+              <tr key={a.uuid} class={fresh.has(a.uuid) ? 'fresh' : undefined} data-uuid={a.uuid}>
+                <td>
+                  <Time s={a.created_at} />
+                </td>
+                <td>
+                  <LevelBadge level={a.level} />
+                  {a.reported_level !== a.level && (
+                    <span class="muted"> (reported {LEVELS[a.reported_level]})</span>
+                  )}
+                </td>
+                <td>
+                  <OutcomeBadge outcome={a.outcome} /> <span class="muted">{a.decision}</span>
+                </td>
+                <td>
+                  {a.batch ? (
+                    <>
+                      #{a.batch}
+                      {a.k !== undefined && <span class="muted"> · k {a.k}</span>}
+                    </>
+                  ) : (
+                    <span class="muted">—</span>
+                  )}
+                </td>
+                <td class="content">
+                  {a.ctn ? <code>{compact(a.ctn, 140)}</code> : <span class="muted">not stored</span>}
+                </td>
+                <td>
+                  <a href={href('tasks', taskId, 'alarms', a.uuid)}>Trace</a>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <More cursor={cursor} loading={loading} onMore={older} />
+    </main>
+  );
+}

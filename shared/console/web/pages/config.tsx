@@ -1,0 +1,316 @@
+/** A task's configuration in readable form (GET /alarmtask/view: credentials already masked by the service). */
+import type { ComponentChildren } from 'preact';
+import { LEVELS, safeUrl } from '../format.ts';
+import { href } from '../router.ts';
+import type { TaskDetail } from '../types.ts';
+import { Person } from '../ui.tsx';
+
+// biome-ignore lint/suspicious/noExplicitAny: configuration sections are read generically
+type Any = any;
+
+const COMPRESS_METHOD: Record<number, string> = { 1: 'condition', 3: 'content', 4: 'full' };
+const STRATEGY: Record<number, [string, (n: number) => string]> = {
+  1: ['cycle', () => 'the first alarm of each window is notified'],
+  2: ['delay', () => "the window's first alarm is notified when the window ends"],
+  3: ['cycle-count', (n) => `the first alarm of a window is notified, and the ${n}th (which closes it)`],
+  4: ['count-cycle', (n) => `the ${n}th alarm of a window is notified (and closes it)`],
+  5: ['count', (n) => `only the ${n}th alarm of a window is notified`],
+};
+const CHANNEL_NAMES: Record<string, string> = {
+  sms: 'SMS',
+  email: 'E-mail',
+  phone: 'Phone call',
+  dingworker: 'DingTalk work notice',
+  yachworker: 'Yach work notice',
+  wechat: 'WeChat',
+  dinggroup: 'DingTalk robots',
+  yachgroup: 'Yach robots',
+  webhook: 'Webhook',
+};
+const SCENES = ['compressed', 'not_compress', 'upgrade', 'recovery'];
+const TEMPLATE_TYPES = ['default', 'predefined', 'custom'];
+
+function Section({ title, on, children }: { title: string; on?: boolean; children: ComponentChildren }) {
+  return (
+    <section class="card config">
+      <h3>
+        {title}
+        {on !== undefined && <span class={`badge ${on ? 'good' : 'neutral'}`}>{on ? 'on' : 'off'}</span>}
+      </h3>
+      {children}
+    </section>
+  );
+}
+
+function Rule({ rule }: { rule: Any }) {
+  return (
+    <code>
+      {rule.field} {rule.operator}
+      {rule.threshold !== undefined ? ` ${JSON.stringify(rule.threshold)}` : ''}
+    </code>
+  );
+}
+
+/** Conditions: any one matches; within one, every rule must hold. */
+export function Conditions({ list, levels }: { list: Any[]; levels?: boolean }) {
+  if (!list?.length) return <p class="muted">no conditions</p>;
+  return (
+    <ol class="conds">
+      {list.map((c, i) => (
+        <li key={i}>
+          {(c.rule ?? []).map((r: Any, j: number) => (
+            <span key={j}>
+              {j > 0 && ' and '}
+              <Rule rule={r} />
+            </span>
+          ))}
+          {levels && c.level !== undefined && (
+            <span class="muted">
+              {' '}
+              → {c.level === 9 ? 'level kept' : `level ${LEVELS[c.level] ?? c.level}`}
+            </span>
+          )}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+function people(list: unknown[]) {
+  return list.map((u, i) => (
+    <span key={i}>
+      {i > 0 && ', '}
+      <Person user={u} />
+    </span>
+  ));
+}
+
+/** A receiver set: channels with their people, robots (masked), the webhook, alarm groups, dispatch. */
+export function Receiver({ r }: { r: Any }) {
+  if (!r) return <p class="muted">none</p>;
+  const channels = Object.entries((r.channels ?? {}) as Record<string, Any>).filter(([, v]) =>
+    Array.isArray(v) ? v.length > 0 : typeof v === 'string' ? v !== '' : Boolean(v?.url),
+  );
+  const groups: Any[] = r.alarmgroup ?? [];
+  return (
+    <div class="receiver">
+      <dl class="facts">
+        {channels.map(([ch, v]) => (
+          <div key={ch}>
+            <dt>{CHANNEL_NAMES[ch] ?? ch}</dt>
+            <dd>
+              {ch === 'webhook' ? (
+                <code>{safeUrl(typeof v === 'string' ? v : v.url)}</code>
+              ) : Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && 'webhook' in v[0] ? (
+                v.map((robot: Any) => (
+                  <code key={robot.webhook} class="block">
+                    {robot.webhook}
+                    {robot.secret ? ' (signed)' : ''}
+                  </code>
+                ))
+              ) : (
+                people(v)
+              )}
+            </dd>
+          </div>
+        ))}
+        {groups.length > 0 && (
+          <div>
+            <dt>Alarm groups</dt>
+            <dd>{people(groups)}</dd>
+          </div>
+        )}
+        {channels.length === 0 && groups.length === 0 && (
+          <div>
+            <dt>Receivers</dt>
+            <dd class="muted">nobody</dd>
+          </div>
+        )}
+      </dl>
+      {r.dispatch?.length > 0 && (
+        <>
+          <p>
+            Dispatch (
+            {r.mode === 2
+              ? 'non-lazy: every matching item and the defaults'
+              : 'lazy: the first matching item only'}
+            ; no match: the receivers above):
+          </p>
+          <ol class="dispatch">
+            {r.dispatch.map((d: Any, i: number) => (
+              <li key={i}>
+                <span class="muted">item {i}: when</span>
+                <Conditions list={d.conditions} />
+                <Receiver r={d.receiver} />
+              </li>
+            ))}
+          </ol>
+        </>
+      )}
+    </div>
+  );
+}
+
+function receiverOf(x: Any) {
+  return x.reuse_receiver === 1 ? <p>the task's receivers</p> : <Receiver r={x.receiver} />;
+}
+
+export function Configuration({ task }: { task: TaskDetail }) {
+  const { filter = {}, compress = {}, upgrade = {}, recovery = {}, workflow = {}, permission = {} } = task;
+  const strategy = STRATEGY[compress.strategy as number];
+  const template = task.template ?? {};
+  const matrix = (template.template?.template ?? {}) as Record<string, Record<string, { type: number }>>;
+  const channels = Object.keys(matrix.compressed ?? {});
+  return (
+    <div class="config-grid">
+      <Section title="Receivers">
+        <Receiver r={task.receiver} />
+      </Section>
+      <Section title="Filter" on={Boolean(filter.enable)}>
+        {filter.enable && (
+          <>
+            <p>
+              {filter.mode === 2
+                ? 'Blacklist: an alarm matching a condition is rejected; the others are kept.'
+                : 'Whitelist: an alarm matching a condition is kept; the others are rejected.'}{' '}
+              A rejected alarm is {filter.not_match === 1 ? 'stored without notification' : 'dropped'}.
+            </p>
+            <Conditions list={filter.conditions} levels />
+          </>
+        )}
+      </Section>
+      <Section title="Compression" on={Boolean(compress.enable)}>
+        {compress.enable && (
+          <>
+            <p>
+              {COMPRESS_METHOD[compress.method] ?? compress.method} method,{' '}
+              {strategy?.[0] ?? compress.strategy} strategy: {strategy?.[1](compress.strategy_count ?? 1)}
+              {'; '}windows of {compress.strategy_cycle} min.
+            </p>
+            {compress.method === 1 && (
+              <>
+                <Conditions list={compress.conditions} />
+                <p>
+                  An alarm matching no condition is{' '}
+                  {compress.not_match === 1 ? 'notified uncompressed' : 'stored without notification'}.
+                </p>
+              </>
+            )}
+            {task.flag_save_db !== 1 && (
+              <p class="warn">The task stores no alarms, so nothing is compressed.</p>
+            )}
+          </>
+        )}
+      </Section>
+      <Section title="Upgrade" on={Boolean(upgrade.enable)}>
+        {upgrade.enable && (
+          <ol>
+            {(upgrade.strategies ?? []).map((s: Any, i: number) => (
+              <li key={i}>
+                When {s.count} alarms of one metric arrive within {s.interval} min: an{' '}
+                {LEVELS[s.level] ?? s.level} upgrade notice to
+                {receiverOf(s)}
+              </li>
+            ))}
+          </ol>
+        )}
+      </Section>
+      <Section title="Recovery" on={Boolean(recovery.enable)}>
+        {recovery.enable &&
+          (recovery.mode === 2 ? (
+            <p>
+              Delay: a metric recovers after {recovery.delay_interval} min without an alarm (needs
+              compression).
+            </p>
+          ) : (
+            <>
+              <p>An alarm matching a condition is a recovery:</p>
+              <Conditions list={recovery.conditions} />
+            </>
+          ))}
+      </Section>
+      <Section title="Workflow" on={Boolean(workflow.enable)}>
+        {workflow.enable && (
+          <>
+            <p>A pending workflow opens for each compressed alarm that is notified.</p>
+            {(workflow.reminds ?? []).length > 0 && (
+              <ol>
+                {workflow.reminds.map((r: Any, i: number) => (
+                  <li key={i}>
+                    {r.mode === 'cycle' ? `Every ${r.interval} min` : `Once after ${r.interval} min`} while{' '}
+                    {r.status === 1 ? 'processing' : 'pending'}: remind {receiverOf(r)}
+                  </li>
+                ))}
+              </ol>
+            )}
+          </>
+        )}
+      </Section>
+      <Section title="Templates">
+        <p>
+          {template.template_id ? `Predefined template #${template.template_id}` : 'No predefined template'}
+          {'; '}where each scene's message comes from, per channel:
+        </p>
+        {channels.length > 0 && (
+          <div class="scroll">
+            <table class="grid small">
+              <thead>
+                <tr>
+                  <th scope="col">Scene</th>
+                  {channels.map((c) => (
+                    <th scope="col" key={c}>
+                      {c}
+                    </th>
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {SCENES.filter((s) => matrix[s]).map((scene) => (
+                  <tr key={scene}>
+                    <th scope="row">{scene}</th>
+                    {channels.map((c) => {
+                      const type = TEMPLATE_TYPES[matrix[scene]?.[c]?.type ?? 0];
+                      return (
+                        <td key={c}>
+                          <a
+                            class={`tpl tpl-${type}`}
+                            href={href('tasks', task.id, 'deliveries', { scene, channel: c })}
+                            title={`Preview the ${scene} message on ${c}`}
+                          >
+                            {type}
+                          </a>
+                        </td>
+                      );
+                    })}
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Section>
+      <Section title="Storage and access">
+        <dl class="facts">
+          <div>
+            <dt>Stores alarms</dt>
+            <dd>{task.flag_save_db === 1 ? 'yes' : 'no (alarms are notified, never stored)'}</dd>
+          </div>
+          <div>
+            <dt>Read-write</dt>
+            <dd>{permission.rw?.length ? people(permission.rw) : <span class="muted">nobody</span>}</dd>
+          </div>
+          <div>
+            <dt>Read-only</dt>
+            <dd>{permission.ro?.length ? people(permission.ro) : <span class="muted">nobody</span>}</dd>
+          </div>
+          <div>
+            <dt>Created by</dt>
+            <dd>
+              <Person user={task.creator} />
+            </dd>
+          </div>
+        </dl>
+      </Section>
+    </div>
+  );
+}

@@ -1,0 +1,357 @@
+import type { ComponentChildren } from 'preact';
+import { get } from '../api.ts';
+import { dateTime, duration, LEVELS, safeUrl } from '../format.ts';
+import { href } from '../router.ts';
+import type { Attempt, Trace } from '../types.ts';
+import {
+  AttemptBadge,
+  Json,
+  LevelBadge,
+  Loaded,
+  OutcomeBadge,
+  PageHead,
+  TaskTabs,
+  Time,
+  useAsync,
+  WorkflowStatusBadge,
+} from '../ui.tsx';
+
+interface RuleTrace {
+  field: string;
+  operator: string;
+  threshold?: string;
+  value?: string;
+  ok: boolean;
+}
+interface ConditionTrace {
+  index: number;
+  rules: RuleTrace[];
+}
+
+/** A condition as the pipeline evaluated it: each rule with the value it saw. */
+function Evaluated({ c, label }: { c: ConditionTrace; label: string }) {
+  return (
+    <li>
+      {label} {c.index}:{' '}
+      {c.rules.map((r, i) => (
+        <span key={`${r.field}${i}`} class={r.ok ? 'rule ok' : 'rule no'}>
+          {i > 0 && ' and '}
+          <code>
+            {r.field} {r.operator}
+            {r.threshold !== undefined ? ` ${JSON.stringify(r.threshold)}` : ''}
+          </code>{' '}
+          <span class="muted">saw {r.value === undefined ? 'nothing' : JSON.stringify(r.value)}</span>{' '}
+          <span aria-hidden="true">{r.ok ? '✓' : '✗'}</span>
+          <span class="sr-only">{r.ok ? 'holds' : 'fails'}</span>
+        </span>
+      ))}
+    </li>
+  );
+}
+
+function MatchDetails({ match, misses }: { match?: unknown; misses?: unknown }) {
+  const m = match as ConditionTrace | undefined;
+  const ms = (misses as ConditionTrace[] | undefined) ?? [];
+  if (!m && ms.length === 0) return null;
+  return (
+    <ul class="evaluated">
+      {m && <Evaluated c={m} label="matched condition" />}
+      {ms.map((c) => (
+        <Evaluated key={c.index} c={c} label="missed condition" />
+      ))}
+    </ul>
+  );
+}
+
+function Step({
+  title,
+  at,
+  result,
+  tone = 'neutral',
+  children,
+}: {
+  title: string;
+  at?: number;
+  result?: string;
+  tone?: 'good' | 'bad' | 'neutral' | 'warn';
+  children?: ComponentChildren;
+}) {
+  return (
+    <li class={`step ${tone}`}>
+      <div class="step-head">
+        <strong>{title}</strong>
+        {result && <span class={`badge ${tone}`}>{result}</span>}
+        {at ? <span class="muted">{dateTime(at)}</span> : null}
+      </div>
+      {children}
+    </li>
+  );
+}
+
+function Attempts({ attempts }: { attempts: Attempt[] }) {
+  if (attempts.length === 0) return <p class="muted">no attempt recorded yet</p>;
+  const sorted = [...attempts].sort((a, b) => a.at_ms - b.at_ms);
+  return (
+    <table class="grid small">
+      <thead>
+        <tr>
+          <th scope="col">#</th>
+          <th scope="col">At</th>
+          <th scope="col">Outcome</th>
+          <th scope="col">Target</th>
+          <th scope="col">Answer</th>
+          <th scope="col">Took</th>
+        </tr>
+      </thead>
+      <tbody>
+        {sorted.map((a) => (
+          <tr key={`${a.attempt}-${a.at_ms}`}>
+            <td>{a.attempt}</td>
+            <td>{dateTime(a.at)}</td>
+            <td>
+              <AttemptBadge outcome={a.outcome} />
+            </td>
+            <td>
+              <code>{a.target ?? ''}</code>
+            </td>
+            <td>
+              {[a.status !== undefined ? `HTTP ${a.status}` : '', a.code ?? '', a.error ?? a.detail ?? '']
+                .filter(Boolean)
+                .join(' · ')}
+            </td>
+            <td>{duration(a.duration_ms)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+const toneOf = (result: string): 'good' | 'bad' | 'neutral' | 'warn' =>
+  /^(kept|notified|matched|fired|delivered)/.test(result)
+    ? 'good'
+    : /^(rejected|dropped|failed|dead)/.test(result)
+      ? 'bad'
+      : /^(compressed|deferred|delay)/.test(result)
+        ? 'warn'
+        : 'neutral';
+
+function lastOutcome(attempts: Attempt[]): string {
+  const last = [...attempts].sort((a, b) => b.at_ms - a.at_ms)[0];
+  return last ? last.outcome : 'pending';
+}
+
+/** One alarm's decision trace as a timeline: why was (or wasn't) anyone notified. */
+export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
+  const state = useAsync(
+    () => get<Trace>('/alarmtask/alarm/trace', { task_id: taskId, uuid }),
+    `trace ${taskId} ${uuid}`,
+  );
+  return (
+    <main id="main">
+      <Loaded state={state}>
+        {(t) => {
+          const a = t.alarm;
+          const r = t.receivers;
+          return (
+            <>
+              <PageHead
+                title={`Alarm trace: ${a.task.name}`}
+                sub={
+                  <>
+                    <code>{a.uuid}</code> · <LevelBadge level={a.level} />{' '}
+                    <OutcomeBadge outcome={a.outcome} />
+                  </>
+                }
+                actions={
+                  <a class="button" href={href('tasks', taskId, 'alarms')}>
+                    Back to alarms
+                  </a>
+                }
+              />
+              <TaskTabs taskId={taskId} current="alarms" />
+              <p class={`summary outcome-${a.outcome}`}>{t.summary}</p>
+              {t.configuration.changed && <p class="warn">{t.configuration.note}</p>}
+              <div class="trace">
+                <section class="card">
+                  <h2>Timeline</h2>
+                  <ol class="timeline">
+                    {a.reported_at !== undefined && (
+                      <Step title="Reported" at={a.reported_at}>
+                        <p>
+                          at level {LEVELS[a.reported_level]}
+                          {a.notice_time ? `, notice time ${dateTime(a.notice_time)}` : ''}
+                        </p>
+                      </Step>
+                    )}
+                    <Step title="Processed" at={a.processed_at ?? a.created_at} result={a.decision}>
+                      <p>{t.configuration.note}</p>
+                    </Step>
+                    {t.stages.map((s) => (
+                      <Step
+                        key={s.stage}
+                        title={`Stage: ${s.stage}`}
+                        result={s.result}
+                        tone={toneOf(s.result)}
+                      >
+                        <p>{s.text}</p>
+                        <MatchDetails match={s.match} misses={s.misses} />
+                        {s.stage === 'upgrade' && Array.isArray(s.strategies) && (
+                          <ul>
+                            {(
+                              s.strategies as {
+                                index: number;
+                                interval?: number;
+                                count?: number;
+                                counted: number;
+                                fired: boolean;
+                              }[]
+                            ).map((u) => (
+                              <li key={u.index}>
+                                strategy {u.index}: {u.counted} counted
+                                {u.count ? ` of ${u.count} in ${u.interval} min` : ''} —{' '}
+                                {u.fired ? 'fired' : 'not fired'}
+                              </li>
+                            ))}
+                          </ul>
+                        )}
+                        {s.stage === 'compress' && s.window !== undefined && (
+                          <p class="muted">
+                            window {dateTime((s.window as { start: number }).start)} –{' '}
+                            {dateTime((s.window as { end: number }).end)}
+                          </p>
+                        )}
+                      </Step>
+                    ))}
+                    {r && (
+                      <Step title="Receivers selected" result={r.sets.map((x) => x.set).join(', ') || 'none'}>
+                        <p>{r.text}</p>
+                        <dl class="facts">
+                          {Object.entries(r.people ?? {}).map(([ch, v]) => (
+                            <div key={ch}>
+                              <dt>{ch}</dt>
+                              <dd>
+                                {ch === 'webhook' && typeof v === 'string'
+                                  ? safeUrl(v)
+                                  : Array.isArray(v)
+                                    ? v.map((u) => `uid ${u}`).join(', ')
+                                    : JSON.stringify(v)}
+                              </dd>
+                            </div>
+                          ))}
+                          {(r.robots ?? []).map((set) => (
+                            <div key={set.set + set.channel}>
+                              <dt>
+                                {set.channel} ({set.set})
+                              </dt>
+                              <dd>{set.robots.join(', ')}</dd>
+                            </div>
+                          ))}
+                          {(r.alarm_groups ?? []).length > 0 && (
+                            <div>
+                              <dt>alarm groups</dt>
+                              <dd>{(r.alarm_groups ?? []).map((g) => g.name).join(', ')}</dd>
+                            </div>
+                          )}
+                        </dl>
+                        <MatchDetails misses={(r as { misses?: unknown }).misses} />
+                      </Step>
+                    )}
+                    {t.notifications.map((n) => (
+                      <Step
+                        key={n.job_id}
+                        title={`Notification: ${n.channel} (${n.scene})`}
+                        result={n.status}
+                        tone={toneOf(n.status)}
+                      >
+                        <p>to {n.targets.join(', ') || 'nobody'}</p>
+                        {n.message && (
+                          <details>
+                            <summary>Message as sent{n.message.truncated ? ' (truncated)' : ''}</summary>
+                            {n.message.title && <p class="msg-title">{n.message.title}</p>}
+                            <pre class="message">{n.message.text}</pre>
+                          </details>
+                        )}
+                        <Attempts attempts={n.attempts} />
+                      </Step>
+                    ))}
+                    {t.webhooks.map((w) => (
+                      <Step
+                        key={w.event_id}
+                        title={`Webhook event: ${w.event} (${w.type})`}
+                        result={lastOutcome(w.attempts)}
+                        tone={toneOf(lastOutcome(w.attempts))}
+                      >
+                        <p class="muted">
+                          webhook-id <code>{w.event_id}</code>
+                        </p>
+                        <Attempts attempts={w.attempts} />
+                      </Step>
+                    ))}
+                    {t.workflow && (
+                      <Step title={`Workflow #${t.workflow.id} opened`} at={t.workflow.created_at}>
+                        <p>
+                          now <WorkflowStatusBadge status={t.workflow.status} />{' '}
+                          <a href={href('tasks', taskId, 'workflows', t.workflow.id)}>its pipeline history</a>
+                        </p>
+                      </Step>
+                    )}
+                  </ol>
+                </section>
+                <section class="card">
+                  <h2>The alarm</h2>
+                  <dl class="facts">
+                    <div>
+                      <dt>Level</dt>
+                      <dd>
+                        <LevelBadge level={a.level} />
+                        {a.reported_level !== a.level && ` (reported ${LEVELS[a.reported_level]})`}
+                      </dd>
+                    </div>
+                    <div>
+                      <dt>History id</dt>
+                      <dd>{a.history_id || 'not stored'}</dd>
+                    </div>
+                    {a.metric && (
+                      <div>
+                        <dt>Metric</dt>
+                        <dd>
+                          <code>{a.metric}</code>
+                        </dd>
+                      </div>
+                    )}
+                    {a.batch !== undefined && (
+                      <div>
+                        <dt>Batch</dt>
+                        <dd>
+                          #{a.batch}
+                          {a.k !== undefined ? `, alarm ${a.k} of its window` : ''}
+                        </dd>
+                      </div>
+                    )}
+                    <div>
+                      <dt>Processed</dt>
+                      <dd>
+                        <Time s={a.processed_at ?? a.created_at} />
+                      </dd>
+                    </div>
+                    <div>
+                      <dt>Kept until</dt>
+                      <dd>{dateTime(a.expires_at)}</dd>
+                    </div>
+                  </dl>
+                  <h3>Content</h3>
+                  {a.ctn ? (
+                    <Json value={a.ctn} />
+                  ) : (
+                    <p class="muted">not stored (the task stores no alarms, or it was dropped)</p>
+                  )}
+                </section>
+              </div>
+            </>
+          );
+        }}
+      </Loaded>
+    </main>
+  );
+}

@@ -1,0 +1,52 @@
+import { useEffect, useState } from 'preact/hooks';
+
+/**
+ * Hash routing: `#/tasks/12/alarms?level=3`. The hash never reaches the server, and it holds only ids
+ * and filters (never a token).
+ */
+export interface Route {
+  /** Path segments: `['tasks', '12', 'alarms']`. */
+  parts: string[];
+  query: URLSearchParams;
+}
+
+export function parseHash(hash: string): Route {
+  const text = hash.replace(/^#\/?/, '');
+  const [path, search = ''] = text.split('?', 2);
+  return {
+    parts: path.split('/').filter(Boolean).map(decodeURIComponent),
+    query: new URLSearchParams(search),
+  };
+}
+
+export function useRoute(): Route {
+  const [hash, setHash] = useState(location.hash);
+  useEffect(() => {
+    const onChange = () => setHash(location.hash);
+    window.addEventListener('hashchange', onChange);
+    return () => window.removeEventListener('hashchange', onChange);
+  }, []);
+  return parseHash(hash);
+}
+
+/** A link target: `href('tasks', 12, 'alarms', {level: 3})` -> `#/tasks/12/alarms?level=3`. */
+export function href(...parts: (string | number | Record<string, string | number | undefined>)[]): string {
+  const last = parts[parts.length - 1];
+  const query = typeof last === 'object' ? last : undefined;
+  const path = (query ? parts.slice(0, -1) : parts).map((p) => encodeURIComponent(String(p))).join('/');
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== '') qs.set(k, String(v));
+  const search = qs.toString();
+  return `#/${path}${search ? `?${search}` : ''}`;
+}
+
+export function navigate(target: string): void {
+  location.hash = target.replace(/^#/, '');
+}
+
+/** Replaces the query of the current route (filters), without a new history entry per keystroke. */
+export function replaceQuery(route: Route, query: Record<string, string | number | undefined>): void {
+  const target = href(...route.parts, query);
+  history.replaceState(null, '', target);
+  window.dispatchEvent(new HashChangeEvent('hashchange'));
+}
