@@ -326,6 +326,15 @@ export const routes: RouteDef[] = [
     table: 'none',
   },
   // [console] (issue 11)
+  // The web console: one self-contained page from the API itself (same origin: no CORS, no bucket or
+  // distribution); it signs its calls in the browser like any client (app auth).
+  {
+    method: 'GET',
+    path: '/console',
+    handler: 'functions/http/console/get-console.ts',
+    auth: 'none',
+    table: 'none',
+  },
   // Local runtime only: the test clock.
   {
     method: 'GET',

@@ -45,6 +45,7 @@ export const samples: Record<string, Sample> = {
   'GET /health': {},
   'GET /openapi.json': {},
   'GET /docs': {},
+  'GET /console': {},
   'GET /department/simple': {},
   'GET /department/show': { query: { id: '1' } },
   'GET /user/profile': { query: { uid: '1' } },

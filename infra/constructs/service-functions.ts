@@ -10,6 +10,7 @@ import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { QueueName, RouteDef, TableAccess } from '../definitions.ts';
 import { METRICS } from '../metrics.ts';
+import { CONSOLE_ENTRY, consoleCommandHooks } from './console-bundling.ts';
 import type { ServiceQueues } from './queues.ts';
 
 /** What a function is; decides its memory and default timeout. */
@@ -138,7 +139,7 @@ export class ServiceFunctions extends Construct {
             handler: 'handler',
             projectRoot: props.projectRoot,
             depsLockFilePath: join(props.projectRoot, 'package-lock.json'),
-            bundling: bundlingOptions(props.projectRoot),
+            bundling: bundlingOptions(props.projectRoot, spec.entry),
           }),
     });
     this.functions.push(fn);
@@ -236,6 +237,11 @@ export const LAMBDA_BUNDLING = {
     'const require = __tocsinCreateRequire(import.meta.url);',
 } satisfies nodejs.BundlingOptions;
 
-function bundlingOptions(projectRoot: string): nodejs.BundlingOptions {
-  return { ...LAMBDA_BUNDLING, tsconfig: join(projectRoot, 'tsconfig.json') };
+function bundlingOptions(projectRoot: string, entry: string): nodejs.BundlingOptions {
+  return {
+    ...LAMBDA_BUNDLING,
+    tsconfig: join(projectRoot, 'tsconfig.json'),
+    // The console's function also carries the page it serves.
+    ...(entry === CONSOLE_ENTRY ? { commandHooks: consoleCommandHooks() } : {}),
+  };
 }

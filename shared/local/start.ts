@@ -1,8 +1,11 @@
+import { buildConsole } from '../../scripts/build-console.ts';
 import { reapJvm } from './java.ts';
 import { startLocalStack } from './stack.ts';
 
 /** `npm start`: the whole service on this machine, no configuration. */
 const started = Date.now();
+// The web console's one HTML page (GET /console), built from shared/console/web before the API serves it.
+await buildConsole();
 const dataDir = process.env.DATA_DIR || './.data';
 const stack = await startLocalStack({
   port: Number(process.env.PORT ?? 3000),
@@ -17,6 +20,7 @@ const persistence =
     : `${dataDir} (table and queues; ${stack.released} message(s) left in flight by the previous run requeued)`;
 console.log(`tocsin local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
   API             ${stack.url}   (try ${stack.url}/health)
+  Console         ${stack.url}${(process.env.BASE_PATH ?? '').replace(/\/+$/, '')}/console   (sign in: an app from npm run admin -- app create NAME, a user's uid)
   DynamoDB Local  ${stack.dynamoEndpoint}   table ${stack.tableName}
   SQS emulator    ${stack.sqsEndpoint}   queues ${Object.keys(stack.queueUrls).join(', ')} (+ DLQs)
   data            ${persistence}

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { buildConsole } from '../../scripts/build-console.ts';
 import { startLocalStack } from '../../shared/local/stack.ts';
 import { startFakes } from './fakes.ts';
 import { seedTestDirectory, TEST_APP } from './seed.ts';
@@ -29,6 +30,8 @@ declare module 'vitest' {
  * seeds the test directory and app, and always tears everything down (the JVM included).
  */
 export default async function setup(project: TestProject) {
+  // The web console's page (GET /console), as npm start builds it: the browser tests load it.
+  await buildConsole();
   const dir = mkdtempSync(join(tmpdir(), 'tocsin-test-'));
   const stateFile = join(dir, 'state.json');
   // Provider fakes first: the stack's notification providers are pointed at them.
