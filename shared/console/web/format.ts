@@ -72,3 +72,9 @@ export function safeUrl(url: string): string {
 export function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
+
+/** What a receiver or provider answered: status, code and error, without saying the same thing twice. */
+export function answer(d: { status?: number; code?: string; error?: string; detail?: string }): string {
+  const parts = [d.status !== undefined ? `HTTP ${d.status}` : '', d.code ?? '', d.error ?? d.detail ?? ''];
+  return parts.filter((p, i) => p && parts.indexOf(p) === i).join(' · ');
+}

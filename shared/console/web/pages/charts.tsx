@@ -147,11 +147,13 @@ function StackedBars({
 /** Alarms per minute of a task by level and by outcome (GET /alarmtask/alarms/stats), refreshed every 15 s. */
 export function ChartsPage({ taskId, route }: { taskId: number; route: Route }) {
   const minutes = Number(route.query.get('minutes') ?? 60) || 60;
+  // A window that ends at a given time (an incident's, linked from a trace) stays put; else it follows now.
+  const end = Number(route.query.get('to')) || undefined;
   const state = useAsync(() => {
-    const to = serviceNow();
+    const to = end ?? serviceNow();
     return get<Stats>('/alarmtask/alarms/stats', { task_id: taskId, from: to - minutes * 60, to });
-  }, `stats ${taskId} ${minutes}`);
-  useInterval(state.reload, 15_000);
+  }, `stats ${taskId} ${minutes} ${end}`);
+  useInterval(state.reload, 15_000, end === undefined);
 
   return (
     <main id="main">
@@ -161,7 +163,9 @@ export function ChartsPage({ taskId, route }: { taskId: number; route: Route }) 
           Window
           <select
             value={minutes}
-            onChange={(e) => navigate(href('tasks', taskId, 'charts', { minutes: e.currentTarget.value }))}
+            onChange={(e) =>
+              navigate(href('tasks', taskId, 'charts', { minutes: e.currentTarget.value, to: end }))
+            }
           >
             {WINDOWS.map(([m, label]) => (
               <option key={m} value={m}>
@@ -170,6 +174,14 @@ export function ChartsPage({ taskId, route }: { taskId: number; route: Route }) 
             ))}
           </select>
         </label>
+        {end !== undefined && (
+          <>
+            <span class="live">until {dateTime(end)}</span>
+            <a class="button" href={href('tasks', taskId, 'charts', { minutes })}>
+              Follow now
+            </a>
+          </>
+        )}
       </form>
       <Loaded state={state}>
         {(stats) => {

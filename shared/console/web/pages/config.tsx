@@ -152,7 +152,7 @@ export function Receiver({ r }: { r: Any }) {
 }
 
 function receiverOf(x: Any) {
-  return x.reuse_receiver === 1 ? <p>the task's receivers</p> : <Receiver r={x.receiver} />;
+  return x.reuse_receiver === 1 ? <span> the task's receivers</span> : <Receiver r={x.receiver} />;
 }
 
 export function Configuration({ task }: { task: TaskDetail }) {

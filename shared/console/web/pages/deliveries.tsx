@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { actingUid, get, post } from '../api.ts';
-import { dateTime, duration, plural } from '../format.ts';
+import { answer, dateTime, duration, plural } from '../format.ts';
 import { href, navigate, type Route } from '../router.ts';
 import type { DeadLetter, DeadLetterList, Delivery, DeliveryList } from '../types.ts';
 import { AttemptBadge, ErrorBox, Loading, More, Notice, PageHead, Time, useAsync } from '../ui.tsx';
@@ -23,12 +23,6 @@ const SCENES = [
 ];
 const CHANNELS = ['sms', 'email', 'phone', 'dingworker', 'dinggroup', 'yachworker', 'yachgroup', 'wechat'];
 const QUEUES = ['webhook', 'notify', 'alarm', 'due'] as const;
-
-function answerOf(d: { status?: number; code?: string; error?: string }): string {
-  return [d.status !== undefined ? `HTTP ${d.status}` : '', d.code ?? '', d.error ?? '']
-    .filter(Boolean)
-    .join(' · ');
-}
 
 /** A task's webhook and notification attempts, newest first. */
 function Attempts({ taskId }: { taskId: number }) {
@@ -120,7 +114,7 @@ function Attempts({ taskId }: { taskId: number }) {
                 <td>
                   <AttemptBadge outcome={d.outcome} />
                 </td>
-                <td>{answerOf(d)}</td>
+                <td>{answer(d)}</td>
                 <td>{duration(d.duration_ms)}</td>
               </tr>
             ))}
@@ -169,7 +163,7 @@ function TestSend({ taskId }: { taskId: number }) {
       {result && (
         <div class={`alert ${result.outcome === 'delivered' ? 'ok' : 'error'}`} role="status">
           <AttemptBadge outcome={result.outcome} /> {result.target && <code>{result.target}</code>}{' '}
-          {answerOf(result)} in {duration(result.duration_ms)}{' '}
+          {answer(result)} in {duration(result.duration_ms)}{' '}
           <span class="muted">(webhook-id {result.webhook_id})</span>
         </div>
       )}
@@ -394,7 +388,7 @@ export function DeadLetters({
                 <td>
                   {d.reason ? (
                     <>
-                      {d.reason.outcome} (attempt {d.reason.attempt}) {answerOf(d.reason)}{' '}
+                      {d.reason.outcome} (attempt {d.reason.attempt}) {answer(d.reason)}{' '}
                       {d.reason.target && <code>{d.reason.target}</code>}
                     </>
                   ) : (

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { get } from '../api.ts';
-import { dateTime, duration, LEVELS, safeUrl } from '../format.ts';
+import { answer, dateTime, duration, LEVELS, safeUrl } from '../format.ts';
 import { href } from '../router.ts';
 import type { Attempt, Trace } from '../types.ts';
 import {
@@ -114,11 +114,7 @@ function Attempts({ attempts }: { attempts: Attempt[] }) {
             <td>
               <code>{a.target ?? ''}</code>
             </td>
-            <td>
-              {[a.status !== undefined ? `HTTP ${a.status}` : '', a.code ?? '', a.error ?? a.detail ?? '']
-                .filter(Boolean)
-                .join(' · ')}
-            </td>
+            <td>{answer(a)}</td>
             <td>{duration(a.duration_ms)}</td>
           </tr>
         ))}
@@ -164,9 +160,17 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                   </>
                 }
                 actions={
-                  <a class="button" href={href('tasks', taskId, 'alarms')}>
-                    Back to alarms
-                  </a>
+                  <>
+                    <a
+                      class="button"
+                      href={href('tasks', taskId, 'charts', { minutes: 60, to: a.created_at + 1800 })}
+                    >
+                      Charts around it
+                    </a>{' '}
+                    <a class="button" href={href('tasks', taskId, 'alarms')}>
+                      Back to alarms
+                    </a>
+                  </>
                 }
               />
               <TaskTabs taskId={taskId} current="alarms" />

@@ -1,0 +1,419 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hmacSign } from '../../shared/domain/auth/signature.ts';
+import { projectRoot } from '../../shared/local/paths.ts';
+import { advanceClock, api, baseUrl, call, serviceNow } from '../support/client.ts';
+import { TestReceiver } from '../support/receiver.ts';
+import { TEST_APP } from '../support/seed.ts';
+import { type CreatedTask, createTask, uniqueTaskName } from '../support/tasks.ts';
+
+/**
+ * The web console (issue 11) in a real browser: Debian's chromium driven by playwright-core against
+ * the shared local stack. Sign-in (a wrong token, then the right one), a task found by search, alarms
+ * appearing live, a decision trace, two workflows claimed and finished at once (and a 409 explained),
+ * a dead letter redriven, an expired signature explained, the charts.
+ *
+ * `npm run screenshots` runs this file with CONSOLE_SCREENSHOTS=1 and saves the main pages to
+ * docs/console/*.png.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const SHOTS = process.env.CONSOLE_SCREENSHOTS === '1';
+const SHOTS_DIR = join(projectRoot, 'docs/console');
+const ADMIN = 1;
+
+// biome-ignore lint/suspicious/noExplicitAny: response rows of arbitrary shape
+type Row = Record<string, any>;
+
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const pageErrors: string[] = [];
+const hook = new TestReceiver();
+const deadHook = new TestReceiver();
+let deadFailing = true;
+let task: CreatedTask;
+let deadTask: CreatedTask;
+
+/** Debian's chromium, headless; playwright gives it a fresh profile (--user-data-dir) of its own. */
+async function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+async function newPage(ctx: BrowserContext): Promise<Page> {
+  const p = await ctx.newPage();
+  p.setDefaultTimeout(15_000);
+  p.on('pageerror', (e) => pageErrors.push(e.message));
+  p.on('console', (m) => {
+    if (m.type() === 'error' && !/status of 40[139]/.test(m.text())) pageErrors.push(m.text());
+  });
+  return p;
+}
+
+const consoleUrl = (hash = '') => `${baseUrl()}/console${hash}`;
+
+async function shot(name: string): Promise<void> {
+  if (!SHOTS) return;
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: join(SHOTS_DIR, `${name}.png`), fullPage: true });
+}
+
+async function report(t: CreatedTask, ctn: Record<string, unknown>, level: number): Promise<string> {
+  const timestamp = await serviceNow();
+  const res = await call('POST', '/alarm/report', {
+    app: null,
+    json: { taskid: t.id, timestamp, sign: hmacSign(t.token, t.id, timestamp), ctn, level },
+  });
+  if (res.code !== 0) throw new Error(`report refused: ${res.code} ${res.msg}`);
+  return res.data.uuid as string;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * Screenshots only (this file alone, `npm run screenshots`): alarms over several minutes of the
+ * service clock, so the charts have something to show.
+ */
+async function busyMinutes(t: CreatedTask, minutes: number): Promise<void> {
+  for (let m = 0; m < minutes; m++) {
+    const n = 1 + ((m * 7) % 5);
+    for (let i = 0; i < n; i++) {
+      await report(
+        t,
+        { service: 'checkout', host: `web-${(m + i) % 4}`, error: 'HTTP 502 from payments' },
+        (m + i) % 4,
+      );
+    }
+    await advanceClock(60);
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+}
+
+async function signIn(p: Page, token = TEST_APP.token): Promise<void> {
+  await p.getByLabel('App id').fill(String(TEST_APP.id));
+  await p.getByLabel('App token').fill(token);
+  await p.getByLabel('Acting user (uid)').fill(String(ADMIN));
+  // Enter submits the form.
+  await p.getByLabel('Acting user (uid)').press('Enter');
+}
+
+beforeAll(async () => {
+  if (SHOTS) mkdirSync(SHOTS_DIR, { recursive: true });
+  await hook.start();
+  // A receiver that fails until told otherwise: the PING of its task dies (7 attempts, ~10 s).
+  deadHook.behaviour = () => ({ status: deadFailing ? 503 : 200 });
+  await deadHook.start();
+  [deadTask, task, browser] = await Promise.all([
+    createTask({
+      name: uniqueTaskName('billing-webhook'),
+      receiver: { channels: { email: [1], webhook: `${deadHook.url}/hook` } },
+    }),
+    createTask({
+      name: uniqueTaskName('checkout-api'),
+      receiver: { channels: { email: [1], webhook: `${hook.url}/tocsin?token=not-for-the-console` } },
+      // Content compression: each distinct alarm opens its own window, notified, with its workflow.
+      compress: { enable: true, method: 3, strategy: 1, strategy_cycle: 600, not_match: 1 },
+      workflow: { enable: true },
+      permission: { rw: [], ro: [4] },
+    }),
+    launch(),
+  ]);
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await newPage(context);
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await Promise.all([hook.stop(), deadHook.stop()]);
+});
+
+describe('the web console in a browser', () => {
+  it('refuses a wrong token with a clear message, signs in, and finds the task by search', async () => {
+    // Arrange
+    const started = Date.now();
+    await page.goto(consoleUrl());
+    await page.getByRole('heading', { name: 'Sign in to the tocsin console' }).waitFor();
+    const firstPageMs = Date.now() - started;
+
+    // Act: a wrong token
+    await signIn(page, 'f'.repeat(40));
+
+    // Assert: what went wrong and what to do
+    const refused = page.getByRole('alert');
+    await expect.poll(() => refused.textContent()).toContain('Sign-in refused: signature invalid');
+    expect(await refused.textContent()).toContain('Check the app id and the app token');
+
+    // Act: the right one, then a search
+    await signIn(page);
+    await page.getByRole('heading', { name: 'Tasks' }).waitFor();
+    await page.getByLabel('Search').fill(task.name.slice(0, 18));
+    await page.getByLabel('Search').press('Enter');
+
+    // Assert
+    const link = page.getByRole('link', { name: task.name });
+    await link.waitFor();
+    expect(firstPageMs).toBeLessThan(1000);
+    expect(page.url()).not.toContain(TEST_APP.token);
+    const stored = (await page.evaluate(
+      "({ session: sessionStorage.getItem('tocsin.console.session') ?? '', local: localStorage.length, cookie: document.cookie })",
+    )) as { session: string; local: number; cookie: string };
+    expect(JSON.parse(stored.session)).toMatchObject({ appId: TEST_APP.id, uid: ADMIN });
+    expect(stored.local).toBe(0);
+    expect(stored.cookie).toBe('');
+    await shot('tasks');
+  });
+
+  it('shows a task, its configuration without credentials, and new alarms live without a reload', async () => {
+    // Arrange
+    await page.getByRole('link', { name: task.name }).click();
+    await page.getByRole('heading', { name: task.name }).waitFor();
+    const receivers = page.locator('section', { has: page.getByRole('heading', { name: 'Receivers' }) });
+    expect(await receivers.textContent()).toContain(`${hook.url}/tocsin?…`);
+    expect(await page.content()).not.toContain('not-for-the-console');
+    await page.getByRole('link', { name: 'Alarms', exact: true }).click();
+    await page.getByText(/No alarm in the last 31 days/).waitFor();
+    await page.evaluate('window.marker = 42');
+
+    // Act: alarms arrive while the page is open
+    await report(task, { service: 'checkout', host: 'web-1', error: 'HTTP 502 from payments' }, 2);
+    await page.locator('tr', { hasText: 'web-1' }).waitFor();
+    await report(task, { service: 'checkout', host: 'web-2', error: 'disk full' }, 3);
+    await page.locator('tr', { hasText: 'web-2' }).waitFor();
+
+    // Assert: newest first, on the same page (no reload)
+    const rows = page.locator('tbody tr');
+    expect(await rows.first().textContent()).toContain('web-2');
+    expect(await rows.nth(1).textContent()).toContain('web-1');
+    expect(await rows.first().textContent()).toContain('urgent');
+    expect(await page.evaluate('window.marker')).toBe(42);
+    await shot('alarms');
+  });
+
+  it('opens the decision trace of an alarm as a timeline', async () => {
+    // Arrange
+    const row = page.locator('tr', { hasText: 'web-1' });
+    const uuid = await row.getAttribute('data-uuid');
+    const trace = await until('the trace with its webhook attempt and workflow', async () => {
+      const res = await api.get<Row>('/alarmtask/alarm/trace', {
+        query: { uid: ADMIN, task_id: task.id, uuid: String(uuid) },
+      });
+      return res.data.webhooks?.[0]?.attempts?.length && res.data.workflow ? res.data : undefined;
+    });
+
+    // Act
+    await row.getByRole('link', { name: 'Trace' }).click();
+
+    // Assert
+    await page.getByRole('heading', { name: `Alarm trace: ${task.name}` }).waitFor();
+    await page.getByText(trace.summary).waitFor();
+    const timeline = page.locator('ol.timeline');
+    const text = await timeline.textContent();
+    expect(text).toContain('Stage: compress');
+    expect(text).toContain('Receivers selected');
+    expect(text).toContain('Notification: email (compressed)');
+    expect(text).toContain('Webhook event: ALARM (compressed)');
+    expect(text).toContain('delivered');
+    expect(text).toContain(`Workflow #${trace.workflow.id} opened`);
+    expect(text).not.toContain('not-for-the-console');
+    await shot('trace');
+  });
+
+  it('claims two workflows at once, finishes them, and explains a 409', async () => {
+    // Arrange: a third alarm, so three pending workflows
+    await report(task, { service: 'checkout', host: 'web-3', error: 'timeout' }, 1);
+    const pending = await until('three pending workflows', async () => {
+      const res = await api.get<Row>('/workflow/list', {
+        query: { uid: ADMIN, task_id: task.id, status: 0 },
+      });
+      return res.data.workflows.length === 3 ? (res.data.workflows as Row[]) : undefined;
+    });
+    const [third, second, first] = pending.map((w) => w.id as number);
+    await page.getByRole('link', { name: 'Workflows', exact: true }).click();
+    const column = (name: string) =>
+      page.locator('section.column', { has: page.getByRole('heading', { name }) });
+    const card = (status: string, id: number) =>
+      column(status).getByRole('link', { name: `#${id}`, exact: true });
+    await card('pending', third).waitFor();
+
+    // Act: claim the first two together
+    await page.getByLabel(`Select workflow #${first}`).check();
+    await page.getByLabel(`Select workflow #${second}`).check();
+    await page.getByRole('button', { name: 'Claim' }).click();
+
+    // Assert
+    await page.getByText(`2 workflows claimed: #${first}, #${second}.`).waitFor();
+    await card('processing', second).waitFor();
+    await shot('workflows');
+
+    // Act: finish both, with a remark
+    await page.getByLabel(`Select workflow #${first}`).check();
+    await page.getByLabel(`Select workflow #${second}`).check();
+    await page.getByLabel('Remark').fill('restarted web-1 and web-2');
+    await page.getByRole('button', { name: 'Finish' }).click();
+
+    // Assert
+    await page.getByText(`2 workflows finished: #${first}, #${second}.`).waitFor();
+    await card('done', first).waitFor();
+    const done = await api.get<Row>('/workflow/show', { query: { id: first } });
+    expect(done.data.workflow.status).toBe(2);
+    expect(done.data.workflow.pipelines.map((p: Row) => [p.status, p.created_by, p.remark])).toEqual([
+      [0, 0, ''],
+      [1, ADMIN, ''],
+      [2, ADMIN, 'restarted web-1 and web-2'],
+    ]);
+
+    // Act: the third is claimed elsewhere while this page still shows it pending
+    await page.getByLabel(`Select workflow #${third}`).check();
+    const elsewhere = await api.put('/workflow/claim', { ids: [third], created_by: 4 });
+    expect(elsewhere.code).toBe(0);
+    await page.getByRole('button', { name: 'Claim' }).click();
+
+    // Assert: the conflict, and what to do
+    const alert = page.getByRole('alert');
+    await expect.poll(() => alert.textContent()).toContain(`Conflict: workflow [${third}] is processing`);
+    expect(await alert.textContent()).toContain('refresh, check it, then try again');
+
+    // Act / Assert: its pipeline history
+    await page.getByRole('link', { name: `#${first}`, exact: true }).click();
+    await page.getByRole('heading', { name: `Workflow #${first}` }).waitFor();
+    const history = await page.locator('ol.timeline').textContent();
+    expect(history).toContain('claimed');
+    expect(history).toContain('restarted web-1 and web-2');
+  });
+
+  it('redrives a dead letter from the deliveries page', async () => {
+    // Arrange: the dead task's PING is in the webhook dead-letter queue
+    const dead = await until(
+      'the dead PING',
+      async () => {
+        const res = await api.get<Row>('/delivery/dlq', {
+          query: { uid: ADMIN, queue: 'webhook', task_id: deadTask.id },
+        });
+        return res.data.dead_letters?.[0] as Row | undefined;
+      },
+      45_000,
+    );
+    deadFailing = false;
+    await page.goto(consoleUrl(`#/tasks/${deadTask.id}/deliveries`));
+    const row = page.locator(`tr[data-message-id="${dead.message_id}"]`);
+    await row.waitFor();
+    expect(await row.textContent()).toContain('HTTP 503');
+    await shot('deliveries');
+
+    // Act
+    await row.getByRole('button', { name: 'Redrive' }).click();
+
+    // Assert: moved back, then delivered as its 8th attempt
+    await page.getByText('1 dead letter redriven to the webhook queue.').waitFor();
+    await deadHook.waitFor(
+      (all) => all.filter((r) => r.headers['webhook-id'] === dead.event_id).length === 8,
+    );
+    const left = await api.get<Row>('/delivery/dlq', {
+      query: { uid: ADMIN, queue: 'webhook', task_id: deadTask.id },
+    });
+    expect(left.data.dead_letters.map((d: Row) => d.message_id)).not.toContain(dead.message_id);
+    await page.getByRole('button', { name: 'Refresh' }).first().click();
+    await page.locator('tr', { hasText: 'delivered' }).first().waitFor();
+  });
+
+  it('draws alarms per minute by level and by outcome', async () => {
+    // Arrange: the hour around the urgent alarm (other suites move the service clock by hours)
+    if (SHOTS) await busyMinutes(task, 12);
+    const alarms = (
+      await api.get<Row>('/alarmtask/alarms', { query: { uid: ADMIN, task_id: task.id, limit: 100 } })
+    ).data.alarms as Row[];
+    const urgent = alarms.find((a) => a.level === 3) as Row;
+    const to = urgent.created_at + 1800;
+    const stats = await api.get<Row>('/alarmtask/alarms/stats', {
+      query: { uid: ADMIN, task_id: task.id, from: to - 3600, to },
+    });
+    const sum = (pick: (m: Row) => number) => (stats.data.minutes as Row[]).reduce((n, m) => n + pick(m), 0);
+    const [urgentCount, notifiedCount] = [sum((m) => m.levels[3]), sum((m) => m.outcomes.notified ?? 0)];
+
+    // Act
+    await page.goto(consoleUrl(`#/tasks/${task.id}/charts?minutes=60&to=${to}`));
+
+    // Assert: the service's counts, drawn
+    const figure = (name: string) => page.locator('figure', { has: page.getByRole('heading', { name }) });
+    await figure('Alarms per minute by level').locator('rect').first().waitFor();
+    expect(urgentCount).toBeGreaterThanOrEqual(1);
+    expect(await figure('Alarms per minute by level').locator('.legend').textContent()).toContain(
+      `urgent ${urgentCount}`,
+    );
+    expect(await figure('Alarms per minute by outcome').locator('.legend').textContent()).toContain(
+      `notified ${notifiedCount}`,
+    );
+    expect(
+      await figure('Alarms per minute by outcome').locator('rect.s-outcome-notified').count(),
+    ).toBeGreaterThan(0);
+    if (SHOTS) {
+      await page.goto(consoleUrl(`#/tasks/${task.id}/charts`));
+      await figure('Alarms per minute by level').locator('rect').first().waitFor();
+      await shot('charts');
+      await page.goto(consoleUrl(`#/tasks/${task.id}`));
+      await page.getByRole('heading', { name: 'Configuration' }).waitFor();
+      await shot('task');
+    }
+  });
+
+  it('signs with the service clock: recovers from a wrong one, and explains an expired signature', async () => {
+    // Arrange: the page is told a service time an hour behind (documents only, or its clock reads too)
+    let skew: 'none' | 'page' | 'all' = 'page';
+    const skewed = await browser.newContext();
+    const p = await newPage(skewed);
+    await skewed.route(/\/console$/, async (route) => {
+      const res = await route.fetch();
+      const isPage = route.request().resourceType() === 'document';
+      if (skew === 'none' || (skew === 'page' && !isPage)) return route.fulfill({ response: res });
+      const behind = String(Date.now() - 3600_000);
+      const body = (await res.text()).replace(/(name="tocsin-now" content=")\d+/, `$1${behind}`);
+      await route.fulfill({ response: res, body, headers: { ...res.headers(), 'x-service-time': behind } });
+    });
+    await p.goto(consoleUrl());
+
+    // Act: sign in with a page clock an hour off
+    await signIn(p);
+
+    // Assert: refused as expired once, the service's clock read again, signed in
+    await p.getByRole('heading', { name: 'Tasks' }).waitFor();
+
+    // Act: the service's clock cannot be read right either (every answer an hour off)
+    skew = 'all';
+    await p.reload();
+
+    // Assert: what happened and what to do
+    const alert = p.getByRole('alert');
+    await expect.poll(() => alert.textContent()).toContain('Signature expired: the clocks disagree');
+    expect(await alert.textContent()).toContain("This computer's clock may be changing");
+
+    // Act: sign in again, as offered
+    await alert.getByRole('button', { name: 'Sign in again' }).click();
+
+    // Assert
+    await p.getByRole('heading', { name: 'Sign in to the tocsin console' }).waitFor();
+    expect(await p.evaluate("sessionStorage.getItem('tocsin.console.session')")).toBeNull();
+    await skewed.close();
+    expect(pageErrors).toEqual([]);
+  });
+});
