@@ -9,6 +9,8 @@ import { TaskHead } from './task.tsx';
 /** How often the live list asks for new alarms. */
 export const POLL_MS = 3000;
 const PAGE = 50;
+/** Pages one poll reads at most to catch up with a burst. */
+const MAX_CATCH_UP = 4;
 
 /**
  * A task's alarms, newest first, live: the first page is read again every few seconds and new alarms
@@ -50,20 +52,46 @@ export function AlarmsPage({ taskId, route }: { taskId: number; route: Route }) 
       .finally(() => gen === generation.current && setLoading(false));
   }, [key]);
 
+  /**
+   * The newest alarms: the first page, and the next ones while every alarm on them is new (a burst),
+   * up to MAX_CATCH_UP pages. When even those do not reach a known alarm, the list restarts from
+   * what was read (older pages load from there), so it never has a hole.
+   */
   const poll = async () => {
     const gen = generation.current;
     try {
-      const page = await get<AlarmList>('/alarmtask/alarms', { ...filter, limit: PAGE });
+      let page = await get<AlarmList>('/alarmtask/alarms', { ...filter, limit: PAGE });
+      const read = [...page.alarms];
+      for (
+        let n = 1;
+        n < MAX_CATCH_UP && page.next_cursor && page.alarms.every((a) => !known.current.has(a.uuid));
+        n++
+      ) {
+        page = await get<AlarmList>('/alarmtask/alarms', {
+          ...filter,
+          limit: PAGE,
+          cursor: page.next_cursor,
+        });
+        read.push(...page.alarms);
+      }
       if (gen !== generation.current) return;
-      const added = page.alarms.filter((a) => !known.current.has(a.uuid));
-      for (const a of added) known.current.add(a.uuid);
+      const added = read.filter((a) => !known.current.has(a.uuid));
       setError(undefined);
       setChecked(Date.now());
-      if (added.length > 0) {
+      if (added.length === 0) return;
+      const joined = read.some((a) => known.current.has(a.uuid)) || !page.next_cursor;
+      if (joined) {
         setAlarms((old) => [...added, ...old]);
-        setFresh(new Set(added.map((a) => a.uuid)));
-        setAnnounce(`${plural(added.length, 'new alarm')}`);
+      } else {
+        known.current = new Set();
+        setAlarms(read);
+        setCursor(page.next_cursor);
       }
+      for (const a of added) known.current.add(a.uuid);
+      setFresh(new Set(added.map((a) => a.uuid)));
+      setAnnounce(
+        `${plural(added.length, 'new alarm')}${joined ? '' : ' (a burst: the list restarts from the newest)'}`,
+      );
     } catch (err) {
       if (gen === generation.current) setError(err);
     }
