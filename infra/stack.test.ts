@@ -428,6 +428,17 @@ describe('grants', () => {
     expect(byRole.size).toBeLessThan(ofType('AWS::Lambda::Function').length);
   });
 
+  it('lets only a queue’s consumer receive from it or delete from it (no role shared with a consumer)', () => {
+    for (const q of queues) {
+      const consumer = functionFor(q.consumer);
+      for (const [id] of ofType('AWS::Lambda::Function')) {
+        const actions = actionsOn(statementsOf(id), queueId(q.name));
+        const consumes = actions.has('sqs:ReceiveMessage') || actions.has('sqs:DeleteMessage');
+        expect(consumes, `${id} on the ${q.name} queue`).toBe(id === consumer);
+      }
+    }
+  });
+
   it('stays well below the 500 resources CloudFormation allows in a stack', () => {
     const count = Object.keys(resources).length;
     expect(count).toBeLessThan(450);

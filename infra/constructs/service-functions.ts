@@ -128,7 +128,7 @@ export class ServiceFunctions extends Construct {
       timeout: Duration.seconds(spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS[spec.kind]),
       environment: { ...spec.environment, ...this.deadLetterEnvironment(spec), ...this.environment },
       logGroup,
-      role: this.roleFor(spec),
+      role: this.roleFor(id, spec),
       // X-Ray segments of every invocation (init, invoke, SQS event source); AWS SDK calls join them once
       // the code wraps its clients with Powertools Tracer.
       tracing: lambda.Tracing.ACTIVE,
@@ -147,11 +147,17 @@ export class ServiceFunctions extends Construct {
     return fn;
   }
 
-  /** The role of the functions granted what `spec` grants (created, with those grants, on first use). */
-  private roleFor(spec: FunctionSpec): iam.Role {
+  /**
+   * The role of the functions granted what `spec` grants (created, with those grants, on first use).
+   * Queue consumers and the scheduled runner get a role of their own: the stack grants them more
+   * after creation (consuming their queue, the provider secret), which must reach no other function.
+   */
+  private roleFor(id: string, spec: FunctionSpec): iam.Role {
     const statements = (spec.statements ?? []).map((st) => st.toStatementJson());
     const publishes = [...new Set(spec.publishes ?? [])].sort();
+    const own = spec.kind === 'consumer' || spec.kind === 'schedule';
     const key = JSON.stringify([
+      own ? id : '',
       spec.table,
       publishes,
       spec.readsSealKey,
@@ -162,7 +168,7 @@ export class ServiceFunctions extends Construct {
     if (role) return role;
     const pascal = (x: string) => x.charAt(0).toUpperCase() + x.slice(1);
     const name = [
-      'Role',
+      own ? `${id}Role` : 'Role',
       pascal(spec.table),
       ...publishes.map(pascal),
       spec.readsSealKey ? 'Seal' : '',
