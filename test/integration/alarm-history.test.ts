@@ -126,6 +126,12 @@ describe('GET /alarmtask/alarms', () => {
     expect((await history({ id: 999_999_999 })).code).toBe(404);
     const bad = await history(t, { cursor: 'not-a-cursor' });
     expect([bad.status, bad.code]).toEqual([422, 422]);
+    // Forged cursors: a day far outside the window (a read would walk years of days), a negative count.
+    const forge = (day: number, taken: number) =>
+      Buffer.from(JSON.stringify([day, '0#x', taken])).toString('base64url');
+    const today = Math.floor((await serviceNow()) / 86_400);
+    expect((await history(t, { cursor: forge(today + 2000, 0) })).status).toBe(422);
+    expect((await history(t, { cursor: forge(today, -1) })).status).toBe(422);
     const wide = await history(t, { from: 0, to: 90 * 86_400 });
     expect(wide.code).toBe(422);
     expect((await history(t, { outcome: 'maybe' })).code).toBe(422);

@@ -90,7 +90,7 @@ describe('the decision trace of a real alarm', () => {
       upgrade: { enable: true, strategies: [{ interval: 5, count: 2, level: 3, reuse_receiver: 1 }] },
       workflow: { enable: true },
       receiver: {
-        channels: { email: [1], webhook: receiver.url },
+        channels: { email: [1], webhook: `${receiver.url}/hook?token=hush-hush` },
         dispatch: [
           { conditions: [{ rule: [rule('ctn.team', 'eq', 'web')] }], receiver: { channels: { email: [3] } } },
           { conditions: [{ rule: [rule('ctn.team', 'eq', 'db')] }], receiver: { channels: { email: [2] } } },
@@ -118,6 +118,8 @@ describe('the decision trace of a real alarm', () => {
       return w?.attempts.some((a: Any) => a.outcome === 'delivered') ? tr : undefined;
     });
     expect(one.summary).toMatch(/^notified as the 1st alarm of batch \d+$/);
+    // The webhook's query may carry a token: a reader sees its origin and path only.
+    expect(JSON.stringify(one)).not.toContain('hush-hush');
     expect(one.configuration).toMatchObject({ changed: false, version_now: one.configuration.version_then });
     expect(stage(one, 'filter')).toMatchObject({
       result: 'kept',
@@ -244,6 +246,7 @@ describe('npm run admin -- alarms | trace | tasks | workflows | deliveries | dlq
     const t = await createTask({
       workflow: { enable: true },
       compress: { enable: true, method: 4, strategy: 1, strategy_cycle: 5 },
+      receiver: { channels: { email: [1], webhook: `${receiver.url}/cli?token=hush-cli` } },
     });
     const uuid = await report(t, { host: 'cli-1', msg: 'disk full' });
     await until('the alarm', async () => (await trace(t, uuid)).workflow);
@@ -259,6 +262,9 @@ describe('npm run admin -- alarms | trace | tasks | workflows | deliveries | dlq
     // Assert
     expect(alarms.code, alarms.stderr).toBe(0);
     expect(alarms.stdout).toMatch(new RegExp(`${uuid}\\s+\\d+\\s+warning\\s+notified`));
+    // The default receivers include the webhook, shown without its query (it may carry a token).
+    expect(json.stdout).not.toContain('hush-cli');
+    expect(JSON.parse(json.stdout).receivers.people.webhook).toBe(`${receiver.url}/cli?…`);
     expect(JSON.parse(json.stdout)).toMatchObject({
       alarm: { uuid, task: { id: t.id } },
       summary: expect.stringMatching(/^notified/),

@@ -172,6 +172,15 @@ const matches = (e: AlarmLogEntry, f: AlarmLogFilter, from: number, to: number) 
   (f.uuid === undefined || e.uuid === f.uuid) &&
   (f.history_id === undefined || e.history_id === f.history_id);
 
+/** Whether a cursor can belong to a read of `window` (a forged one could make a read walk years of days). */
+export function cursorFits(window: { from: number; to: number }, c: AlarmLogCursor): boolean {
+  return (
+    c.taken >= 0 &&
+    c.day >= webhookLogDayOf(window.from * 1000) &&
+    c.day <= webhookLogDayOf(window.to * 1000 + WRITE_LAG_MS)
+  );
+}
+
 /** Items read per request at most: a page of a rare filter over a busy log stops there with a cursor. */
 const MAX_ITEMS_PER_PAGE = 500;
 /** Items are written within seconds of the alarms they hold: read a little past `to`. */

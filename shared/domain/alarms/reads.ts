@@ -8,6 +8,7 @@ import { NotFoundError, ValidationError } from '../errors.ts';
 import { maskRobot } from '../notifications/providers/robot.ts';
 import { recipientsOf } from '../notifications/receivers.ts';
 import { taskForUser } from '../tasks/access.ts';
+import { redact } from '../tasks/reader.ts';
 import { LEVEL_NAMES, type Level, type Task } from '../tasks/model.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
 import { getWorkflowIdOfAlarm } from '../workflows/repository.ts';
@@ -19,6 +20,7 @@ import {
   type AlarmLogFilter,
   type AlarmResult,
   countAlarmLog,
+  cursorFits,
   queryAlarmLog,
   resultOf,
 } from './log.ts';
@@ -143,13 +145,10 @@ export async function listAlarms(q: HistoryQuery) {
     ...(q.metric ? { metric: q.metric } : {}),
     ...(q.batch ? { batch: q.batch } : {}),
   };
-  const page = await queryAlarmLog(
-    q.task_id,
-    window,
-    filter,
-    q.limit ?? 20,
-    q.cursor ? decodeCursor(q.cursor) : undefined,
-  );
+  const cursor = q.cursor ? decodeCursor(q.cursor) : undefined;
+  if (cursor && !cursorFits(window, cursor))
+    throw new ValidationError([{ field: 'cursor', message: 'cursor does not belong to this window' }]);
+  const page = await queryAlarmLog(q.task_id, window, filter, q.limit ?? 20, cursor);
   const content = await contentOf(page.entries);
   return {
     alarms: page.entries.map((e) => viewOf(e, content.get(e.uuid))),
@@ -189,13 +188,24 @@ async function findEntry(
   const window = windowOf(by, nowSeconds());
   const filter: AlarmLogFilter = by.uuid ? { uuid: by.uuid } : { history_id: by.history_id };
   let cursor: AlarmLogCursor | undefined;
+  let read = 0;
   do {
     const page = await queryAlarmLog(taskId, window, filter, 1, cursor);
     if (page.entries.length > 0) return page.entries[0];
+    read += page.scanned;
     cursor = page.next;
+    // A busy task's month of log is far too much for one request: search a narrower window.
+    if (cursor && read >= MAX_SEARCH_ITEMS) {
+      throw new NotFoundError(
+        `alarm [${by.uuid ?? by.history_id}] of task [${taskId}] not found in the ${read} most recent log items of the window; narrow it with from/to`,
+      );
+    }
   } while (cursor);
   return undefined;
 }
+
+/** Log items one lookup by history id (or of an unstored alarm) reads at most (about 20,000 alarms). */
+const MAX_SEARCH_ITEMS = 2_000;
 
 export interface AlarmRef {
   uid: number;
@@ -436,7 +446,7 @@ async function receiversOf(
   const reasons = sets.map((s) => {
     if (s.set === 'override')
       return { set: 'override', text: "the report carried its own receiver, which replaces the task's" };
-    if (s.set?.startsWith('d')) {
+    if (s.set && /^d\d+$/.test(s.set)) {
       const i = Number(s.set.slice(1));
       return {
         set: s.set,
@@ -456,7 +466,8 @@ async function receiversOf(
     sets: reasons,
     misses: why?.dispatch?.misses,
     alarm_groups: groups.map((g) => ({ id: g.id, name: g.name })),
-    people: recipients.channels,
+    // The webhook URL may carry a token in its query: its origin and path only.
+    people: redact(recipients.channels),
     robots: recipients.robotSets.map((s) => ({
       set: s.key,
       channel: s.channel,
