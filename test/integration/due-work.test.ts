@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
-import { leaseDue, putDue, queryDue } from '../../shared/domain/due/repository.ts';
+import { buryDue, leaseDue, putDue, queryDue, reviveDeadDue } from '../../shared/domain/due/repository.ts';
 import { type DueHandler, LEASE_SECONDS, MAX_ATTEMPTS, runDueWork } from '../../shared/domain/due/runner.ts';
-import { DUE_SHARDS } from '../../shared/db/keys.ts';
+import { DUE_SHARDS, shardOf } from '../../shared/db/keys.ts';
 
 /** The due-work index and runner against DynamoDB Local (the scheduled function's engine). */
 describe('due work', () => {
@@ -121,5 +121,25 @@ describe('due work', () => {
       error: 'provider down',
       payload: { x: 1 },
     });
+  });
+
+  it('revives dead work once, however often the revive is asked for (one transaction)', async () => {
+    // Arrange: a dead item of a kind no handler serves here
+    const ref = `revive-${randomUUID()}`;
+    const kind = 'test-revive';
+    const dead = { kind, ref, due_at: 1_000, payload: { n: 1 }, attempts: 3 };
+    await buryDue(dead, 'no-lease', 'boom', 2_000);
+    // Act: two revives at once, then a third
+    const now = 5_000_000_000;
+    const results = await Promise.all([reviveDeadDue(dead, now), reviveDeadDue(dead, now)]);
+    const again = await reviveDeadDue(dead, now + 1);
+    // Assert: exactly one revived; the due item exists once, the dead one is gone
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(again).toBe(false);
+    const get = (key: Record<string, string>) =>
+      db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
+    expect((await get(keys.dueDead(kind, 1_000, ref))).Item).toBeUndefined();
+    const due = (await get(keys.due(shardOf(`${kind}#${ref}`, DUE_SHARDS), now, kind, ref))).Item;
+    expect(due).toMatchObject({ ref, payload: { n: 1 }, attempts: 0 });
   });
 });

@@ -1,6 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import {
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import {
+  db,
+  isConditionFailure,
+  SCHEMA_VERSION,
+  tableName,
+  transactionConditionFailed,
+} from '../../db/client.ts';
 import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
 
 /** A unit of work due at a time: a delayed flush, a delay recovery, a reminder, a pause expiry. */
@@ -33,20 +46,24 @@ function toDueItem(i: Record<string, unknown>): DueItem {
 }
 
 /** AP-W1: schedule due work (idempotent: the same kind, ref and time is one item). */
+function dueRecord(d: DueItem): Record<string, unknown> {
+  return {
+    kind: d.kind,
+    ref: d.ref,
+    due_at: d.due_at,
+    payload: d.payload,
+    attempts: d.attempts,
+    entity: 'due',
+    schema_version: SCHEMA_VERSION,
+    ...itemKey(d),
+  };
+}
+
 export async function putDue(d: DueItem): Promise<void> {
   await db().send(
     new PutCommand({
       TableName: tableName(),
-      Item: {
-        kind: d.kind,
-        ref: d.ref,
-        due_at: d.due_at,
-        payload: d.payload,
-        attempts: d.attempts,
-        entity: 'due',
-        schema_version: SCHEMA_VERSION,
-        ...itemKey(d),
-      },
+      Item: dueRecord(d),
     }),
   );
 }
@@ -202,9 +219,10 @@ export async function listDeadDue(kind: string, limit: number, taskId?: number):
 }
 
 /**
- * AP-W9: give dead due work another run: put it back as due at `now` with no attempts counted, then
- * delete the dead item (a crash in between leaves both; handlers are idempotent per item). False when
- * the dead item is gone (revived by someone else meanwhile).
+ * AP-W9: give dead due work another run: in one transaction, put it back as due at `now` with no
+ * attempts counted and delete the dead item, so a revive happens once however often it is asked
+ * for (a second due item would run the work twice, e.g. apply a workflow announcement's counts
+ * again). False when the dead item is gone (revived by someone else meanwhile).
  */
 export async function reviveDeadDue(
   d: Pick<DueItem, 'kind' | 'ref' | 'due_at'>,
@@ -219,7 +237,37 @@ export async function reviveDeadDue(
   );
   if (!out.Item) return false;
   const dead = toDueItem(out.Item);
-  await putDue({ kind: dead.kind, ref: dead.ref, due_at: now, payload: dead.payload, attempts: 0 });
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: keys.dueDead(d.kind, d.due_at, d.ref) }));
+  const revived: DueItem = {
+    kind: dead.kind,
+    ref: dead.ref,
+    due_at: now,
+    payload: dead.payload,
+    attempts: 0,
+  };
+  try {
+    await db().send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: tableName(),
+              Item: dueRecord(revived),
+              ConditionExpression: 'attribute_not_exists(pk)',
+            },
+          },
+          {
+            Delete: {
+              TableName: tableName(),
+              Key: keys.dueDead(d.kind, d.due_at, d.ref),
+              ConditionExpression: 'attribute_exists(pk)',
+            },
+          },
+        ],
+      }),
+    );
+  } catch (err) {
+    if (transactionConditionFailed(err).length > 0) return false;
+    throw err;
+  }
   return true;
 }
