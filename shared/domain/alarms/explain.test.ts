@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AlarmMessage } from '../../messaging/messages.ts';
 import { testTask } from '../tasks/test-task.ts';
-import { explainAlarm } from './explain.ts';
+import { explainAlarm, WHY_MAX } from './explain.ts';
 import { planAlarm } from './model.ts';
 
 const alarm = (ctn: Record<string, unknown>, over: Partial<AlarmMessage> = {}): AlarmMessage => ({
@@ -143,5 +143,27 @@ describe('explainAlarm', () => {
     expect(explainAlarm(task, own, planAlarm(task, own))).toEqual({ task_version: 1, override: true });
     const resolved = alarm({}, { recovery: true });
     expect(explainAlarm(task, resolved, planAlarm(task, resolved)).recovery).toEqual({ mode: 'monitor' });
+  });
+});
+
+describe('explainAlarm on a huge configuration', () => {
+  it('stays within WHY_MAX: misses left out first, then all but the first rule of each match', () => {
+    // Arrange: 40 non-lazy dispatch items of 30 rules each, all matching, and long values
+    const long = 'x'.repeat(500);
+    const rules = Array.from({ length: 30 }, (_, i) => rule(`ctn.f${i}`, 'isset'));
+    const task = testTask({
+      receiver: {
+        channels: {},
+        mode: 2,
+        dispatch: Array.from({ length: 40 }, () => ({ conditions: [{ rule: rules }], receiver: {} })),
+      },
+    });
+    const a = alarm(Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${i}`, long])));
+    // Act
+    const why = explainAlarm(task, a, planAlarm(task, a));
+    // Assert
+    expect(JSON.stringify(why).length).toBeLessThanOrEqual(WHY_MAX);
+    expect(why.trimmed).toBe(true);
+    expect(why.dispatch?.matched[0]).toMatchObject({ index: 0, rules: [{ field: 'ctn.f0', ok: true }] });
   });
 });

@@ -42,6 +42,8 @@ export interface Why {
   task_version: number;
   /** The report carried its own receiver (no dispatch). */
   override?: true;
+  /** Cut to WHY_MAX: the misses, and all but each match's first rule, are left out. */
+  trimmed?: true;
   recovery?: ({ mode: 'condition' } & MatchTrace) | { mode: 'monitor' } | { mode: 'delay'; minutes: number };
   filter?: {
     mode: 'whitelist' | 'blacklist';
@@ -159,5 +161,25 @@ export function explainAlarm(task: Task, alarm: AlarmMessage, plan: Plan): Why {
     }
     why.dispatch = { mode: lazy ? 'lazy' : 'non-lazy', items: items.length, matched, misses };
   }
-  return why;
+  return trimmed(why);
+}
+
+/** Most a `why` takes (JSON characters): it travels in the alarm record and in the alarm log. */
+export const WHY_MAX = 8_192;
+
+/**
+ * A `why` within WHY_MAX: without the conditions that did not match, then with only the first rule
+ * of each matching condition (`trimmed` says so). Huge configurations (many dispatch items of many
+ * rules) would otherwise make records and log items heavy, up to DynamoDB's 400 KB item limit.
+ */
+function trimmed(why: Why): Why {
+  if (JSON.stringify(why).length <= WHY_MAX) return why;
+  const noMisses = JSON.parse(JSON.stringify(why), (k, v) => (k === 'misses' ? [] : v)) as Why;
+  noMisses.trimmed = true;
+  if (JSON.stringify(noMisses).length <= WHY_MAX) return noMisses;
+  const firstRules = JSON.parse(JSON.stringify(noMisses), (k, v) =>
+    k === 'rules' && Array.isArray(v) ? v.slice(0, 1) : v,
+  ) as Why;
+  if (firstRules.dispatch) firstRules.dispatch.matched = firstRules.dispatch.matched.slice(0, 20);
+  return firstRules;
 }

@@ -119,6 +119,9 @@ function fromItem(item: Record<string, unknown>): AlarmLogEntry[] {
   }));
 }
 
+/** Most JSON a log item holds (a batch's entries are split beyond it). */
+const LOG_ITEM_MAX = 64_000;
+
 /** AP-P9 (write): the entries of one consumer batch, one item per task (one BatchWriteItem). */
 export async function putAlarmLogs(entries: AlarmLogEntry[], atMs: number): Promise<void> {
   const byTask = new Map<number, AlarmLogEntry[]>();
@@ -127,7 +130,24 @@ export async function putAlarmLogs(entries: AlarmLogEntry[], atMs: number): Prom
     if (list) list.push(e);
     else byTask.set(e.task_id, [e]);
   }
-  const items = [...byTask.values()].map((log) => ({
+  // Items stay far below DynamoDB's 400 KB (each entry's reasons are at most WHY_MAX).
+  const chunks: AlarmLogEntry[][] = [];
+  for (const log of byTask.values()) {
+    let chunk: AlarmLogEntry[] = [];
+    let size = 0;
+    for (const e of log) {
+      const n = JSON.stringify(toRow(e)).length;
+      if (chunk.length > 0 && size + n > LOG_ITEM_MAX) {
+        chunks.push(chunk);
+        chunk = [];
+        size = 0;
+      }
+      chunk.push(e);
+      size += n;
+    }
+    chunks.push(chunk);
+  }
+  const items = chunks.map((log) => ({
     ...keys.alarmLog(log[0].task_id, atMs, randomBytes(6).toString('hex')),
     entity: 'alarm_log',
     schema_version: SCHEMA_VERSION,

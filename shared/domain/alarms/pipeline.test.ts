@@ -41,6 +41,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
   let nextId = 1000;
   let clock = 1_700_000_000;
   let failPublish = 0;
+  let failLog = 0;
   const deps: PipelineDeps = {
     now: () => clock,
     getTask: async () => task,
@@ -93,6 +94,10 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
     },
     sleep: async () => undefined,
     logAlarms: async (entries) => {
+      if (failLog > 0) {
+        failLog--;
+        throw new Error('table down');
+      }
       logged.push(...entries);
     },
     repo: {
@@ -160,6 +165,9 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
     },
     failNextPublish: (n = 1) => {
       failPublish = n;
+    },
+    failNextLog: () => {
+      failLog = 1;
     },
   };
 }
@@ -310,6 +318,39 @@ describe('processAlarmBatch', () => {
     expect(rec?.window).toEqual({ start: 1_700_000_000, end: 1_700_000_060 });
     expect(rec?.upgrade_counts).toEqual([2]);
     expect(rec?.expires_at).toBe(1_700_000_000 + 90 * 86_400);
+  });
+
+  it('logs a batch before publishing it: a failed log write retries the batch with nothing sent yet', async () => {
+    // Arrange: a task that stores nothing (a resend of its alarm would be a new notification)
+    const f = fakes(testTask({ flag_save_db: 0 }));
+    const a = alarm({ host: 'h' });
+    f.failNextLog();
+    // Act
+    const first = await processAlarmBatch([msg(a)], f.deps);
+    // Assert: retried, and nothing went out; the retry sends it once
+    expect(first).toEqual([`m-${a.uuid}`]);
+    expect(f.events).toEqual([]);
+    expect(f.jobs).toEqual([]);
+    expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([]);
+    expect(f.events.map((e) => e.eventId)).toEqual([`42:${a.uuid}:ALARM`]);
+    expect(f.logged.map((e) => e.uuid)).toEqual([a.uuid]);
+  });
+
+  it("keeps a compressed alarm's record as long as its window's flush and its metric's recovery may read it", async () => {
+    // Arrange: retention 1 day, a delay window of 3 days, delay recovery after 2 days
+    const f = fakes(
+      testTask({
+        alarm_retention_days: 1,
+        compress: { ...full, strategy: 2, strategy_cycle: 3 * 1440 },
+        recovery: { enable: true, mode: 2, delay_interval: 2 * 1440 },
+      }),
+    );
+    const a = alarm({ host: 'h' });
+    // Act
+    await processAlarmBatch([msg(a)], f.deps);
+    // Assert: the window end plus a paused task's longest hold and a day
+    const rec = f.records.get(`42#${a.uuid}`);
+    expect(rec?.expires_at).toBe(1_700_000_000 + 3 * 86_400 + 8 * 86_400);
   });
 
   it('a consumer that failed after the commit loses nothing: the retry re-runs the side effects only', async () => {

@@ -286,14 +286,15 @@ function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledRes
         log.push(...entries);
       },
     },
+    // The log first: if its write fails, the batch is retried before anything went out (an alarm
+    // that has no record would otherwise be sent again as new). A publish that fails after it only
+    // logs the batch's alarms twice (readers drop repeats).
     flush: async () => {
-      await Promise.all([
-        deps.publishMessages({
-          webhook: [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list)),
-          notify,
-        }),
-        log.length > 0 ? deps.logAlarms(log) : undefined,
-      ]);
+      if (log.length > 0) await deps.logAlarms(log);
+      await deps.publishMessages({
+        webhook: [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list)),
+        notify,
+      });
     },
   };
 }
@@ -315,6 +316,8 @@ function buildRecord(
     why: Why;
     window?: AlarmRecord['window'];
     upgradeCounts?: number[];
+    /** Seconds delayed work may still read the record (window flush, delay recovery). */
+    keepAtLeast?: number;
   },
 ): AlarmRecord {
   const history: HistoryRecord = {
@@ -346,9 +349,15 @@ function buildRecord(
     why: d.why,
     ...(d.window ? { window: d.window } : {}),
     ...(d.upgradeCounts?.length ? { upgrade_counts: d.upgradeCounts } : {}),
-    expires_at: d.now + retentionDaysOf(task) * 86_400,
+    expires_at: d.now + Math.max(retentionDaysOf(task) * 86_400, d.keepAtLeast ?? 0),
   };
 }
+
+/**
+ * A paused task holds its delayed work until the pause ends (at most 7 days); a day more of margin.
+ * A compressed alarm's record outlives its window and its metric's delay recovery by this much.
+ */
+const HELD_WORK_MARGIN_SECONDS = 8 * 86_400;
 
 /** The log entry of a stored alarm (its reasons stay in the record). */
 function loggedRecord(r: AlarmRecord): AlarmLogEntry {
@@ -504,6 +513,7 @@ async function processGroup(task: Task, metric: string, items: GroupItem[], deps
         why: whys.get(alarm.uuid) as Why,
         window: { start: step.windowStart, end: step.windowEnd },
         upgradeCounts: step.counts,
+        keepAtLeast: Math.max(step.windowEnd - now, delay ?? 0) + HELD_WORK_MARGIN_SECONDS,
       });
     });
     const dues: DueItem[] = result.flushes.map((f) => ({
