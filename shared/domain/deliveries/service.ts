@@ -161,8 +161,9 @@ interface DeliveriesCursor {
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A position is a sort key: DynamoDB takes at most 1,024 bytes of one. */
 const isSortKey = (v: unknown): v is string =>
-  typeof v === 'string' && /^\d{13}#/.test(v) && v.length <= 1200;
+  typeof v === 'string' && /^\d{13}#/.test(v) && Buffer.byteLength(v, 'utf8') <= 1024;
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
 function validPosition(source: SourceId, v: unknown): boolean {

@@ -97,6 +97,26 @@ describe('candidateIds', () => {
     expect(jobIds).toContain('7:u:recovery:dinggroup:default');
   });
 
+  it("a compressed alarm of a task with delay recovery: also its metric's recovery notices", () => {
+    const delayed = {
+      ...task,
+      flag_save_db: 1,
+      compress: { enable: true, method: 4 },
+      recovery: { enable: true, mode: 2, delay_interval: 10 },
+    } as unknown as typeof task;
+    const { eventIds, jobIds } = candidateIds(
+      7,
+      'u',
+      record({ outcome: 'compressed', upgrades: [] }),
+      delayed,
+    );
+    expect(eventIds).toEqual(['7:u:ALARM', '7:u:RECOVERY']);
+    expect(jobIds).toContain('7:u:recovery:email');
+    expect(candidateIds(7, 'u', record({ outcome: 'compressed', upgrades: [] }), task).eventIds).toEqual([
+      '7:u:ALARM',
+    ]);
+  });
+
   it('a recovery is the RECOVERY event and the recovery scene', () => {
     const { eventIds, jobIds } = candidateIds(7, 'u', record({ outcome: 'recovery', upgrades: [] }), task);
     expect(eventIds).toEqual(['7:u:RECOVERY']);

@@ -1,3 +1,4 @@
+import { recoveryDelaySeconds } from '../alarms/recovery.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import { getAlarmRecord } from '../alarms/repository.ts';
 import type { StoredMessage } from '../notifications/channel-message.ts';
@@ -77,6 +78,12 @@ export function candidateIds(
             : 'not_compress',
       ]
     : ['not_compress', 'recovery'];
+  // A compressed alarm that was its metric's last before a quiet spell is recovered by the delay
+  // recovery, which notifies with its uuid.
+  if (record?.outcome === 'compressed' && task && recoveryDelaySeconds(task) !== undefined) {
+    events.push('RECOVERY');
+    scenes.push('recovery');
+  }
   for (const fire of record?.upgrades ?? []) {
     events.push(`UPGRADE:${fire.key}`);
     scenes.push(`upgrade:${fire.key}`);
@@ -133,8 +140,11 @@ export async function deliveriesOfAlarm(
   const { eventIds, jobIds } = candidateIds(taskId, uuid, record, task);
   // A delayed window notifies its first alarm when the window ends.
   const windowEnd = (record as { window?: { end?: number } } | undefined)?.window?.end;
-  const notifiedAt =
-    record?.notify === 'deferred' && windowEnd ? Math.max(windowEnd, processedAt) : processedAt;
+  const delay = record?.outcome === 'compressed' && task ? (recoveryDelaySeconds(task) ?? 0) : 0;
+  const notifiedAt = Math.max(
+    record?.notify === 'deferred' && windowEnd ? Math.max(windowEnd, processedAt) : processedAt,
+    processedAt + delay,
+  );
   const window = {
     taskId,
     fromMs: processedAt * 1000 - 60_000,
