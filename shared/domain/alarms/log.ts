@@ -5,7 +5,7 @@ import { keys, webhookLogDayOf } from '../../db/keys.ts';
 import type { Level } from '../tasks/model.ts';
 import type { CompressNotify } from './compress.ts';
 import type { Why } from './explain.ts';
-import type { PlanKind } from './model.ts';
+import type { AlarmRecord, PlanKind } from './model.ts';
 
 /**
  * A task's alarm log (AP-P9): every alarm the pipeline processed — stored or not, notified or
@@ -64,6 +64,26 @@ export function resultOf(e: Pick<AlarmLogEntry, 'decision' | 'notify'>): AlarmRe
     default:
       return 'notified';
   }
+}
+
+/** The log entry of a stored alarm (its reasons stay in the record). */
+export function entryOfRecord(r: AlarmRecord, expiresAt = r.expires_at ?? 0): AlarmLogEntry {
+  return {
+    uuid: r.uuid,
+    task_id: r.task_id,
+    history_id: r.history.id,
+    created_at: r.history.created_at,
+    level: r.history.level,
+    reported_level: r.reported_level,
+    decision: r.outcome,
+    notify: r.notify,
+    ...(r.history.metric ? { metric: r.history.metric } : {}),
+    ...(r.history.batch ? { batch: r.history.batch } : {}),
+    ...(r.k !== undefined ? { k: r.k } : {}),
+    upgrades: r.upgrades?.length ?? 0,
+    stored: true,
+    expires_at: expiresAt,
+  };
 }
 
 /** An entry as stored: [uuid, history id, created_at, level, reported level, decision, notify, metric, batch, k, upgrades, why]. */
@@ -207,6 +227,41 @@ const MAX_ITEMS_PER_PAGE = 500;
 const WRITE_LAG_MS = 120_000;
 
 /**
+ * The log items of a task over a window, newest first: one Query per UTC day (descending, paged by
+ * 50). Resuming at `resume`, the item it stopped in comes first (the range ends at that item).
+ */
+async function* logItems(
+  taskId: number,
+  window: { from: number; to: number },
+  resume?: { day: number; sk: string },
+): AsyncGenerator<{ day: number; sk: string; item: Record<string, unknown> }> {
+  const firstDay = webhookLogDayOf(window.from * 1000);
+  for (let day = resume?.day ?? webhookLogDayOf(window.to * 1000 + WRITE_LAG_MS); day >= firstDay; day--) {
+    const to =
+      resume && resume.day === day ? resume.sk : keys.alarmLogSkFrom(window.to * 1000 + WRITE_LAG_MS);
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await db().send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+          ExpressionAttributeValues: {
+            ':pk': keys.alarmLogDay(taskId, day),
+            ':from': keys.alarmLogSkFrom(window.from * 1000),
+            ':to': to,
+          },
+          ScanIndexForward: false,
+          Limit: 50,
+          ExclusiveStartKey: start,
+        }),
+      );
+      start = page.LastEvaluatedKey;
+      for (const item of page.Items ?? []) yield { day, sk: item.sk as string, item };
+    } while (start);
+  }
+}
+
+/**
  * AP-P9 (read): a task's log entries from `from` to `to` (Unix seconds), newest first, filtered, at
  * most `limit`, resuming at `cursor`. One Query per UTC day (descending, paged); an item's entries are
  * taken newest first. Repeats of a uuid within the page are dropped.
@@ -220,43 +275,19 @@ export async function queryAlarmLog(
 ): Promise<AlarmLogPage> {
   const entries: AlarmLogEntry[] = [];
   const seen = new Set<string>();
-  const firstDay = webhookLogDayOf(window.from * 1000);
   let scanned = 0;
-  for (let day = cursor?.day ?? webhookLogDayOf(window.to * 1000 + WRITE_LAG_MS); day >= firstDay; day--) {
-    let start: Record<string, unknown> | undefined;
-    // Resuming: the item the cursor stopped in is read again (the sort key range ends at it).
-    const resume = cursor && cursor.day === day ? cursor : undefined;
-    do {
-      const page = await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-          ExpressionAttributeValues: {
-            ':pk': keys.alarmLogDay(taskId, day),
-            ':from': keys.alarmLogSkFrom(window.from * 1000),
-            ':to': resume ? resume.sk : keys.alarmLogSkFrom(window.to * 1000 + WRITE_LAG_MS),
-          },
-          ScanIndexForward: false,
-          Limit: 50,
-          ExclusiveStartKey: start,
-        }),
-      );
-      start = page.LastEvaluatedKey;
-      for (const item of page.Items ?? []) {
-        const sk = item.sk as string;
-        scanned++;
-        const all = fromItem(item).sort((a, b) => b.created_at - a.created_at);
-        const skip = resume && sk === resume.sk ? resume.taken : 0;
-        for (let i = skip; i < all.length; i++) {
-          const e = all[i];
-          if (!matches(e, filter, window.from, window.to) || seen.has(e.uuid)) continue;
-          seen.add(e.uuid);
-          entries.push(e);
-          if (entries.length >= limit) return { entries, next: { day, sk, taken: i + 1 }, scanned };
-        }
-        if (scanned >= MAX_ITEMS_PER_PAGE) return { entries, next: { day, sk, taken: all.length }, scanned };
-      }
-    } while (start);
+  for await (const { day, sk, item } of logItems(taskId, window, cursor)) {
+    scanned++;
+    const all = fromItem(item).sort((a, b) => b.created_at - a.created_at);
+    const skip = cursor && cursor.day === day && cursor.sk === sk ? cursor.taken : 0;
+    for (let i = skip; i < all.length; i++) {
+      const e = all[i];
+      if (!matches(e, filter, window.from, window.to) || seen.has(e.uuid)) continue;
+      seen.add(e.uuid);
+      entries.push(e);
+      if (entries.length >= limit) return { entries, next: { day, sk, taken: i + 1 }, scanned };
+    }
+    if (scanned >= MAX_ITEMS_PER_PAGE) return { entries, next: { day, sk, taken: all.length }, scanned };
   }
   return { entries, scanned };
 }
@@ -285,44 +316,24 @@ export async function countAlarmLog(
   const seen = new Set<string>();
   let read = 0;
   let complete = true;
-  const firstDay = webhookLogDayOf(window.from * 1000);
-  outer: for (let day = webhookLogDayOf(window.to * 1000 + WRITE_LAG_MS); day >= firstDay; day--) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-          ExpressionAttributeValues: {
-            ':pk': keys.alarmLogDay(taskId, day),
-            ':from': keys.alarmLogSkFrom(window.from * 1000),
-            ':to': keys.alarmLogSkFrom(window.to * 1000 + WRITE_LAG_MS),
-          },
-          ScanIndexForward: false,
-          ExclusiveStartKey: start,
-        }),
-      );
-      start = page.LastEvaluatedKey;
-      for (const item of page.Items ?? []) {
-        if (read++ >= MAX_COUNT_ITEMS) {
-          complete = false;
-          break outer;
-        }
-        for (const e of fromItem(item)) {
-          if (e.created_at < window.from || e.created_at > window.to || seen.has(e.uuid)) continue;
-          seen.add(e.uuid);
-          const minute = e.created_at - (e.created_at % 60);
-          let m = byMinute.get(minute);
-          if (!m) {
-            m = { minute, levels: [0, 0, 0, 0], outcomes: {} };
-            byMinute.set(minute, m);
-          }
-          m.levels[e.level]++;
-          const r = resultOf(e);
-          m.outcomes[r] = (m.outcomes[r] ?? 0) + 1;
-        }
+  for await (const { item } of logItems(taskId, window)) {
+    if (read++ >= MAX_COUNT_ITEMS) {
+      complete = false;
+      break;
+    }
+    for (const e of fromItem(item)) {
+      if (e.created_at < window.from || e.created_at > window.to || seen.has(e.uuid)) continue;
+      seen.add(e.uuid);
+      const minute = e.created_at - (e.created_at % 60);
+      let m = byMinute.get(minute);
+      if (!m) {
+        m = { minute, levels: [0, 0, 0, 0], outcomes: {} };
+        byMinute.set(minute, m);
       }
-    } while (start);
+      m.levels[e.level]++;
+      const r = resultOf(e);
+      m.outcomes[r] = (m.outcomes[r] ?? 0) + 1;
+    }
   }
   return { minutes: [...byMinute.values()].sort((a, b) => a.minute - b.minute), complete };
 }

@@ -16,7 +16,7 @@ import { strategyOf } from './compress.ts';
 import { explainAlarm, type Why } from './explain.ts';
 import type { HistoryRecord } from './history.ts';
 import { nextHistoryId } from './ids.ts';
-import { type AlarmLogEntry, putAlarmLogs } from './log.ts';
+import { type AlarmLogEntry, entryOfRecord, putAlarmLogs } from './log.ts';
 import {
   type AlarmRecord,
   advanceMetric,
@@ -359,25 +359,9 @@ function buildRecord(
  */
 const HELD_WORK_MARGIN_SECONDS = 8 * 86_400;
 
-/** The log entry of a stored alarm (its reasons stay in the record). */
-function loggedRecord(r: AlarmRecord): AlarmLogEntry {
-  return {
-    uuid: r.uuid,
-    task_id: r.task_id,
-    history_id: r.history.id,
-    created_at: r.history.created_at,
-    level: r.history.level,
-    reported_level: r.reported_level,
-    decision: r.outcome,
-    notify: r.notify,
-    ...(r.history.metric ? { metric: r.history.metric } : {}),
-    ...(r.history.batch ? { batch: r.history.batch } : {}),
-    ...(r.k !== undefined ? { k: r.k } : {}),
-    upgrades: r.upgrades?.length ?? 0,
-    stored: true,
-    expires_at: r.expires_at ?? r.processed_at + retentionDaysOf({}) * 86_400,
-  };
-}
+/** The log entry of a stored alarm; a record written before records expired gets the task's retention. */
+const logged = (task: Task, r: AlarmRecord) =>
+  entryOfRecord(r, r.expires_at ?? r.processed_at + retentionDaysOf(task) * 86_400);
 
 /** The log entry of an alarm that has no record (filtered out, or of a task that stores nothing). */
 function loggedUnstored(task: Task, alarm: AlarmMessage, plan: Plan, why: Why, now: number): AlarmLogEntry {
@@ -448,12 +432,12 @@ async function processSingle(
   });
   if ((await deps.recordAlarm(record)) === 'created') {
     await runEffects(task, record, deps);
-    return deps.logAlarms([loggedRecord(record)]);
+    return deps.logAlarms([logged(task, record)]);
   }
   const stored = await deps.repo.getAlarmRecord(task.id, alarm.uuid);
   if (!stored) throw new Error(`alarm ${alarm.uuid}: record not found after a duplicate put`);
   await runEffects(task, stored, replaying(deps, stored.processed_at));
-  await deps.logAlarms([loggedRecord(stored)]);
+  await deps.logAlarms([logged(task, stored)]);
 }
 
 /**
@@ -556,16 +540,16 @@ async function processGroup(task: Task, metric: string, items: GroupItem[], deps
     }
     if (res.conflict) await deps.sleep(Math.min(400, 10 * 2 ** attempt) * (0.5 + Math.random()));
   }
-  const logged = [...committed];
+  const recorded = [...committed];
   for (const r of committed) await runEffects(task, r, deps);
   for (const uuid of replays) {
     const r = await deps.repo.getAlarmRecord(task.id, uuid);
     if (r) {
       await runEffects(task, r, replaying(deps, r.processed_at));
-      logged.push(r);
+      recorded.push(r);
     }
   }
-  await deps.logAlarms(logged.map(loggedRecord));
+  await deps.logAlarms(recorded.map((r) => logged(task, r)));
 }
 
 function alarmNotice(task: Task, record: AlarmRecord, type: string): Notice {

@@ -21,6 +21,7 @@ import {
   type AlarmResult,
   countAlarmLog,
   cursorFits,
+  entryOfRecord,
   queryAlarmLog,
   resultOf,
 } from './log.ts';
@@ -240,30 +241,10 @@ async function locate(ref: AlarmRef): Promise<Located> {
   return { task, record, entry };
 }
 
-/** A record as a log entry (same view for stored and unstored alarms). */
-function entryOf(r: AlarmRecord): AlarmLogEntry {
-  return {
-    uuid: r.uuid,
-    task_id: r.task_id,
-    history_id: r.history.id,
-    created_at: r.history.created_at,
-    level: r.history.level,
-    reported_level: r.reported_level,
-    decision: r.outcome,
-    notify: r.notify,
-    ...(r.history.metric ? { metric: r.history.metric } : {}),
-    ...(r.history.batch ? { batch: r.history.batch } : {}),
-    ...(r.k !== undefined ? { k: r.k } : {}),
-    upgrades: r.upgrades?.length ?? 0,
-    stored: true,
-    expires_at: r.expires_at ?? 0,
-  };
-}
-
 /** GET /alarmtask/alarm: one alarm by uuid or history id. */
 export async function showAlarm(ref: AlarmRef) {
   const { record, entry } = await locate(ref);
-  const e = record ? entryOf(record) : (entry as AlarmLogEntry);
+  const e = record ? entryOfRecord(record) : (entry as AlarmLogEntry);
   return {
     alarm: {
       ...viewOf(e, record ? { ctn: record.history.ctn, notice_time: record.history.notice_time } : undefined),
@@ -513,7 +494,7 @@ const defaultTraceDeps: TraceDeps = {
 /** GET /alarmtask/alarm/trace: why was (or wasn't) anyone notified of this alarm. */
 export async function traceAlarm(ref: AlarmRef, deps: TraceDeps = defaultTraceDeps) {
   const { task, record, entry } = await locate(ref);
-  const e = record ? entryOf(record) : (entry as AlarmLogEntry);
+  const e = record ? entryOfRecord(record) : (entry as AlarmLogEntry);
   const why = record?.why ?? entry?.why;
   const versionThen = why?.task_version;
   const processedAt = record?.processed_at ?? e.created_at;
