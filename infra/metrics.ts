@@ -19,6 +19,8 @@ export const METRICS = {
   alarmsRefused: { name: 'AlarmsRefused', unit: 'Count', dimensions: ['code'] },
   /** What the pipeline decided (compressed, recovery, rejected, drop, ...). */
   pipelineOutcome: { name: 'PipelineOutcome', unit: 'Count', dimensions: ['outcome'] },
+  /** Alarm log entries (the history) that could not be written after retries; the alarms were processed. */
+  alarmLogLost: { name: 'AlarmLogLost', unit: 'Count', dimensions: [] },
   /** Webhook attempts by outcome. */
   webhookDelivery: { name: 'WebhookDelivery', unit: 'Count', dimensions: ['outcome'] },
   /** Duration of one webhook POST. */

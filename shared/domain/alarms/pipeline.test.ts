@@ -166,8 +166,8 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
     failNextPublish: (n = 1) => {
       failPublish = n;
     },
-    failNextLog: () => {
-      failLog = 1;
+    failNextLog: (n = 1) => {
+      failLog = n;
     },
   };
 }
@@ -320,19 +320,24 @@ describe('processAlarmBatch', () => {
     expect(rec?.expires_at).toBe(1_700_000_000 + 90 * 86_400);
   });
 
-  it('logs a batch before publishing it: a failed log write retries the batch with nothing sent yet', async () => {
+  it('never retries a batch for its log: a log write that keeps failing costs history entries, not a resend', async () => {
     // Arrange: a task that stores nothing (a resend of its alarm would be a new notification)
     const f = fakes(testTask({ flag_save_db: 0 }));
     const a = alarm({ host: 'h' });
-    f.failNextLog();
+    f.failNextLog(3);
     // Act
-    const first = await processAlarmBatch([msg(a)], f.deps);
-    // Assert: retried, and nothing went out; the retry sends it once
-    expect(first).toEqual([`m-${a.uuid}`]);
-    expect(f.events).toEqual([]);
-    expect(f.jobs).toEqual([]);
-    expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([]);
+    const failed = await processAlarmBatch([msg(a)], f.deps);
+    // Assert: acknowledged and sent once; the log entry is lost (three attempts)
+    expect(failed).toEqual([]);
     expect(f.events.map((e) => e.eventId)).toEqual([`42:${a.uuid}:ALARM`]);
+    expect(f.logged).toEqual([]);
+  });
+
+  it('retries a failed log write: a passing failure loses nothing', async () => {
+    const f = fakes(testTask());
+    const a = alarm({ host: 'h' });
+    f.failNextLog(2);
+    expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([]);
     expect(f.logged.map((e) => e.uuid)).toEqual([a.uuid]);
   });
 

@@ -286,17 +286,39 @@ function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledRes
         log.push(...entries);
       },
     },
-    // The log first: if its write fails, the batch is retried before anything went out (an alarm
-    // that has no record would otherwise be sent again as new). A publish that fails after it only
-    // logs the batch's alarms twice (readers drop repeats).
+    // The log beside the publishing, never in its way: a log write that fails (after the retries of
+    // its own) costs the history those entries, not a redelivery of a batch that may already have gone
+    // out (an alarm that has no record would be sent again as new). Counted as AlarmLogLost.
     flush: async () => {
-      if (log.length > 0) await deps.logAlarms(log);
-      await deps.publishMessages({
-        webhook: [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list)),
-        notify,
-      });
+      await Promise.all([
+        deps.publishMessages({
+          webhook: [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list)),
+          notify,
+        }),
+        log.length > 0 ? logBestEffort(deps, log) : undefined,
+      ]);
     },
   };
+}
+
+/** Tries to log a batch three times (100 ms, 400 ms apart); logs and counts the loss otherwise. */
+async function logBestEffort(deps: PipelineDeps, entries: AlarmLogEntry[]): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await deps.logAlarms(entries);
+      return;
+    } catch (err) {
+      if (attempt >= 2) {
+        logger.error('alarm log entries lost (the alarms themselves were processed)', {
+          uuids: entries.map((e) => e.uuid),
+          error: err as Error,
+        });
+        count('AlarmLogLost', {}, entries.length);
+        return;
+      }
+      await deps.sleep(100 * 4 ** attempt);
+    }
+  }
 }
 
 function buildRecord(
