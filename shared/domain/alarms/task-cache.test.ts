@@ -2,7 +2,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vite
 import { advanceClock, nowSeconds } from '../../clock.ts';
 import { resetConfig } from '../../config/env.ts';
 import type { Task } from '../tasks/model.ts';
-import { clearTaskCache, getTaskCached } from './task-cache.ts';
+import { batchedTaskLoader, clearTaskCache, getTaskCached } from './task-cache.ts';
 
 beforeAll(() => {
   process.env.TABLE_NAME = 'unit';
@@ -75,5 +75,43 @@ describe('getTaskCached', () => {
     // Assert
     expect(callsBefore).toBe(1);
     expect(deps.getTask).toHaveBeenCalledTimes(2);
+  });
+});
+
+describe('batchedTaskLoader', () => {
+  it('reads the tasks asked for in one turn with one consistent batch read, a single one with GetItem', async () => {
+    // Arrange
+    const deps = {
+      getTask: vi.fn(async (id: number, _consistent?: boolean) => ({ id }) as Task),
+      getTasks: vi.fn(async (ids: number[], _consistent: boolean) =>
+        ids.filter((id) => id !== 3).map((id) => ({ id }) as Task),
+      ),
+    };
+    const load = batchedTaskLoader(deps);
+    // Act: three tasks (one unknown) and a repeat, in one turn; then one alone
+    const [a, b, c, again] = await Promise.all([load(1), load(2), load(3), load(1)]);
+    const alone = await load(9);
+    // Assert
+    expect([a?.id, b?.id, c, again?.id]).toEqual([1, 2, undefined, 1]);
+    expect(deps.getTasks).toHaveBeenCalledTimes(1);
+    expect(deps.getTasks).toHaveBeenCalledWith([1, 2, 3], true);
+    expect(alone?.id).toBe(9);
+    expect(deps.getTask).toHaveBeenCalledWith(9, true);
+  });
+
+  it('fails every waiter of a failed read, and the next turn reads afresh', async () => {
+    let fail = true;
+    const deps = {
+      getTask: vi.fn(async (id: number) => ({ id }) as Task),
+      getTasks: vi.fn(async (ids: number[]) => {
+        if (fail) throw new Error('throttled');
+        return ids.map((id) => ({ id }) as Task);
+      }),
+    };
+    const load = batchedTaskLoader(deps);
+    const results = await Promise.allSettled([load(1), load(2)]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    fail = false;
+    expect((await Promise.all([load(1), load(2)])).map((t) => t?.id)).toEqual([1, 2]);
   });
 });

@@ -1,7 +1,7 @@
 import { nowMs } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import type { Task } from '../tasks/model.ts';
-import { getTask } from '../tasks/repository.ts';
+import { getTask, getTasks } from '../tasks/repository.ts';
 
 /**
  * Task reads cached in module scope (one per container) for `config().taskCacheSeconds`, so the hot
@@ -10,7 +10,8 @@ import { getTask } from '../tasks/repository.ts';
  * Concurrent misses of one task share one read. Loads are strongly consistent reads.
  *
  * Consequence: a stop, pause, delete or token change takes effect on ingestion within
- * `taskCacheSeconds`. Consumers that must see a change made before an event was created (a PING to a
+ * `taskCacheSeconds`. Misses of one turn of the event loop are read together (batchedTaskLoader).
+ * Consumers that must see a change made before an event was created (a PING to a
  * new webhook URL) pass `notOlderThan`: an entry loaded before that second is reloaded.
  */
 interface Entry {
@@ -27,10 +28,52 @@ export interface CacheOptions {
   notOlderThan?: number;
 }
 
+type TaskLoader = (id: number, consistent?: boolean) => Promise<Task | undefined>;
+
+/**
+ * A loader that reads the tasks asked for in one turn of the event loop together: one strongly
+ * consistent BatchGetItem (one GetItem for a single task). A consumer batch of alarms of many tasks
+ * costs one read request instead of one per task.
+ */
+export function batchedTaskLoader(
+  deps: { getTask: TaskLoader; getTasks: (ids: number[], consistent: boolean) => Promise<Task[]> } = {
+    getTask,
+    getTasks,
+  },
+): TaskLoader {
+  let pending: Map<number, { done: (t: Task | undefined) => void; fail: (e: unknown) => void }[]> | undefined;
+  const flush = async () => {
+    const batch = pending as NonNullable<typeof pending>;
+    pending = undefined;
+    const ids = [...batch.keys()];
+    try {
+      const found =
+        ids.length === 1
+          ? new Map([[ids[0], await deps.getTask(ids[0], true)]])
+          : new Map((await deps.getTasks(ids, true)).map((t) => [t.id, t]));
+      for (const [id, waiters] of batch) for (const w of waiters) w.done(found.get(id));
+    } catch (err) {
+      for (const waiters of batch.values()) for (const w of waiters) w.fail(err);
+    }
+  };
+  return (id) =>
+    new Promise((done, fail) => {
+      if (!pending) {
+        pending = new Map();
+        queueMicrotask(() => void flush());
+      }
+      const waiters = pending.get(id);
+      if (waiters) waiters.push({ done, fail });
+      else pending.set(id, [{ done, fail }]);
+    });
+}
+
+const loadTask = batchedTaskLoader();
+
 export async function getTaskCached(
   id: number,
   opts: CacheOptions = {},
-  deps: { getTask: (id: number, consistent?: boolean) => Promise<Task | undefined> } = { getTask },
+  deps: { getTask: TaskLoader } = { getTask: loadTask },
 ): Promise<Task | undefined> {
   const now = nowMs();
   const hit = cache.get(id);

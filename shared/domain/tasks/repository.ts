@@ -503,10 +503,10 @@ export async function queryTaskListing(input: {
 }
 
 /** AP-T14: tasks by ids (BatchGetItem); missing ones are absent. */
-export async function getTasks(ids: number[]): Promise<Task[]> {
+export async function getTasks(ids: number[], consistent = false): Promise<Task[]> {
   const items = await getItems(
     [...new Set(ids)].map((id) => keys.task(id)),
-    { what: 'tasks' },
+    { consistent, what: 'tasks' },
   );
   return items.map(fromTaskItem);
 }
