@@ -222,6 +222,8 @@ function world(letters: DeadLetter[], opts: { admin?: boolean } = {}) {
       revived.push(`${d.kind}#${d.due_at}#${d.ref}`);
       return dead.some((x) => x.kind === d.kind && x.ref === d.ref && x.due_at === d.due_at);
     },
+    // Workflow 3 belongs to task 8.
+    tasksOfWorkflows: async (ids) => new Map(ids.filter((id) => id === 3).map((id) => [id, 8])),
     now: () => 1000,
   };
   return { deps, queue, hidden, moved, released, revived };
@@ -283,6 +285,9 @@ describe('listDeadLetters', () => {
     expect(mine.dead_letters).toMatchObject([
       { message_id: 'compress-flush#50#7:m:1', task_id: 7, attempts: 10, reason: { error: 'boom' } },
     ]);
+    // Workflow work names its workflow, not its task: the filter reads the workflow's task.
+    const eight = await listDeadLetters({ uid: 1, queue: 'due', task_id: 8 }, w.deps);
+    expect(eight.dead_letters.map((d) => d.message_id)).toEqual(['workflow-remind#40#3:0:1']);
   });
 });
 

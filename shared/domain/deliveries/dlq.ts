@@ -14,6 +14,7 @@ import { type DeadDueItem, listDeadDue, reviveDeadDue } from '../due/repository.
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { getJobState, listAttemptsOfJob } from '../notifications/repository.ts';
 import { requireAdmin } from '../tasks/access.ts';
+import { getWorkflows } from '../workflows/repository.ts';
 import { listAttemptsOfEvent } from '../webhooks/repository.ts';
 import { DEFAULT_LIMIT, type DlqQueue } from './schemas.ts';
 
@@ -182,6 +183,8 @@ export interface DlqDeps {
   alarmRecorded: (taskId: number, uuid: string) => Promise<boolean>;
   listDeadDue: typeof listDeadDue;
   reviveDeadDue: typeof reviveDeadDue;
+  /** The task of each workflow (those that exist). */
+  tasksOfWorkflows: (ids: number[]) => Promise<Map<number, number>>;
   now: () => number;
 }
 
@@ -196,8 +199,13 @@ export const dlqDeps: DlqDeps = {
   alarmRecorded: async (taskId, uuid) => (await getAlarmRecord(taskId, uuid)) !== undefined,
   listDeadDue,
   reviveDeadDue,
+  tasksOfWorkflows: async (ids) =>
+    new Map([...(await getWorkflows(ids)).values()].map((w) => [w.id, w.task_id])),
   now: nowSeconds,
 };
+
+/** Dead workflow items read at most to filter them by task (dead work is rare; they stay 1,000). */
+const MAX_DUE_SCAN = 1_000;
 
 /** Every kind of due work (shared/domain/due/handlers.ts; a unit test keeps the two lists equal). */
 export const DUE_KINDS = [
@@ -288,8 +296,25 @@ function parseDueId(id: string): { kind: string; due_at: number; ref: string } |
 
 const taskOfDue = (d: DeadDueItem) => int(d.payload.task_id);
 
+/** Workflow work names its workflows, not its task: a task filter reads their tasks. */
+const WORKFLOW_KINDS = new Set(['workflow-announce', 'workflow-remind']);
+
+/** The workflows a dead workflow item is about (an announcement may span several, of several tasks). */
+function workflowsOfDue(d: DeadDueItem): number[] {
+  const p = d.payload as { workflow_id?: unknown; records?: { workflow_id?: unknown }[] };
+  const ids = [p.workflow_id, ...(Array.isArray(p.records) ? p.records.map((r) => r?.workflow_id) : [])];
+  return ids.filter((id): id is number => Number.isSafeInteger(id));
+}
+
 async function deadDueItems(limit: number, taskId: number | undefined, deps: DlqDeps) {
-  const lists = await Promise.all(DUE_KINDS.map((kind) => deps.listDeadDue(kind, limit + 1, taskId)));
+  const lists = await Promise.all(
+    DUE_KINDS.map(async (kind) => {
+      if (taskId === undefined || !WORKFLOW_KINDS.has(kind)) return deps.listDeadDue(kind, limit + 1, taskId);
+      const all = await deps.listDeadDue(kind, MAX_DUE_SCAN);
+      const tasks = await deps.tasksOfWorkflows([...new Set(all.flatMap(workflowsOfDue))]);
+      return all.filter((d) => workflowsOfDue(d).some((w) => tasks.get(w) === taskId)).slice(0, limit + 1);
+    }),
+  );
   return lists.flat().sort((a, b) => b.buried_at - a.buried_at || b.due_at - a.due_at);
 }
 
