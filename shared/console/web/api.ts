@@ -225,5 +225,26 @@ export function actingUid(): number {
 
 export const get = <T>(path: string, query: Query = {}) =>
   call<T>('GET', path, { query: { uid: actingUid(), ...query } });
+
+/**
+ * A page of a listing, filled: the service may answer a short page with a cursor (a cap on what one
+ * request reads), so this follows `next_cursor` while the rows are fewer than `limit`, at most
+ * `maxCalls` requests. "Nothing found" is only true once `next_cursor` is empty.
+ */
+export async function getFilled<T extends { next_cursor: string }>(
+  path: string,
+  query: Query,
+  field: keyof T,
+  limit: number,
+  maxCalls = 8,
+): Promise<T> {
+  let page = await get<T>(path, { ...query, limit });
+  const rows = [...(page[field] as unknown[])];
+  for (let n = 1; n < maxCalls && rows.length < limit && page.next_cursor; n++) {
+    page = await get<T>(path, { ...query, limit: limit - rows.length, cursor: page.next_cursor });
+    rows.push(...(page[field] as unknown[]));
+  }
+  return { ...page, [field]: rows };
+}
 export const put = <T>(path: string, body: Record<string, unknown>) => call<T>('PUT', path, { body });
 export const post = <T>(path: string, body: Record<string, unknown>) => call<T>('POST', path, { body });

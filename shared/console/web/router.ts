@@ -10,11 +10,20 @@ export interface Route {
   query: URLSearchParams;
 }
 
+/** A path segment decoded; a malformed escape (`%E0%A4%A`) stays as typed (it then names no page). */
+function decodeSafely(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 export function parseHash(hash: string): Route {
   const text = hash.replace(/^#\/?/, '');
   const [path, search = ''] = text.split('?', 2);
   return {
-    parts: path.split('/').filter(Boolean).map(decodeURIComponent),
+    parts: path.split('/').filter(Boolean).map(decodeSafely),
     query: new URLSearchParams(search),
   };
 }

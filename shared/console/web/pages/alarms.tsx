@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { get } from '../api.ts';
+import { get, getFilled } from '../api.ts';
 import { clock, compact, LEVELS, OUTCOMES, plural } from '../format.ts';
 import { href, navigate, type Route } from '../router.ts';
 import type { AlarmList, AlarmView } from '../types.ts';
@@ -40,7 +40,7 @@ export function AlarmsPage({ taskId, route }: { taskId: number; route: Route }) 
     setCursor('');
     setLoading(true);
     setError(undefined);
-    get<AlarmList>('/alarmtask/alarms', { ...filter, limit: PAGE })
+    getFilled<AlarmList>('/alarmtask/alarms', filter, 'alarms', PAGE)
       .then((page) => {
         if (gen !== generation.current) return;
         for (const a of page.alarms) known.current.add(a.uuid);
@@ -75,13 +75,15 @@ export function AlarmsPage({ taskId, route }: { taskId: number; route: Route }) 
         read.push(...page.alarms);
       }
       if (gen !== generation.current) return;
-      const added = read.filter((a) => !known.current.has(a.uuid));
+      const seen = new Set<string>();
+      const added = read.filter((a) => !known.current.has(a.uuid) && !seen.has(a.uuid) && seen.add(a.uuid));
       setError(undefined);
       setChecked(Date.now());
       if (added.length === 0) return;
       const joined = read.some((a) => known.current.has(a.uuid)) || !page.next_cursor;
       if (joined) {
-        setAlarms((old) => [...added, ...old]);
+        // A log item written late can hold an alarm older than ones shown: keep the list in time order.
+        setAlarms((old) => [...added, ...old].sort((a, b) => b.created_at - a.created_at));
       } else {
         known.current = new Set();
         setAlarms(read);
@@ -99,17 +101,19 @@ export function AlarmsPage({ taskId, route }: { taskId: number; route: Route }) 
   useInterval(poll, POLL_MS, live && !loading);
 
   const older = async () => {
+    const gen = generation.current;
     setLoading(true);
     try {
-      const page = await get<AlarmList>('/alarmtask/alarms', { ...filter, limit: PAGE, cursor });
+      const page = await getFilled<AlarmList>('/alarmtask/alarms', { ...filter, cursor }, 'alarms', PAGE);
+      if (gen !== generation.current) return;
       const added = page.alarms.filter((a) => !known.current.has(a.uuid));
       for (const a of added) known.current.add(a.uuid);
       setAlarms((old) => [...old, ...added]);
       setCursor(page.next_cursor);
     } catch (err) {
-      setError(err);
+      if (gen === generation.current) setError(err);
     } finally {
-      setLoading(false);
+      if (gen === generation.current) setLoading(false);
     }
   };
 
@@ -156,7 +160,9 @@ export function AlarmsPage({ taskId, route }: { taskId: number; route: Route }) 
       {alarms.length === 0 && loading && <Loading what="Loading alarms" />}
       {alarms.length === 0 && !loading && error === undefined && (
         <p class="empty">
-          No alarm in the last 31 days{level || outcome ? ' with these filters' : ''}. New ones appear here.
+          {cursor
+            ? 'None found yet among the most recent alarms: load more to search further back.'
+            : `No alarm in the last 31 days${level || outcome ? ' with these filters' : ''}. New ones appear here.`}
         </p>
       )}
       {alarms.length > 0 && (

@@ -196,7 +196,8 @@ export function ChartsPage({ taskId, route }: { taskId: number; route: Route }) 
             <>
               {!stats.complete && (
                 <p class="warn">
-                  Too many alarms to count them all in one request: the busiest minutes are counted in part.
+                  Too many alarms to count them all in one request: counting goes from the newest minute back,
+                  so the oldest minutes shown are counted in part (narrow the window to see them whole).
                 </p>
               )}
               <StackedBars

@@ -1,5 +1,5 @@
-import { useEffect, useState } from 'preact/hooks';
-import { get } from '../api.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { get, getFilled } from '../api.ts';
 import { type Route, href, navigate } from '../router.ts';
 import type { Counts, Named, TaskList, TaskSummary } from '../types.ts';
 import { ErrorBox, Loading, More, PageHead, TaskStatusBadge, Time, useAsync } from '../ui.tsx';
@@ -20,30 +20,37 @@ export function TasksPage({ route }: { route: Route }) {
   const [error, setError] = useState<unknown>();
   const [tagNames, setTagNames] = useState<Record<string, string>>({});
 
+  // Only the newest request's answer counts (a slower earlier one must not overwrite it).
+  const generation = useRef(0);
   const load = async (after: string, replace: boolean) => {
+    const gen = ++generation.current;
     setLoading(true);
     setError(undefined);
     try {
-      const page = await get<TaskList>('/alarmtask/list', {
-        ...filter,
-        limit: 50,
-        cursor: after || undefined,
-      });
+      const page = await getFilled<TaskList>(
+        '/alarmtask/list',
+        { ...filter, cursor: after || undefined },
+        'tasks',
+        50,
+      );
+      if (gen !== generation.current) return;
       setTasks((old) => (replace ? page.tasks : [...old, ...page.tasks]));
       setCursor(page.next_cursor);
       const names: Record<string, string> = {};
       for (const t of page.tasks) for (const tag of t.tags) names[tag.id] = tag.name;
       setTagNames((old) => ({ ...old, ...names }));
       if (page.tasks.length > 0) {
+        // The counts are an extra: a task deleted meanwhile (404) leaves them out, not the page.
         const c = await get<{ counts: Counts[] }>('/workflow/counts', {
           task_ids: page.tasks.map((t) => t.id).join(','),
-        });
+        }).catch(() => ({ counts: [] as Counts[] }));
+        if (gen !== generation.current) return;
         setCounts((old) => ({ ...old, ...Object.fromEntries(c.counts.map((x) => [x.task_id, x])) }));
       }
     } catch (err) {
-      setError(err);
+      if (gen === generation.current) setError(err);
     } finally {
-      setLoading(false);
+      if (gen === generation.current) setLoading(false);
     }
   };
 
@@ -106,7 +113,9 @@ export function TasksPage({ route }: { route: Route }) {
       </form>
       {error !== undefined && <ErrorBox error={error} onRetry={() => load(cursor, tasks.length === 0)} />}
       {tasks.length === 0 && loading && <Loading what="Loading tasks" />}
-      {tasks.length === 0 && !loading && error === undefined && <p class="empty">No task matches.</p>}
+      {tasks.length === 0 && !loading && error === undefined && (
+        <p class="empty">{cursor ? 'None found yet: load more to search further.' : 'No task matches.'}</p>
+      )}
       {tasks.length > 0 && (
         <table class="grid">
           <thead>

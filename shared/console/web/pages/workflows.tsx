@@ -310,6 +310,13 @@ export function WorkflowPage({ taskId, id }: { taskId: number; id: number }) {
     <main id="main">
       <Loaded state={state}>
         {({ workflow: w }) => {
+          // /workflow/show is authorised by the app alone: show a workflow only under its own task.
+          if (w.task?.id !== taskId)
+            return (
+              <p class="empty">
+                Workflow #{id} does not belong to task {taskId}.
+              </p>
+            );
           const ctn = (() => {
             try {
               return JSON.parse(w.history?.ctn ?? '') as unknown;
