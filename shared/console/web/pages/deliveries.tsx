@@ -1,5 +1,5 @@
-import { useEffect, useState } from 'preact/hooks';
-import { actingUid, get, post } from '../api.ts';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { actingUid, get, getFilled, post } from '../api.ts';
 import { answer, dateTime, duration, plural } from '../format.ts';
 import { href, navigate, type Route } from '../router.ts';
 import type { DeadLetter, DeadLetterList, Delivery, DeliveryList } from '../types.ts';
@@ -33,22 +33,26 @@ function Attempts({ taskId }: { taskId: number }) {
   const [error, setError] = useState<unknown>();
   const [round, setRound] = useState(0);
 
+  // Only the newest request's answer counts (a slower earlier one must not overwrite it).
+  const generation = useRef(0);
   const load = async (after: string) => {
+    const gen = ++generation.current;
     setLoading(true);
     setError(undefined);
     try {
-      const page = await get<DeliveryList>('/alarmtask/deliveries', {
-        task_id: taskId,
-        kind,
-        limit: 30,
-        cursor: after || undefined,
-      });
+      const page = await getFilled<DeliveryList>(
+        '/alarmtask/deliveries',
+        { task_id: taskId, kind, cursor: after || undefined },
+        'deliveries',
+        30,
+      );
+      if (gen !== generation.current) return;
       setRows((old) => (after ? [...old, ...page.deliveries] : page.deliveries));
       setCursor(page.next_cursor);
     } catch (err) {
-      setError(err);
+      if (gen === generation.current) setError(err);
     } finally {
-      setLoading(false);
+      if (gen === generation.current) setLoading(false);
     }
   };
   useEffect(() => {

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { actingUid, get, put } from '../api.ts';
+import { actingUid, get, getFilled, put } from '../api.ts';
 import { compact, dateTime, PIPELINE_STATUS, plural, WORKFLOW_STATUS } from '../format.ts';
 import { href } from '../router.ts';
 import type { Counts, Workflow, WorkflowList } from '../types.ts';
@@ -206,15 +206,19 @@ export function WorkflowsPage({ taskId }: { taskId: number }) {
   const [message, setMessage] = useState('');
   const [round, setRound] = useState(0);
 
+  // Per column, only the newest request's answer counts (a reload must not be overwritten by a slow one).
+  const generations = useRef<Record<number, number>>({});
   const loadColumn = async (status: number, cursor: string) => {
+    const gen = (generations.current[status] = (generations.current[status] ?? 0) + 1);
     setColumns((c) => ({ ...c, [status]: { ...(c[status] ?? { items: [], cursor: '' }), loading: true } }));
     try {
-      const page = await get<WorkflowList>('/workflow/list', {
-        task_id: taskId,
-        status,
-        limit: 20,
-        cursor: cursor || undefined,
-      });
+      const page = await getFilled<WorkflowList>(
+        '/workflow/list',
+        { task_id: taskId, status, cursor: cursor || undefined },
+        'workflows',
+        20,
+      );
+      if (gen !== generations.current[status]) return;
       setColumns((c) => ({
         ...c,
         [status]: {
@@ -224,6 +228,7 @@ export function WorkflowsPage({ taskId }: { taskId: number }) {
         },
       }));
     } catch (error) {
+      if (gen !== generations.current[status]) return;
       setColumns((c) => ({
         ...c,
         [status]: { items: c[status]?.items ?? [], cursor, loading: false, error },
