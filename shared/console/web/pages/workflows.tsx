@@ -209,7 +209,8 @@ export function WorkflowsPage({ taskId }: { taskId: number }) {
   // Per column, only the newest request's answer counts (a reload must not be overwritten by a slow one).
   const generations = useRef<Record<number, number>>({});
   const loadColumn = async (status: number, cursor: string) => {
-    const gen = (generations.current[status] = (generations.current[status] ?? 0) + 1);
+    const gen = (generations.current[status] ?? 0) + 1;
+    generations.current[status] = gen;
     setColumns((c) => ({ ...c, [status]: { ...(c[status] ?? { items: [], cursor: '' }), loading: true } }));
     try {
       const page = await getFilled<WorkflowList>(
