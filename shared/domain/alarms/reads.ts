@@ -280,23 +280,6 @@ function ordinal(n: number): string {
   return `${n}${s}`;
 }
 
-/** A receiver config shown without secrets: robots by masked webhook, the webhook by origin. */
-function receiversView(channels: Record<string, unknown>) {
-  const out: Record<string, unknown> = {};
-  for (const [ch, v] of Object.entries(channels)) {
-    if (ch === 'webhook' && typeof v === 'string') {
-      try {
-        out.webhook = new URL(v).origin;
-      } catch {
-        out.webhook = '(invalid URL)';
-      }
-    } else if (Array.isArray(v) && v.length > 0 && typeof v[0] === 'object') {
-      out[ch] = (v as { webhook: string }[]).map((r) => maskRobot(r.webhook));
-    } else out[ch] = v;
-  }
-  return out;
-}
-
 function stagesOf(task: Task, e: AlarmLogEntry, why: Why | undefined, record: AlarmRecord | undefined) {
   const stages: Record<string, unknown>[] = [];
   const r = why?.recovery;
@@ -454,9 +437,7 @@ async function receiversOf(
       channel: s.channel,
       robots: s.robots.map((r) => maskRobot(r.webhook)),
     })),
-    ...(record?.receiver?.channels
-      ? { override: receiversView(record.receiver.channels as Record<string, unknown>) }
-      : {}),
+    ...(record?.receiver?.channels ? { override: redact(record.receiver.channels) } : {}),
   };
 }
 

@@ -10,8 +10,8 @@ import {
   SCHEMA_VERSION,
   tableName,
 } from '../../db/client.ts';
-import { DUE_SHARDS, keys, shardOf } from '../../db/keys.ts';
-import type { DueItem } from '../due/repository.ts';
+import { keys } from '../../db/keys.ts';
+import { type DueItem, dueRecord } from '../due/repository.ts';
 import type { AlarmRecord, MetricState } from './model.ts';
 
 /**
@@ -111,16 +111,6 @@ export async function queryMetricMinutes(
   return out;
 }
 
-/** The stored form of due work (the same item due/repository.putDue writes), for use in a transaction. */
-function dueItem(d: DueItem): Record<string, unknown> {
-  return {
-    ...keys.due(shardOf(`${d.kind}#${d.ref}`, DUE_SHARDS), d.due_at, d.kind, d.ref),
-    entity: 'due',
-    schema_version: SCHEMA_VERSION,
-    ...d,
-  };
-}
-
 export interface MetricCommit {
   state: MetricState;
   /** The version the state was read at; undefined when it did not exist. */
@@ -187,7 +177,7 @@ export async function commitMetricGroup(c: MetricCommit): Promise<CommitResult> 
       Put: { TableName: table, Item: alarmItem(r), ConditionExpression: 'attribute_not_exists(pk)' },
     });
   }
-  for (const d of c.dues) items.push({ Put: { TableName: table, Item: dueItem(d) } });
+  for (const d of c.dues) items.push({ Put: { TableName: table, Item: dueRecord(d) } });
   try {
     await db().send(new TransactWriteCommand({ TransactItems: items }));
     return { ok: true };

@@ -30,7 +30,8 @@ export interface DueItem {
   leased_until?: number;
 }
 
-function itemKey(d: Pick<DueItem, 'kind' | 'ref' | 'due_at'>) {
+/** The key of a due item (its shard from a hash of kind and ref). */
+export function dueKey(d: Pick<DueItem, 'kind' | 'ref' | 'due_at'>) {
   return keys.due(shardOf(`${d.kind}#${d.ref}`, DUE_SHARDS), d.due_at, d.kind, d.ref);
 }
 
@@ -46,7 +47,8 @@ function toDueItem(i: Record<string, unknown>): DueItem {
 }
 
 /** AP-W1: schedule due work (idempotent: the same kind, ref and time is one item). */
-function dueRecord(d: DueItem): Record<string, unknown> {
+/** The stored form of due work: what putDue writes, and what a transaction puts with other items. */
+export function dueRecord(d: DueItem): Record<string, unknown> {
   return {
     kind: d.kind,
     ref: d.ref,
@@ -55,7 +57,7 @@ function dueRecord(d: DueItem): Record<string, unknown> {
     attempts: d.attempts,
     entity: 'due',
     schema_version: SCHEMA_VERSION,
-    ...itemKey(d),
+    ...dueKey(d),
   };
 }
 
@@ -70,7 +72,7 @@ export async function putDue(d: DueItem): Promise<void> {
 
 /** AP-W2: cancel scheduled work (no error when it already ran or never existed). */
 export async function deleteDue(d: Pick<DueItem, 'kind' | 'ref' | 'due_at'>): Promise<void> {
-  await db().send(new DeleteCommand({ TableName: tableName(), Key: itemKey(d) }));
+  await db().send(new DeleteCommand({ TableName: tableName(), Key: dueKey(d) }));
 }
 
 /** AP-W3: one page of the work due by `now` on one shard, oldest first (leased items included). */
@@ -108,7 +110,7 @@ export async function leaseDue(d: DueItem, now: number, seconds: number): Promis
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: itemKey(d),
+        Key: dueKey(d),
         UpdateExpression: 'SET leased_until = :until, lease_token = :token',
         ConditionExpression:
           'attribute_exists(pk) AND (attribute_not_exists(leased_until) OR leased_until <= :now)',
@@ -128,7 +130,7 @@ export async function completeDue(d: DueItem, token: string): Promise<void> {
     await db().send(
       new DeleteCommand({
         TableName: tableName(),
-        Key: itemKey(d),
+        Key: dueKey(d),
         ConditionExpression: 'lease_token = :token',
         ExpressionAttributeValues: { ':token': token },
       }),
@@ -144,7 +146,7 @@ export async function retryDue(d: DueItem, token: string, attempts: number, retr
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
-        Key: itemKey(d),
+        Key: dueKey(d),
         UpdateExpression: 'SET attempts = :a, leased_until = :retry',
         ConditionExpression: 'lease_token = :token',
         ExpressionAttributeValues: { ':a': attempts, ':retry': retryAt, ':token': token },

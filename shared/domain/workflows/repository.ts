@@ -9,8 +9,8 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { db, fromItem, getItems, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
-import { DUE_SHARDS, keys, shardOf, WF_COUNT_SHARDS } from '../../db/keys.ts';
-import type { DueItem } from '../due/repository.ts';
+import { keys, shardOf, WF_COUNT_SHARDS } from '../../db/keys.ts';
+import { type DueItem, dueKey, dueRecord } from '../due/repository.ts';
 import {
   COUNT_FIELDS,
   type CountDelta,
@@ -65,15 +65,6 @@ function pipelineItem(p: PipelineRecord): Record<string, unknown> {
     schema_version: SCHEMA_VERSION,
     ...p,
   };
-}
-
-/** The key of a due item, built exactly as due/repository.ts builds it (so the runner finds it). */
-export function dueKey(d: Pick<DueItem, 'kind' | 'ref' | 'due_at'>): Key {
-  return keys.due(shardOf(`${d.kind}#${d.ref}`, DUE_SHARDS), d.due_at, d.kind, d.ref);
-}
-
-function dueItem(d: DueItem): Record<string, unknown> {
-  return { ...dueKey(d), entity: 'due', schema_version: SCHEMA_VERSION, ...d };
 }
 
 /** Codes of a cancelled transaction, or undefined when the error is not a cancellation. */
@@ -162,7 +153,7 @@ export async function insertWorkflow(input: {
             },
           },
           { Put: { TableName: tableName(), Item: pipelineItem(pipeline) } },
-          { Put: { TableName: tableName(), Item: dueItem(outbox) } },
+          { Put: { TableName: tableName(), Item: dueRecord(outbox) } },
         ],
       }),
     );
@@ -300,7 +291,7 @@ export async function applyWorkflowChanges(
       },
     });
   }
-  items.push({ Put: { TableName: tableName(), Item: dueItem(outbox) } });
+  items.push({ Put: { TableName: tableName(), Item: dueRecord(outbox) } });
   try {
     await db().send(new TransactWriteCommand({ TransactItems: items }));
     return 'ok';
