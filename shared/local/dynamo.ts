@@ -12,6 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { table } from '../../infra/definitions.ts';
 import { dynamoClassPath, dynamoDistribution, launcherClassPath } from './java.ts';
+import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
 
 export interface LocalDynamo {
@@ -105,6 +106,13 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
         );
       try {
         await client.send(new ListTablesCommand({}));
+        // With a database file, the launcher sets the connection up once the first request opened it.
+        if (dbPath && !/LocalDynamo (tuned|could not tune)/.test(output)) throw new Error('not tuned yet');
+        if (/LocalDynamo could not tune/.test(output)) {
+          logger.warn('DynamoDB Local runs with its default SQLite settings', {
+            detail: output.match(/LocalDynamo could not tune[^\n]*/)?.[0],
+          });
+        }
         break;
       } catch {
         if (Date.now() > deadline) throw new Error('DynamoDB Local did not start within 30 s');
