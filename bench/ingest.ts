@@ -352,7 +352,9 @@ function account(s: Stats, alarms: number): Account {
   const gbSeconds = sum(
     Object.entries(s.invocations).map(([k, v]) => (v.ms / 1000) * (memoryMbOf(k) / 1024)),
   );
-  const sqsCalls = sum(Object.values(s.sqs).map((v) => v.calls));
+  // As on AWS: a report handler's container sends its message in a request of its own (the local API
+  // thread shares SendMessageBatch requests between the reports it serves at once).
+  const sqsCalls = sum(Object.values(s.sqs).map((v) => v.calls)) - s.enqueued.requests + s.enqueued.messages;
   // Idle long polls are not per alarm: count the receives that returned messages only once per batch.
   const cost = {
     api: per(apiRequests) * PRICE.apiPerMillion,
@@ -391,7 +393,7 @@ function describeRun(label: string, r: RunResult, a?: Account) {
   );
   if (a) {
     details.push(
-      `  per alarm: ${fmt(a.ddbCallsPerAlarm, 2)} DynamoDB calls (${fmt(a.wcuPerAlarm, 2)} WCU, ${fmt(a.rcuPerAlarm, 2)} RCU), ${fmt(a.sqsCallsPerAlarm, 2)} SQS calls, ${fmt(a.invocationsPerAlarm, 2)} Lambda invocations`,
+      `  per alarm: ${fmt(a.ddbCallsPerAlarm, 2)} DynamoDB calls (${fmt(a.wcuPerAlarm, 2)} WCU, ${fmt(a.rcuPerAlarm, 2)} RCU), ${fmt(a.sqsCallsPerAlarm, 2)} SQS calls as on AWS (a report's message in a request of its own; ${fmt(r.stats.enqueued.requests / r.delivered, 2)} shared requests here), ${fmt(a.invocationsPerAlarm, 2)} Lambda invocations`,
       `  DynamoDB: ${Object.entries(r.stats.dynamodb)
         .map(([k, v]) => `${k} ${fmt(v.calls / r.delivered, 2)} (${fmt(v.units / r.delivered, 2)} CU)`)
         .join(', ')}`,

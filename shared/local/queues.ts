@@ -271,7 +271,12 @@ export const sqsDataDir = (dataDir: string) => join(dataDir, 'sqs');
 
 export function localSqsClient(endpoint: string, region: string): SQSClient {
   return withoutSdkLogging(
-    new SQSClient({ endpoint, region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    new SQSClient({
+      endpoint,
+      region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      cacheMiddleware: true,
+    }),
   );
 }
 

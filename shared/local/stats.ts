@@ -1,6 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { db } from '../db/client.ts';
-import { sqs } from '../messaging/sqs.ts';
+import { enqueued, sqs } from '../messaging/sqs.ts';
 
 /**
  * What the local stack spent, for `npm run bench:*` (TOCSIN_STATS=1; off otherwise): every DynamoDB
@@ -20,9 +20,19 @@ export interface Stats {
   sqs: Record<string, Counter & { messages: number }>;
   /** Handler invocations: count and total duration (ms). */
   invocations: Record<string, { count: number; ms: number }>;
+  /**
+   * Messages put on a queue one per handler invocation (`enqueue`: the report endpoints) and the
+   * SendMessageBatch requests that carried them here (on AWS: one request per message).
+   */
+  enqueued: { messages: number; requests: number };
 }
 
-const empty = (): Stats => ({ dynamodb: {}, sqs: {}, invocations: {} });
+const empty = (): Stats => ({
+  dynamodb: {},
+  sqs: {},
+  invocations: {},
+  enqueued: { messages: 0, requests: 0 },
+});
 
 /** The counter of `key` in `record`, created on first use. */
 function counter<T>(record: Record<string, T>, key: string, init: () => T): T {
@@ -95,6 +105,14 @@ function entityOf(input: Record<string, unknown>): string {
   return typeof pk === 'string' ? pk.split('#')[0] : '?';
 }
 
+/**
+ * A client resolves its middleware once per command class (`cacheMiddleware`): a middleware added
+ * after a first call must drop what was resolved before it.
+ */
+function forgetResolvedMiddleware(client: object): void {
+  delete (client as { handlers?: unknown }).handlers;
+}
+
 /** Counts this thread's DynamoDB and SQS calls (after the stack's environment is set). */
 export function installStats(): void {
   if (!statsEnabled() || installed) return;
@@ -140,6 +158,7 @@ export function countSqsCalls(client: SQSClient): void {
     },
     { step: 'initialize', name: 'tocsinStats' },
   );
+  forgetResolvedMiddleware(client);
 }
 
 /** Counts one handler invocation (a Lambda request, billed for its duration). */
@@ -152,8 +171,12 @@ export function recordInvocation(fn: string, ms: number): void {
 
 /** This thread's counts; `reset` starts counting afresh. */
 export function takeStats(reset = false): Stats {
-  const out = stats;
-  if (reset) stats = empty();
+  const out = { ...stats, enqueued: { ...enqueued } };
+  if (reset) {
+    stats = empty();
+    enqueued.messages = 0;
+    enqueued.requests = 0;
+  }
   return out;
 }
 
@@ -178,6 +201,8 @@ export function mergeStats(all: Stats[]): Stats {
       c.count += v.count;
       c.ms += v.ms;
     }
+    out.enqueued.messages += s.enqueued?.messages ?? 0;
+    out.enqueued.requests += s.enqueued?.requests ?? 0;
   }
   return out;
 }

@@ -12,6 +12,7 @@ export function sqs(): SQSClient {
     client = withoutSdkLogging(
       new SQSClient({
         region: cfg.region,
+        cacheMiddleware: true,
         ...(cfg.sqsEndpoint
           ? { endpoint: cfg.sqsEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
           : {}),
@@ -118,11 +119,19 @@ export function enqueue(queue: QueueName, message: OutboundMessage): Promise<voi
   return done;
 }
 
+/**
+ * What enqueue() sent, for the local stack's statistics: a Lambda container sends each of these
+ * messages in a request of its own, the local API thread shares requests between them.
+ */
+export const enqueued = { messages: 0, requests: 0 };
+
 function pump(queue: QueueName, line: { sending: boolean; waiting: Entry[] }): void {
   if (line.sending || line.waiting.length === 0) return;
   line.sending = true;
   const batches: Entry[][] = [];
+  enqueued.messages += line.waiting.length;
   while (line.waiting.length > 0) batches.push(line.waiting.splice(0, 10));
+  enqueued.requests += batches.length;
   void Promise.all(batches.map((b) => sendBatch(queue, b))).finally(() => {
     line.sending = false;
     pump(queue, line);
