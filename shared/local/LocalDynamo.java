@@ -13,6 +13,7 @@ import java.util.Set;
 import com.almworks.sqlite4java.SQLiteConnection;
 import com.almworks.sqlite4java.SQLiteJob;
 import com.almworks.sqlite4java.SQLiteQueue;
+import com.almworks.sqlite4java.SQLiteStatement;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -89,24 +90,39 @@ public class LocalDynamo {
 
   /**
    * DynamoDB Local opens its database at the first request: look for its connection until it is
-   * there (the stack's start sends that request and waits for this line), then set it up.
+   * there (the stack's start sends that request and waits for this line), then set it up. A setting
+   * cannot change inside a transaction: a connection found in one is tried again a moment later. The
+   * settings are read back; the line says what they are. Gives up (and says so) after 20 s.
    */
   static void tuneWhenOpened(Object proxy) {
+    long deadline = System.currentTimeMillis() + 20_000;
     try {
       for (;;) {
         List<SQLiteQueue> queues = sqliteQueues(proxy);
-        if (!queues.isEmpty()) {
-          for (SQLiteQueue queue : queues) {
-            queue.execute(new SQLiteJob<Void>() {
-              @Override
-              protected Void job(SQLiteConnection connection) throws Throwable {
-                connection.exec("PRAGMA synchronous = NORMAL");
-                connection.exec("PRAGMA temp_store = MEMORY");
-                return null;
-              }
-            }).complete();
-          }
-          System.out.println("LocalDynamo tuned " + queues.size() + " database connection(s)");
+        List<String> settings = new ArrayList<>();
+        for (SQLiteQueue queue : queues) {
+          String got = queue.execute(new SQLiteJob<String>() {
+            @Override
+            protected String job(SQLiteConnection connection) throws Throwable {
+              if (!connection.getAutoCommit()) return null;
+              connection.exec("PRAGMA synchronous = NORMAL");
+              connection.exec("PRAGMA temp_store = MEMORY");
+              return "synchronous=" + pragma(connection, "synchronous") + " temp_store=" + pragma(connection, "temp_store");
+            }
+          }).get();
+          if (got != null) settings.add(got);
+        }
+        if (!queues.isEmpty() && settings.size() == queues.size()) {
+          boolean ok = settings.stream().allMatch(x -> x.equals("synchronous=1 temp_store=2"));
+          System.out.println(ok
+              ? "LocalDynamo tuned " + queues.size() + " database connection(s)"
+              : "LocalDynamo could not tune its database: settings are " + settings);
+          System.out.flush();
+          return;
+        }
+        if (System.currentTimeMillis() > deadline) {
+          System.out.println("LocalDynamo could not tune its database: "
+              + (queues.isEmpty() ? "no database connection found" : "its connection stayed in a transaction"));
           System.out.flush();
           return;
         }
@@ -115,6 +131,15 @@ public class LocalDynamo {
     } catch (Throwable t) {
       System.out.println("LocalDynamo could not tune its database: " + t);
       System.out.flush();
+    }
+  }
+
+  static String pragma(SQLiteConnection connection, String name) throws Exception {
+    SQLiteStatement st = connection.prepare("PRAGMA " + name);
+    try {
+      return st.step() ? st.columnString(0) : "?";
+    } finally {
+      st.dispose();
     }
   }
 
@@ -129,24 +154,18 @@ public class LocalDynamo {
     todo.add(root);
     while (!todo.isEmpty() && seen.size() < 100_000) {
       Object o = todo.poll();
-      if (o == null || !seen.add(o)) continue;
+      if (!seen.add(o)) continue;
       if (o instanceof SQLiteQueue) {
         found.add((SQLiteQueue) o);
         continue;
       }
-      if (o instanceof Map) {
+      if (o instanceof Map || o instanceof Collection) {
         try {
-          todo.addAll(((Map<?, ?>) o).values());
+          for (Object e : o instanceof Map ? ((Map<?, ?>) o).values() : (Collection<?>) o) {
+            if (e != null) todo.add(e);
+          }
         } catch (RuntimeException ignored) {
-          // a map that cannot be read this way is not one of the server's
-        }
-        continue;
-      }
-      if (o instanceof Collection) {
-        try {
-          todo.addAll((Collection<?>) o);
-        } catch (RuntimeException ignored) {
-          // as above
+          // a collection that cannot be read this way is not one of the server's
         }
         continue;
       }
@@ -157,7 +176,8 @@ public class LocalDynamo {
           if (f.getType().isPrimitive() || Modifier.isStatic(f.getModifiers())) continue;
           try {
             f.setAccessible(true);
-            todo.add(f.get(o));
+            Object v = f.get(o);
+            if (v != null) todo.add(v);
           } catch (RuntimeException | IllegalAccessException ignored) {
             // not ours to read
           }

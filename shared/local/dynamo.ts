@@ -70,8 +70,11 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
   // stdin stays an open pipe for the JVM's lifetime: its end of file is the signal that we are gone.
   const child = spawn('java', args, { cwd: dist.dir, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
+  // The launcher's one line about the database settings (kept apart: later output cannot push it out).
+  let tuning: string | undefined;
   const keep = (d: Buffer) => {
     output = (output + String(d)).slice(-4000);
+    tuning ??= output.match(/LocalDynamo (tuned|could not tune)[^\n]*/)?.[0];
   };
   child.stderr.on('data', keep);
   child.stdout.on('data', keep);
@@ -107,10 +110,10 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
       try {
         await client.send(new ListTablesCommand({}));
         // With a database file, the launcher sets the connection up once the first request opened it.
-        if (dbPath && !/LocalDynamo (tuned|could not tune)/.test(output)) throw new Error('not tuned yet');
-        if (/LocalDynamo could not tune/.test(output)) {
-          logger.warn('DynamoDB Local runs with its default SQLite settings', {
-            detail: output.match(/LocalDynamo could not tune[^\n]*/)?.[0],
+        if (dbPath && !tuning) throw new Error('not tuned yet');
+        if (tuning?.includes('could not tune')) {
+          logger.warn('DynamoDB Local runs with its default SQLite settings (slower, as durable)', {
+            detail: tuning,
           });
         }
         break;

@@ -109,23 +109,30 @@ async function fixFauxqsPersistence(): Promise<void> {
   persistenceFixed = true;
 }
 
-interface Persistence {
+export interface Persistence {
   db: { exec(sql: string): void; readonly isTransaction: boolean };
 }
 
-/** Runs `fn` in one SQLite transaction of `p` (or in the one already open); rolls back if it throws. */
-function inTransaction<T>(p: Persistence | undefined, fn: () => T): T {
+/**
+ * Runs `fn` in one SQLite transaction of `p` (or in the one already open). What `fn` wrote is
+ * committed even when it throws, as the writes were one by one before: fauxqs changes its memory
+ * before each write, so the store must keep what the memory already shows. A commit that fails is
+ * rolled back (SQLite may leave the transaction open), never left open for later writes to join.
+ */
+export function inTransaction<T>(p: Persistence | undefined, fn: () => T): T {
   if (!p || p.db.isTransaction) return fn();
   p.db.exec('BEGIN');
-  let result: T;
   try {
-    result = fn();
-  } catch (err) {
-    p.db.exec('ROLLBACK');
-    throw err;
+    return fn();
+  } finally {
+    try {
+      p.db.exec('COMMIT');
+    } catch (err) {
+      if (p.db.isTransaction) p.db.exec('ROLLBACK');
+      // biome-ignore lint/correctness/noUnsafeFinally: a failed commit is the error the caller must see
+      throw err;
+    }
   }
-  p.db.exec('COMMIT');
-  return result;
 }
 
 /**

@@ -44,7 +44,11 @@ interface Entry {
  * One SendMessageBatch of up to ten entries; entries the queue refused are sent again (up to three
  * more times, with backoff). Each entry is settled on its own outcome.
  */
-async function sendBatch(queue: QueueName, batch: Entry[]): Promise<void> {
+async function sendBatch(
+  queue: QueueName,
+  batch: Entry[],
+  counts?: { messages: number; requests: number },
+): Promise<void> {
   let pending = batch.map((e, j) => ({
     e,
     entry: {
@@ -61,6 +65,10 @@ async function sendBatch(queue: QueueName, batch: Entry[]): Promise<void> {
         new SendMessageBatchCommand({ QueueUrl: queueUrl(queue), Entries: pending.map((p) => p.entry) }),
       );
       const failed = new Set((out.Failed ?? []).map((f) => f.Id));
+      if (counts) {
+        counts.requests++;
+        counts.messages += pending.length - failed.size;
+      }
       for (const p of pending) if (!failed.has(p.entry.Id)) p.e.settle();
       pending = pending.filter((p) => failed.has(p.entry.Id));
       if (pending.length === 0) break;
@@ -120,8 +128,9 @@ export function enqueue(queue: QueueName, message: OutboundMessage): Promise<voi
 }
 
 /**
- * What enqueue() sent, for the local stack's statistics: a Lambda container sends each of these
- * messages in a request of its own, the local API thread shares requests between them.
+ * What enqueue() sent (requests that answered, messages they queued), for the local stack's
+ * statistics: a Lambda container sends each of these messages in a request of its own, the local API
+ * thread shares requests between them.
  */
 export const enqueued = { messages: 0, requests: 0 };
 
@@ -129,10 +138,8 @@ function pump(queue: QueueName, line: { sending: boolean; waiting: Entry[] }): v
   if (line.sending || line.waiting.length === 0) return;
   line.sending = true;
   const batches: Entry[][] = [];
-  enqueued.messages += line.waiting.length;
   while (line.waiting.length > 0) batches.push(line.waiting.splice(0, 10));
-  enqueued.requests += batches.length;
-  void Promise.all(batches.map((b) => sendBatch(queue, b))).finally(() => {
+  void Promise.all(batches.map((b) => sendBatch(queue, b, enqueued))).finally(() => {
     line.sending = false;
     pump(queue, line);
   });
