@@ -1,6 +1,6 @@
 import { serviceNow } from './api.ts';
 
-export const LEVELS = ['notice', 'warning', 'error', 'urgent'] as const;
+export { LEVEL_NAMES as LEVELS } from '../../domain/tasks/model.ts';
 export const OUTCOMES = ['notified', 'deferred', 'compressed', 'filtered', 'recovered', 'stored'] as const;
 export const TASK_STATUS: Record<number, string> = { 0: 'stopped', 1: 'running', 2: 'paused' };
 export const WORKFLOW_STATUS: Record<number, string> = {

@@ -1,6 +1,7 @@
 import type { NotificationJob, NotifyScene } from '../../messaging/messages.ts';
 import type { Template } from '../directory/model.ts';
 import {
+  NOTIFY_SCENES,
   NOTIFY_CHANNELS as TASK_NOTIFY_CHANNELS,
   TEMPLATE_SCENES,
   type TemplateConfig,
@@ -21,20 +22,7 @@ export const FORMAT_ACTION_CARD = 4;
 
 export const NOTIFY_CHANNELS: readonly NotifyChannel[] = TASK_NOTIFY_CHANNELS;
 
-export const NOTIFY_SCENES: readonly NotifyScene[] = [
-  'compressed',
-  'not_compress',
-  'upgrade',
-  'recovery',
-  'generated',
-  'claim',
-  'assign',
-  'processed',
-  'reactive',
-  'close',
-  'remind_pending',
-  'remind_processing',
-];
+export { NOTIFY_SCENES };
 
 /** A template ready to render. `type`: 0 system default, 1 predefined, 2 custom (interface 2.11). */
 export interface ResolvedTemplate {

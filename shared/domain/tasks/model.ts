@@ -1,6 +1,9 @@
 /**
- * Alarm task types (interface 2.4-2.12, request form as stored) and pure rules. No I/O here.
+ * Alarm task types (interface 2.4-2.12, request form as stored) and pure rules. No I/O here (the web
+ * console imports its lists too).
  */
+import type { NotifyScene } from '../../messaging/messages.ts';
+
 export type Level = 0 | 1 | 2 | 3;
 export const LEVEL_NAMES = ['notice', 'warning', 'error', 'urgent'] as const;
 
@@ -116,6 +119,18 @@ export interface RecoveryConfig {
 }
 
 export const TEMPLATE_SCENES = ['compressed', 'not_compress', 'upgrade', 'recovery'] as const;
+/** Every scene a notification is sent in: the templates' four, then the workflow's. */
+export const NOTIFY_SCENES: readonly NotifyScene[] = [
+  ...TEMPLATE_SCENES,
+  'generated',
+  'claim',
+  'assign',
+  'processed',
+  'reactive',
+  'close',
+  'remind_pending',
+  'remind_processing',
+];
 export type TemplateScene = (typeof TEMPLATE_SCENES)[number];
 export interface TemplateEntry {
   format?: 1 | 2 | 3 | 4;

@@ -1,5 +1,6 @@
 /** A task's configuration in readable form (GET /alarmtask/view: credentials already masked by the service). */
 import type { ComponentChildren } from 'preact';
+import { TEMPLATE_SCENES as SCENES } from '../../../domain/tasks/model.ts';
 import { LEVELS, safeUrl } from '../format.ts';
 import { href } from '../router.ts';
 import type { TaskDetail } from '../types.ts';
@@ -27,7 +28,6 @@ const CHANNEL_NAMES: Record<string, string> = {
   yachgroup: 'Yach robots',
   webhook: 'Webhook',
 };
-const SCENES = ['compressed', 'not_compress', 'upgrade', 'recovery'];
 const TEMPLATE_TYPES = ['default', 'predefined', 'custom'];
 
 function Section({ title, on, children }: { title: string; on?: boolean; children: ComponentChildren }) {

@@ -4,24 +4,10 @@ import { answer, dateTime, duration, plural } from '../format.ts';
 import { href, navigate, type Route } from '../router.ts';
 import type { DeadLetter, DeadLetterList, Delivery, DeliveryList } from '../types.ts';
 import { AttemptBadge, ErrorBox, Loading, More, Notice, PageHead, Time, useAsync } from '../ui.tsx';
+import { NOTIFY_CHANNELS as CHANNELS, NOTIFY_SCENES as SCENES } from '../../../domain/tasks/model.ts';
 import { TaskHead } from './task.tsx';
 
 const KINDS = ['all', 'webhook', 'notify'] as const;
-const SCENES = [
-  'compressed',
-  'not_compress',
-  'upgrade',
-  'recovery',
-  'generated',
-  'claim',
-  'assign',
-  'processed',
-  'reactive',
-  'close',
-  'remind_pending',
-  'remind_processing',
-];
-const CHANNELS = ['sms', 'email', 'phone', 'dingworker', 'dinggroup', 'yachworker', 'yachgroup', 'wechat'];
 const QUEUES = ['webhook', 'notify', 'alarm', 'due'] as const;
 
 /** A task's webhook and notification attempts, newest first. */
