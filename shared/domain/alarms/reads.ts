@@ -2,6 +2,7 @@ import { nowSeconds } from '../../clock.ts';
 import { getItems } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import { parseJson } from '../../json.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { deliveriesOfAlarm } from '../deliveries/trace.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
@@ -51,19 +52,16 @@ export interface HistoryQuery {
   cursor?: string;
 }
 
-function encodeCursor(c: AlarmLogCursor): string {
-  return Buffer.from(JSON.stringify([c.day, c.sk, c.taken])).toString('base64url');
-}
+const isLogCursor = (v: unknown): v is [number, string, number] =>
+  Array.isArray(v) &&
+  Number.isSafeInteger(v[0]) &&
+  typeof v[1] === 'string' &&
+  v[1].length < 100 &&
+  Number.isSafeInteger(v[2]);
 
-function decodeCursor(text: string): AlarmLogCursor {
-  try {
-    const [day, sk, taken] = JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) as unknown[];
-    if (Number.isSafeInteger(day) && typeof sk === 'string' && sk.length < 100 && Number.isSafeInteger(taken))
-      return { day: day as number, sk, taken: taken as number };
-  } catch {
-    // fall through
-  }
-  throw new ValidationError([{ field: 'cursor', message: 'cursor is not one this service returned' }]);
+function logCursorOf(text: string): AlarmLogCursor {
+  const [day, sk, taken] = decodeCursor(text, isLogCursor, 'cursor is not one this service returned');
+  return { day, sk, taken };
 }
 
 /** The window of a history request: `to` defaults to now, `from` to MAX_WINDOW_DAYS before it. */
@@ -146,14 +144,14 @@ export async function listAlarms(q: HistoryQuery) {
     ...(q.metric ? { metric: q.metric } : {}),
     ...(q.batch ? { batch: q.batch } : {}),
   };
-  const cursor = q.cursor ? decodeCursor(q.cursor) : undefined;
+  const cursor = q.cursor ? logCursorOf(q.cursor) : undefined;
   if (cursor && !cursorFits(window, cursor))
     throw new ValidationError([{ field: 'cursor', message: 'cursor does not belong to this window' }]);
   const page = await queryAlarmLog(q.task_id, window, filter, q.limit ?? 20, cursor);
   const content = await contentOf(page.entries);
   return {
     alarms: page.entries.map((e) => viewOf(e, content.get(e.uuid))),
-    next_cursor: page.next ? encodeCursor(page.next) : '',
+    next_cursor: page.next ? encodeCursor([page.next.day, page.next.sk, page.next.taken]) : '',
     window,
   };
 }

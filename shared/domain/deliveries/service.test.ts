@@ -3,7 +3,7 @@ import { ConflictError, ValidationError } from '../errors.ts';
 import type { AttemptRecord, NotifyAttemptsPosition } from '../notifications/repository.ts';
 import type { Task } from '../tasks/model.ts';
 import type { DeliveryLogPosition, WebhookAttempt } from '../webhooks/repository.ts';
-import { decodeCursor, encodeCursor } from './cursor.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
 import {
   type DeliveriesDeps,
   type DeliveryView,

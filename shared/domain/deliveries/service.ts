@@ -17,7 +17,7 @@ import {
   pageOwnAttemptsOfTask,
   type WebhookAttempt,
 } from '../webhooks/repository.ts';
-import { decodeCursor, encodeCursor } from './cursor.ts';
+import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { DEFAULT_LIMIT, DELIVERY_KINDS, type DeliveryKind } from './schemas.ts';
 
 /**

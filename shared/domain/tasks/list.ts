@@ -11,7 +11,7 @@
 import { nowSeconds } from '../../clock.ts';
 import { keys } from '../../db/keys.ts';
 import { getDepartment, getTags } from '../directory/repository.ts';
-import { ValidationError } from '../errors.ts';
+import { decodeCursor as decodeAnyCursor, encodeCursor } from '../cursor.ts';
 import { ID_SCHEMA } from '../validation.ts';
 import { loadReader } from './access.ts';
 import { effectiveStatus, TASK_PAUSED, type Task } from './model.ts';
@@ -28,25 +28,11 @@ export const pagingProperties = {
   cursor: { type: 'string', maxLength: 2048 },
 } as const;
 
-/** An opaque cursor: base64url of JSON. */
-export function encodeCursor(value: unknown): string {
-  return Buffer.from(JSON.stringify(value), 'utf8').toString('base64url');
-}
-
-const badCursor = () => ValidationError.of('cursor', 'is not a cursor of this listing');
+export { encodeCursor };
 
 /** The value of a cursor, when `accept` recognizes it; 422 for anything else. */
-export function decodeCursor<T>(text: string, accept: (value: unknown) => value is T): T {
-  let value: unknown;
-  try {
-    if (!/^[A-Za-z0-9_-]+$/.test(text)) throw badCursor();
-    value = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
-  } catch {
-    throw badCursor();
-  }
-  if (!accept(value)) throw badCursor();
-  return value;
-}
+export const decodeCursor = <T>(text: string, accept: (value: unknown) => value is T): T =>
+  decodeAnyCursor(text, accept, 'is not a cursor of this listing');
 
 /** Strings compared as DynamoDB orders sort keys: by their UTF-8 bytes. */
 export function compareKeys(a: string, b: string): number {
