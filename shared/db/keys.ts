@@ -102,8 +102,6 @@ export const keys = {
     sk: `${pad(atMs, 13)}#${id}`,
   }),
   alarmLogDay: (taskId: number, day: number) => `ALOG#${taskId}#${day}`,
-  /** The smallest alarm log sort key at or after `atMs`. */
-  alarmLogSkFrom: (atMs: number) => `${pad(atMs, 13)}#`,
   /** State of one compression metric of a task: window, upgrade firing, delay recovery. */
   metricState: (taskId: number, metric: string) => ({ pk: `METRIC#${taskId}#${metric}`, sk: 'STATE' }),
   /** Alarms of a metric counted per minute (upgrade), in the metric's item collection. */
@@ -150,8 +148,8 @@ export const keys = {
     sk: `${pad(atMs, 13)}#${id}`,
   }),
   webhookLogDay: (taskId: number, day: number) => `WHLOG#${taskId}#${day}`,
-  /** The smallest delivery log sort key at or after `atMs`. */
-  webhookLogSkFrom: (atMs: number) => `${pad(atMs, 13)}#`,
+  /** The smallest sort key of a day log (delivery log, alarm log) at or after `atMs`. */
+  dayLogSkFrom: (atMs: number) => `${pad(atMs, 13)}#`,
   webhookAttemptByTask: (taskId: number, atMs: number, suffix: string) => ({
     gsi1pk: `WHTASK#${taskId}`,
     gsi1sk: `${pad(atMs, 13)}#${suffix}`,

@@ -201,8 +201,8 @@ export function mergeStats(all: Stats[]): Stats {
       c.count += v.count;
       c.ms += v.ms;
     }
-    out.enqueued.messages += s.enqueued?.messages ?? 0;
-    out.enqueued.requests += s.enqueued?.requests ?? 0;
+    out.enqueued.messages += s.enqueued.messages;
+    out.enqueued.requests += s.enqueued.requests;
   }
   return out;
 }

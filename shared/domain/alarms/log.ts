@@ -238,7 +238,7 @@ async function* logItems(
   const firstDay = webhookLogDayOf(window.from * 1000);
   for (let day = resume?.day ?? webhookLogDayOf(window.to * 1000 + WRITE_LAG_MS); day >= firstDay; day--) {
     const to =
-      resume && resume.day === day ? resume.sk : keys.alarmLogSkFrom(window.to * 1000 + WRITE_LAG_MS);
+      resume && resume.day === day ? resume.sk : keys.dayLogSkFrom(window.to * 1000 + WRITE_LAG_MS);
     let start: Record<string, unknown> | undefined;
     do {
       const page = await db().send(
@@ -247,7 +247,7 @@ async function* logItems(
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
           ExpressionAttributeValues: {
             ':pk': keys.alarmLogDay(taskId, day),
-            ':from': keys.alarmLogSkFrom(window.from * 1000),
+            ':from': keys.dayLogSkFrom(window.from * 1000),
             ':to': to,
           },
           ScanIndexForward: false,

@@ -9,7 +9,7 @@ import {
   pageAttemptsOfTaskShard,
 } from '../notifications/repository.ts';
 import { taskForUser } from '../tasks/access.ts';
-import { sendEventNow, webhookUrlOf } from '../webhooks/delivery.ts';
+import { defaultDeliveryDeps, sendEventNow, webhookUrlOf } from '../webhooks/delivery.ts';
 import { pingEvent } from '../webhooks/events.ts';
 import {
   type DeliveryLogPosition,
@@ -306,7 +306,8 @@ export async function testWebhook(
     created_at: deps.now(),
     body: pingEvent(),
   };
-  const attempt = await deps.send(message);
+  // The task just read is the one to send for (not a second read of it).
+  const attempt = await deps.send(message, { ...defaultDeliveryDeps, getTask: async () => task });
   const view = webhookView(attempt);
   const { kind: _k, id: _id, ...rest } = view as Extract<DeliveryView, { kind: 'webhook' }>;
   return { webhook_id: attempt.event_id, ...rest };

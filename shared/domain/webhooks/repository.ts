@@ -148,8 +148,8 @@ async function queryLog(taskId: number, fromMs: number, toMs: number): Promise<R
         KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
         ExpressionAttributeValues: {
           ':pk': keys.webhookLogDay(taskId, day),
-          ':from': keys.webhookLogSkFrom(fromMs),
-          ':to': keys.webhookLogSkFrom(toMs + 1),
+          ':from': keys.dayLogSkFrom(fromMs),
+          ':to': keys.dayLogSkFrom(toMs + 1),
         },
       })),
     );
