@@ -29,7 +29,10 @@ export const OPERATOR = 0;
 /** The acting user (404 when unknown). */
 export async function loadReader(uid: number): Promise<Reader> {
   if (uid === OPERATOR) {
-    return { user: { uid: 0, username: 'operator', user: 'operator', role: ROLE_SUPER_ADMIN } as User, admin: true };
+    return {
+      user: { uid: 0, username: 'operator', user: 'operator', role: ROLE_SUPER_ADMIN } as User,
+      admin: true,
+    };
   }
   const user = await getUser(uid);
   if (!user) throw new NotFoundError(`user [${uid}] not found`);
@@ -67,13 +70,6 @@ export async function taskForUser(uid: number, taskId: number, access: Access = 
     throw new ForbiddenError(`user [${uid}] has read-only permission on task [${taskId}]`);
   }
   return task;
-}
-
-/** The ids of the tasks `uid` may read, or `all` for a super administrator. */
-export async function readableTaskIds(uid: number): Promise<{ reader: Reader; tasks: 'all' | number[] }> {
-  const reader = await loadReader(uid);
-  if (reader.admin) return { reader, tasks: 'all' };
-  return { reader, tasks: (await listPermissionsOfUser(uid)).map((p) => p.task_id) };
 }
 
 /** 403 unless the acting user is a super administrator (deployment-wide views: dead letters). */

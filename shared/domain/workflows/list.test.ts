@@ -175,7 +175,6 @@ describe('listWorkflows (merge of the status ranges)', () => {
     return {
       queries: () => queries,
       deps: {
-        now: () => 0,
         taskForUser: async () => ({ id: 7, name: 't', department_id: 1 }) as Task,
         loadReader: async () => ({ user: {} as User, admin: true }),
         listPermissionsOfUser: async () => [],

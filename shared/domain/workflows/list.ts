@@ -6,9 +6,8 @@
  * one range; all statuses are the four ranges merged newest first. The counts are counter items
  * kept by the workflows' own announcements (repository AP-F12), so no call reads a task's history.
  */
-import { nowSeconds } from '../../clock.ts';
 import { keys } from '../../db/keys.ts';
-import type { Person, User } from '../directory/model.ts';
+import type { Person } from '../directory/model.ts';
 import { getDepartment, getUsers } from '../directory/repository.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { loadReader, taskForUser } from '../tasks/access.ts';
@@ -24,7 +23,7 @@ import { existingTaskIds, listPermissionsOfUser } from '../tasks/repository.ts';
 import { ID_SCHEMA } from '../validation.ts';
 import { ownershipOfRecords, type Workflow, type WorkflowStatus } from './model.ts';
 import * as repo from './repository.ts';
-import { personOf } from './views.ts';
+import { personOf, workflowView } from './views.ts';
 
 // ---- Input --------------------------------------------------------------------------------------
 
@@ -115,11 +114,7 @@ export function keyRange(from: number | undefined, to: number | undefined, curso
 
 // ---- View -----------------------------------------------------------------------------------------
 
-interface ViewData {
-  users: Map<number, User>;
-  task: { id: number; name: string; department_id: number };
-  department: { id: number; name: string };
-}
+type ViewData = Omit<Parameters<typeof workflowView>[0], 'workflow' | 'pipelines'>;
 
 /**
  * A workflow in a listing: the view of GET /workflow/show without its pipeline records (one Query per
@@ -127,35 +122,19 @@ interface ViewData {
  * the application) and `assignees` of the latest assign.
  */
 export function workflowSummary(w: Workflow, data: ViewData) {
-  const h = w.history;
+  const { pipelines: _, task, history, ...head } = workflowView({ workflow: w, pipelines: [], ...data });
   return {
-    id: w.id,
-    task_id: w.task_id,
-    metric: w.metric,
-    history_id: w.history_id,
-    status: w.status,
-    created_at: w.created_at,
-    updated_at: w.updated_at,
+    ...head,
     claimer: w.claimer ? personOf(w.claimer, data.users) : null,
     assignees: (w.assignees ?? []).map((uid) => personOf(uid, data.users) as Person),
-    task: { ...data.task, department: data.department },
-    history: {
-      id: h.id,
-      uuid: h.uuid,
-      batch: h.batch,
-      metric: h.metric,
-      notice_time: h.notice_time,
-      level: h.level,
-      ctn: JSON.stringify(h.ctn),
-      created_at: h.created_at,
-    },
+    task,
+    history,
   };
 }
 
 // ---- Use cases ------------------------------------------------------------------------------------
 
 export const workflowListDeps = {
-  now: nowSeconds,
   taskForUser,
   loadReader,
   listPermissionsOfUser,
