@@ -12,7 +12,7 @@ import { applyFilter } from './filter.ts';
 import type { HistoryRecord } from './history.ts';
 import type { ReceiverSelection } from './notify.ts';
 import { isRecoveryAlarm } from './recovery.ts';
-import { trailingCount, type UpgradeFire, upgradeStep } from './upgrade.ts';
+import { type UpgradeFire, upgradeStep } from './upgrade.ts';
 import type { Why } from './explain.ts';
 
 /**
@@ -206,7 +206,7 @@ export function advanceMetric(input: GroupInput): GroupResult {
       const u = upgradeStep(input.upgrades, buckets, state.upgrade_fired, now);
       state.upgrade_fired = u.fired;
       fires = u.fires;
-      counts = input.upgrades.map((s) => trailingCount(buckets, now, s.interval));
+      counts = u.counts;
     }
     state.last_at = now;
     state.last_uuid = a.uuid;

@@ -43,24 +43,27 @@ export function trailingCount(buckets: Map<number, number>, now: number, interva
 
 /**
  * One alarm through the upgrade rules. `buckets` already count this alarm; `fired` maps a strategy
- * key to when it last fired. Returns the strategies that fire and the updated `fired` map.
+ * key to when it last fired. Returns the strategies that fire, the updated `fired` map and each
+ * strategy's trailing count.
  */
 export function upgradeStep(
   strategies: UpgradeStrategy[],
   buckets: Map<number, number>,
   fired: Record<string, number>,
   now: number,
-): { fires: UpgradeFire[]; fired: Record<string, number> } {
+): { fires: UpgradeFire[]; fired: Record<string, number>; counts: number[] } {
   const next = { ...fired };
   const fires: UpgradeFire[] = [];
+  const counts: number[] = [];
   strategies.forEach((s, index) => {
     const key = strategyKey(s, index);
     const count = trailingCount(buckets, now, s.interval);
+    counts.push(count);
     const last = next[key];
     if (count >= s.count && (last === undefined || now - last >= s.interval * 60)) {
       next[key] = now;
       fires.push({ key, index, zcount: count });
     }
   });
-  return { fires, fired: next };
+  return { fires, fired: next, counts };
 }
