@@ -10,6 +10,8 @@
  * Pure: no I/O; the generator reads the handler files and the sample events.
  */
 import type { RouteDef } from '../../infra/definitions.ts';
+import { routeName as operationId, type Sample } from '../../scripts/gen-events.ts';
+export { operationId };
 import { INTAKE_PARAMS } from '../domain/alarms/adapters.ts';
 import { TASK_ID, TIMESTAMP } from '../domain/alarms/report.ts';
 import { MAX_CTN_DEPTH, reportSchema } from '../domain/alarms/report-schemas.ts';
@@ -26,7 +28,7 @@ export interface RouteDoc {
   /** The handler file's doc comment (the block before `export const handler`), if any. */
   comment?: string;
   /** The route's sample request (scripts/gen-events.ts). */
-  sample?: { query?: Record<string, string>; json?: unknown; text?: string; form?: Record<string, string> };
+  sample?: Sample;
 }
 
 /**
@@ -641,15 +643,6 @@ export function summaryOf(doc: RouteDoc): string {
   if (!first) return key;
   const text = first.charAt(0).toUpperCase() + first.slice(1);
   return text.length > 90 ? `${text.slice(0, 87)}...` : text;
-}
-
-/** `PUT /alarmtask/update` -> `PutAlarmtaskUpdate` (the CDK's route function ids, the sample events' names). */
-export function operationId(route: Pick<RouteDef, 'method' | 'path'>): string {
-  return `${route.method.toLowerCase()} ${route.path}`
-    .split(/[^A-Za-z0-9]+/)
-    .filter(Boolean)
-    .map((w) => w[0].toUpperCase() + w.slice(1))
-    .join('');
 }
 
 /** The schema a route's input is checked against: the factory's (plus task auth) or the use case's. */
