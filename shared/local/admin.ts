@@ -60,12 +60,7 @@ async function main() {
     if (values.region) process.env.AWS_REGION = values.region;
     if (values['seal-key-secret']) process.env.SEAL_KEY_SECRET_ARN = values['seal-key-secret'];
   } else {
-    const stack = useLocalStack(values.state);
-    // Read on the stack's clock (its test clock may have been moved forward).
-    const clock = (await (await fetch(`${stack.url}/_local/clock`)).json()) as {
-      data: { offset_seconds: number };
-    };
-    (await import('../clock.ts')).advanceClock(clock.data.offset_seconds);
+    await useLocalStack(values.state);
   }
   await loadSealKey();
   const [command, ...rest] = positionals;

@@ -124,13 +124,8 @@ async function main() {
   const [name, eventFile] = positionals;
   const { file, route } = handlerOf(name);
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
-  const stack = useLocalStack(values.state);
-  const { advanceClock, nowSeconds } = await import('../clock.ts');
-  // Run on the stack's clock (its test clock may have been moved forward).
-  const clock = (await (await fetch(`${stack.url}/_local/clock`)).json()) as {
-    data: { offset_seconds: number };
-  };
-  advanceClock(clock.data.offset_seconds);
+  await useLocalStack(values.state);
+  const { nowSeconds } = await import('../clock.ts');
   const event = signEvent(
     JSON.parse(readFileSync(resolve(eventFile), 'utf8')) as Event,
     route,

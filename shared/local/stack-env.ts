@@ -1,14 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { advanceClock } from '../clock.ts';
 import { defaultStateFile } from './paths.ts';
 import type { LocalStackState } from './stack.ts';
 
 /**
  * Points this process at a running local stack (`npm start`), found through the state file it
- * wrote: --state, else TOCSIN_STATE_FILE, else .tocsin-local.json in the project root. Used by the
- * command-line tools (`npm run admin`, `npm run invoke`), which run outside the stack.
+ * wrote: --state, else TOCSIN_STATE_FILE, else .tocsin-local.json in the project root, and onto its
+ * clock (its test clock may have been moved forward). Used by the command-line tools (`npm run
+ * admin`, `npm run invoke`), which run outside the stack.
  */
-export function useLocalStack(stateOption?: string): LocalStackState {
+export async function useLocalStack(stateOption?: string): Promise<LocalStackState> {
   const stateFile = resolve(stateOption || process.env.TOCSIN_STATE_FILE || defaultStateFile);
   if (!existsSync(stateFile)) {
     throw new Error(`no running local stack (no ${stateFile}); run \`npm start\` first`);
@@ -37,5 +39,9 @@ export function useLocalStack(stateOption?: string): LocalStackState {
     BLOCK_PRIVATE_WEBHOOKS: process.env.BLOCK_PRIVATE_WEBHOOKS ?? '0',
     ENV_NAME: process.env.ENV_NAME ?? 'local',
   });
+  const clock = (await (await fetch(`${state.url}/_local/clock`)).json()) as {
+    data: { offset_seconds: number };
+  };
+  advanceClock(clock.data.offset_seconds);
   return state;
 }
