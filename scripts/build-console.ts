@@ -10,18 +10,13 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { NOW_PLACEHOLDER } from '../shared/console/serve.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const webDir = join(root, 'shared/console/web');
 
 /** Where the local runtime and the tests find the document (gitignored). */
 export const CONSOLE_HTML = join(root, 'shared/generated/console.html');
-
-/**
- * Where the page gets the service's clock: the handler puts the service's "now" (Unix ms) in this
- * meta tag of every answer, so a browser on a skewed clock still signs with valid timestamps.
- */
-export const NOW_PLACEHOLDER = '__TOCSIN_NOW__';
 
 /** The budget of the whole document (JS, CSS and markup). */
 const MAX_BYTES = 100 * 1024;

@@ -12,8 +12,12 @@ import { readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { nowMs } from '../clock.ts';
 
-/** Must equal scripts/build-console.ts's NOW_PLACEHOLDER (infra/ and shared/ never import scripts/). */
-const NOW_PLACEHOLDER = '__TOCSIN_NOW__';
+/**
+ * Where the page gets the service's clock: the build (scripts/build-console.ts) puts this in a meta
+ * tag, the handler replaces it with the service's "now" (Unix ms) in every answer, so a browser on a
+ * skewed clock still signs with valid timestamps.
+ */
+export const NOW_PLACEHOLDER = '__TOCSIN_NOW__';
 
 const CANDIDATES = [
   // The Lambda bundle: index.mjs and console.html side by side.

@@ -52,10 +52,3 @@ export function href(...parts: (string | number | Record<string, string | number
 export function navigate(target: string): void {
   location.hash = target.replace(/^#/, '');
 }
-
-/** Replaces the query of the current route (filters), without a new history entry per keystroke. */
-export function replaceQuery(route: Route, query: Record<string, string | number | undefined>): void {
-  const target = href(...route.parts, query);
-  history.replaceState(null, '', target);
-  window.dispatchEvent(new HashChangeEvent('hashchange'));
-}
