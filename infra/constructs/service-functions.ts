@@ -11,7 +11,7 @@ import { Construct } from 'constructs';
 import type { QueueName, RouteDef, TableAccess } from '../definitions.ts';
 import { METRICS } from '../metrics.ts';
 import { CONSOLE_ENTRY, consoleCommandHooks } from './console-bundling.ts';
-import type { ServiceQueues } from './queues.ts';
+import { pascal, type ServiceQueues } from './queues.ts';
 
 /** What a function is; decides its memory and default timeout. */
 export type FunctionKind = 'http' | 'ingest' | 'consumer' | 'schedule';
@@ -166,7 +166,6 @@ export class ServiceFunctions extends Construct {
     ]);
     let role = this.roles.get(key);
     if (role) return role;
-    const pascal = (x: string) => x.charAt(0).toUpperCase() + x.slice(1);
     const name = [
       own ? `${id}Role` : 'Role',
       pascal(spec.table),
