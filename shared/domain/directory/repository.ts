@@ -37,6 +37,8 @@ async function getMany<T>(ids: number[], key: (id: number) => Key, idOf: (t: T) 
 
 /** AP-D1: department by id. */
 export const getDepartment = (id: number) => getOne<Department>(keys.department(id));
+/** Departments by id (batch). */
+export const getDepartments = (ids: number[]) => getMany<Department>(ids, keys.department, (d) => d.id);
 /** AP-D2: all departments, ordered by id (one item collection of gsi1). */
 export async function listDepartments(): Promise<Department[]> {
   const items = await queryAll({

@@ -148,7 +148,7 @@ function fakeDeps(tasks: Task[], opts: { admin: boolean; permissions?: Permissio
         last: more ? read[read.length - 1].sk : undefined,
       };
     },
-    getDepartment: async (id: number) => ({ id, name: `dept ${id}` }) as Department,
+    getDepartments: async (ids: number[]) => ids.map((id) => ({ id, name: `dept ${id}` }) as Department),
     getTags: async (ids: number[]) => ids.map((id) => ({ id, name: `tag ${id}` }) as Tag),
   };
   return { deps, queries };

@@ -10,7 +10,7 @@
  */
 import { nowSeconds } from '../../clock.ts';
 import { keys } from '../../db/keys.ts';
-import { getDepartment, getTags } from '../directory/repository.ts';
+import { getDepartments, getTags } from '../directory/repository.ts';
 import { decodeCursor as decodeAnyCursor, encodeCursor } from '../cursor.ts';
 import { ID_SCHEMA } from '../validation.ts';
 import { loadReader } from './access.ts';
@@ -141,7 +141,7 @@ export const listDeps = {
   listPermissionsOfUser: repo.listPermissionsOfUser,
   getTasks: repo.getTasks,
   queryTaskListing: repo.queryTaskListing,
-  getDepartment,
+  getDepartments,
   getTags,
 };
 export type ListDeps = typeof listDeps;
@@ -262,11 +262,11 @@ async function namesOf(tasks: Task[], deps: ListDeps): Promise<Names> {
   const deptIds = [...new Set(tasks.map((t) => t.department_id))];
   const tagIds = [...new Set(tasks.flatMap((t) => t.task_tags))];
   const [departments, tags] = await Promise.all([
-    Promise.all(deptIds.map((id) => deps.getDepartment(id))),
+    deptIds.length ? deps.getDepartments(deptIds) : Promise.resolve([]),
     tagIds.length ? deps.getTags(tagIds) : Promise.resolve([]),
   ]);
   return {
-    departments: new Map(departments.flatMap((d) => (d ? [[d.id, d.name] as const] : []))),
+    departments: new Map(departments.map((d) => [d.id, d.name])),
     tags: new Map(tags.map((t) => [t.id, t.name])),
   };
 }
