@@ -5,7 +5,7 @@ import { ROLE_SUPER_ADMIN, type User } from '../directory/model.ts';
 import { getUser } from '../directory/repository.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { Task } from './model.ts';
-import { getTask, listPermissionsOfUser } from './repository.ts';
+import { getTask } from './repository.ts';
 
 /**
  * Who may read what (the read side: lists, history, traces, deliveries). Every read names its acting
