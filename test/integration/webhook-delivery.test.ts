@@ -10,7 +10,8 @@ import {
   type WebhookAttempt,
 } from '../../shared/domain/webhooks/repository.ts';
 import { verifyWebhookSignature } from '../../shared/domain/webhooks/signature.ts';
-import { serviceNow } from '../support/client.ts';
+import { hmacSign } from '../../shared/domain/auth/signature.ts';
+import { call, serviceNow } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 
@@ -161,6 +162,38 @@ describe('webhook delivery', () => {
     expect(attempts[0]).toMatchObject({ attempt: 1, outcome: 'failed', error: 'ECONNREFUSED' });
     expect(attempts.at(-1)).toMatchObject({ outcome: 'delivered' });
     expect(requestsOf(id)).toHaveLength(1);
+  });
+
+  it("retries a reported alarm's event whose first attempt failed, with the same webhook-id and body", async () => {
+    // Arrange: a task of its own (the pipeline makes the first attempt; its failure cools the task off
+    // in the pipeline's container)
+    const own = await new TestReceiver().start();
+    let alarms = 0;
+    own.behaviour = behaviour(() => (++alarms === 1 ? { status: 503 } : { status: 200 }));
+    try {
+      const t = await createTask({ receiver: { channels: { webhook: own.url } } });
+      await own.waitFor((all) => all.some((r) => r.json?.event === 'PING'));
+      // Act: one alarm through POST /alarm/report
+      const timestamp = await serviceNow();
+      const res = await call('POST', '/alarm/report', {
+        app: null,
+        json: { taskid: t.id, timestamp, sign: hmacSign(t.token, t.id, timestamp), ctn: { host: 'db-1' } },
+      });
+      expect(res.code).toBe(0);
+      const eventId = `${t.id}:${res.data.uuid}:ALARM`;
+      const attempts = await attemptsUntil(eventId, delivered, t.id);
+      // Assert: attempt 1 failed (made by the pipeline), attempt 2 from the queue after the backoff
+      expect(attempts.map((a) => [a.attempt, a.outcome, a.status])).toEqual([
+        [1, 'failed', 503],
+        [2, 'delivered', 200],
+      ]);
+      const reqs = own.received.filter((r) => r.headers['webhook-id'] === eventId);
+      expect(reqs).toHaveLength(2);
+      expect(new Set(reqs.map((r) => r.body)).size).toBe(1);
+      expect(reqs[0].json).toMatchObject({ event: 'ALARM', data: { history: { uuid: res.data.uuid } } });
+    } finally {
+      await own.stop();
+    }
   });
 
   it('records a skipped attempt for a deleted task and for a task without webhook, and sends nothing', async () => {

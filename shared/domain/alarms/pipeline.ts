@@ -9,6 +9,7 @@ import type { DueItem } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';
 import { effectiveStatus, TASK_PAUSED, TASK_RUNNING, type Task } from '../tasks/model.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
+import { deliverNow } from '../webhooks/delivery.ts';
 import { event, historyRef, msgRef, taskRef } from '../webhooks/events.ts';
 import { type EventToPublish, publishWebhookEvents, webhookBundles } from '../webhooks/publish.ts';
 import { createWorkflow, finishWorkflowsOfMetric } from '../workflows/service.ts';
@@ -66,13 +67,13 @@ export const defaultDeps = {
       jobs.map((body) => ({ body })),
     ),
   publishEvents: (taskId: number, events: EventToPublish[]) => publishWebhookEvents(taskId, events),
-  /** The batch's queue messages, at once (sent in parallel batches of ten). */
+  /**
+   * The batch's effects, at once: its webhook events' first attempts made here (only failures take
+   * the webhook queue: deliverNow), its notification jobs queued (in parallel batches of ten).
+   */
   publishMessages: async (messages: { webhook: WebhookBundle[]; notify: NotificationJob[] }) => {
     await Promise.all([
-      publish(
-        'webhook',
-        messages.webhook.map((body) => ({ body })),
-      ),
+      deliverNow(messages.webhook),
       publish(
         'notify',
         messages.notify.map((body) => ({ body })),

@@ -6,6 +6,7 @@ import type { Task } from '../tasks/model.ts';
 import {
   type DeliveryDeps,
   type DeliveryRecord,
+  deliverNow,
   deliverWebhooks,
   postJson,
   retryDelaySeconds,
@@ -78,7 +79,7 @@ function fakes(
   const own: WebhookAttempt[] = [];
   const logs: WebhookAttempt[][] = [];
   const delays: [string, number][] = [];
-  const requeued: { body: WebhookMessage; delaySeconds: number }[] = [];
+  const requeued: { body: WebhookMessage | WebhookBundle; delaySeconds: number }[] = [];
   const searches: [string, boolean][] = [];
   let requeueFails = 0;
   const taskReads: [number, number | undefined][] = [];
@@ -407,6 +408,58 @@ describe('deliverWebhooks: bundles', () => {
     const res = await deliverWebhooks([rec(b, 1, 'bad-bundle')], f.deps);
     expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'bad-bundle' }]);
     expect(f.posted).toHaveLength(0);
+  });
+});
+
+describe("deliverNow (a producer's first attempt)", () => {
+  // Each test its own task: a task whose webhook failed cools off for this module's lifetime.
+  it('sends every event of the bundles at once and queues nothing when all are delivered', async () => {
+    const f = fakes();
+    await deliverNow([bundle([1, 2], 21)], f.deps);
+    expect(f.posted.map((p) => p.headers['webhook-id'])).toEqual(['evt-21-1', 'evt-21-2']);
+    expect(f.logs.flat().map((a) => [a.event_id, a.attempt, a.outcome])).toEqual([
+      ['evt-21-1', 1, 'delivered'],
+      ['evt-21-2', 1, 'delivered'],
+    ]);
+    expect(f.requeued).toEqual([]);
+  });
+
+  it("queues a failed event on its own after the first backoff, then queues the task's events untried for a while", async () => {
+    const f = fakes({ status: (n) => (n === 1 ? 503 : 200) });
+    // Act: the first event fails; a later batch of the same task; another task's batch
+    await deliverNow([bundle([1, 2], 22)], f.deps);
+    const postedFirst = f.posted.length;
+    await deliverNow([bundle([3], 22), bundle([1], 23)], f.deps);
+    // Assert: attempt 1 recorded, the retry counts it; the cooling task's bundle goes to the queue as is
+    expect(f.own).toEqual([expect.objectContaining({ event_id: 'evt-22-1', attempt: 1, outcome: 'failed' })]);
+    expect(f.requeued).toEqual([
+      {
+        delaySeconds: 5,
+        body: expect.objectContaining({ kind: 'webhook', event_id: 'evt-22-1', attempts_before: 1 }),
+      },
+      { delaySeconds: 0, body: bundle([3], 22) },
+    ]);
+    expect(postedFirst).toBe(2);
+    expect(f.posted.slice(postedFirst).map((p) => p.headers['webhook-id'])).toEqual(['evt-23-1']);
+  });
+
+  it('leaves replayed events to the webhook consumer, which looks up whether they went out', async () => {
+    const f = fakes();
+    const replayed = bundle([1], 24, { replay_since_ms: 1000 });
+    await deliverNow([{ ...replayed, events: [...replayed.events, ...bundle([2], 24).events] }], f.deps);
+    expect(f.posted.map((p) => p.headers['webhook-id'])).toEqual(['evt-24-2']);
+    expect(f.requeued).toEqual([{ delaySeconds: 0, body: replayed }]);
+  });
+
+  it('throws when a failed event cannot be queued (the producer runs again), or when queuing what waits fails', async () => {
+    const failing = fakes({ status: 500 });
+    failing.failRequeue(1);
+    await expect(deliverNow([bundle([1], 25)], failing.deps)).rejects.toThrow(/could not queue/);
+    const waiting = fakes();
+    waiting.failRequeue(1);
+    await expect(deliverNow([bundle([1], 26, { replay_since_ms: 0 })], waiting.deps)).rejects.toThrow(
+      'queue down',
+    );
   });
 });
 

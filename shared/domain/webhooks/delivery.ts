@@ -68,8 +68,8 @@ export interface DeliveryDeps {
   recordAttempts: (attempts: WebhookAttempt[]) => Promise<void>;
   /** Settling first attempts of a batch, recorded as one delivery log item per task. */
   logDeliveries: (attempts: WebhookAttempt[]) => Promise<void>;
-  /** Queues events of a bundle again, each a message of its own (retries, deferred replays). */
-  requeue: (messages: { body: WebhookMessage; delaySeconds: number }[]) => Promise<void>;
+  /** Queues events: of a bundle again, each a message of its own (retries, deferred replays); a producer's bundles. */
+  requeue: (messages: { body: WebhookMessage | WebhookBundle; delaySeconds: number }[]) => Promise<void>;
   /**
    * Whether the event was delivered at or after `sinceMs`: by an attempt of its own, or (`searchLog`,
    * for a producer's replay) also by a first attempt in the task's delivery log.
@@ -339,6 +339,33 @@ export async function deliverWebhooks(
       failures.add(record.messageId);
     }
   }
+  const { back } = await deliverItems(items, deps);
+  await Promise.all(
+    back.map(async ({ item, seconds }) => {
+      if (failures.has(item.record.messageId)) return;
+      failures.add(item.record.messageId);
+      try {
+        await deps.delayRetry(item.record.receiptHandle, seconds);
+      } catch (err) {
+        logger.warn('could not set the webhook retry delay', {
+          eventId: item.msg.event_id,
+          error: err as Error,
+        });
+      }
+    }),
+  );
+  return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
+}
+
+/**
+ * Sends the events of a batch (replays looked up first), records the attempts and queues again, as
+ * messages of their own, the events of a bundle that failed. Returns what was sent and the items
+ * whose message must come back, with the visibility (seconds) to come back after.
+ */
+async function deliverItems(
+  items: Item[],
+  deps: DeliveryDeps,
+): Promise<{ sent: Sent[]; back: { item: Item; seconds: number }[] }> {
   // Copies of one event in one batch (a producer that ran twice) are sent once and share its fate.
   const copies = new Map<string, Item[]>();
   for (const item of items) copies.set(item.msg.event_id, [...(copies.get(item.msg.event_id) ?? []), item]);
@@ -370,13 +397,13 @@ export async function deliverWebhooks(
     ...sent.filter((s) => s.attempt?.outcome === 'failed').map((s) => ({ item: s.item, defer: false })),
     ...deferred.map((item) => ({ item, defer: true })),
   ];
-  const visibility = exhausted.map((item) => ({ item, seconds: 0 }));
+  const back = exhausted.map((item) => ({ item, seconds: 0 }));
   const requeue: { item: Item; body: WebhookMessage; delaySeconds: number }[] = [];
   for (const { item, defer } of again) {
     const all = copies.get(item.msg.event_id) ?? [item];
     const seconds = defer ? (backoff[0] ?? 0) : retryDelaySeconds(budgetAttemptOf(item), backoff);
     const single = all.filter((c) => !c.bundled);
-    for (const c of single) visibility.push({ item: c, seconds });
+    for (const c of single) back.push({ item: c, seconds });
     if (single.length > 0) continue;
     const { msg } = item;
     requeue.push({
@@ -394,28 +421,75 @@ export async function deliverWebhooks(
       await deps.requeue(requeue.map(({ body, delaySeconds }) => ({ body, delaySeconds })));
     } catch (err) {
       // The bundle comes back whole after the first backoff; its delivered events are in the log.
-      logger.warn('could not queue webhook retries; the bundle will be received again', {
+      logger.warn('could not queue webhook retries', {
         count: requeue.length,
         error: err as Error,
       });
-      for (const { item } of requeue) visibility.push({ item, seconds: backoff[0] ?? 0 });
+      for (const { item } of requeue) back.push({ item, seconds: backoff[0] ?? 0 });
     }
   }
-  await Promise.all(
-    visibility.map(async ({ item, seconds }) => {
-      if (failures.has(item.record.messageId)) return;
-      failures.add(item.record.messageId);
-      try {
-        await deps.delayRetry(item.record.receiptHandle, seconds);
-      } catch (err) {
-        logger.warn('could not set the webhook retry delay', {
-          eventId: item.msg.event_id,
-          error: err as Error,
-        });
-      }
-    }),
-  );
-  return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
+  return { sent, back };
+}
+
+/**
+ * Tasks whose webhook failed a first attempt made by a producer (deliverNow) lately, until when
+ * (ms, this container's clock): their events take the queue meanwhile, so a receiver that is down
+ * costs its producers one timeout per container and cool-off, not one per batch.
+ */
+const coolingOff = new Map<number, number>();
+const COOL_OFF_MS = 30_000;
+
+function isCoolingOff(taskId: number, now: number): boolean {
+  const until = coolingOff.get(taskId);
+  if (until === undefined) return false;
+  if (until > now) return true;
+  coolingOff.delete(taskId);
+  return false;
+}
+
+/**
+ * The first attempt of a producer's events, made by the producer itself (the alarm consumer, for its
+ * batch): the queue carries only what failed, each event a message of its own delayed by the first
+ * backoff, so the common case costs no queue hop. Exactly the attempt the webhook consumer makes
+ * (task read, URL guard, signature, recorded in the delivery log). Queued as they are, for the
+ * webhook consumer: replays (they may have gone out before: the consumer looks that up) and the
+ * events of a task whose webhook failed here within COOL_OFF_MS. Resolves once every event was
+ * delivered, settled or durably queued; throws otherwise, and the producer runs again (its events
+ * then go out as replays).
+ */
+export async function deliverNow(
+  bundles: WebhookBundle[],
+  deps: DeliveryDeps = defaultDeliveryDeps,
+): Promise<void> {
+  const now: Item[] = [];
+  const queued: WebhookBundle[] = [];
+  const t = Date.now();
+  for (const bundle of bundles) {
+    const cooling = isCoolingOff(bundle.task_id, t);
+    const later = bundle.events.filter((e) => cooling || e.replay_since_ms !== undefined);
+    if (later.length > 0) queued.push({ ...bundle, events: later });
+    for (const e of bundle.events) {
+      if (later.includes(e)) continue;
+      const msg: WebhookMessage = {
+        ...e,
+        kind: 'webhook',
+        task_id: bundle.task_id,
+        created_at: bundle.created_at,
+      };
+      now.push({
+        record: { messageId: e.event_id, receiptHandle: '', body: '', receiveCount: 1 },
+        msg,
+        bundled: true,
+      });
+    }
+  }
+  const [{ sent, back }] = await Promise.all([
+    deliverItems(now, deps),
+    queued.length > 0 ? deps.requeue(queued.map((body) => ({ body, delaySeconds: 0 }))) : undefined,
+  ]);
+  for (const { item, attempt } of sent)
+    if (attempt?.outcome === 'failed') coolingOff.set(item.msg.task_id, Date.now() + COOL_OFF_MS);
+  if (back.length > 0) throw new Error(`could not queue the retries of ${back.length} webhook events`);
 }
 
 /**
