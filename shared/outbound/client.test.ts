@@ -1,5 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { outboundRequest } from './client.ts';
 
@@ -153,6 +155,38 @@ describe('outboundRequest (real HTTP on 127.0.0.1)', () => {
     // Assert
     expect(r).toEqual({ ok: false, failure: 'timeout', error: 'timeout after 100 ms' });
     expect(Date.now() - started).toBeLessThan(350);
+  });
+
+  it('takes an answer that came in time while this thread was busy past the deadline', async () => {
+    // Arrange: a receiver in a worker thread that answers at once and then raises a flag
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const receiver = new Worker(
+      `const { workerData: flag, parentPort } = require('node:worker_threads');
+      const server = require('node:http').createServer((req, res) => {
+        req.resume();
+        req.on('end', () => res.writeHead(200).end('ok', () => { Atomics.store(flag, 0, 1); Atomics.notify(flag, 0); }));
+      });
+      server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));`,
+      { eval: true, workerData: flag },
+    );
+    try {
+      const port = await new Promise<number>((ok) => receiver.once('message', ok));
+      expect(await post(`http://127.0.0.1:${port}/warm`)).toMatchObject({ status: 200 });
+      Atomics.store(flag, 0, 0);
+      // Act: the request goes out on the kept-alive connection; this thread then stays busy until
+      // the answer is there and the deadline has passed
+      const started = performance.now();
+      const pending = post(`http://127.0.0.1:${port}/busy`, { timeoutMs: 100 });
+      await new Promise((ok) => process.nextTick(ok));
+      expect(Atomics.wait(flag, 0, 0, 5_000)).toBe('ok');
+      while (performance.now() - started < 150) {
+        // busy
+      }
+      // Assert
+      expect(await pending).toMatchObject({ ok: true, status: 200 });
+    } finally {
+      await receiver.terminate();
+    }
   });
 
   it('times out when a body that must be read does not end in time', async () => {

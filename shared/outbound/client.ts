@@ -112,8 +112,21 @@ export async function outboundRequest(url: URL | string, req: OutboundRequest): 
     if (literal && kind) return failure('blocked', blockedReason(literal, kind));
   }
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), req.timeoutMs);
-  const stopTimer = () => clearTimeout(timer);
+  let ended = false;
+  // At the deadline, what this turn of the event loop has received is read first (the abort waits
+  // for the check phase, after I/O): an answer that came in time while this container was busy is
+  // the receiver's answer, not a timeout (which would send the event again, a duplicate).
+  const timer = setTimeout(
+    () =>
+      setImmediate(() => {
+        if (!ended) controller.abort();
+      }),
+    req.timeoutMs,
+  );
+  const stopTimer = () => {
+    ended = true;
+    clearTimeout(timer);
+  };
   for (let attempt = 1; ; attempt++) {
     const result = await exchange(target, req, controller.signal, attempt === 1, stopTimer);
     if (result !== RETRY) return result;
