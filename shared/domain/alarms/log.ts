@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, putItems, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { db, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
 import type { Level } from '../tasks/model.ts';
 import type { CompressNotify } from './compress.ts';
@@ -142,8 +142,8 @@ function fromItem(item: Record<string, unknown>): AlarmLogEntry[] {
 /** Most JSON a log item holds (a batch's entries are split beyond it). */
 const LOG_ITEM_MAX = 64_000;
 
-/** AP-P9 (write): the entries of one consumer batch, one item per task (one BatchWriteItem). */
-export async function putAlarmLogs(entries: AlarmLogEntry[], atMs: number): Promise<void> {
+/** AP-P9 (write): the items of one consumer batch's entries, one per task (written in one BatchWriteItem). */
+export function alarmLogItems(entries: AlarmLogEntry[], atMs: number): Record<string, unknown>[] {
   const byTask = new Map<number, AlarmLogEntry[]>();
   for (const e of entries) {
     const list = byTask.get(e.task_id);
@@ -167,7 +167,7 @@ export async function putAlarmLogs(entries: AlarmLogEntry[], atMs: number): Prom
     }
     chunks.push(chunk);
   }
-  const items = chunks.map((log) => ({
+  return chunks.map((log) => ({
     ...keys.alarmLog(log[0].task_id, atMs, randomBytes(6).toString('hex')),
     entity: 'alarm_log',
     schema_version: SCHEMA_VERSION,
@@ -175,7 +175,6 @@ export async function putAlarmLogs(entries: AlarmLogEntry[], atMs: number): Prom
     log: JSON.stringify(log.map(toRow)),
     ttl: Math.max(...log.map((e) => e.expires_at)),
   }));
-  if (items.length > 0) await putItems(items, 'alarm log');
 }
 
 export interface AlarmLogFilter {
@@ -237,8 +236,7 @@ async function* logItems(
 ): AsyncGenerator<{ day: number; sk: string; item: Record<string, unknown> }> {
   const firstDay = webhookLogDayOf(window.from * 1000);
   for (let day = resume?.day ?? webhookLogDayOf(window.to * 1000 + WRITE_LAG_MS); day >= firstDay; day--) {
-    const to =
-      resume && resume.day === day ? resume.sk : keys.dayLogSkFrom(window.to * 1000 + WRITE_LAG_MS);
+    const to = resume && resume.day === day ? resume.sk : keys.dayLogSkFrom(window.to * 1000 + WRITE_LAG_MS);
     let start: Record<string, unknown> | undefined;
     do {
       const page = await db().send(

@@ -20,6 +20,21 @@ import {
 } from './pipeline.ts';
 import type { AlarmLogEntry } from './log.ts';
 import type { CommitResult, MetricCommit } from './repository.ts';
+import type { WebhookAttempt } from '../webhooks/repository.ts';
+
+/** A delivered first attempt of an event, as the webhook delivery records it. */
+const firstAttempt = (taskId: number, eventId: string): WebhookAttempt => ({
+  event_id: eventId,
+  task_id: taskId,
+  attempt: 1,
+  event: 'ALARM',
+  type: 'compress_disable',
+  outcome: 'delivered',
+  status: 200,
+  duration_ms: 1,
+  at_ms: 1_700_000_000_000,
+  at: 1_700_000_000,
+});
 
 /**
  * In-memory stand-ins for the adapters, with the same conditional semantics as the DynamoDB
@@ -37,6 +52,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
   const workflows: string[] = [];
   const finished: string[] = [];
   const logged: AlarmLogEntry[] = [];
+  const loggedDeliveries: WebhookAttempt[] = [];
   let conflicts = opts.conflicts ?? 0;
   let nextId = 1000;
   let clock = 1_700_000_000;
@@ -82,6 +98,8 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
       }
       jobs.push(...notify);
       log.push(...notify.map((x) => `job ${x.job_id}`));
+      // The settling first attempts: each event delivered.
+      return webhook.flatMap((b) => b.events.map((m) => firstAttempt(b.task_id, m.event_id)));
     },
     createWorkflow: async ({ history }) => {
       workflows.push(history.uuid);
@@ -93,12 +111,13 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
       return [];
     },
     sleep: async () => undefined,
-    logAlarms: async (entries) => {
+    logAlarms: async (entries, deliveries = []) => {
       if (failLog > 0) {
         failLog--;
         throw new Error('table down');
       }
       logged.push(...entries);
+      loggedDeliveries.push(...deliveries);
     },
     repo: {
       getAlarmRecord: async (taskId: number, uuid: string) => records.get(`${taskId}#${uuid}`),
@@ -160,6 +179,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
     workflows,
     finished,
     logged,
+    loggedDeliveries,
     advance: (s: number) => {
       clock += s;
     },
@@ -511,13 +531,32 @@ describe('processAlarmBatch', () => {
     const publish = f.deps.publishMessages;
     f.deps.publishMessages = async (m) => {
       recordsAtFlush = f.records.size;
-      await publish(m);
+      return publish(m);
     };
     await processAlarmBatch(batch.map(msg), f.deps);
     expect(recordsAtFlush).toBe(10);
     expect(f.events).toHaveLength(10);
     // The ten records were stored in one request.
     expect(f.puts).toEqual([10]);
+  });
+
+  it('writes the alarm log and the delivery log of the first attempts in one write, after the effects', async () => {
+    const f = fakes(testTask());
+    const batch = [alarm({ i: 1 }), alarm({ i: 2 })];
+    const order: string[] = [];
+    const { publishMessages, logAlarms } = f.deps;
+    f.deps.publishMessages = async (m) => {
+      order.push('effects');
+      return publishMessages(m);
+    };
+    f.deps.logAlarms = async (entries, deliveries) => {
+      order.push(`log ${entries.length} alarms, ${deliveries?.length} deliveries`);
+      return logAlarms(entries, deliveries);
+    };
+    await processAlarmBatch(batch.map(msg), f.deps);
+    expect(order).toEqual(['effects', 'log 2 alarms, 2 deliveries']);
+    expect(f.loggedDeliveries.map((a) => a.event_id)).toEqual(f.events.map((e) => e.eventId));
+    expect(f.logged.map((e) => e.uuid).sort()).toEqual(batch.map((a) => a.uuid).sort());
   });
 
   it('flag_save_db 0: ALARM not_save_db with msg, nothing stored', async () => {

@@ -1,3 +1,4 @@
+import { putItems } from '../../db/client.ts';
 import { parseJson } from '../../json.ts';
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { logger } from '../../log.ts';
@@ -9,7 +10,8 @@ import type { DueItem } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';
 import { effectiveStatus, TASK_PAUSED, TASK_RUNNING, type Task } from '../tasks/model.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
-import { deliverNow } from '../webhooks/delivery.ts';
+import { defaultDeliveryDeps, deliverNow } from '../webhooks/delivery.ts';
+import { deliveryLogItems, type WebhookAttempt } from '../webhooks/repository.ts';
 import { event, historyRef, msgRef, taskRef } from '../webhooks/events.ts';
 import { type EventToPublish, publishWebhookEvents, webhookBundles } from '../webhooks/publish.ts';
 import { createWorkflow, finishWorkflowsOfMetric } from '../workflows/service.ts';
@@ -17,7 +19,7 @@ import { strategyOf } from './compress.ts';
 import { explainAlarm, type Why } from './explain.ts';
 import type { HistoryRecord } from './history.ts';
 import { nextHistoryId } from './ids.ts';
-import { type AlarmLogEntry, entryOfRecord, putAlarmLogs } from './log.ts';
+import { type AlarmLogEntry, alarmLogItems, entryOfRecord } from './log.ts';
 import {
   type AlarmRecord,
   advanceMetric,
@@ -70,15 +72,24 @@ export const defaultDeps = {
   /**
    * The batch's effects, at once: its webhook events' first attempts made here (only failures take
    * the webhook queue: deliverNow), its notification jobs queued (in parallel batches of ten).
+   * Resolves to the settling first attempts, for the batch's log write (logAlarms).
    */
-  publishMessages: async (messages: { webhook: WebhookBundle[]; notify: NotificationJob[] }) => {
+  publishMessages: async (messages: {
+    webhook: WebhookBundle[];
+    notify: NotificationJob[];
+  }): Promise<WebhookAttempt[] | undefined> => {
+    const settled: WebhookAttempt[] = [];
     await Promise.all([
-      deliverNow(messages.webhook),
+      deliverNow(messages.webhook, {
+        ...defaultDeliveryDeps,
+        logDeliveries: async (attempts) => void settled.push(...attempts),
+      }),
       publish(
         'notify',
         messages.notify.map((body) => ({ body })),
       ),
     ]);
+    return settled;
   },
   createWorkflow: (input: {
     task: Task;
@@ -86,8 +97,14 @@ export const defaultDeps = {
   }): Promise<{ id: number; created: boolean }> => createWorkflow(input),
   finishWorkflowsOfMetric: (input: { task: Task; metric: string }): Promise<number[]> =>
     finishWorkflowsOfMetric(input),
-  /** Adds processed alarms to their tasks' alarm log (a batch writes its entries together: collectEffects). */
-  logAlarms: (entries: AlarmLogEntry[]): Promise<void> => putAlarmLogs(entries, nowMs()),
+  /**
+   * Adds processed alarms to their tasks' alarm log, and a batch's settling webhook first attempts to
+   * their delivery log: one BatchWriteItem (a batch writes its entries together: collectEffects).
+   */
+  logAlarms: async (entries: AlarmLogEntry[], deliveries: WebhookAttempt[] = []): Promise<void> => {
+    const items = [...alarmLogItems(entries, nowMs()), ...deliveryLogItems(deliveries)];
+    if (items.length > 0) await putItems(items, 'batch logs');
+  },
   sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
 };
 export type PipelineDeps = typeof defaultDeps;
@@ -287,31 +304,36 @@ function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledRes
         log.push(...entries);
       },
     },
-    // The log beside the publishing, never in its way: a log write that fails (after the retries of
-    // its own) costs the history those entries, not a redelivery of a batch that may already have gone
-    // out (an alarm that has no record would be sent again as new). Counted as AlarmLogLost.
+    // The log after the publishing, in one write with the delivery log of the webhook first attempts
+    // made meanwhile, and never in its way: a log write that fails (after the retries of its own)
+    // costs the history those entries, not a redelivery of a batch that has already gone out (an
+    // alarm that has no record would be sent again as new). Counted as AlarmLogLost.
     flush: async () => {
-      await Promise.all([
-        deps.publishMessages({
+      const delivered =
+        (await deps.publishMessages({
           webhook: [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list)),
           notify,
-        }),
-        log.length > 0 ? logBestEffort(deps, log) : undefined,
-      ]);
+        })) ?? [];
+      if (log.length > 0 || delivered.length > 0) await logBestEffort(deps, log, delivered);
     },
   };
 }
 
 /** Tries to log a batch three times (100 ms, 400 ms apart); logs and counts the loss otherwise. */
-async function logBestEffort(deps: PipelineDeps, entries: AlarmLogEntry[]): Promise<void> {
+async function logBestEffort(
+  deps: PipelineDeps,
+  entries: AlarmLogEntry[],
+  deliveries: WebhookAttempt[],
+): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await deps.logAlarms(entries);
+      await deps.logAlarms(entries, deliveries);
       return;
     } catch (err) {
       if (attempt >= 2) {
         logger.error('alarm log entries lost (the alarms themselves were processed)', {
           uuids: entries.map((e) => e.uuid),
+          webhookAttempts: deliveries.length,
           error: err as Error,
         });
         count('AlarmLogLost', {}, entries.length);

@@ -112,13 +112,19 @@ function fromLog(item: Record<string, unknown>): WebhookAttempt[] {
  * write: about ten events per write unit.
  */
 export async function putDeliveryLogs(attempts: WebhookAttempt[]): Promise<void> {
+  const items = deliveryLogItems(attempts);
+  if (items.length > 0) await putItems(items, 'webhook delivery log');
+}
+
+/** The delivery log items of a batch's settling first attempts (AP-H2), to write with others. */
+export function deliveryLogItems(attempts: WebhookAttempt[]): Record<string, unknown>[] {
   const byTask = new Map<number, WebhookAttempt[]>();
   for (const a of attempts) {
     const log = byTask.get(a.task_id);
     if (log) log.push(a);
     else byTask.set(a.task_id, [a]);
   }
-  const items = [...byTask.values()].map((log) => {
+  return [...byTask.values()].map((log) => {
     const base = Math.min(...log.map((a) => a.at_ms));
     const target = log.find((a) => a.target)?.target;
     return {
@@ -132,7 +138,6 @@ export async function putDeliveryLogs(attempts: WebhookAttempt[]): Promise<void>
       ttl: Math.floor(base / 1000) + ATTEMPT_TTL_SECONDS,
     };
   });
-  if (items.length > 0) await putItems(items, 'webhook delivery log');
 }
 
 /**
