@@ -166,4 +166,25 @@ describe('explainAlarm on a huge configuration', () => {
     expect(why.trimmed).toBe(true);
     expect(why.dispatch?.matched[0]).toMatchObject({ index: 0, rules: [{ field: 'ctn.f0', ok: true }] });
   });
+
+  it('stays within WHY_MAX when the filter decides (dropped) and when a recovery condition does', () => {
+    // Arrange: a blacklist and a recovery condition of 60 matching rules each, and long values
+    const long = 'x'.repeat(500);
+    const rules = Array.from({ length: 60 }, (_, i) => rule(`ctn.f${i}`, 'isset'));
+    const ctn = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${i}`, long]));
+    const filtering = testTask({ filter: { enable: true, mode: 2, conditions: [{ rule: rules }] } });
+    const recovering = testTask({ recovery: { enable: true, mode: 1, conditions: [{ rule: rules }] } });
+    const a = alarm(ctn);
+    // Act
+    const dropped = planAlarm(filtering, a);
+    const recovered = planAlarm(recovering, a);
+    const whys = [explainAlarm(filtering, a, dropped), explainAlarm(recovering, a, recovered)];
+    // Assert
+    expect([dropped.kind, recovered.kind]).toEqual(['drop', 'recovery']);
+    for (const why of whys) {
+      expect(JSON.stringify(why).length).toBeLessThanOrEqual(WHY_MAX);
+      expect(why.trimmed).toBe(true);
+    }
+    expect(whys[0].filter?.match?.rules).toEqual([expect.objectContaining({ field: 'ctn.f0', ok: true })]);
+  });
 });

@@ -117,7 +117,7 @@ export function explainAlarm(task: Task, alarm: AlarmMessage, plan: Plan): Why {
   else if (r?.enable && r.mode === RECOVERY_CONDITION)
     why.recovery = { mode: 'condition', ...matchTrace(r.conditions, original) };
   else if (r?.enable && r.delay_interval) why.recovery = { mode: 'delay', minutes: r.delay_interval };
-  if (plan.kind === 'recovery' && !alarm.recovery) return why;
+  if (plan.kind === 'recovery' && !alarm.recovery) return trimmed(why);
 
   const f = task.filter;
   if (f?.enable) {
@@ -130,7 +130,7 @@ export function explainAlarm(task: Task, alarm: AlarmMessage, plan: Plan): Why {
       ...m,
     };
   }
-  if (plan.kind === 'drop' || plan.kind === 'rejected') return why;
+  if (plan.kind === 'drop' || plan.kind === 'rejected') return trimmed(why);
 
   const facts = factsOf(alarm, plan.level);
   const c = task.compress;
