@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
   BatchGetCommand,
@@ -35,6 +36,11 @@ export function tableName(): string {
 
 /** Every item carries its entity type and a schema version. */
 export const SCHEMA_VERSION = 1;
+
+/** A short id derived from what an item holds: a write repeated with the same content hits the same key. */
+export function contentId(parts: string[]): string {
+  return createHash('sha256').update(parts.join('\n')).digest('hex').slice(0, 12);
+}
 
 export function isConditionFailure(err: unknown): boolean {
   const name = (err as { name?: string } | null)?.name;

@@ -158,13 +158,16 @@ describe('outboundRequest (real HTTP on 127.0.0.1)', () => {
   });
 
   it('takes an answer that came in time while this thread was busy past the deadline', async () => {
-    // Arrange: a receiver in a worker thread that answers at once and then raises a flag
+    // Arrange: a receiver in a worker thread that answers at once (raising a flag for /busy), and a
+    // kept-alive connection to it (a request on it is written at once, with no turn of the loop)
     const flag = new Int32Array(new SharedArrayBuffer(4));
     const receiver = new Worker(
       `const { workerData: flag, parentPort } = require('node:worker_threads');
       const server = require('node:http').createServer((req, res) => {
         req.resume();
-        req.on('end', () => res.writeHead(200).end('ok', () => { Atomics.store(flag, 0, 1); Atomics.notify(flag, 0); }));
+        req.on('end', () => res.writeHead(200).end('ok', () => {
+          if (req.url === '/busy') { Atomics.store(flag, 0, 1); Atomics.notify(flag, 0); }
+        }));
       });
       server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));`,
       { eval: true, workerData: flag },
@@ -172,7 +175,6 @@ describe('outboundRequest (real HTTP on 127.0.0.1)', () => {
     try {
       const port = await new Promise<number>((ok) => receiver.once('message', ok));
       expect(await post(`http://127.0.0.1:${port}/warm`)).toMatchObject({ status: 200 });
-      Atomics.store(flag, 0, 0);
       // Act: the request goes out on the kept-alive connection; this thread then stays busy until
       // the answer is there and the deadline has passed
       const started = performance.now();

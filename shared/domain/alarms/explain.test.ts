@@ -172,7 +172,9 @@ describe('explainAlarm on a huge configuration', () => {
     const long = 'x'.repeat(500);
     const rules = Array.from({ length: 60 }, (_, i) => rule(`ctn.f${i}`, 'isset'));
     const ctn = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`f${i}`, long]));
-    const filtering = testTask({ filter: { enable: true, mode: 2, conditions: [{ rule: rules }] } });
+    const filtering = testTask({
+      filter: { enable: true, mode: 2, conditions: [{ rule: rules, level: 1 }] },
+    });
     const recovering = testTask({ recovery: { enable: true, mode: 1, conditions: [{ rule: rules }] } });
     const a = alarm(ctn);
     // Act

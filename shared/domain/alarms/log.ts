@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { db, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { contentId, db, putItems, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
 import type { Level } from '../tasks/model.ts';
+import { deliveryLogItems, type WebhookAttempt } from '../webhooks/repository.ts';
 import type { CompressNotify } from './compress.ts';
 import type { Why } from './explain.ts';
 import type { AlarmRecord, PlanKind } from './model.ts';
@@ -142,6 +142,20 @@ function fromItem(item: Record<string, unknown>): AlarmLogEntry[] {
 /** Most JSON a log item holds (a batch's entries are split beyond it). */
 const LOG_ITEM_MAX = 64_000;
 
+/**
+ * AP-P9 (write) with AP-H2: a consumer batch's alarm log entries and the delivery log of the webhook
+ * first attempts it made, in one BatchWriteItem. Keys derive from `atMs` and the content, so writing
+ * the same again overwrites what a failed write may have stored instead of adding copies.
+ */
+export async function putBatchLogs(
+  entries: AlarmLogEntry[],
+  deliveries: WebhookAttempt[],
+  atMs: number,
+): Promise<void> {
+  const items = [...alarmLogItems(entries, atMs), ...deliveryLogItems(deliveries)];
+  if (items.length > 0) await putItems(items, 'batch logs');
+}
+
 /** AP-P9 (write): the items of one consumer batch's entries, one per task (written in one BatchWriteItem). */
 export function alarmLogItems(entries: AlarmLogEntry[], atMs: number): Record<string, unknown>[] {
   const byTask = new Map<number, AlarmLogEntry[]>();
@@ -168,7 +182,7 @@ export function alarmLogItems(entries: AlarmLogEntry[], atMs: number): Record<st
     chunks.push(chunk);
   }
   return chunks.map((log) => ({
-    ...keys.alarmLog(log[0].task_id, atMs, randomBytes(6).toString('hex')),
+    ...keys.alarmLog(log[0].task_id, atMs, contentId(log.map((e) => e.uuid))),
     entity: 'alarm_log',
     schema_version: SCHEMA_VERSION,
     task_id: log[0].task_id,

@@ -80,7 +80,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
         log.push(`event ${x.eventId}`);
       }
     },
-    publishMessages: async ({ webhook, notify }) => {
+    sendEffects: async ({ webhook, notify }, delivered) => {
       if (webhook.length > 0 && failPublish > 0) {
         failPublish--;
         throw new Error('queue down');
@@ -99,7 +99,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
       jobs.push(...notify);
       log.push(...notify.map((x) => `job ${x.job_id}`));
       // The settling first attempts: each event delivered.
-      return webhook.flatMap((b) => b.events.map((m) => firstAttempt(b.task_id, m.event_id)));
+      delivered.push(...webhook.flatMap((b) => b.events.map((m) => firstAttempt(b.task_id, m.event_id))));
     },
     createWorkflow: async ({ history }) => {
       workflows.push(history.uuid);
@@ -528,10 +528,10 @@ describe('processAlarmBatch', () => {
     const f = fakes(testTask());
     const batch = Array.from({ length: 10 }, (_, i) => alarm({ i }));
     let recordsAtFlush = -1;
-    const publish = f.deps.publishMessages;
-    f.deps.publishMessages = async (m) => {
+    const send = f.deps.sendEffects;
+    f.deps.sendEffects = async (m, delivered) => {
       recordsAtFlush = f.records.size;
-      return publish(m);
+      return send(m, delivered);
     };
     await processAlarmBatch(batch.map(msg), f.deps);
     expect(recordsAtFlush).toBe(10);
@@ -544,10 +544,10 @@ describe('processAlarmBatch', () => {
     const f = fakes(testTask());
     const batch = [alarm({ i: 1 }), alarm({ i: 2 })];
     const order: string[] = [];
-    const { publishMessages, logAlarms } = f.deps;
-    f.deps.publishMessages = async (m) => {
+    const { sendEffects, logAlarms } = f.deps;
+    f.deps.sendEffects = async (m, delivered) => {
       order.push('effects');
-      return publishMessages(m);
+      return sendEffects(m, delivered);
     };
     f.deps.logAlarms = async (entries, deliveries) => {
       order.push(`log ${entries.length} alarms, ${deliveries?.length} deliveries`);
@@ -557,6 +557,24 @@ describe('processAlarmBatch', () => {
     expect(order).toEqual(['effects', 'log 2 alarms, 2 deliveries']);
     expect(f.loggedDeliveries.map((a) => a.event_id)).toEqual(f.events.map((e) => e.eventId));
     expect(f.logged.map((e) => e.uuid).sort()).toEqual(batch.map((a) => a.uuid).sort());
+  });
+
+  it('still logs the first attempts it made when the effects fail, and retries the batch without its alarm log', async () => {
+    // Arrange: the events go out, then the notification jobs cannot be queued
+    const f = fakes(testTask());
+    const batch = [alarm({ i: 1 }), alarm({ i: 2 })];
+    const { sendEffects } = f.deps;
+    f.deps.sendEffects = async (m, delivered) => {
+      await sendEffects({ ...m, notify: [] }, delivered);
+      throw new Error('notify queue down');
+    };
+    // Act
+    const failed = await processAlarmBatch(batch.map(msg), f.deps);
+    // Assert
+    expect(failed).toEqual(batch.map((a) => `m-${a.uuid}`));
+    expect(f.loggedDeliveries.map((a) => a.event_id)).toEqual(f.events.map((e) => e.eventId));
+    expect(f.loggedDeliveries).toHaveLength(2);
+    expect(f.logged).toEqual([]);
   });
 
   it('flag_save_db 0: ALARM not_save_db with msg, nothing stored', async () => {

@@ -1,4 +1,3 @@
-import { putItems } from '../../db/client.ts';
 import { parseJson } from '../../json.ts';
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { logger } from '../../log.ts';
@@ -11,7 +10,7 @@ import type { DueResult } from '../due/runner.ts';
 import { effectiveStatus, TASK_PAUSED, TASK_RUNNING, type Task } from '../tasks/model.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
 import { defaultDeliveryDeps, deliverNow } from '../webhooks/delivery.ts';
-import { deliveryLogItems, type WebhookAttempt } from '../webhooks/repository.ts';
+import type { WebhookAttempt } from '../webhooks/repository.ts';
 import { event, historyRef, msgRef, taskRef } from '../webhooks/events.ts';
 import { type EventToPublish, publishWebhookEvents, webhookBundles } from '../webhooks/publish.ts';
 import { createWorkflow, finishWorkflowsOfMetric } from '../workflows/service.ts';
@@ -19,7 +18,7 @@ import { strategyOf } from './compress.ts';
 import { explainAlarm, type Why } from './explain.ts';
 import type { HistoryRecord } from './history.ts';
 import { nextHistoryId } from './ids.ts';
-import { type AlarmLogEntry, alarmLogItems, entryOfRecord } from './log.ts';
+import { type AlarmLogEntry, entryOfRecord, putBatchLogs } from './log.ts';
 import {
   type AlarmRecord,
   advanceMetric,
@@ -70,26 +69,26 @@ export const defaultDeps = {
     ),
   publishEvents: (taskId: number, events: EventToPublish[]) => publishWebhookEvents(taskId, events),
   /**
-   * The batch's effects, at once: its webhook events' first attempts made here (only failures take
-   * the webhook queue: deliverNow), its notification jobs queued (in parallel batches of ten).
-   * Resolves to the settling first attempts, for the batch's log write (logAlarms).
+   * The batch's effects, at once: its webhook events' first attempts made here (only what fails, or
+   * waits, takes the webhook queue: deliverNow), its notification jobs queued (in parallel batches of
+   * ten). The settling first attempts are added to `delivered` as they are recorded, for the batch's
+   * log write, even when this throws; it throws only once nothing is in flight any more.
    */
-  publishMessages: async (messages: {
-    webhook: WebhookBundle[];
-    notify: NotificationJob[];
-  }): Promise<WebhookAttempt[] | undefined> => {
-    const settled: WebhookAttempt[] = [];
-    await Promise.all([
+  sendEffects: async (
+    messages: { webhook: WebhookBundle[]; notify: NotificationJob[] },
+    delivered: WebhookAttempt[],
+  ): Promise<void> => {
+    const results = await Promise.allSettled([
       deliverNow(messages.webhook, {
         ...defaultDeliveryDeps,
-        logDeliveries: async (attempts) => void settled.push(...attempts),
+        logDeliveries: async (attempts) => void delivered.push(...attempts),
       }),
       publish(
         'notify',
         messages.notify.map((body) => ({ body })),
       ),
     ]);
-    return settled;
+    for (const r of results) if (r.status === 'rejected') throw r.reason;
   },
   createWorkflow: (input: {
     task: Task;
@@ -99,12 +98,11 @@ export const defaultDeps = {
     finishWorkflowsOfMetric(input),
   /**
    * Adds processed alarms to their tasks' alarm log, and a batch's settling webhook first attempts to
-   * their delivery log: one BatchWriteItem (a batch writes its entries together: collectEffects).
+   * their delivery log, at `atMs`: one BatchWriteItem (a batch writes its entries together:
+   * collectEffects); written again with the same `atMs`, it overwrites the same items.
    */
-  logAlarms: async (entries: AlarmLogEntry[], deliveries: WebhookAttempt[] = []): Promise<void> => {
-    const items = [...alarmLogItems(entries, nowMs()), ...deliveryLogItems(deliveries)];
-    if (items.length > 0) await putItems(items, 'batch logs');
-  },
+  logAlarms: (entries: AlarmLogEntry[], deliveries: WebhookAttempt[] = [], atMs = nowMs()): Promise<void> =>
+    putBatchLogs(entries, deliveries, atMs),
   sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
 };
 export type PipelineDeps = typeof defaultDeps;
@@ -185,7 +183,7 @@ export async function processAlarmBatch(
   const tasks = new Map<number, PromiseSettledResult<Task | undefined>>(
     taskIds.map((id, i) => [id, loaded[i]]),
   );
-  // Side effects of the whole batch are collected and queued together after every alarm is recorded.
+  // Side effects of the whole batch are collected and sent together after every alarm is recorded.
   const effects = collectEffects(deps, tasks);
   const unitDeps = effects.deps;
 
@@ -275,7 +273,8 @@ function batchedRecordPuts(deps: PipelineDeps): (record: AlarmRecord) => Promise
 
 /**
  * Pipeline deps whose publishing collects instead of sending: the events and jobs of a whole batch
- * go out in a few SendMessageBatch calls once every alarm of it is recorded. Events of a task without
+ * go out together once every alarm of it is recorded (the events' first attempts made at once, the
+ * jobs in a few SendMessageBatch calls: sendEffects). Events of a task without
  * a webhook URL are not queued at all (there is nobody to deliver them to).
  */
 function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledResult<Task | undefined>>) {
@@ -304,17 +303,26 @@ function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledRes
         log.push(...entries);
       },
     },
-    // The log after the publishing, in one write with the delivery log of the webhook first attempts
-    // made meanwhile, and never in its way: a log write that fails (after the retries of its own)
-    // costs the history those entries, not a redelivery of a batch that has already gone out (an
-    // alarm that has no record would be sent again as new). Counted as AlarmLogLost.
+    // The logs after the effects, in one write: the delivery log of the webhook first attempts made
+    // whatever happened (a retried batch's replays look them up), the alarm log once the batch is done
+    // (a retried batch logs its alarms again). Never in the effects' way: a log write that fails
+    // (after the retries of its own) costs the history those entries, not a redelivery of a batch that
+    // has already gone out (an alarm that has no record would be sent again as new). Counted as
+    // AlarmLogLost.
     flush: async () => {
-      const delivered =
-        (await deps.publishMessages({
-          webhook: [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list)),
-          notify,
-        })) ?? [];
-      if (log.length > 0 || delivered.length > 0) await logBestEffort(deps, log, delivered);
+      const delivered: WebhookAttempt[] = [];
+      let failure: { reason: unknown } | undefined;
+      try {
+        await deps.sendEffects(
+          { webhook: [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list)), notify },
+          delivered,
+        );
+      } catch (reason) {
+        failure = { reason };
+      }
+      const entries = failure ? [] : log;
+      if (entries.length > 0 || delivered.length > 0) await logBestEffort(deps, entries, delivered);
+      if (failure) throw failure.reason;
     },
   };
 }
@@ -325,18 +333,19 @@ async function logBestEffort(
   entries: AlarmLogEntry[],
   deliveries: WebhookAttempt[],
 ): Promise<void> {
+  const atMs = nowMs();
   for (let attempt = 0; ; attempt++) {
     try {
-      await deps.logAlarms(entries, deliveries);
+      await deps.logAlarms(entries, deliveries, atMs);
       return;
     } catch (err) {
       if (attempt >= 2) {
-        logger.error('alarm log entries lost (the alarms themselves were processed)', {
+        logger.error('log entries lost (the alarms and their webhook first attempts were processed)', {
           uuids: entries.map((e) => e.uuid),
           webhookAttempts: deliveries.length,
           error: err as Error,
         });
-        count('AlarmLogLost', {}, entries.length);
+        count('AlarmLogLost', {}, entries.length + deliveries.length);
         return;
       }
       await deps.sleep(100 * 4 ** attempt);

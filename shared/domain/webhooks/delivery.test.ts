@@ -79,7 +79,8 @@ function fakes(
   const own: WebhookAttempt[] = [];
   const logs: WebhookAttempt[][] = [];
   const delays: [string, number][] = [];
-  const requeued: { body: WebhookMessage | WebhookBundle; delaySeconds: number }[] = [];
+  const requeued: { body: WebhookMessage; delaySeconds: number }[] = [];
+  const bundled: WebhookBundle[] = [];
   const searches: [string, boolean][] = [];
   let requeueFails = 0;
   const taskReads: [number, number | undefined][] = [];
@@ -113,6 +114,13 @@ function fakes(
       }
       requeued.push(...messages);
     },
+    queueBundles: async (bundles) => {
+      if (requeueFails > 0) {
+        requeueFails--;
+        throw new Error('queue down');
+      }
+      bundled.push(...bundles);
+    },
     wasDelivered: async (eventId, _taskId, sinceMs, searchLog) => {
       searches.push([eventId, searchLog]);
       return [...own, ...(searchLog ? logs.flat() : [])].some(
@@ -126,7 +134,7 @@ function fakes(
   const failRequeue = (n: number) => {
     requeueFails = n;
   };
-  return { deps, posted, own, logs, delays, requeued, searches, failRequeue, taskReads, inFlight };
+  return { deps, posted, own, logs, delays, requeued, bundled, searches, failRequeue, taskReads, inFlight };
 }
 
 describe('deliverWebhooks', () => {
@@ -421,7 +429,7 @@ describe("deliverNow (a producer's first attempt)", () => {
       ['evt-21-1', 1, 'delivered'],
       ['evt-21-2', 1, 'delivered'],
     ]);
-    expect(f.requeued).toEqual([]);
+    expect([f.requeued, f.bundled]).toEqual([[], []]);
   });
 
   it("queues a failed event on its own after the first backoff, then queues the task's events untried for a while", async () => {
@@ -437,10 +445,26 @@ describe("deliverNow (a producer's first attempt)", () => {
         delaySeconds: 5,
         body: expect.objectContaining({ kind: 'webhook', event_id: 'evt-22-1', attempts_before: 1 }),
       },
-      { delaySeconds: 0, body: bundle([3], 22) },
     ]);
+    expect(f.bundled).toEqual([bundle([3], 22)]);
     expect(postedFirst).toBe(2);
     expect(f.posted.slice(postedFirst).map((p) => p.headers['webhook-id'])).toEqual(['evt-23-1']);
+  });
+
+  it('cools a task off only when its receiver failed, not when the task could not be read', async () => {
+    const f = fakes();
+    const read = f.deps.getTask;
+    f.deps.getTask = async () => {
+      throw new Error('throttled');
+    };
+    await deliverNow([bundle([1], 27)], f.deps);
+    f.deps.getTask = read;
+    await deliverNow([bundle([2], 27)], f.deps);
+    expect(f.own).toEqual([
+      expect.objectContaining({ event_id: 'evt-27-1', outcome: 'failed', error: 'internal error' }),
+    ]);
+    expect(f.posted.map((p) => p.headers['webhook-id'])).toEqual(['evt-27-2']);
+    expect(f.bundled).toEqual([]);
   });
 
   it('leaves replayed events to the webhook consumer, which looks up whether they went out', async () => {
@@ -448,18 +472,33 @@ describe("deliverNow (a producer's first attempt)", () => {
     const replayed = bundle([1], 24, { replay_since_ms: 1000 });
     await deliverNow([{ ...replayed, events: [...replayed.events, ...bundle([2], 24).events] }], f.deps);
     expect(f.posted.map((p) => p.headers['webhook-id'])).toEqual(['evt-24-2']);
-    expect(f.requeued).toEqual([{ delaySeconds: 0, body: replayed }]);
+    expect(f.bundled).toEqual([replayed]);
+  });
+
+  it('queues, unsent and in order, what a slow receiver leaves after the time budget', async () => {
+    // Arrange: a receiver taking 600 ms; five events of one order key (one lane), one without
+    const f = fakes({ postMs: 600 });
+    const lane = bundle([1, 2, 3, 4, 5], 28, { order_key: 'wf:9' });
+    const solo = bundle([6], 28);
+    // Act
+    await deliverNow([{ ...lane, events: [...lane.events, ...solo.events] }], f.deps);
+    // Assert: the lane's first two start within the 1 s budget (at 0 and 600 ms), the rest waits
+    expect(f.posted.map((p) => p.headers['webhook-id']).sort()).toEqual(['evt-28-1', 'evt-28-2', 'evt-28-6']);
+    expect(f.bundled).toEqual([{ ...lane, events: lane.events.slice(2) }]);
+    expect(f.requeued).toEqual([]);
   });
 
   it('throws when a failed event cannot be queued (the producer runs again), or when queuing what waits fails', async () => {
     const failing = fakes({ status: 500 });
     failing.failRequeue(1);
     await expect(deliverNow([bundle([1], 25)], failing.deps)).rejects.toThrow(/could not queue/);
+    // What waits for the queue cannot be queued: the fresh event still goes out, and is recorded, first
     const waiting = fakes();
     waiting.failRequeue(1);
-    await expect(deliverNow([bundle([1], 26, { replay_since_ms: 0 })], waiting.deps)).rejects.toThrow(
-      'queue down',
-    );
+    const mixed = bundle([1], 26, { replay_since_ms: 0 });
+    mixed.events.push(...bundle([2], 26).events);
+    await expect(deliverNow([mixed], waiting.deps)).rejects.toThrow('queue down');
+    expect(waiting.logs.flat().map((a) => [a.event_id, a.outcome])).toEqual([['evt-26-2', 'delivered']]);
   });
 });
 

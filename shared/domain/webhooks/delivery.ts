@@ -5,7 +5,7 @@ import { config } from '../../config/env.ts';
 import { parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
 import { count, webhookLatency } from '../../metrics.ts';
-import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../messaging/messages.ts';
 import { publish, queueUrl, sqs } from '../../messaging/sqs.ts';
 import { outboundRequest } from '../../outbound/client.ts';
 import { checkOutboundUrl, type UrlCheck } from '../../outbound/url-guard.ts';
@@ -21,7 +21,8 @@ import {
 import { signWebhook } from './signature.ts';
 
 /**
- * Outbound webhook delivery (behavior 11, interface 6.1): the consumer of the webhook queue.
+ * Outbound webhook delivery (behavior 11, interface 6.1): the consumer of the webhook queue, and the
+ * first attempt a producer makes itself (deliverNow, the alarm pipeline: only what fails is queued).
  *
  * A message is a bundle (the events a producer raised for one task at once) or one event. Each event
  * is POSTed (exactly its stored body) to the task's webhook URL with the Standard Webhooks headers;
@@ -68,8 +69,10 @@ export interface DeliveryDeps {
   recordAttempts: (attempts: WebhookAttempt[]) => Promise<void>;
   /** Settling first attempts of a batch, recorded as one delivery log item per task. */
   logDeliveries: (attempts: WebhookAttempt[]) => Promise<void>;
-  /** Queues events: of a bundle again, each a message of its own (retries, deferred replays); a producer's bundles. */
-  requeue: (messages: { body: WebhookMessage | WebhookBundle; delaySeconds: number }[]) => Promise<void>;
+  /** Queues events of a bundle again, each a message of its own (retries, deferred replays). */
+  requeue: (messages: { body: WebhookMessage; delaySeconds: number }[]) => Promise<void>;
+  /** Queues a producer's events as they are, for the webhook consumer (deliverNow). */
+  queueBundles: (bundles: WebhookBundle[]) => Promise<void>;
   /**
    * Whether the event was delivered at or after `sinceMs`: by an attempt of its own, or (`searchLog`,
    * for a producer's replay) also by a first attempt in the task's delivery log.
@@ -106,6 +109,11 @@ export const defaultDeliveryDeps: DeliveryDeps = {
   recordAttempts: putWebhookAttempts,
   logDeliveries: putDeliveryLogs,
   requeue: (messages) => publish('webhook', messages),
+  queueBundles: (bundles) =>
+    publish(
+      'webhook',
+      bundles.map((body) => ({ body })),
+    ),
   wasDelivered: async (eventId, taskId, sinceMs, searchLog) =>
     (
       await listAttemptsOfEvent(
@@ -147,6 +155,26 @@ interface Item {
   bundled: boolean;
 }
 
+/** The items of a bundle's events, each received in `recordOf(event)`. */
+const itemsOfBundle = (
+  b: WebhookBundle,
+  events: WebhookEvent[],
+  recordOf: (e: WebhookEvent) => DeliveryRecord,
+): Item[] =>
+  events.map((e) => ({
+    record: recordOf(e),
+    bundled: true,
+    msg: { ...e, kind: 'webhook', task_id: b.task_id, created_at: b.created_at },
+  }));
+
+/** The record of an event sent outside the queue (it was never received: its first attempt). */
+const unqueued = (eventId: string): DeliveryRecord => ({
+  messageId: eventId,
+  receiptHandle: '',
+  body: '',
+  receiveCount: 1,
+});
+
 /** The events of a message (a bundle's, or the one of a one-event message); undefined when malformed. */
 function parseMessage(record: DeliveryRecord): Item[] | undefined {
   try {
@@ -154,11 +182,7 @@ function parseMessage(record: DeliveryRecord): Item[] | undefined {
     if (!m || !Number.isSafeInteger(m.task_id)) return undefined;
     if (m.kind === 'webhooks') {
       if (!Array.isArray(m.events) || m.events.length === 0 || !m.events.every(validEvent)) return undefined;
-      return m.events.map((e) => ({
-        record,
-        bundled: true,
-        msg: { ...e, kind: 'webhook', task_id: m.task_id, created_at: m.created_at },
-      }));
+      return itemsOfBundle(m, m.events, () => record);
     }
     return validEvent(m) ? [{ record, bundled: false, msg: m }] : undefined;
   } catch {
@@ -359,13 +383,15 @@ export async function deliverWebhooks(
 
 /**
  * Sends the events of a batch (replays looked up first), records the attempts and queues again, as
- * messages of their own, the events of a bundle that failed. Returns what was sent and the items
- * whose message must come back, with the visibility (seconds) to come back after.
+ * messages of their own, the events of a bundle that failed. Returns what was sent, the items whose
+ * message must come back (with the visibility, seconds, to come back after) and, given a `deadline`
+ * (performance.now() ms), the items whose turn came after it, unsent (each lane's rest, in order).
  */
 async function deliverItems(
   items: Item[],
   deps: DeliveryDeps,
-): Promise<{ sent: Sent[]; back: { item: Item; seconds: number }[] }> {
+  deadline = Number.POSITIVE_INFINITY,
+): Promise<{ sent: Sent[]; back: { item: Item; seconds: number }[]; late: Item[] }> {
   // Copies of one event in one batch (a producer that ran twice) are sent once and share its fate.
   const copies = new Map<string, Item[]>();
   for (const item of items) copies.set(item.msg.event_id, [...(copies.get(item.msg.event_id) ?? []), item]);
@@ -374,8 +400,10 @@ async function deliverItems(
   const sent: Sent[] = [];
   const deferred: Item[] = [];
   const exhausted: Item[] = [];
+  const late: Item[] = [];
   const firsts = [...copies.values()].map((c) => c[0]);
   await sendLanes(firsts, SEND_CONCURRENCY, async (item) => {
+    if (performance.now() > deadline) return void late.push(item);
     // A message queued again by its bundle counts the bundle's attempt: once the retries are used
     // up it goes back untried, until the redrive policy parks it in the dead-letter queue.
     if (budgetAttemptOf(item) > backoff.length + 1) return void exhausted.push(item);
@@ -420,7 +448,8 @@ async function deliverItems(
     try {
       await deps.requeue(requeue.map(({ body, delaySeconds }) => ({ body, delaySeconds })));
     } catch (err) {
-      // The bundle comes back whole after the first backoff; its delivered events are in the log.
+      // The message comes back (a bundle whole, after the first backoff; its delivered events are in
+      // the log): for a producer's first attempt, the producer runs again (deliverNow).
       logger.warn('could not queue webhook retries', {
         count: requeue.length,
         error: err as Error,
@@ -428,16 +457,18 @@ async function deliverItems(
       for (const { item } of requeue) back.push({ item, seconds: backoff[0] ?? 0 });
     }
   }
-  return { sent, back };
+  return { sent, back, late };
 }
 
 /**
  * Tasks whose webhook failed a first attempt made by a producer (deliverNow) lately, until when
  * (ms, this container's clock): their events take the queue meanwhile, so a receiver that is down
- * costs its producers one timeout per container and cool-off, not one per batch.
+ * costs its producers the timeouts of one batch per container and cool-off, not of every batch.
  */
 const coolingOff = new Map<number, number>();
 const COOL_OFF_MS = 30_000;
+/** How long a producer's first attempts may hold it up: events not started by then are queued. */
+const FIRST_ATTEMPT_BUDGET_MS = 1_000;
 
 function isCoolingOff(taskId: number, now: number): boolean {
   const until = coolingOff.get(taskId);
@@ -447,15 +478,28 @@ function isCoolingOff(taskId: number, now: number): boolean {
   return false;
 }
 
+/** A producer's events, regrouped as one bundle per task (in their order). */
+function bundlesOf(items: Item[]): WebhookBundle[] {
+  const byTask = new Map<number, WebhookBundle>();
+  for (const { msg } of items) {
+    const { kind: _k, task_id, created_at, ...event } = msg;
+    const b = byTask.get(task_id) ?? { kind: 'webhooks', task_id, created_at, events: [] };
+    b.events.push(event);
+    byTask.set(task_id, b);
+  }
+  return [...byTask.values()];
+}
+
 /**
  * The first attempt of a producer's events, made by the producer itself (the alarm consumer, for its
  * batch): the queue carries only what failed, each event a message of its own delayed by the first
  * backoff, so the common case costs no queue hop. Exactly the attempt the webhook consumer makes
- * (task read, URL guard, signature, recorded in the delivery log). Queued as they are, for the
- * webhook consumer: replays (they may have gone out before: the consumer looks that up) and the
- * events of a task whose webhook failed here within COOL_OFF_MS. Resolves once every event was
- * delivered, settled or durably queued; throws otherwise, and the producer runs again (its events
- * then go out as replays).
+ * (task read, URL guard, signature), recorded through `deps` (the settling ones by `logDeliveries`,
+ * which a producer may collect to write with its own log). Queued as they are, for the webhook
+ * consumer: replays (they may have gone out before: the consumer looks that up), the events of a task
+ * whose webhook failed here within COOL_OFF_MS, and those not started within FIRST_ATTEMPT_BUDGET_MS.
+ * Resolves once every event was delivered, settled or durably queued; otherwise throws once nothing
+ * is in flight any more, and the producer runs again (its events then go out as replays).
  */
 export async function deliverNow(
   bundles: WebhookBundle[],
@@ -468,27 +512,22 @@ export async function deliverNow(
     const cooling = isCoolingOff(bundle.task_id, t);
     const later = bundle.events.filter((e) => cooling || e.replay_since_ms !== undefined);
     if (later.length > 0) queued.push({ ...bundle, events: later });
-    for (const e of bundle.events) {
-      if (later.includes(e)) continue;
-      const msg: WebhookMessage = {
-        ...e,
-        kind: 'webhook',
-        task_id: bundle.task_id,
-        created_at: bundle.created_at,
-      };
-      now.push({
-        record: { messageId: e.event_id, receiptHandle: '', body: '', receiveCount: 1 },
-        msg,
-        bundled: true,
-      });
-    }
+    const fresh = bundle.events.filter((e) => !later.includes(e));
+    now.push(...itemsOfBundle(bundle, fresh, (e) => unqueued(e.event_id)));
   }
-  const [{ sent, back }] = await Promise.all([
-    deliverItems(now, deps),
-    queued.length > 0 ? deps.requeue(queued.map((body) => ({ body, delaySeconds: 0 }))) : undefined,
+  const [delivery, queuing] = await Promise.allSettled([
+    deliverItems(now, deps, performance.now() + FIRST_ATTEMPT_BUDGET_MS),
+    queued.length > 0 ? deps.queueBundles(queued) : undefined,
   ]);
-  for (const { item, attempt } of sent)
-    if (attempt?.outcome === 'failed') coolingOff.set(item.msg.task_id, Date.now() + COOL_OFF_MS);
+  if (delivery.status === 'rejected') throw delivery.reason;
+  const { sent, back, late } = delivery.value;
+  for (const { item, attempt } of sent) {
+    // The receiver failed (an answer, a timeout, the network), not this container (a task read).
+    if (attempt?.outcome === 'failed' && attempt.target !== undefined)
+      coolingOff.set(item.msg.task_id, Date.now() + COOL_OFF_MS);
+  }
+  if (late.length > 0) await deps.queueBundles(bundlesOf(late));
+  if (queuing.status === 'rejected') throw queuing.reason;
   if (back.length > 0) throw new Error(`could not queue the retries of ${back.length} webhook events`);
 }
 
@@ -502,11 +541,7 @@ export async function sendEventNow(
   msg: WebhookMessage,
   deps: DeliveryDeps = defaultDeliveryDeps,
 ): Promise<WebhookAttempt> {
-  const item: Item = {
-    record: { messageId: msg.event_id, receiptHandle: '', body: '', receiveCount: 1 },
-    msg,
-    bundled: false,
-  };
+  const item: Item = { record: unqueued(msg.event_id), msg, bundled: false };
   const attempt = await attemptOne(item, new Map(), deps);
   await record([{ item, attempt }], deps);
   return attempt;

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMs } from '../../clock.ts';
-import { db, fromItem, putItems, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { contentId, db, fromItem, putItems, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
 
 /** Outcome of one delivery attempt (behavior 11). */
@@ -128,7 +127,7 @@ export function deliveryLogItems(attempts: WebhookAttempt[]): Record<string, unk
     const base = Math.min(...log.map((a) => a.at_ms));
     const target = log.find((a) => a.target)?.target;
     return {
-      ...keys.webhookLog(log[0].task_id, base, randomBytes(6).toString('hex')),
+      ...keys.webhookLog(log[0].task_id, base, contentId(log.map((a) => `${a.event_id}#${a.attempt}`))),
       entity: 'webhook_log',
       schema_version: SCHEMA_VERSION,
       task_id: log[0].task_id,

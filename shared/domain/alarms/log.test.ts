@@ -1,0 +1,54 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { resetConfig } from '../../config/env.ts';
+import { deliveryLogItems, type WebhookAttempt } from '../webhooks/repository.ts';
+import { type AlarmLogEntry, alarmLogItems } from './log.ts';
+
+beforeAll(() => {
+  process.env.TABLE_NAME = 'unit';
+  resetConfig();
+});
+
+const entry = (uuid: string, taskId = 7): AlarmLogEntry => ({
+  uuid,
+  task_id: taskId,
+  history_id: 1,
+  created_at: 1_700_000_000,
+  level: 1,
+  reported_level: 1,
+  decision: 'compress_disable',
+  notify: 'now',
+  upgrades: 0,
+  stored: true,
+  why: { task_version: 1 },
+  expires_at: 1_800_000_000,
+});
+
+const attempt = (eventId: string, n = 1): WebhookAttempt => ({
+  event_id: eventId,
+  task_id: 7,
+  attempt: n,
+  event: 'ALARM',
+  type: 'compress_disable',
+  outcome: 'delivered',
+  status: 200,
+  duration_ms: 3,
+  at_ms: 1_700_000_000_123,
+  at: 1_700_000_000,
+});
+
+const keysOf = (items: Record<string, unknown>[]) => items.map((i) => `${i.pk} ${i.sk}`);
+
+describe('batch log items (a retried write overwrites instead of adding copies)', () => {
+  it('give the same keys to the same content, and other keys to other content', () => {
+    const at = 1_700_000_000_500;
+    const once = keysOf(alarmLogItems([entry('a'), entry('b'), entry('c', 8)], at));
+    const again = keysOf(alarmLogItems([entry('a'), entry('b'), entry('c', 8)], at));
+    expect(once).toHaveLength(2);
+    expect(again).toEqual(once);
+    expect(keysOf(alarmLogItems([entry('a'), entry('x')], at))[0]).not.toBe(once[0]);
+
+    const sent = keysOf(deliveryLogItems([attempt('e1'), attempt('e2')]));
+    expect(keysOf(deliveryLogItems([attempt('e1'), attempt('e2')]))).toEqual(sent);
+    expect(keysOf(deliveryLogItems([attempt('e1'), attempt('e2', 2)]))).not.toEqual(sent);
+  });
+});
