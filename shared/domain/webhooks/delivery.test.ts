@@ -121,11 +121,13 @@ function fakes(
       }
       bundled.push(...bundles);
     },
-    wasDelivered: async (eventId, _taskId, sinceMs, searchLog) => {
+    pastAttempts: async (eventId, _taskId, sinceMs, searchLog) => {
       searches.push([eventId, searchLog]);
-      return [...own, ...(searchLog ? logs.flat() : [])].some(
-        (a) => a.event_id === eventId && a.outcome === 'delivered' && a.at_ms >= sinceMs,
-      );
+      const past = [...own, ...(searchLog ? logs.flat() : [])].filter((a) => a.event_id === eventId);
+      return {
+        delivered: past.some((a) => a.outcome === 'delivered' && a.at_ms >= sinceMs),
+        last: Math.max(0, ...past.map((a) => a.attempt)),
+      };
     },
     delayRetry: async (handle, seconds) => {
       delays.push([handle, seconds]);
@@ -407,6 +409,34 @@ describe('deliverWebhooks: bundles', () => {
     expect(later.batchItemFailures).toEqual([]);
     expect(f.posted.map((p) => p.headers['webhook-id'])).toEqual(['evt-12-4']);
     expect(f.requeued).toHaveLength(1);
+  });
+
+  it('continues the recorded attempts of a replayed event: attempt 2, retried after the second backoff', async () => {
+    // Arrange: attempt 1 of event 7 failed (its retry could not be queued; the producer ran again)
+    const f = fakes({ status: 500 });
+    f.own.push({
+      event_id: 'evt-12-7',
+      task_id: 12,
+      attempt: 1,
+      event: 'ALARM',
+      type: 'compress_disable',
+      outcome: 'failed',
+      status: 500,
+      error: 'HTTP 500',
+      duration_ms: 2,
+      at_ms: 1_700_000_000_500,
+      at: 1_700_000_000,
+    });
+    // Act: the replay is deferred once, then sent
+    await deliverWebhooks([rec(bundle([7], 12, { replay_since_ms: 1_700_000_000_000 }), 1, 'r')], f.deps);
+    await deliverWebhooks([rec(f.requeued[0].body, 1, 'd')], f.deps);
+    // Assert
+    expect(f.own.map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, 'failed'],
+      [2, 'failed'],
+    ]);
+    expect(f.requeued).toHaveLength(1);
+    expect(f.delays).toEqual([['rh-d', 30]]);
   });
 
   it('leaves a bundle with a malformed event to the dead-letter queue, sending none of it', async () => {

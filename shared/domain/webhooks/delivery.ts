@@ -75,9 +75,15 @@ export interface DeliveryDeps {
   queueBundles: (bundles: WebhookBundle[]) => Promise<void>;
   /**
    * Whether the event was delivered at or after `sinceMs`: by an attempt of its own, or (`searchLog`,
-   * for a producer's replay) also by a first attempt in the task's delivery log.
+   * for a producer's replay) also by a first attempt in the task's delivery log; and the highest
+   * attempt number recorded for it (0 for none).
    */
-  wasDelivered: (eventId: string, taskId: number, sinceMs: number, searchLog: boolean) => Promise<boolean>;
+  pastAttempts: (
+    eventId: string,
+    taskId: number,
+    sinceMs: number,
+    searchLog: boolean,
+  ) => Promise<{ delivered: boolean; last: number }>;
   /** Sets when a failed message is received again. */
   delayRetry: (receiptHandle: string, seconds: number) => Promise<void>;
 }
@@ -114,13 +120,16 @@ export const defaultDeliveryDeps: DeliveryDeps = {
       'webhook',
       bundles.map((body) => ({ body })),
     ),
-  wasDelivered: async (eventId, taskId, sinceMs, searchLog) =>
-    (
-      await listAttemptsOfEvent(
-        eventId,
-        searchLog ? { taskId, fromMs: sinceMs, toMs: nowMs() + 60_000 } : undefined,
-      )
-    ).some((a) => a.outcome === 'delivered' && a.at_ms >= sinceMs),
+  pastAttempts: async (eventId, taskId, sinceMs, searchLog) => {
+    const attempts = await listAttemptsOfEvent(
+      eventId,
+      searchLog ? { taskId, fromMs: sinceMs, toMs: nowMs() + 60_000 } : undefined,
+    );
+    return {
+      delivered: attempts.some((a) => a.outcome === 'delivered' && a.at_ms >= sinceMs),
+      last: Math.max(0, ...attempts.map((a) => a.attempt)),
+    };
+  },
   delayRetry: async (receiptHandle, seconds) => {
     await sqs().send(
       new ChangeMessageVisibilityCommand({
@@ -326,18 +335,28 @@ async function record(sent: Sent[], deps: DeliveryDeps): Promise<void> {
   }
 }
 
-/** Whether a replayed event was delivered already; when that cannot be read, it is sent (at least once). */
-async function wasDelivered({ msg, bundled }: Item, since: number, deps: DeliveryDeps): Promise<boolean> {
+/**
+ * Whether a replayed event was delivered already; when that cannot be read, it is sent (at least
+ * once). An event not delivered continues the attempts recorded for it: a producer's replay after a
+ * first attempt that failed (and whose retry could not be queued) makes attempt 2 with its backoff,
+ * not a second attempt 1 with a fresh retry budget.
+ */
+async function wasDelivered(item: Item, since: number, deps: DeliveryDeps): Promise<boolean> {
+  const { msg, bundled } = item;
   // A retried one-event message looks at the event's own attempts only (one small Query): its first
   // receive failed, or it would not be back. A replay, and a bundle received again (its delivered
   // events are in the log), also search the task's delivery log.
   try {
-    return await deps.wasDelivered(
+    const past = await deps.pastAttempts(
       msg.event_id,
       msg.task_id,
       since,
       msg.replay_since_ms !== undefined || bundled,
     );
+    const behind = past.last + 1 - attemptOf(item);
+    if (!past.delivered && behind > 0)
+      item.msg = { ...msg, attempts_before: (msg.attempts_before ?? 0) + behind };
+    return past.delivered;
   } catch (err) {
     logger.warn('could not read whether a webhook event was delivered', {
       eventId: msg.event_id,
