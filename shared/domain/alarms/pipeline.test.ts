@@ -53,6 +53,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
   const finished: string[] = [];
   const logged: AlarmLogEntry[] = [];
   const loggedDeliveries: WebhookAttempt[] = [];
+  const logTimes: (number | undefined)[] = [];
   let conflicts = opts.conflicts ?? 0;
   let nextId = 1000;
   let clock = 1_700_000_000;
@@ -111,7 +112,8 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
       return [];
     },
     sleep: async () => undefined,
-    logAlarms: async (entries, deliveries = []) => {
+    logAlarms: async (entries, deliveries = [], atMs) => {
+      logTimes.push(atMs);
       if (failLog > 0) {
         failLog--;
         throw new Error('table down');
@@ -180,6 +182,7 @@ function fakes(task: Task | undefined, opts: { conflicts?: number } = {}) {
     finished,
     logged,
     loggedDeliveries,
+    logTimes,
     advance: (s: number) => {
       clock += s;
     },
@@ -557,6 +560,16 @@ describe('processAlarmBatch', () => {
     expect(order).toEqual(['effects', 'log 2 alarms, 2 deliveries']);
     expect(f.loggedDeliveries.map((a) => a.event_id)).toEqual(f.events.map((e) => e.eventId));
     expect(f.logged.map((e) => e.uuid).sort()).toEqual(batch.map((a) => a.uuid).sort());
+  });
+
+  it('retries a failed log write with the same time (the same item keys: overwritten, not copied)', async () => {
+    const f = fakes(testTask());
+    f.failNextLog(2);
+    await processAlarmBatch([msg(alarm({ i: 1 }))], f.deps);
+    expect(f.logged).toHaveLength(1);
+    expect(f.logTimes).toHaveLength(3);
+    expect(new Set(f.logTimes).size).toBe(1);
+    expect(f.logTimes[0]).toEqual(expect.any(Number));
   });
 
   it('still logs the first attempts it made when the effects fail, and retries the batch without its alarm log', async () => {

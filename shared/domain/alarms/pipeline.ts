@@ -237,7 +237,9 @@ export async function processAlarmBatch(
     await effects.flush();
   } catch (err) {
     // Nothing is lost: every alarm of the batch comes back and re-publishes its recorded effects.
-    logger.error('could not queue the side effects of a batch; it will be retried', { error: err as Error });
+    logger.error('could not send or queue the side effects of a batch; it will be retried', {
+      error: err as Error,
+    });
     return messages.map((m) => m.id);
   }
   return failed;

@@ -123,9 +123,11 @@ function fakes(
     },
     pastAttempts: async (eventId, _taskId, sinceMs, searchLog) => {
       searches.push([eventId, searchLog]);
-      const past = [...own, ...(searchLog ? logs.flat() : [])].filter((a) => a.event_id === eventId);
+      const past = [...own, ...(searchLog ? logs.flat() : [])].filter(
+        (a) => a.event_id === eventId && a.at_ms >= sinceMs,
+      );
       return {
-        delivered: past.some((a) => a.outcome === 'delivered' && a.at_ms >= sinceMs),
+        delivered: past.some((a) => a.outcome === 'delivered'),
         last: Math.max(0, ...past.map((a) => a.attempt)),
       };
     },
@@ -437,6 +439,56 @@ describe('deliverWebhooks: bundles', () => {
     ]);
     expect(f.requeued).toHaveLength(1);
     expect(f.delays).toEqual([['rh-d', 30]]);
+  });
+
+  it('parks a replayed event whose recorded attempts used the retries up; a replay without attempts goes on', async () => {
+    // Arrange: event 8 failed seven times since the replay's time; event 9 has no attempt
+    const f = fakes({ status: 500 });
+    const failed = (eventId: string, attempt: number, atMs: number): WebhookAttempt => ({
+      event_id: eventId,
+      task_id: 12,
+      attempt,
+      event: 'ALARM',
+      type: 'compress_disable',
+      outcome: 'failed',
+      status: 500,
+      error: 'HTTP 500',
+      duration_ms: 2,
+      at_ms: atMs,
+      at: Math.floor(atMs / 1000),
+    });
+    const since = 1_700_000_000_000;
+    for (let n = 1; n <= 7; n++) f.own.push(failed('evt-12-8', n, since + n));
+    // Act: the replayed bundle; event 8 comes back on its own, event 9 deferred once; both received
+    const first = await deliverWebhooks(
+      [rec(bundle([8, 9], 12, { replay_since_ms: since }), 1, 'r')],
+      f.deps,
+    );
+    const eight = f.requeued.find((q) => q.body.event_id === 'evt-12-8');
+    const nine = f.requeued.find((q) => q.body.event_id === 'evt-12-9');
+    await deliverWebhooks([rec(eight?.body ?? 'x', 1, 'q8'), rec(nine?.body ?? 'x', 1, 'd9')], f.deps);
+    // Assert: event 8 is never sent again and goes back untried (to the dead-letter queue); event 9
+    // makes its attempt 1
+    expect(first.batchItemFailures).toEqual([]);
+    expect(eight).toEqual({
+      delaySeconds: 0,
+      body: expect.objectContaining({ event_id: 'evt-12-8', attempts_before: 7 }),
+    });
+    expect(f.posted.map((p) => p.headers['webhook-id'])).toEqual(['evt-12-9']);
+    expect(f.own.slice(7).map((a) => [a.event_id, a.attempt])).toEqual([['evt-12-9', 1]]);
+    expect(f.delays).toEqual(
+      expect.arrayContaining([
+        ['rh-q8', 0],
+        ['rh-d9', 5],
+      ]),
+    );
+  });
+
+  it('sends the unordered events of one bundle in parallel', async () => {
+    const f = fakes({ postMs: 50 });
+    await deliverWebhooks([rec(bundle([1, 2, 3, 4]), 1, 'b')], f.deps);
+    expect(f.posted).toHaveLength(4);
+    expect(f.inFlight.max).toBe(4);
   });
 
   it('leaves a bundle with a malformed event to the dead-letter queue, sending none of it', async () => {

@@ -18,6 +18,7 @@ import {
   putWebhookAttempts,
   type WebhookAttempt,
 } from './repository.ts';
+import { packBundles } from './publish.ts';
 import { signWebhook } from './signature.ts';
 
 /**
@@ -76,7 +77,7 @@ export interface DeliveryDeps {
   /**
    * Whether the event was delivered at or after `sinceMs`: by an attempt of its own, or (`searchLog`,
    * for a producer's replay) also by a first attempt in the task's delivery log; and the highest
-   * attempt number recorded for it (0 for none).
+   * attempt number recorded for it since then (0 for none).
    */
   pastAttempts: (
     eventId: string,
@@ -127,7 +128,7 @@ export const defaultDeliveryDeps: DeliveryDeps = {
     );
     return {
       delivered: attempts.some((a) => a.outcome === 'delivered' && a.at_ms >= sinceMs),
-      last: Math.max(0, ...attempts.map((a) => a.attempt)),
+      last: Math.max(0, ...attempts.filter((a) => a.at_ms >= sinceMs).map((a) => a.attempt)),
     };
   },
   delayRetry: async (receiptHandle, seconds) => {
@@ -296,7 +297,7 @@ async function sendLanes(items: Item[], limit: number, send: (item: Item) => Pro
   for (const item of items) {
     const key = item.msg.order_key
       ? `${item.msg.task_id}#${item.msg.order_key}`
-      : `#${item.record.messageId}`;
+      : `#${item.record.messageId}#${item.msg.event_id}`;
     const lane = lanes.get(key);
     if (lane) lane.push(item);
     else lanes.set(key, [item]);
@@ -337,9 +338,9 @@ async function record(sent: Sent[], deps: DeliveryDeps): Promise<void> {
 
 /**
  * Whether a replayed event was delivered already; when that cannot be read, it is sent (at least
- * once). An event not delivered continues the attempts recorded for it: a producer's replay after a
- * first attempt that failed (and whose retry could not be queued) makes attempt 2 with its backoff,
- * not a second attempt 1 with a fresh retry budget.
+ * once). An event not delivered continues the attempts recorded for it since `since`: a producer's
+ * replay after a first attempt that failed (and whose retry could not be queued) makes attempt 2 with
+ * its backoff, not a second attempt 1 with a fresh retry budget.
  */
 async function wasDelivered(item: Item, since: number, deps: DeliveryDeps): Promise<boolean> {
   const { msg, bundled } = item;
@@ -353,8 +354,10 @@ async function wasDelivered(item: Item, since: number, deps: DeliveryDeps): Prom
       since,
       msg.replay_since_ms !== undefined || bundled,
     );
+    // Only on a message's first receive: later receives count on from there (two live copies of one
+    // event would otherwise push each other's count along, and run their retries twice as fast).
     const behind = past.last + 1 - attemptOf(item);
-    if (!past.delivered && behind > 0)
+    if (!past.delivered && behind > 0 && item.record.receiveCount <= 1)
       item.msg = { ...msg, attempts_before: (msg.attempts_before ?? 0) + behind };
     return past.delivered;
   } catch (err) {
@@ -429,6 +432,8 @@ async function deliverItems(
     const since = replaySince(item);
     if (since !== undefined) {
       if (await wasDelivered(item, since, deps)) return void sent.push({ item });
+      // Its recorded attempts may have used the retries up.
+      if (budgetAttemptOf(item) > backoff.length + 1) return void exhausted.push(item);
       // A fresh replay: its original may still be on its way (two copies of one alarm processed at
       // once). Look again after the first backoff; send then if it was still not delivered.
       if (item.msg.replay_since_ms !== undefined && item.record.receiveCount <= 1 && !item.msg.deferred)
@@ -438,29 +443,37 @@ async function deliverItems(
   });
   await record(sent, deps);
 
-  // What goes again: one-event messages by their visibility (the backoff of their attempt), events
-  // of a bundle as messages of their own (unless a one-event copy of the event already carries it).
+  // What goes again: one-event messages by their visibility (the backoff of their attempt; 0 once the
+  // retries are used up, for the redrive policy), events of a bundle as messages of their own (unless
+  // a one-event copy of the event already carries it).
   const again = [
-    ...sent.filter((s) => s.attempt?.outcome === 'failed').map((s) => ({ item: s.item, defer: false })),
-    ...deferred.map((item) => ({ item, defer: true })),
+    ...sent
+      .filter((s) => s.attempt?.outcome === 'failed')
+      .map((s) => ({ item: s.item, why: 'failed' as const })),
+    ...deferred.map((item) => ({ item, why: 'deferred' as const })),
+    ...exhausted.map((item) => ({ item, why: 'exhausted' as const })),
   ];
-  const back = exhausted.map((item) => ({ item, seconds: 0 }));
+  const back: { item: Item; seconds: number }[] = [];
   const requeue: { item: Item; body: WebhookMessage; delaySeconds: number }[] = [];
-  for (const { item, defer } of again) {
+  for (const { item, why } of again) {
     const all = copies.get(item.msg.event_id) ?? [item];
-    const seconds = defer ? (backoff[0] ?? 0) : retryDelaySeconds(budgetAttemptOf(item), backoff);
+    const seconds =
+      why === 'deferred'
+        ? (backoff[0] ?? 0)
+        : why === 'failed'
+          ? retryDelaySeconds(budgetAttemptOf(item), backoff)
+          : 0;
     const single = all.filter((c) => !c.bundled);
     for (const c of single) back.push({ item: c, seconds });
     if (single.length > 0) continue;
     const { msg } = item;
+    // The attempts it has made: received on its own, a used-up one goes back untried to the DLQ.
+    const made =
+      why === 'deferred' ? (msg.attempts_before ?? 0) : attemptOf(item) - (why === 'exhausted' ? 1 : 0);
     requeue.push({
       item,
       delaySeconds: seconds,
-      body: {
-        ...msg,
-        attempts_before: defer ? (msg.attempts_before ?? 0) : attemptOf(item),
-        ...(defer ? { deferred: true } : {}),
-      },
+      body: { ...msg, attempts_before: made, ...(why === 'deferred' ? { deferred: true } : {}) },
     });
   }
   if (requeue.length > 0) {
@@ -497,16 +510,16 @@ function isCoolingOff(taskId: number, now: number): boolean {
   return false;
 }
 
-/** A producer's events, regrouped as one bundle per task (in their order). */
+/** A producer's events, regrouped per task (in their order) into bundles of a queue message's size. */
 function bundlesOf(items: Item[]): WebhookBundle[] {
-  const byTask = new Map<number, WebhookBundle>();
+  const byTask = new Map<number, { created_at: number; events: WebhookEvent[] }>();
   for (const { msg } of items) {
     const { kind: _k, task_id, created_at, ...event } = msg;
-    const b = byTask.get(task_id) ?? { kind: 'webhooks', task_id, created_at, events: [] };
-    b.events.push(event);
-    byTask.set(task_id, b);
+    const group = byTask.get(task_id) ?? { created_at, events: [] };
+    group.events.push(event);
+    byTask.set(task_id, group);
   }
-  return [...byTask.values()];
+  return [...byTask].flatMap(([taskId, g]) => packBundles(taskId, g.created_at, g.events));
 }
 
 /**

@@ -33,18 +33,27 @@ const BUNDLE_MAX_BYTES = 200_000;
  * so a pipeline batch or a workflow operation costs one message per task.
  */
 export function webhookBundles(taskId: number, events: EventToPublish[]): WebhookBundle[] {
-  const created_at = nowSeconds();
+  return packBundles(
+    taskId,
+    nowSeconds(),
+    events.map((e) => {
+      const order_key = orderKeyOf(e.body);
+      return {
+        event_id: e.eventId ?? randomUUID(),
+        ...(order_key ? { order_key } : {}),
+        ...(e.replaySinceMs !== undefined ? { replay_since_ms: e.replaySinceMs } : {}),
+        body: e.body,
+      };
+    }),
+  );
+}
+
+/** A task's events packed, in their order, into bundles of at most BUNDLE_MAX_BYTES of bodies each. */
+export function packBundles(taskId: number, created_at: number, events: WebhookEvent[]): WebhookBundle[] {
   const bundles: WebhookBundle[] = [];
   let current: WebhookEvent[] = [];
   let bytes = 0;
-  for (const e of events) {
-    const order_key = orderKeyOf(e.body);
-    const entry: WebhookEvent = {
-      event_id: e.eventId ?? randomUUID(),
-      ...(order_key ? { order_key } : {}),
-      ...(e.replaySinceMs !== undefined ? { replay_since_ms: e.replaySinceMs } : {}),
-      body: e.body,
-    };
+  for (const entry of events) {
     const size = Buffer.byteLength(JSON.stringify(entry.body)) + 200;
     if (current.length > 0 && bytes + size > BUNDLE_MAX_BYTES) {
       bundles.push({ kind: 'webhooks', task_id: taskId, created_at, events: current });
