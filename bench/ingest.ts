@@ -201,6 +201,8 @@ interface RunResult {
   sent: number;
   accepted: number;
   refused: number;
+  /** Why, with how many each (an answer's code, or the connection error). */
+  refusals: string;
   delivered: number;
   lost: number;
   duplicates: number;
@@ -239,6 +241,11 @@ async function openLoop(
   const sentAt = new Map<string, number>();
   const reportLatency: number[] = [];
   let refused = 0;
+  const refusals = new Map<string, number>();
+  const refuse = (why: string) => {
+    refused++;
+    refusals.set(why, (refusals.get(why) ?? 0) + 1);
+  };
   let maxDepth = 0;
   let sampling = true;
   const sampler = (async () => {
@@ -278,9 +285,9 @@ async function openLoop(
           );
           reportLatency.push(Date.now() - started);
           if (body.code === 0 && body.data?.uuid) sentAt.set(body.data.uuid, started);
-          else refused++;
-        } catch {
-          refused++;
+          else refuse(`code ${body.code}`);
+        } catch (err) {
+          refuse((err as NodeJS.ErrnoException).code ?? (err as Error).message);
         }
       })(),
     );
@@ -327,6 +334,7 @@ async function openLoop(
     sent: total,
     accepted: sentAt.size,
     refused,
+    refusals: [...refusals].map(([why, n]) => `${why} ${n}`).join(', '),
     delivered: first.size,
     lost: sentAt.size - first.size,
     duplicates,
@@ -422,7 +430,7 @@ const target = (name: string, value: string, pass: boolean) => targets.push({ na
 
 function describeRun(label: string, r: RunResult, a?: Account) {
   details.push(
-    `${label}: ${r.rate}/s for ${fmt(r.seconds)} s: accepted ${r.accepted}/${r.sent} (refused ${r.refused}), delivered ${r.delivered}, lost ${r.lost}, duplicates ${r.duplicates}`,
+    `${label}: ${r.rate}/s for ${fmt(r.seconds)} s: accepted ${r.accepted}/${r.sent} (refused ${r.refused}${r.refusals ? `: ${r.refusals}` : ''}), delivered ${r.delivered}, lost ${r.lost}, duplicates ${r.duplicates}`,
     `  report p50/p99 ${fmt(r.reportP50)}/${fmt(r.reportP99)} ms; report->webhook p50/p99 ${fmt(r.e2eP50)}/${fmt(r.e2eP99)} ms; received ${fmt(r.receivedPerSecond)}/s; queue depth max ${r.maxDepth}, end ${r.endDepth}; CPU ${fmt(r.cpuMsPerAlarm, 2)} ms/alarm (node + JVM; JVM ${fmt(r.jvmMsPerAlarm, 2)}; load generator and receivers ${fmt(r.clientMsPerAlarm, 2)})`,
   );
   if (a) {
