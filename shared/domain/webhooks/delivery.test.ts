@@ -66,6 +66,21 @@ function rec(m: WebhookMessage | WebhookBundle | string, receiveCount = 1, id?: 
   };
 }
 
+/** A recorded attempt of task 12's event that the receiver answered with a 500. */
+const failedAttempt = (eventId: string, attempt: number, atMs: number): WebhookAttempt => ({
+  event_id: eventId,
+  task_id: 12,
+  attempt,
+  event: 'ALARM',
+  type: 'compress_disable',
+  outcome: 'failed',
+  status: 500,
+  error: 'HTTP 500',
+  duration_ms: 2,
+  at_ms: atMs,
+  at: Math.floor(atMs / 1000),
+});
+
 interface Posted {
   url: string;
   headers: Record<string, string>;
@@ -416,19 +431,7 @@ describe('deliverWebhooks: bundles', () => {
   it('continues the recorded attempts of a replayed event: attempt 2, retried after the second backoff', async () => {
     // Arrange: attempt 1 of event 7 failed (its retry could not be queued; the producer ran again)
     const f = fakes({ status: 500 });
-    f.own.push({
-      event_id: 'evt-12-7',
-      task_id: 12,
-      attempt: 1,
-      event: 'ALARM',
-      type: 'compress_disable',
-      outcome: 'failed',
-      status: 500,
-      error: 'HTTP 500',
-      duration_ms: 2,
-      at_ms: 1_700_000_000_500,
-      at: 1_700_000_000,
-    });
+    f.own.push(failedAttempt('evt-12-7', 1, 1_700_000_000_500));
     // Act: the replay is deferred once, then sent
     await deliverWebhooks([rec(bundle([7], 12, { replay_since_ms: 1_700_000_000_000 }), 1, 'r')], f.deps);
     await deliverWebhooks([rec(f.requeued[0].body, 1, 'd')], f.deps);
@@ -444,21 +447,8 @@ describe('deliverWebhooks: bundles', () => {
   it('parks a replayed event whose recorded attempts used the retries up; a replay without attempts goes on', async () => {
     // Arrange: event 8 failed seven times since the replay's time; event 9 has no attempt
     const f = fakes({ status: 500 });
-    const failed = (eventId: string, attempt: number, atMs: number): WebhookAttempt => ({
-      event_id: eventId,
-      task_id: 12,
-      attempt,
-      event: 'ALARM',
-      type: 'compress_disable',
-      outcome: 'failed',
-      status: 500,
-      error: 'HTTP 500',
-      duration_ms: 2,
-      at_ms: atMs,
-      at: Math.floor(atMs / 1000),
-    });
     const since = 1_700_000_000_000;
-    for (let n = 1; n <= 7; n++) f.own.push(failed('evt-12-8', n, since + n));
+    for (let n = 1; n <= 7; n++) f.own.push(failedAttempt('evt-12-8', n, since + n));
     // Act: the replayed bundle; event 8 comes back on its own, event 9 deferred once; both received
     const first = await deliverWebhooks(
       [rec(bundle([8, 9], 12, { replay_since_ms: since }), 1, 'r')],
