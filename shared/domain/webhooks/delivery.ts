@@ -122,13 +122,15 @@ export const defaultDeliveryDeps: DeliveryDeps = {
       bundles.map((body) => ({ body })),
     ),
   pastAttempts: async (eventId, taskId, sinceMs, searchLog) => {
-    const attempts = await listAttemptsOfEvent(
-      eventId,
-      searchLog ? { taskId, fromMs: sinceMs, toMs: nowMs() + 60_000 } : undefined,
-    );
+    const attempts = (
+      await listAttemptsOfEvent(
+        eventId,
+        searchLog ? { taskId, fromMs: sinceMs, toMs: nowMs() + 60_000 } : undefined,
+      )
+    ).filter((a) => a.at_ms >= sinceMs);
     return {
-      delivered: attempts.some((a) => a.outcome === 'delivered' && a.at_ms >= sinceMs),
-      last: Math.max(0, ...attempts.filter((a) => a.at_ms >= sinceMs).map((a) => a.attempt)),
+      delivered: attempts.some((a) => a.outcome === 'delivered'),
+      last: Math.max(0, ...attempts.map((a) => a.attempt)),
     };
   },
   delayRetry: async (receiptHandle, seconds) => {
