@@ -381,7 +381,7 @@ export const queues: QueueDef[] = [
     visibilityTimeoutSeconds: 180,
     maxReceiveCount: 5,
     consumer: 'functions/queue/process-alarm.ts',
-    batchSize: 10,
+    batchSize: 25,
     gather: true,
     timeoutSeconds: 30,
     publishes: ['webhook', 'notify'],

@@ -12,7 +12,7 @@ import {
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { type QueueDef, queues } from '../../infra/definitions.ts';
-import { withoutSdkLogging } from '../aws.ts';
+import { localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
 import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
@@ -279,9 +279,8 @@ export const sqsDataDir = (dataDir: string) => join(dataDir, 'sqs');
 export function localSqsClient(endpoint: string, region: string): SQSClient {
   return withoutSdkLogging(
     new SQSClient({
-      endpoint,
       region,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      ...localEmulatorOptions(endpoint),
       cacheMiddleware: true,
     }),
   );
@@ -306,6 +305,9 @@ function toRecord(m: Message, queueArn: string, region: string): SQSRecord {
     awsRegion: region,
   };
 }
+
+/** Most messages one ReceiveMessage returns, and one DeleteMessageBatch takes. */
+const SQS_RECEIVE_MAX = 10;
 
 /** How an event source reads one queue: its batching window and how many batches run at once. */
 export interface PollerScale {
@@ -345,16 +347,26 @@ export function startPoller(
   const arn = `arn:aws:sqs:${region}:000000000000:tocsin-${def.name}`;
   const fn = `tocsin-${def.name}-consumer`;
 
+  /**
+   * Up to `max` messages: ReceiveMessage returns ten at most, so a larger batch takes more receives,
+   * as Lambda's pollers make them (the next one only while the last came back full).
+   */
   const receive = async (max: number, waitSeconds: number): Promise<Message[]> => {
-    const out = await client.send(
-      new ReceiveMessageCommand({
-        QueueUrl: url,
-        MaxNumberOfMessages: max,
-        WaitTimeSeconds: waitSeconds,
-        MessageSystemAttributeNames: ['All'],
-      }),
-    );
-    return out.Messages ?? [];
+    const got: Message[] = [];
+    while (got.length < max) {
+      const want = Math.min(SQS_RECEIVE_MAX, max - got.length);
+      const out = await client.send(
+        new ReceiveMessageCommand({
+          QueueUrl: url,
+          MaxNumberOfMessages: want,
+          WaitTimeSeconds: got.length === 0 ? waitSeconds : 0,
+          MessageSystemAttributeNames: ['All'],
+        }),
+      );
+      got.push(...(out.Messages ?? []));
+      if ((out.Messages?.length ?? 0) < want) break;
+    }
+    return got;
   };
 
   const consume = async (messages: Message[]) => {
@@ -377,15 +389,23 @@ export function startPoller(
       recordInvocation(fn, performance.now() - started);
     }
     const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
-    if (done.length === 0) return;
-    await client
-      .send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: url,
-          Entries: done.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-        }),
-      )
-      .catch((err) => logger.warn('local poller delete failed', { queue: def.name, error: err as Error }));
+    const deletes: Promise<unknown>[] = [];
+    for (let i = 0; i < done.length; i += SQS_RECEIVE_MAX) {
+      const chunk = done.slice(i, i + SQS_RECEIVE_MAX);
+      deletes.push(
+        client
+          .send(
+            new DeleteMessageBatchCommand({
+              QueueUrl: url,
+              Entries: chunk.map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle })),
+            }),
+          )
+          .catch((err) =>
+            logger.warn('local poller delete failed', { queue: def.name, error: err as Error }),
+          ),
+      );
+    }
+    await Promise.all(deletes);
   };
 
   const dispatch = (messages: Message[]) => {

@@ -30,7 +30,7 @@ export interface LocalStackOptions {
   pollers?: number;
   /** The most concurrent batches per queue while it is busy (default 20). */
   maxPollers?: number;
-  /** How long a partial batch is topped up before its consumer runs, ms (default 20). */
+  /** How long a partial batch is topped up before its consumer runs, ms (default 80). */
   batchWindowMs?: number;
 }
 
@@ -238,7 +238,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       urls: sqs.urls,
       region: REGION,
       clock,
-      scale: { min, max: Math.max(min, opts.maxPollers ?? 20), windowMs: opts.batchWindowMs ?? 40 },
+      scale: { min, max: Math.max(min, opts.maxPollers ?? 20), windowMs: opts.batchWindowMs ?? 80 },
     });
     let scheduleStop: (() => Promise<void>) | undefined;
     if (opts.schedule !== false) scheduleStop = startSchedule();

@@ -15,8 +15,10 @@ import {
   type LocalQueues,
   localSqsClient,
   MAX_MESSAGE_BYTES,
+  startPoller,
   startQueues,
 } from '../../shared/local/queues.ts';
+import { batches } from '../fixtures/batch-consumer.ts';
 
 /**
  * The local SQS emulator (fauxqs) as the stack runs it: durable in a data directory, restarted on a
@@ -175,5 +177,39 @@ describe('local queues', () => {
     // Assert
     expect(got).toEqual([]);
     expect(second.q.released).toBe(0);
+  });
+});
+
+describe('the local event source', () => {
+  it('gathers a batch larger than one receive returns (25 = 10 + 10 + 5) and deletes all of it', async () => {
+    // Arrange: 25 messages wait before the poller starts.
+    const { q, client } = await start(null);
+    const def = queues.find((d) => d.name === 'alarm')!;
+    const url = q.urls.alarm;
+    for (let i = 0; i < 25; i++) await send(client, url, `m${i}`);
+    batches.length = 0;
+    // Act
+    const poller = startPoller(
+      client,
+      { ...def, consumer: 'test/fixtures/batch-consumer.ts', batchSize: 25 },
+      url,
+      REGION,
+      { min: 1, max: 1, windowMs: 100 },
+    );
+    try {
+      for (let i = 0; i < 100 && batches.flat().length < 25; i++) await new Promise((r) => setTimeout(r, 50));
+      let left = '?';
+      for (let i = 0; i < 100 && left !== '0/0'; i++) {
+        const a = await attributes(client, url);
+        left = `${a.ApproximateNumberOfMessages}/${a.ApproximateNumberOfMessagesNotVisible}`;
+        if (left !== '0/0') await new Promise((r) => setTimeout(r, 50));
+      }
+      // Assert: one invocation with every message; none left visible or in flight.
+      expect(batches.map((b) => b.length)).toEqual([25]);
+      expect(new Set(batches[0])).toEqual(new Set(Array.from({ length: 25 }, (_, i) => `m${i}`)));
+      expect(left).toBe('0/0');
+    } finally {
+      await poller.stop();
+    }
   });
 });
