@@ -1,4 +1,7 @@
+import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Method;
+import java.nio.ByteBuffer;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
 import java.util.ArrayDeque;
@@ -7,6 +10,7 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -19,6 +23,7 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import software.amazon.dynamodb.services.local.main.ServerRunner;
 import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
+import software.amazon.dynamodb.services.local.shared.mapper.DynamoDbObjectMapper;
 
 /**
  * Starts DynamoDB Local bound to one host (DynamoDB Local itself always listens on every interface)
@@ -78,6 +83,7 @@ public class LocalDynamo {
     watchdog.setDaemon(true);
     watchdog.start();
 
+    memoizeTableSchemas();
     proxy.start();
     if (Arrays.asList(args).contains("-dbPath")) {
       Thread tuner = new Thread(() -> tuneWhenOpened(proxy), "sqlite-tuner");
@@ -131,6 +137,69 @@ public class LocalDynamo {
     } catch (Throwable t) {
       System.out.println("LocalDynamo could not tune its database: " + t);
       System.out.flush();
+    }
+  }
+
+  /**
+   * DynamoDB Local reads its table's description from its database and parses it (JSON, with every
+   * index) on every item it reads or writes: that parsing was about a third of its database thread's
+   * CPU per alarm (bench:ingest). The object mapper it parses with is swapped for one that keeps the
+   * last descriptions it parsed, by their exact bytes: a changed table (UpdateTable, a TTL setting) has
+   * different bytes and is parsed afresh. Without it (a release whose internals differ) the server
+   * runs as shipped, and the line says so.
+   */
+  static void memoizeTableSchemas() {
+    try {
+      Class<?> access = Class.forName("software.amazon.dynamodb.services.local.shared.access.sqlite.SQLiteDBAccess");
+      Class<?> schema = Class.forName("software.amazon.dynamodb.services.local.shared.access.sqlite.TableSchemaInfo");
+      Field mapper = access.getDeclaredField("MAPPER");
+      if (!DynamoDbObjectMapper.class.equals(mapper.getType())) throw new IllegalStateException("MAPPER is a " + mapper.getType());
+      Class<?> unsafeClass = Class.forName("sun.misc.Unsafe");
+      Field theUnsafe = unsafeClass.getDeclaredField("theUnsafe");
+      theUnsafe.setAccessible(true);
+      Object unsafe = theUnsafe.get(null);
+      Method base = unsafeClass.getMethod("staticFieldBase", Field.class);
+      Method offset = unsafeClass.getMethod("staticFieldOffset", Field.class);
+      Method put = unsafeClass.getMethod("putObjectVolatile", Object.class, long.class, Object.class);
+      put.invoke(unsafe, base.invoke(unsafe, mapper), offset.invoke(unsafe, mapper), new SchemaMemoMapper(schema));
+      mapper.setAccessible(true);
+      if (!(mapper.get(null) instanceof SchemaMemoMapper)) throw new IllegalStateException("MAPPER not replaced");
+      System.out.println("LocalDynamo memoizes table descriptions");
+      System.out.flush();
+    } catch (Throwable t) {
+      System.out.println("LocalDynamo could not memoize table descriptions: " + t);
+      System.out.flush();
+    }
+  }
+
+  /** DynamoDB Local's mapper, parsing each table description's bytes once (the last 32 kept). */
+  static final class SchemaMemoMapper extends DynamoDbObjectMapper {
+    private static final long serialVersionUID = 1L;
+    private final transient Class<?> schema;
+    private final transient Map<ByteBuffer, Object> parsed = Collections.synchronizedMap(
+        new LinkedHashMap<ByteBuffer, Object>(16, 0.75f, true) {
+          private static final long serialVersionUID = 1L;
+
+          @Override
+          protected boolean removeEldestEntry(Map.Entry<ByteBuffer, Object> eldest) {
+            return size() > 32;
+          }
+        });
+
+    SchemaMemoMapper(Class<?> schema) {
+      this.schema = schema;
+    }
+
+    @Override
+    public <T> T readValue(byte[] src, Class<T> type) throws IOException {
+      if (type != schema) return super.readValue(src, type);
+      ByteBuffer key = ByteBuffer.wrap(src.clone());
+      Object hit = parsed.get(key);
+      if (hit == null) {
+        hit = super.readValue(src, type);
+        parsed.put(key, hit);
+      }
+      return type.cast(hit);
     }
   }
 

@@ -12,12 +12,15 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { table } from '../../infra/definitions.ts';
 import { dynamoClassPath, dynamoDistribution, launcherClassPath } from './java.ts';
+import { localEmulatorOptions } from '../aws.ts';
 import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
 
 export interface LocalDynamo {
   endpoint: string;
   pid: number;
+  /** Whether the launcher keeps parsed table descriptions (LocalDynamo.java memoizeTableSchemas). */
+  memoizesTables: boolean;
   stop(): Promise<void>;
 }
 
@@ -72,9 +75,11 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
   let output = '';
   // The launcher's one line about the database settings (kept apart: later output cannot push it out).
   let tuning: string | undefined;
+  let memo: string | undefined;
   const keep = (d: Buffer) => {
     output = (output + String(d)).slice(-4000);
     tuning ??= output.match(/LocalDynamo (tuned|could not tune)[^\n]*/)?.[0];
+    memo ??= output.match(/LocalDynamo (memoizes|could not memoize)[^\n]*/)?.[0];
   };
   child.stderr.on('data', keep);
   child.stdout.on('data', keep);
@@ -111,9 +116,15 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
         await client.send(new ListTablesCommand({}));
         // With a database file, the launcher sets the connection up once the first request opened it.
         if (dbPath && !tuning) throw new Error('not tuned yet');
+        if (!memo) throw new Error('its launcher has not said yet how it parses table descriptions');
         if (tuning?.includes('could not tune')) {
           logger.warn('DynamoDB Local runs with its default SQLite settings (slower, as durable)', {
             detail: tuning,
+          });
+        }
+        if (memo?.includes('could not')) {
+          logger.warn('DynamoDB Local parses its table description on every item (slower)', {
+            detail: memo,
           });
         }
         break;
@@ -131,6 +142,7 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
   return {
     endpoint,
     pid: child.pid ?? 0,
+    memoizesTables: memo?.startsWith('LocalDynamo memoizes') ?? false,
     async stop() {
       if (dead) return;
       // SIGTERM lets the JVM close its database; SIGKILL if it takes too long.
@@ -144,11 +156,7 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
 }
 
 export function localDynamoClient(endpoint: string, region = 'us-east-1'): DynamoDBClient {
-  return new DynamoDBClient({
-    endpoint,
-    region,
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-  });
+  return new DynamoDBClient({ region, ...localEmulatorOptions(endpoint) });
 }
 
 type IndexDef = (typeof table.globalSecondaryIndexes)[number];

@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config/env.ts';
-import { withoutSdkLogging } from '../aws.ts';
+import { localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
 import { toWireJson } from '../json.ts';
 import type { QueueName } from './messages.ts';
 
@@ -13,9 +13,7 @@ export function sqs(): SQSClient {
       new SQSClient({
         region: cfg.region,
         cacheMiddleware: true,
-        ...(cfg.sqsEndpoint
-          ? { endpoint: cfg.sqsEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-          : {}),
+        ...(cfg.sqsEndpoint ? localEmulatorOptions(cfg.sqsEndpoint) : {}),
       }),
     );
   }

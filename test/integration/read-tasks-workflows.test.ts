@@ -641,5 +641,19 @@ describe('the local table gains a missing index', () => {
       }),
     );
     expect(found.Items).toEqual([{ pk: 'A', sk: 'B', gsi2pk: 'LISTED', gsi2sk: '1', x: 1 }]);
+    // An item written after the change is indexed too: DynamoDB Local's writes see the new description
+    // at once (its launcher keeps parsed descriptions by their bytes: LocalDynamo.java).
+    await db().send(
+      new PutCommand({ TableName: name, Item: { pk: 'C', sk: 'D', gsi2pk: 'LISTED', gsi2sk: '2' } }),
+    );
+    const after = await db().send(
+      new QueryCommand({
+        TableName: name,
+        IndexName: 'gsi2',
+        KeyConditionExpression: 'gsi2pk = :p',
+        ExpressionAttributeValues: { ':p': 'LISTED' },
+      }),
+    );
+    expect(after.Items?.map((i) => i.pk)).toEqual(['A', 'C']);
   });
 });
