@@ -363,6 +363,16 @@ describe('grants', () => {
     }
   });
 
+  it('lets only the alarm consumer insert with PartiQL (its alarm records), on the table', () => {
+    const alarmConsumer = functionFor(queues.find((q) => q.name === 'alarm')!.consumer);
+    for (const spec of functionSpecs()) {
+      const id = functionOf(spec);
+      const onTable = actionsOn(statementsOf(id), tableId());
+      expect(onTable.has('dynamodb:PartiQLInsert'), labelOf(spec)).toBe(id === alarmConsumer);
+      expect(allActions(statementsOf(id)).has('dynamodb:PartiQLUpdate'), labelOf(spec)).toBe(false);
+    }
+  });
+
   it('lets only the publishers of a queue send to it', () => {
     for (const spec of functionSpecs()) {
       const statements = statementsOf(functionOf(spec));

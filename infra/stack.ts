@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -120,7 +120,17 @@ export class TocsinStack extends Stack {
         environment: sendsNotifications
           ? { ...notifyEnvironment, NOTIFY_SECRETS_ARN: this.data.notifySecret.secretArn }
           : undefined,
-        statements: sendsNotifications ? this.notifyStatements : undefined,
+        statements: sendsNotifications
+          ? this.notifyStatements
+          : def.name === 'alarm'
+            ? [
+                // Alarm records are stored with PartiQL INSERTs (alarms/repository.putAlarmRecords).
+                new iam.PolicyStatement({
+                  actions: ['dynamodb:PartiQLInsert'],
+                  resources: [this.data.table.tableArn],
+                }),
+              ]
+            : undefined,
       });
       if (sendsNotifications) {
         this.data.notifySecret.grantRead(consumer);

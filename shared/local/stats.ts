@@ -69,6 +69,20 @@ function transactionUnits(input: Record<string, unknown>): number {
 }
 
 /**
+ * DynamoDB Local reports nothing for BatchExecuteStatement: its writes (PartiQL INSERTs) are charged
+ * here by the AWS rule, 1 WCU per item per started KB, whether the item was inserted or found to
+ * exist (a failed condition is charged as the write).
+ */
+export function statementUnits(input: Record<string, unknown>): number {
+  let units = 0;
+  for (const st of (input.Statements ?? []) as { Statement?: string; Parameters?: unknown[] }[]) {
+    const names = [...(st.Statement ?? '').matchAll(/'(\w+)':/g)].reduce((n, m) => n + m[1].length, 0);
+    units += Math.max(1, Math.ceil((names + sizeOf(st.Parameters)) / 1024));
+  }
+  return units;
+}
+
+/**
  * The least a read is charged on AWS, which DynamoDB Local does not report: a read that finds nothing
  * still costs 1 unit (consistent) or 0.5 (eventually consistent) per key of a GetItem or BatchGetItem
  * and per Query.
@@ -97,6 +111,8 @@ function entityOf(input: Record<string, unknown>): string {
     const op = Object.values(tx[0])[0];
     pk = pkOf(op?.Key) ?? pkOf(op?.Item);
   }
+  const statements = input.Statements as { Parameters?: unknown[] }[] | undefined;
+  if (!pk && statements) pk = statements[0]?.Parameters?.[0];
   const batch = input.RequestItems as Record<string, unknown> | undefined;
   if (!pk && batch) {
     const first = Object.values(batch)[0] as { PutRequest?: { Item?: unknown } }[] | { Keys?: unknown[] };
@@ -129,6 +145,7 @@ export function installStats(): void {
       }[];
       let units = list.reduce((sum, c) => sum + (c.CapacityUnits ?? 0), 0);
       if (command === 'TransactWriteItemsCommand') units = transactionUnits(input);
+      if (command === 'BatchExecuteStatementCommand') units = statementUnits(input);
       units = Math.max(units, minimumReadUnits(command, input));
       const c = counter(stats.dynamodb, `${command.replace('Command', '')} ${entityOf(input)}`, ddbInit);
       c.calls++;

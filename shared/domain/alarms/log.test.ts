@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { unpackLog } from '../../db/client.ts';
 import { resetConfig } from '../../config/env.ts';
 import { deliveryLogItems, type WebhookAttempt } from '../webhooks/repository.ts';
 import { type AlarmLogEntry, alarmLogItems } from './log.ts';
@@ -50,5 +52,31 @@ describe('batch log items (a retried write overwrites instead of adding copies)'
     const sent = keysOf(deliveryLogItems([attempt('e1'), attempt('e2')]));
     expect(keysOf(deliveryLogItems([attempt('e1'), attempt('e2')]))).toEqual(sent);
     expect(keysOf(deliveryLogItems([attempt('e1'), attempt('e2', 2)]))).not.toEqual(sent);
+  });
+});
+
+describe('batch log rows are stored compressed', () => {
+  it('keep a batch of 25 alarms, and of their first attempts, each in an item under one write unit', () => {
+    const uuids = Array.from({ length: 25 }, () => randomUUID());
+    const [log] = alarmLogItems(
+      uuids.map((u) => ({ ...entry(u), why: undefined })),
+      1_700_000_000_500,
+    );
+    const [sent] = deliveryLogItems(uuids.map((u) => attempt(`7:${u}:ALARM`)));
+    for (const item of [log, sent]) {
+      expect(item.log).toBeUndefined();
+      // The item's size as DynamoDB counts it: attribute names and values.
+      const size = Object.entries(item).reduce(
+        (n, [k, v]) => n + k.length + (v instanceof Uint8Array ? v.length : String(v).length),
+        0,
+      );
+      expect(size).toBeLessThan(1024);
+    }
+    expect(unpackLog<unknown[]>(log).map((row) => row[0])).toEqual(uuids);
+    expect(unpackLog<unknown[]>(sent).map((row) => row[0])).toEqual(uuids.map((u) => `7:${u}:ALARM`));
+  });
+
+  it('read back rows stored as JSON text (items written before)', () => {
+    expect(unpackLog({ log: '[["a",1]]' })).toEqual([['a', 1]]);
   });
 });

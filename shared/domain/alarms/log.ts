@@ -1,5 +1,5 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { contentId, db, putItems, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { contentId, db, packLog, putItems, SCHEMA_VERSION, tableName, unpackLog } from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
 import type { Level } from '../tasks/model.ts';
 import { deliveryLogItems, type WebhookAttempt } from '../webhooks/repository.ts';
@@ -120,7 +120,7 @@ const toRow = (e: AlarmLogEntry): Row => [
 function fromItem(item: Record<string, unknown>): AlarmLogEntry[] {
   const taskId = item.task_id as number;
   const expires = item.ttl as number;
-  return (JSON.parse(item.log as string) as Row[]).map(([u, h, t, l, rl, d, n, m, b, k, up, why]) => ({
+  return unpackLog<Row>(item).map(([u, h, t, l, rl, d, n, m, b, k, up, why]) => ({
     uuid: u,
     task_id: taskId,
     history_id: h,
@@ -186,7 +186,7 @@ export function alarmLogItems(entries: AlarmLogEntry[], atMs: number): Record<st
     entity: 'alarm_log',
     schema_version: SCHEMA_VERSION,
     task_id: log[0].task_id,
-    log: JSON.stringify(log.map(toRow)),
+    ...packLog(log.map(toRow)),
     ttl: Math.max(...log.map((e) => e.expires_at)),
   }));
 }

@@ -1,7 +1,6 @@
 import { nowSeconds } from '../../clock.ts';
 import { getItems } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
-import { parseJson } from '../../json.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
 import { deliveriesOfAlarm } from '../deliveries/trace.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
@@ -28,7 +27,7 @@ import {
 } from './log.ts';
 import type { AlarmRecord } from './model.ts';
 import { selectedReceivers } from './notify.ts';
-import { getAlarmRecord } from './repository.ts';
+import { alarmRecordOf, getAlarmRecord } from './repository.ts';
 import { upgradeStrategies } from './upgrade.ts';
 
 /**
@@ -120,16 +119,12 @@ async function contentOf(entries: AlarmLogEntry[]) {
   const stored = entries.filter((e) => e.stored);
   const items = await getItems(
     stored.map((e) => keys.alarm(e.task_id, e.uuid)),
-    { projection: 'pk, history', what: 'alarm records' },
+    { projection: 'pk, history, alarm_json', what: 'alarm records' },
   );
   const out = new Map<string, { ctn: Record<string, unknown>; notice_time: number }>();
   for (const item of items) {
-    const h = item.history as { uuid: string; ctn: unknown; notice_time: number };
-    const ctn =
-      typeof h.ctn === 'string'
-        ? (parseJson(h.ctn) as Record<string, unknown>)
-        : (h.ctn as Record<string, unknown>);
-    out.set(h.uuid, { ctn, notice_time: h.notice_time });
+    const h = (alarmRecordOf(item) as AlarmRecord).history;
+    out.set(h.uuid, { ctn: h.ctn, notice_time: h.notice_time });
   }
   return out;
 }

@@ -1,6 +1,16 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMs } from '../../clock.ts';
-import { contentId, db, fromItem, putItems, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import {
+  contentId,
+  db,
+  fromItem,
+  packLog,
+  putItems,
+  queryAll,
+  SCHEMA_VERSION,
+  tableName,
+  unpackLog,
+} from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
 
 /** Outcome of one delivery attempt (behavior 11). */
@@ -89,7 +99,7 @@ function fromLog(item: Record<string, unknown>): WebhookAttempt[] {
   const taskId = item.task_id as number;
   const target = item.target as string | undefined;
   const base = item.base_ms as number;
-  return (JSON.parse(item.log as string) as LogEntry[]).map(([e, a, o, n, y, s, r, d, t]) => ({
+  return unpackLog<LogEntry>(item).map(([e, a, o, n, y, s, r, d, t]) => ({
     event_id: e,
     task_id: taskId,
     attempt: a,
@@ -133,7 +143,7 @@ export function deliveryLogItems(attempts: WebhookAttempt[]): Record<string, unk
       task_id: log[0].task_id,
       ...(target ? { target } : {}),
       base_ms: base,
-      log: JSON.stringify(log.map((a) => toEntry(a, base))),
+      ...packLog(log.map((a) => toEntry(a, base))),
       ttl: Math.floor(base / 1000) + ATTEMPT_TTL_SECONDS,
     };
   });
