@@ -121,6 +121,29 @@ describe('GET /alarmtask/deliveries', () => {
     expect(rows.map((r) => r.at_ms)).toEqual([...rows.map((r) => r.at_ms)].sort((a, b) => b - a));
   });
 
+  it('lists an alarm delivered at the first try (logged with its alarm) beside the task\u2019s PING', async () => {
+    // Arrange: a receiver that answers at once: the alarm's event is delivered by the alarm consumer
+    // and logged in its batch's alarm log item; the PING by the webhook consumer, in a log of its own.
+    const fast = await receiver(() => ({ status: 200 }));
+    const t = await createTask({ receiver: { channels: { email: [1], webhook: fast.url } } });
+    const id = await report(t, { hostname: 'db-4', marker: randomUUID() });
+    await fast.waitFor((all) => all.some((r) => r.json?.event === 'PING'));
+    const ping = String(fast.events('PING')[0].headers['webhook-id']);
+    // Act
+    const { rows } = await until('both attempts listed', async () => {
+      const all = await allDeliveries(t.id, 'webhook', 1);
+      return all.rows.length >= 2 ? all : undefined;
+    });
+    // Assert
+    expect(rows.map((r) => [r.id, r.attempt, r.outcome])).toEqual([
+      [`${t.id}:${id}:ALARM`, 1, 'delivered'],
+      [ping, 1, 'delivered'],
+    ]);
+    const record = await until('the alarm record', () => getAlarmRecord(t.id, id));
+    const trace = await deliveriesOfAlarm(t.id, id, record.processed_at);
+    expect(trace.webhooks[0].attempts.map((a) => [a.attempt, a.outcome])).toEqual([[1, 'delivered']]);
+  });
+
   it('merges the notification attempts in (kind=all) and reads for a read-only user', async () => {
     // Arrange
     const jobId = `${task.id}:${uuid}:not_compress:email`;

@@ -1,20 +1,27 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { db, insertItems, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
-import { queryAlarmLog } from '../../shared/domain/alarms/log.ts';
+import { type AlarmLogEntry, putBatchLogs, queryAlarmLog } from '../../shared/domain/alarms/log.ts';
 import type { AlarmRecord } from '../../shared/domain/alarms/model.ts';
 import { getAlarmRecord, putAlarmRecords } from '../../shared/domain/alarms/repository.ts';
 import { parseJson } from '../../shared/json.ts';
-import { listAttemptsOfEvent } from '../../shared/domain/webhooks/repository.ts';
+import {
+  listAttemptsOfEvent,
+  listRecentAttemptsOfTask,
+  pageDeliveryLogOfTask,
+  putDeliveryLogs,
+  type DeliveryLogPosition,
+  type WebhookAttempt,
+} from '../../shared/domain/webhooks/repository.ts';
 import { startDynamo } from '../../shared/local/dynamo.ts';
 
 /**
  * How items are written and read on DynamoDB Local: the alarm records' PartiQL INSERTs (one per item,
- * 25 to a call, an existing key reported and left as it is), and log items stored before their rows
- * were compressed, which the readers still read.
+ * 25 to a call, an existing key reported and left as it is), a batch's deliveries carried in its alarm
+ * log items, and log items stored before their rows were compressed, which the readers still read.
  */
 
 const unique = () => randomBytes(6).toString('hex');
@@ -110,6 +117,114 @@ describe('log items written before their rows were compressed', () => {
         at_ms: base + 5,
       }),
     ]);
+  });
+});
+
+describe('a batch\u2019s webhook first attempts carried in its alarm log items', () => {
+  const entry = (taskId: number, uuid: string, expiresAt: number, createdAt: number): AlarmLogEntry => ({
+    uuid,
+    task_id: taskId,
+    history_id: 1,
+    created_at: createdAt,
+    level: 1,
+    reported_level: 1,
+    decision: 'compress_disable',
+    notify: 'now',
+    upgrades: 0,
+    stored: true,
+    expires_at: expiresAt,
+  });
+  const attempt = (taskId: number, eventId: string, atMs: number): WebhookAttempt => ({
+    event_id: eventId,
+    task_id: taskId,
+    attempt: 1,
+    outcome: 'delivered',
+    event: 'ALARM',
+    type: 'compress_disable',
+    target: 'http://127.0.0.1:9',
+    status: 200,
+    duration_ms: 2,
+    at_ms: atMs,
+    at: Math.floor(atMs / 1000),
+  });
+
+  it('cost one item per task, are read by every reader of the delivery log, in order and across pages', async () => {
+    // Arrange: three batches of one task, 1 s apart: a delivery log item of its own (deliver-webhook),
+    // an alarm log item carrying two first attempts, an alarm log item carrying none.
+    const taskId = 900_000_000 + Math.floor(Math.random() * 1e6);
+    // Noon (UTC) yesterday: all of it on one day.
+    const t0 = Math.floor(Date.now() / 86_400_000) * 86_400_000 - 43_200_000;
+    const sec = Math.floor(t0 / 1000);
+    const expires = sec + 90 * 86_400;
+    await putDeliveryLogs([attempt(taskId, 'ping', t0)]);
+    await putBatchLogs(
+      [entry(taskId, 'u-1', expires, sec), entry(taskId, 'u-2', expires, sec)],
+      [attempt(taskId, 'e-1', t0 + 900), attempt(taskId, 'e-2', t0 + 950)],
+      t0 + 1000,
+    );
+    await putBatchLogs([entry(taskId, 'u-3', expires, sec + 2)], [], t0 + 2000);
+
+    // Assert: what the table holds: no delivery log item for the carried attempts.
+    const day = Math.floor(t0 / 86_400_000);
+    const partition = async (pk: string) =>
+      (
+        await db().send(
+          new QueryCommand({
+            TableName: tableName(),
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': pk },
+          }),
+        )
+      ).Items ?? [];
+    expect(await partition(keys.webhookLogDay(taskId, day))).toHaveLength(1);
+    const logs = await partition(keys.alarmLogDay(taskId, day));
+    expect(logs.map((i) => i.deliveries !== undefined)).toEqual([true, false]);
+
+    // Act + Assert: the trace's window read, the recent list, the pages (one attempt a page).
+    expect(await listAttemptsOfEvent('e-2', { taskId, fromMs: t0, toMs: t0 + 5000 })).toEqual([
+      expect.objectContaining({ event_id: 'e-2', attempt: 1, outcome: 'delivered', at_ms: t0 + 950 }),
+    ]);
+    const now = t0 + 10_000;
+    expect((await listRecentAttemptsOfTask(taskId, 10, now)).map((a) => a.event_id)).toEqual([
+      'e-2',
+      'e-1',
+      'ping',
+    ]);
+    const paged: string[] = [];
+    let after: DeliveryLogPosition | undefined;
+    for (let n = 0; n < 10; n++) {
+      const page = await pageDeliveryLogOfTask(taskId, 1, now, after);
+      paged.push(...page.rows.map((r) => r.attempt.event_id));
+      if (page.done) break;
+      after = page.rows.at(-1)?.after;
+    }
+    expect(paged).toEqual(['e-2', 'e-1', 'ping']);
+    // The alarm log itself reads as before.
+    const alarms = await queryAlarmLog(taskId, { from: sec - 60, to: sec + 60 }, {}, 10);
+    expect(alarms.entries.map((e) => e.uuid).sort()).toEqual(['u-1', 'u-2', 'u-3']);
+  });
+
+  it('get a delivery log item of their own when the alarms expire first (a retention under 30 days)', async () => {
+    const taskId = 900_000_000 + Math.floor(Math.random() * 1e6);
+    const t0 = Date.now();
+    const expires = Math.floor(t0 / 1000) + 7 * 86_400;
+    await putBatchLogs(
+      [entry(taskId, 'u-1', expires, Math.floor(t0 / 1000))],
+      [attempt(taskId, 'e-1', t0)],
+      t0 + 100,
+    );
+    const [log] =
+      (
+        await db().send(
+          new QueryCommand({
+            TableName: tableName(),
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': keys.webhookLogDay(taskId, Math.floor(t0 / 86_400_000)) },
+          }),
+        )
+      ).Items ?? [];
+    expect(log?.ttl).toBe(Math.floor(t0 / 1000) + 30 * 86_400);
+    expect(await listAttemptsOfEvent('e-1', { taskId, fromMs: t0 - 1000, toMs: t0 + 1000 })).toHaveLength(1);
   });
 });
 

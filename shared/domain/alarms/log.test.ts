@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { unpackLog } from '../../db/client.ts';
 import { resetConfig } from '../../config/env.ts';
 import { deliveryLogItems, type WebhookAttempt } from '../webhooks/repository.ts';
-import { type AlarmLogEntry, alarmLogItems } from './log.ts';
+import { type AlarmLogEntry, alarmLogItems, batchLogItems } from './log.ts';
 
 beforeAll(() => {
   process.env.TABLE_NAME = 'unit';
@@ -74,6 +74,32 @@ describe('batch log rows are stored compressed', () => {
     }
     expect(unpackLog<unknown[]>(log).map((row) => row[0])).toEqual(uuids);
     expect(unpackLog<unknown[]>(sent).map((row) => row[0])).toEqual(uuids.map((u) => `7:${u}:ALARM`));
+  });
+
+  it('keep ten alarms of one task with their first attempts in one item, under one write unit', () => {
+    const uuids = Array.from({ length: 10 }, () => randomUUID());
+    const items = batchLogItems(
+      uuids.map((u) => ({ ...entry(u), why: undefined })),
+      uuids.map((u) => attempt(`7:${u}:ALARM`)),
+      1_700_000_000_500,
+    );
+    expect(items).toHaveLength(1);
+    const { deliveries, ...item } = items[0] as { deliveries: Record<string, unknown>; entity: string };
+    expect(item.entity).toBe('alarm_log');
+    expect(unpackLog<unknown[]>(deliveries).map((row) => row[0])).toEqual(uuids.map((u) => `7:${u}:ALARM`));
+    const size = (o: Record<string, unknown>): number =>
+      Object.entries(o).reduce(
+        (n, [k, v]) =>
+          n +
+          k.length +
+          (v instanceof Uint8Array
+            ? v.length
+            : typeof v === 'object'
+              ? size(v as Record<string, unknown>)
+              : String(v).length),
+        0,
+      );
+    expect(size({ ...item, deliveries })).toBeLessThan(1024);
   });
 
   it('read back rows stored as JSON text (items written before)', () => {

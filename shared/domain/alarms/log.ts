@@ -2,7 +2,13 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { contentId, db, packLog, putItems, SCHEMA_VERSION, tableName, unpackLog } from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
 import type { Level } from '../tasks/model.ts';
-import { deliveryLogItems, type WebhookAttempt } from '../webhooks/repository.ts';
+import {
+  attemptsByTask,
+  deliveryLogItems,
+  deliveryLogOf,
+  deliveryLogTtl,
+  type WebhookAttempt,
+} from '../webhooks/repository.ts';
 import type { CompressNotify } from './compress.ts';
 import type { Why } from './explain.ts';
 import type { AlarmRecord, PlanKind } from './model.ts';
@@ -144,16 +150,37 @@ const LOG_ITEM_MAX = 64_000;
 
 /**
  * AP-P9 (write) with AP-H2: a consumer batch's alarm log entries and the delivery log of the webhook
- * first attempts it made, in one BatchWriteItem. Keys derive from `atMs` and the content, so writing
- * the same again overwrites what a failed write may have stored instead of adding copies.
+ * first attempts it made, in one BatchWriteItem. A task's deliveries ride in its alarm log item (its
+ * `deliveries`, read by the delivery log's readers too), so a task costs one item per batch, not two;
+ * only when the alarms expire before the deliveries would (a retention under 30 days) do they get a
+ * delivery log item of their own. Keys derive from `atMs` and the content, so writing the same again
+ * overwrites what a failed write may have stored instead of adding copies.
  */
 export async function putBatchLogs(
   entries: AlarmLogEntry[],
   deliveries: WebhookAttempt[],
   atMs: number,
 ): Promise<void> {
-  const items = [...alarmLogItems(entries, atMs), ...deliveryLogItems(deliveries)];
+  const items = batchLogItems(entries, deliveries, atMs);
   if (items.length > 0) await putItems(items, 'batch logs');
+}
+
+/** The items putBatchLogs writes. */
+export function batchLogItems(
+  entries: AlarmLogEntry[],
+  deliveries: WebhookAttempt[],
+  atMs: number,
+): Record<string, unknown>[] {
+  const logs = alarmLogItems(entries, atMs);
+  const byTask = attemptsByTask(deliveries);
+  for (const item of logs) {
+    const log = byTask.get(item.task_id as number);
+    if (log && (item.ttl as number) >= deliveryLogTtl(log)) {
+      item.deliveries = deliveryLogOf(log);
+      byTask.delete(item.task_id as number);
+    }
+  }
+  return [...logs, ...deliveryLogItems([...byTask.values()].flat())];
 }
 
 /** AP-P9 (write): the items of one consumer batch's entries, one per task (written in one BatchWriteItem). */

@@ -47,7 +47,8 @@ const LOG_DAYS = ATTEMPT_TTL_SECONDS / 86_400;
  * Attempts are recorded two ways (KEY-DESIGN AP-H1, AP-H2), so that delivering an event costs at most
  * one table write per consumer batch in the common case:
  * - an event's first attempt that settles it (delivered, skipped, refused) goes into its task's
- *   delivery log: one item per task per consumer batch holding every such attempt of the batch;
+ *   delivery log: one item per task per consumer batch holding every such attempt of the batch (in
+ *   the alarm pipeline, the batch's alarm log item of that task, which is written anyway);
  * - every other attempt (a failure, or any attempt of a retried message) is an item of its own under
  *   the event, so the retries of a failing event read as one list.
  */
@@ -125,48 +126,119 @@ export async function putDeliveryLogs(attempts: WebhookAttempt[]): Promise<void>
   if (items.length > 0) await putItems(items, 'webhook delivery log');
 }
 
-/** The delivery log items of a batch's settling first attempts (AP-H2), to write with others. */
-export function deliveryLogItems(attempts: WebhookAttempt[]): Record<string, unknown>[] {
+/** A batch's settling first attempts grouped by task. */
+export function attemptsByTask(attempts: WebhookAttempt[]): Map<number, WebhookAttempt[]> {
   const byTask = new Map<number, WebhookAttempt[]>();
   for (const a of attempts) {
     const log = byTask.get(a.task_id);
     if (log) log.push(a);
     else byTask.set(a.task_id, [a]);
   }
-  return [...byTask.values()].map((log) => {
-    const base = Math.min(...log.map((a) => a.at_ms));
-    const target = log.find((a) => a.target)?.target;
-    return {
-      ...keys.webhookLog(log[0].task_id, base, contentId(log.map((a) => `${a.event_id}#${a.attempt}`))),
-      entity: 'webhook_log',
-      schema_version: SCHEMA_VERSION,
-      task_id: log[0].task_id,
-      ...(target ? { target } : {}),
-      base_ms: base,
-      ...packLog(log.map((a) => toEntry(a, base))),
-      ttl: Math.floor(base / 1000) + ATTEMPT_TTL_SECONDS,
-    };
-  });
+  return byTask;
+}
+
+/** When the log of one task's attempts (of one batch) expires: 30 days after the first. */
+export const deliveryLogTtl = (log: WebhookAttempt[]) =>
+  Math.floor(Math.min(...log.map((a) => a.at_ms)) / 1000) + ATTEMPT_TTL_SECONDS;
+
+/**
+ * The delivery log of one task's attempts: the target, the first attempt's time and the entries
+ * (compressed). A delivery log item holds it at its top level; an alarm log item that carries its
+ * batch's deliveries (AP-H2) holds it in its `deliveries` map.
+ */
+export function deliveryLogOf(log: WebhookAttempt[]): Record<string, unknown> {
+  const base = Math.min(...log.map((a) => a.at_ms));
+  const target = log.find((a) => a.target)?.target;
+  return {
+    ...(target ? { target } : {}),
+    base_ms: base,
+    ...packLog(log.map((a) => toEntry(a, base))),
+  };
+}
+
+/** The delivery log items of a batch's settling first attempts (AP-H2), to write with others. */
+export function deliveryLogItems(attempts: WebhookAttempt[]): Record<string, unknown>[] {
+  return [...attemptsByTask(attempts).values()].map((log) => ({
+    ...keys.webhookLog(
+      log[0].task_id,
+      Math.min(...log.map((a) => a.at_ms)),
+      contentId(log.map((a) => `${a.event_id}#${a.attempt}`)),
+    ),
+    entity: 'webhook_log',
+    schema_version: SCHEMA_VERSION,
+    task_id: log[0].task_id,
+    ...deliveryLogOf(log),
+    ttl: deliveryLogTtl(log),
+  }));
 }
 
 /**
- * A task's delivery log items from `fromMs` to `toMs` (one Query per UTC day of the window; a window
- * is cut to what the log can hold: the 30 days that end at `toMs`).
+ * The items of a task's delivery log on one UTC day in sort key order (`sk` within `range`): its
+ * delivery log items (`WHLOG#<task>#<day>`) merged with the alarm log items that carry deliveries
+ * (`ALOG#<task>#<day>`, only their deliveries read). Each partition is read in pages of `pageSize`
+ * as far as the caller consumes.
+ */
+async function* dayLogItems(
+  taskId: number,
+  day: number,
+  opts: { descending?: boolean; range?: { from?: string; to?: string }; pageSize?: number } = {},
+): AsyncGenerator<Record<string, unknown>> {
+  const { from, to } = opts.range ?? {};
+  const condition = `pk = :pk${from && to ? ' AND sk BETWEEN :from AND :to' : from ? ' AND sk >= :from' : to ? ' AND sk <= :to' : ''}`;
+  async function* partition(pk: string, carried: boolean): AsyncGenerator<Record<string, unknown>> {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await db().send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: condition,
+          ExpressionAttributeValues: {
+            ':pk': pk,
+            ...(from ? { ':from': from } : {}),
+            ...(to ? { ':to': to } : {}),
+          },
+          ...(carried
+            ? {
+                FilterExpression: 'attribute_exists(deliveries)',
+                ProjectionExpression: 'sk, task_id, deliveries',
+              }
+            : {}),
+          ScanIndexForward: !opts.descending,
+          ...(opts.pageSize ? { Limit: opts.pageSize } : {}),
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? [])
+        yield carried ? { sk: item.sk, task_id: item.task_id, ...(item.deliveries as object) } : item;
+      start = page.LastEvaluatedKey;
+    } while (start);
+  }
+  const own = partition(keys.webhookLogDay(taskId, day), false);
+  const carried = partition(keys.alarmLogDay(taskId, day), true);
+  const before = (x: unknown, y: unknown) =>
+    opts.descending ? (x as string) > (y as string) : (x as string) < (y as string);
+  let [a, b] = await Promise.all([own.next(), carried.next()]);
+  while (!a.done || !b.done) {
+    if (!a.done && (b.done || before(a.value.sk, b.value.sk))) {
+      yield a.value;
+      a = await own.next();
+    } else if (!b.done) {
+      yield b.value;
+      b = await carried.next();
+    }
+  }
+}
+
+/**
+ * A task's delivery log items from `fromMs` to `toMs` (per UTC day of the window, one Query of each
+ * partition: dayLogItems; a window is cut to what the log can hold: the 30 days that end at `toMs`).
  */
 async function queryLog(taskId: number, fromMs: number, toMs: number): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   const last = webhookLogDayOf(toMs);
+  const range = { from: keys.dayLogSkFrom(fromMs), to: keys.dayLogSkFrom(toMs + 1) };
   for (let day = Math.max(webhookLogDayOf(fromMs), last - LOG_DAYS); day <= last; day++) {
-    items.push(
-      ...(await queryAll({
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-        ExpressionAttributeValues: {
-          ':pk': keys.webhookLogDay(taskId, day),
-          ':from': keys.dayLogSkFrom(fromMs),
-          ':to': keys.dayLogSkFrom(toMs + 1),
-        },
-      })),
-    );
+    for await (const item of dayLogItems(taskId, day, { range })) items.push(item);
   }
   return items;
 }
@@ -174,7 +246,7 @@ async function queryLog(taskId: number, fromMs: number, toMs: number): Promise<R
 /**
  * AP-H3: all attempts of one event, oldest first: its own attempt items (Query `WHEVT#<event id>`),
  * plus, when the task and a time window are given, its settling first attempt from the task's delivery
- * log (Query `WHLOG#<task id>#<day>` over the window).
+ * log over the window (Query `WHLOG#<task id>#<day>` and `ALOG#<task id>#<day>`: dayLogItems).
  */
 export async function listAttemptsOfEvent(
   eventId: string,
@@ -217,7 +289,8 @@ export async function listAttemptsOfEvents(
 /**
  * AP-H4: a task's most recent attempts, newest first: its attempts of their own (Query gsi1
  * `WHTASK#<task id>`, descending) and its delivery log, day by day back from today until `limit`
- * entries are found (one Query per day; at most 30 for a task with nothing delivered lately).
+ * entries are found (a Query of each partition per day: dayLogItems; at most 30 days for a task with
+ * nothing delivered lately).
  */
 export async function listRecentAttemptsOfTask(
   taskId: number,
@@ -237,16 +310,10 @@ export async function listRecentAttemptsOfTask(
   const logged: WebhookAttempt[] = [];
   const today = webhookLogDayOf(atMs);
   for (let day = today; day > today - LOG_DAYS && logged.length < limit; day--) {
-    const page = await db().send(
-      new QueryCommand({
-        TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.webhookLogDay(taskId, day) },
-        ScanIndexForward: false,
-        Limit: limit,
-      }),
-    );
-    for (const item of page.Items ?? []) logged.push(...fromLog(item));
+    for await (const item of dayLogItems(taskId, day, { descending: true, pageSize: limit })) {
+      logged.push(...fromLog(item));
+      if (logged.length >= limit) break;
+    }
   }
   const own = ((await ownPage).Items ?? []).map((item) => fromItem<WebhookAttempt>(item, 'ttl'));
   return [...own, ...logged].sort((a, b) => b.at_ms - a.at_ms).slice(0, limit);
@@ -311,8 +378,8 @@ export async function pageOwnAttemptsOfTask(
 
 /**
  * AP-H5 (delivery log): a task's delivery log entries, newest item first (entries of an item newest
- * first), from just after `after`: Query `WHLOG#<task id>#<day>` descending (`sk <= after.sk` on the
- * day of `after`), day by day back to the oldest day the log keeps, until `limit` entries.
+ * first), from just after `after`: its day's items descending (`sk <= after.sk` on the day of
+ * `after`; dayLogItems), day by day back to the oldest day the log keeps, until `limit` entries.
  */
 export async function pageDeliveryLogOfTask(
   taskId: number,
@@ -324,32 +391,16 @@ export async function pageDeliveryLogOfTask(
   const today = webhookLogDayOf(nowMs);
   for (let day = Math.min(after?.day ?? today, today); day > today - LOG_DAYS; day--) {
     const resume = after && after.day === day ? after : undefined;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: resume ? 'pk = :pk AND sk <= :sk' : 'pk = :pk',
-          ExpressionAttributeValues: {
-            ':pk': keys.webhookLogDay(taskId, day),
-            ...(resume ? { ':sk': resume.sk } : {}),
-          },
-          ScanIndexForward: false,
-          Limit: limit,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        const sk = item.sk as string;
-        const entries = fromLog(item).sort((a, b) => b.at_ms - a.at_ms);
-        const from = resume && sk === resume.sk ? resume.read : 0;
-        for (let i = from; i < entries.length; i++) {
-          rows.push({ attempt: entries[i], orderMs: orderMsOf(sk), after: { day, sk, read: i + 1 } });
-          if (rows.length >= limit) return { rows, done: false };
-        }
+    const range = resume ? { to: resume.sk } : undefined;
+    for await (const item of dayLogItems(taskId, day, { descending: true, range, pageSize: limit })) {
+      const sk = item.sk as string;
+      const entries = fromLog(item).sort((a, b) => b.at_ms - a.at_ms);
+      const from = resume && sk === resume.sk ? resume.read : 0;
+      for (let i = from; i < entries.length; i++) {
+        rows.push({ attempt: entries[i], orderMs: orderMsOf(sk), after: { day, sk, read: i + 1 } });
+        if (rows.length >= limit) return { rows, done: false };
       }
-      start = page.LastEvaluatedKey;
-    } while (start);
+    }
   }
   return { rows, done: true };
 }
