@@ -15,8 +15,8 @@ export interface Counter {
 }
 
 export interface Stats {
-  /** By command and entity (`PutItem ALARM`). */
-  dynamodb: Record<string, Counter & { read: number; write: number }>;
+  /** By command and entity (`PutItem ALARM`); `items`: items a write call wrote. */
+  dynamodb: Record<string, Counter & { read: number; write: number; items: number }>;
   sqs: Record<string, Counter & { messages: number }>;
   /** Handler invocations: count and total duration (ms). */
   invocations: Record<string, { count: number; ms: number }>;
@@ -41,7 +41,7 @@ function counter<T>(record: Record<string, T>, key: string, init: () => T): T {
   record[key] = init();
   return record[key];
 }
-const ddbInit = () => ({ calls: 0, units: 0, read: 0, write: 0 });
+const ddbInit = () => ({ calls: 0, units: 0, read: 0, write: 0, items: 0 });
 const sqsInit = () => ({ calls: 0, units: 0, messages: 0 });
 const fnInit = () => ({ count: 0, ms: 0 });
 let stats = empty();
@@ -80,6 +80,21 @@ export function statementUnits(input: Record<string, unknown>): number {
     units += Math.max(1, Math.ceil((names + sizeOf(st.Parameters)) / 1024));
   }
   return units;
+}
+
+/** Items a write call writes (puts, updates, deletes, inserts), or 0 for a read. */
+export function itemsWritten(command: string, input: Record<string, unknown>): number {
+  if (READS.has(command)) return 0;
+  if (command === 'TransactWriteItemsCommand')
+    return (input.TransactItems as unknown[] | undefined)?.length ?? 0;
+  if (command === 'BatchExecuteStatementCommand')
+    return (input.Statements as unknown[] | undefined)?.length ?? 0;
+  if (command === 'BatchWriteItemCommand')
+    return Object.values((input.RequestItems ?? {}) as Record<string, unknown[]>).reduce(
+      (n, l) => n + l.length,
+      0,
+    );
+  return 1;
 }
 
 /**
@@ -152,6 +167,7 @@ export function installStats(): void {
       c.units += units;
       if (READS.has(command)) c.read += units;
       else c.write += units;
+      c.items += itemsWritten(command, input);
       return out;
     },
     { step: 'initialize', name: 'tocsinStats' },
@@ -207,6 +223,7 @@ export function mergeStats(all: Stats[]): Stats {
       c.units += v.units;
       c.read += v.read;
       c.write += v.write;
+      c.items += v.items ?? 0;
     }
     for (const [k, v] of Object.entries(s.sqs)) {
       const c = counter(out.sqs, k, sqsInit);
