@@ -3,7 +3,7 @@ import { contentId, db, packLog, putItems, SCHEMA_VERSION, tableName, unpackLog 
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
 import type { Level } from '../tasks/model.ts';
 import {
-  attemptsByTask,
+  byTask,
   deliveryLogItems,
   deliveryLogOf,
   deliveryLogTtl,
@@ -172,28 +172,22 @@ export function batchLogItems(
   atMs: number,
 ): Record<string, unknown>[] {
   const logs = alarmLogItems(entries, atMs);
-  const byTask = attemptsByTask(deliveries);
+  const deliveriesOf = byTask(deliveries);
   for (const item of logs) {
-    const log = byTask.get(item.task_id as number);
+    const log = deliveriesOf.get(item.task_id as number);
     if (log && (item.ttl as number) >= deliveryLogTtl(log)) {
       item.deliveries = deliveryLogOf(log);
-      byTask.delete(item.task_id as number);
+      deliveriesOf.delete(item.task_id as number);
     }
   }
-  return [...logs, ...deliveryLogItems([...byTask.values()].flat())];
+  return [...logs, ...deliveryLogItems([...deliveriesOf.values()].flat())];
 }
 
 /** AP-P9 (write): the items of one consumer batch's entries, one per task (written in one BatchWriteItem). */
 export function alarmLogItems(entries: AlarmLogEntry[], atMs: number): Record<string, unknown>[] {
-  const byTask = new Map<number, AlarmLogEntry[]>();
-  for (const e of entries) {
-    const list = byTask.get(e.task_id);
-    if (list) list.push(e);
-    else byTask.set(e.task_id, [e]);
-  }
   // Items stay far below DynamoDB's 400 KB (each entry's reasons are at most WHY_MAX).
   const chunks: AlarmLogEntry[][] = [];
-  for (const log of byTask.values()) {
+  for (const log of byTask(entries).values()) {
     let chunk: AlarmLogEntry[] = [];
     let size = 0;
     for (const e of log) {

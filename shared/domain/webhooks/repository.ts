@@ -126,15 +126,15 @@ export async function putDeliveryLogs(attempts: WebhookAttempt[]): Promise<void>
   if (items.length > 0) await putItems(items, 'webhook delivery log');
 }
 
-/** A batch's settling first attempts grouped by task. */
-export function attemptsByTask(attempts: WebhookAttempt[]): Map<number, WebhookAttempt[]> {
-  const byTask = new Map<number, WebhookAttempt[]>();
-  for (const a of attempts) {
-    const log = byTask.get(a.task_id);
-    if (log) log.push(a);
-    else byTask.set(a.task_id, [a]);
+/** Log rows (alarm log entries, attempts) grouped by task, in order. */
+export function byTask<T extends { task_id: number }>(rows: T[]): Map<number, T[]> {
+  const groups = new Map<number, T[]>();
+  for (const r of rows) {
+    const group = groups.get(r.task_id);
+    if (group) group.push(r);
+    else groups.set(r.task_id, [r]);
   }
-  return byTask;
+  return groups;
 }
 
 /** When the log of one task's attempts (of one batch) expires: 30 days after the first. */
@@ -158,7 +158,7 @@ export function deliveryLogOf(log: WebhookAttempt[]): Record<string, unknown> {
 
 /** The delivery log items of a batch's settling first attempts (AP-H2), to write with others. */
 export function deliveryLogItems(attempts: WebhookAttempt[]): Record<string, unknown>[] {
-  return [...attemptsByTask(attempts).values()].map((log) => ({
+  return [...byTask(attempts).values()].map((log) => ({
     ...keys.webhookLog(
       log[0].task_id,
       Math.min(...log.map((a) => a.at_ms)),
