@@ -69,6 +69,9 @@ export function toApiGatewayEvent(
 
 const NOT_FOUND = 'functions/http/not-found.ts';
 
+/** How long the local API keeps an idle kept-alive connection open (ms). */
+export const SENDER_IDLE_MS = 120_000;
+
 export interface LocalHttpServer {
   server: Server;
   port: number;
@@ -146,7 +149,10 @@ export async function startHttpServer(
       if (inFlight === 0) idle?.();
     }
   });
-  server.keepAliveTimeout = 5000;
+  // An idle kept-alive connection stays open longer than alarm senders' pools keep theirs (Go's
+  // net/http 90 s, Node's agent 5 s): a server that closes first races the sender's next report on
+  // that connection, and the sender gets ECONNRESET for a POST it will not retry.
+  server.keepAliveTimeout = SENDER_IDLE_MS;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, LOOPBACK, () => resolve());

@@ -1,3 +1,4 @@
+import { Agent, request } from 'node:http';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db, tableName } from '../../shared/db/client.ts';
@@ -123,6 +124,41 @@ describe('existing alarm senders work unchanged', () => {
     const php = await post('/alarm/test', `{"taskid":${t.id},"timestamp":${ts},"sign":"${sign}"}`);
     expect(java).toMatchObject({ status: 200, code: 0, data: {} });
     expect(php).toMatchObject({ status: 200, code: 0, data: {} });
+  });
+
+  it('a sender with a connection pool reports again on a connection idle for 6 s', async () => {
+    // Arrange: a pool like Go's net/http (idle connections kept 90 s), one connection.
+    const pool = new Agent({ keepAlive: true, maxSockets: 1 });
+    const report = async () => {
+      const { ts, sign } = await signed(t);
+      const body = `{"taskid":${t.id},"timestamp":${ts},"sign":"${sign}","ctn":{"pool":1}}`;
+      return new Promise<{ code: number; reused: boolean }>((resolve, reject) => {
+        const req = request(
+          `${baseUrl()}/alarm/report`,
+          { method: 'POST', agent: pool, headers: { 'content-type': 'application/json' } },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              resolve({ code: JSON.parse(Buffer.concat(chunks).toString()).code, reused: req.reusedSocket }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    };
+    try {
+      const first = await report();
+      await new Promise((r) => setTimeout(r, 6_000));
+      // Act
+      const second = await report();
+      // Assert: the server kept the connection (a server closing it at 5 s races such a sender).
+      expect(first).toEqual({ code: 0, reused: false });
+      expect(second).toEqual({ code: 0, reused: true });
+    } finally {
+      pool.destroy();
+    }
   });
 });
 
