@@ -107,6 +107,20 @@ describe('outboundRequest (real HTTP on 127.0.0.1)', () => {
     expect(a.connections).toHaveLength(1);
   });
 
+  it('keeps every connection of a burst of parallel calls for the next burst', async () => {
+    // Arrange: answers come after a moment, so the calls of a burst overlap.
+    a.handle = (_req, res) => setTimeout(() => res.writeHead(200).end('ok'), 30);
+    const burst = (n: number) =>
+      Promise.all(Array.from({ length: 40 }, (_, i) => post(`${a.base}/${n}-${i}`)));
+    // Act
+    const first = await burst(1);
+    const second = await burst(2);
+    // Assert
+    expect([...first, ...second].every((r) => r.ok && r.status === 200)).toBe(true);
+    expect(a.hits).toHaveLength(80);
+    expect(a.connections).toHaveLength(40);
+  });
+
   it('closes (does not pool) a connection whose discarded body is too long to drain', async () => {
     // Arrange
     a.handle = (req, res) => res.writeHead(200).end(req.url === '/big' ? 'x'.repeat(1024 * 1024) : 'ok');
