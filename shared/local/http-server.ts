@@ -70,7 +70,7 @@ export function toApiGatewayEvent(
 const NOT_FOUND = 'functions/http/not-found.ts';
 
 /** How long the local API keeps an idle kept-alive connection open (ms). */
-export const SENDER_IDLE_MS = 120_000;
+const SENDER_IDLE_MS = 120_000;
 
 export interface LocalHttpServer {
   server: Server;
