@@ -21,6 +21,8 @@ export interface LocalDynamo {
   pid: number;
   /** Whether the launcher keeps parsed table descriptions (LocalDynamo.java memoizeTableSchemas). */
   memoizesTables: boolean;
+  /** Whether the launcher keeps parsed PartiQL statements (LocalDynamo.java memoizeStatementParses). */
+  memoizesStatements: boolean;
   stop(): Promise<void>;
 }
 
@@ -76,10 +78,12 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
   // The launcher's one line about the database settings (kept apart: later output cannot push it out).
   let tuning: string | undefined;
   let memo: string | undefined;
+  let statementMemo: string | undefined;
   const keep = (d: Buffer) => {
     output = (output + String(d)).slice(-4000);
     tuning ??= output.match(/LocalDynamo (tuned|could not tune)[^\n]*/)?.[0];
-    memo ??= output.match(/LocalDynamo (memoizes|could not memoize)[^\n]*/)?.[0];
+    memo ??= output.match(/LocalDynamo (memoizes|could not memoize) table descriptions[^\n]*/)?.[0];
+    statementMemo ??= output.match(/LocalDynamo (memoizes|could not memoize) statement parses[^\n]*/)?.[0];
   };
   child.stderr.on('data', keep);
   child.stdout.on('data', keep);
@@ -116,15 +120,21 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
         await client.send(new ListTablesCommand({}));
         // With a database file, the launcher sets the connection up once the first request opened it.
         if (dbPath && !tuning) throw new Error('not tuned yet');
-        if (!memo) throw new Error('its launcher has not said yet how it parses table descriptions');
+        if (!memo || !statementMemo)
+          throw new Error('its launcher has not said yet how it parses table descriptions and statements');
         if (tuning?.includes('could not tune')) {
           logger.warn('DynamoDB Local runs with its default SQLite settings (slower, as durable)', {
             detail: tuning,
           });
         }
-        if (memo?.includes('could not')) {
+        if (memo.includes('could not')) {
           logger.warn('DynamoDB Local parses its table description on every item (slower)', {
             detail: memo,
+          });
+        }
+        if (statementMemo.includes('could not')) {
+          logger.warn('DynamoDB Local parses every PartiQL statement anew (slower)', {
+            detail: statementMemo,
           });
         }
         break;
@@ -143,6 +153,7 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
     endpoint,
     pid: child.pid ?? 0,
     memoizesTables: memo?.startsWith('LocalDynamo memoizes') ?? false,
+    memoizesStatements: statementMemo?.startsWith('LocalDynamo memoizes') ?? false,
     async stop() {
       if (dead) return;
       // SIGTERM lets the JVM close its database; SIGKILL if it takes too long.

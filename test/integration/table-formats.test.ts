@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchExecuteStatementCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { db, insertItems, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
@@ -228,8 +228,48 @@ describe('a batch\u2019s webhook first attempts carried in its alarm log items',
   });
 });
 
+describe('PartiQL statements on DynamoDB Local (it keeps each text parsed)', () => {
+  const insert = (pk: string, sk: string, v: string) => ({
+    Statement: `INSERT INTO "${tableName()}" VALUE {'pk': ?, 'sk': ?, 'v': ?}`,
+    Parameters: [pk, sk, v],
+  });
+
+  it("bind each request's own parameters to a text parsed before", async () => {
+    // Arrange
+    const pk = `TEST#${unique()}`;
+    // Act: one text, batch after batch, each with its own values
+    for (const round of [1, 2, 3])
+      await db().send(
+        new BatchExecuteStatementCommand({
+          Statements: [insert(pk, `a${round}`, `x${round}`), insert(pk, `b${round}`, `y${round}`)],
+        }),
+      );
+    const again = await db().send(
+      new BatchExecuteStatementCommand({ Statements: [insert(pk, 'a2', 'other')] }),
+    );
+    // Assert
+    for (const round of [1, 2, 3]) {
+      expect((await get(pk, `a${round}`))?.v).toBe(`x${round}`);
+      expect((await get(pk, `b${round}`))?.v).toBe(`y${round}`);
+    }
+    expect(again.Responses?.[0]?.Error?.Code).toBe('DuplicateItem');
+    expect((await get(pk, 'a2'))?.v).toBe('x2');
+  });
+
+  it('refuse a malformed text every time it is sent (a failed parse is not kept)', async () => {
+    const bad = { Statement: `INSERT INTO "${tableName()}" VALUE {'pk': ?,`, Parameters: ['x'] };
+    for (const _ of [1, 2]) {
+      const out = await db()
+        .send(new BatchExecuteStatementCommand({ Statements: [bad] }))
+        .then((r) => r.Responses?.[0]?.Error?.Code ?? 'ok')
+        .catch((e: Error) => e.name);
+      expect(out).toBe('ValidationError');
+    }
+  });
+});
+
 describe('DynamoDB Local as the stack starts it', () => {
-  it('parses its table description once, not on every item (its launcher says so)', async () => {
+  it('parses its table description and each statement text once, not on every item (its launcher says so)', async () => {
     const port = await new Promise<number>((resolve) => {
       const srv = createServer().listen(0, '127.0.0.1', () => {
         const p = (srv.address() as { port: number }).port;
@@ -239,6 +279,7 @@ describe('DynamoDB Local as the stack starts it', () => {
     const dynamo = await startDynamo(port, null);
     try {
       expect(dynamo.memoizesTables).toBe(true);
+      expect(dynamo.memoizesStatements).toBe(true);
     } finally {
       await dynamo.stop();
     }
