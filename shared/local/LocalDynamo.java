@@ -145,41 +145,64 @@ public class LocalDynamo {
   }
 
   static final String STATEMENT_FUNCTION = "software.amazon.dynamodb.services.local.shared.access.api.dp.PartiQLStatementFunction";
+  static final String SELECT_PROCESSOR = "software.amazon.dynamodb.services.local.shared.partiql.processor.SelectStatementProcessor";
+  static final String OBJECT_MAPPER = "software/amazon/dynamodb/services/local/shared/mapper/DynamoDbObjectMapper";
 
   /**
-   * DynamoDB Local parses every PartiQL statement it is sent, and a batch of 25 INSERTs is 25 parses
-   * of one text (only the parameters differ): lexing and parsing were a third of its CPU per alarm
-   * (bench:ingest, JFR). Its one parse call (PartiQLStatementFunction.parseStatement, calling
-   * SqlParser.parseExprNode, a final class) is pointed at StatementMemo.parse instead, which keeps the
-   * syntax tree of the last statements by their exact text. The tree is immutable and DynamoDB Local
-   * only reads it (the parameters are bound later, per request). The class is defined from its own
-   * bytes with that one call changed, before anything loads it; without it (a release whose
-   * internals differ) the server runs as shipped, and the line says so. Must run first in main.
+   * DynamoDB Local builds its PartiQL machinery anew for every BatchExecuteStatement and parses every
+   * statement, though a batch of 25 INSERTs is 25 copies of one text (only the parameters differ):
+   * lexing and parsing were a third of its CPU per alarm, and a new object mapper per request (one
+   * for SELECT continuation tokens) another tenth (bench:ingest, JFR). Two of its classes are
+   * defined from their own bytes with one call changed, before anything loads them:
+   * - PartiQLStatementFunction.parseStatement calls StatementMemo.parse instead of
+   *   SqlParser.parseExprNode (a final class), which keeps the syntax tree of the last statements by
+   *   their exact text. A tree is immutable and DynamoDB Local only reads it (the parameters are
+   *   bound later, per request);
+   * - SelectStatementProcessor's constructor takes SharedMapper.get() (one mapper, thread-safe once
+   *   configured, as Jackson's are) instead of constructing its own.
+   * Each patched class is verified in a loader of its own first. A release whose internals differ
+   * runs as shipped from the first patch that does not fit, and the line says so. Must run first in
+   * main.
    */
   static void memoizeStatementParses() {
     try {
       ClassLoader loader = LocalDynamo.class.getClassLoader();
-      byte[] original;
-      try (InputStream in = loader.getResourceAsStream(STATEMENT_FUNCTION.replace('.', '/') + ".class")) {
-        if (in == null) throw new IllegalStateException(STATEMENT_FUNCTION + " not found");
-        original = in.readAllBytes();
-      }
-      byte[] patched = redirectCall(original,
-          "org/partiql/lang/syntax/SqlParser", "parseExprNode", "(Ljava/lang/String;)Lorg/partiql/lang/ast/ExprNode;",
+      ClassPatch parse = new ClassPatch(classBytes(loader, STATEMENT_FUNCTION));
+      parse.redirectCall("org/partiql/lang/syntax/SqlParser", "parseExprNode",
+          "(Ljava/lang/String;)Lorg/partiql/lang/ast/ExprNode;",
           StatementMemo.class.getName().replace('.', '/'), "parse",
           "(Lorg/partiql/lang/syntax/SqlParser;Ljava/lang/String;)Lorg/partiql/lang/ast/ExprNode;");
-      // Verified first in a loader of its own (a class that fails verification would break the server).
-      new TrialLoader(loader, STATEMENT_FUNCTION, patched).verify();
-      // A class of the same package (its superclass, loaded anyway) lends the right to define it.
-      Class<?> sibling = Class.forName(STATEMENT_FUNCTION.replace("PartiQLStatementFunction", "WriteDataPlaneFunction"), false, loader);
-      Class<?> defined = MethodHandles.privateLookupIn(sibling, MethodHandles.lookup()).defineClass(patched);
-      if (Class.forName(STATEMENT_FUNCTION, false, loader) != defined) throw new IllegalStateException("another definition won");
+      verifyAndDefine(loader, STATEMENT_FUNCTION, parse.bytes());
+      ClassPatch select = new ClassPatch(classBytes(loader, SELECT_PROCESSOR));
+      select.replaceConstruction(OBJECT_MAPPER, SharedMapper.class.getName().replace('.', '/'), "get");
+      verifyAndDefine(loader, SELECT_PROCESSOR, select.bytes());
       System.out.println("LocalDynamo memoizes statement parses");
       System.out.flush();
     } catch (Throwable t) {
       System.out.println("LocalDynamo could not memoize statement parses: " + t);
       System.out.flush();
     }
+  }
+
+  static byte[] classBytes(ClassLoader loader, String name) throws IOException {
+    try (InputStream in = loader.getResourceAsStream(name.replace('.', '/') + ".class")) {
+      if (in == null) throw new IllegalStateException(name + " not found");
+      return in.readAllBytes();
+    }
+  }
+
+  /**
+   * Verifies a patched class in a loader of its own (a class failing verification in the server's
+   * loader would break the server), then defines it in the server's loader, where a class of its
+   * package lends the right to do so.
+   */
+  static void verifyAndDefine(ClassLoader loader, String name, byte[] bytes) throws Exception {
+    new TrialLoader(loader, name, bytes).verify();
+    String pkg = name.substring(0, name.lastIndexOf('.') + 1);
+    String sibling = name.equals(STATEMENT_FUNCTION) ? pkg + "WriteDataPlaneFunction" : pkg + "StatementProcessor";
+    Class<?> lender = Class.forName(sibling, false, loader);
+    Class<?> defined = MethodHandles.privateLookupIn(lender, MethodHandles.lookup()).defineClass(bytes);
+    if (Class.forName(name, false, loader) != defined) throw new IllegalStateException(name + ": another definition won");
   }
 
   /**
@@ -206,10 +229,9 @@ public class LocalDynamo {
         if (c == null && n.startsWith(pkg) && n.indexOf('.', pkg.length()) < 0) {
           byte[] b = bytes;
           if (!n.equals(name)) {
-            try (InputStream in = getParent().getResourceAsStream(n.replace('.', '/') + ".class")) {
-              if (in == null) throw new ClassNotFoundException(n);
-              b = in.readAllBytes();
-            } catch (IOException e) {
+            try {
+              b = classBytes(getParent(), n);
+            } catch (IOException | IllegalStateException e) {
               throw new ClassNotFoundException(n, e);
             }
           }
@@ -243,91 +265,156 @@ public class LocalDynamo {
     }
   }
 
+  /** The one object mapper SelectStatementProcessor instances share. */
+  public static final class SharedMapper {
+    private static final DynamoDbObjectMapper MAPPER = new DynamoDbObjectMapper();
+
+    private SharedMapper() {}
+
+    public static DynamoDbObjectMapper get() {
+      return MAPPER;
+    }
+  }
+
   /**
-   * A class file's bytes with its one `invokevirtual owner.name desc` made an
-   * `invokestatic newOwner.newName newDesc` (newDesc takes the receiver first, so the operand stack is
-   * the same and no stack map changes). The new method reference is appended to the constant pool.
-   * Throws unless that call occurs exactly once.
+   * One class file's bytes, changed in place of one instruction sequence at a time, with the method
+   * references that needs appended to its constant pool. Each change finds its sequence exactly once
+   * in the bytes after the pool (or throws) and keeps the operand stack as it was, so no stack map
+   * changes.
    */
-  static byte[] redirectCall(byte[] cls, String owner, String name, String desc, String newOwner, String newName, String newDesc) {
-    ByteBuffer b = ByteBuffer.wrap(cls);
-    if (b.getInt(0) != 0xCAFEBABE) throw new IllegalStateException("not a class file");
-    int count = b.getShort(8) & 0xffff;
-    String[] utf8 = new String[count];
-    int[] tag = new int[count];
-    int[] first = new int[count];
-    int[] second = new int[count];
-    int pos = 10;
-    for (int i = 1; i < count; i++) {
-      tag[i] = cls[pos] & 0xff;
-      switch (tag[i]) {
-        case 1 -> {
-          int len = b.getShort(pos + 1) & 0xffff;
-          utf8[i] = new String(cls, pos + 3, len, java.nio.charset.StandardCharsets.UTF_8);
-          pos += 3 + len;
+  static final class ClassPatch {
+    private final byte[] cls;
+    private final ByteBuffer b;
+    private final int count;
+    private final int poolEnd;
+    private final String[] utf8;
+    private final int[] tag;
+    private final int[] first;
+    private final int[] second;
+    private final java.io.ByteArrayOutputStream added = new java.io.ByteArrayOutputStream();
+    private int next;
+    private final byte[] body;
+
+    ClassPatch(byte[] cls) {
+      this.cls = cls;
+      b = ByteBuffer.wrap(cls);
+      if (b.getInt(0) != 0xCAFEBABE) throw new IllegalStateException("not a class file");
+      count = b.getShort(8) & 0xffff;
+      next = count;
+      utf8 = new String[count];
+      tag = new int[count];
+      first = new int[count];
+      second = new int[count];
+      int pos = 10;
+      for (int i = 1; i < count; i++) {
+        tag[i] = cls[pos] & 0xff;
+        switch (tag[i]) {
+          case 1 -> {
+            int len = b.getShort(pos + 1) & 0xffff;
+            utf8[i] = new String(cls, pos + 3, len, java.nio.charset.StandardCharsets.UTF_8);
+            pos += 3 + len;
+          }
+          case 3, 4 -> pos += 5;
+          case 5, 6 -> {
+            pos += 9;
+            i++;
+          }
+          case 7, 8, 16, 19, 20 -> {
+            first[i] = b.getShort(pos + 1) & 0xffff;
+            pos += 3;
+          }
+          case 9, 10, 11, 12, 17, 18 -> {
+            first[i] = b.getShort(pos + 1) & 0xffff;
+            second[i] = b.getShort(pos + 3) & 0xffff;
+            pos += 5;
+          }
+          case 15 -> pos += 4;
+          default -> throw new IllegalStateException("unknown constant tag " + tag[i]);
         }
-        case 3, 4 -> pos += 5;
-        case 5, 6 -> {
-          pos += 9;
-          i++;
-        }
-        case 7, 8, 16, 19, 20 -> {
-          first[i] = b.getShort(pos + 1) & 0xffff;
-          pos += 3;
-        }
-        case 9, 10, 11, 12, 17, 18 -> {
-          first[i] = b.getShort(pos + 1) & 0xffff;
-          second[i] = b.getShort(pos + 3) & 0xffff;
-          pos += 5;
-        }
-        case 15 -> pos += 4;
-        default -> throw new IllegalStateException("unknown constant tag " + tag[i]);
       }
+      poolEnd = pos;
+      body = Arrays.copyOfRange(cls, pos, cls.length);
     }
-    int target = 0;
-    for (int i = 1; i < count; i++) {
-      if (tag[i] != 10) continue;
-      int nat = second[i];
-      if (owner.equals(utf8[first[first[i]]]) && name.equals(utf8[first[nat]]) && desc.equals(utf8[second[nat]])) target = i;
+
+    /** `invokevirtual owner.name desc` becomes `invokestatic newOwner.newName newDesc` (receiver first). */
+    void redirectCall(String owner, String name, String desc, String newOwner, String newName, String newDesc) {
+      int ref = methodRef(owner, name, desc);
+      int at = findOnce(new byte[] {(byte) 0xb6, (byte) (ref >> 8), (byte) ref}, owner + "." + name);
+      put(at, (byte) 0xb8, addMethodRef(newOwner, newName, newDesc));
     }
-    if (target == 0) throw new IllegalStateException("no reference to " + owner + "." + name);
-    int at = -1;
-    for (int p = pos; p + 2 < cls.length; p++) {
-      if ((cls[p] & 0xff) == 0xb6 && (b.getShort(p + 1) & 0xffff) == target) {
-        if (at >= 0) throw new IllegalStateException(owner + "." + name + " is called more than once");
+
+    /** `new type; dup; invokespecial type.<init>()V` becomes `invokestatic newOwner.newName()type` and nops. */
+    void replaceConstruction(String type, String newOwner, String newName) {
+      int classRef = 0;
+      for (int i = 1; i < count; i++) if (tag[i] == 7 && type.equals(utf8[first[i]])) classRef = i;
+      if (classRef == 0) throw new IllegalStateException("no reference to " + type);
+      int init = methodRef(type, "<init>", "()V");
+      int at = findOnce(new byte[] {(byte) 0xbb, (byte) (classRef >> 8), (byte) classRef, 0x59,
+          (byte) 0xb7, (byte) (init >> 8), (byte) init}, "new " + type);
+      put(at, (byte) 0xb8, addMethodRef(newOwner, newName, "()L" + type + ";"));
+      Arrays.fill(body, at + 3, at + 7, (byte) 0); // nop
+    }
+
+    byte[] bytes() {
+      byte[] extra = added.toByteArray();
+      return ByteBuffer.allocate(cls.length + extra.length)
+          .put(cls, 0, 8).putShort((short) next).put(cls, 10, poolEnd - 10).put(extra).put(body)
+          .array();
+    }
+
+    private int methodRef(String owner, String name, String desc) {
+      for (int i = 1; i < count; i++) {
+        if (tag[i] != 10) continue;
+        int nat = second[i];
+        if (owner.equals(utf8[first[first[i]]]) && name.equals(utf8[first[nat]]) && desc.equals(utf8[second[nat]])) return i;
+      }
+      throw new IllegalStateException("no reference to " + owner + "." + name + desc);
+    }
+
+    private int findOnce(byte[] pattern, String what) {
+      int at = -1;
+      outer:
+      for (int p = 0; p + pattern.length <= body.length; p++) {
+        for (int k = 0; k < pattern.length; k++) if (body[p + k] != pattern[k]) continue outer;
+        if (at >= 0) throw new IllegalStateException(what + " occurs more than once");
         at = p;
       }
+      if (at < 0) throw new IllegalStateException(what + " does not occur");
+      return at;
     }
-    if (at < 0) throw new IllegalStateException(owner + "." + name + " is not called");
-    java.io.ByteArrayOutputStream added = new java.io.ByteArrayOutputStream();
-    java.io.DataOutputStream out = new java.io.DataOutputStream(added);
-    try {
-      out.writeByte(1);
-      out.writeUTF(newOwner); // count
-      out.writeByte(7);
-      out.writeShort(count); // count + 1
-      out.writeByte(1);
-      out.writeUTF(newName); // count + 2
-      out.writeByte(1);
-      out.writeUTF(newDesc); // count + 3
-      out.writeByte(12);
-      out.writeShort(count + 2);
-      out.writeShort(count + 3); // count + 4
-      out.writeByte(10);
-      out.writeShort(count + 1);
-      out.writeShort(count + 4); // count + 5
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
+
+    private void put(int at, byte opcode, int ref) {
+      body[at] = opcode;
+      body[at + 1] = (byte) (ref >> 8);
+      body[at + 2] = (byte) ref;
     }
-    byte[] extra = added.toByteArray();
-    ByteBuffer result = ByteBuffer.allocate(cls.length + extra.length);
-    result.put(cls, 0, 8).putShort((short) (count + 6)).put(cls, 10, pos - 10).put(extra).put(cls, pos, cls.length - pos);
-    byte[] patched = result.array();
-    int moved = at + extra.length;
-    patched[moved] = (byte) 0xb8;
-    patched[moved + 1] = (byte) ((count + 5) >> 8);
-    patched[moved + 2] = (byte) (count + 5);
-    return patched;
+
+    /** Appends Utf8 owner, Class, Utf8 name, Utf8 desc, NameAndType, Methodref; returns the Methodref. */
+    private int addMethodRef(String owner, String name, String desc) {
+      java.io.DataOutputStream out = new java.io.DataOutputStream(added);
+      int base = next;
+      try {
+        out.writeByte(1);
+        out.writeUTF(owner);
+        out.writeByte(7);
+        out.writeShort(base);
+        out.writeByte(1);
+        out.writeUTF(name);
+        out.writeByte(1);
+        out.writeUTF(desc);
+        out.writeByte(12);
+        out.writeShort(base + 2);
+        out.writeShort(base + 3);
+        out.writeByte(10);
+        out.writeShort(base + 1);
+        out.writeShort(base + 4);
+      } catch (IOException e) {
+        throw new IllegalStateException(e);
+      }
+      next = base + 6;
+      if (next > 0xffff) throw new IllegalStateException("constant pool full");
+      return base + 5;
+    }
   }
 
   /** The classes whose object mapper (a static MAPPER) parses table descriptions on the way to an item. */

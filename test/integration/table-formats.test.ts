@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
-import { BatchExecuteStatementCommand, GetCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchExecuteStatementCommand,
+  ExecuteStatementCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { db, insertItems, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
@@ -254,6 +260,31 @@ describe('PartiQL statements on DynamoDB Local (it keeps each text parsed)', () 
     }
     expect(again.Responses?.[0]?.Error?.Code).toBe('DuplicateItem');
     expect((await get(pk, 'a2'))?.v).toBe('x2');
+  });
+
+  it('page a SELECT with continuation tokens (its processors share one object mapper)', async () => {
+    const pk = `TEST#${unique()}`;
+    await db().send(
+      new BatchExecuteStatementCommand({ Statements: ['a', 'b', 'c'].map((sk) => insert(pk, sk, sk)) }),
+    );
+    const seen: string[] = [];
+    let token: string | undefined;
+    let pages = 0;
+    for (; pages < 5; pages++) {
+      const out = await db().send(
+        new ExecuteStatementCommand({
+          Statement: `SELECT sk FROM "${tableName()}" WHERE pk = ?`,
+          Parameters: [pk],
+          Limit: 1,
+          NextToken: token,
+        }),
+      );
+      seen.push(...(out.Items ?? []).map((i) => String(i.sk)));
+      token = out.NextToken;
+      if (!token) break;
+    }
+    expect(seen).toEqual(['a', 'b', 'c']);
+    expect(pages).toBeGreaterThanOrEqual(2);
   });
 
   it('refuse a malformed text every time it is sent (a failed parse is not kept)', async () => {
