@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { deflateRawSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { unpackLog } from '../../db/client.ts';
+import { packLog, unpackLog } from '../../db/client.ts';
 import { resetConfig } from '../../config/env.ts';
 import { deliveryLogItems, type WebhookAttempt } from '../webhooks/repository.ts';
 import { type AlarmLogEntry, alarmLogItems, batchLogItems } from './log.ts';
@@ -104,5 +105,12 @@ describe('batch log rows are stored compressed', () => {
 
   it('read back rows stored as JSON text (items written before)', () => {
     expect(unpackLog({ log: '[["a",1]]' })).toEqual([['a', 1]]);
+  });
+
+  it('read back rows compressed with a larger window (items written before, with zlib defaults)', () => {
+    const rows = Array.from({ length: 40 }, (_, i) => [randomUUID(), i, 'compress_disable']);
+    const before = deflateRawSync(JSON.stringify(rows));
+    expect(unpackLog({ logz: new Uint8Array(before) })).toEqual(rows);
+    expect(unpackLog(packLog(rows))).toEqual(rows);
   });
 });
