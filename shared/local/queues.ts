@@ -9,14 +9,15 @@ import {
   SetQueueAttributesCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
+import type { HttpRequest, HttpResponse } from '@smithy/types';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { type QueueDef, queues } from '../../infra/definitions.ts';
-import { localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
+import { localEmulatorOptions, serveInThread, withoutSdkLogging } from '../aws.ts';
 import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
-import { recordInvocation } from './stats.ts';
+import { recordInThread, recordInvocation } from './stats.ts';
 
 export interface LocalQueues {
   endpoint: string;
@@ -179,6 +180,84 @@ async function commitBatchesTogether(): Promise<void> {
   };
 }
 
+/** fauxqs's SQS router: what its HTTP route hands each AWS JSON request to. */
+interface SqsRouter {
+  handle(
+    request: { headers: Record<string, string>; body: unknown },
+    reply: { status(code: number): unknown; header(name: string, value: string): unknown },
+  ): Promise<unknown>;
+}
+
+/** The routers fauxqs builds while `routersBuilt` is set (startQueues sets it around startFauxqs). */
+let routersBuilt: SqsRouter[] | undefined;
+let routersCaught: boolean | undefined;
+
+/** Makes SqsRouter report the routers it builds; false (and HTTP only) if fauxqs changed. */
+async function catchRouters(): Promise<boolean> {
+  if (routersCaught !== undefined) return routersCaught;
+  let base: string;
+  try {
+    base = import.meta.resolve('fauxqs');
+  } catch {
+    // A module runner without import.meta.resolve (vitest's, for the stack its global setup starts):
+    // there the API reaches the queues over HTTP.
+    routersCaught = false;
+    return false;
+  }
+  const mod = (await import(new URL('./sqs/sqsRouter.js', base).href)) as {
+    SqsRouter?: { prototype: Record<string, unknown> };
+  };
+  const proto = mod.SqsRouter?.prototype;
+  routersCaught = typeof proto?.handle === 'function' && typeof proto.register === 'function';
+  if (!proto || !routersCaught) {
+    logger.warn('fauxqs changed: SqsRouter.handle is gone; the API reaches the queues over HTTP');
+    return false;
+  }
+  const register = proto.register as (this: SqsRouter, ...a: unknown[]) => unknown;
+  proto.register = function (this: SqsRouter, ...args: unknown[]) {
+    if (routersBuilt && !routersBuilt.includes(this)) routersBuilt.push(this);
+    return register.apply(this, args);
+  };
+  return true;
+}
+
+const utf8 = new TextDecoder();
+
+/**
+ * One SQS request (AWS JSON protocol, as the SDK built it) answered by fauxqs's router in this
+ * thread, as its HTTP route answers it: the JSON body parsed, the router's status, headers and
+ * result; anything else it throws is a 500, as fastify would answer.
+ */
+async function serveSqs(router: SqsRouter, request: HttpRequest): Promise<HttpResponse> {
+  const headers: Record<string, string> = {
+    host: `${request.hostname}${request.port ? `:${request.port}` : ''}`,
+  };
+  for (const [k, v] of Object.entries(request.headers)) headers[k.toLowerCase()] = v;
+  const out: Record<string, string> = {};
+  let statusCode = 200;
+  const reply = {
+    status(code: number) {
+      statusCode = code;
+      return reply;
+    },
+    header(name: string, value: string) {
+      out[name.toLowerCase()] = String(value);
+      return reply;
+    },
+  };
+  let result: unknown;
+  try {
+    const body = request.body as string | Uint8Array | undefined;
+    const text = typeof body === 'string' ? body : body ? utf8.decode(body) : '{}';
+    result = await router.handle({ headers, body: JSON.parse(text) }, reply);
+  } catch (err) {
+    statusCode = 500;
+    out['content-type'] = 'application/x-amz-json-1.0';
+    result = { __type: 'com.amazonaws.sqs#InternalError', message: (err as Error).message };
+  }
+  return { statusCode, headers: out, body: Buffer.from(JSON.stringify(result ?? {})) };
+}
+
 /** Creates a queue, or brings an existing (restored) one to the wanted attributes. */
 async function ensureQueue(
   server: FauxqsServer,
@@ -235,15 +314,34 @@ export async function startQueues(
   dataDir: string | null = null,
 ): Promise<LocalQueues> {
   if (dataDir) await fixFauxqsPersistence();
-  const server = await onLoopback(() =>
-    startFauxqs({
-      port,
-      logger: false,
-      host: LOOPBACK,
-      defaultRegion: region,
-      ...(dataDir ? { dataDir } : {}),
-    }),
-  );
+  const catching = await catchRouters();
+  const built: SqsRouter[] = [];
+  const server = await onLoopback(() => {
+    // fauxqs builds its routers before its first await: the ones built now are this server's.
+    routersBuilt = built;
+    try {
+      return startFauxqs({
+        port,
+        logger: false,
+        host: LOOPBACK,
+        defaultRegion: region,
+        ...(dataDir ? { dataDir } : {}),
+      });
+    } finally {
+      routersBuilt = undefined;
+    }
+  });
+  const router = catching && built.length === 1 ? built[0] : undefined;
+  if (router)
+    serveInThread(server.address, (request) => {
+      recordInThread();
+      return serveSqs(router, request);
+    });
+  const stop = async () => {
+    // From here on the API's requests go over HTTP: a stopped emulator refuses them as on AWS.
+    serveInThread(server.address);
+    await server.stop();
+  };
   const client = localSqsClient(server.address, region);
   try {
     const urls: Record<string, string> = {};
@@ -269,9 +367,9 @@ export async function startQueues(
       released += await releaseInFlight(server, client, mainName, urls[q.name]);
       released += await releaseInFlight(server, client, dlqName, dlqUrls[q.name]);
     }
-    return { endpoint: server.address, urls, dlqUrls, released, stop: () => server.stop() };
+    return { endpoint: server.address, urls, dlqUrls, released, stop };
   } catch (err) {
-    await server.stop().catch(() => undefined);
+    await stop().catch(() => undefined);
     throw err;
   } finally {
     client.destroy();

@@ -25,6 +25,8 @@ export interface Stats {
    * SendMessageBatch requests that carried them here (on AWS: one request per message).
    */
   enqueued: { messages: number; requests: number };
+  /** SQS requests the emulator answered in the caller's thread, without HTTP (serveInThread). */
+  sqsInThread: number;
 }
 
 const empty = (): Stats => ({
@@ -32,6 +34,7 @@ const empty = (): Stats => ({
   sqs: {},
   invocations: {},
   enqueued: { messages: 0, requests: 0 },
+  sqsInThread: 0,
 });
 
 /** The counter of `key` in `record`, created on first use. */
@@ -202,6 +205,11 @@ export function recordInvocation(fn: string, ms: number): void {
   c.ms += ms;
 }
 
+/** Counts one SQS request answered in the caller's thread. */
+export function recordInThread(): void {
+  if (statsEnabled()) stats.sqsInThread++;
+}
+
 /** This thread's counts; `reset` starts counting afresh. */
 export function takeStats(reset = false): Stats {
   const out = { ...stats, enqueued: { ...enqueued } };
@@ -237,6 +245,7 @@ export function mergeStats(all: Stats[]): Stats {
     }
     out.enqueued.messages += s.enqueued.messages;
     out.enqueued.requests += s.enqueued.requests;
+    out.sqsInThread += s.sqsInThread ?? 0;
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config/env.ts';
-import { localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
+import { inThreadWhenServed, localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
 import { toWireJson } from '../json.ts';
 import type { QueueName } from './messages.ts';
 
@@ -19,6 +19,7 @@ export function sqs(): SQSClient {
         ...(cfg.sqsEndpoint ? localEmulatorOptions(cfg.sqsEndpoint) : {}),
       }),
     );
+    if (cfg.sqsEndpoint) inThreadWhenServed(client, cfg.sqsEndpoint);
   }
   return client;
 }

@@ -9,6 +9,7 @@ import {
   createApp,
   createWebhookTask,
   loadGenerator,
+  reportAlarm,
   startChildStack,
   waitGone,
 } from './local-child-stack.ts';
@@ -46,22 +47,22 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function start(dir: string): Promise<ChildStack> {
+async function start(dir: string, env: Record<string, string> = {}): Promise<ChildStack> {
   const s = await startChildStack({
     dataDir: join(dir, 'data'),
     stateFile: join(dir, 'state.json'),
-    env: STACK_ENV,
+    env: { ...STACK_ENV, ...env },
   });
   started.push(s);
   return s;
 }
 
 /** A fresh stack with the test directory, an app and a task whose webhook is `receiver`. */
-async function arrange() {
+async function arrange(env: Record<string, string> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'tocsin-crash-'));
   dirs.push(dir);
   receiver = await new TestReceiver().start();
-  const stack = await start(dir);
+  const stack = await start(dir, env);
   const imported = await admin(join(dir, 'state.json'), 'import', 'test/fixtures/directory.json');
   if (imported.code !== 0) throw new Error(`import failed: ${imported.stderr}`);
   const app = await createApp(join(dir, 'state.json'));
@@ -89,6 +90,23 @@ async function deliveries(rcv: TestReceiver, accepted: string[], timeoutMs: numb
 }
 
 describe('local stack durability', () => {
+  it("hands the API's messages to the queue emulator in its own thread, and delivers them", async () => {
+    // Arrange
+    const { task, stack, receiver: rcv } = await arrange({ TOCSIN_STATS: '1' });
+    await fetch(`${stack.url}/_local/stats?reset=1`);
+    // Act
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, (_, seq) => reportAlarm(stack.url, task, { host: 'in-thread', seq })),
+    );
+    const stats = (await (await fetch(`${stack.url}/_local/stats`)).json()) as { sqsInThread: number };
+    const accepted = answers.flatMap((a) => (a.code === 0 && a.uuid ? [a.uuid] : []));
+    const figures = await deliveries(rcv, accepted, 20_000);
+    // Assert: the five messages went to the emulator without an HTTP request each
+    expect(accepted).toHaveLength(5);
+    expect(stats.sqsInThread).toBeGreaterThanOrEqual(1);
+    expect(figures.lost).toEqual([]);
+  });
+
   it('delivers every alarm answered with code 0 after kill -9 of the stack and its JVM mid-load', async () => {
     // Arrange
     const { dir, stack, task, receiver: rcv } = await arrange();
