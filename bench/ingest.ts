@@ -453,7 +453,7 @@ function describeRun(label: string, r: RunResult, a?: Account) {
   );
   if (a) {
     details.push(
-      `  per alarm: ${fmt(a.ddbCallsPerAlarm, 2)} DynamoDB calls (${fmt(a.itemsPerAlarm, 2)} items written, ${fmt(a.wcuPerAlarm, 2)} WCU, ${fmt(a.rcuPerAlarm, 2)} RCU), ${fmt(a.sqsCallsPerAlarm, 2)} SQS calls as on AWS (a report's message in a request of its own; ${fmt(r.stats.enqueued.requests / r.delivered, 2)} shared requests here, ${fmt((r.stats.sqsInThread ?? 0) / r.delivered, 2)} of all requests answered in the emulator's thread), ${fmt(a.invocationsPerAlarm, 2)} Lambda invocations`,
+      `  per alarm: ${fmt(a.ddbCallsPerAlarm, 2)} DynamoDB calls (${fmt(a.itemsPerAlarm, 2)} items written, ${fmt(a.wcuPerAlarm, 2)} WCU, ${fmt(a.rcuPerAlarm, 2)} RCU), ${fmt(a.sqsCallsPerAlarm, 2)} SQS calls as on AWS (a report's message in a request of its own; ${fmt(r.stats.enqueued.requests / r.delivered, 2)} shared requests here, ${fmt((r.stats.sqsInThread ?? 0) / r.delivered, 2)} answered in the emulator's thread), ${fmt(a.invocationsPerAlarm, 2)} Lambda invocations`,
       `  DynamoDB: ${Object.entries(r.stats.dynamodb)
         .map(([k, v]) => `${k} ${fmt(v.calls / r.delivered, 2)} (${fmt(v.units / r.delivered, 2)} CU)`)
         .join(', ')}`,
