@@ -1,3 +1,4 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { HttpAuthScheme, HttpRequest, HttpResponse } from '@smithy/types';
 /**
  * The SDK's logger middleware prepares a filtered copy of every request and response for a logger
@@ -64,19 +65,8 @@ export function serveInThread(endpoint: string, server?: InThreadServer): void {
  * go over HTTP as before. The request is the one the SDK built, serialized and all, and the answer is
  * parsed by the SDK as an HTTP answer would be: only the socket is skipped. Never on AWS (no endpoint).
  */
-export function inThreadWhenServed<T extends { middlewareStack: { add(...a: never[]): void } }>(
-  client: T,
-  endpoint: string,
-): T {
-  const stack = client.middlewareStack as unknown as {
-    add(
-      mw: (
-        next: (a: { request: unknown }) => Promise<unknown>,
-      ) => (a: { request: unknown }) => Promise<unknown>,
-      opts: { step: string; priority: string; name: string },
-    ): void;
-  };
-  stack.add(
+export function inThreadWhenServed(client: SQSClient, endpoint: string): void {
+  client.middlewareStack.add(
     (next) => async (args) => {
       const serve = inThread.get(endpoint);
       if (!serve) return next(args);
@@ -85,5 +75,4 @@ export function inThreadWhenServed<T extends { middlewareStack: { add(...a: neve
     // The innermost middleware: after signing and retries, where the HTTP handler would be called.
     { step: 'deserialize', priority: 'low', name: 'tocsinInThread' },
   );
-  return client;
 }
