@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import {
   ChangeMessageVisibilityCommand,
   GetQueueAttributesCommand,
@@ -177,6 +179,24 @@ describe('local queues', () => {
     // Assert
     expect(got).toEqual([]);
     expect(second.q.released).toBe(0);
+  });
+});
+
+describe("the API's client of the emulator in its own thread", () => {
+  it('gets the answers HTTP gets (success, the SDK error names and statuses), and HTTP once stopped', async () => {
+    // Plain node: vitest's module runner (this process) has no import.meta.resolve, so here the
+    // emulator would be reached over HTTP only.
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'test/fixtures/sqs-both-ways.ts'],
+      { cwd: resolve(import.meta.dirname, '../..'), timeout: 60_000 },
+    );
+    const seen = JSON.parse(stdout.trim().split('\n').at(-1) as string);
+    expect(seen.http.sent).toEqual({ ok: true, status: 200, keys: ['Failed', 'Successful'] });
+    expect(seen.http.noQueue).toEqual({ ok: false, name: 'QueueDoesNotExist', status: 400 });
+    expect(seen.inThread).toEqual(seen.http);
+    expect(seen.servedInThread).toBe(6);
+    expect(seen.afterStop.ok).toBe(false);
   });
 });
 
