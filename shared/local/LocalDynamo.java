@@ -161,27 +161,31 @@ public class LocalDynamo {
    * - SelectStatementProcessor's constructor takes SharedMapper.get() (one mapper, thread-safe once
    *   configured, as Jackson's are) instead of constructing its own.
    * Each patched class is verified in a loader of its own first. A release whose internals differ
-   * runs as shipped from the first patch that does not fit, and the line says so. Must run first in
-   * main.
+   * runs the class a patch does not fit as shipped, and a line per patch says which. Must run first
+   * in main.
    */
   static void memoizeStatementParses() {
+    ClassLoader loader = LocalDynamo.class.getClassLoader();
     try {
-      ClassLoader loader = LocalDynamo.class.getClassLoader();
       ClassPatch parse = new ClassPatch(classBytes(loader, STATEMENT_FUNCTION));
       parse.redirectCall("org/partiql/lang/syntax/SqlParser", "parseExprNode",
           "(Ljava/lang/String;)Lorg/partiql/lang/ast/ExprNode;",
           StatementMemo.class.getName().replace('.', '/'), "parse",
           "(Lorg/partiql/lang/syntax/SqlParser;Ljava/lang/String;)Lorg/partiql/lang/ast/ExprNode;");
       verifyAndDefine(loader, STATEMENT_FUNCTION, parse.bytes());
+      System.out.println("LocalDynamo memoizes statement parses");
+    } catch (Throwable t) {
+      System.out.println("LocalDynamo could not memoize statement parses: " + t);
+    }
+    try {
       ClassPatch select = new ClassPatch(classBytes(loader, SELECT_PROCESSOR));
       select.replaceConstruction(OBJECT_MAPPER, SharedMapper.class.getName().replace('.', '/'), "get");
       verifyAndDefine(loader, SELECT_PROCESSOR, select.bytes());
-      System.out.println("LocalDynamo memoizes statement parses");
-      System.out.flush();
+      System.out.println("LocalDynamo shares one mapper among SELECT processors");
     } catch (Throwable t) {
-      System.out.println("LocalDynamo could not memoize statement parses: " + t);
-      System.out.flush();
+      System.out.println("LocalDynamo builds a mapper per SELECT processor, as shipped: " + t);
     }
+    System.out.flush();
   }
 
   static byte[] classBytes(ClassLoader loader, String name) throws IOException {
@@ -460,15 +464,15 @@ public class LocalDynamo {
   }
 
   /**
-   * DynamoDB Local's mapper, parsing each table description's bytes once (the last 32 kept, most
-   * recently used first). A description is found by comparing bytes (length, then Arrays.equals, which
-   * compares words at a time) with the few kept: no hash of the whole description and no copy per
-   * item, which with one table is a single comparison.
+   * DynamoDB Local's mapper, parsing each table description's bytes once (the last 32 parsed kept).
+   * A description is found by comparing bytes (Arrays.equals: length, then words at a time) with the
+   * few kept: no hash of the whole description and no copy per item, which with one table is a single
+   * comparison.
    */
   static final class SchemaMemoMapper extends DynamoDbObjectMapper {
     private static final long serialVersionUID = 1L;
     private final transient Class<?> schema;
-    /** Pairs of (description bytes, parsed description), most recently used first; replaced, never changed. */
+    /** Pairs of (description bytes, parsed description), the latest parsed first; replaced, never changed. */
     private transient volatile Object[][] recent = new Object[0][];
 
     SchemaMemoMapper(Class<?> schema) {
@@ -478,25 +482,42 @@ public class LocalDynamo {
     @Override
     public <T> T readValue(byte[] src, Class<T> type) throws IOException {
       if (type != schema) return super.readValue(src, type);
-      Object[][] kept = recent;
-      for (int i = 0; i < kept.length; i++) {
-        byte[] bytes = (byte[]) kept[i][0];
-        if (bytes.length == src.length && Arrays.equals(bytes, src)) {
-          if (i > 0) remember(kept[i]);
-          return type.cast(kept[i][1]);
-        }
+      for (Object[] kept : recent) {
+        if (Arrays.equals((byte[]) kept[0], src)) return type.cast(kept[1]);
       }
       Object parsed = super.readValue(src, type);
       remember(new Object[] {src.clone(), parsed});
       return type.cast(parsed);
     }
 
+    /**
+     * DynamoDB Local changes a parsed description in place (a TTL setting, an index) before it writes
+     * it back: a description being written is forgotten with all the others, so nothing parsed from
+     * bytes that are no longer the table's stays in use.
+     */
+    @Override
+    public byte[] writeValueAsBytes(Object value) throws com.fasterxml.jackson.core.JsonProcessingException {
+      if (schema.isInstance(value)) forget();
+      return super.writeValueAsBytes(value);
+    }
+
+    @Override
+    public String writeValueAsString(Object value) throws com.fasterxml.jackson.core.JsonProcessingException {
+      if (schema.isInstance(value)) forget();
+      return super.writeValueAsString(value);
+    }
+
+    private synchronized void forget() {
+      recent = new Object[0][];
+    }
+
+    /** Keeps a description just parsed first, with at most 31 others. */
     private synchronized void remember(Object[] entry) {
       Object[][] kept = recent;
-      List<Object[]> next = new ArrayList<>(kept.length + 1);
-      next.add(entry);
-      for (Object[] e : kept) if (e != entry && !Arrays.equals((byte[]) e[0], (byte[]) entry[0]) && next.size() < 32) next.add(e);
-      recent = next.toArray(new Object[0][]);
+      Object[][] next = new Object[Math.min(kept.length + 1, 32)][];
+      next[0] = entry;
+      System.arraycopy(kept, 0, next, 1, next.length - 1);
+      recent = next;
     }
   }
 

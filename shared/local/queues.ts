@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Server as NetServer } from 'node:net';
 import { join } from 'node:path';
@@ -251,10 +252,14 @@ async function serveSqs(router: SqsRouter, request: HttpRequest): Promise<HttpRe
     const text = typeof body === 'string' ? body : body ? utf8.decode(body) : '{}';
     result = await router.handle({ headers, body: JSON.parse(text) }, reply);
   } catch (err) {
+    // What fastify answers for an error the router does not turn into an SQS error.
     statusCode = 500;
-    out['content-type'] = 'application/x-amz-json-1.0';
-    result = { __type: 'com.amazonaws.sqs#InternalError', message: (err as Error).message };
+    out['content-type'] = 'application/json; charset=utf-8';
+    result = { statusCode: 500, error: 'Internal Server Error', message: (err as Error).message };
   }
+  // fauxqs's answers carry a request id (its onSend hook), which the SDK reads into $metadata.
+  out['x-amz-request-id'] ??= randomUUID().replaceAll('-', '').toUpperCase().slice(0, 16);
+  out['x-amz-id-2'] ??= 'fauxqs';
   return { statusCode, headers: out, body: Buffer.from(JSON.stringify(result ?? {})) };
 }
 
@@ -332,6 +337,10 @@ export async function startQueues(
     }
   });
   const router = catching && built.length === 1 ? built[0] : undefined;
+  if (catching && !router)
+    logger.warn('fauxqs changed: its SQS router was not found; the API reaches the queues over HTTP', {
+      routers: built.length,
+    });
   if (router)
     serveInThread(server.address, (request) => {
       recordInThread();

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { packLog, unpackLog } from '../../db/client.ts';
@@ -108,8 +108,12 @@ describe('batch log rows are stored compressed', () => {
   });
 
   it('read back rows compressed with a larger window (items written before, with zlib defaults)', () => {
-    const rows = Array.from({ length: 40 }, (_, i) => [randomUUID(), i, 'compress_disable']);
+    // A random 6 KB text twice: its second copy can only be a reference more than 4 KB back.
+    const blob = randomBytes(3000).toString('hex');
+    const rows = [[blob, 1], ...Array.from({ length: 40 }, (_, i) => [randomUUID(), i]), [blob, 2]];
     const before = deflateRawSync(JSON.stringify(rows));
+    // (the copy was a reference: a third of the text; with a 4 KB window it would be half)
+    expect(before.length).toBeLessThan(JSON.stringify(rows).length / 3);
     expect(unpackLog({ logz: new Uint8Array(before) })).toEqual(rows);
     expect(unpackLog(packLog(rows))).toEqual(rows);
   });
