@@ -172,7 +172,7 @@ public class LocalDynamo {
           "(Ljava/lang/String;)Lorg/partiql/lang/ast/ExprNode;",
           StatementMemo.class.getName().replace('.', '/'), "parse",
           "(Lorg/partiql/lang/syntax/SqlParser;Ljava/lang/String;)Lorg/partiql/lang/ast/ExprNode;");
-      verifyAndDefine(loader, STATEMENT_FUNCTION, parse.bytes());
+      verifyAndDefine(loader, STATEMENT_FUNCTION, parse);
       System.out.println("LocalDynamo memoizes statement parses");
     } catch (Throwable t) {
       System.out.println("LocalDynamo could not memoize statement parses: " + t);
@@ -180,7 +180,7 @@ public class LocalDynamo {
     try {
       ClassPatch select = new ClassPatch(classBytes(loader, SELECT_PROCESSOR));
       select.replaceConstruction(OBJECT_MAPPER, SharedMapper.class.getName().replace('.', '/'), "get");
-      verifyAndDefine(loader, SELECT_PROCESSOR, select.bytes());
+      verifyAndDefine(loader, SELECT_PROCESSOR, select);
       System.out.println("LocalDynamo shares one mapper among SELECT processors");
     } catch (Throwable t) {
       System.out.println("LocalDynamo builds a mapper per SELECT processor, as shipped: " + t);
@@ -197,14 +197,16 @@ public class LocalDynamo {
 
   /**
    * Verifies a patched class in a loader of its own (a class failing verification in the server's
-   * loader would break the server), then defines it in the server's loader, where a class of its
-   * package lends the right to do so.
+   * loader would break the server), then defines it in the server's loader.
    */
-  static void verifyAndDefine(ClassLoader loader, String name, byte[] bytes) throws Exception {
+  static void verifyAndDefine(ClassLoader loader, String name, ClassPatch patch) throws Exception {
+    byte[] bytes = patch.bytes();
     new TrialLoader(loader, name, bytes).verify();
-    String pkg = name.substring(0, name.lastIndexOf('.') + 1);
-    String sibling = name.equals(STATEMENT_FUNCTION) ? pkg + "WriteDataPlaneFunction" : pkg + "StatementProcessor";
-    Class<?> lender = Class.forName(sibling, false, loader);
+    // Its superclass (loaded anyway, before it) lends the right, if it is of the same package.
+    String superclass = patch.superclass();
+    if (!superclass.substring(0, superclass.lastIndexOf('.')).equals(name.substring(0, name.lastIndexOf('.'))))
+      throw new IllegalStateException(name + ": its superclass is of another package");
+    Class<?> lender = Class.forName(superclass, false, loader);
     Class<?> defined = MethodHandles.privateLookupIn(lender, MethodHandles.lookup()).defineClass(bytes);
     if (Class.forName(name, false, loader) != defined) throw new IllegalStateException(name + ": another definition won");
   }
@@ -357,6 +359,11 @@ public class LocalDynamo {
           (byte) 0xb7, (byte) (init >> 8), (byte) init}, "new " + type);
       put(at, (byte) 0xb8, addMethodRef(newOwner, newName, "()L" + type + ";"));
       Arrays.fill(body, at + 3, at + 7, (byte) 0); // nop
+    }
+
+    /** The superclass's binary name (super_class follows access_flags and this_class). */
+    String superclass() {
+      return utf8[first[b.getShort(poolEnd + 4) & 0xffff]].replace('/', '.');
     }
 
     byte[] bytes() {

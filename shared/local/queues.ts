@@ -60,6 +60,18 @@ async function onLoopback<T>(start: () => Promise<T>): Promise<T> {
 
 let persistenceFixed = false;
 
+/** A class of one of fauxqs's own modules (`./sqs/sqsRouter.js`), the one its server uses. */
+async function fauxqsClass(
+  path: string,
+  name: string,
+): Promise<{ prototype: Record<string, unknown> } | undefined> {
+  const mod = (await import(new URL(path, import.meta.resolve('fauxqs')).href)) as Record<
+    string,
+    { prototype: Record<string, unknown> } | undefined
+  >;
+  return mod[name];
+}
+
 /**
  * fauxqs 2.4.1 persistence bug: making an in-flight message visible again (ChangeMessageVisibility
  * 0, which the consumers use when retries are used up) writes NULL into the NOT NULL receive count,
@@ -69,10 +81,7 @@ let persistenceFixed = false;
  */
 async function fixFauxqsPersistence(): Promise<void> {
   if (persistenceFixed) return;
-  const mod = (await import(new URL('./persistence.js', import.meta.resolve('fauxqs')).href)) as {
-    PersistenceManager?: { prototype: Record<string, unknown> };
-  };
-  const proto = mod.PersistenceManager?.prototype;
+  const proto = (await fauxqsClass('./persistence.js', 'PersistenceManager'))?.prototype;
   if (!proto || typeof proto.updateMessageReady !== 'function') {
     throw new Error(
       'fauxqs changed: PersistenceManager.updateMessageReady is gone; review shared/local/queues.ts',
@@ -150,15 +159,8 @@ export function inTransaction<T>(p: Persistence | undefined, fn: () => T): T {
  * synchronous handlers are wrapped (their writes all happen before they return).
  */
 async function commitBatchesTogether(): Promise<void> {
-  const base = import.meta.resolve('fauxqs');
-  const store = (await import(new URL('./sqs/sqsStore.js', base).href)) as {
-    SqsQueue?: { prototype: Record<string, unknown> };
-  };
-  const router = (await import(new URL('./sqs/sqsRouter.js', base).href)) as {
-    SqsRouter?: { prototype: Record<string, unknown> };
-  };
-  const queueProto = store.SqsQueue?.prototype;
-  const routerProto = router.SqsRouter?.prototype;
+  const queueProto = (await fauxqsClass('./sqs/sqsStore.js', 'SqsQueue'))?.prototype;
+  const routerProto = (await fauxqsClass('./sqs/sqsRouter.js', 'SqsRouter'))?.prototype;
   if (typeof queueProto?.dequeue !== 'function' || typeof routerProto?.register !== 'function') {
     throw new Error(
       'fauxqs changed: SqsQueue.dequeue or SqsRouter.register is gone; review shared/local/queues.ts',
@@ -196,19 +198,15 @@ let routersCaught: boolean | undefined;
 /** Makes SqsRouter report the routers it builds; false (and HTTP only) if fauxqs changed. */
 async function catchRouters(): Promise<boolean> {
   if (routersCaught !== undefined) return routersCaught;
-  let base: string;
+  let proto: Record<string, unknown> | undefined;
   try {
-    base = import.meta.resolve('fauxqs');
+    proto = (await fauxqsClass('./sqs/sqsRouter.js', 'SqsRouter'))?.prototype;
   } catch {
     // A module runner without import.meta.resolve (vitest's, for the stack its global setup starts):
     // there the API reaches the queues over HTTP.
     routersCaught = false;
     return false;
   }
-  const mod = (await import(new URL('./sqs/sqsRouter.js', base).href)) as {
-    SqsRouter?: { prototype: Record<string, unknown> };
-  };
-  const proto = mod.SqsRouter?.prototype;
   routersCaught = typeof proto?.handle === 'function' && typeof proto.register === 'function';
   if (!proto || !routersCaught) {
     logger.warn('fauxqs changed: SqsRouter.handle is gone; the API reaches the queues over HTTP');
