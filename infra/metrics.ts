@@ -3,8 +3,9 @@
  * Powertools Metrics) and the stack that graphs them (infra/constructs/observability.ts) both read.
  * Pure data, no CDK import, so runtime code may import it without pulling aws-cdk-lib into a bundle.
  *
- * Powertools adds the `service` dimension (value `service`) to every metric; the dimensions below
- * are the ones a metric carries on top of it. Units are CloudWatch unit names (Powertools MetricUnit
+ * Every metric carries the `service` dimension (value `service`, added by Powertools) and the
+ * `environment` dimension (the stack's envName, ENV_NAME); the dimensions below are the ones a metric
+ * carries on top of those two, so an alarm addresses a metric by service + environment (+ its own). Units are CloudWatch unit names (Powertools MetricUnit
  * values).
  */
 export const METRICS = {
@@ -13,6 +14,8 @@ export const METRICS = {
   /** POWERTOOLS_SERVICE_NAME of every function (and the `service` dimension's value). */
   service: 'tocsin',
   serviceDimension: 'service',
+  /** The dimension naming the deployment (ENV_NAME) on every metric. */
+  environmentDimension: 'environment',
   /** Alarms the pipeline took from the alarm queue. */
   alarmsAccepted: { name: 'AlarmsAccepted', unit: 'Count', dimensions: [] },
   /** Reports refused at the door, by envelope code (401, 4000, 4001, ...). */
@@ -21,6 +24,8 @@ export const METRICS = {
   pipelineOutcome: { name: 'PipelineOutcome', unit: 'Count', dimensions: ['outcome'] },
   /** Alarm log entries (the history) that could not be written after retries; the alarms were processed. */
   alarmLogLost: { name: 'AlarmLogLost', unit: 'Count', dimensions: [] },
+  /** Due work (reminders, flushes, ...) that failed its last attempt and was kept for an operator. */
+  dueWorkBuried: { name: 'DueWorkBuried', unit: 'Count', dimensions: [] },
   /** Webhook attempts by outcome. */
   webhookDelivery: { name: 'WebhookDelivery', unit: 'Count', dimensions: ['outcome'] },
   /** Duration of one webhook POST. */
@@ -29,5 +34,5 @@ export const METRICS = {
   channelDelivery: { name: 'ChannelDelivery', unit: 'Count', dimensions: ['channel', 'outcome'] },
 } as const;
 
-export type MetricKey = Exclude<keyof typeof METRICS, 'namespace' | 'service' | 'serviceDimension'>;
+export type MetricKey = Exclude<keyof typeof METRICS, 'namespace' | 'service' | 'serviceDimension' | 'environmentDimension'>;
 export type MetricName = (typeof METRICS)[MetricKey]['name'];
