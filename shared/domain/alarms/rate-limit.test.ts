@@ -180,12 +180,16 @@ describe('RateLimiter: leases', () => {
 
   it('one container alone loses nothing: single alarms are taken up to the limit exactly', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 0, max: 400 }), async (limit, n) => {
-        const limiter = new RateLimiter({ store: new MemoryRateStore(), now: () => 0 });
-        let ok = 0;
-        for (let i = 0; i < n; i++) if ((await limiter.take(1, limit)).ok) ok++;
-        expect(ok).toBe(Math.min(n, limit));
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 300 }),
+        fc.integer({ min: 0, max: 400 }),
+        async (limit, n) => {
+          const limiter = new RateLimiter({ store: new MemoryRateStore(), now: () => 0 });
+          let ok = 0;
+          for (let i = 0; i < n; i++) if ((await limiter.take(1, limit)).ok) ok++;
+          expect(ok).toBe(Math.min(n, limit));
+        },
+      ),
       { numRuns: 50 },
     );
   });
