@@ -194,22 +194,30 @@ describe('RateLimiter: leases', () => {
     );
   });
 
-  it('concurrent requests of one container never overspend its leases', async () => {
+  it('concurrent requests of one container share its leases: all up to the limit are taken, no more', async () => {
     // Arrange: a store that answers later (a round trip), 60 requests at once at a limit of 25
     const inner = new MemoryRateStore();
+    let calls = 0;
+    let inFlight = 0;
+    let mostInFlight = 0;
     const slow: RateStore = {
       lease: async (...args) => {
+        calls++;
+        inFlight++;
+        mostInFlight = Math.max(mostInFlight, inFlight);
         await new Promise((r) => setTimeout(r, 1));
+        inFlight--;
         return inner.lease(...(args as [number, number, number, number, number]));
       },
     };
     const limiter = new RateLimiter({ store: slow, now: () => 0 });
     // Act
     const results = await Promise.all(Array.from({ length: 60 }, () => limiter.take(1, 25)));
-    const later = await Promise.all(Array.from({ length: 30 }, () => limiter.take(1, 25)));
-    // Assert: whatever was leased and not spent by the first wave is spent by the second, up to 25
-    const ok = [...results, ...later].filter((r) => r.ok).length;
-    expect(ok).toBe(25);
+    // Assert: 25 taken, in leases of up to 3 (a tenth of 25), one at a time
+    expect(results.filter((r) => r.ok)).toHaveLength(25);
+    expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.reason === 'window')).toBe(true);
+    expect(mostInFlight).toBe(1);
+    expect(calls).toBeLessThanOrEqual(Math.ceil(25 / 3) + 2);
   });
 });
 

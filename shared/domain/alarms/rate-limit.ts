@@ -88,6 +88,8 @@ interface Pool {
   asked: number;
   /** `asked` of the previous second. */
   lastAsked: number;
+  /** The lease in flight, if any. */
+  leasing?: Promise<void>;
 }
 
 /** A lease is at most this fraction of the limit. */
@@ -126,33 +128,45 @@ export class RateLimiter {
   async take(taskId: number, limit: number, count = 1): Promise<Admission> {
     const now = this.now();
     if (count > limit) return { ok: false, reason: 'cap', retryAfter: CAP_RETRY_AFTER_SECONDS };
+    // The request counts in this pool's second even if the task moves on to the next one meanwhile (a
+    // clock that stepped back keeps counting in the second it had reached).
     const pool = this.poolOf(taskId, Math.floor(now / 1000));
-    // (a clock that stepped back keeps counting in the second it had reached)
-    const second = pool.second;
     pool.asked += count;
-    if (pool.left >= count) {
-      pool.left -= count;
-      return ADMITTED;
+    for (;;) {
+      if (pool.left >= count) {
+        pool.left -= count;
+        return ADMITTED;
+      }
+      // The second's count only grows: what did not fit when last seen will not fit now.
+      if (limit - pool.used < count - pool.left) return this.refusal(now);
+      // One lease at a time per task and container: concurrent requests (the local stack serves
+      // many at once) wait for it and spend what it brought before leasing again.
+      if (!pool.leasing) break;
+      await pool.leasing;
     }
     const held = pool.left;
     const need = count - held;
-    // The second's count only grows: what did not fit when last seen will not fit now.
-    if (limit - pool.used < need) return this.refusal(now);
     pool.left = 0;
     const demand = Math.max(pool.lastAsked, pool.asked);
     const want = Math.max(need, Math.min(Math.ceil(limit / LEASE_SHARE), demand));
-    const { lease, own } = await this.lease(taskId, second, need, want, limit);
-    // Requests of this container may have moved the task on to the next second meanwhile.
-    const current = this.pools.get(taskId);
-    const same = current?.second === second ? current : undefined;
-    if (same) same.used = Math.max(same.used, lease.used);
-    if (lease.granted < need) {
-      if (same) same.left += held;
-      return this.refusal(now);
+    let leased = () => {};
+    pool.leasing = new Promise<void>((resolve) => {
+      leased = resolve;
+    });
+    try {
+      const { lease, own } = await this.lease(taskId, pool.second, need, want, limit);
+      pool.used = Math.max(pool.used, lease.used);
+      if (lease.granted < need) {
+        pool.left += held;
+        return this.refusal(now);
+      }
+      pool.left += held + lease.granted - count;
+      if (own) countMetric('RateLimitDegraded', {}, count);
+      return ADMITTED;
+    } finally {
+      pool.leasing = undefined;
+      leased();
     }
-    if (same) same.left += held + lease.granted - count;
-    if (own) countMetric('RateLimitDegraded', {}, count);
-    return ADMITTED;
   }
 
   private async lease(
