@@ -24,6 +24,8 @@ export const METRICS = {
   pipelineOutcome: { name: 'PipelineOutcome', unit: 'Count', dimensions: ['outcome'] },
   /** Alarm log entries (the history) that could not be written after retries; the alarms were processed. */
   alarmLogLost: { name: 'AlarmLogLost', unit: 'Count', dimensions: [] },
+  /** Alarms the door admitted against its container's own count: the shared rate-limit count was unreachable. */
+  rateLimitDegraded: { name: 'RateLimitDegraded', unit: 'Count', dimensions: [] },
   /** Due work (reminders, flushes, ...) that failed its last attempt and was kept for an operator. */
   dueWorkBuried: { name: 'DueWorkBuried', unit: 'Count', dimensions: [] },
   /** Webhook attempts by outcome. */

@@ -133,6 +133,11 @@ export const keys = {
 
   // Alarm ingestion: the receipt of a report sent with a client uuid (idempotent replays, 24 h TTL).
   reportReceipt: (uuid: string) => ({ pk: `REPORT#${uuid}`, sk: 'REPORT' }),
+  /**
+   * A task's alarm count of one second (the rate limit shared by every container): one item per task
+   * and Unix second, so no item takes a task's stream for longer than its second.
+   */
+  rateWindow: (taskId: number, second: number) => ({ pk: `RATE#${taskId}#${second}`, sk: 'RATE' }),
 
   // Outbound webhooks: attempts of their own grouped per event and listed per task by time (gsi1); a
   // task's delivery log (the settling first attempts of one consumer batch in one item, no index).

@@ -81,13 +81,23 @@ export class AlarmError extends AppError {
   static paused() {
     return new AlarmError(409, 4002, 'task was paused');
   }
-  static rateLimited(taskId: number, limit: number) {
+  static rateLimited(taskId: number, limit: number, retryAfter = 1) {
     return new AlarmError(
       429,
       4010,
       `task [${taskId}] reached its rate limit of ${limit} alarms per second`,
       {},
-      { 'retry-after': '1' },
+      { 'retry-after': String(retryAfter) },
+    );
+  }
+  /** A request of more alarms than the task's limit: no second can take it (docs/rate-limits.md). */
+  static overRequestCap(taskId: number, limit: number, count: number, retryAfter: number) {
+    return new AlarmError(
+      429,
+      4010,
+      `request of ${count} alarms exceeds the per-request cap of ${limit} (the rate limit of task [${taskId}]): lower the monitor's max_alerts to at most ${limit}`,
+      {},
+      { 'retry-after': String(retryAfter) },
     );
   }
 }

@@ -19,6 +19,8 @@ let am: ChildProcess | undefined;
 let amUrl = '';
 let dir = '';
 let task: CreatedTask;
+/** A task limited to 2 alarms per second, routed its own receiver (`tocsin_task: limited`). */
+let limited: CreatedTask;
 let output = '';
 
 async function freePort(): Promise<number> {
@@ -48,6 +50,10 @@ beforeAll(async () => {
   task = await createTask({ receiver: { channels: { email: [1], webhook: receiver.url } } });
   const issued = await api.put('/alarmtask/intake', { ...(await taskAuth(task)) });
   const token = issued.data.intake_token as string;
+  limited = await createTask({ receiver: { channels: { email: [1], webhook: receiver.url } } });
+  await api.put('/alarmtask/ratelimit', { ...(await taskAuth(limited)), rate_limit: 2 });
+  const limitedToken = (await api.put('/alarmtask/intake', { ...(await taskAuth(limited)) })).data
+    .intake_token as string;
   dir = mkdtempSync(join(tmpdir(), 'tocsin-am-'));
   // The README's configuration, with group_wait 0s so the test does not wait for a flush.
   writeFileSync(
@@ -59,6 +65,9 @@ beforeAll(async () => {
       '  group_wait: 0s',
       '  group_interval: 1s',
       '  repeat_interval: 4h',
+      '  routes:',
+      '    - receiver: limited',
+      '      matchers: [\'tocsin_task="limited"\']',
       'receivers:',
       '  - name: tocsin',
       '    webhook_configs:',
@@ -68,6 +77,12 @@ beforeAll(async () => {
       '        http_config:',
       '          authorization:',
       `            credentials: '${token}'`,
+      '  - name: limited',
+      '    webhook_configs:',
+      `      - url: '${baseUrl()}/alarm/alertmanager?taskid=${limited.id}'`,
+      '        http_config:',
+      '          authorization:',
+      `            credentials: '${limitedToken}'`,
       '',
     ].join('\n'),
   );
@@ -137,5 +152,48 @@ describe('a real Prometheus Alertmanager', () => {
     );
     expect((recovery.json.data.history.ctn as Record<string, unknown>).fingerprint).toBe(ctn.fingerprint);
     expect(eventsOf('ALARM')).toHaveLength(1);
+  });
+});
+
+describe('a real Prometheus Alertmanager and the rate limit', () => {
+  it('a group of more alerts than the task takes per second is refused (429), delivers nothing, and is sent again until the limit allows it', async () => {
+    // Arrange: three alerts of one group to a task limited to 2 alarms per second
+    const alerts = ['sda', 'sdb', 'sdc'].map((device) => ({
+      labels: { alertname: 'DiskFull', instance: 'db-1:9100', device, tocsin_task: 'limited' },
+      annotations: { summary: `${device} is full` },
+      startsAt,
+      generatorURL: 'http://prometheus.example:9090/graph',
+    }));
+    const of = () =>
+      receiver.received.filter((r) => r.json?.data?.task?.id === limited.id && r.json.event === 'ALARM');
+    const failures = async () => {
+      const text = await (await fetch(`${amUrl}/metrics`)).text();
+      const line = text
+        .split('\n')
+        .find((l) => l.startsWith('alertmanager_notifications_failed_total{integration="webhook"'));
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    const before = await failures();
+    // Act: Alertmanager posts the group and is refused at every flush
+    const res = await fetch(`${amUrl}/api/v2/alerts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(alerts),
+    });
+    expect(res.status).toBe(200);
+    await until('two refused notifications', async () =>
+      (await failures()) >= before + 2 ? true : undefined,
+    );
+    const whileRefused = of().length;
+    // ...until the task's limit takes three a second
+    await api.put('/alarmtask/ratelimit', { ...(await taskAuth(limited)), rate_limit: 3 });
+    await until('the group', () => (of().length >= 3 ? true : undefined));
+    // Assert
+    expect(whileRefused).toBe(0);
+    expect(
+      of()
+        .map((r) => r.json.data.history.ctn.labels.device)
+        .sort(),
+    ).toEqual(['sda', 'sdb', 'sdc']);
   });
 });

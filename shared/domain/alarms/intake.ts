@@ -154,7 +154,7 @@ export async function acceptAlarms(
     }),
   );
   for (const m of messages) checkMessageSize(m);
-  admit(task, alarms.length, now, deps.limiter);
+  await admit(task, alarms.length, now, deps.limiter);
   await deps.publishAlarms(messages);
   answer.uuids = messages.map((m) => m.uuid);
   await deps.signOfLife(task);

@@ -1,60 +1,286 @@
-import { describe, expect, it } from 'vitest';
-import { RateLimiter } from './rate-limit.ts';
+import { randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { resetConfig } from '../../config/env.ts';
+import { flushMetrics } from '../../metrics.ts';
+import { jsonStdout } from '../../testing/stdout.ts';
+import { CAP_RETRY_AFTER_SECONDS, MemoryRateStore, RateLimiter, type RateStore } from './rate-limit.ts';
+import type { RateLease } from './rate-repository.ts';
 
-describe('RateLimiter (token bucket per task)', () => {
-  it('takes a batch all or none; a batch above the limit needs a full bucket', () => {
-    let now = 0;
-    const limiter = new RateLimiter(() => now);
-    expect(limiter.take(1, 5, 3)).toBe(true);
-    expect(limiter.take(1, 5, 3)).toBe(false); // 2 left: nothing taken
-    expect(limiter.take(1, 5, 2)).toBe(true);
-    now += 1_000;
-    expect(limiter.take(1, 5, 50)).toBe(true); // full bucket: a notification of 50 alerts passes
-    expect(limiter.take(1, 5, 1)).toBe(false);
-  });
+/** A store that counts its leases (calls and tokens) on top of a shared in-memory count. */
+class CountingStore implements RateStore {
+  calls = 0;
+  constructor(readonly inner = new MemoryRateStore()) {}
+  async lease(taskId: number, second: number, need: number, want: number, limit: number): Promise<RateLease> {
+    this.calls++;
+    return this.inner.lease(taskId, second, need, want, limit);
+  }
+}
 
-  it('allows a burst of `limit`, then refuses until tokens refill', () => {
+const clock = (start = 0) => {
+  const c = { now: start, fn: () => c.now };
+  return c;
+};
+
+describe('RateLimiter: fixed one-second windows', () => {
+  it('takes up to the limit in a second, refuses the rest until the next second with Retry-After', async () => {
     // Arrange
-    let now = 1_000_000;
-    const limiter = new RateLimiter(() => now);
+    const c = clock(1_000_000);
+    const limiter = new RateLimiter({ store: new MemoryRateStore(), now: c.fn });
     // Act
-    const burst = Array.from({ length: 6 }, () => limiter.take(1, 5));
-    now += 199; // 0.995 token
-    const early = limiter.take(1, 5);
-    now += 1; // 1 token
-    const refilled = limiter.take(1, 5);
+    const first = await Promise.all(Array.from({ length: 5 }, () => limiter.take(1, 5)));
+    c.now += 400;
+    const sixth = await limiter.take(1, 5);
+    c.now += 600; // the next second
+    const next = await limiter.take(1, 5);
     // Assert
-    expect(burst).toEqual([true, true, true, true, true, false]);
-    expect(early).toBe(false);
-    expect(refilled).toBe(true);
+    expect(first.every((a) => a.ok)).toBe(true);
+    expect(sixth).toEqual({ ok: false, reason: 'window', retryAfter: 1 });
+    expect(next.ok).toBe(true);
   });
 
-  it('sustains `limit` per second and never stores more than `limit` tokens', () => {
-    let now = 0;
-    const limiter = new RateLimiter(() => now);
-    now = 60_000; // a long idle period
-    const allowed = Array.from({ length: 20 }, () => limiter.take(7, 10)).filter(Boolean).length;
-    expect(allowed).toBe(10);
-    let more = 0;
-    for (let i = 0; i < 10; i++) {
-      now += 100;
-      if (limiter.take(7, 10)) more++;
+  it('takes a batch all or none', async () => {
+    const limiter = new RateLimiter({ store: new MemoryRateStore(), now: () => 0 });
+    expect((await limiter.take(1, 5, 3)).ok).toBe(true);
+    expect(await limiter.take(1, 5, 3)).toMatchObject({ ok: false, reason: 'window' }); // 2 left
+    expect((await limiter.take(1, 5, 2)).ok).toBe(true);
+    expect((await limiter.take(1, 5, 1)).ok).toBe(false);
+  });
+
+  it('refuses a request of more alarms than the limit outright (the per-request cap), without a lease', async () => {
+    // Arrange: a task that has taken nothing this second
+    const store = new CountingStore();
+    const limiter = new RateLimiter({ store, now: () => 0 });
+    // Act
+    const over = await limiter.take(1, 5, 6);
+    const at = await limiter.take(1, 5, 5);
+    // Assert
+    expect(over).toEqual({ ok: false, reason: 'cap', retryAfter: CAP_RETRY_AFTER_SECONDS });
+    expect(at.ok).toBe(true);
+    expect(store.calls).toBe(1);
+  });
+
+  it('keeps tasks apart', async () => {
+    const limiter = new RateLimiter({ store: new MemoryRateStore(), now: () => 0 });
+    expect((await limiter.take(1, 1)).ok).toBe(true);
+    expect((await limiter.take(1, 1)).ok).toBe(false);
+    expect((await limiter.take(2, 1)).ok).toBe(true);
+  });
+
+  it('keeps counting in the second it reached when the clock steps back', async () => {
+    const c = clock(5_000);
+    const limiter = new RateLimiter({ store: new MemoryRateStore(), now: c.fn });
+    expect((await limiter.take(1, 1)).ok).toBe(true);
+    c.now = 1_000;
+    expect((await limiter.take(1, 1)).ok).toBe(false);
+    c.now = 6_000;
+    expect((await limiter.take(1, 1)).ok).toBe(true);
+  });
+});
+
+describe('RateLimiter: leases', () => {
+  it('a busy task costs a tenth of its limit in leases per second, not one per alarm', async () => {
+    // Arrange: 200 alarms/s (one every 5 ms) at a limit of 200, for 3 seconds
+    const store = new CountingStore();
+    const c = clock(0);
+    const limiter = new RateLimiter({ store, now: c.fn });
+    const perSecond: number[] = [];
+    let admitted = 0;
+    // Act
+    for (let s = 0; s < 3; s++) {
+      const before = store.calls;
+      for (let i = 0; i < 200; i++) {
+        if ((await limiter.take(7, 200)).ok) admitted++;
+        c.now += 5;
+      }
+      perSecond.push(store.calls - before);
     }
-    expect(more).toBe(10);
+    // Assert: every alarm taken; a first second that grows its leases (1, 2, 4, ... up to 20), then
+    // limit / (limit / 10) = 10 leases per second
+    expect(admitted).toBe(600);
+    expect(perSecond[0]).toBeLessThanOrEqual(15);
+    expect(perSecond.slice(1)).toEqual([10, 10]);
   });
 
-  it('keeps tasks apart', () => {
-    const limiter = new RateLimiter(() => 0);
-    expect(limiter.take(1, 1)).toBe(true);
-    expect(limiter.take(1, 1)).toBe(false);
-    expect(limiter.take(2, 1)).toBe(true);
+  it('a quiet task leases what it used the second before: one lease per second once warm', async () => {
+    // Arrange: 2 alarms per second at a limit of 200
+    const store = new CountingStore();
+    const c = clock(0);
+    const limiter = new RateLimiter({ store, now: c.fn });
+    const perSecond: number[] = [];
+    // Act
+    for (let s = 0; s < 5; s++) {
+      const before = store.calls;
+      await limiter.take(7, 200);
+      await limiter.take(7, 200);
+      perSecond.push(store.calls - before);
+      c.now += 1_000;
+    }
+    // Assert: the first second leases 1 then 2; later seconds lease the 2 they will use at once
+    expect(perSecond).toEqual([2, 1, 1, 1, 1]);
   });
 
-  it('survives a clock that steps back', () => {
-    let now = 5_000;
-    const limiter = new RateLimiter(() => now);
-    expect(limiter.take(1, 1)).toBe(true);
-    now = 1_000;
-    expect(limiter.take(1, 1)).toBe(false);
+  it('once a second is used up, refuses from memory: a flood of refusals costs no lease per alarm', async () => {
+    // Arrange
+    const store = new CountingStore();
+    const limiter = new RateLimiter({ store, now: () => 0 });
+    for (let i = 0; i < 10; i++) await limiter.take(1, 10);
+    const calls = store.calls;
+    // Act
+    const refused = await Promise.all(Array.from({ length: 1_000 }, () => limiter.take(1, 10)));
+    // Assert
+    expect(refused.every((a) => !a.ok)).toBe(true);
+    expect(store.calls - calls).toBeLessThanOrEqual(1);
+  });
+
+  it('leases the remainder of a second when less than a chunk is left (another container took the rest)', async () => {
+    // Arrange: container A takes 95 of 100 in second 0; B then wants a chunk of 10
+    const shared = new MemoryRateStore();
+    const a = new RateLimiter({ store: shared, now: () => 0 });
+    const b = new RateLimiter({ store: shared, now: () => 0 });
+    expect((await a.take(1, 100, 95)).ok).toBe(true);
+    // Act: B's leases grow towards chunks of 10 alarms
+    let ok = 0;
+    for (let i = 0; i < 20; i++) if ((await b.take(1, 100)).ok) ok++;
+    // Assert: B got exactly the 5 left, and the second's count is at the limit
+    expect(ok).toBe(5);
+    expect(shared.leaseNow(1, 0, 1, 1, 100)).toEqual({ granted: 0, used: 100 });
+  });
+
+  it('never admits more than the limit per second across containers sharing one count (any interleaving)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 40 }),
+        fc.array(
+          fc.record({
+            container: fc.integer({ min: 0, max: 3 }),
+            count: fc.integer({ min: 1, max: 12 }),
+            step: fc.integer({ min: 0, max: 150 }),
+          }),
+          { minLength: 1, maxLength: 300 },
+        ),
+        async (limit, requests) => {
+          const c = clock(0);
+          const shared = new MemoryRateStore();
+          const containers = [0, 1, 2, 3].map(() => new RateLimiter({ store: shared, now: c.fn }));
+          const admitted = new Map<number, number>();
+          for (const r of requests) {
+            const second = Math.floor(c.now / 1000);
+            const a = await containers[r.container].take(3, limit, r.count);
+            if (a.ok) admitted.set(second, (admitted.get(second) ?? 0) + r.count);
+            else expect(a.reason).toBe(r.count > limit ? 'cap' : 'window');
+            c.now += r.step;
+          }
+          for (const n of admitted.values()) expect(n).toBeLessThanOrEqual(limit);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it('one container alone loses nothing: single alarms are taken up to the limit exactly', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 300 }),
+        fc.integer({ min: 0, max: 400 }),
+        async (limit, n) => {
+          const limiter = new RateLimiter({ store: new MemoryRateStore(), now: () => 0 });
+          let ok = 0;
+          for (let i = 0; i < n; i++) if ((await limiter.take(1, limit)).ok) ok++;
+          expect(ok).toBe(Math.min(n, limit));
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+
+  it('concurrent requests of one container share its leases: all up to the limit are taken, no more', async () => {
+    // Arrange: a store that answers later (a round trip), 60 requests at once at a limit of 25
+    const inner = new MemoryRateStore();
+    let calls = 0;
+    let inFlight = 0;
+    let mostInFlight = 0;
+    const slow: RateStore = {
+      lease: async (...args) => {
+        calls++;
+        inFlight++;
+        mostInFlight = Math.max(mostInFlight, inFlight);
+        await new Promise((r) => setTimeout(r, 1));
+        inFlight--;
+        return inner.lease(...(args as [number, number, number, number, number]));
+      },
+    };
+    const limiter = new RateLimiter({ store: slow, now: () => 0 });
+    // Act
+    const results = await Promise.all(Array.from({ length: 60 }, () => limiter.take(1, 25)));
+    // Assert: 25 taken, in leases of up to 3 (a tenth of 25), one at a time
+    expect(results.filter((r) => r.ok)).toHaveLength(25);
+    expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.reason === 'window')).toBe(true);
+    expect(mostInFlight).toBe(1);
+    expect(calls).toBeLessThanOrEqual(Math.ceil(25 / 3) + 2);
+  });
+});
+
+describe('RateLimiter: when the shared count fails (fails open to the container own count)', () => {
+  const saved = { ...process.env };
+  afterEach(() => {
+    for (const k of Object.keys(process.env)) delete process.env[k];
+    Object.assign(process.env, saved);
+    resetConfig();
+  });
+
+  it('admits against its own count, counts RateLimitDegraded, and tries the table again two seconds on', async () => {
+    // Arrange: metrics as in AWS (written to stdout); a table that throttles
+    Object.assign(process.env, {
+      TABLE_NAME: 'tocsin-test',
+      AWS_REGION: 'eu-west-1',
+      SEAL_KEY: randomBytes(32).toString('base64'),
+      TOCSIN_LOCAL: '0',
+    });
+    resetConfig();
+    let failing = true;
+    let calls = 0;
+    const inner = new MemoryRateStore();
+    const store: RateStore = {
+      lease: async (...args) => {
+        calls++;
+        if (failing)
+          throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
+            name: 'ThrottlingException',
+          });
+        return inner.lease(...(args as [number, number, number, number, number]));
+      },
+    };
+    const c = clock(10_000);
+    const limiter = new RateLimiter({ store, now: c.fn });
+    // Act: 8 alarms in the failing second at a limit of 5
+    const sick = [];
+    for (let i = 0; i < 8; i++) sick.push((await limiter.take(1, 5)).ok);
+    const lines = (await jsonStdout(() => flushMetrics())).filter((l) => '_aws' in l);
+    const callsWhileSick = calls;
+    c.now += 1_000; // still counting on its own
+    const stillOwn = (await limiter.take(1, 5)).ok;
+    failing = false;
+    c.now += 1_000; // two seconds on: the table again
+    const back = (await limiter.take(1, 5)).ok;
+    // Assert
+    expect(sick).toEqual([true, true, true, true, true, false, false, false]);
+    expect(lines.filter((l) => 'RateLimitDegraded' in l).map((l) => l.RateLimitDegraded)).toEqual([5]);
+    expect(callsWhileSick).toBe(1);
+    expect(stillOwn).toBe(true);
+    expect(calls).toBe(2);
+    expect(back).toBe(true);
+  });
+
+  it('a lease slower than the timeout counts as a failure', async () => {
+    // A table that never answers (it only gives up when the caller's signal aborts)
+    const store: RateStore = {
+      lease: (_t, _s, _n, _w, _l, signal) =>
+        new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason))),
+    };
+    const limiter = new RateLimiter({ store, now: () => 0, timeoutMs: 20 });
+    expect((await limiter.take(1, 2)).ok).toBe(true);
+    expect((await limiter.take(1, 2)).ok).toBe(true);
+    expect((await limiter.take(1, 2)).ok).toBe(false);
   });
 });

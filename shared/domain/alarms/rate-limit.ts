@@ -1,52 +1,218 @@
 import { nowMs } from '../../clock.ts';
+import { logger } from '../../log.ts';
+import { count as countMetric } from '../../metrics.ts';
+import { leaseRateTokens, type RateLease } from './rate-repository.ts';
 
 /**
- * Per-task alarm rate limit of `/alarm/report` (behavior 6.1, 12): a token bucket per task holding
- * at most `limit` tokens and refilled at `limit` tokens per second, so a task may burst up to its
- * limit and sustain its limit per second.
+ * The per-task alarm rate limit, shared by every container (docs/rate-limits.md).
  *
- * The buckets live in the memory of one container: the hot path writes nothing to the table and no
- * per-task counter item can become hot. The price is that the limit is enforced per container, so
- * the effective cluster-wide limit of a task is `limit x concurrently warm containers` serving it
- * (API Gateway's per-route throttling and the Lambda's reserved concurrency bound the total).
+ * Fixed one-second windows: a task takes at most `limit` alarms per Unix second, counted in one table
+ * item per task and second (`rate-repository.ts`). A container does not write per alarm: it leases
+ * tokens of the current second in chunks (what the request needs, and up to a tenth of the limit,
+ * sized by how many alarms of the task this container saw in the last second) with one conditional
+ * UpdateItem, and spends them from memory within that second. Leases that are not spent by the end of
+ * their second are lost: containers may admit fewer than the limit, never more. Once a container
+ * learns the second is used up, it refuses locally until the next one, so a flood of refused alarms
+ * costs about one write per container per second, not one per alarm.
+ *
+ * When the table cannot be reached (throttled, failing, slower than the timeout), the limiter fails
+ * open to a count of the container's own (the same windows, kept in memory) for the rest of that
+ * second and the next, then tries the table again: an alarm service must not refuse alarms because
+ * its limiter is sick, and the container's own count still bounds what one container admits. Every
+ * alarm admitted that way is counted in the `RateLimitDegraded` metric and each such episode is
+ * logged.
  */
-interface Bucket {
-  tokens: number;
-  at: number;
+export interface RateStore {
+  /**
+   * Adds `want` tokens to the count of the task's `second` if it stays within `limit`, else the
+   * remainder if it covers `need`, else nothing.
+   */
+  lease(
+    taskId: number,
+    second: number,
+    need: number,
+    want: number,
+    limit: number,
+    signal?: AbortSignal,
+  ): Promise<RateLease>;
 }
 
-/** Buckets idle for this long are full again and can be forgotten. */
-const IDLE_MS = 60_000;
+export type Admission =
+  | { ok: true }
+  /**
+   * `window`: this second's alarms are used up (retry in the next second); `cap`: a request of more
+   * alarms than the limit, which no second can take (the sender must send fewer per request).
+   */
+  | { ok: false; reason: 'window' | 'cap'; retryAfter: number };
+
+/** The table in DynamoDB: the count every container shares. */
+export const tableRateStore: RateStore = { lease: leaseRateTokens };
+
+/**
+ * A count in memory, with the table's rules: a container's own count when the table cannot be
+ * reached (and a stand-in for the table in unit tests).
+ */
+export class MemoryRateStore implements RateStore {
+  private readonly windows = new Map<number, { second: number; used: number }>();
+
+  async lease(taskId: number, second: number, need: number, want: number, limit: number): Promise<RateLease> {
+    return this.leaseNow(taskId, second, need, want, limit);
+  }
+
+  leaseNow(taskId: number, second: number, need: number, want: number, limit: number): RateLease {
+    if (this.windows.size > SWEEP_ABOVE) {
+      for (const [id, w] of this.windows) if (w.second < second - 1) this.windows.delete(id);
+    }
+    let w = this.windows.get(taskId);
+    if (!w || w.second < second) {
+      w = { second, used: 0 };
+      this.windows.set(taskId, w);
+    }
+    // A lease for a second already past: nothing (its requests are answered by now).
+    if (w.second > second) return { granted: 0, used: limit };
+    const rest = limit - w.used;
+    const granted = rest >= want ? want : rest >= need ? rest : 0;
+    w.used += granted;
+    return { granted, used: w.used };
+  }
+}
+
+/** A container's tokens of one task for one second. */
+interface Pool {
+  second: number;
+  /** Leased and not spent yet. */
+  left: number;
+  /** The second's count as this container last saw it (it only grows within a second). */
+  used: number;
+  /** Alarms asked for in this second, admitted or not (this container's demand). */
+  asked: number;
+  /** `asked` of the previous second. */
+  lastAsked: number;
+  /** The lease in flight, if any. */
+  leasing?: Promise<void>;
+}
+
+/** A lease is at most this fraction of the limit. */
+const LEASE_SHARE = 10;
+/** Retry-After of a request over the per-request cap: it passes only once the task's limit is raised. */
+export const CAP_RETRY_AFTER_SECONDS = 60;
+const DEFAULT_TIMEOUT_MS = 1_000;
 const SWEEP_ABOVE = 10_000;
 
-export class RateLimiter {
-  private readonly buckets = new Map<number, Bucket>();
+export interface RateLimiterOptions {
+  store?: RateStore;
+  now?: () => number;
+  /** How long a lease may take before the container counts on its own (ms). */
+  timeoutMs?: number;
+}
 
-  constructor(private readonly now: () => number = nowMs) {}
+export class RateLimiter {
+  private readonly pools = new Map<number, Pool>();
+  private readonly store: RateStore;
+  private readonly own = new MemoryRateStore();
+  private readonly now: () => number;
+  private readonly timeoutMs: number;
+  /** Until when (ms) this container counts on its own after the table failed. */
+  private degradedUntil = 0;
+
+  constructor(opts: RateLimiterOptions = {}) {
+    this.store = opts.store ?? tableRateStore;
+    this.now = opts.now ?? nowMs;
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  }
 
   /**
-   * Takes `count` tokens for `taskId` (all or none); false when the task reached `limit` alarms per
-   * second. A batch larger than the limit (a monitor's notification of many alerts) needs a full
-   * bucket, else it could never pass.
+   * Takes `count` tokens of `taskId`'s current second, all or none. A request of more than `limit`
+   * alarms is refused outright (`cap`): no second could ever take it.
    */
-  take(taskId: number, limit: number, count = 1): boolean {
+  async take(taskId: number, limit: number, count = 1): Promise<Admission> {
     const now = this.now();
-    if (this.buckets.size > SWEEP_ABOVE) this.sweep(now);
-    const b = this.buckets.get(taskId) ?? { tokens: limit, at: now };
-    const elapsed = Math.max(0, now - b.at);
-    b.tokens = Math.min(limit, b.tokens + (elapsed * limit) / 1000);
-    b.at = now;
-    this.buckets.set(taskId, b);
-    const need = Math.min(count, limit);
-    if (b.tokens < need) return false;
-    b.tokens -= need;
-    return true;
+    if (count > limit) return { ok: false, reason: 'cap', retryAfter: CAP_RETRY_AFTER_SECONDS };
+    // The request counts in this pool's second even if the task moves on to the next one meanwhile (a
+    // clock that stepped back keeps counting in the second it had reached).
+    const pool = this.poolOf(taskId, Math.floor(now / 1000));
+    pool.asked += count;
+    for (;;) {
+      if (pool.left >= count) {
+        pool.left -= count;
+        return ADMITTED;
+      }
+      // The second's count only grows: what did not fit when last seen will not fit now.
+      if (limit - pool.used < count - pool.left) return this.refusal(now);
+      // One lease at a time per task and container: concurrent requests (the local stack serves
+      // many at once) wait for it and spend what it brought before leasing again.
+      if (!pool.leasing) break;
+      await pool.leasing;
+    }
+    const held = pool.left;
+    const need = count - held;
+    pool.left = 0;
+    const demand = Math.max(pool.lastAsked, pool.asked);
+    const want = Math.max(need, Math.min(Math.ceil(limit / LEASE_SHARE), demand));
+    let leased = () => {};
+    pool.leasing = new Promise<void>((resolve) => {
+      leased = resolve;
+    });
+    try {
+      const { lease, own } = await this.lease(taskId, pool.second, need, want, limit);
+      pool.used = Math.max(pool.used, lease.used);
+      if (lease.granted < need) {
+        pool.left += held;
+        return this.refusal(now);
+      }
+      pool.left += held + lease.granted - count;
+      if (own) countMetric('RateLimitDegraded', {}, count);
+      return ADMITTED;
+    } finally {
+      pool.leasing = undefined;
+      leased();
+    }
   }
 
-  private sweep(now: number): void {
-    for (const [id, b] of this.buckets) if (now - b.at > IDLE_MS) this.buckets.delete(id);
+  private async lease(
+    taskId: number,
+    second: number,
+    need: number,
+    want: number,
+    limit: number,
+  ): Promise<{ lease: RateLease; own: boolean }> {
+    const ownLease = () => ({ lease: this.own.leaseNow(taskId, second, need, want, limit), own: true });
+    if (this.now() < this.degradedUntil) return ownLease();
+    try {
+      const signal = AbortSignal.timeout(this.timeoutMs);
+      return { lease: await this.store.lease(taskId, second, need, want, limit, signal), own: false };
+    } catch (err) {
+      this.degradedUntil = (second + 2) * 1000;
+      logger.warn('rate limit: the shared count could not be reached, counting per container', {
+        taskId,
+        until: new Date(this.degradedUntil).toISOString(),
+        errorName: (err as Error | undefined)?.name,
+        errorMessage: (err as Error | undefined)?.message,
+      });
+      return ownLease();
+    }
+  }
+
+  private poolOf(taskId: number, second: number): Pool {
+    let pool = this.pools.get(taskId);
+    if (pool && pool.second >= second) return pool;
+    if (!pool && this.pools.size > SWEEP_ABOVE) {
+      for (const [id, p] of this.pools) if (p.second < second - 1) this.pools.delete(id);
+    }
+    const lastAsked = pool?.second === second - 1 ? pool.asked : 0;
+    pool = { second, left: 0, used: 0, asked: 0, lastAsked };
+    this.pools.set(taskId, pool);
+    return pool;
+  }
+
+  /** Refused for this second: retry at the start of the next one. */
+  private refusal(now: number): Admission {
+    const wait = Math.ceil((Math.floor(now / 1000) * 1000 + 1000 - now) / 1000);
+    return { ok: false, reason: 'window', retryAfter: Math.max(1, wait) };
   }
 }
+
+const ADMITTED: Admission = { ok: true };
 
 /** The container's limiter. */
 export const alarmRateLimiter = new RateLimiter();

@@ -4,7 +4,7 @@ import type { AlarmMessage } from '../../messaging/messages.ts';
 import { hmacSign, md5Sign } from '../auth/signature.ts';
 import { AlarmError, PayloadTooLargeError, UnauthorizedError } from '../errors.ts';
 import type { Task } from '../tasks/model.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { MemoryRateStore, RateLimiter } from './rate-limit.ts';
 import type { ReportReceipt } from './report-repository.ts';
 import { formatDateTime } from '../../clock.ts';
 import { authenticateAlarm, type ReportDeps, reportAlarm, testAlarm } from './report.ts';
@@ -58,7 +58,7 @@ function fakeDeps(t: Task | undefined, extra: Partial<ReportDeps> = {}) {
       const held = receipts.get(uuid);
       if (held) receipts.set(uuid, { ...held, queued: true });
     },
-    limiter: new RateLimiter(() => 0),
+    limiter: new RateLimiter({ store: new MemoryRateStore(), now: () => 0 }),
     ...extra,
   };
   return { deps, published, receipts };
@@ -254,6 +254,7 @@ describe('report acceptance', () => {
       status: 429,
       code: 4010,
       message: 'task [100001] reached its rate limit of 3 alarms per second',
+      headers: { 'retry-after': '1' },
     });
 
     const own = fakeDeps(task({ rate_limit: 1 }));

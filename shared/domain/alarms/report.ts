@@ -36,7 +36,8 @@ import { getTaskCached } from './task-cache.ts';
  * an AlarmMessage on the alarm queue -> answer `{uuid, report_time}`. Processing is asynchronous (the
  * pipeline consumes the alarm queue and de-duplicates by uuid).
  *
- * The hot path reads the task through a per-container cache and writes nothing to the table. A
+ * The hot path reads the task through a per-container cache; its only table write is the rate
+ * limit's lease, a few per second for a busy task, not one per alarm (rate-limit.ts). A
  * client-chosen `uuid` opts in to idempotent reports: one GetItem, then (for a new uuid) one
  * conditional PutItem before queueing and one UpdateItem after (the receipt, kept 24 h). A report
  * refused for any reason queues nothing.
@@ -289,7 +290,7 @@ export async function reportAlarm(
     ...(body.receiver ? { receiver: body.receiver } : {}),
   };
   checkMessageSize(message);
-  admit(task, 1, now, deps.limiter);
+  await admit(task, 1, now, deps.limiter);
 
   let answer: ReportAnswer = { uuid: message.uuid, report_time: formatDateTime(now, config().timeZone) };
   if (body.uuid) {
@@ -319,14 +320,19 @@ export async function reportAlarm(
 
 /**
  * Whether a task takes `count` alarms now (behavior 6.1's order after validation): stopped 4001,
- * paused 4002, then the rate limit 4010 (all `count` or none).
+ * paused 4002, then the rate limit 4010 (all `count` or none; a request of more alarms than the
+ * limit never passes, with a message naming the per-request cap).
  */
-export function admit(task: Task, count: number, now: number, limiter: RateLimiter): void {
+export async function admit(task: Task, count: number, now: number, limiter: RateLimiter): Promise<void> {
   const status = effectiveStatus(task, now);
   if (status === TASK_STOPPED) throw AlarmError.stopped();
   if (status === TASK_PAUSED) throw AlarmError.paused();
   const limit = task.rate_limit ?? config().alarmRateLimit;
-  if (!limiter.take(task.id, limit, count)) throw AlarmError.rateLimited(task.id, limit);
+  const admission = await limiter.take(task.id, limit, count);
+  if (admission.ok) return;
+  throw admission.reason === 'cap'
+    ? AlarmError.overRequestCap(task.id, limit, count, admission.retryAfter)
+    : AlarmError.rateLimited(task.id, limit, admission.retryAfter);
 }
 
 /** An alarm must fit one queue message (a 256 KiB body always does; 413 otherwise). */

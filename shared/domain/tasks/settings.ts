@@ -25,8 +25,9 @@ export async function writeTaskSetting(
 
 /**
  * `PUT /alarmtask/ratelimit`: the task's alarm rate limit (behavior 6.1: "configurable per task"),
- * alarms per second per container; 0 returns to the deployment default (`ALARM_RATE_LIMIT`). It
- * reaches the alarm path within `TASK_CACHE_SECONDS`.
+ * alarms per second shared by every container, and the most alerts one adapter request may hold
+ * (docs/rate-limits.md); 0 returns to the deployment default (`ALARM_RATE_LIMIT`). It reaches the
+ * alarm path within `TASK_CACHE_SECONDS`.
  */
 export async function setRateLimit(task: Task, rateLimit: number) {
   await writeTaskSetting(task, 'rate_limit', rateLimit > 0 ? rateLimit : undefined);
