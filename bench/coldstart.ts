@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 import { type BuildOptions, build, type Metafile } from 'esbuild';
 import { deployedRoutes, NOT_FOUND_HANDLER } from '../infra/constructs/http-api.ts';
 import { LAMBDA_BUNDLING } from '../infra/constructs/service-functions.ts';
-import { queues, schedule } from '../infra/definitions.ts';
+import { queues, routeEntry, schedule } from '../infra/definitions.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -47,7 +47,7 @@ interface Entry {
 
 function entries(): Entry[] {
   const all: Entry[] = [
-    ...deployedRoutes().map((r) => ({ entry: r.handler, label: `${r.method} ${r.path}`, http: true })),
+    ...deployedRoutes().map((r) => ({ entry: routeEntry(r), label: `${r.method} ${r.path}`, http: true })),
     { entry: NOT_FOUND_HANDLER, label: '$default', http: true },
     ...queues.map((q) => ({ entry: q.consumer, label: `queue ${q.name}`, http: false })),
     { entry: schedule.handler, label: 'schedule', http: false },

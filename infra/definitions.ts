@@ -8,6 +8,20 @@ export type AuthKind = 'none' | 'app' | 'app+task' | 'alarm' | 'local';
 export type TableAccess = 'read' | 'write' | 'none';
 export type QueueName = 'alarm' | 'webhook' | 'notify';
 
+/**
+ * Routes deployed together in one Lambda (RouteDef.fn): its entry dispatches on the event's `routeKey`
+ * to each route's own handler module, and its access is the union of its routes' access. The alarm
+ * intake routes are two such functions, so that their reserved concurrency stays a small sum
+ * (docs/aws-operations.md, "Concurrency"). The local runtime serves the routes through the same entry.
+ */
+export const functionGroups = {
+  /** POST /alarm/report and /alarm/test: senders that sign with the task token. */
+  'alarm-report': { handler: 'functions/alarm/report-function.ts' },
+  /** The monitor adapters and the heartbeat. */
+  'alarm-monitors': { handler: 'functions/alarm/monitors-function.ts' },
+} as const;
+export type FunctionGroup = keyof typeof functionGroups;
+
 export interface RouteDef {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
@@ -19,6 +33,8 @@ export interface RouteDef {
   publishes?: QueueName[];
   /** Only mounted by the local runtime (never deployed). */
   localOnly?: boolean;
+  /** The function group serving this route (functionGroups); without it the route has its own Lambda. */
+  fn?: FunctionGroup;
   /**
    * The queues' dead-letter queues: `read` lists them without consuming (receive and change the
    * visibility of their messages), `redrive` also deletes from them and sends to the source queues.
@@ -156,6 +172,7 @@ export const routes: RouteDef[] = [
     method: 'POST',
     path: '/alarm/report',
     handler: 'functions/alarm/report-alarm.ts',
+    fn: 'alarm-report',
     auth: 'alarm',
     // Reads the task; writes only the opt-in idempotency receipt of a client-chosen uuid.
     table: 'write',
@@ -165,6 +182,7 @@ export const routes: RouteDef[] = [
     method: 'POST',
     path: '/alarm/test',
     handler: 'functions/alarm/test-alarm.ts',
+    fn: 'alarm-report',
     auth: 'alarm',
     table: 'read',
   },
@@ -187,6 +205,7 @@ export const routes: RouteDef[] = [
       method,
       path,
       handler: `functions/alarm/${file}.ts`,
+      fn: 'alarm-monitors',
       auth: 'alarm',
       table: 'write',
       publishes: ['alarm'],
@@ -197,6 +216,7 @@ export const routes: RouteDef[] = [
       method,
       path: '/alarm/heartbeat',
       handler: 'functions/alarm/heartbeat.ts',
+      fn: 'alarm-monitors',
       auth: 'alarm',
       table: 'write',
       publishes: ['alarm'],
@@ -353,6 +373,11 @@ export const routes: RouteDef[] = [
     localOnly: true,
   },
 ];
+
+/** The entry a route runs in: its group's dispatching entry, or its own handler. */
+export function routeEntry(route: Pick<RouteDef, 'handler' | 'fn'>): string {
+  return route.fn ? functionGroups[route.fn].handler : route.handler;
+}
 
 export interface QueueDef {
   name: QueueName;

@@ -49,6 +49,14 @@ export function acknowledgeNagFindings(stack: TocsinStack): void {
     }
   }
 
+  if (stack.deployments.role) {
+    acknowledge(
+      stack.deployments.role,
+      'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
+      "CodeDeploy's own policy for Lambda deployments (read the deployment's alarms, move the alias to the new " +
+        'version, invoke CodeDeployHook_* functions): the role is assumed by CodeDeploy only, for the alarm path aliases.',
+    );
+  }
   // The routes are children of the API: one acknowledgement covers them and only them.
   acknowledge(
     http.api,

@@ -9,8 +9,9 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { schedule } from './definitions.ts';
+import { type FunctionGroup, type QueueName, schedule } from './definitions.ts';
 import { ServiceData } from './constructs/data.ts';
+import { AlarmPathDeployments } from './constructs/deployments.ts';
 import { ServiceHttpApi, type Throttle } from './constructs/http-api.ts';
 import {
   checkVariables,
@@ -20,7 +21,7 @@ import {
   TUNING_VARIABLES,
 } from './constructs/notify-providers.ts';
 import { ServiceObservability } from './constructs/observability.ts';
-import { pascal, ServiceQueues } from './constructs/queues.ts';
+import { maxConcurrency, pascal, ServiceQueues } from './constructs/queues.ts';
 import { type RuntimeSettings, ServiceFunctions } from './constructs/service-functions.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 
@@ -50,8 +51,23 @@ export interface TocsinStackProps extends StackProps {
   apiThrottle?: Throttle;
   /** Throttling of each ingestion route, /alarm/* (DEFAULT_INGEST_THROTTLE: 500 rps, burst 1000). */
   ingestThrottle?: Throttle;
+  /**
+   * A production stack: termination protection, canary deployments of the alarm path, and synth refuses
+   * it without an alarm destination (alarmEmail, alarmTopicArn or alarmDestination 'none').
+   */
+  production?: boolean;
   /** E-mail address subscribed to the alarm topic (confirmed by the recipient). */
   alarmEmail?: string;
+  /** An existing SNS topic for the alarms, instead of the stack's own (which is then not created). */
+  alarmTopicArn?: string;
+  /** 'none': a production stack whose alarms notify no one yet, knowingly (subscribe later). */
+  alarmDestination?: 'none';
+  /** Reserved concurrency per alarm intake function (DEFAULT_INTAKE_CONCURRENCY); 0: none. */
+  intakeConcurrency?: Partial<Record<FunctionGroup, number>>;
+  /** MaximumConcurrency per queue consumer (DEFAULT_CONSUMER_CONCURRENCY); 0: no cap. */
+  consumerConcurrency?: Partial<Record<QueueName, number>>;
+  /** This deployment only: CodeDeploy neither waits on nor rolls back on the alarm path's alarms. */
+  ignoreDeploymentAlarms?: boolean;
 }
 
 /**
@@ -69,9 +85,13 @@ export class TocsinStack extends Stack {
   /** The notification consumer and the provider permissions it alone holds. */
   readonly notifyConsumer: lambda.IFunction;
   readonly notifyStatements: iam.PolicyStatement[];
+  /** The scheduled due-work function. */
+  readonly runner: lambda.IFunction;
+  readonly deployments: AlarmPathDeployments;
 
   constructor(scope: Construct, id: string, props: TocsinStackProps) {
-    super(scope, id, props);
+    super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? props.production });
+    checkAlarmDestination(id, props);
     const settings: RuntimeSettings = {
       envName: props.envName,
       serviceVersion: props.serviceVersion ?? packageVersion(),
@@ -100,6 +120,7 @@ export class TocsinStack extends Stack {
       functions: this.functions,
       throttle: props.apiThrottle,
       ingestThrottle: props.ingestThrottle,
+      intakeConcurrency: props.intakeConcurrency,
       accessLogRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
     });
 
@@ -110,6 +131,7 @@ export class TocsinStack extends Stack {
     let notifyConsumer: lambda.IFunction | undefined;
     for (const { def, queue } of this.queues.all) {
       const sendsNotifications = def.name === 'notify';
+      const cap = maxConcurrency(def.name, props.consumerConcurrency?.[def.name]);
       const consumer = this.functions.add(`${pascal(def.name)}Consumer`, {
         entry: def.consumer,
         kind: 'consumer',
@@ -117,6 +139,8 @@ export class TocsinStack extends Stack {
         publishes: def.publishes,
         readsSealKey: true,
         timeoutSeconds: def.timeoutSeconds,
+        // The alarm path deploys gradually (infra/constructs/deployments.ts).
+        alias: def.name === 'alarm',
         environment: sendsNotifications
           ? { ...notifyEnvironment, NOTIFY_SECRETS_ARN: this.data.notifySecret.secretArn }
           : undefined,
@@ -137,11 +161,12 @@ export class TocsinStack extends Stack {
         notifyConsumer = consumer;
       }
       queue.grantConsumeMessages(consumer);
-      consumer.addEventSource(
+      this.functions.invocable(consumer).addEventSource(
         new SqsEventSource(queue, {
           batchSize: def.batchSize,
           maxBatchingWindow: Duration.seconds(1),
           reportBatchItemFailures: true,
+          ...(cap ? { maxConcurrency: cap } : {}),
         }),
       );
     }
@@ -158,6 +183,7 @@ export class TocsinStack extends Stack {
       readsSealKey: true,
       timeoutSeconds: schedule.timeoutSeconds,
     });
+    this.runner = runner;
     runner.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(2) });
     new events.Rule(this, 'DueWorkSchedule', {
       description: 'tocsin due work, every minute',
@@ -171,7 +197,16 @@ export class TocsinStack extends Stack {
       queues: this.queues,
       http: this.http,
       table: this.data.table,
+      runner,
+      envName: props.envName,
       alarmEmail: props.alarmEmail,
+      alarmTopicArn: props.alarmTopicArn,
+    });
+    this.deployments = new AlarmPathDeployments(this, 'Deployments', {
+      functions: this.functions,
+      observability: this.observability,
+      production: props.production ?? false,
+      ignoreAlarms: props.ignoreDeploymentAlarms,
     });
 
     acknowledgeNagFindings(this);
@@ -199,6 +234,21 @@ export class TocsinStack extends Stack {
       new CfnOutput(this, `${pascal(def.name)}DeadLetterQueueUrl`, { value: deadLetterQueue.queueUrl });
     }
   }
+}
+
+/** A production stack's alarms must reach someone, or the operator must say that they reach no one. */
+function checkAlarmDestination(stackId: string, props: TocsinStackProps): void {
+  const given = props.alarmEmail !== undefined || props.alarmTopicArn !== undefined;
+  if (props.alarmDestination !== undefined && props.alarmDestination !== 'none')
+    throw new Error(`alarmDestination: only 'none' (got ${String(props.alarmDestination)})`);
+  if (props.alarmDestination === 'none' && given)
+    throw new Error('alarmDestination=none contradicts alarmEmail / alarmTopicArn: give one or the other');
+  if (props.production && !given && props.alarmDestination !== 'none')
+    throw new Error(
+      `${stackId} is a production stack and its alarms would reach no one. Give -c alarmEmail=ADDRESS ` +
+        "(subscribed to the stack's alarm topic), -c alarmTopicArn=ARN (an existing SNS topic), or " +
+        '-c alarmDestination=none to deploy without any (docs/aws-operations.md, "Getting the alarms").',
+    );
 }
 
 function packageVersion(): string {

@@ -1,4 +1,4 @@
-import { RemovalPolicy, SecretValue } from 'aws-cdk-lib';
+import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
@@ -13,7 +13,7 @@ import { NOTIFY_SECRET_VARIABLES } from './notify-providers.ts';
 export class ServiceData extends Construct {
   readonly table: dynamodb.Table;
   readonly sealKey: secretsmanager.Secret;
-  /** Provider credentials (NOTIFY_SECRET_VARIABLES) as a JSON object, set by the operator. */
+  /** Provider credentials (NOTIFY_SECRET_VARIABLES) as a JSON object, put by the operator (no value until then). */
   readonly notifySecret: secretsmanager.Secret;
 
   constructor(scope: Construct, id: string) {
@@ -44,15 +44,14 @@ export class ServiceData extends Construct {
       removalPolicy: RemovalPolicy.RETAIN,
     });
 
-    // Created with every key empty (nothing secret in the template); the operator sets the values with
-    // `aws secretsmanager put-secret-value`. CloudFormation rewrites the value only when this template
-    // changes, which would wipe the operator's values: leave it as it is.
+    // Created without a value: CloudFormation never writes one (no literal in the template, nothing to
+    // wipe on a later deploy); the operator puts the JSON object with `aws secretsmanager
+    // put-secret-value`. Until then the notification consumer runs with no provider credentials.
     this.notifySecret = new secretsmanager.Secret(this, 'NotifyProviderSecret', {
-      description: 'tocsin notification provider credentials (JSON object), read by the notify consumer.',
-      secretObjectValue: Object.fromEntries(
-        NOTIFY_SECRET_VARIABLES.map((name) => [name, SecretValue.unsafePlainText('')]),
-      ),
+      description: `tocsin notification provider credentials: a JSON object of ${NOTIFY_SECRET_VARIABLES.join(', ')}, read by the notify consumer.`,
       removalPolicy: RemovalPolicy.RETAIN,
     });
+    // The Secret construct generates a value unless it is given one: neither, so the secret stays empty.
+    (this.notifySecret.node.defaultChild as secretsmanager.CfnSecret).generateSecretString = undefined;
   }
 }

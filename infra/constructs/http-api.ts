@@ -5,9 +5,9 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { type RouteDef, routes as routeDefs } from '../definitions.ts';
+import { type FunctionGroup, type RouteDef, routeEntry, routes as routeDefs } from '../definitions.ts';
 import { pascal } from './queues.ts';
-import type { FunctionKind, ServiceFunctions } from './service-functions.ts';
+import type { FunctionSpec, ServiceFunctions } from './service-functions.ts';
 
 /** Handler of the `$default` route: every unknown method/path answers the 404 envelope. */
 export const NOT_FOUND_HANDLER = 'functions/http/not-found.ts';
@@ -37,6 +37,60 @@ export const DEFAULT_API_THROTTLE: Throttle = { rateLimit: 1000, burstLimit: 200
 export const DEFAULT_INGEST_THROTTLE: Throttle = { rateLimit: 500, burstLimit: 1000 };
 
 /**
+ * Instances reserved for each alarm intake function (a function group of definitions.ts), so that no
+ * flood on another route, and no other function of the account, can take intake's concurrency; it is
+ * their ceiling too. 100 of the account's default 1,000, which must keep 100 unreserved. A handler
+ * takes tens of milliseconds (a task read, an SQS send), so 50 instances carry well over 1,000 reports
+ * per second. `intakeConcurrency` changes them; 0 reserves nothing for a group (docs/aws-operations.md).
+ */
+export const DEFAULT_INTAKE_CONCURRENCY: Record<FunctionGroup, number> = {
+  'alarm-report': 50,
+  'alarm-monitors': 50,
+};
+
+/** A route's function: its entry, and the access the route declares. */
+export function routeSpec(route: RouteDef): FunctionSpec {
+  return {
+    entry: routeEntry(route),
+    kind: route.auth === 'alarm' ? 'ingest' : 'http',
+    table: route.table,
+    publishes: route.publishes,
+    readsSealKey: route.auth !== 'none',
+    deadLetters: route.deadLetters,
+  };
+}
+
+const ACCESS_LEVELS = ['none', 'read', 'write', 'redrive'];
+
+/**
+ * The spec of one function serving several routes: the union of their access. It reads no field by
+ * name, so any access a route declares composes: lists are united, flags or'ed, objects merged key by
+ * key, access levels (`none` < `read` < `write` < `redrive`) take the higher; other values must agree.
+ */
+export function unionAccess<T>(specs: readonly T[]): T {
+  const unite = (a: unknown, b: unknown, at: string): unknown => {
+    if (a === undefined) return b;
+    if (b === undefined || a === b) return a;
+    if (Array.isArray(a) && Array.isArray(b))
+      return [...new Map([...a, ...b].map((x) => [JSON.stringify(x), x])).values()];
+    if (typeof a === 'boolean' && typeof b === 'boolean') return a || b;
+    const plain = (x: unknown): x is Record<string, unknown> =>
+      typeof x === 'object' && x !== null && Object.getPrototypeOf(x) === Object.prototype;
+    if (plain(a) && plain(b))
+      return Object.fromEntries(
+        [...new Set([...Object.keys(a), ...Object.keys(b)])].map((k) => [k, unite(a[k], b[k], `${at}.${k}`)]),
+      );
+    const [i, j] = [ACCESS_LEVELS.indexOf(String(a)), ACCESS_LEVELS.indexOf(String(b))];
+    if (typeof a === 'string' && typeof b === 'string' && i >= 0 && j >= 0) return i > j ? a : b;
+    throw new Error(
+      `${at}: the routes of one function disagree (${JSON.stringify(a)}, ${JSON.stringify(b)})`,
+    );
+  };
+  if (specs.length === 0) throw new Error('unionAccess: no routes');
+  return specs.reduce((acc, spec) => unite(acc, spec, 'spec') as T);
+}
+
+/**
  * One JSON line per request. Only request metadata: never `$request.*`, `$input.*`, the query string
  * or the body. Task-authenticated GETs carry `id`, `timestamp` and `sign` in the query, and a logged
  * sign could be replayed within the signature skew window; `$context.path` is the path alone. Nor the
@@ -64,12 +118,15 @@ export interface ServiceHttpApiProps {
   functions: ServiceFunctions;
   throttle?: Throttle;
   ingestThrottle?: Throttle;
+  /** Reserved concurrency per intake function group (DEFAULT_INTAKE_CONCURRENCY); 0: none. */
+  intakeConcurrency?: Partial<Record<FunctionGroup, number>>;
   accessLogRetention: logs.RetentionDays;
 }
 
 /**
- * The HTTP API (payload format 2.0), one Lambda per route from definitions.ts plus `$default`, on the
- * `$default` stage with throttling and access logs.
+ * The HTTP API (payload format 2.0), one Lambda per route from definitions.ts (one per function group
+ * for grouped routes) plus `$default`, on the `$default` stage with throttling and access logs. The
+ * alarm intake functions have reserved concurrency and are invoked through their `live` alias.
  */
 export class ServiceHttpApi extends Construct {
   readonly api: apigw.HttpApi;
@@ -118,25 +175,43 @@ export class ServiceHttpApi extends Construct {
     });
     const routeSettings: Record<string, { ThrottlingRateLimit: number; ThrottlingBurstLimit: number }> = {};
 
-    for (const route of deployedRoutes()) {
-      const rid = routeId(route);
-      const kind: FunctionKind = route.auth === 'alarm' ? 'ingest' : 'http';
-      const fn = functions.add(rid, {
-        entry: route.handler,
-        kind,
-        table: route.table,
-        publishes: route.publishes,
-        readsSealKey: route.auth !== 'none',
-        deadLetters: route.deadLetters,
+    const intakeConcurrency = { ...DEFAULT_INTAKE_CONCURRENCY, ...props.intakeConcurrency };
+    for (const [group, n] of Object.entries(intakeConcurrency)) {
+      if (!(group in DEFAULT_INTAKE_CONCURRENCY))
+        throw new Error(
+          `intakeConcurrency: no intake function ${group} (${Object.keys(DEFAULT_INTAKE_CONCURRENCY).join(', ')})`,
+        );
+      if (!(Number.isInteger(n) && n >= 0))
+        throw new Error(`intakeConcurrency.${group}: a whole number of instances, 0 for none`);
+    }
+    const deployed = deployedRoutes();
+    const groupFunctions = new Map<FunctionGroup, lambda.IFunction>();
+    const groupFunction = (group: FunctionGroup) => {
+      let fn = groupFunctions.get(group);
+      if (fn) return fn;
+      const spec = unionAccess(deployed.filter((r) => r.fn === group).map(routeSpec));
+      const ingest = spec.kind === 'ingest';
+      fn = functions.add(pascal(group), {
+        ...spec,
+        ...(ingest ? { alias: true, reservedConcurrency: intakeConcurrency[group] || undefined } : {}),
       });
+      groupFunctions.set(group, fn);
+      return fn;
+    };
+
+    for (const route of deployed) {
+      const rid = routeId(route);
+      if (route.auth === 'alarm' && !route.fn)
+        throw new Error(`${rid}: an alarm intake route belongs to a function group (definitions.ts)`);
+      const fn = route.fn ? groupFunction(route.fn) : functions.add(rid, routeSpec(route));
       const [httpRoute] = this.api.addRoutes({
         path: route.path,
         methods: [apigw.HttpMethod[route.method]],
-        integration: new HttpLambdaIntegration(`${rid}Integration`, fn),
+        integration: new HttpLambdaIntegration(`${rid}Integration`, functions.invocable(fn)),
       });
       const routeKey = `${route.method} ${route.path}`;
       this.handlers.set(routeKey, fn);
-      if (kind === 'ingest') {
+      if (route.auth === 'alarm') {
         routeSettings[routeKey] = {
           ThrottlingRateLimit: ingestThrottle.rateLimit,
           ThrottlingBurstLimit: ingestThrottle.burstLimit,

@@ -1,14 +1,15 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { table as tableDef } from '../definitions.ts';
+import { type QueueName, table as tableDef } from '../definitions.ts';
 import { METRICS } from '../metrics.ts';
+import { serviceDashboard } from './dashboard.ts';
 import type { ServiceHttpApi } from './http-api.ts';
 import { pascal, type ServiceQueues } from './queues.ts';
 import type { ServiceFunctions } from './service-functions.ts';
@@ -16,8 +17,35 @@ import type { ServiceFunctions } from './service-functions.ts';
 /** HTTP route functions per error/throttle alarm (CloudWatch lets an alarm's math read 10 metrics). */
 const ALARM_GROUP_SIZE = 10;
 
-/** Seconds the oldest alarm-queue message may wait, for five minutes in a row, before the alarm fires. */
-export const DEFAULT_ALARM_QUEUE_MAX_AGE_SECONDS = 60;
+/**
+ * Seconds the oldest message of a queue may wait, five minutes in a row, before its alarm fires. The
+ * alarm queue holds accepted alarms: a minute is late. Webhook and notify messages wait for retries
+ * with backoff (5 s, 30 s, 120 s, ...), and SQS keeps counting a retried message in this metric until
+ * its third receive, so their thresholds leave room for that: 15 minutes for webhooks (a receiver that
+ * is down delays only its own task), 5 minutes for people's notifications.
+ */
+export const DEFAULT_QUEUE_MAX_AGE_SECONDS: Record<QueueName, number> = {
+  alarm: 60,
+  webhook: 900,
+  notify: 300,
+};
+
+/** The table's operations the service calls (the system-errors alarm reads one metric per operation). */
+export const TABLE_OPERATIONS = [
+  dynamodb.Operation.GET_ITEM,
+  dynamodb.Operation.PUT_ITEM,
+  dynamodb.Operation.UPDATE_ITEM,
+  dynamodb.Operation.DELETE_ITEM,
+  dynamodb.Operation.QUERY,
+  dynamodb.Operation.SCAN,
+  dynamodb.Operation.BATCH_GET_ITEM,
+  dynamodb.Operation.BATCH_WRITE_ITEM,
+  dynamodb.Operation.TRANSACT_WRITE_ITEMS,
+  dynamodb.Operation.BATCH_EXECUTE_STATEMENT,
+];
+
+/** Minutes without a run of the due-work schedule before its alarm fires. */
+export const SCHEDULE_SILENCE_MINUTES = 10;
 /** HTTP 5xx answers in five minutes that fire the API alarm (a single one also fires a function alarm). */
 export const DEFAULT_API_5XX_THRESHOLD = 5;
 
@@ -26,9 +54,15 @@ export interface ServiceObservabilityProps {
   queues: ServiceQueues;
   http: ServiceHttpApi;
   table: dynamodb.ITable;
+  /** The scheduled due-work function: a stopped schedule alarms. */
+  runner: lambda.IFunction;
+  /** The `environment` dimension of the custom metrics (the stack's envName). */
+  envName: string;
   /** Subscribed to the alarm topic by e-mail (AWS asks the address to confirm the subscription). */
   alarmEmail?: string;
-  alarmQueueMaxAgeSeconds?: number;
+  /** An existing topic to notify instead of creating one (its policy must let CloudWatch publish). */
+  alarmTopicArn?: string;
+  queueMaxAgeSeconds?: Partial<Record<QueueName, number>>;
   api5xxThreshold?: number;
 }
 
@@ -38,42 +72,30 @@ export type AlarmKind =
   | 'function-errors'
   | 'function-throttles'
   | 'queue-age'
-  | 'api-5xx';
+  | 'api-5xx'
+  | 'table-throttles'
+  | 'table-errors'
+  | 'alarm-log-lost'
+  | 'due-work-buried'
+  | 'schedule-stopped';
 
 /**
  * The operator's view of the service: one SNS topic that every alarm notifies (on ALARM and on OK), the
- * alarms (dead letters, function errors and throttles, alarm-queue age, API 5xx) and one dashboard.
- * The runbook for each alarm is docs/aws-operations.md.
+ * alarms (dead letters, queue ages, function errors and throttles, API 5xx, table throttles and system
+ * errors, lost alarm log entries, buried due work, a stopped schedule) and one dashboard. The runbook
+ * for each alarm kind is docs/aws-operations.md.
  */
 export class ServiceObservability extends Construct {
-  readonly topic: sns.Topic;
+  readonly topic: sns.ITopic;
   readonly dashboard: cloudwatch.Dashboard;
   readonly alarms: { kind: AlarmKind; subject: string; alarm: cloudwatch.Alarm }[] = [];
 
   constructor(scope: Construct, id: string, props: ServiceObservabilityProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    const { functions, queues, http } = props;
-
-    this.topic = new sns.Topic(this, 'AlarmTopic', {
-      displayName: `tocsin ${stack.stackName} alarms`,
-      enforceSSL: true,
-    });
-    // The SSL policy replaces the topic's default policy: allow CloudWatch alarms of this account only.
-    this.topic.addToResourcePolicy(
-      new iam.PolicyStatement({
-        sid: 'CloudWatchAlarmsPublish',
-        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
-        actions: ['sns:Publish'],
-        resources: [this.topic.topicArn],
-        conditions: {
-          StringEquals: { 'aws:SourceAccount': stack.account },
-          ArnLike: {
-            'aws:SourceArn': `arn:${stack.partition}:cloudwatch:${stack.region}:${stack.account}:alarm:*`,
-          },
-        },
-      }),
-    );
+    this.topic = props.alarmTopicArn
+      ? sns.Topic.fromTopicArn(this, 'AlarmTopic', props.alarmTopicArn)
+      : this.createTopic();
     if (props.alarmEmail !== undefined) {
       if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(props.alarmEmail))
         throw new Error(`alarmEmail: not an e-mail address: ${props.alarmEmail}`);
@@ -81,12 +103,9 @@ export class ServiceObservability extends Construct {
     }
     const action = new SnsAction(this.topic);
 
-    const alarm = (
-      kind: AlarmKind,
-      subject: string,
-      options: Omit<cloudwatch.AlarmProps, 'comparisonOperator' | 'treatMissingData' | 'alarmName'>,
-    ) => {
-      const name = `${pascal(subject)}${pascal(kind)}`;
+    const alarm: AlarmFactory = (kind, subject, options) => {
+      // `AlarmQueueAge`, `RunDueWorkFunctionErrors`; a kind named after its subject once: `TableThrottles`.
+      const name = kind.startsWith(`${subject}-`) ? pascal(kind) : `${pascal(subject)}${pascal(kind)}`;
       const created = new cloudwatch.Alarm(this, name, {
         alarmName: `${stack.stackName}-${name}`,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -100,7 +119,46 @@ export class ServiceObservability extends Construct {
       this.alarms.push({ kind, subject, alarm: created });
       return created;
     };
+    this.addAlarms(props, alarm);
+    this.dashboard = serviceDashboard(this, {
+      ...props,
+      alarms: this.alarms.map((a) => a.alarm),
+    });
+  }
 
+  /** The alarm of `kind` on `subject` (a queue name, a function's construct id, `http`, `table`). */
+  alarmOf(kind: AlarmKind, subject: string): cloudwatch.Alarm {
+    const found = this.alarms.find((a) => a.kind === kind && a.subject === subject);
+    if (!found) throw new Error(`no ${kind} alarm on ${subject}`);
+    return found.alarm;
+  }
+
+  private createTopic(): sns.Topic {
+    const stack = Stack.of(this);
+    const topic = new sns.Topic(this, 'AlarmTopic', {
+      displayName: `tocsin ${stack.stackName} alarms`,
+      enforceSSL: true,
+    });
+    // The SSL policy replaces the topic's default policy: allow CloudWatch alarms of this account only.
+    topic.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: 'CloudWatchAlarmsPublish',
+        principals: [new iam.ServicePrincipal('cloudwatch.amazonaws.com')],
+        actions: ['sns:Publish'],
+        resources: [topic.topicArn],
+        conditions: {
+          StringEquals: { 'aws:SourceAccount': stack.account },
+          ArnLike: {
+            'aws:SourceArn': `arn:${stack.partition}:cloudwatch:${stack.region}:${stack.account}:alarm:*`,
+          },
+        },
+      }),
+    );
+    return topic;
+  }
+
+  private addAlarms(props: ServiceObservabilityProps, alarm: AlarmFactory): void {
+    const { functions, queues, http, table } = props;
     const minute = Duration.minutes(1);
     const fiveMinutes = Duration.minutes(5);
 
@@ -116,15 +174,16 @@ export class ServiceObservability extends Construct {
       });
     }
 
-    const alarmQueue = queues.byName.alarm.queue;
-    const maxAge = props.alarmQueueMaxAgeSeconds ?? DEFAULT_ALARM_QUEUE_MAX_AGE_SECONDS;
-    alarm('queue-age', 'alarm', {
-      metric: alarmQueue.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum' }),
-      threshold: maxAge,
-      evaluationPeriods: 5,
-      datapointsToAlarm: 5,
-      alarmDescription: `Alarms have waited ${maxAge} s or more in the alarm queue for 5 minutes.`,
-    });
+    for (const { def, queue } of queues.all) {
+      const maxAge = props.queueMaxAgeSeconds?.[def.name] ?? DEFAULT_QUEUE_MAX_AGE_SECONDS[def.name];
+      alarm('queue-age', def.name, {
+        metric: queue.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum' }),
+        threshold: maxAge,
+        evaluationPeriods: 5,
+        datapointsToAlarm: 5,
+        alarmDescription: `Messages have waited ${maxAge} s or more in the ${def.name} queue for 5 minutes.`,
+      });
+    }
 
     // The alarm intake routes, the consumers and the scheduled run have alarms of their own; the other
     // HTTP routes share theirs, ten functions to an alarm (the metrics one alarm's math may read): an
@@ -174,152 +233,82 @@ export class ServiceObservability extends Construct {
       alarmDescription: `The HTTP API answered ${api5xx} or more 5xx in 5 minutes.`,
     });
 
-    this.dashboard = this.createDashboard(props);
-  }
-
-  private createDashboard({
-    functions,
-    queues,
-    http,
-    table,
-  }: ServiceObservabilityProps): cloudwatch.Dashboard {
-    const stack = Stack.of(this);
-    const period = Duration.minutes(5);
-    const api = http.api;
-    const wide = (
-      title: string,
-      left: cloudwatch.IMetric[],
-      extra: Partial<cloudwatch.GraphWidgetProps> = {},
-    ) => new cloudwatch.GraphWidget({ title, left, width: 8, height: 6, period, ...extra });
-    /**
-     * Every series of a custom metric, one per dimension value the code writes (`code`, `outcome`,
-     * `channel`), each labelled with its dimension values after `prefix`.
-     */
-    const search = (name: string, statistic: string, prefix = '') =>
-      new cloudwatch.SearchExpression({
-        expression: `SEARCH('Namespace="${METRICS.namespace}" MetricName="${name}"', '${statistic}', ${period.toSeconds()})`,
-        label: prefix,
-        period,
-      });
-    const perFunction = (
-      title: string,
-      metric: (fn: (typeof functions.functions)[number]) => cloudwatch.IMetric,
-    ) =>
-      wide(
-        title,
-        functions.functions.map((fn) => metric(fn)),
-        { legendPosition: cloudwatch.LegendPosition.RIGHT, width: 24 },
-      );
-    const gsi = tableDef.globalSecondaryIndexes.map((g) => g.indexName);
+    // DynamoDB: throttled requests of the table and its indexes (an on-demand table throttles on a hot
+    // partition or a jump past twice its previous peak), and errors on AWS's side.
     const dynamo = (metricName: string, index?: string) =>
       new cloudwatch.Metric({
         namespace: 'AWS/DynamoDB',
         metricName,
         dimensionsMap: { TableName: table.tableName, ...(index ? { GlobalSecondaryIndexName: index } : {}) },
         statistic: 'Sum',
-        period,
-        label: index ? `${metricName} ${index}` : metricName,
+        period: fiveMinutes,
       });
-
-    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
-      dashboardName: stack.stackName,
-      defaultInterval: Duration.hours(3),
+    const throttleMetrics = [undefined, ...tableDef.globalSecondaryIndexes.map((g) => g.indexName)].flatMap(
+      (index) => [dynamo('ReadThrottleEvents', index), dynamo('WriteThrottleEvents', index)],
+    );
+    alarm('table-throttles', 'table', {
+      metric: new cloudwatch.MathExpression({
+        expression: `SUM([${throttleMetrics.map((_, i) => `t${i}`).join(',')}])`,
+        usingMetrics: Object.fromEntries(throttleMetrics.map((m, i) => [`t${i}`, m])),
+        period: fiveMinutes,
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      alarmDescription: 'DynamoDB throttled reads or writes of the table or one of its indexes.',
     });
-    dashboard.addWidgets(
-      new cloudwatch.TextWidget({
-        markdown: `# ${stack.stackName}\nAlarms notify the stack's AlarmTopicArn; what to do when one fires: docs/aws-operations.md.`,
-        width: 24,
-        height: 2,
+    alarm('table-errors', 'table', {
+      metric: table.metricSystemErrorsForOperations({
+        operations: TABLE_OPERATIONS,
+        period: fiveMinutes,
+        statistic: 'Sum',
       }),
-      new cloudwatch.AlarmStatusWidget({
-        title: 'Alarms',
-        alarms: this.alarms.map((a) => a.alarm),
-        width: 24,
-        height: 4,
-      }),
-    );
-    dashboard.addWidgets(
-      wide('API requests', [api.metricCount({ statistic: 'Sum', period, label: 'requests' })]),
-      wide('API latency (ms)', [
-        api.metricLatency({ statistic: 'p50', period, label: 'latency p50' }),
-        api.metricLatency({ statistic: 'p99', period, label: 'latency p99' }),
-        api.metricIntegrationLatency({ statistic: 'p99', period, label: 'integration p99' }),
-      ]),
-      wide('API 4xx / 5xx', [
-        api.metricClientError({ statistic: 'Sum', period, label: '4xx' }),
-        api.metricServerError({ statistic: 'Sum', period, label: '5xx' }),
-      ]),
-    );
-    dashboard.addWidgets(
-      wide('Alarms accepted', [search(METRICS.alarmsAccepted.name, 'Sum')]),
-      wide('Alarms refused by code', [search(METRICS.alarmsRefused.name, 'Sum')]),
-      wide('Pipeline outcome', [search(METRICS.pipelineOutcome.name, 'Sum')]),
-    );
-    dashboard.addWidgets(
-      wide('Webhook deliveries by outcome', [search(METRICS.webhookDelivery.name, 'Sum')]),
-      wide('Webhook latency (ms)', [
-        search(METRICS.webhookLatency.name, 'p50', 'p50'),
-        search(METRICS.webhookLatency.name, 'p99', 'p99'),
-      ]),
-      wide('Channel deliveries by channel and outcome', [search(METRICS.channelDelivery.name, 'Sum')]),
-    );
-    dashboard.addWidgets(
-      wide(
-        'Queue depth (visible)',
-        queues.all.map(({ def, queue }) =>
-          queue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period, label: def.name }),
-        ),
-      ),
-      wide(
-        'Oldest message age (s)',
-        queues.all.map(({ def, queue }) =>
-          queue.metricApproximateAgeOfOldestMessage({ statistic: 'Maximum', period, label: def.name }),
-        ),
-      ),
-      wide(
-        'Dead-letter queue depth',
-        queues.all.map(({ def, deadLetterQueue }) =>
-          deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-            statistic: 'Maximum',
-            period,
-            label: `${def.name} DLQ`,
-          }),
-        ),
-        { leftAnnotations: [{ value: 1, label: 'alarm', color: cloudwatch.Color.RED }] },
-      ),
-    );
-    dashboard.addWidgets(
-      perFunction('Lambda errors', (fn) => fn.metricErrors({ statistic: 'Sum', period, label: fn.node.id })),
-    );
-    dashboard.addWidgets(
-      perFunction('Lambda throttles', (fn) =>
-        fn.metricThrottles({ statistic: 'Sum', period, label: fn.node.id }),
-      ),
-    );
-    dashboard.addWidgets(
-      perFunction('Lambda duration p99 (ms)', (fn) =>
-        fn.metricDuration({ statistic: 'p99', period, label: fn.node.id }),
-      ),
-    );
-    dashboard.addWidgets(
-      wide('DynamoDB consumed capacity', [
-        dynamo('ConsumedReadCapacityUnits'),
-        dynamo('ConsumedWriteCapacityUnits'),
-        ...gsi.flatMap((g) => [
-          dynamo('ConsumedReadCapacityUnits', g),
-          dynamo('ConsumedWriteCapacityUnits', g),
-        ]),
-      ]),
-      wide('DynamoDB throttle events', [
-        dynamo('ReadThrottleEvents'),
-        dynamo('WriteThrottleEvents'),
-        ...gsi.flatMap((g) => [dynamo('ReadThrottleEvents', g), dynamo('WriteThrottleEvents', g)]),
-      ]),
-      wide('DynamoDB errors', [
-        table.metricSystemErrorsForOperations({ statistic: 'Sum', period, label: 'system errors' }),
-        dynamo('TransactionConflict'),
-      ]),
-    );
-    return dashboard;
+      threshold: 1,
+      evaluationPeriods: 1,
+      alarmDescription: 'DynamoDB answered requests with an internal server error (HTTP 500).',
+    });
+
+    // The service's own metrics, addressed with the two dimensions every one of them carries.
+    const custom = (name: string) =>
+      new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName: name,
+        dimensionsMap: {
+          [METRICS.serviceDimension]: METRICS.service,
+          [METRICS.environmentDimension]: props.envName,
+        },
+        statistic: 'Sum',
+        period: fiveMinutes,
+      });
+    alarm('alarm-log-lost', 'alarm-log', {
+      metric: custom(METRICS.alarmLogLost.name),
+      threshold: 1,
+      evaluationPeriods: 1,
+      alarmDescription:
+        'Alarm log entries (the alarm history) could not be written; the alarms were processed.',
+    });
+    alarm('due-work-buried', 'due-work', {
+      metric: custom(METRICS.dueWorkBuried.name),
+      threshold: 1,
+      evaluationPeriods: 1,
+      alarmDescription:
+        'Due work (a reminder, delayed flush or recovery, pause expiry) failed its last attempt.',
+    });
+
+    // The schedule itself: no run for SCHEDULE_SILENCE_MINUTES is missing data, and missing data fires.
+    alarm('schedule-stopped', props.runner.node.id, {
+      metric: props.runner.metricInvocations({ period: fiveMinutes, statistic: 'Sum' }),
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+      threshold: 1,
+      evaluationPeriods: SCHEDULE_SILENCE_MINUTES / 5,
+      alarmDescription: `The due-work schedule has not run for ${SCHEDULE_SILENCE_MINUTES} minutes.`,
+    });
   }
 }
+
+type AlarmFactory = (
+  kind: AlarmKind,
+  subject: string,
+  options: Omit<cloudwatch.AlarmProps, 'comparisonOperator' | 'treatMissingData' | 'alarmName'> &
+    Partial<Pick<cloudwatch.AlarmProps, 'comparisonOperator' | 'treatMissingData'>>,
+) => cloudwatch.Alarm;

@@ -3,6 +3,28 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { type QueueDef, type QueueName, queues as queueDefs } from '../definitions.ts';
 
+/**
+ * The most instances of each queue's consumer its SQS event source runs at once (MaximumConcurrency),
+ * sized to what lies behind it. Messages beyond it wait in the queue (they are not throttled, so their
+ * receive count does not grow): better than invocations that throttle, contend and dead-letter.
+ * - alarm (10 x batches of 25): every alarm writes several items, and alarms of one metric update the
+ *   same items; more consumers add optimistic-write retries on a hot metric, not throughput;
+ * - webhook (20): outbound POSTs of at most 200 ms to the tasks' receivers, little table work;
+ * - notify (5 x batches of 10): the providers' rate limits (SNS SMS, SES and the chat APIs allow tens of
+ *   messages per second to an account or app).
+ * `consumerConcurrency` changes them per stack (2 to 1,000; 0 for no cap); docs/aws-operations.md.
+ */
+export const DEFAULT_CONSUMER_CONCURRENCY: Record<QueueName, number> = { alarm: 10, webhook: 20, notify: 5 };
+
+/** The event source's MaximumConcurrency for a setting (undefined: no cap); refuses what SQS refuses. */
+export function maxConcurrency(queue: QueueName, setting: number | undefined): number | undefined {
+  const n = setting ?? DEFAULT_CONSUMER_CONCURRENCY[queue];
+  if (n === 0) return undefined;
+  if (!Number.isInteger(n) || n < 2 || n > 1000)
+    throw new Error(`consumerConcurrency.${queue}: 2 to 1000 instances, or 0 for no cap (got ${n})`);
+  return n;
+}
+
 export interface ServiceQueue {
   def: QueueDef;
   queue: sqs.Queue;

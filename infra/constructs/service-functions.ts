@@ -13,6 +13,9 @@ import { METRICS } from '../metrics.ts';
 import { CONSOLE_ENTRY, consoleCommandHooks } from './console-bundling.ts';
 import { pascal, type ServiceQueues } from './queues.ts';
 
+/** The alias every caller (API route, SQS event source) invokes, for functions deployed gradually. */
+export const LIVE_ALIAS = 'live';
+
 /** What a function is; decides its memory and default timeout. */
 export type FunctionKind = 'http' | 'ingest' | 'consumer' | 'schedule';
 
@@ -45,6 +48,13 @@ export interface FunctionSpec {
   statements?: iam.PolicyStatement[];
   /** Access to the queues' dead-letter queues (and, to redrive, sending to the source queues). */
   deadLetters?: RouteDef['deadLetters'];
+  /** Instances reserved for this function alone (and its ceiling); unset: the account's shared pool. */
+  reservedConcurrency?: number;
+  /**
+   * Invoked through the alias `live` (ServiceFunctions.aliases) on a published version, so that a
+   * deployment can shift traffic to a new version gradually (infra/constructs/deployments.ts).
+   */
+  alias?: boolean;
 }
 
 /** Deployment settings that end up in every function's environment (names from shared/config/env.ts). */
@@ -87,6 +97,8 @@ export class ServiceFunctions extends Construct {
    * cost two resources each (role and policy) and take the stack past CloudFormation's 500 resources.
    */
   readonly roles = new Map<string, iam.Role>();
+  /** The `live` alias of each function deployed through one (FunctionSpec.alias). */
+  readonly aliases = new Map<lambda.IFunction, lambda.Alias>();
   private readonly props: ServiceFunctionsProps;
   private readonly environment: Record<string, string>;
 
@@ -132,6 +144,7 @@ export class ServiceFunctions extends Construct {
       // X-Ray segments of every invocation (init, invoke, SQS event source); AWS SDK calls join them once
       // the code wraps its clients with Powertools Tracer.
       tracing: lambda.Tracing.ACTIVE,
+      ...(spec.reservedConcurrency ? { reservedConcurrentExecutions: spec.reservedConcurrency } : {}),
       ...(props.skipBundling
         ? { code: lambda.Code.fromInline('exports.handler = async () => ({});'), handler: 'index.handler' }
         : {
@@ -144,7 +157,18 @@ export class ServiceFunctions extends Construct {
     });
     this.functions.push(fn);
     this.kinds.set(fn, spec.kind);
+    if (spec.alias) {
+      this.aliases.set(
+        fn,
+        new lambda.Alias(this, `${id}Live`, { aliasName: LIVE_ALIAS, version: fn.currentVersion }),
+      );
+    }
     return fn;
+  }
+
+  /** What invokes `fn`: its `live` alias when it has one, else the function itself. */
+  invocable(fn: lambda.IFunction): lambda.IFunction {
+    return this.aliases.get(fn) ?? fn;
   }
 
   /**

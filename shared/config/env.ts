@@ -328,28 +328,40 @@ export function parseNotifySecrets(secretString: string): NotifySecrets {
 }
 
 export interface NotifySecretsDeps {
-  /** The SecretString of a Secrets Manager secret. */
-  fetchSecret(secretId: string, region: string): Promise<string>;
+  /** The SecretString of a Secrets Manager secret; undefined while it has no value. */
+  fetchSecret(secretId: string, region: string): Promise<string | undefined>;
 }
 
-async function fetchSecret(secretId: string, region: string): Promise<string> {
+/**
+ * The stack creates the provider secret without a value (the operator puts one): reading it then
+ * fails with ResourceNotFoundException, which means "no credentials yet", not a broken consumer.
+ */
+export async function fetchSecret(secretId: string, region: string): Promise<string | undefined> {
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const out = await new SecretsManagerClient({ region }).send(
-    new GetSecretValueCommand({ SecretId: secretId }),
-  );
-  return out.SecretString ?? '';
+  try {
+    const out = await new SecretsManagerClient({ region }).send(
+      new GetSecretValueCommand({ SecretId: secretId }),
+    );
+    return out.SecretString;
+  } catch (err) {
+    if ((err as Error).name === 'ResourceNotFoundException') return undefined;
+    throw err;
+  }
 }
 
 /**
  * The notification consumer's cold start: when NOTIFY_SECRETS_ARN is set, read that secret once and let
- * its values override the credential variables (also in an already parsed config()). Without the ARN
- * (local runtime, tests) nothing is read. A failed read is not remembered, so the next invocation retries.
+ * its values override the credential variables (also in an already parsed config()); a secret with no
+ * value yet overrides nothing. Without the ARN (local runtime, tests) nothing is read. A failed read is
+ * not remembered, so the next invocation retries.
  */
 export function loadNotifySecrets(deps: NotifySecretsDeps = { fetchSecret }): Promise<void> {
   notifySecretsLoad ??= (async () => {
     const arn = process.env.NOTIFY_SECRETS_ARN;
     if (arn) {
-      const secrets = parseNotifySecrets(await deps.fetchSecret(arn, process.env.AWS_REGION || 'us-east-1'));
+      // A secret never filled (or filled with an empty string) holds no credentials: no provider needs one.
+      const text = await deps.fetchSecret(arn, process.env.AWS_REGION || 'us-east-1');
+      const secrets = text ? parseNotifySecrets(text) : {};
       notifySecrets = secrets;
       if (cached) cached.notify = loadNotifyConfig(cached.local, secrets);
     }

@@ -1,5 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  GetSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   assertNotifySecretsLoaded,
   config,
@@ -149,5 +155,72 @@ describe('loadNotifySecrets', () => {
     await loadNotifySecrets(deps);
     expect(attempts).toBe(2);
     expect(config().notify.dingworker?.appSecret).toBe('sm-ding');
+  });
+});
+
+describe('a provider secret with no value (as the stack creates it)', () => {
+  // Secrets Manager has no local emulator: only a mocked client can answer "no value yet".
+  const sm = mockClient(SecretsManagerClient);
+  afterAll(() => sm.restore());
+  afterEach(() => sm.reset());
+
+  /** What the notification consumer sees in AWS: the settings of -c notify, no credential variable. */
+  function awsEnvironment() {
+    process.env.NOTIFY_SECRETS_ARN = ARN;
+    for (const k of ['DING_WORK_APPSECRET', 'WECHAT_CORP_SECRET', 'SMTP_PASS']) delete process.env[k];
+  }
+
+  it('reads as no credentials: the consumer starts and the providers that need one are off', async () => {
+    // Arrange
+    awsEnvironment();
+    sm.on(GetSecretValueCommand, { SecretId: ARN }).rejects(
+      new ResourceNotFoundException({
+        message: "Secrets Manager can't find the specified secret value for staging label: AWSCURRENT",
+        $metadata: {},
+      }),
+    );
+    // Act
+    await loadNotifySecrets();
+    // Assert
+    expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+    expect(() => assertNotifySecretsLoaded()).not.toThrow();
+    expect(config().notify.dingworker).toBeUndefined();
+    expect(config().notify.wechat).toBeUndefined();
+    expect(config().notify.yachworker).toBeUndefined();
+    expect(config().notify.email).toMatchObject({ provider: 'smtp', pass: undefined });
+  });
+
+  it('reads an empty string as no credentials too', async () => {
+    // Arrange
+    awsEnvironment();
+    const { deps } = fakeFetch('');
+    // Act
+    await loadNotifySecrets(deps);
+    // Assert
+    expect(config().notify.dingworker).toBeUndefined();
+    expect(config().notify.email).toMatchObject({ pass: undefined });
+  });
+
+  it('uses the values once the operator has put them', async () => {
+    // Arrange
+    awsEnvironment();
+    sm.on(GetSecretValueCommand, { SecretId: ARN }).resolves({
+      SecretString: '{"DING_WORK_APPSECRET":"sm-ding"}',
+    });
+    // Act
+    await loadNotifySecrets();
+    // Assert
+    expect(config().notify.dingworker?.appSecret).toBe('sm-ding');
+  });
+
+  it('still fails on any other error (the next invocation retries)', async () => {
+    // Arrange
+    awsEnvironment();
+    sm.on(GetSecretValueCommand).rejects(
+      Object.assign(new Error('denied'), { name: 'AccessDeniedException' }),
+    );
+    // Act + Assert
+    await expect(loadNotifySecrets()).rejects.toThrow('denied');
+    expect(() => assertNotifySecretsLoaded()).toThrow(/loadNotifySecrets/);
   });
 });

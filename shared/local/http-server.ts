@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { type RouteDef, routes } from '../../infra/definitions.ts';
+import { type RouteDef, routeEntry, routes } from '../../infra/definitions.ts';
 import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
@@ -128,7 +128,8 @@ export async function startHttpServer(
       // Read a little past the limit so the handler can tell an oversized body and answer 413.
       const body = await readBody(req, 256 * 1024 + 1);
       const event = toApiGatewayEvent(req, route, path, body);
-      const handler = await loadHandler(route?.handler ?? NOT_FOUND);
+      // The Lambda that serves the route on AWS: a function group's entry dispatches on the routeKey.
+      const handler = await loadHandler(route ? routeEntry(route) : NOT_FOUND);
       const started = performance.now();
       const result = (await handler(
         event,

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { routes } from '../../infra/definitions.ts';
+import { routeEntry, routes } from '../../infra/definitions.ts';
 import { allEvents, routeName } from '../../scripts/gen-events.ts';
 import { verifySignature } from '../domain/auth/signature.ts';
 import { handlerOf, signEvent } from './invoke.ts';
@@ -25,7 +25,7 @@ describe('sample events (events/)', () => {
     for (const r of routes.filter((x) => !x.localOnly)) {
       const event = JSON.parse(readFileSync(join(eventsDir, 'http', `${routeName(r)}.json`), 'utf8'));
       expect(event.routeKey).toBe(`${r.method} ${r.path}`);
-      expect(handlerOf(routeName(r)).file).toBe(r.handler);
+      expect(handlerOf(routeName(r)).file).toBe(routeEntry(r));
     }
     expect(routeName({ method: 'PUT', path: '/alarmtask/update' })).toBe('PutAlarmtaskUpdate');
     expect(handlerOf('process-alarm').file).toBe('functions/queue/process-alarm.ts');

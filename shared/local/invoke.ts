@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { queues, type RouteDef, routes, schedule } from '../../infra/definitions.ts';
+import { queues, type RouteDef, routeEntry, routes, schedule } from '../../infra/definitions.ts';
 import { routeName } from '../../scripts/gen-events.ts';
 import { hmacSign } from '../domain/auth/signature.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
@@ -28,7 +28,8 @@ options (sign the event afresh, as a client would):
 /** The handler file of a function name. */
 export function handlerOf(name: string): { file: string; route?: RouteDef } {
   const route = routes.find((r) => !r.localOnly && routeName(r) === name);
-  if (route) return { file: route.handler, route };
+  // A grouped route runs in its group's entry, as on AWS (it dispatches on the event's routeKey).
+  if (route) return { file: routeEntry(route), route };
   const base = (file: string) => file.split('/').at(-1)?.replace(/\.ts$/, '');
   const consumer = queues.find((q) => base(q.consumer) === name);
   if (consumer) return { file: consumer.consumer };

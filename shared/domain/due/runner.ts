@@ -1,6 +1,7 @@
 import { nowSeconds } from '../../clock.ts';
 import { DUE_SHARDS } from '../../db/keys.ts';
 import { logger } from '../../log.ts';
+import { count } from '../../metrics.ts';
 import {
   buryDue,
   completeDue,
@@ -85,7 +86,10 @@ async function runOne(item: DueItem, handlers: Record<string, DueHandler>, now: 
     const attempts = (item.attempts ?? 0) + 1;
     logger.error('due work failed', { kind: item.kind, ref: item.ref, attempts, error: err as Error });
     if (attempts < MAX_ATTEMPTS) await retryDue(item, token, attempts, now + RETRY_SECONDS);
-    else await buryDue({ ...item, attempts }, token, (err as Error).message ?? String(err), now);
+    else {
+      await buryDue({ ...item, attempts }, token, (err as Error).message ?? String(err), now);
+      count('DueWorkBuried');
+    }
     return;
   }
   summary.ran++;
