@@ -409,7 +409,8 @@ export const queues: QueueDef[] = [
     batchSize: 25,
     gather: true,
     timeoutSeconds: 30,
-    publishes: ['webhook', 'notify'],
+    // The alarm queue itself: alarms of a metric other consumers keep committing are handed back.
+    publishes: ['alarm', 'webhook', 'notify'],
   },
   {
     name: 'webhook',

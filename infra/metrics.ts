@@ -22,6 +22,8 @@ export const METRICS = {
   alarmsRefused: { name: 'AlarmsRefused', unit: 'Count', dimensions: ['code'] },
   /** What the pipeline decided (compressed, recovery, rejected, drop, ...). */
   pipelineOutcome: { name: 'PipelineOutcome', unit: 'Count', dimensions: ['outcome'] },
+  /** Alarms handed back to the alarm queue because other consumers kept committing their metric first. */
+  alarmsHandedBack: { name: 'AlarmsHandedBack', unit: 'Count', dimensions: [] },
   /** Alarm log entries (the history) that could not be written after retries; the alarms were processed. */
   alarmLogLost: { name: 'AlarmLogLost', unit: 'Count', dimensions: [] },
   /** Alarms the door admitted against its container's own count: the shared rate-limit count was unreachable. */

@@ -32,6 +32,11 @@ export interface Config {
   alarmRateLimit: number;
   /** Seconds the alarm endpoint caches a task read. */
   taskCacheSeconds: number;
+  /**
+   * How long the alarm pipeline retries a metric commit it keeps losing to other consumers before it
+   * hands the alarms back to the queue, ms (never into the last 10 s of the invocation).
+   */
+  alarmContentionMs: number;
   /** Webhook retry backoff, seconds, one entry per retry. */
   webhookBackoffSeconds: number[];
   /** Notification retry backoff, seconds. */
@@ -280,6 +285,7 @@ export function loadConfig(): Config {
     blockPrivateWebhooks: bool('BLOCK_PRIVATE_WEBHOOKS', true),
     alarmRateLimit: int('ALARM_RATE_LIMIT', 200, 1),
     taskCacheSeconds: int('TASK_CACHE_SECONDS', 5),
+    alarmContentionMs: int('ALARM_CONTENTION_MS', 20_000),
     webhookBackoffSeconds: list('WEBHOOK_BACKOFF_SECONDS', [5, 30, 120, 600, 1800, 3600]),
     notifyBackoffSeconds: list('NOTIFY_BACKOFF_SECONDS', [5, 30, 120, 600, 1800, 3600]),
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 200, 1),

@@ -27,16 +27,19 @@ export async function startConsumers(o: {
   region: string;
   clock: SharedArrayBuffer;
   scale: PollerScale;
+  /** Queues whose consumer runs a fixed number of batches at once (see LocalStackOptions.concurrency). */
+  concurrency?: Partial<Record<string, number>>;
 }): Promise<Consumers> {
   let stopping = false;
   const workers = new Map<string, Worker>();
   const start = async (queue: string): Promise<Worker> => {
+    const fixed = o.concurrency?.[queue];
     const data: ConsumerWorkerData = {
       queue,
       url: o.urls[queue],
       endpoint: o.endpoint,
       region: o.region,
-      scale: o.scale,
+      scale: fixed ? { ...o.scale, min: fixed, max: fixed } : o.scale,
       clock: o.clock,
     };
     // The worker loads TypeScript like the main thread does, whatever process started the stack

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type Server } from 'node:net';
 import { resolve } from 'node:path';
-import { queues, schedule } from '../../infra/definitions.ts';
+import { type QueueName, queues, schedule } from '../../infra/definitions.ts';
 import { shareClock } from '../clock.ts';
 import { resetConfig } from '../config/env.ts';
 import { logger } from '../log.ts';
@@ -32,6 +32,11 @@ export interface LocalStackOptions {
   maxPollers?: number;
   /** How long a partial batch is topped up before its consumer runs, ms (default 80). */
   batchWindowMs?: number;
+  /**
+   * Concurrent batches of a queue's consumer, fixed (no scaling from `pollers` to `maxPollers`): the
+   * local stand-in for an event source's maximum concurrency on AWS, e.g. `{ alarm: 8 }`.
+   */
+  concurrency?: Partial<Record<QueueName, number>>;
 }
 
 export interface LocalStackState {
@@ -239,6 +244,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       region: REGION,
       clock,
       scale: { min, max: Math.max(min, opts.maxPollers ?? 20), windowMs: opts.batchWindowMs ?? 80 },
+      concurrency: opts.concurrency,
     });
     let scheduleStop: (() => Promise<void>) | undefined;
     if (opts.schedule !== false) scheduleStop = startSchedule();

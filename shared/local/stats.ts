@@ -15,7 +15,10 @@ export interface Counter {
 }
 
 export interface Stats {
-  /** By command and entity (`PutItem ALARM`); `items`: items a write call wrote. */
+  /**
+   * By command and entity (`PutItem ALARM`; calls DynamoDB refused, e.g. a failed condition, apart as
+   * `PutItem ALARM refused`); `items`: items a write call wrote.
+   */
   dynamodb: Record<string, Counter & { read: number; write: number; items: number }>;
   sqs: Record<string, Counter & { messages: number }>;
   /** Handler invocations: count and total duration (ms). */
@@ -155,8 +158,15 @@ export function installStats(): void {
     (next, context) => async (args) => {
       const input = args.input as Record<string, unknown>;
       input.ReturnConsumedCapacity = 'TOTAL';
-      const out = await next(args);
       const command = String((context as { commandName?: string }).commandName ?? 'Unknown');
+      let out: Awaited<ReturnType<typeof next>>;
+      try {
+        out = await next(args);
+      } catch (err) {
+        // A refused call is a request too (a lost conditional commit, say): counted apart, no units.
+        counter(stats.dynamodb, `${command.replace('Command', '')} ${entityOf(input)} refused`, ddbInit).calls++;
+        throw err;
+      }
       const consumed = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
       const list = (Array.isArray(consumed) ? consumed : consumed ? [consumed] : []) as {
         CapacityUnits?: number;

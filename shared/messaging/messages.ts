@@ -28,6 +28,11 @@ export interface AlarmMessage {
    * same uuid, and a task that stores nothing remembers it (`ALARM#...`/`SEEN`) to send it once.
    */
   dedup?: true;
+  /**
+   * Times the alarm pipeline handed this alarm back to the queue because other consumers kept
+   * committing its metric first (a new message each time, so contention never uses up its receives).
+   */
+  handed_back?: number;
 }
 
 /** The outbound webhook envelope (interface 6.1). */

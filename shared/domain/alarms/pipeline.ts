@@ -1,5 +1,6 @@
 import { parseJson } from '../../json.ts';
 import { nowMs, nowSeconds } from '../../clock.ts';
+import { config } from '../../config/env.ts';
 import { logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
 import type { AlarmMessage, NotificationJob, WebhookBundle } from '../../messaging/messages.ts';
@@ -15,6 +16,14 @@ import { event, historyRef, msgRef, taskRef } from '../webhooks/events.ts';
 import { type EventToPublish, publishWebhookEvents, webhookBundles } from '../webhooks/publish.ts';
 import { createWorkflow, finishWorkflowsOfMetric } from '../workflows/service.ts';
 import { strategyOf } from './compress.ts';
+import {
+  commitBackoffMs,
+  commitDeadline,
+  handBackContended,
+  handbackDelaySeconds,
+  MetricContended,
+  VersionWatch,
+} from './contention.ts';
 import { explainAlarm, type Why } from './explain.ts';
 import type { HistoryRecord } from './history.ts';
 import { nextHistoryId } from './ids.ts';
@@ -49,9 +58,6 @@ import { firstBucket, maxInterval, minuteOf, upgradeStrategies } from './upgrade
 /** Due-work kinds of this module (registered in due/handlers.ts). */
 export const FLUSH_KIND = 'compress-flush';
 export const RECOVERY_DELAY_KIND = 'recovery-delay';
-
-/** Attempts to commit a metric group under contention before the messages are retried by SQS. */
-const MAX_COMMIT_ATTEMPTS = 12;
 
 export const defaultDeps = {
   now: nowSeconds,
@@ -104,6 +110,19 @@ export const defaultDeps = {
   logAlarms: (entries: AlarmLogEntry[], deliveries: WebhookAttempt[] = [], atMs = nowMs()): Promise<void> =>
     putBatchLogs(entries, deliveries, atMs),
   sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
+  /** Elapsed time, ms (monotonic; the invocation's time budget, not the service clock). */
+  clockMs: () => performance.now(),
+  /** How long a metric commit lost to other consumers is retried before its alarms are handed back. */
+  contentionMs: () => config().alarmContentionMs,
+  /**
+   * Puts alarms of a contended metric back on the alarm queue as new messages (contention.ts), each
+   * after a short jittered delay; throws unless all were queued.
+   */
+  handBack: (alarms: AlarmMessage[]) =>
+    publish(
+      'alarm',
+      alarms.map((body) => ({ body, delaySeconds: handbackDelaySeconds() })),
+    ),
 };
 export type PipelineDeps = typeof defaultDeps;
 
@@ -136,7 +155,8 @@ export function parseAlarmMessage(body: string): AlarmMessage | undefined {
     Number.isFinite(m.notice_time) &&
     Number.isFinite(m.reported_at) &&
     (m.receiver === undefined || isObject(m.receiver)) &&
-    (m.recovery === undefined || m.recovery === true);
+    (m.recovery === undefined || m.recovery === true) &&
+    (m.handed_back === undefined || (Number.isSafeInteger(m.handed_back) && (m.handed_back as number) > 0));
   return ok ? (m as unknown as AlarmMessage) : undefined;
 }
 
@@ -151,17 +171,27 @@ interface GroupItem {
 
 interface Unit {
   ids: string[];
+  /** The alarms of a metric group (handed back when its metric stays contended). */
+  alarms?: AlarmMessage[];
   run: () => Promise<void>;
+}
+
+export interface BatchOptions {
+  /** What is left of the invocation's time, ms (Lambda's getRemainingTimeInMillis()). */
+  remainingMs?: number;
 }
 
 /**
  * Processes a batch of the alarm queue. Returns the ids of the messages to retry (partial batch
- * failure): the others are done, or dropped on purpose (the task was deleted since).
+ * failure): the others are done, handed back to the queue (their metric stayed contended), or
+ * dropped on purpose (the task was deleted since).
  */
 export async function processAlarmBatch(
   messages: QueuedAlarm[],
   deps: PipelineDeps = defaultDeps,
+  options: BatchOptions = {},
 ): Promise<string[]> {
+  const commitUntil = commitDeadline(deps.clockMs(), deps.contentionMs(), options.remainingMs);
   const failed: string[] = [];
   // One entry per uuid: copies of an alarm in one batch share its fate (acknowledged or retried).
   const byUuid = new Map<string, { ids: string[]; alarm: AlarmMessage }>();
@@ -219,13 +249,17 @@ export async function processAlarmBatch(
   for (const g of groups.values()) {
     units.push({
       ids: g.items.flatMap((i) => i.ids),
-      run: () => processGroup(g.task, g.metric, g.items, unitDeps),
+      alarms: g.items.map((i) => i.alarm),
+      run: () => processGroup(g.task, g.metric, g.items, unitDeps, commitUntil),
     });
   }
 
   const results = await Promise.allSettled(units.map((u) => u.run()));
+  const contended: Unit[] = [];
   results.forEach((r, i) => {
-    if (r.status === 'rejected') {
+    if (r.status === 'rejected' && r.reason instanceof MetricContended) {
+      contended.push(units[i]);
+    } else if (r.status === 'rejected') {
       logger.error('alarm processing failed; will be retried', {
         messageIds: units[i].ids,
         error: r.reason as Error,
@@ -242,6 +276,7 @@ export async function processAlarmBatch(
     });
     return messages.map((m) => m.id);
   }
+  if (contended.length > 0) failed.push(...(await handBackContended(contended, deps.handBack)));
   return failed;
 }
 
@@ -499,10 +534,18 @@ async function processSingle(
 /**
  * Alarms of one metric: read the metric's state, advance it through every alarm in order, and commit
  * state, minute bucket, alarm records and due work in one transaction conditioned on the state's
- * version. Contention (another consumer committed first) re-reads and retries; alarms found already
- * recorded are taken out and only have their side effects re-run.
+ * version. Contention (another consumer committed first) re-reads and retries with jittered backoff
+ * until `commitUntil` (deps.clockMs), then throws MetricContended (the alarms are handed back); a
+ * commit refused all along while the state did not move throws a plain error (a real failure). Alarms
+ * found already recorded are taken out and only have their side effects re-run.
  */
-async function processGroup(task: Task, metric: string, items: GroupItem[], deps: PipelineDeps) {
+async function processGroup(
+  task: Task,
+  metric: string,
+  items: GroupItem[],
+  deps: PipelineDeps,
+  commitUntil: number,
+) {
   const strategy = strategyOf(task.compress);
   const upgrades = upgradeStrategies(task.upgrade);
   const longest = maxInterval(upgrades);
@@ -518,11 +561,11 @@ async function processGroup(task: Task, metric: string, items: GroupItem[], deps
   let pending = items.map((i) => i.alarm);
   const replays: string[] = [];
   let committed: AlarmRecord[] = [];
+  const versions = new VersionWatch();
   for (let attempt = 0; pending.length > 0; attempt++) {
-    if (attempt >= MAX_COMMIT_ATTEMPTS)
-      throw new Error(`metric ${metric}: no commit after ${attempt} attempts`);
     const now = deps.now();
     const state = await deps.repo.getMetricState(task.id, metric);
+    versions.see(state?.version);
     const buckets =
       upgrades.length > 0
         ? await deps.repo.queryMetricMinutes(task.id, metric, firstBucket(now, longest), minuteOf(now))
@@ -594,7 +637,16 @@ async function processGroup(task: Task, metric: string, items: GroupItem[], deps
       replays.push(...res.duplicates);
       pending = pending.filter((a) => !res.duplicates.includes(a.uuid));
     }
-    if (res.conflict) await deps.sleep(Math.min(400, 10 * 2 ** attempt) * (0.5 + Math.random()));
+    if (!res.conflict) continue;
+    if (deps.clockMs() >= commitUntil) {
+      // Contention only if someone else moved the state meanwhile (one more read tells, if need be).
+      if (!versions.moved) versions.see((await deps.repo.getMetricState(task.id, metric))?.version);
+      if (versions.moved) throw new MetricContended(metric, attempt + 1);
+      throw new Error(
+        `metric ${metric}: no commit after ${attempt + 1} attempts, and its state did not move`,
+      );
+    }
+    await deps.sleep(commitBackoffMs(attempt));
   }
   const recorded = [...committed];
   for (const r of committed) await runEffects(task, r, deps);
