@@ -1,7 +1,7 @@
 import { nowSeconds } from '../../clock.ts';
 import { getItems } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, encodeCursor, isEntryCount, isTimedSortKey } from '../cursor.ts';
 import { deliveriesOfAlarm } from '../deliveries/trace.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
@@ -51,15 +51,16 @@ export interface HistoryQuery {
   cursor?: string;
 }
 
+/** `[day, sort key, entries taken]`: the shape of an alarm log position (cursorFits checks the values). */
 const isLogCursor = (v: unknown): v is [number, string, number] =>
   Array.isArray(v) &&
+  v.length === 3 &&
   Number.isSafeInteger(v[0]) &&
-  typeof v[1] === 'string' &&
-  v[1].length < 100 &&
-  Number.isSafeInteger(v[2]);
+  isTimedSortKey(v[1]) &&
+  isEntryCount(v[2]);
 
 function logCursorOf(text: string): AlarmLogCursor {
-  const [day, sk, taken] = decodeCursor(text, isLogCursor, 'cursor is not one this service returned');
+  const [day, sk, taken] = decodeCursor(text, isLogCursor, 'is not one this service returned');
   return { day, sk, taken };
 }
 
@@ -141,7 +142,7 @@ export async function listAlarms(q: HistoryQuery) {
   };
   const cursor = q.cursor ? logCursorOf(q.cursor) : undefined;
   if (cursor && !cursorFits(window, cursor))
-    throw new ValidationError([{ field: 'cursor', message: 'cursor does not belong to this window' }]);
+    throw ValidationError.of('cursor', 'does not belong to this window');
   const page = await queryAlarmLog(q.task_id, window, filter, q.limit ?? 20, cursor);
   const content = await contentOf(page.entries);
   return {
