@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { formatDateTime } from '../../clock.ts';
-import { isRawJson } from '../../json.ts';
+import { isRawJson, textOf } from '../../json.ts';
 import { AlarmError } from '../errors.ts';
 import type { Level } from '../tasks/model.ts';
 
@@ -80,7 +80,7 @@ function fingerprintOf(alert: Record<string, unknown>): string {
   const labels = isObject(alert.labels) ? alert.labels : {};
   const text = Object.keys(labels)
     .sort()
-    .map((k) => `${k}=${String(labels[k])}`)
+    .map((k) => `${k}=${textOf(labels[k])}`)
     .join('\u0000');
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
@@ -126,7 +126,7 @@ function alertsOf(body: Record<string, unknown>): unknown[] {
 export function fromAlertmanager(body: Record<string, unknown>): IntakeAlarm[] {
   if (body.version !== undefined && body.version !== '4')
     throw AlarmError.invalid(
-      `version ${String(body.version)} is not supported (Alertmanager webhook version 4 is)`,
+      `version ${textOf(body.version)} is not supported (Alertmanager webhook version 4 is)`,
     );
   return alertsOf(body).map((a, i) => alertToAlarm(a, i, 'alertmanager', []));
 }
