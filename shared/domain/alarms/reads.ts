@@ -9,6 +9,7 @@ import { maskRobot } from '../notifications/providers/robot.ts';
 import { recipientsOf } from '../notifications/receivers.ts';
 import { taskForUser } from '../tasks/access.ts';
 import { redact } from '../tasks/reader.ts';
+import { openReceiverRobots, openRobot } from '../tasks/robots.ts';
 import { LEVEL_NAMES, type Level, type Task } from '../tasks/model.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
 import { getWorkflowIdOfAlarm } from '../workflows/repository.ts';
@@ -429,9 +430,10 @@ async function receiversOf(
     robots: recipients.robotSets.map((s) => ({
       set: s.key,
       channel: s.channel,
-      robots: s.robots.map((r) => maskRobot(r.webhook)),
+      // Robots travel sealed: each is opened here only to be shown masked.
+      robots: s.robots.map((r) => maskRobot(openRobot(r).webhook)),
     })),
-    ...(record?.receiver?.channels ? { override: redact(record.receiver.channels) } : {}),
+    ...(record?.receiver?.channels ? { override: redact(openReceiverRobots(record.receiver).channels) } : {}),
   };
 }
 
