@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRawJson, nestingDepth, parseJson, toWireJson } from './json.ts';
+import { isRawJson, nestingDepth, parseJson, textOf, toWireJson } from './json.ts';
 
 describe('parseJson keeps numbers as written', () => {
   it.each([
@@ -70,5 +70,22 @@ describe('nestingDepth', () => {
   it('does not count raw numbers as objects, and stops past the limit', () => {
     expect(nestingDepth({ n: parseJson('1e400') })).toBe(1);
     expect(nestingDepth(parseJson(`${'['.repeat(1000)}${']'.repeat(1000)}`), 64)).toBe(65);
+  });
+});
+
+describe('textOf', () => {
+  it.each([
+    ['a string', 'web-1', 'web-1'],
+    ['a number', 42, '42'],
+    ['a number kept as written', (parseJson('{"n":1e309}') as { n: unknown }).n, '1e309'],
+    ['null', null, 'null'],
+    ['an array with a number kept as written', parseJson('[1e309,"a"]'), '[1e309,"a"]'],
+  ])('writes %s', (_label, value, text) => {
+    expect(textOf(value)).toBe(text);
+  });
+
+  it('does not walk a value nested deeper than any accepted one', () => {
+    const deep = parseJson(`${'['.repeat(100_000)}1${']'.repeat(100_000)}`);
+    expect(textOf(deep)).toBe('(nested too deep)');
   });
 });

@@ -28,6 +28,20 @@ export function isRawJson(value: unknown): value is RawJson {
   return typeof value === 'object' && value !== null && J.isRawJSON(value);
 }
 
+/** Nesting beyond which textOf does not walk a value (far beyond any the service accepts). */
+const TEXT_DEPTH = 256;
+
+/**
+ * A scalar as text, the way `String()` writes it, and a number kept as its source text as written
+ * (`String()` throws on those: they have no prototype); objects and arrays as JSON, unless they nest
+ * deeper than TEXT_DEPTH (writing those would exhaust the stack).
+ */
+export function textOf(value: unknown): string {
+  if (isRawJson(value)) return value.rawJSON;
+  if (typeof value !== 'object' || value === null) return String(value);
+  return nestingDepth(value, TEXT_DEPTH) > TEXT_DEPTH ? '(nested too deep)' : JSON.stringify(value);
+}
+
 /** A number given as JSON text (e.g. `"12345678901234567890"`), kept exactly as written. */
 export function rawNumber(text: string): RawJson {
   return J.rawJSON(text);

@@ -6,7 +6,7 @@ import { authenticateApp, authenticateTask } from '../domain/auth/service.ts';
 import { BadRequestError, PayloadTooLargeError } from '../domain/errors.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import { compileCoercingSchema, compileSchema, type Validator } from '../domain/validation.ts';
-import { parseJson as parseLossless } from '../json.ts';
+import { isRawJson, parseJson as parseLossless } from '../json.ts';
 import { logger } from '../log.ts';
 import { count, flushMetrics } from '../metrics.ts';
 import { errorResponse, okResponse } from './envelope.ts';
@@ -109,7 +109,8 @@ export function parseJson(body: string, lossless = false): Record<string, unknow
   } catch {
     throw new BadRequestError('request body is not valid JSON');
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+  // (a number kept as written is an object too, without being one)
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed) || isRawJson(parsed)) {
     throw new BadRequestError('request body must be a JSON object');
   }
   return parsed as Record<string, unknown>;

@@ -94,6 +94,32 @@ describe('Alertmanager and Grafana alerts', () => {
 });
 
 describe('the original adapters', () => {
+  it.each([
+    '99999999999999999999999',
+    '253402300800000',
+    '-1',
+    '1.5',
+    '1e12',
+    '-0',
+    'NaN',
+    'Infinity',
+    '0x10',
+    ' 1764000000000',
+    'soon',
+  ])('aliyun refuses the timestamp %s with 4000 naming the field', (timestamp) => {
+    const act = () => fromAliyun({ alertName: 'cpu', timestamp }, 'UTC');
+    expect(act).toThrowError(
+      expect.objectContaining({ status: 400, code: 4000, message: expect.stringMatching(/^timestamp /) }),
+    );
+  });
+
+  it.each([
+    ['0', '1970-01-01 00:00:00'],
+    ['253402300799999', '9999-12-31 23:59:59'],
+  ])('aliyun dates the timestamp %s as %s', (timestamp, date) => {
+    expect(fromAliyun({ timestamp }, 'UTC')[0].ctn.date).toBe(date);
+  });
+
   it('falcon drops the credentials and keeps every other parameter', () => {
     expect(
       fromFalcon({ taskid: '1', timestamp: '2', sign: 's', token: 't', level: '1', endpoint: 'e' }),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { formatDateTime } from '../../clock.ts';
-import { isRawJson } from '../../json.ts';
+import { isRawJson, textOf } from '../../json.ts';
 import { AlarmError } from '../errors.ts';
 import type { Level } from '../tasks/model.ts';
 
@@ -80,7 +80,7 @@ function fingerprintOf(alert: Record<string, unknown>): string {
   const labels = isObject(alert.labels) ? alert.labels : {};
   const text = Object.keys(labels)
     .sort()
-    .map((k) => `${k}=${String(labels[k])}`)
+    .map((k) => `${k}=${textOf(labels[k])}`)
     .join('\u0000');
   return createHash('sha256').update(text).digest('hex').slice(0, 16);
 }
@@ -126,7 +126,7 @@ function alertsOf(body: Record<string, unknown>): unknown[] {
 export function fromAlertmanager(body: Record<string, unknown>): IntakeAlarm[] {
   if (body.version !== undefined && body.version !== '4')
     throw AlarmError.invalid(
-      `version ${String(body.version)} is not supported (Alertmanager webhook version 4 is)`,
+      `version ${textOf(body.version)} is not supported (Alertmanager webhook version 4 is)`,
     );
   return alertsOf(body).map((a, i) => alertToAlarm(a, i, 'alertmanager', []));
 }
@@ -199,11 +199,25 @@ const ALIYUN_STATISTICS: Record<string, string> = {
   Average: '平均值',
 };
 
+/** Latest alarm time a `date` can be written for: 9999-12-31 23:59:59.999 UTC, in milliseconds. */
+export const MAX_ALARM_TIME_MS = 253_402_300_799_999;
+
+/**
+ * CloudMonitor's `timestamp`: the alarm time in milliseconds, decimal digits only, at most
+ * MAX_ALARM_TIME_MS (4000 naming the field otherwise: a time no date exists for is no alarm time).
+ */
+function aliyunTimestamp(text: string): number {
+  const ms = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(ms <= MAX_ALARM_TIME_MS))
+    throw AlarmError.invalid(`timestamp must be the alarm time in milliseconds (0 to ${MAX_ALARM_TIME_MS})`);
+  return ms;
+}
+
 /**
  * `/alarm/aliyun` (Alibaba Cloud CloudMonitor's alarm callback, a form body), as the original did:
  * the form fields without `signature`; `dimensions` (`{k=v, k2=v2}`) spread into fields with
  * URL-encoded twins; `expression` (`$Average>=90`) read into condition and threshold; `date` from
- * the millisecond `timestamp`.
+ * the millisecond `timestamp` (a timestamp that is no such time is refused, naming the field).
  */
 export function fromAliyun(form: Record<string, string>, timeZone: string): IntakeAlarm[] {
   // The form is CloudMonitor's own (its `timestamp` is the alarm's time); the credentials are in the query.
@@ -227,8 +241,7 @@ export function fromAliyun(form: Record<string, string>, timeZone: string): Inta
     ctn.expiression_condition = expression[1]; // the original's spelling, for templates written for it
     ctn.threshold = expression[2];
   }
-  const ms = Number(form.timestamp);
-  if (form.timestamp && Number.isFinite(ms)) ctn.date = formatDateTime(Math.floor(ms / 1000), timeZone);
+  if (form.timestamp) ctn.date = formatDateTime(Math.floor(aliyunTimestamp(form.timestamp) / 1000), timeZone);
   if (typeof form.ruleId === 'string') ctn.ruleId_urlencode = encodeURIComponent(form.ruleId);
   return [{ ctn }];
 }

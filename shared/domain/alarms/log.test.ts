@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { packLog, unpackLog } from '../../db/client.ts';
 import { resetConfig } from '../../config/env.ts';
 import { deliveryLogItems, type WebhookAttempt } from '../webhooks/repository.ts';
-import { type AlarmLogEntry, alarmLogItems, batchLogItems } from './log.ts';
+import { type AlarmLogEntry, alarmLogItems, batchLogItems, cursorFits } from './log.ts';
 
 beforeAll(() => {
   process.env.TABLE_NAME = 'unit';
@@ -116,5 +116,27 @@ describe('batch log rows are stored compressed', () => {
     expect(before.length).toBeLessThan(JSON.stringify(rows).length / 3);
     expect(unpackLog({ logz: new Uint8Array(before) })).toEqual(rows);
     expect(unpackLog(packLog(rows))).toEqual(rows);
+  });
+});
+
+describe('alarm log cursors', () => {
+  // A window of one day and a log item written in it (the keys the log writes).
+  const window = { from: 1_700_000_000, to: 1_700_086_400 };
+  const atMs = 1_700_050_000_123;
+  const { sk } = alarmLogItems([entry(randomUUID())], atMs)[0] as { sk: string };
+  const day = Math.floor(atMs / 86_400_000);
+
+  it.each([
+    ['a position the log returned', true, { day, sk, taken: 3 }],
+    ['a day other than its item time', false, { day: day - 1, sk, taken: 3 }],
+    ['a sort key that is no log key ("0")', false, { day, sk: '0', taken: 0 }],
+    ['a sort key before the window', false, { day: 19_675, sk: '1699920000000#0123456789ab', taken: 0 }],
+    ['a sort key after the window', false, { day: 19_677, sk: '1700190000000#0123456789ab', taken: 0 }],
+    ['a negative count', false, { day, sk, taken: -1 }],
+    ['a huge count', false, { day, sk, taken: 2 ** 53 }],
+    ['a fractional count', false, { day, sk, taken: 1.5 }],
+    ['a sort key with a lone surrogate', false, { day, sk: `${sk.slice(0, 14)}\ud800`, taken: 0 }],
+  ])('%s fits the window: %s', (_label, fits, cursor) => {
+    expect(cursorFits(window, cursor)).toBe(fits);
   });
 });

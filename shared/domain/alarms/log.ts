@@ -1,6 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { contentId, db, packLog, putItems, SCHEMA_VERSION, tableName, unpackLog } from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
+import { isEntryCount, isTimedSortKey, msOfTimedSortKey } from '../cursor.ts';
 import type { Level } from '../tasks/model.ts';
 import {
   byTask,
@@ -246,12 +247,19 @@ const matches = (e: AlarmLogEntry, f: AlarmLogFilter, from: number, to: number) 
   (f.uuid === undefined || e.uuid === f.uuid) &&
   (f.history_id === undefined || e.history_id === f.history_id);
 
-/** Whether a cursor can belong to a read of `window` (a forged one could make a read walk years of days). */
+/**
+ * Whether a cursor can belong to a read of `window`: its item's time lies in the window's range of
+ * log items and its day is that time's day (a forged one could make a read walk years of days, or
+ * end a day's range before it starts).
+ */
 export function cursorFits(window: { from: number; to: number }, c: AlarmLogCursor): boolean {
+  const ms = msOfTimedSortKey(c.sk);
   return (
-    c.taken >= 0 &&
-    c.day >= webhookLogDayOf(window.from * 1000) &&
-    c.day <= webhookLogDayOf(window.to * 1000 + WRITE_LAG_MS)
+    isTimedSortKey(c.sk) &&
+    isEntryCount(c.taken) &&
+    ms >= window.from * 1000 &&
+    ms <= window.to * 1000 + WRITE_LAG_MS &&
+    c.day === webhookLogDayOf(ms)
   );
 }
 
@@ -271,7 +279,10 @@ async function* logItems(
 ): AsyncGenerator<{ day: number; sk: string; item: Record<string, unknown> }> {
   const firstDay = webhookLogDayOf(window.from * 1000);
   for (let day = resume?.day ?? webhookLogDayOf(window.to * 1000 + WRITE_LAG_MS); day >= firstDay; day--) {
+    const from = keys.dayLogSkFrom(window.from * 1000);
     const to = resume && resume.day === day ? resume.sk : keys.dayLogSkFrom(window.to * 1000 + WRITE_LAG_MS);
+    // An empty range (a position before the window) has nothing to read, and is no valid BETWEEN.
+    if (to < from) continue;
     let start: Record<string, unknown> | undefined;
     do {
       const page = await db().send(
@@ -280,7 +291,7 @@ async function* logItems(
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
           ExpressionAttributeValues: {
             ':pk': keys.alarmLogDay(taskId, day),
-            ':from': keys.dayLogSkFrom(window.from * 1000),
+            ':from': from,
             ':to': to,
           },
           ScanIndexForward: false,

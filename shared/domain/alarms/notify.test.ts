@@ -1,8 +1,17 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { resetConfig } from '../../config/env.ts';
+import { isSealed } from '../auth/seal.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import type { ReceiverSet } from '../notifications/receivers.ts';
 import type { ReceiverConfig } from '../tasks/model.ts';
+import { openRobot } from '../tasks/robots.ts';
 import { noticeJobs, selectedReceivers, selectReceivers, taskContext } from './notify.ts';
+
+beforeAll(() => {
+  process.env.TABLE_NAME = 'unit';
+  process.env.SEAL_KEY = Buffer.alloc(32, 7).toString('base64');
+  resetConfig();
+});
 
 const facts = (ctn: Record<string, unknown>, level = 1) => ({ ctn, level, notice_time: 1_700_000_000 });
 const when = (field: string, threshold: string) => [{ rule: [{ field, operator: 'eq', threshold }] }];
@@ -288,7 +297,14 @@ describe('noticeJobs', () => {
         { getAlarmGroups: async (ids) => groups.filter((g) => ids.includes(g.id)) },
       );
       // Assert
-      expect(jobs.map((j) => [j.job_id, (j.robots ?? []).map((r) => r.webhook)])).toEqual(expected);
+      expect(jobs.map((j) => [j.job_id, (j.robots ?? []).map((r) => openRobot(r).webhook)])).toEqual(
+        expected,
+      );
+      // The jobs carry their robots sealed (the configurations here were written in plain).
+      const robots = jobs.flatMap((j) => j.robots ?? []);
+      expect(robots.every((r) => isSealed(r.webhook) && (r.secret === undefined || isSealed(r.secret)))).toBe(
+        true,
+      );
     });
 
     it('people stay merged over the sets (one job per channel, plain id) while robots split', async () => {
@@ -319,7 +335,7 @@ describe('noticeJobs', () => {
         { getAlarmGroups: async (ids) => groups.filter((g) => ids.includes(g.id)) },
       );
       // Assert
-      expect(jobs.map((j) => [j.job_id, j.users ?? j.robots?.map((r) => r.webhook)])).toEqual([
+      expect(jobs.map((j) => [j.job_id, j.users ?? j.robots?.map((r) => openRobot(r).webhook)])).toEqual([
         ['p:email', [9, 7, 8]],
         ['p:dinggroup:d0', ['A']],
         ['p:dinggroup:default', ['C']],

@@ -9,6 +9,7 @@ import { getAlarmGroups } from '../directory/repository.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';
 import { effectiveStatus, TASK_PAUSED, TASK_RUNNING, type Task } from '../tasks/model.ts';
+import { sealReceiverRobots } from '../tasks/robots.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
 import { defaultDeliveryDeps, deliverNow } from '../webhooks/delivery.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
@@ -430,7 +431,8 @@ function buildRecord(
     reported_level: alarm.level,
     reported_at: alarm.reported_at,
     processed_at: d.now,
-    ...(alarm.receiver ? { receiver: alarm.receiver } : {}),
+    // Stored with its robots sealed (one queued before robots were sealed has them in plain).
+    ...(alarm.receiver ? { receiver: sealReceiverRobots(alarm.receiver) } : {}),
     selection: selectReceivers(task.receiver, factsOf(alarm, d.level), alarm.receiver),
     notify: d.notify ?? notifyOf(d.outcome),
     ...(d.k !== undefined ? { k: d.k } : {}),

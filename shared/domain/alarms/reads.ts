@@ -1,7 +1,7 @@
 import { nowSeconds } from '../../clock.ts';
 import { getItems } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, encodeCursor, isEntryCount, isTimedSortKey } from '../cursor.ts';
 import { deliveriesOfAlarm } from '../deliveries/trace.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
@@ -9,6 +9,7 @@ import { maskRobot } from '../notifications/providers/robot.ts';
 import { recipientsOf } from '../notifications/receivers.ts';
 import { taskForUser } from '../tasks/access.ts';
 import { redact } from '../tasks/reader.ts';
+import { openReceiverRobots, openRobot } from '../tasks/robots.ts';
 import { LEVEL_NAMES, type Level, type Task } from '../tasks/model.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
 import { getWorkflowIdOfAlarm } from '../workflows/repository.ts';
@@ -51,15 +52,16 @@ export interface HistoryQuery {
   cursor?: string;
 }
 
+/** `[day, sort key, entries taken]`: the shape of an alarm log position (cursorFits checks the values). */
 const isLogCursor = (v: unknown): v is [number, string, number] =>
   Array.isArray(v) &&
+  v.length === 3 &&
   Number.isSafeInteger(v[0]) &&
-  typeof v[1] === 'string' &&
-  v[1].length < 100 &&
-  Number.isSafeInteger(v[2]);
+  isTimedSortKey(v[1]) &&
+  isEntryCount(v[2]);
 
 function logCursorOf(text: string): AlarmLogCursor {
-  const [day, sk, taken] = decodeCursor(text, isLogCursor, 'cursor is not one this service returned');
+  const [day, sk, taken] = decodeCursor(text, isLogCursor, 'is not one this service returned');
   return { day, sk, taken };
 }
 
@@ -141,7 +143,7 @@ export async function listAlarms(q: HistoryQuery) {
   };
   const cursor = q.cursor ? logCursorOf(q.cursor) : undefined;
   if (cursor && !cursorFits(window, cursor))
-    throw new ValidationError([{ field: 'cursor', message: 'cursor does not belong to this window' }]);
+    throw ValidationError.of('cursor', 'does not belong to this window');
   const page = await queryAlarmLog(q.task_id, window, filter, q.limit ?? 20, cursor);
   const content = await contentOf(page.entries);
   return {
@@ -428,9 +430,10 @@ async function receiversOf(
     robots: recipients.robotSets.map((s) => ({
       set: s.key,
       channel: s.channel,
-      robots: s.robots.map((r) => maskRobot(r.webhook)),
+      // Robots travel sealed: each is opened here only to be shown masked.
+      robots: s.robots.map((r) => maskRobot(openRobot(r).webhook)),
     })),
-    ...(record?.receiver?.channels ? { override: redact(record.receiver.channels) } : {}),
+    ...(record?.receiver?.channels ? { override: redact(openReceiverRobots(record.receiver).channels) } : {}),
   };
 }
 

@@ -3,7 +3,9 @@ import { resetConfig } from '../../config/env.ts';
 import type { AlarmMessage } from '../../messaging/messages.ts';
 import { hmacSign, md5Sign } from '../auth/signature.ts';
 import { AlarmError, PayloadTooLargeError, UnauthorizedError } from '../errors.ts';
-import type { Task } from '../tasks/model.ts';
+import { isSealed } from '../auth/seal.ts';
+import type { ReceiverConfig, Task } from '../tasks/model.ts';
+import { openReceiverRobots } from '../tasks/robots.ts';
 import { MemoryRateStore, RateLimiter } from './rate-limit.ts';
 import type { ReportReceipt } from './report-repository.ts';
 import { formatDateTime } from '../../clock.ts';
@@ -219,7 +221,10 @@ describe('report acceptance', () => {
       deps,
     );
     expect(published[0]).toMatchObject({ level: 3, notice_time: 1700000000 });
-    expect(published[0].receiver).toEqual({
+    // The robot travels sealed on the queue (opened only where it is called).
+    const sent = published[0].receiver as ReceiverConfig;
+    expect(isSealed(sent.channels?.dinggroup?.[0].webhook ?? '')).toBe(true);
+    expect(openReceiverRobots(sent)).toEqual({
       alarmgroup: [1, 2],
       channels: { sms: [4], webhook: 'https://x.example/h', dinggroup: [{ webhook: 'tok' }] },
     });

@@ -18,6 +18,7 @@ import {
 import { outboundUrlErrors, type ReceiverLike } from '../tasks/outbound-urls.ts';
 import type { Channels, Level, ReceiverConfig, Robot, Task } from '../tasks/model.ts';
 import { effectiveStatus, ROBOT_CHANNELS, TASK_PAUSED, TASK_STOPPED, USER_CHANNELS } from '../tasks/model.ts';
+import { sealRobot } from '../tasks/robots.ts';
 import { compileSchema } from '../validation.ts';
 import { heartbeatOf } from './heartbeat.ts';
 import { alarmRateLimiter, type RateLimiter } from './rate-limit.ts';
@@ -201,9 +202,10 @@ function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
   }
   for (const ch of ROBOT_CHANNELS) {
     const robots = given[ch] as Robot[] | undefined;
+    // Queued and stored sealed (tasks/robots.ts): opened only where a robot is called.
     if (robots?.length)
       channels[ch] = robots.map((r) =>
-        r.secret ? { webhook: r.webhook, secret: r.secret } : { webhook: r.webhook },
+        sealRobot(r.secret ? { webhook: r.webhook, secret: r.secret } : { webhook: r.webhook }),
       );
   }
   const url = webhookUrlOf(given.webhook);

@@ -3,7 +3,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
-import { loadSealKey, seal, sealKeyFromSecretString, unseal } from './seal.ts';
+import { isSealed, loadSealKey, seal, sealKeyFromSecretString, sealStable, unseal } from './seal.ts';
 
 describe('sealKeyFromSecretString', () => {
   it('uses a canonical base64 secret of 32 bytes as the key itself', () => {
@@ -74,5 +74,55 @@ describe('loadSealKey from Secrets Manager', () => {
     expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(1);
     expect(sealed).not.toContain('robot-secret');
     expect(unseal(sealed)).toBe('robot-secret');
+  });
+});
+
+describe('stable seals and the sealed marker', () => {
+  const saved = { ...process.env };
+
+  beforeAll(() => {
+    process.env.TABLE_NAME = 'unit';
+    process.env.SEAL_KEY = Buffer.alloc(32, 9).toString('base64');
+    process.env.SEAL_KEY_SECRET_ARN = '';
+    resetConfig();
+  });
+
+  afterAll(() => {
+    process.env = saved;
+    resetConfig();
+  });
+
+  it('seals the same text to the same value, other texts to other values, and opens them', () => {
+    // Act
+    const a = sealStable('0123456789abcdef0123456789abcdef');
+    const again = sealStable('0123456789abcdef0123456789abcdef');
+    const b = sealStable('0123456789abcdef0123456789abcdeg');
+    // Assert
+    expect(again).toBe(a);
+    expect(b).not.toBe(a);
+    expect(a.split(':')[1]).not.toBe(b.split(':')[1]);
+    expect(a).not.toContain('0123456789abcdef');
+    expect(unseal(a)).toBe('0123456789abcdef0123456789abcdef');
+    expect(unseal(sealStable(''))).toBe('');
+  });
+
+  it('refuses a stable seal whose ciphertext was changed', () => {
+    const [v, iv, tag, data] = sealStable('SECabc').split(':');
+    const flipped = Buffer.from(data, 'base64');
+    flipped[0] ^= 1;
+    expect(() => unseal([v, iv, tag, flipped.toString('base64')].join(':'))).toThrow();
+  });
+
+  it.each([
+    ['a seal', true, () => seal('robot-token')],
+    ['a stable seal', true, () => sealStable('https://oapi.dingtalk.com/robot/send?access_token=abc')],
+    ['a stable seal of nothing', true, () => sealStable('')],
+    ['an access token', false, () => 'a'.repeat(64)],
+    ['a robot URL', false, () => 'https://oapi.dingtalk.com/robot/send?access_token=abc'],
+    ['a signing secret', false, () => 'SEC0123456789abcdef'],
+    ['a value that only starts like one', false, () => 'v1:abc:def:ghi'],
+    ['a seal with a line after it', false, () => `${seal('x')}\n`],
+  ])('tells %s: sealed %s', (_label, sealed, value) => {
+    expect(isSealed(value())).toBe(sealed);
   });
 });

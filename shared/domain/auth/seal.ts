@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { config } from '../../config/env.ts';
 
 /**
@@ -46,11 +46,40 @@ function currentKey(): Buffer {
   return key;
 }
 
-export function seal(plain: string): string {
-  const iv = randomBytes(12);
+function sealWith(plain: string, iv: Buffer): string {
   const cipher = createCipheriv('aes-256-gcm', currentKey(), iv);
   const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
   return `v1:${iv.toString('base64')}:${cipher.getAuthTag().toString('base64')}:${data.toString('base64')}`;
+}
+
+export function seal(plain: string): string {
+  return sealWith(plain, randomBytes(12));
+}
+
+/** The key the IVs of stable seals are derived with (separate from the seal key, derived from it). */
+let ivKey: { of: Buffer; key: Buffer } | undefined;
+
+/**
+ * A seal that is the same for the same plain text: its IV is the first 96 bits of an HMAC-SHA256 of
+ * the text under a key derived from the seal key (a synthetic IV), so an IV repeats only with its
+ * text, and two sealed values compare equal exactly when their plain texts do (what robots are
+ * de-duplicated by without being opened). That equality is all it reveals beyond `seal`. Opened by
+ * `unseal` like any sealed value.
+ */
+export function sealStable(plain: string): string {
+  const key = currentKey();
+  if (ivKey?.of !== key)
+    ivKey = { of: key, key: createHmac('sha256', key).update('tocsin stable seal iv').digest() };
+  return sealWith(plain, createHmac('sha256', ivKey.key).update(plain, 'utf8').digest().subarray(0, 12));
+}
+
+/** The form of a sealed value (`v1:` + 12-byte IV + 16-byte tag + ciphertext, base64): its marker. */
+const SEALED =
+  /^v1:[A-Za-z0-9+/]{16}:[A-Za-z0-9+/]{22}==:(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** Whether a stored value is sealed; a value without the marker was written in plain (before sealing). */
+export function isSealed(value: string): boolean {
+  return SEALED.test(value);
 }
 
 export function unseal(sealed: string): string {

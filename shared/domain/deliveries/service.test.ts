@@ -292,12 +292,24 @@ describe('listDeliveries', () => {
     ).rejects.toThrowError(/cursor belongs to another listing/);
   });
 
-  it('refuses a cursor with a position of the wrong shape', async () => {
+  it.each([
+    ['a position of the wrong shape', { p: { w: 'DROP TABLE' } }],
+    ['a sort key that is no listing key', { p: { n0: { s: '0', r: 0 } } }],
+    ['a sort key with a lone surrogate', { p: { n1: { s: sk(5_000, '\ud800'), r: 0 } } }],
+    ['a sort key beyond 1,024 bytes', { p: { w: sk(5_000, 'x'.repeat(1_100)) } }],
+    ['a log day other than its sort key time', { p: { l: { d: 3, s: sk(1_500, 'a'), r: 1 } } }],
+    ['a negative count', { p: { l: { d: 0, s: sk(1_500, 'a'), r: -1 } } }],
+    ['a count beyond any item', { p: { n2: { s: sk(7_000, 'j2'), r: 2 ** 40 } } }],
+    ['a source done twice', { d: ['n0', 'n0', 'n1', 'n2'] }],
+    ['a source of another kind', { k: 'webhook', d: ['n0'] }],
+    ['a string task id', { t: '7' }],
+  ])('refuses a cursor with %s', async (_label, change) => {
     const w = seeded();
-    const bad = encodeCursor({ v: 1, t: 7, k: 'all', p: { w: 'DROP TABLE' }, d: [] });
+    const bad = encodeCursor({ v: 1, t: 7, k: 'all', p: {}, d: [], ...change });
     await expect(listDeliveries({ uid: 1, task_id: 7, cursor: bad }, w.deps)).rejects.toThrowError(
       'cursor is not a valid cursor',
     );
+    expect(w.calls).toEqual([]);
   });
 });
 

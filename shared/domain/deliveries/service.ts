@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { nowMs, nowSeconds } from '../../clock.ts';
-import { NOTIFY_TASK_SHARDS } from '../../db/keys.ts';
+import { NOTIFY_TASK_SHARDS, webhookLogDayOf } from '../../db/keys.ts';
 import type { WebhookMessage } from '../../messaging/messages.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
 import {
@@ -17,7 +17,7 @@ import {
   pageOwnAttemptsOfTask,
   type WebhookAttempt,
 } from '../webhooks/repository.ts';
-import { decodeCursor, encodeCursor } from '../cursor.ts';
+import { decodeCursor, encodeCursor, isEntryCount, isTimedSortKey, msOfTimedSortKey } from '../cursor.ts';
 import { DEFAULT_LIMIT, DELIVERY_KINDS, type DeliveryKind } from './schemas.ts';
 
 /**
@@ -161,16 +161,14 @@ interface DeliveriesCursor {
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
-/** A position is a sort key: DynamoDB takes at most 1,024 bytes of one. */
-const isSortKey = (v: unknown): v is string =>
-  typeof v === 'string' && /^\d{13}#/.test(v) && Buffer.byteLength(v, 'utf8') <= 1024;
-const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-
+/**
+ * A position is a sort key as the source writes it, and the entries of its item already read; a
+ * delivery log position's day is the day its sort key's time falls in (the item's partition).
+ */
 function validPosition(source: SourceId, v: unknown): boolean {
-  if (source === 'w') return isSortKey(v);
-  if (!isObject(v)) return false;
-  if (source === 'l') return Number.isSafeInteger(v.d) && isSortKey(v.s) && isCount(v.r);
-  return isSortKey(v.s) && isCount(v.r);
+  if (source === 'w') return isTimedSortKey(v);
+  if (!isObject(v) || !isTimedSortKey(v.s) || !isEntryCount(v.r)) return false;
+  return source !== 'l' || v.d === webhookLogDayOf(msOfTimedSortKey(v.s));
 }
 
 function isDeliveriesCursor(v: unknown): v is DeliveriesCursor {
@@ -178,6 +176,7 @@ function isDeliveriesCursor(v: unknown): v is DeliveriesCursor {
   if (!DELIVERY_KINDS.includes(v.k as DeliveryKind)) return false;
   const sources = sourcesOf(v.k as DeliveryKind);
   if (!Array.isArray(v.d) || !v.d.every((s) => sources.includes(s as SourceId))) return false;
+  if (new Set(v.d).size !== v.d.length) return false;
   if (!isObject(v.p)) return false;
   return Object.entries(v.p).every(
     ([s, pos]) => sources.includes(s as SourceId) && validPosition(s as SourceId, pos),

@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { resetConfig } from '../../config/env.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import { selectedReceivers } from '../alarms/notify.ts';
 import type { AlarmGroup } from '../directory/model.ts';
@@ -7,6 +8,12 @@ import type { JobRecord } from '../notifications/repository.ts';
 import type { Task } from '../tasks/model.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
 import { candidateIds, deliveriesOfAlarm, LOG_WINDOW_MS, type TraceDeps } from './trace.ts';
+
+beforeAll(() => {
+  process.env.TABLE_NAME = 'unit';
+  process.env.SEAL_KEY = Buffer.alloc(32, 7).toString('base64');
+  resetConfig();
+});
 
 const robot = (n: number) => ({ webhook: `tok-${n}`, secret: 's' });
 const task = {

@@ -10,6 +10,7 @@ import {
   tableName,
 } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
+import { sealReceiverRobots } from '../tasks/robots.ts';
 import type { AlarmGroup, BusinessUnit, Department, Tag, Template, User } from './model.ts';
 
 type Key = { pk: string; sk: string };
@@ -99,7 +100,13 @@ function toItem(d: DirectoryItem): Record<string, unknown> {
     case 'user':
       return { ...keys.user(d.value.uid), ...base, ...d.value };
     case 'alarm_group':
-      return { ...keys.alarmGroup(d.value.id), ...base, ...d.value };
+      // Robot webhooks and secrets are stored sealed (tasks/robots.ts); reads keep them sealed.
+      return {
+        ...keys.alarmGroup(d.value.id),
+        ...base,
+        ...d.value,
+        receiver: sealReceiverRobots(d.value.receiver),
+      };
     case 'tag':
       return { ...keys.tag(d.value.id), ...base, ...d.value };
     case 'template':

@@ -11,6 +11,7 @@ import { getTaskCached } from '../alarms/task-cache.ts';
 import type { Template, User } from '../directory/model.ts';
 import { getTemplate, getUsers } from '../directory/repository.ts';
 import { ROBOT_CHANNELS, type RobotChannel, type Task, USER_CHANNELS } from '../tasks/model.ts';
+import { openRobot } from '../tasks/robots.ts';
 import { dingWorker, wechatWorker, type WorkNoticeProvider, yachWorker } from './providers/work-notice.ts';
 import { type Mailer, sesMailer, smtpMailer } from './providers/email.ts';
 import { maskRobot, sendToRobot } from './providers/robot.ts';
@@ -370,14 +371,16 @@ async function sendRobots(
     return;
   }
   if (!base) {
-    run.record(key, robots.map((r) => maskRobot(r.webhook)).join(', '), notConfigured);
+    run.record(key, robots.map((r) => maskRobot(openRobot(r).webhook)).join(', '), notConfigured);
     return;
   }
   // Robots are tried in order until one takes the message; each try is recorded, and the channel's
   // outcome is decided at the end: delivered, retried (some failure was transient) or refused.
   const cfg = deps.cfg.notify;
   let transient = false;
-  for (const robot of robots) {
+  for (const sealed of robots) {
+    // Robots travel sealed: each is opened when it is tried, and only then.
+    const robot = openRobot(sealed);
     const target = maskRobot(robot.webhook);
     if (!(await deps.throttle.take(channel, robot, nowSeconds()))) {
       transient = true;

@@ -1,9 +1,19 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { resetConfig } from '../../config/env.ts';
+import { isSealed } from '../auth/seal.ts';
+import { openRobot, sealRobot } from '../tasks/robots.ts';
 import { recipientsOf } from './receivers.ts';
 
+beforeAll(() => {
+  process.env.TABLE_NAME = 'unit';
+  process.env.SEAL_KEY = Buffer.alloc(32, 7).toString('base64');
+  resetConfig();
+});
+
 const robot = (webhook: string) => ({ webhook });
+/** The robot sets with each robot opened (they come out sealed). */
 const sets = (r: ReturnType<typeof recipientsOf>) =>
-  r.robotSets.map((s) => [s.key, s.robots.map((x) => x.webhook)]);
+  r.robotSets.map((s) => [s.key, s.robots.map((x) => openRobot(x).webhook)]);
 
 describe('robots shared by receiver sets (behavior 7.6)', () => {
   it("a robot that is an earlier set's first robot is left out of later sets", () => {
@@ -48,5 +58,22 @@ describe('robots shared by receiver sets (behavior 7.6)', () => {
       ['d0', ['A']],
       ['d1', ['B']],
     ]);
+  });
+
+  it('seals every robot, and knows a robot sealed earlier and one kept in plain as the same robot', () => {
+    const r = recipientsOf(
+      [
+        { set: 'd0', channels: { dinggroup: [sealRobot({ webhook: 'S', secret: 'SEC1' })] } },
+        { set: 'default', channels: { dinggroup: [{ webhook: 'S', secret: 'SEC1' }, robot('C')] } },
+      ],
+      [],
+    );
+    expect(sets(r)).toEqual([
+      ['d0', ['S']],
+      ['default', ['C']],
+    ]);
+    const all = r.robotSets.flatMap((s) => s.robots);
+    expect(all.every((x) => isSealed(x.webhook))).toBe(true);
+    expect(openRobot(r.robotSets[0].robots[0])).toEqual({ webhook: 'S', secret: 'SEC1' });
   });
 });

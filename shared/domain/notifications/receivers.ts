@@ -8,6 +8,7 @@ import {
   type RobotChannel,
   USER_CHANNELS,
 } from '../tasks/model.ts';
+import { sealRobot } from '../tasks/robots.ts';
 
 /**
  * One receiver set of a message (behavior 7.6): a receiver configuration and, in `set`, a key naming
@@ -73,7 +74,9 @@ export function recipientsOf(receivers: ReceiverSet[], groups: AlarmGroup[]): Re
     // tried only when it fails, so a later set naming one of them still needs it).
     const primaries = new Set<string>();
     for (const s of sources) {
-      const robots = (s.channels[channel] ?? []).filter((r) => !primaries.has(r.webhook));
+      // Robots are compared and queued sealed (a stable seal: the same robot, the same text); one
+      // kept in plain from before is sealed here.
+      const robots = (s.channels[channel] ?? []).map(sealRobot).filter((r) => !primaries.has(r.webhook));
       if (robots.length === 0) continue;
       primaries.add(robots[0].webhook);
       robotSets.push({ key: s.key, channel, robots });

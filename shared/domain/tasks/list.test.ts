@@ -56,6 +56,9 @@ describe('cursors', () => {
     ['a key without an id', encodeCursor({ p: 0, k: 'abc' })],
     ['a number as key', encodeCursor({ p: 0, k: 5 })],
     ['a name phase without a query', encodeCursor({ p: 1, k: key('a', 1) })],
+    ['an array', encodeCursor([0, key('a', 1)])],
+    ['a lone surrogate in the key', encodeCursor({ p: 0, k: key('a\ud800', 1) })],
+    ['a key longer than DynamoDB takes', encodeCursor({ p: 0, k: key('日'.repeat(400), 1) })],
   ])('refuses %s with 422 on cursor', (_label, text) => {
     // Act
     const act = () => decodeCursor(text, isCursorOf(''));

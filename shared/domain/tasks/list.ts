@@ -95,13 +95,17 @@ export function matchesFilter(task: Task, filter: repo.TaskFilter, now: number):
   return true;
 }
 
-/** A cursor of a listing for the query `lq`: a place whose key is a listing key in range. */
+/**
+ * A cursor of a listing for the query `lq`: a place whose key is a listing key in range, one DynamoDB
+ * takes as a start key (well-formed text of at most 1,024 bytes, a task id of 12 digits).
+ */
 export function isCursorOf(lq: string) {
   return (v: unknown): v is Place => {
-    if (!v || typeof v !== 'object') return false;
+    if (!v || typeof v !== 'object' || Array.isArray(v)) return false;
     const { p, k } = v as Record<string, unknown>;
     if (p !== 0 && p !== 1) return false;
-    if (typeof k !== 'string' || k.length > 1100 || !/#\d{12}$/.test(k)) return false;
+    if (typeof k !== 'string' || !/#\d{12}$/.test(k) || /\p{Cs}/u.test(k)) return false;
+    if (Buffer.byteLength(k, 'utf8') > 1024) return false;
     return lq ? k.startsWith(lq) : p === 0;
   };
 }

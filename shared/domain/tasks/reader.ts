@@ -30,8 +30,8 @@ export function redact(value: unknown, key = ''): unknown {
   if (Array.isArray(value)) return value.map((v) => redact(v, key));
   if (value && typeof value === 'object') {
     const o = value as Record<string, unknown>;
-    // A robot: {webhook, secret}.
-    if (typeof o.webhook === 'string' && 'secret' in o) {
+    // A robot: {webhook, secret} (in a robot channel, also without a secret).
+    if (typeof o.webhook === 'string' && ('secret' in o || key === 'dinggroup' || key === 'yachgroup')) {
       return { ...o, webhook: maskRobot(o.webhook), secret: o.secret ? '(set)' : '' };
     }
     // The task webhook in the detail view: {url}.

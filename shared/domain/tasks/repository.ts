@@ -18,8 +18,12 @@ import {
 import { keys } from '../../db/keys.ts';
 import { seal, unseal } from '../auth/seal.ts';
 import type { Task } from './model.ts';
+import { sealTaskRobots } from './robots.ts';
 
-/** The stored form of a task: token and secret are sealed (see auth/seal.ts). */
+/**
+ * The stored form of a task: token and secret are sealed (see auth/seal.ts), and so is every robot's
+ * webhook and secret in its receivers (robots.ts; a task read keeps them sealed).
+ */
 export interface TaskItem extends Omit<Task, 'token' | 'secret'> {
   pk: string;
   sk: string;
@@ -44,7 +48,7 @@ export function toTaskItem(task: Task): TaskItem {
     ...keys.taskListing(task),
     entity: 'task',
     schema_version: SCHEMA_VERSION,
-    ...rest,
+    ...sealTaskRobots(rest),
     token_sealed: seal(token),
     secret_sealed: seal(secret),
   };

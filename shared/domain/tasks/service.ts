@@ -15,6 +15,7 @@ import { publishWebhookEvents } from '../webhooks/publish.ts';
 import { TASK_RUNNING, type Task, type TaskConfig } from './model.ts';
 import { assertTaskOutboundUrls } from './outbound-urls.ts';
 import * as repo from './repository.ts';
+import { openReceiverRobots, openTaskRobots } from './robots.ts';
 import {
   applyFieldPaths,
   configOf,
@@ -200,13 +201,19 @@ export async function updateTaskFields(task: Task, body: Body, deps: TaskDeps = 
   if (errors.length) throw new ValidationError(errors);
   return replaceConfig(
     task,
-    (current) => parseConfig(applyFieldPaths(configOf(current), body, paths), current.created_by),
+    // The stored robots are sealed: the configuration is edited and validated in plain.
+    (current) =>
+      parseConfig(applyFieldPaths(configOf(openTaskRobots(current)), body, paths), current.created_by),
     deps,
   );
 }
 
-/** GET /alarmtask/show: interface 2.4, directory records read in batches. */
-export async function showTask(task: Task, deps: TaskDeps = taskDeps) {
+/**
+ * GET /alarmtask/show: interface 2.4, directory records read in batches. Robots (the task's and its
+ * alarm groups') are shown in plain, as they were given.
+ */
+export async function showTask(sealed: Task, deps: TaskDeps = taskDeps) {
+  const task = openTaskRobots(sealed);
   const templateId = task.template.template_id ?? 0;
   const groupIds = detailGroupIds(task);
   const [tags, template, groups, department] = await Promise.all([
@@ -218,7 +225,7 @@ export async function showTask(task: Task, deps: TaskDeps = taskDeps) {
   const users = await deps.getUsers(detailUids(task, tags, template));
   const dir = {
     users: new Map(users.map((u) => [u.uid, u])),
-    groups: new Map(groups.map((g) => [g.id, g])),
+    groups: new Map(groups.map((g) => [g.id, { ...g, receiver: openReceiverRobots(g.receiver) }])),
     tags: new Map(tags.map((t) => [t.id, t])),
     template,
     department,
