@@ -1,3 +1,5 @@
+import { traced } from '../tracing.ts';
+
 /**
  * Runtime configuration, parsed once from the environment (on first use, i.e. at cold start) and
  * failing fast on bad values. The local runtime sets these variables before it imports any handler.
@@ -334,7 +336,7 @@ export interface NotifySecretsDeps {
 
 async function fetchSecret(secretId: string, region: string): Promise<string> {
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const out = await new SecretsManagerClient({ region }).send(
+  const out = await traced(new SecretsManagerClient({ region })).send(
     new GetSecretValueCommand({ SecretId: secretId }),
   );
   return out.SecretString ?? '';
