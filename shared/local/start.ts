@@ -10,7 +10,9 @@ import { startLocalStack } from './stack.ts';
 const started = Date.now();
 // The web console's one HTML page (GET /console), built from shared/console/web before the API serves it.
 await buildConsole();
-const bundles = await useBundles(process.argv.includes('--bundles') || process.env.TOCSIN_BUNDLES === '1');
+const bundled = process.argv.includes('--bundles') || process.env.TOCSIN_BUNDLES === '1';
+if (bundled) console.log('bundling the functions as the CDK does (reused while no source changes) ...');
+const bundles = await useBundles(bundled);
 const dataDir = process.env.DATA_DIR || './.data';
 const stack = await startLocalStack({
   port: Number(process.env.PORT ?? 3000),

@@ -44,7 +44,10 @@ beforeAll(async () => {
   // The bundles read the test stack's clock (other suites may have moved it).
   await syncClock();
 }, 900_000);
-afterAll(() => receiver.stop());
+afterAll(async () => {
+  delete process.env[BUNDLE_DIR_VARIABLE];
+  await receiver.stop();
+});
 
 const sample = (file: string) => JSON.parse(readFileSync(join(projectRoot, 'events', file), 'utf8'));
 
