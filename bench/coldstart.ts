@@ -3,9 +3,8 @@
  * of the cold-start issue: no HTTP function's cold import may take more than 1.5x that of /health.
  *
  * Every deployed entry (the routes of definitions.ts, the `$default` 404 handler, the queue
- * consumers and the scheduled runner) is bundled with the esbuild settings the CDK uses
- * (LAMBDA_BUNDLING in infra/constructs/service-functions.ts, turned into esbuild options the way
- * aws-lambda-nodejs turns them into its command line). Each sample is a fresh node process that
+ * consumers and the scheduled runner) is bundled as the CDK bundles it (infra/bundles.ts: the
+ * esbuild settings of LAMBDA_BUNDLING, in one esbuild run). Each sample is a fresh node process that
  * imports the bundle once, with the environment the functions get in AWS (NODE_OPTIONS included);
  * samples of the bundles are interleaved so that a machine's slow moment does not land on one bundle.
  *
@@ -15,15 +14,13 @@
  * /health is always measured), --keep (leave the bundles in the temporary directory).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { type BuildOptions, build, type Metafile } from 'esbuild';
-import { deployedRoutes, NOT_FOUND_HANDLER } from '../infra/constructs/http-api.ts';
-import { LAMBDA_BUNDLING } from '../infra/constructs/service-functions.ts';
-import { queues, routeEntry, schedule } from '../infra/definitions.ts';
+import type { Metafile } from 'esbuild';
+import { buildBundles, type DeployedEntry, deployedEntries } from '../infra/bundles.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -34,56 +31,10 @@ const { values: args } = parseArgs({
 });
 const SAMPLES = Number(args.samples ?? 15);
 const BUDGET = 1.5;
-const root = resolve(import.meta.dirname, '..');
 const HEALTH = 'functions/http/health/get-health.ts';
 
-interface Entry {
-  /** Handler file relative to the project root. */
-  entry: string;
-  /** What invokes it: an HTTP route (or `$default`), a queue or the schedule. */
-  label: string;
-  http: boolean;
-}
-
-function entries(): Entry[] {
-  const all: Entry[] = [
-    ...deployedRoutes().map((r) => ({ entry: routeEntry(r), label: `${r.method} ${r.path}`, http: true })),
-    { entry: NOT_FOUND_HANDLER, label: '$default', http: true },
-    ...queues.map((q) => ({ entry: q.consumer, label: `queue ${q.name}`, http: false })),
-    { entry: schedule.handler, label: 'schedule', http: false },
-  ];
-  const seen = new Set<string>();
-  return all.filter((e) => {
-    if (seen.has(e.entry)) return false;
-    seen.add(e.entry);
-    return e.entry === HEALTH || !args.only || e.entry.includes(args.only);
-  });
-}
-
-/**
- * esbuild options equal to the command line aws-lambda-nodejs builds from LAMBDA_BUNDLING
- * (Bundling.buildEsbuildArgs of aws-cdk-lib 2.276): note that it passes no `--charset`, so neither
- * do we (esbuild's default ASCII output is what gets deployed).
- */
-function esbuildOptions(entry: string, outfile: string): BuildOptions {
-  const b = LAMBDA_BUNDLING;
-  return {
-    entryPoints: [join(root, entry)],
-    outfile,
-    bundle: true,
-    platform: 'node',
-    format: b.format,
-    target: b.target,
-    minify: b.minify,
-    sourcemap: b.sourceMap,
-    sourcesContent: b.sourcesContent,
-    external: b.externalModules,
-    mainFields: b.mainFields,
-    banner: { js: b.banner },
-    tsconfig: join(root, 'tsconfig.json'),
-    metafile: true,
-    logLevel: 'error',
-  };
+function entries(): DeployedEntry[] {
+  return deployedEntries().filter((e) => e.entry === HEALTH || !args.only || e.entry.includes(args.only));
 }
 
 /** The environment every function gets in AWS (ServiceFunctions), with placeholder resource names. */
@@ -119,10 +70,11 @@ function coldImport(file: string): number {
   return Number(out.stdout);
 }
 
-/** Bytes of the output that come from files under node_modules/<pkg>/. */
-function bytesFrom(meta: Metafile, pkg: string): number {
+/** Bytes of an entry's bundle that come from files under node_modules/<pkg>/. */
+function bytesFrom(meta: Metafile, entry: string, pkg: string): number {
   let bytes = 0;
   for (const output of Object.values(meta.outputs)) {
+    if (output.entryPoint !== entry) continue;
     for (const [input, info] of Object.entries(output.inputs)) {
       if (input.includes(`node_modules/${pkg}/`)) bytes += info.bytesInOutput;
     }
@@ -137,7 +89,7 @@ const median = (xs: number[]) => {
 };
 const kb = (bytes: number) => (bytes / 1024).toFixed(0);
 
-interface Bundle extends Entry {
+interface Bundle extends DeployedEntry {
   file: string;
   bytes: number;
   ajvBytes: number;
@@ -148,22 +100,22 @@ interface Bundle extends Entry {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'tocsin-coldstart-'));
   try {
-    const bundles: Bundle[] = [];
-    for (const [i, e] of entries().entries()) {
-      const outDir = join(dir, String(i));
-      mkdirSync(outDir);
-      const file = join(outDir, 'index.mjs');
-      const result = await build(esbuildOptions(e.entry, file));
-      const meta = result.metafile as Metafile;
-      bundles.push({
+    const list = entries();
+    const built = await buildBundles(
+      dir,
+      list.map((e) => e.entry),
+    );
+    const bundles: Bundle[] = list.map((e) => {
+      const file = join(dir, built.entries[e.entry]);
+      return {
         ...e,
         file,
         bytes: statSync(file).size,
-        ajvBytes: bytesFrom(meta, 'ajv'),
-        pinyinBytes: bytesFrom(meta, 'pinyin-pro'),
+        ajvBytes: bytesFrom(built.metafile, e.entry, 'ajv'),
+        pinyinBytes: bytesFrom(built.metafile, e.entry, 'pinyin-pro'),
         times: [],
-      });
-    }
+      };
+    });
     console.log(
       `${bundles.length} bundles in ${dir}; ${SAMPLES} cold imports each (node ${process.version})`,
     );

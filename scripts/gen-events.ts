@@ -219,12 +219,19 @@ function sqsEvent(queue: string, bodies: unknown[]) {
   };
 }
 
+/**
+ * The task the queue samples name: the first one a fresh stack creates (README, "First steps"), so
+ * `npm run invoke -- process-alarm events/sqs/process-alarm.json` processes the alarm instead of
+ * dropping it for an unknown task (the HTTP samples' task is set by `--task` / `--alarm`).
+ */
+const FIRST_TASK = 100001;
+
 const queueSamples: Record<string, unknown[]> = {
   alarm: [
     {
       kind: 'alarm',
       uuid: '0b5c7a1e-2f4d-4c6b-9a8e-1d2c3b4a5f60',
-      task_id: 1,
+      task_id: FIRST_TASK,
       level: 1,
       ctn: { host: 'web-1', error: 'disk full' },
       notice_time: T,
@@ -234,21 +241,21 @@ const queueSamples: Record<string, unknown[]> = {
   webhook: [
     {
       kind: 'webhooks',
-      task_id: 1,
+      task_id: FIRST_TASK,
       created_at: T,
-      events: [{ event_id: '1:sample:PING', body: { event: 'PING', type: 'ping', data: {}, extra: {} } }],
+      events: [{ event_id: `${FIRST_TASK}:sample:PING`, body: { event: 'PING', type: 'ping', data: {}, extra: {} } }],
     },
   ],
   notify: [
     {
       kind: 'notify',
-      job_id: '1:0b5c7a1e-2f4d-4c6b-9a8e-1d2c3b4a5f60:not_compress:email',
-      task_id: 1,
+      job_id: `${FIRST_TASK}:0b5c7a1e-2f4d-4c6b-9a8e-1d2c3b4a5f60:not_compress:email`,
+      task_id: FIRST_TASK,
       scene: 'not_compress',
       channel: 'email',
       users: [1],
       context: {
-        task: { id: 1, name: 'sample-task' },
+        task: { id: FIRST_TASK, name: 'sample-task' },
         history: {
           id: 1,
           uuid: '0b5c7a1e-2f4d-4c6b-9a8e-1d2c3b4a5f60',

@@ -47,7 +47,11 @@ export function localEmulatorOptions(endpoint: string): {
 /** Serves one request of an emulator running in this thread, as its HTTP endpoint would answer it. */
 export type InThreadServer = (request: HttpRequest) => Promise<HttpResponse>;
 
-const inThread = new Map<string, InThreadServer>();
+/** On the global object: the local stack's bundles each carry their own copy of this module. */
+const IN_THREAD = Symbol.for('tocsin.inThreadServers');
+const registry = globalThis as { [IN_THREAD]?: Map<string, InThreadServer> };
+registry[IN_THREAD] ??= new Map();
+const inThread = registry[IN_THREAD];
 
 /**
  * Registers (or, without `server`, withdraws) an emulator that runs in this thread at `endpoint`: the

@@ -3,7 +3,15 @@
  * (`POST /_local/clock`) moves it forward so tests can cross compression windows, pause expiries
  * and reminder intervals without waiting.
  */
-let offset: Float64Array<ArrayBufferLike> = new Float64Array(1);
+const OFFSET = Symbol.for('tocsin.clock.offset');
+/**
+ * The offset (ms) lives on the global object, so that every copy of this module in a thread reads the
+ * same one: the local stack can run the deployed bundles (`npm start -- --bundles`), each of which
+ * carries its own copy of this module.
+ */
+const holder = globalThis as { [OFFSET]?: Float64Array<ArrayBufferLike> };
+holder[OFFSET] ??= new Float64Array(1);
+const offset = () => holder[OFFSET] as Float64Array<ArrayBufferLike>;
 
 /**
  * Local runtime: every thread of the local stack (the API, the consumer "containers") shares one
@@ -11,12 +19,12 @@ let offset: Float64Array<ArrayBufferLike> = new Float64Array(1);
  */
 export function shareClock(buffer: SharedArrayBuffer): void {
   const shared = new Float64Array(buffer);
-  if (offset[0] !== 0) shared[0] = offset[0];
-  offset = shared;
+  if (offset()[0] !== 0) shared[0] = offset()[0];
+  holder[OFFSET] = shared;
 }
 
 export function nowMs(): number {
-  return Date.now() + offset[0];
+  return Date.now() + offset()[0];
 }
 
 /** Unix seconds. */
@@ -25,11 +33,11 @@ export function nowSeconds(): number {
 }
 
 export function advanceClock(seconds: number): void {
-  offset[0] += seconds * 1000;
+  offset()[0] += seconds * 1000;
 }
 
 export function clockOffsetSeconds(): number {
-  return offset[0] / 1000;
+  return offset()[0] / 1000;
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resetConfig } from './config/env.ts';
+import { BadRequestError } from './domain/errors.ts';
+import { httpHandler } from './http/handler.ts';
+import { lambdaContext } from './local/lambda.ts';
 import { count, flushMetrics, webhookLatency } from './metrics.ts';
 import { jsonStdout } from './testing/stdout.ts';
 
@@ -15,6 +19,7 @@ function setEnv(local: boolean) {
     AWS_REGION: 'eu-west-1',
     SEAL_KEY: randomBytes(32).toString('base64'),
     TOCSIN_LOCAL: local ? '1' : '0',
+    ENV_NAME: 'staging-eu',
   });
   resetConfig();
 }
@@ -58,22 +63,60 @@ describe('metrics (CloudWatch embedded metric format)', () => {
   });
 });
 
-describe('lazy flushes (HTTP functions)', () => {
-  it('write at most once per 10 s per container, keeping the counts in between', async () => {
-    vi.useFakeTimers({ now: 1_800_000_000_000, toFake: ['Date'] });
-    try {
-      count('AlarmsRefused', { code: 4010 });
-      const first = await emfLines(() => flushMetrics(true));
-      count('AlarmsRefused', { code: 4010 });
-      count('AlarmsRefused', { code: 4010 });
-      const held = await emfLines(() => flushMetrics(true));
-      vi.setSystemTime(1_800_000_010_001);
-      const later = await emfLines(() => flushMetrics(true));
-      expect(first.map((l) => l.AlarmsRefused)).toEqual([1]);
-      expect(held).toEqual([]);
-      expect(later.map((l) => l.AlarmsRefused)).toEqual([2]);
-    } finally {
-      vi.useRealTimers();
+/** The dimension names of an EMF line (its one dimension set). */
+const dimensionsOf = (line: Record<string, unknown>) =>
+  (line._aws as { CloudWatchMetrics: { Dimensions: string[][] }[] }).CloudWatchMetrics[0].Dimensions[0];
+
+describe('dimensions', () => {
+  it('every metric line names its service and environment (ENV_NAME) beside its own dimensions', async () => {
+    count('AlarmsAccepted', {}, 3);
+    count('ChannelDelivery', { channel: 'sms', outcome: 'sent' });
+    count('AlarmsRefused', { code: 401 });
+    webhookLatency(25);
+    const lines = await emfLines(flushMetrics);
+    expect(lines).toHaveLength(4);
+    for (const line of lines) {
+      expect(line).toMatchObject({ service: 'tocsin', environment: 'staging-eu' });
+      expect(dimensionsOf(line)).toEqual(expect.arrayContaining(['service', 'environment']));
     }
+    const channel = lines.find((l) => 'ChannelDelivery' in l) as Record<string, unknown>;
+    expect(dimensionsOf(channel).sort()).toEqual(['channel', 'environment', 'outcome', 'service']);
+  });
+});
+
+describe('HTTP functions', () => {
+  const event = (body: string) =>
+    ({
+      headers: { 'content-type': 'application/json' },
+      rawPath: '/alarm/report',
+      requestContext: { http: { method: 'POST' } },
+      body,
+    }) as unknown as APIGatewayProxyEventV2;
+  // A refusal is counted by the factory (AlarmsRefused by code), a success by the handler's body.
+  const handler = httpHandler<{ ok?: boolean }, unknown>(
+    { auth: 'alarm', input: 'any-json' },
+    async (input) => {
+      if (!input.ok) throw new BadRequestError('no');
+      count('WebhookDelivery', { outcome: 'delivered' });
+      return {};
+    },
+  );
+  const invoke = (body: string) => emfLines(() => handler(event(body), lambdaContext('tocsin-test')));
+
+  it('write what an invocation counted at its end, every invocation, refused or answered', async () => {
+    const first = await invoke('{}');
+    const second = await invoke('{}');
+    const third = await invoke('{"ok": true}');
+    expect(first.map((l) => [l.AlarmsRefused, l.code, l.environment])).toEqual([[1, '400', 'staging-eu']]);
+    expect(second.map((l) => [l.AlarmsRefused, l.code])).toEqual([[1, '400']]);
+    expect(third.map((l) => [l.WebhookDelivery, l.outcome, l.environment])).toEqual([
+      [1, 'delivered', 'staging-eu'],
+    ]);
+  });
+
+  it('write nothing for an invocation that counted nothing', async () => {
+    const quiet = httpHandler({ auth: 'none', input: 'none' }, async () => ({}));
+    const lines = await emfLines(() => quiet(event(''), lambdaContext('tocsin-test')));
+    expect(lines).toEqual([]);
   });
 });

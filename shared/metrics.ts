@@ -6,9 +6,11 @@ import { logger } from './log.ts';
 /**
  * Service metrics through Powertools Metrics (CloudWatch embedded metric format, namespace `Tocsin`;
  * the list is infra/metrics.ts, which the stack's dashboard reads too):
- * counted in memory during an invocation and written once at its end, one log line per metric and
- * dimension set, so a consumer batch of a hundred alarms costs a few lines, not a hundred. Off on the
- * local stack (no CloudWatch there; `TOCSIN_STATS=1` counts calls instead).
+ * counted in memory during an invocation and written once at its end (every invocation that counted
+ * something: a container that goes idle loses nothing), one log line per metric and dimension set, so
+ * a consumer batch of a hundred alarms costs a few lines, not a hundred. Every metric carries the
+ * `service` dimension and the `environment` dimension (the deployment's ENV_NAME). Off on the local
+ * stack (no CloudWatch there; `TOCSIN_STATS=1` counts calls instead).
  *
  * - `AlarmsAccepted` (count): alarms the pipeline took from the alarm queue (every accepted alarm
  *   arrives there once, or again after a failure);
@@ -27,7 +29,11 @@ const latencies: number[] = [];
 let metrics: Metrics | undefined;
 function instance(): Metrics | undefined {
   if (config().local) return undefined;
-  metrics ??= new Metrics({ namespace: METRIC_NAMESPACE, serviceName: METRICS.service });
+  metrics ??= new Metrics({
+    namespace: METRIC_NAMESPACE,
+    serviceName: METRICS.service,
+    defaultDimensions: { [METRICS.environmentDimension]: config().envName },
+  });
   return metrics;
 }
 
@@ -45,20 +51,12 @@ export function webhookLatency(ms: number): void {
   latencies.push(ms);
 }
 
-let lastFlush = 0;
-/** HTTP functions write what they counted at most this often per container (see flushMetrics). */
-const LAZY_FLUSH_MS = 10_000;
-
 /**
- * Writes what was counted (no-op locally and when nothing was counted). `lazy` (the HTTP functions,
- * one request per invocation): only when the last write of this container is 10 s old, so a flood of
- * refused reports costs a metric line per container every 10 s, not one per request (counts of a
- * container that is never invoked again are lost: metrics, not records).
+ * Writes what was counted, at the end of every invocation (no-op locally and when nothing was
+ * counted): one line per metric and dimension set, and one for the webhook latencies.
  */
-export function flushMetrics(lazy = false): void {
+export function flushMetrics(): void {
   if (counts.size === 0 && latencies.length === 0) return;
-  if (lazy && Date.now() - lastFlush < LAZY_FLUSH_MS) return;
-  lastFlush = Date.now();
   try {
     const m = instance();
     if (!m) return;

@@ -141,8 +141,8 @@ export class ServiceFunctions extends Construct {
       environment: { ...spec.environment, ...this.deadLetterEnvironment(spec), ...this.environment },
       logGroup,
       role: this.roleFor(id, spec),
-      // X-Ray segments of every invocation (init, invoke, SQS event source); AWS SDK calls join them once
-      // the code wraps its clients with Powertools Tracer.
+      // X-Ray segments of every invocation (init, invoke, SQS event source), with a subsegment per AWS SDK
+      // and outbound HTTP call (shared/tracing.ts).
       tracing: lambda.Tracing.ACTIVE,
       ...(spec.reservedConcurrency ? { reservedConcurrentExecutions: spec.reservedConcurrency } : {}),
       ...(props.skipBundling

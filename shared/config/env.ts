@@ -1,3 +1,5 @@
+import { traced } from '../tracing.ts';
+
 /**
  * Runtime configuration, parsed once from the environment (on first use, i.e. at cold start) and
  * failing fast on bad values. The local runtime sets these variables before it imports any handler.
@@ -345,7 +347,7 @@ export interface NotifySecretsDeps {
 export async function fetchSecret(secretId: string, region: string): Promise<string | undefined> {
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
   try {
-    const out = await new SecretsManagerClient({ region }).send(
+    const out = await traced(new SecretsManagerClient({ region })).send(
       new GetSecretValueCommand({ SecretId: secretId }),
     );
     return out.SecretString;

@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
 import { config } from '../config/env.ts';
+import { traced } from '../tracing.ts';
 
 let doc: DynamoDBDocumentClient | undefined;
 
@@ -23,6 +24,7 @@ export function db(): DynamoDBDocumentClient {
       ...(cfg.dynamoEndpoint ? localEmulatorOptions(cfg.dynamoEndpoint) : {}),
     });
     withoutSdkLogging(client);
+    traced(client);
     doc = DynamoDBDocumentClient.from(client, {
       marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
     });

@@ -194,7 +194,7 @@ export function httpHandler<TInput, TOutput>(
     .use(authAndValidate)
     .use({
       after: async () => {
-        flushMetrics(true);
+        flushMetrics();
       },
       onError: async (request) => {
         request.response = errorResponse(request.error, request.context.awsRequestId);
@@ -204,7 +204,7 @@ export function httpHandler<TInput, TOutput>(
           const code = (JSON.parse(String(request.response.body)) as { code: number }).code;
           count('AlarmsRefused', { code });
         }
-        flushMetrics(true);
+        flushMetrics();
         if (options.refusalsAsHttp200 && status < 500 && status !== 413) request.response.statusCode = 200;
       },
     })

@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { queues, type RouteDef, routeEntry, routes, schedule } from '../../infra/definitions.ts';
 import { routeName } from '../../scripts/gen-events.ts';
 import { hmacSign } from '../domain/auth/signature.ts';
+import { useBundles } from './bundles.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
 import { useLocalStack } from './stack-env.ts';
 
@@ -23,7 +24,9 @@ options (sign the event afresh, as a client would):
   --alarm ID:TOKEN    alarm auth: taskid, timestamp, sign of /alarm/report and /alarm/test, and the
                       fixed signature in the query of the monitor adapters (the task must have
                       turned it on: PUT /alarmtask/intake {"fixed_sign": 1})
-  --state FILE        state file of the running local stack (default .tocsin-local.json)`;
+  --state FILE        state file of the running local stack (default .tocsin-local.json)
+  --bundles           run the function's bundle as the CDK deploys it (built, or reused from the
+                      cache), not its TypeScript source (also TOCSIN_BUNDLES=1)`;
 
 /** The handler file of a function name. */
 export function handlerOf(name: string): { file: string; route?: RouteDef } {
@@ -114,6 +117,7 @@ async function main() {
       task: { type: 'string' },
       alarm: { type: 'string' },
       state: { type: 'string' },
+      bundles: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -126,6 +130,7 @@ async function main() {
   const { file, route } = handlerOf(name);
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
   await useLocalStack(values.state);
+  await useBundles(values.bundles === true || process.env.TOCSIN_BUNDLES === '1');
   const { nowSeconds } = await import('../clock.ts');
   const event = signEvent(
     JSON.parse(readFileSync(resolve(eventFile), 'utf8')) as Event,

@@ -1,11 +1,18 @@
 import { buildConsole } from '../../scripts/build-console.ts';
 import { reapJvm } from './java.ts';
+import { useBundles } from './bundles.ts';
 import { startLocalStack } from './stack.ts';
 
-/** `npm start`: the whole service on this machine, no configuration. */
+/**
+ * `npm start`: the whole service on this machine, no configuration. `npm start -- --bundles` (or
+ * TOCSIN_BUNDLES=1) runs the functions' bundles as the CDK deploys them instead of their sources.
+ */
 const started = Date.now();
 // The web console's one HTML page (GET /console), built from shared/console/web before the API serves it.
 await buildConsole();
+const bundled = process.argv.includes('--bundles') || process.env.TOCSIN_BUNDLES === '1';
+if (bundled) console.log('bundling the functions as the CDK does (reused while no source changes) ...');
+const bundles = await useBundles(bundled);
 const dataDir = process.env.DATA_DIR || './.data';
 const stack = await startLocalStack({
   port: Number(process.env.PORT ?? 3000),
@@ -25,6 +32,7 @@ console.log(`tocsin local stack ready in ${((Date.now() - started) / 1000).toFix
   SQS emulator    ${stack.sqsEndpoint}   queues ${Object.keys(stack.queueUrls).join(', ')} (+ DLQs)
   data            ${persistence}
   test clock      GET/POST ${stack.url}/_local/clock
+  functions       ${bundles ? `bundles ${bundles.dir} (${bundles.reused ? 'reused' : `built in ${(bundles.ms / 1000).toFixed(1)} s`})` : 'TypeScript sources (--bundles: the deployed bundles)'}
 Press Ctrl-C to stop (twice to force).`);
 
 let stopping = false;

@@ -2,6 +2,7 @@ import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config/env.ts';
 import { inThreadWhenServed, localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
 import { toWireJson } from '../json.ts';
+import { traced } from '../tracing.ts';
 import type { QueueName } from './messages.ts';
 
 let client: SQSClient | undefined;
@@ -20,6 +21,7 @@ export function sqs(): SQSClient {
       }),
     );
     if (cfg.sqsEndpoint) inThreadWhenServed(client, cfg.sqsEndpoint);
+    traced(client);
   }
   return client;
 }

@@ -12,6 +12,7 @@ import {
   guardedLookup,
   ipLiteralHost,
 } from './url-guard.ts';
+import { tracedHttp, tracingEnabled } from '../tracing.ts';
 
 /**
  * The one outbound HTTP client (engineering guide 8): webhook deliveries and every notification
@@ -26,6 +27,8 @@ import {
  *   a name in the connection's own DNS lookup (so DNS rebinding cannot reach a private address).
  *   Guarded and unguarded calls use separate connection pools, so a guarded call never rides on a
  *   connection opened without the check.
+ * - Traced (on Lambda): a subsegment per call with the host, method and status, never the path or
+ *   query (shared/tracing.ts).
  * It never throws: every outcome is a value.
  */
 export interface OutboundRequest {
@@ -114,6 +117,17 @@ export async function outboundRequest(url: URL | string, req: OutboundRequest): 
     const kind = literal ? addressKind(literal) : undefined;
     if (literal && kind) return failure('blocked', blockedReason(literal, kind));
   }
+  if (!tracingEnabled()) return send(target, req);
+  return tracedHttp(
+    target,
+    req.method,
+    () => send(target, req),
+    (r) => (r.ok ? { status: r.status } : { failure: r.failure }),
+  );
+}
+
+/** The exchange of outboundRequest, on a checked URL: one retry on a stale pooled connection. */
+async function send(target: URL, req: OutboundRequest): Promise<OutboundResult> {
   const controller = new AbortController();
   let ended = false;
   // At the deadline, what this turn of the event loop has received is read first (the abort waits

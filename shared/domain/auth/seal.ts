@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { config } from '../../config/env.ts';
+import { traced } from '../../tracing.ts';
 
 /**
  * Tokens and secrets are stored sealed with AES-256-GCM so that a table export does not expose
@@ -17,7 +18,7 @@ export async function loadSealKey(): Promise<Buffer> {
     return key;
   }
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const sm = new SecretsManagerClient({ region: cfg.region });
+  const sm = traced(new SecretsManagerClient({ region: cfg.region }));
   const out = await sm.send(new GetSecretValueCommand({ SecretId: cfg.sealKeySecretArn }));
   key = sealKeyFromSecretString(out.SecretString ?? '');
   return key;

@@ -6,6 +6,7 @@ import { plainText, type RenderedMessage } from '../render.ts';
 import { FORMAT_HTML } from '../templates.ts';
 import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { delivered, failed, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
+import { traced } from '../../../tracing.ts';
 
 /**
  * E-mail: SMTP through nodemailer, or Amazon SES (SESv2 SendEmail). One message per recipient (no
@@ -69,7 +70,7 @@ export function sesMailer(
   cfg: Extract<NonNullable<NotifyConfig['email']>, { provider: 'ses' }>,
   region: string,
 ): Mailer {
-  const client = new SESv2Client(awsClientOptions(region, cfg.endpoint));
+  const client = traced(new SESv2Client(awsClientOptions(region, cfg.endpoint)));
   return {
     async send(to, m) {
       const c = mailContent(m);

@@ -4,6 +4,7 @@ import { SMS_MAX_CHARS } from '../channel-message.ts';
 import { truncate } from '../render.ts';
 import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { delivered, type SendOutcome, sanitizeDetail } from './types.ts';
+import { traced } from '../../../tracing.ts';
 
 export { SMS_MAX_CHARS };
 
@@ -32,7 +33,7 @@ export function smsRequest(phone: string, text: string, countryCode: string): Pu
 
 /** Amazon SNS Publish to a phone number. */
 export function snsSms(cfg: NonNullable<NotifyConfig['sms']>, region: string): TextSender {
-  const client = new SNSClient(awsClientOptions(region, cfg.endpoint));
+  const client = traced(new SNSClient(awsClientOptions(region, cfg.endpoint)));
   return {
     async send(phone, text) {
       try {

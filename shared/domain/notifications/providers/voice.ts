@@ -5,6 +5,7 @@ import { truncate } from '../render.ts';
 import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { e164, type TextSender } from './sms.ts';
 import { delivered, sanitizeDetail } from './types.ts';
+import { traced } from '../../../tracing.ts';
 
 export { VOICE_MAX_CHARS };
 
@@ -24,7 +25,7 @@ export function voiceRequest(
 
 /** Amazon Pinpoint SMS and Voice v2 SendVoiceMessage (a text-to-speech call). */
 export function pinpointVoice(cfg: NonNullable<NotifyConfig['phone']>, region: string): TextSender {
-  const client = new PinpointSMSVoiceV2Client(awsClientOptions(region, cfg.endpoint));
+  const client = traced(new PinpointSMSVoiceV2Client(awsClientOptions(region, cfg.endpoint)));
   return {
     async send(phone, text) {
       try {

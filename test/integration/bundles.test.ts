@@ -1,0 +1,305 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { type CachedBundles, cachedBundles, deployedEntries } from '../../infra/bundles.ts';
+import { routeEntry, routes } from '../../infra/definitions.ts';
+import { routeName } from '../../scripts/gen-events.ts';
+import { nowSeconds } from '../../shared/clock.ts';
+import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
+import { handlerOf, signEvent } from '../../shared/local/invoke.ts';
+import { BUNDLE_DIR_VARIABLE, handlerModule, lambdaContext, loadHandler } from '../../shared/local/lambda.ts';
+import { projectRoot } from '../../shared/local/paths.ts';
+import { hmacSign } from '../../shared/domain/auth/signature.ts';
+import { api, taskAuth } from '../support/client.ts';
+import { FakeClient } from '../support/fakes.ts';
+import { TestReceiver } from '../support/receiver.ts';
+import { TEST_APP } from '../support/seed.ts';
+import { type CreatedTask, createTask } from '../support/tasks.ts';
+import { newWorkflow, syncClock } from '../support/workflows.ts';
+import { type App, admin, createApp, createWebhookTask, reportAlarm, startChildStack } from './local-child-stack.ts';
+
+/**
+ * What deploys is what is tested: every function's bundle, built as the CDK builds it
+ * (infra/bundles.ts, cached while no input changes), is loaded through the local runtime's bundle mode
+ * (shared/local/lambda.ts) and answers its sample event from events/, against the test stack's table
+ * and queues and the seeded directory and app. The signatures are put in as `npm run invoke` does.
+ */
+const execFileP = promisify(execFile);
+let bundles: CachedBundles;
+const receiver = new TestReceiver();
+const fakes = new FakeClient(inject('fakes').url);
+
+beforeAll(async () => {
+  await receiver.start();
+  bundles = await cachedBundles();
+  // As the local stack in bundle mode: the handlers come from the bundles, with the stack's settings.
+  Object.assign(process.env, inject('fakes').env, {
+    [BUNDLE_DIR_VARIABLE]: bundles.dir,
+    BLOCK_PRIVATE_WEBHOOKS: '0',
+  });
+  // The bundles read the test stack's clock (other suites may have moved it).
+  await syncClock();
+}, 900_000);
+afterAll(async () => {
+  delete process.env[BUNDLE_DIR_VARIABLE];
+  await receiver.stop();
+});
+
+const sample = (file: string) => JSON.parse(readFileSync(join(projectRoot, 'events', file), 'utf8'));
+
+async function invoke(entry: string, event: unknown) {
+  const handler = await loadHandler(entry);
+  return handler(event, lambdaContext(`tocsin-bundle-${randomUUID().slice(0, 8)}`));
+}
+
+/** A task of the test's own, its webhook the test's receiver, workflows on, the fixed signature allowed. */
+async function ownTask(): Promise<CreatedTask> {
+  const task = await createTask({
+    workflow: { enable: true, reminds: [] },
+    receiver: { channels: { email: [1], webhook: receiver.url } },
+  });
+  const res = await api.put('/alarmtask/intake', { ...(await taskAuth(task)), fixed_sign: 1 });
+  if (res.code !== 0) throw new Error(`fixed_sign: ${res.code} ${res.msg}`);
+  return task;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: an event read from a file
+type Event = Record<string, any>;
+
+interface Targets {
+  task: number;
+  workflow: number;
+  uuid: string;
+}
+
+/**
+ * The sample's references to task 1, workflow 1 and its alarm pointed at the test's own, and a task
+ * name made unique (names are unique across the service); the rest as generated.
+ */
+function retarget(event: Event, to: Targets): Event {
+  const out = structuredClone(event);
+  const fix = (o: Record<string, unknown>) => {
+    if ('task_id' in o) o.task_id = typeof o.task_id === 'string' ? String(to.task) : to.task;
+    if ('task_ids' in o) o.task_ids = String(to.task);
+    if ('uuid' in o) o.uuid = to.uuid;
+    if (Array.isArray(o.ids)) o.ids = [to.workflow];
+    if (typeof o.name === 'string') o.name = `${o.name}-${randomUUID().slice(0, 8)}`;
+  };
+  if (out.queryStringParameters) {
+    fix(out.queryStringParameters);
+    if (out.rawPath === '/workflow/show') out.queryStringParameters.id = String(to.workflow);
+    out.rawQueryString = new URLSearchParams(out.queryStringParameters).toString();
+  }
+  if (out.body && String(out.headers?.['content-type']).startsWith('application/json')) {
+    const body = JSON.parse(out.body);
+    fix(body);
+    out.body = JSON.stringify(body);
+  }
+  return out;
+}
+
+/** An alarm of the task, reported and processed by the test stack; its uuid. */
+async function processedAlarm(task: CreatedTask): Promise<string> {
+  const ts = nowSeconds();
+  const res = await api.post(
+    '/alarm/report',
+    { taskid: task.id, timestamp: ts, sign: hmacSign(task.token, task.id, ts), ctn: { host: 'web-1' } },
+    { app: null },
+  );
+  const uuid = res.data.uuid as string;
+  for (let i = 0; i < 300 && !(await getAlarmRecord(task.id, uuid)); i++)
+    await new Promise((r) => setTimeout(r, 50));
+  return uuid;
+}
+
+/**
+ * What a sample needs to be taken (code 0) rather than refused for the state of a fresh task: the
+ * state the request changes from.
+ */
+const before: Record<string, (task: CreatedTask, workflow: number) => Promise<unknown>> = {
+  PutAlarmtaskStart: async (task) => api.put('/alarmtask/stop', await taskAuth(task)),
+  GetAlarmHeartbeat: async (task) =>
+    api.put('/alarmtask/heartbeat', { ...(await taskAuth(task)), interval: 10 }),
+  PostAlarmHeartbeat: async (task) =>
+    api.put('/alarmtask/heartbeat', { ...(await taskAuth(task)), interval: 10 }),
+  PutWorkflowProcessed: (_task, id) => api.put('/workflow/claim', { ids: [id], created_by: 1 }),
+  PutWorkflowReactive: (_task, id) => api.put('/workflow/close', { ids: [id], created_by: 1, remark: 'x' }),
+};
+
+/** The routes whose answer is a document, not the envelope. */
+const RAW = new Set(['GetOpenapiJson', 'GetDocs', 'GetConsole']);
+
+describe('the deployed bundles', () => {
+  it('are every deployed function, each run from its bundle', () => {
+    const entries = deployedEntries().map((e) => e.entry);
+    expect(Object.keys(bundles.entries).sort()).toEqual([...entries].sort());
+    for (const entry of entries) expect(handlerModule(entry).startsWith(bundles.dir)).toBe(true);
+    // A route the stack does not deploy runs from its source.
+    expect(handlerModule('shared/local/clock-routes.ts')).toBe(
+      join(projectRoot, 'shared/local/clock-routes.ts'),
+    );
+  });
+
+  const deployed = routes.filter((r) => !r.localOnly);
+  it.each(deployed.map((r) => [routeName(r), r] as const))(
+    '%s takes its sample event',
+    async (name, route) => {
+      const task = await ownTask();
+      const workflow = await newWorkflow(task);
+      const uuid = name.startsWith('GetAlarmtaskAlarm') ? await processedAlarm(task) : randomUUID();
+      await before[name]?.(task, workflow.id);
+      const event = signEvent(
+        retarget(sample(`http/${name}.json`), { task: task.id, workflow: workflow.id, uuid }),
+        route,
+        { app: [TEST_APP.id, TEST_APP.token], task: [task.id, task.secret], alarm: [task.id, task.token] },
+        nowSeconds(),
+      );
+      const res = await invoke(routeEntry(route), event);
+      expect(res.statusCode, String(res.body).slice(0, 300)).toBe(200);
+      if (!RAW.has(name)) expect(JSON.parse(res.body), res.body).toMatchObject({ code: 0 });
+    },
+  );
+
+  it('the alarm consumer processes its sample batch: the alarm reaches the task webhook', async () => {
+    const task = await ownTask();
+    const event = sample('sqs/process-alarm.json');
+    const message = JSON.parse(event.Records[0].body);
+    Object.assign(message, {
+      task_id: task.id,
+      uuid: randomUUID(),
+      notice_time: nowSeconds(),
+      reported_at: nowSeconds(),
+    });
+    event.Records[0].body = JSON.stringify(message);
+    const res = await invoke(handlerOf('process-alarm').file, event);
+    expect(res).toEqual({ batchItemFailures: [] });
+    expect((await getAlarmRecord(task.id, message.uuid))?.uuid).toBe(message.uuid);
+    await receiver.waitFor((all) => all.some((r) => r.json?.data?.history?.uuid === message.uuid));
+  });
+
+  it('the webhook consumer delivers its sample event to the task webhook', async () => {
+    const task = await ownTask();
+    const event = sample('sqs/deliver-webhook.json');
+    const message = JSON.parse(event.Records[0].body);
+    const eventId = `${task.id}:sample:${randomUUID()}`;
+    message.task_id = task.id;
+    message.created_at = nowSeconds();
+    message.events[0].event_id = eventId;
+    event.Records[0].body = JSON.stringify(message);
+    const res = await invoke(handlerOf('deliver-webhook').file, event);
+    expect(res).toEqual({ batchItemFailures: [] });
+    const got = await receiver.waitFor((all) => all.some((r) => r.headers['webhook-id'] === eventId));
+    expect(got.find((r) => r.headers['webhook-id'] === eventId)?.json).toMatchObject({ event: 'PING' });
+  });
+
+  it('the notification consumer sends its sample job (an e-mail to user 1)', async () => {
+    const task = await ownTask();
+    const event = sample('sqs/send-notification.json');
+    const message = JSON.parse(event.Records[0].body);
+    const marker = randomUUID();
+    message.task_id = task.id;
+    message.job_id = `${task.id}:${marker}:not_compress:email`;
+    message.context.task = { id: task.id, name: task.name };
+    Object.assign(message.context.history, { uuid: marker, ctn: { host: 'web-1', error: marker } });
+    event.Records[0].body = JSON.stringify(message);
+    const res = await invoke(handlerOf('send-notification').file, event);
+    expect(res).toEqual({ batchItemFailures: [] });
+    const mails = await fakes.mails();
+    expect(mails.find((m) => m.text.includes(marker))?.to).toEqual(['annlee@example.com']);
+  });
+});
+
+/** A signed call to a child stack's API as an app. */
+async function childCall(url: string, app: App, method: string, path: string, json: unknown) {
+  const ts = Math.floor(Date.now() / 1000);
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: {
+      'content-type': 'application/json',
+      'x-app-id': String(app.id),
+      'x-app-timestamp': String(ts),
+      'x-app-sign': hmacSign(app.token, app.id, ts),
+    },
+    body: JSON.stringify(json),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: the envelope under test
+  return (await res.json()) as { code: number; msg: string; data: any };
+}
+
+describe('npm start -- --bundles', () => {
+  it('serves the API, the consumers, the schedule and npm run invoke from the bundles', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tocsin-bundles-'));
+    const stateFile = join(dir, 'state.json');
+    // Only the flag: nothing of this worker's bundle mode is inherited.
+    const env = { TOCSIN_BUNDLES: '1', TOCSIN_STATS: '1', [BUNDLE_DIR_VARIABLE]: '' };
+    const stack = await startChildStack({ dataDir: ':memory:', stateFile, env });
+    try {
+      expect(stack.output()).toContain(`functions       bundles ${bundles.dir} (reused)`);
+      const imported = await admin(stateFile, 'import', 'test/fixtures/directory.json');
+      expect(imported.code, imported.stderr).toBe(0);
+      const app = await createApp(stateFile);
+      const task = await createWebhookTask(stack.url, app, receiver.url);
+      const report = await reportAlarm(stack.url, task, { host: 'bundled' });
+      expect(report.code).toBe(0);
+      await receiver.waitFor((all) => all.some((r) => r.json?.data?.history?.uuid === report.uuid));
+
+      // The schedule, through the test clock: a pause of a minute ends when it runs.
+      const created = await childCall(stack.url, app, 'POST', '/alarmtask/store', {
+        name: `bundled-${randomUUID().slice(0, 8)}`,
+        created_by: 1,
+        department_id: 1,
+        flag_save_db: 1,
+        receiver: { channels: { webhook: receiver.url } },
+      });
+      const { id, secret } = created.data.task as { id: number; secret: string };
+      const ts = Math.floor(Date.now() / 1000);
+      const paused = await childCall(stack.url, app, 'PUT', '/alarmtask/pause', {
+        id,
+        timestamp: String(ts),
+        sign: hmacSign(secret, id, ts),
+        time: 1,
+      });
+      expect(paused.code).toBe(0);
+      const clock = await fetch(`${stack.url}/_local/clock`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ advance_seconds: 120 }),
+      });
+      const due = ((await clock.json()) as { data: { due: { ran: number; failed: number } } }).data.due;
+      expect(due.ran).toBeGreaterThanOrEqual(1);
+      expect(due.failed).toBe(0);
+
+      // The schedule's sample event, by hand, from its bundle.
+      const invoked = await execFileP(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          'shared/local/invoke.ts',
+          'run-due-work',
+          'events/schedule/run-due-work.json',
+          '--bundles',
+        ],
+        { cwd: projectRoot, env: { ...process.env, ...env, TOCSIN_STATE_FILE: stateFile } },
+      );
+      expect(JSON.parse(invoked.stdout)).toEqual({ ran: 0, failed: 0 });
+
+      // Every call to the table came from a bundle's own client: the stack counted none of them
+      // (TOCSIN_STATS counts the sources' clients), though it ran the handlers.
+      const stats = (await (await fetch(`${stack.url}/_local/stats`)).json()) as {
+        dynamodb: Record<string, unknown>;
+        invocations: Record<string, { count: number }>;
+      };
+      expect(stats.invocations['POST /alarm/report']?.count).toBeGreaterThanOrEqual(1);
+      expect(stats.dynamodb).toEqual({});
+    } finally {
+      stack.child.kill('SIGTERM');
+      await stack.exited;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
