@@ -17,7 +17,11 @@ const stack = await startLocalStack({
 const persistence =
   dataDir === ':memory:'
     ? 'in memory (nothing is kept)'
-    : `${dataDir} (table and queues; ${stack.released} message(s) left in flight by the previous run requeued)`;
+    : `${dataDir} (table and queues${
+        stack.released > 0
+          ? `; the previous run did not stop cleanly: ${stack.released} message(s) its consumers held requeued`
+          : ''
+      })`;
 console.log(`tocsin local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
   API             ${stack.url}   (try ${stack.url}/health)
   Console         ${stack.url}${(process.env.BASE_PATH ?? '').replace(/\/+$/, '')}/console   (sign in: an app from npm run admin -- app create NAME, a user's uid)
