@@ -31,7 +31,7 @@ export interface ChildStackOptions {
 }
 
 /** The environment of the test worker minus what points at the shared test stack. */
-function baseEnv(): NodeJS.ProcessEnv {
+export function baseEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const k of [
     'TABLE_NAME',
