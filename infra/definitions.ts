@@ -176,6 +176,7 @@ export const routes: RouteDef[] = [
       ['POST', '/alarm/alertmanager', 'intake-alertmanager'],
       ['POST', '/alarm/grafana', 'intake-grafana'],
       ['POST', '/alarm/jsonbody', 'intake-jsonbody'],
+      ['GET', '/alarm/rawbody', 'intake-rawbody'],
       ['POST', '/alarm/rawbody', 'intake-rawbody'],
       ['POST', '/alarm/arms', 'intake-rawbody'],
       ['GET', '/alarm/falcon', 'intake-falcon'],
