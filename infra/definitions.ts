@@ -20,6 +20,11 @@ export interface RouteDef {
   /** Only mounted by the local runtime (never deployed). */
   localOnly?: boolean;
   /**
+   * A GET route that also answers HEAD (its function, without the body). API Gateway HTTP APIs match
+   * a route's method exactly: a GET route alone leaves HEAD to the not-found default route.
+   */
+  head?: true;
+  /**
    * The queues' dead-letter queues: `read` lists them without consuming (receive and change the
    * visibility of their messages), `redrive` also deletes from them and sends to the source queues.
    */
@@ -33,6 +38,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/health/get-health.ts',
     auth: 'none',
     table: 'none',
+    head: true,
   },
   // Directory
   {
@@ -318,6 +324,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/docs/get-openapi.ts',
     auth: 'none',
     table: 'none',
+    head: true,
   },
   {
     method: 'GET',
@@ -325,6 +332,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/docs/get-reference.ts',
     auth: 'none',
     table: 'none',
+    head: true,
   },
   // [console] (issue 11)
   // The web console: one self-contained page from the API itself (same origin: no CORS, no bucket or
@@ -335,6 +343,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/console/get-console.ts',
     auth: 'none',
     table: 'none',
+    head: true,
   },
   // Local runtime only: the test clock.
   {

@@ -131,7 +131,7 @@ export class ServiceHttpApi extends Construct {
       });
       const [httpRoute] = this.api.addRoutes({
         path: route.path,
-        methods: [apigw.HttpMethod[route.method]],
+        methods: [apigw.HttpMethod[route.method], ...(route.head ? [apigw.HttpMethod.HEAD] : [])],
         integration: new HttpLambdaIntegration(`${rid}Integration`, fn),
       });
       const routeKey = `${route.method} ${route.path}`;

@@ -33,10 +33,10 @@ Press Ctrl-C to stop (twice to force).`);
 
 let stoppingSince: number | undefined;
 /**
- * A repeat within this time is the same stop delivered twice, not a second Ctrl-C: a terminal's Ctrl-C
- * reaches every process of its group, and npm passes the SIGINT it gets on to this one as well.
+ * A SIGINT within this time of the first is the same Ctrl-C delivered twice, not a second one: a
+ * terminal's Ctrl-C reaches every process of its group, and npm passes the SIGINT it gets on too.
  */
-const SAME_SIGNAL_MS = 1000;
+const SAME_CTRL_C_MS = 1000;
 /**
  * The first signal stops in an order that loses nothing (stack.stop()); a second one exits at once
  * (the queues and the table are durable, so even that loses only what was in flight, which the next
@@ -44,7 +44,7 @@ const SAME_SIGNAL_MS = 1000;
  */
 const shutdown = async (signal: string, code = 0, repeatForces = true) => {
   if (stoppingSince !== undefined) {
-    if (!repeatForces || Date.now() - stoppingSince < SAME_SIGNAL_MS) return;
+    if (!repeatForces || (signal === 'SIGINT' && Date.now() - stoppingSince < SAME_CTRL_C_MS)) return;
     console.log(`${signal} again: exiting now`);
     reapJvm(stack.javaPid);
     process.exit(130);
