@@ -36,6 +36,11 @@ export interface RouteDef {
   /** The function group serving this route (functionGroups); without it the route has its own Lambda. */
   fn?: FunctionGroup;
   /**
+   * A GET route that also answers HEAD (its function, without the body). API Gateway HTTP APIs match
+   * a route's method exactly: a GET route alone leaves HEAD to the not-found default route.
+   */
+  head?: true;
+  /**
    * The queues' dead-letter queues: `read` lists them without consuming (receive and change the
    * visibility of their messages), `redrive` also deletes from them and sends to the source queues.
    */
@@ -49,6 +54,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/health/get-health.ts',
     auth: 'none',
     table: 'none',
+    head: true,
   },
   // Directory
   {
@@ -194,6 +200,7 @@ export const routes: RouteDef[] = [
       ['POST', '/alarm/alertmanager', 'intake-alertmanager'],
       ['POST', '/alarm/grafana', 'intake-grafana'],
       ['POST', '/alarm/jsonbody', 'intake-jsonbody'],
+      ['GET', '/alarm/rawbody', 'intake-rawbody'],
       ['POST', '/alarm/rawbody', 'intake-rawbody'],
       ['POST', '/alarm/arms', 'intake-rawbody'],
       ['GET', '/alarm/falcon', 'intake-falcon'],
@@ -337,6 +344,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/docs/get-openapi.ts',
     auth: 'none',
     table: 'none',
+    head: true,
   },
   {
     method: 'GET',
@@ -344,6 +352,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/docs/get-reference.ts',
     auth: 'none',
     table: 'none',
+    head: true,
   },
   // [console] (issue 11)
   // The web console: one self-contained page from the API itself (same origin: no CORS, no bucket or
@@ -354,6 +363,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/console/get-console.ts',
     auth: 'none',
     table: 'none',
+    head: true,
   },
   // Local runtime only: the test clock.
   {

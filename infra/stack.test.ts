@@ -211,9 +211,13 @@ function labelOf(spec: FunctionSpec): string {
 }
 
 describe('HTTP API', () => {
-  it("has one route per deployed route plus $default, each on its own Lambda or its group's", () => {
-    // Arrange
-    const expected = deployedRoutes().map((r) => [`${r.method} ${r.path}`, routeEntry(r)]);
+  it("has one route per deployed route plus $default, each on its own Lambda or its group's (a HEAD on its GET one)", () => {
+    // Arrange: a route that answers HEAD has a HEAD route on the same function
+    const expected = deployedRoutes().flatMap((r) => [
+      [`${r.method} ${r.path}`, routeEntry(r)],
+      ...(r.head ? [[`HEAD ${r.path}`, routeEntry(r)]] : []),
+    ]);
+    const heads = deployedRoutes().filter((r) => r.head).length;
     expected.push(['$default', NOT_FOUND_HANDLER]);
     // Act
     const actual = ofType('AWS::ApiGatewayV2::Route').map(([, route]) => {
@@ -225,6 +229,7 @@ describe('HTTP API', () => {
     });
     const lambdas = actual.map(([routeKey]) => functionOfRoute(String(routeKey)));
     // Assert
+    expect(heads).toBeGreaterThan(0);
     expect(actual.sort()).toEqual(expected.sort());
     const functions = new Set(deployedRoutes().map((r) => r.fn ?? `${r.method} ${r.path}`));
     expect(new Set(lambdas).size).toBe(functions.size + 1);

@@ -116,6 +116,7 @@ export const samples: Record<string, Sample> = {
     },
   },
   'POST /alarm/jsonbody': { query: INTAKE, json: { host: 'web-1', error: 'disk full' } },
+  'GET /alarm/rawbody': { query: { ...INTAKE, host: 'web-1', msg: 'disk full' } },
   'POST /alarm/rawbody': { query: INTAKE, text: 'disk full on web-1' },
   'POST /alarm/arms': { query: INTAKE, text: '{"alertname":"arms"}' },
   'GET /alarm/falcon': { query: { ...INTAKE, endpoint: 'web-1', metric: 'cpu.idle', status: 'PROBLEM' } },

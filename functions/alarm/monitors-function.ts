@@ -14,6 +14,7 @@ export const handler = dispatchRoutes(
     'POST /alarm/alertmanager': alertmanager,
     'POST /alarm/grafana': grafana,
     'POST /alarm/jsonbody': jsonbody,
+    'GET /alarm/rawbody': rawbody,
     'POST /alarm/rawbody': rawbody,
     'POST /alarm/arms': rawbody,
     'GET /alarm/falcon': falcon,

@@ -206,7 +206,7 @@ export class ServiceHttpApi extends Construct {
       const fn = route.fn ? groupFunction(route.fn) : functions.add(rid, routeSpec(route));
       const [httpRoute] = this.api.addRoutes({
         path: route.path,
-        methods: [apigw.HttpMethod[route.method]],
+        methods: [apigw.HttpMethod[route.method], ...(route.head ? [apigw.HttpMethod.HEAD] : [])],
         integration: new HttpLambdaIntegration(`${rid}Integration`, functions.invocable(fn)),
       });
       const routeKey = `${route.method} ${route.path}`;

@@ -332,6 +332,7 @@ export const INPUT_DOCS: Record<string, InputDoc> = {
     refusals: INTAKE_REFUSALS,
   },
   'functions/alarm/intake-rawbody.ts': {
+    freeQuery: 'Without a body (GET): the alarm content.',
     contents: {
       'text/plain': { type: 'string', minLength: 1, description: 'Any text; the alarm content is `{body}`.' },
     },
@@ -611,6 +612,7 @@ const SUMMARIES: Record<string, string> = {
   'PUT /alarmtask/intake': 'Issue or revoke the intake token, or turn the fixed signature on or off',
   'PUT /alarmtask/ratelimit': "Set the task's alarm rate limit",
   'PUT /alarmtask/heartbeat': "Set the task's heartbeat",
+  'GET /alarm/rawbody': 'The query parameters as an alarm',
   'POST /alarm/rawbody': 'Any text body as an alarm',
   'POST /alarm/arms': 'Any text body as an alarm (ARMS)',
   'GET /alarm/falcon': 'Open-Falcon callback',

@@ -55,6 +55,7 @@ export function traceText(t: any): string {
     `  history id ${a.history_id || '-'}, level ${a.level_name}${a.reported_level !== a.level ? ` (reported ${a.reported_level})` : ''}, processed ${time(a.processed_at ?? a.created_at)}`,
     ...(a.ctn ? [`  content ${JSON.stringify(a.ctn)}`] : []),
     `  => ${t.summary}`,
+    ...(t.delivery ? [`  delivery: ${t.delivery.result}`] : []),
     `  configuration: ${t.configuration.note}`,
     '',
     'stages',

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { type RouteDef, routeEntry, routes } from '../../infra/definitions.ts';
 import { logger } from '../log.ts';
+import { answerFramingError } from './framing-errors.ts';
 import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
 import { recordInvocation, type Stats, statsEnabled } from './stats.ts';
@@ -35,7 +36,8 @@ export function toApiGatewayEvent(
   const query: Record<string, string> = {};
   for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
   const method = (req.method ?? 'GET').toUpperCase();
-  const routeKey = route ? `${route.method} ${route.path}` : '$default';
+  // The request's method: a HEAD served by a GET route is `HEAD /path`, as on API Gateway.
+  const routeKey = route ? `${method} ${route.path}` : '$default';
   const now = Date.now();
   return {
     version: '2.0',
@@ -124,7 +126,9 @@ export async function startHttpServer(
         res.end(JSON.stringify(counts));
         return;
       }
-      const route = table.find((r) => r.method === method && r.path === path);
+      const route = table.find(
+        (r) => r.path === path && (r.method === method || (method === 'HEAD' && r.head === true)),
+      );
       // Read a little past the limit so the handler can tell an oversized body and answer 413.
       const body = await readBody(req, 256 * 1024 + 1);
       const event = toApiGatewayEvent(req, route, path, body);
@@ -142,6 +146,9 @@ export async function startHttpServer(
       res.writeHead(result.statusCode ?? 200, headers);
       res.end(result.body ?? '');
     } catch (err) {
+      // The request broke off while its body was read (the client went, or the parser refused the
+      // rest: answered by answerFramingError): nobody is left to answer.
+      if (!req.complete && req.socket.destroyed) return;
       logger.error('local http adapter failed', { error: err as Error });
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json; charset=utf-8' });
       res.end(JSON.stringify({ code: 500, msg: 'internal error', data: {} }));
@@ -154,6 +161,9 @@ export async function startHttpServer(
   // net/http 90 s, Node's agent 5 s): a server that closes first races the sender's next report on
   // that connection, and the sender gets ECONNRESET for a POST it will not retry.
   server.keepAliveTimeout = SENDER_IDLE_MS;
+  // A request Node cannot parse (a header too large, a malformed request line) never reaches the
+  // handler: it is answered here, with the envelope.
+  server.on('clientError', answerFramingError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, LOOPBACK, () => resolve());

@@ -24,7 +24,7 @@ export interface LocalQueues {
   endpoint: string;
   urls: Record<string, string>;
   dlqUrls: Record<string, string>;
-  /** Messages a previous run held in flight when it ended, made visible again at this start. */
+  /** Messages the consumers of a previous run held when it ended, made visible again at this start. */
   released: number;
   stop(): Promise<void>;
 }
@@ -278,18 +278,27 @@ async function ensureQueue(
 }
 
 /**
- * Makes visible again what a previous run held in flight. Its consumers were the pollers of that
- * process, which is gone (the data directory lock makes sure), so no one is working on these
- * messages: waiting out their visibility timeout (up to minutes) would only delay them. A retry
- * backoff a consumer set (ChangeMessageVisibility) is cut short the same way: the retry comes at once.
+ * Makes visible again what the consumers of a previous run held when that run ended without a clean
+ * stop (killed, crashed, or its pollers did not finish in time). Those consumers are gone (the data
+ * directory lock makes sure), so no one is working on these messages: waiting out their visibility
+ * timeout (up to minutes) would only delay them. A message a consumer hid for a retry backoff
+ * (ChangeMessageVisibility) is in flight too, and SQS does not tell the two apart; a message hidden
+ * for longer than a receive hides it (`holdSeconds`, the queue's visibility timeout) can only be a
+ * backoff and keeps it; a shorter backoff is cut short (its retry comes at once). After a clean stop
+ * nothing is released: the pollers finished their batches, so whatever is in flight waits out a
+ * backoff.
  */
 async function releaseInFlight(
   server: FauxqsServer,
   client: SQSClient,
   name: string,
   url: string,
+  holdSeconds: number,
 ): Promise<number> {
-  const inflight = server.inspectQueue(name)?.messages.inflight ?? [];
+  const heldUntil = Date.now() + holdSeconds * 1000;
+  const inflight = (server.inspectQueue(name)?.messages.inflight ?? []).filter(
+    (m) => m.visibilityDeadline <= heldUntil,
+  );
   for (let i = 0; i < inflight.length; i += 10) {
     const entries = inflight.slice(i, i + 10).map((m, j) => ({
       Id: String(j),
@@ -306,15 +315,21 @@ async function releaseInFlight(
   return inflight.length;
 }
 
+/** A dead-letter queue's visibility timeout (SQS's default: its listing hides messages for less). */
+const DLQ_VISIBILITY_SECONDS = 30;
+
 /**
  * Starts the SQS emulator on 127.0.0.1 with every queue of the stack and its dead-letter queue. With a
  * data directory, queues and messages live in SQLite there (fauxqs writes every change through), so
- * what was queued survives a crash; on a restart the queues are reused, not recreated.
+ * what was queued survives a crash; on a restart the queues are reused, not recreated. `release`:
+ * the previous run on the data directory did not stop cleanly, so what its consumers held is made
+ * visible again (releaseInFlight).
  */
 export async function startQueues(
   port: number,
   region: string,
   dataDir: string | null = null,
+  { release = true }: { release?: boolean } = {},
 ): Promise<LocalQueues> {
   if (dataDir) await fixFauxqsPersistence();
   const catching = await catchRouters();
@@ -371,8 +386,9 @@ export async function startQueues(
           maxReceiveCount: q.maxReceiveCount,
         }),
       });
-      released += await releaseInFlight(server, client, mainName, urls[q.name]);
-      released += await releaseInFlight(server, client, dlqName, dlqUrls[q.name]);
+      if (!release) continue;
+      released += await releaseInFlight(server, client, mainName, urls[q.name], q.visibilityTimeoutSeconds);
+      released += await releaseInFlight(server, client, dlqName, dlqUrls[q.name], DLQ_VISIBILITY_SECONDS);
     }
     return { endpoint: server.address, urls, dlqUrls, released, stop };
   } catch (err) {

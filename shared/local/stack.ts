@@ -54,7 +54,10 @@ export interface LocalStackState {
 }
 
 export interface LocalStack extends LocalStackState {
-  /** Messages a previous run on the same data directory left in flight, made visible again. */
+  /**
+   * Messages the consumers of a previous run on the same data directory held when it ended without a
+   * clean stop, made visible again (none after a clean stop).
+   */
   released: number;
   /**
    * Stops everything in an order that loses nothing (HTTP, pollers, schedule, SQS, DynamoDB);
@@ -111,15 +114,24 @@ interface DataDirLock {
   javaPid?: number;
 }
 
+interface HeldDataDir {
+  /** The previous run on the directory stopped cleanly (it removed its lock): its consumers held nothing. */
+  cleanBefore: boolean;
+  update(lock: DataDirLock): void;
+  release(): void;
+}
+
 /**
  * One stack per data directory: two would share DynamoDB Local's and fauxqs's files, and a start
  * treats the messages left in flight as abandoned, which holds only when their consumers are gone. A
- * lock left by a stack that died is taken over (and its JVM, if still there, killed).
+ * lock left by a stack that died is taken over (and its JVM, if still there, killed). A clean stop
+ * removes the lock, so a lock found at start means the previous run did not stop cleanly.
  */
-function lockDataDir(dataDir: string): { update(lock: DataDirLock): void; release(): void } {
+function lockDataDir(dataDir: string): HeldDataDir {
   const file = resolve(dataDir, 'stack.lock');
   const write = (lock: DataDirLock, flag: 'wx' | 'w') =>
     writeFileSync(file, JSON.stringify(lock), { flag, mode: 0o600 });
+  let cleanBefore = true;
   try {
     write({ pid: process.pid }, 'wx');
   } catch (err) {
@@ -137,8 +149,10 @@ function lockDataDir(dataDir: string): { update(lock: DataDirLock): void; releas
     }
     reapJvm(old.javaPid);
     write({ pid: process.pid }, 'w');
+    cleanBefore = false;
   }
   return {
+    cleanBefore,
     update: (lock) => write(lock, 'w'),
     release: () => rmSync(file, { force: true }),
   };
@@ -185,13 +199,17 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   if (stateFile) reapStale(stateFile);
   const lock = dataDir ? lockDataDir(dataDir) : undefined;
 
-  // The stop sequence, built up as parts start; run front to back.
-  const stopAll: StopStep[] = [{ stage: 'lock', run: async () => lock?.release() }];
+  // The stop sequence, built up as parts start; run front to back. The lock goes only when the pollers
+  // finished their batches: else the next start must release what they held (a lock without a JVM).
+  let drained = true;
+  const stopAll: StopStep[] = [
+    { stage: 'lock', run: async () => (drained ? lock?.release() : lock?.update({ pid: process.pid })) },
+  ];
   try {
     const [dynamoPort, sqsPort] = [await freePort(), await freePort()];
     const [dynamoStart, sqsStart] = await Promise.allSettled([
       startDynamo(dynamoPort, dataDir ? resolve(dataDir, 'dynamodb') : null),
-      startQueues(sqsPort, REGION, dataDir ? sqsDataDir(dataDir) : null),
+      startQueues(sqsPort, REGION, dataDir ? sqsDataDir(dataDir) : null, { release: !lock?.cleanBefore }),
     ]);
     if (dynamoStart.status === 'rejected' || sqsStart.status === 'rejected') {
       if (dynamoStart.status === 'fulfilled') await dynamoStart.value.stop();
@@ -252,7 +270,15 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       {
         stage: 'pollers',
         run: async () => {
-          const drained = await within(consumers.stop(), POLLER_GRACE_MS);
+          drained = false;
+          const stopped = consumers.stop().then(
+            () => true,
+            (err) => {
+              logger.warn('local pollers failed to stop', { error: err as Error });
+              return false;
+            },
+          );
+          drained = (await within(stopped, POLLER_GRACE_MS)) && (await stopped);
           if (!drained)
             logger.warn('local pollers did not finish in time; their messages return at the next start');
         },

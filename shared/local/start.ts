@@ -24,7 +24,11 @@ const stack = await startLocalStack({
 const persistence =
   dataDir === ':memory:'
     ? 'in memory (nothing is kept)'
-    : `${dataDir} (table and queues; ${stack.released} message(s) left in flight by the previous run requeued)`;
+    : `${dataDir} (table and queues${
+        stack.released > 0
+          ? `; the previous run did not stop cleanly: ${stack.released} message(s) its consumers held requeued`
+          : ''
+      })`;
 console.log(`tocsin local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
   API             ${stack.url}   (try ${stack.url}/health)
   Console         ${stack.url}${(process.env.BASE_PATH ?? '').replace(/\/+$/, '')}/console   (sign in: an app from npm run admin -- app create NAME, a user's uid)
@@ -35,19 +39,25 @@ console.log(`tocsin local stack ready in ${((Date.now() - started) / 1000).toFix
   functions       ${bundles ? `bundles ${bundles.dir} (${bundles.reused ? 'reused' : `built in ${(bundles.ms / 1000).toFixed(1)} s`})` : 'TypeScript sources (--bundles: the deployed bundles)'}
 Press Ctrl-C to stop (twice to force).`);
 
-let stopping = false;
+let stoppingSince: number | undefined;
+/**
+ * A SIGINT within this time of the first is the same Ctrl-C delivered twice, not a second one: a
+ * terminal's Ctrl-C reaches every process of its group, and npm passes the SIGINT it gets on too.
+ */
+const SAME_CTRL_C_MS = 1000;
 /**
  * The first signal stops in an order that loses nothing (stack.stop()); a second one exits at once
  * (the queues and the table are durable, so even that loses only what was in flight, which the next
  * start picks up again).
  */
-const shutdown = async (signal: string, code = 0) => {
-  if (stopping) {
+const shutdown = async (signal: string, code = 0, repeatForces = true) => {
+  if (stoppingSince !== undefined) {
+    if (!repeatForces || (signal === 'SIGINT' && Date.now() - stoppingSince < SAME_CTRL_C_MS)) return;
     console.log(`${signal} again: exiting now`);
     reapJvm(stack.javaPid);
     process.exit(130);
   }
-  stopping = true;
+  stoppingSince = Date.now();
   console.log(`\n${signal}: stopping ...`);
   await stack.stop((stage, detail) => {
     if (stage === 'http' && detail) {
@@ -66,3 +76,14 @@ process.on('uncaughtException', (err) => {
   console.error('fatal:', err);
   void shutdown('uncaught exception', 1);
 });
+
+/**
+ * The stack ends with the process that started it (npm, a shell, a test): when that one is gone, even
+ * killed with kill -9 (no signal reaches this process then), this process has a new parent, and it
+ * stops as on SIGTERM. `npm start` execs node (package.json), so npm is the parent here and passes
+ * its SIGINT and SIGTERM on; a shell between them would die of the signal without passing it on.
+ */
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) void shutdown('parent process gone', 0, false);
+}, 500).unref();

@@ -117,7 +117,7 @@ describe('the decision trace of a real alarm', () => {
       const w = tr.webhooks?.find((x: Any) => x.event_id === `${t.id}:${first}:ALARM`);
       return w?.attempts.some((a: Any) => a.outcome === 'delivered') ? tr : undefined;
     });
-    expect(one.summary).toMatch(/^notified as the 1st alarm of batch \d+$/);
+    expect(one.summary).toMatch(/^notified as the 1st alarm of batch \d+; /);
     // The webhook's query may carry a token: a reader sees its origin and path only.
     expect(JSON.stringify(one)).not.toContain('hush-hush');
     expect(one.configuration).toMatchObject({ changed: false, version_now: one.configuration.version_then });
@@ -158,6 +158,18 @@ describe('the decision trace of a real alarm', () => {
       return n?.attempts?.length ? n : undefined;
     });
     expect(mail).toMatchObject({ scene: 'compressed', status: 'delivered' });
+    // ... and the trace says what the deliveries came to, per channel
+    const settled = await trace(t, first);
+    expect(settled.summary).toMatch(
+      /^notified as the 1st alarm of batch \d+; email delivered, webhook delivered$/,
+    );
+    expect(settled.delivery).toMatchObject({
+      result: 'delivered',
+      channels: [
+        { channel: 'email', result: 'delivered', delivered: 1, failed: 0 },
+        { channel: 'webhook', result: 'delivered', delivered: 1, failed: 0 },
+      ],
+    });
     expect(JSON.stringify(mail.message)).toContain('db-1');
     expect(one.workflow).toMatchObject({ status: 0, history: { uuid: first } });
 
@@ -166,7 +178,9 @@ describe('the decision trace of a real alarm', () => {
       const tr = await trace(t, second);
       return tr.webhooks?.some((x: Any) => x.event === 'UPGRADE') ? tr : undefined;
     });
-    expect(two.summary).toMatch(/^compressed: the 2nd alarm of batch \d+, not notified by the strategy$/);
+    expect(two.summary).toMatch(
+      /^compressed: the 2nd alarm of batch \d+, not notified by the strategy; (.+, )?webhook delivered$/,
+    );
     expect(stage(two, 'upgrade')).toMatchObject({
       result: 'fired',
       strategies: [{ counted: 2, fired: true }],
@@ -201,7 +215,17 @@ describe('the decision trace of a real alarm', () => {
     );
     expect(dead).toMatchObject({ attempts: 7, reason: { outcome: 'failed', status: 503 } });
     const before = await trace(t, third);
-    expect(before.summary).toMatch(/^notified as the 3rd alarm of batch \d+$/);
+    // "notified" is the decision; the deliveries say the webhook failed (the e-mail went out)
+    expect(before.summary).toMatch(
+      /^notified as the 3rd alarm of batch \d+; email delivered, webhook failed$/,
+    );
+    expect(before.delivery).toMatchObject({
+      result: 'partly delivered',
+      channels: [
+        { channel: 'email', result: 'delivered' },
+        { channel: 'webhook', result: 'failed', failed: 1, delivered: 0 },
+      ],
+    });
     expect(before.webhooks[0].attempts.filter((a: Any) => a.outcome === 'failed')).toHaveLength(7);
 
     // Act: the receiver is fixed; redrive the dead event
@@ -219,6 +243,7 @@ describe('the decision trace of a real alarm', () => {
       return tr.webhooks[0].attempts.some((a: Any) => a.outcome === 'delivered') ? tr : undefined;
     });
     expect(after.webhooks[0].attempts.map((a: Any) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(after.delivery.result).toBe('delivered');
     const log = await api.get<Any>('/alarmtask/deliveries', {
       query: { uid: 2, task_id: t.id, kind: 'webhook', limit: 100 },
     });
@@ -249,7 +274,20 @@ describe('npm run admin -- alarms | trace | tasks | workflows | deliveries | dlq
       receiver: { channels: { email: [1], webhook: `${receiver.url}/cli?token=hush-cli` } },
     });
     const uuid = await report(t, { host: 'cli-1', msg: 'disk full' });
-    await until('the alarm', async () => (await trace(t, uuid)).workflow);
+    // ... whose e-mail is delivered and whose webhook event fails until it is dead-lettered
+    failing.set(uuid, 'always');
+    const deadLetter = await until(
+      'the dead webhook event',
+      async () =>
+        (
+          await api.get<Any>('/delivery/dlq', { query: { uid: ADMIN, queue: 'webhook', task_id: t.id } })
+        ).data.dead_letters?.find((d: Any) => d.event_id === `${t.id}:${uuid}:ALARM`),
+      60_000,
+    );
+    await until('the alarm and its e-mail', async () => {
+      const tr = await trace(t, uuid);
+      return tr.workflow && tr.notifications[0]?.status === 'delivered';
+    });
     // Act
     const alarms = await admin(stateFile, 'alarms', String(t.id));
     const json = await admin(stateFile, 'trace', String(t.id), uuid, '--json');
@@ -271,6 +309,10 @@ describe('npm run admin -- alarms | trace | tasks | workflows | deliveries | dlq
     });
     expect(text.stdout).toContain(`alarm ${uuid} of task ${t.id}`);
     expect(text.stdout).toMatch(/compress\s+notified\s+full compression/);
+    // The decision, then what the deliveries came to: the webhook failed, so not all were delivered.
+    expect(text.stdout).toMatch(
+      /\n {2}=> notified as the 1st alarm of batch \d+; email delivered, webhook failed\n {2}delivery: partly delivered\n/,
+    );
     expect(tasks.stdout).toContain(t.name);
     expect(workflows.stdout).toContain(uuid);
     expect(JSON.parse(deliveries.stdout).deliveries.map((d: Any) => d.id)).toContain(
@@ -282,5 +324,13 @@ describe('npm run admin -- alarms | trace | tasks | workflows | deliveries | dlq
       1,
       'refused, nothing was changed:\n  level: must be one of 0, 1, 2, 3',
     ]);
+    // Clean up: the receiver is fixed and the dead event redriven.
+    failing.delete(uuid);
+    const moved = await api.post<Any>('/delivery/dlq/redrive', {
+      uid: ADMIN,
+      queue: 'webhook',
+      message_id: deadLetter.message_id,
+    });
+    expect(moved.data).toMatchObject({ redriven: 1 });
   }, 60_000);
 });

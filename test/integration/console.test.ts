@@ -218,7 +218,9 @@ describe('the web console in a browser', () => {
       const res = await api.get<Row>('/alarmtask/alarm/trace', {
         query: { uid: ADMIN, task_id: task.id, uuid: String(uuid) },
       });
-      return res.data.webhooks?.[0]?.attempts?.length && res.data.workflow ? res.data : undefined;
+      // Every delivery settled: the summary the page shows names what they came to.
+      const settled = (res.data.notifications ?? []).every((n: Row) => n.status !== 'pending');
+      return res.data.webhooks?.[0]?.attempts?.length && res.data.workflow && settled ? res.data : undefined;
     });
 
     // Act
@@ -234,6 +236,8 @@ describe('the web console in a browser', () => {
     expect(text).toContain('Notification: email (compressed)');
     expect(text).toContain('Webhook event: ALARM (compressed)');
     expect(text).toContain('delivered');
+    expect(text).toContain(`Delivered${trace.delivery.result}`);
+    for (const c of trace.delivery.channels) expect(text).toContain(`${c.channel}: ${c.result}`);
     expect(text).toContain(`Workflow #${trace.workflow.id} opened`);
     expect(text).not.toContain('not-for-the-console');
     await shot('trace');

@@ -357,7 +357,7 @@ describe('Grafana', () => {
 });
 
 describe('the original system adapters', () => {
-  it('jsonbody, rawbody, arms, falcon (GET) and aliyun (form) each make the alarm the original did', async () => {
+  it('jsonbody, rawbody (POST and GET), arms, falcon (GET) and aliyun (form) each make the alarm the original did', async () => {
     const t = await webhookTask();
     const q = fixedSign(t);
     const json = await call('POST', '/alarm/jsonbody', {
@@ -367,6 +367,11 @@ describe('the original system adapters', () => {
       headers: { 'content-type': 'text/plain' },
     });
     const raw = await call('POST', '/alarm/rawbody', { app: null, query: q, body: 'disk full on web-1' });
+    const rawGet = await call('GET', '/alarm/rawbody', {
+      app: null,
+      query: { ...q, level: 3, host: 'web-2', msg: 'disk full' },
+    });
+    const rawGetEmpty = await call('GET', '/alarm/rawbody', { app: null, query: q });
     const arms = await call('POST', '/alarm/arms', { app: null, query: q, body: '{"alertname":"arms"}' });
     const falcon = await call('GET', '/alarm/falcon', {
       app: null,
@@ -395,14 +400,23 @@ describe('the original system adapters', () => {
         signature: 'cloud-monitor-signature',
       },
     });
-    for (const res of [json, raw, arms, falcon, aliyun]) expect([res.status, res.code]).toEqual([200, 0]);
-    const events = await waitEvents(t, 'ALARM', 5);
+    for (const res of [json, raw, rawGet, arms, falcon, aliyun])
+      expect([res.status, res.code]).toEqual([200, 0]);
+    expect([rawGetEmpty.status, rawGetEmpty.code, rawGetEmpty.msg]).toEqual([
+      400,
+      4000,
+      'the query must carry the alarm parameters',
+    ]);
+    const events = await waitEvents(t, 'ALARM', 6);
     const byUuid = new Map(events.map((e) => [e.json.data.history.uuid as string, e]));
     const ctn = (res: { data: Record<string, unknown> }) =>
       ctnOf(byUuid.get(res.data.uuid as string) as Received);
     expect(byUuid.get(json.data.uuid as string)?.body).toContain('"trace_id":12345678901234567890');
     expect(byUuid.get(json.data.uuid as string)?.json.data.history.level).toBe(2);
     expect(ctn(raw)).toEqual({ body: 'disk full on web-1' });
+    // GET: the query parameters but the credentials and the level are the content
+    expect(ctn(rawGet)).toEqual({ host: 'web-2', msg: 'disk full' });
+    expect(byUuid.get(rawGet.data.uuid as string)?.json.data.history.level).toBe(3);
     expect(ctn(arms)).toEqual({ body: '{"alertname":"arms"}' });
     expect(ctn(falcon)).toEqual({
       endpoint: 'web-1',

@@ -31,7 +31,7 @@ export interface ChildStackOptions {
 }
 
 /** The environment of the test worker minus what points at the shared test stack. */
-function baseEnv(): NodeJS.ProcessEnv {
+export function baseEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const k of [
     'TABLE_NAME',
@@ -83,7 +83,7 @@ export async function startChildStack(opts: ChildStackOptions): Promise<ChildSta
     await new Promise((r) => setTimeout(r, 50));
   }
   const state = JSON.parse(readFileSync(opts.stateFile, 'utf8')) as LocalStackState;
-  const released = Number(/(\d+) message\(s\) left in flight/.exec(out)?.[1] ?? 0);
+  const released = Number(/(\d+) message\(s\) its consumers held requeued/.exec(out)?.[1] ?? 0);
   return { ...state, child, output: () => out, exited, released };
 }
 

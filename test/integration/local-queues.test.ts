@@ -38,8 +38,8 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function start(dataDir: string | null) {
-  const q = await startQueues(0, REGION, dataDir);
+async function start(dataDir: string | null, opts: { release?: boolean } = {}) {
+  const q = await startQueues(0, REGION, dataDir, opts);
   const client = localSqsClient(q.endpoint, REGION);
   open.push({ q, client });
   return { q, client };
@@ -114,6 +114,36 @@ describe('local queues', () => {
       got.find((m) => m.Body === body)?.Attributes?.ApproximateReceiveCount;
     expect(count(held.Body)).toBe('2');
     expect(count(returned.Body)).toBe('2');
+  });
+
+  it('after an unclean end release what a receive held but keep a longer backoff; after a clean one nothing', async () => {
+    // Arrange: one message held as a receive holds it, one hidden for an hour (a retry's backoff)
+    const dir = tempDir();
+    const first = await start(dir);
+    for (const body of ['held', 'backoff']) await send(first.client, first.q.urls.alarm, body);
+    const held = await receive(first.client, first.q.urls.alarm, 2);
+    await first.client.send(
+      new ChangeMessageVisibilityCommand({
+        QueueUrl: first.q.urls.alarm,
+        ReceiptHandle: held.find((m) => m.Body === 'backoff')?.ReceiptHandle,
+        VisibilityTimeout: 3600,
+      }),
+    );
+    await stop(first.q);
+
+    // Act: a start after an unclean end, then one after a clean one
+    const unclean = await start(dir, { release: true });
+    const afterUnclean = await receive(unclean.client, unclean.q.urls.alarm);
+    await stop(unclean.q);
+    const clean = await start(dir, { release: false });
+    const afterClean = await receive(clean.client, clean.q.urls.alarm);
+
+    // Assert
+    expect(held).toHaveLength(2);
+    expect(unclean.q.released).toBe(1);
+    expect(afterUnclean.map((m) => m.Body)).toEqual(['held']);
+    expect(clean.q.released).toBe(0);
+    expect(afterClean).toEqual([]);
   });
 
   it('give every queue the CDK attributes: 1 MiB messages, visibility timeout, redrive to its DLQ', async () => {

@@ -100,6 +100,19 @@ export interface Trace {
     expires_at?: number;
   };
   summary: string;
+  /** What the deliveries came to, per channel. */
+  delivery: {
+    result: string;
+    text: string;
+    channels: {
+      channel: string;
+      result: string;
+      delivered: number;
+      failed: number;
+      skipped: number;
+      pending: number;
+    }[];
+  };
   configuration: { version_then: number | null; version_now: number; changed: boolean; note: string };
   stages: Stage[];
   receivers?: {

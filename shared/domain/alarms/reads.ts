@@ -2,7 +2,12 @@ import { nowSeconds } from '../../clock.ts';
 import { getItems } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import { decodeCursor, encodeCursor, isEntryCount, isTimedSortKey } from '../cursor.ts';
-import { deliveriesOfAlarm } from '../deliveries/trace.ts';
+import {
+  type AlarmDeliveries,
+  type DeliverySummary,
+  deliveriesOfAlarm,
+  summarizeDeliveries,
+} from '../deliveries/trace.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { maskRobot } from '../notifications/providers/robot.ts';
@@ -258,7 +263,7 @@ export interface TraceDeps {
     uuid: string,
     processedAt: number,
     known: { record?: AlarmRecord; task?: Task },
-  ) => Promise<{ webhooks: unknown[]; notifications: unknown[] }>;
+  ) => Promise<AlarmDeliveries>;
   workflowOfAlarm: (taskId: number, uuid: string) => Promise<unknown | undefined>;
 }
 
@@ -437,7 +442,17 @@ async function receiversOf(
   };
 }
 
-function summaryOf(e: AlarmLogEntry): string {
+/**
+ * The decision in words and, after it, what the deliveries came to per channel (the decision alone
+ * says whom the pipeline sent to, not whether anyone received it).
+ */
+function summaryOf(e: AlarmLogEntry, delivery: DeliverySummary): string {
+  const decision = decisionOf(e);
+  const sends = resultOf(e) === 'notified' || resultOf(e) === 'recovered';
+  return sends || delivery.channels.length > 0 ? `${decision}; ${delivery.text}` : decision;
+}
+
+function decisionOf(e: AlarmLogEntry): string {
   const result = resultOf(e);
   switch (result) {
     case 'filtered':
@@ -480,6 +495,7 @@ export async function traceAlarm(ref: AlarmRef, deps: TraceDeps = defaultTraceDe
     record?.workflow || e.decision === 'compressed' ? deps.workflowOfAlarm(task.id, e.uuid) : undefined,
     receiversOf(task, e, why, record),
   ]);
+  const delivery = summarizeDeliveries(deliveries);
   return {
     alarm: {
       ...viewOf(e, record ? { ctn: record.history.ctn, notice_time: record.history.notice_time } : undefined),
@@ -487,7 +503,8 @@ export async function traceAlarm(ref: AlarmRef, deps: TraceDeps = defaultTraceDe
       ...(record ? { reported_at: record.reported_at, processed_at: record.processed_at } : {}),
       expires_at: e.expires_at || processedAt + retentionDaysOf(task) * 86_400,
     },
-    summary: summaryOf(e),
+    summary: summaryOf(e, delivery),
+    delivery,
     configuration: {
       version_then: versionThen ?? null,
       version_now: task.version,

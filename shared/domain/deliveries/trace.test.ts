@@ -7,7 +7,15 @@ import { channelJobs, recipientsOf } from '../notifications/receivers.ts';
 import type { JobRecord } from '../notifications/repository.ts';
 import type { Task } from '../tasks/model.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
-import { candidateIds, deliveriesOfAlarm, LOG_WINDOW_MS, type TraceDeps } from './trace.ts';
+import {
+  type AlarmDeliveries,
+  candidateIds,
+  deliveriesOfAlarm,
+  type JobDeliveries,
+  LOG_WINDOW_MS,
+  summarizeDeliveries,
+  type TraceDeps,
+} from './trace.ts';
 
 beforeAll(() => {
   process.env.TABLE_NAME = 'unit';
@@ -215,5 +223,109 @@ describe('deliveriesOfAlarm', () => {
     };
     await deliveriesOfAlarm(7, 'u', 1000, {}, deps);
     expect(windows[0].toMs).toBe(1_600_000 + LOG_WINDOW_MS);
+  });
+});
+
+describe('summarizeDeliveries', () => {
+  const job = (channel: string, status: JobDeliveries['status'], attempts: [string, string, number][]) =>
+    ({
+      job_id: `7:u:compressed:${channel}`,
+      scene: 'compressed',
+      channel,
+      status,
+      targets: [],
+      attempts: attempts.map(([target, outcome, at_ms], seq) => ({ target, outcome, at_ms, seq })),
+    }) as unknown as JobDeliveries;
+  const event = (outcomes: string[]) => ({
+    event_id: '7:u:ALARM',
+    event: 'ALARM',
+    type: 'compressed',
+    attempts: outcomes.map((outcome, i) => ({ attempt: i + 1, outcome, at_ms: i })),
+  });
+  const of = (notifications: JobDeliveries[], webhooks: ReturnType<typeof event>[] = []) =>
+    summarizeDeliveries({ notifications, webhooks } as unknown as AlarmDeliveries);
+
+  it.each([
+    [
+      'every target delivered',
+      [job('email', 'delivered', [['a', 'delivered', 1]])],
+      [event(['failed', 'delivered'])],
+      'delivered',
+      'email delivered, webhook delivered',
+    ],
+    [
+      'every delivery failed',
+      [job('sms', 'pending', [['a', 'failed', 1]])],
+      [event(['failed', 'failed'])],
+      'failed',
+      'sms failed, webhook failed',
+    ],
+    [
+      'every delivery skipped',
+      [
+        job('email', 'skipped', [
+          ['a', 'skipped', 1],
+          ['b', 'skipped', 1],
+        ]),
+      ],
+      [],
+      'skipped',
+      'email skipped (2)',
+    ],
+    [
+      'refused and rejected are failures',
+      [job('dinggroup', 'rejected', [['r', 'rejected', 1]])],
+      [event(['refused'])],
+      'failed',
+      'dinggroup failed, webhook failed',
+    ],
+    [
+      'failed and skipped, none delivered',
+      [job('email', 'skipped', [['a', 'skipped', 1]])],
+      [event(['failed'])],
+      'failed',
+      'email skipped, webhook failed',
+    ],
+    [
+      'some delivered, some skipped',
+      [job('email', 'skipped', [['a', 'skipped', 1]])],
+      [event(['delivered'])],
+      'partly delivered',
+      'email skipped, webhook delivered',
+    ],
+    [
+      'a throttled robot waits its turn',
+      [job('dinggroup', 'pending', [['r', 'throttled', 1]])],
+      [],
+      'pending',
+      'dinggroup pending',
+    ],
+    ['a job not run yet', [job('email', 'pending', [])], [], 'pending', 'email pending'],
+    ['nothing recorded', [], [], 'none', 'no delivery recorded'],
+  ])('%s', (_, jobs, events, result, text) => {
+    const s = of(jobs as JobDeliveries[], events);
+    expect([s.result, s.text]).toEqual([result, text]);
+  });
+
+  it("counts each target once, by its latest attempt, per channel across the alarm's jobs", () => {
+    // Arrange: a retried e-mail (a failed then delivered, b failed), and a robot job of the upgrade
+    const mail = job('email', 'pending', [
+      ['a', 'failed', 1],
+      ['b', 'failed', 1],
+      ['a', 'delivered', 2],
+      ['b', 'failed', 2],
+    ]);
+    const upgrade = { ...job('email', 'skipped', [['c', 'skipped', 3]]), scene: 'upgrade:0.5.3' };
+    // Act
+    const s = of([mail, upgrade], [event(['skipped'])]);
+    // Assert
+    expect(s).toEqual({
+      result: 'partly delivered',
+      text: 'email 1 delivered, 1 failed, 1 skipped, webhook skipped',
+      channels: [
+        { channel: 'email', result: 'partly delivered', delivered: 1, failed: 1, skipped: 1, pending: 0 },
+        { channel: 'webhook', result: 'skipped', delivered: 0, failed: 0, skipped: 1, pending: 0 },
+      ],
+    });
   });
 });

@@ -168,3 +168,105 @@ export async function deliveriesOfAlarm(
     })),
   };
 }
+
+/** What one target's latest attempt came to (a job or event without an attempt yet is `pending`). */
+export type TargetOutcome = 'delivered' | 'failed' | 'skipped' | 'pending';
+
+/**
+ * What the deliveries of a channel (or of the whole alarm) add up to: `delivered` when every target
+ * got it, `partly delivered` when some did and others failed or were skipped, `failed` when none did
+ * and at least one failed, `skipped` when every target was skipped (no provider configured, no
+ * address, nobody to notify), `pending` while nothing is settled, `none` when nothing was recorded.
+ */
+export type DeliveryResult = 'delivered' | 'partly delivered' | 'failed' | 'skipped' | 'pending' | 'none';
+
+export interface ChannelDelivery extends Record<TargetOutcome, number> {
+  /** A notification channel (`email`, `dinggroup`, ...) or `webhook` for the task's webhook events. */
+  channel: string;
+  result: DeliveryResult;
+}
+
+export interface DeliverySummary {
+  result: DeliveryResult;
+  /** Per channel, in the order the trace lists them (`email delivered, webhook failed`). */
+  text: string;
+  channels: ChannelDelivery[];
+}
+
+/**
+ * A notification attempt's outcome for its target: throttled and rate-limited targets wait for their
+ * turn (pending); a refusal or a failure is `failed` (a failed one may still be retried).
+ */
+const NOTIFY_OUTCOME: Record<string, TargetOutcome> = {
+  delivered: 'delivered',
+  skipped: 'skipped',
+  rejected: 'failed',
+  failed: 'failed',
+  throttled: 'pending',
+  rate_limited: 'pending',
+};
+const WEBHOOK_OUTCOME: Record<string, TargetOutcome> = {
+  delivered: 'delivered',
+  skipped: 'skipped',
+  refused: 'failed',
+  failed: 'failed',
+};
+const JOB_STATUS_OUTCOME: Record<JobStatus, TargetOutcome> = {
+  pending: 'pending',
+  delivered: 'delivered',
+  rejected: 'failed',
+  skipped: 'skipped',
+};
+
+function resultOf(n: Record<TargetOutcome, number>): DeliveryResult {
+  if (n.delivered > 0) return n.failed + n.skipped + n.pending > 0 ? 'partly delivered' : 'delivered';
+  if (n.failed > 0) return 'failed';
+  if (n.pending > 0) return 'pending';
+  return n.skipped > 0 ? 'skipped' : 'none';
+}
+
+function channelText(c: ChannelDelivery): string {
+  const parts = (['delivered', 'failed', 'skipped', 'pending'] as const).filter((o) => c[o] > 0);
+  if (parts.length === 1) return `${c.channel} ${parts[0]}${c[parts[0]] > 1 ? ` (${c[parts[0]]})` : ''}`;
+  return `${c.channel} ${parts.map((o) => `${c[o]} ${o}`).join(', ')}`;
+}
+
+/**
+ * What an alarm's deliveries came to, per channel (pure): each target counts once, by its latest
+ * attempt (a notification job's targets by their attempts, a webhook event as one target). The
+ * decision trace states it beside the pipeline's decision, so "notified" never reads as delivered
+ * when every delivery failed or was skipped.
+ */
+export function summarizeDeliveries(d: AlarmDeliveries): DeliverySummary {
+  const counts = new Map<string, Record<TargetOutcome, number>>();
+  const add = (channel: string, outcome: TargetOutcome) => {
+    const c = counts.get(channel) ?? { delivered: 0, failed: 0, skipped: 0, pending: 0 };
+    c[outcome]++;
+    counts.set(channel, c);
+  };
+  for (const job of d.notifications) {
+    const latest = new Map<string, { at_ms: number; seq: number; outcome: string }>();
+    for (const a of job.attempts) {
+      const prev = latest.get(a.target);
+      if (!prev || a.at_ms > prev.at_ms || (a.at_ms === prev.at_ms && a.seq > prev.seq))
+        latest.set(a.target, a);
+    }
+    if (latest.size === 0) add(job.channel, JOB_STATUS_OUTCOME[job.status] ?? 'pending');
+    for (const a of latest.values()) add(job.channel, NOTIFY_OUTCOME[a.outcome] ?? 'failed');
+  }
+  for (const event of d.webhooks) {
+    const last = event.attempts.reduce<WebhookAttempt | undefined>(
+      (l, a) => (!l || a.at_ms > l.at_ms || (a.at_ms === l.at_ms && a.attempt > l.attempt) ? a : l),
+      undefined,
+    );
+    add('webhook', last ? (WEBHOOK_OUTCOME[last.outcome] ?? 'failed') : 'pending');
+  }
+  const channels = [...counts].map(([channel, n]) => ({ channel, result: resultOf(n), ...n }));
+  const total = { delivered: 0, failed: 0, skipped: 0, pending: 0 };
+  for (const c of channels) for (const o of Object.keys(total) as TargetOutcome[]) total[o] += c[o];
+  return {
+    result: resultOf(total),
+    text: channels.length ? channels.map(channelText).join(', ') : 'no delivery recorded',
+    channels,
+  };
+}

@@ -128,9 +128,12 @@ const toneOf = (result: string): 'good' | 'bad' | 'neutral' | 'warn' =>
     ? 'good'
     : /^(rejected|dropped|failed|dead)/.test(result)
       ? 'bad'
-      : /^(compressed|deferred|delay)/.test(result)
+      : /^(compressed|deferred|delay|partly)/.test(result)
         ? 'warn'
         : 'neutral';
+
+/** Outcomes that send notices: their colour is what the deliveries came to, not the decision. */
+const SENDS = new Set(['notified', 'recovered']);
 
 function lastOutcome(attempts: Attempt[]): string {
   const last = [...attempts].sort((a, b) => b.at_ms - a.at_ms)[0];
@@ -149,6 +152,8 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
         {(t) => {
           const a = t.alarm;
           const r = t.receivers;
+          const d = t.delivery;
+          const sends = SENDS.has(a.outcome);
           return (
             <>
               <PageHead
@@ -156,7 +161,13 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                 sub={
                   <>
                     <code>{a.uuid}</code> · <LevelBadge level={a.level} />{' '}
-                    <OutcomeBadge outcome={a.outcome} />
+                    {sends ? (
+                      <span class={`badge ${toneOf(d.result)}`}>
+                        {a.outcome}: {d.result === 'none' ? 'nothing delivered' : d.result}
+                      </span>
+                    ) : (
+                      <OutcomeBadge outcome={a.outcome} />
+                    )}
                   </>
                 }
                 actions={
@@ -174,7 +185,7 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                 }
               />
               <TaskTabs taskId={taskId} current="alarms" />
-              <p class={`summary outcome-${a.outcome}`}>{t.summary}</p>
+              <p class={`summary ${sends ? toneOf(d.result) : `outcome-${a.outcome}`}`}>{t.summary}</p>
               {t.configuration.changed && <p class="warn">{t.configuration.note}</p>}
               <div class="trace">
                 <section class="card">
@@ -259,6 +270,27 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                           )}
                         </dl>
                         <MatchDetails misses={(r as { misses?: unknown }).misses} />
+                      </Step>
+                    )}
+                    {(sends || d.channels.length > 0) && (
+                      <Step title="Delivered" result={d.result} tone={toneOf(d.result)}>
+                        {d.channels.length === 0 ? (
+                          <p class="muted">no delivery recorded</p>
+                        ) : (
+                          <ul>
+                            {d.channels.map((c) => (
+                              <li key={c.channel}>
+                                {c.channel}: <span class={`badge ${toneOf(c.result)}`}>{c.result}</span>{' '}
+                                <span class="muted">
+                                  {(['delivered', 'failed', 'skipped', 'pending'] as const)
+                                    .filter((o) => c[o] > 0)
+                                    .map((o) => `${c[o]} ${o}`)
+                                    .join(', ')}
+                                </span>
+                              </li>
+                            ))}
+                          </ul>
+                        )}
                       </Step>
                     )}
                     {t.notifications.map((n) => (
