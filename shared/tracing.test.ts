@@ -50,7 +50,9 @@ Object.assign(process.env, {
   NOTIFY_SECRETS_ARN: 'arn:aws:secretsmanager:eu-west-1:000000000000:secret:notify',
   LOG_LEVEL: 'CRITICAL',
 });
+// What a local stack started in this process (the integration project's global setup) leaves behind.
 delete process.env.TOCSIN_LOCAL;
+delete process.env.SEAL_KEY;
 delete process.env.POWERTOOLS_TRACE_ENABLED;
 
 const { tracingEnabled } = await import('./tracing.ts');

@@ -6,6 +6,7 @@ import { type HttpEvent, header, httpHandler, parseJson, rawBody } from './handl
 
 /** What an adapter reads of a request (each part parsed on demand). */
 export interface IntakeRequest {
+  method: string;
   query: Record<string, string>;
   /** The body as text (413 above 256 KiB). */
   text: () => string;
@@ -22,6 +23,7 @@ function requestOf(event: HttpEvent): IntakeRequest {
     ),
   );
   return {
+    method: event.requestContext?.http?.method ?? 'POST',
     query,
     text: () => rawBody(event),
     json: () => parseJson(rawBody(event), true),

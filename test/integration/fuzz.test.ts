@@ -571,6 +571,7 @@ const intake =
   });
 /** Intake routes that take any content: only a credential poison (or a huge body) refuses them. */
 const ANY_CONTENT = new Set([
+  'GET /alarm/rawbody',
   'POST /alarm/rawbody',
   'POST /alarm/arms',
   'GET /alarm/falcon',
@@ -594,6 +595,7 @@ Object.assign(SPECS, {
     valid: intake('json'),
     poisons: [[['nested'], fc.constantFrom<Json>(deep(65), deep(10_000))]],
   },
+  'GET /alarm/rawbody': { valid: intake('query', { host: 'fuzz' }), poisons: [] },
   'POST /alarm/rawbody': { valid: intake('json'), poisons: [] },
   'POST /alarm/arms': { valid: intake('json'), poisons: [] },
   'GET /alarm/falcon': { valid: intake('query', { endpoint: 'fuzz' }), poisons: [] },
@@ -794,7 +796,7 @@ const caseArb: fc.Arbitrary<Case> = fc
     // Any text, query or form is content there: only a bad credential (or a huge body) refuses it.
     if (ANY_CONTENT.has(c.route)) {
       // (a huge body is refused where the body is raw text; a form is built without wire modes)
-      const huge = c.wire === 'huge' && /\/alarm\/(rawbody|arms)$/.test(c.route);
+      const huge = c.wire === 'huge' && /^POST \/alarm\/(rawbody|arms)$/.test(c.route);
       return c.authPoison !== 'none' || huge;
     }
     if (c.route.endsWith(' /alarm/heartbeat')) return true;

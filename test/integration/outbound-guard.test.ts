@@ -9,6 +9,7 @@ import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { deliverNotification } from '../../shared/domain/notifications/delivery.ts';
 import { getJobState, listAttemptsOfJob } from '../../shared/domain/notifications/repository.ts';
 import { getTask } from '../../shared/domain/tasks/repository.ts';
+import { openRobot } from '../../shared/domain/tasks/robots.ts';
 import { lambdaContext } from '../../shared/local/lambda.ts';
 import type { NotificationJob } from '../../shared/messaging/messages.ts';
 import { TEST_APP } from '../support/seed.ts';
@@ -320,7 +321,8 @@ describe('outbound URL guard at save time (BLOCK_PRIVATE_WEBHOOKS=1, real handle
     // Assert
     expect(res.code).toBe(0);
     const stored = await getTask(res.data.task.id, true);
-    expect(stored?.receiver.channels?.dinggroup?.map((r) => r.webhook)).toEqual([
+    // Robots are stored sealed: opened, they are what was sent.
+    expect(stored?.receiver.channels?.dinggroup?.map((r) => openRobot(r).webhook)).toEqual([
       'a-robot-token',
       'https://8.8.8.8/robot/send',
       'https://robot.invalid/send',
