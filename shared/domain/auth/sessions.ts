@@ -120,7 +120,7 @@ export type SessionRefusal = 'none' | 'ended';
 export async function resolveSession(
   id: string | undefined,
 ): Promise<{ session: Session; person: Person } | { refused: SessionRefusal }> {
-  if (!id) return { refused: 'none' };
+  if (id === undefined) return { refused: 'none' };
   if (!isSessionId(id)) return { refused: 'ended' };
   const settings = signInSettings();
   const hash = hashSessionId(id);
