@@ -22,7 +22,7 @@ export interface TestOidcProvider {
 }
 
 const page = (body: string) =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Test IdP</title></head><body>${body}</body></html>`;
+  `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>Test IdP</title></head><body>${body}</body></html>`;
 
 async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
   const chunks: Buffer[] = [];

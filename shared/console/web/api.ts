@@ -47,7 +47,7 @@ function initialOffset(): number {
   return Number.isFinite(serverMs) && serverMs > 0 ? serverMs - Date.now() : 0;
 }
 
-let offsetMs = initialOffset();
+const offsetMs = initialOffset();
 
 /** The service's now, in Unix milliseconds. */
 export function serviceNowMs(): number {
@@ -182,7 +182,10 @@ export async function signOut(everywhere = false): Promise<void> {
 
 /** Changes the person's password: every other session ends, this one continues with a new cookie. */
 export async function changePassword(currentPassword: string, password: string): Promise<void> {
-  const s = await send<SessionAnswer>('PUT', '/auth/password', undefined, { current: currentPassword, password });
+  const s = await send<SessionAnswer>('PUT', '/auth/password', undefined, {
+    current: currentPassword,
+    password,
+  });
   current = { person: s.person, csrf: s.csrf_token };
 }
 

@@ -54,7 +54,14 @@ export function PasswordPage() {
         </label>
         <label>
           New password again
-          <input name="again" type="password" required minLength={8} maxLength={256} autoComplete="new-password" />
+          <input
+            name="again"
+            type="password"
+            required
+            minLength={8}
+            maxLength={256}
+            autoComplete="new-password"
+          />
         </label>
         <button type="submit" class="primary" disabled={busy}>
           Change password

@@ -12,14 +12,16 @@ const SSO_REFUSALS: Record<string, string> = {
   unverified: 'Single sign-on failed: the sign-in provider has not verified your e-mail address.',
   'no-user':
     'You signed in at the provider, but no person in the tocsin directory has that e-mail address. Ask an operator to add you to the directory.',
-  unavailable: 'The single sign-on provider cannot be reached right now. Try again, or sign in with a password.',
+  unavailable:
+    'The single sign-on provider cannot be reached right now. Try again, or sign in with a password.',
 };
 
 export type SignInNotice = 'signed-out' | 'ended' | `sso:${string}`;
 
 function noticeText(notice: SignInNotice | undefined): string | undefined {
   if (notice === 'signed-out') return 'You are signed out.';
-  if (notice === 'ended') return 'Your session has ended (it expired, or you were signed out elsewhere). Sign in again.';
+  if (notice === 'ended')
+    return 'Your session has ended (it expired, or you were signed out elsewhere). Sign in again.';
   if (notice?.startsWith('sso:')) return SSO_REFUSALS[notice.slice(4)] ?? 'Single sign-on failed. Try again.';
   return undefined;
 }
@@ -48,7 +50,10 @@ export function SignIn({
     setBusy(true);
     setError(undefined);
     try {
-      const session = await signIn(String(data.get('account') ?? '').trim(), String(data.get('password') ?? ''));
+      const session = await signIn(
+        String(data.get('account') ?? '').trim(),
+        String(data.get('password') ?? ''),
+      );
       onSignedIn(session);
     } catch (err) {
       (form.elements.namedItem('password') as HTMLInputElement | null)?.select();
@@ -62,7 +67,10 @@ export function SignIn({
     <main id="main" class="signin">
       <h1 tabIndex={-1}>Sign in to the tocsin console</h1>
       {text && (
-        <div class={`alert ${notice?.startsWith('sso:') ? 'error' : 'ok'}`} role={notice?.startsWith('sso:') ? 'alert' : 'status'}>
+        <div
+          class={`alert ${notice?.startsWith('sso:') ? 'error' : 'ok'}`}
+          role={notice?.startsWith('sso:') ? 'alert' : 'status'}
+        >
           {text}
         </div>
       )}
@@ -94,8 +102,8 @@ export function SignIn({
         </p>
       )}
       <p class="sub">
-        Your account is your name in the directory or your e-mail address. No password yet? An operator sets one
-        with <code>npm run admin -- user password</code>.
+        Your account is your name in the directory or your e-mail address. No password yet? An operator sets
+        one with <code>npm run admin -- user password</code>.
       </p>
       {error !== undefined && <ErrorBox error={error} offerSignIn={false} />}
     </main>
