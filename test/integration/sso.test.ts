@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { baseUrl } from '../support/client.ts';
-import { addPeople, type Answer, Jar, send } from '../support/people.ts';
+import { addPeople, browse, Jar, send, signInAtProvider } from '../support/people.ts';
 
 /**
  * Single sign-on through OpenID Connect against a real provider (`oidc-provider` on 127.0.0.1,
@@ -27,57 +27,22 @@ beforeAll(async () => {
 
 interface Flow {
   jar: Jar;
-  /** The last answer: the service's redirect to the console (or the callback, when stopped there). */
-  last: Answer;
+  /** Where the service sent the browser last: the console (or the callback, when stopped there). */
   location: string;
 }
 
 /**
- * A browser signing in at the provider as `email`: follows every redirect, fills the provider's
- * login form, keeps the cookies (one jar: cookies are per host, and both listen on 127.0.0.1). With
- * `stopAtCallback`, it stops before calling the service's callback and returns its URL.
+ * A browser signing in through the service's single sign-on as `email` at the provider (one cookie
+ * jar: cookies are per host, and both listen on 127.0.0.1). With `stopAtCallback`, it stops before
+ * calling the service's callback and returns its URL.
  */
-async function sso(email: string, opts: { stopAtCallback?: boolean; jar?: Jar } = {}): Promise<Flow> {
-  const jar = opts.jar ?? new Jar();
-  let answer = await send('/auth/oidc/start', { headers: { cookie: jar.header() } });
-  jar.take(answer.cookies);
-  for (let hop = 0; hop < 20; hop++) {
-    const location = answer.headers.location as string | undefined;
-    if (location) {
-      const next = new URL(location, answer.headers['x-from'] as string | undefined);
-      if (next.pathname.endsWith('/console')) return { jar, last: answer, location: next.href };
-      if (opts.stopAtCallback && next.pathname.endsWith('/auth/oidc/callback'))
-        return { jar, last: answer, location: next.href };
-      answer = await browse(next.href, jar);
-      continue;
-    }
-    const form = /<form method="post" action="([^"]+)"/.exec(answer.text);
-    if (answer.status === 200 && form) {
-      answer = await browse(
-        new URL(form[1], inject('oidc').issuer).href,
-        jar,
-        `email=${encodeURIComponent(email)}`,
-      );
-      continue;
-    }
-    throw new Error(`unexpected answer ${answer.status}: ${answer.text.slice(0, 300)}`);
-  }
-  throw new Error('too many redirects');
-}
-
-/** One request as the browser makes it (GET, or a form POST), relative redirects resolved against it. */
-async function browse(url: string, jar: Jar, form?: string): Promise<Answer> {
-  const answer = await send(url, {
-    method: form ? 'POST' : 'GET',
-    headers: {
-      cookie: jar.header(),
-      ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
-    },
-    body: form,
-  });
-  jar.take(answer.cookies);
-  answer.headers['x-from'] = url;
-  return answer;
+async function sso(email: string, opts: { stopAtCallback?: boolean } = {}): Promise<Flow> {
+  const jar = new Jar();
+  const start = await browse(`${baseUrl()}/auth/oidc/start`, jar);
+  const callback = await signInAtProvider(start.headers.location as string, email, jar);
+  if (opts.stopAtCallback) return { jar, location: callback };
+  const back = await browse(callback, jar);
+  return { jar, location: back.headers.location as string };
 }
 
 const whoIs = async (jar: Jar) => send('/auth/session', { headers: { cookie: jar.header() } });

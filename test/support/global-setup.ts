@@ -24,7 +24,7 @@ declare module 'vitest' {
     /** Notification provider fakes (test/support/fakes.ts): control URL, SMTP port, provider env. */
     fakes: { url: string; smtpPort: number; env: Record<string, string> };
     /** The OpenID Connect provider the stack's single sign-on uses (test/support/oidc.ts). */
-    oidc: { issuer: string };
+    oidc: { issuer: string; clientId: string; clientSecret: string };
   }
 }
 
@@ -83,7 +83,11 @@ export default async function setup(project: TestProject) {
     stateFile,
   });
   project.provide('fakes', { url: fakes.url, smtpPort: fakes.smtpPort, env: fakes.env });
-  project.provide('oidc', { issuer: oidc.issuer });
+  project.provide('oidc', {
+    issuer: oidc.issuer,
+    clientId: OIDC_CLIENT.id,
+    clientSecret: OIDC_CLIENT.secret,
+  });
   return async () => {
     await stack.stop();
     await fakes.stop();

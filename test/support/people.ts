@@ -169,3 +169,43 @@ export async function until<T>(
     await new Promise((r) => setTimeout(r, 500));
   }
 }
+
+/** One request as a browser makes it (GET, or a form POST), with the jar's cookies; keeps what it sets. */
+export async function browse(url: string, jar: Jar, form?: string): Promise<Answer> {
+  const answer = await send(url, {
+    method: form ? 'POST' : 'GET',
+    headers: {
+      cookie: jar.header(),
+      ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}),
+    },
+    body: form,
+  });
+  jar.take(answer.cookies);
+  return answer;
+}
+
+/**
+ * A browser at the test OpenID Connect provider (test/support/oidc.ts) from `location` (its
+ * authorization URL) on: follows its redirects, fills its login form with `email`, and stops at the
+ * redirect that leaves the provider (the service's callback), whose URL it returns.
+ */
+export async function signInAtProvider(location: string, email: string, jar: Jar): Promise<string> {
+  const issuer = new URL(location).origin;
+  let url = location;
+  let answer = await browse(url, jar);
+  for (let hop = 0; hop < 20; hop++) {
+    const next = answer.headers.location as string | undefined;
+    if (next) {
+      url = new URL(next, url).href;
+      if (new URL(url).origin !== issuer) return url;
+      answer = await browse(url, jar);
+      continue;
+    }
+    const form = /<form method="post" action="([^"]+)"/.exec(answer.text);
+    if (answer.status !== 200 || !form)
+      throw new Error(`provider answered ${answer.status}: ${answer.text.slice(0, 300)}`);
+    url = new URL(form[1], issuer).href;
+    answer = await browse(url, jar, `email=${encodeURIComponent(email)}`);
+  }
+  throw new Error('too many redirects at the provider');
+}
