@@ -6,7 +6,8 @@ import { TocsinStack } from './stack.ts';
  * `npx cdk synth|deploy [-c envName=staging] [-c legacySign=false] [-c reportTimeZone=Asia/Shanghai]`
  * `[-c tuning='{"ALARM_RATE_LIMIT":"100"}'] [-c notify='{"EMAIL_PROVIDER":"ses","EMAIL_FROM":"a@b.c"}']`
  * `[-c alarmEmail=ops@example.com] [-c apiThrottle='{"rateLimit":1000,"burstLimit":2000}']`
- * `[-c ingestThrottle='{"rateLimit":500,"burstLimit":1000}']` (docs/aws-operations.md).
+ * `[-c ingestThrottle='{"rateLimit":500,"burstLimit":1000}']` (docs/aws-operations.md)
+ * `[-c oidcIssuer=https://... -c oidcClientId=...]` (console single sign-on, docs/sign-in.md).
  * The target account/region come from the CLI profile (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION).
  * Provider credentials (DING_WORK_APPSECRET, YACH_WORK_APPSECRET, WECHAT_CORP_SECRET, SMTP_PASS) are
  * refused in `-c notify`: they go into the secret of the NotifySecretArn output.
@@ -65,6 +66,7 @@ new TocsinStack(app, `Tocsin-${envName}`, {
   apiThrottle: throttle('apiThrottle'),
   ingestThrottle: throttle('ingestThrottle'),
   alarmEmail: context('alarmEmail'),
+  singleSignOn: { issuer: context('oidcIssuer'), clientId: context('oidcClientId') },
 });
 
 app.synth();

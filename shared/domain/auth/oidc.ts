@@ -51,7 +51,9 @@ async function clientSecret(s: OidcSettings): Promise<string | undefined> {
   const out = await new SecretsManagerClient({ region: process.env.AWS_REGION }).send(
     new GetSecretValueCommand({ SecretId: s.clientSecretArn }),
   );
-  return out.SecretString || undefined;
+  // `none` (the stack's placeholder): a public client, authenticated by PKCE alone.
+  const secret = (out.SecretString ?? '').trim();
+  return secret && secret !== 'none' ? secret : undefined;
 }
 
 /** The provider's configuration (discovery document, JWKS on demand), once per container. */
