@@ -134,6 +134,7 @@ describe('the web console in a browser', () => {
     // Arrange
     await page.goto(consoleUrl());
     await page.getByRole('heading', { name: 'Sign in to the tocsin console' }).waitFor();
+    await shot('sign-in');
 
     // Act: a wrong password
     await signIn(page, 'not the password');
