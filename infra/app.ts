@@ -13,6 +13,7 @@ import { TocsinStack } from './stack.ts';
  * `[-c ignoreDeploymentAlarms=true]` (docs/aws-operations.md).
  * Without `-c envName` the stack is `Tocsin-dev`, never production. A production stack (envName
  * `production`, or `-c production=true`) has termination protection and needs an alarm destination.
+ * `[-c oidcIssuer=https://... -c oidcClientId=...]` (console single sign-on, docs/sign-in.md).
  * The target account/region come from the CLI profile (CDK_DEFAULT_ACCOUNT / CDK_DEFAULT_REGION).
  * Provider credentials (DING_WORK_APPSECRET, YACH_WORK_APPSECRET, WECHAT_CORP_SECRET, SMTP_PASS) are
  * refused in `-c notify`: they go into the secret of the NotifySecretArn output.

@@ -108,6 +108,7 @@ export function stackFromContext(scope: Construct): { id: string; props: TocsinS
         queues.map((q) => q.name),
       ),
       ignoreDeploymentAlarms: flag('ignoreDeploymentAlarms', false),
+      singleSignOn: { issuer: context('oidcIssuer'), clientId: context('oidcClientId') },
     },
   };
 }

@@ -4,7 +4,22 @@
  * disagree about a route, a queue or the table layout. Pure data: no runtime code is imported here.
  */
 
-export type AuthKind = 'none' | 'app' | 'app+task' | 'alarm' | 'local';
+/**
+ * How a route authenticates (shared/http/handler.ts says what each means): `app|person` is an
+ * interface route the console calls too (an app, or a signed-in person); `reader` and `admin` are the
+ * routes beyond the interface (a signed-in person, or an app holding the grant `read` / `admin`);
+ * `person` needs a signed-in person.
+ */
+export type AuthKind =
+  | 'none'
+  | 'app'
+  | 'app+task'
+  | 'alarm'
+  | 'local'
+  | 'app|person'
+  | 'reader'
+  | 'admin'
+  | 'person';
 export type TableAccess = 'read' | 'write' | 'none';
 export type QueueName = 'alarm' | 'webhook' | 'notify';
 
@@ -61,7 +76,7 @@ export const routes: RouteDef[] = [
     method: 'GET',
     path: '/department/simple',
     handler: 'functions/http/department/list-departments.ts',
-    auth: 'app',
+    auth: 'app|person',
     table: 'read',
   },
   {
@@ -234,7 +249,7 @@ export const routes: RouteDef[] = [
     method: 'GET',
     path: '/workflow/show',
     handler: 'functions/http/workflow/show-workflow.ts',
-    auth: 'app',
+    auth: 'app|person',
     table: 'read',
   },
   ...(['claim', 'assign', 'processed', 'reactive', 'close'] as const).map(
@@ -242,33 +257,34 @@ export const routes: RouteDef[] = [
       method: 'PUT',
       path: `/workflow/${op}`,
       handler: `functions/http/workflow/${op}-workflows.ts`,
-      auth: 'app',
+      auth: 'app|person',
       table: 'write',
       publishes: ['webhook', 'notify'],
     }),
   ),
-  // ---- Read side (issue 10). Every read: app auth + the acting user `uid` (role 9 or a permission
-  // on the task; shared/domain/tasks/access.ts). Each group below is added by its own change.
+  // ---- Read side (issue 10). Every read: the acting user `uid` (role 9 or a permission on the task;
+  // shared/domain/tasks/access.ts): a signed-in person, or an app holding the grant `read` (`admin`
+  // for the dead letters) naming the uid. Each group below is added by its own change.
   // [read:tasks-workflows]
   {
     method: 'GET',
     path: '/alarmtask/list',
     handler: 'functions/http/alarmtask/list-tasks.ts',
-    auth: 'app',
+    auth: 'reader',
     table: 'read',
   },
   {
     method: 'GET',
     path: '/workflow/list',
     handler: 'functions/http/workflow/list-workflows.ts',
-    auth: 'app',
+    auth: 'reader',
     table: 'read',
   },
   {
     method: 'GET',
     path: '/workflow/counts',
     handler: 'functions/http/workflow/count-workflows.ts',
-    auth: 'app',
+    auth: 'reader',
     table: 'read',
   },
   // [read:deliveries]
@@ -276,7 +292,7 @@ export const routes: RouteDef[] = [
     method: 'GET',
     path: '/alarmtask/deliveries',
     handler: 'functions/http/alarmtask/list-deliveries.ts',
-    auth: 'app',
+    auth: 'reader',
     table: 'read',
   },
   {
@@ -284,21 +300,21 @@ export const routes: RouteDef[] = [
     method: 'POST',
     path: '/alarmtask/webhook/test',
     handler: 'functions/http/alarmtask/test-webhook.ts',
-    auth: 'app',
+    auth: 'reader',
     table: 'write',
   },
   {
     method: 'POST',
     path: '/alarmtask/template/preview',
     handler: 'functions/http/alarmtask/preview-template.ts',
-    auth: 'app',
+    auth: 'reader',
     table: 'read',
   },
   {
     method: 'GET',
     path: '/delivery/dlq',
     handler: 'functions/http/delivery/list-dead-letters.ts',
-    auth: 'app',
+    auth: 'admin',
     table: 'read',
     deadLetters: 'read',
   },
@@ -307,7 +323,7 @@ export const routes: RouteDef[] = [
     method: 'POST',
     path: '/delivery/dlq/redrive',
     handler: 'functions/http/delivery/redrive-dead-letters.ts',
-    auth: 'app',
+    auth: 'admin',
     table: 'write',
     deadLetters: 'redrive',
   },
@@ -316,7 +332,7 @@ export const routes: RouteDef[] = [
     method: 'PUT',
     path: '/alarmtask/status',
     handler: 'functions/http/alarmtask/status-task.ts',
-    auth: 'app',
+    auth: 'reader',
     table: 'write',
   },
   ...(
@@ -332,7 +348,7 @@ export const routes: RouteDef[] = [
       method: 'GET',
       path,
       handler: `functions/http/alarmtask/${file}.ts`,
-      auth: 'app',
+      auth: 'reader',
       table: 'read',
     }),
   ),
@@ -356,7 +372,7 @@ export const routes: RouteDef[] = [
   },
   // [console] (issue 11)
   // The web console: one self-contained page from the API itself (same origin: no CORS, no bucket or
-  // distribution); it signs its calls in the browser like any client (app auth).
+  // distribution); its calls carry the signed-in person's session cookie.
   {
     method: 'GET',
     path: '/console',
@@ -364,6 +380,51 @@ export const routes: RouteDef[] = [
     auth: 'none',
     table: 'none',
     head: true,
+  },
+  // [sign-in] People sign in to the console (docs/sign-in.md): account and password, or single
+  // sign-on through OpenID Connect; the session is an HttpOnly cookie.
+  {
+    method: 'POST',
+    path: '/auth/signin',
+    handler: 'functions/http/auth/sign-in.ts',
+    auth: 'none',
+    table: 'write',
+  },
+  {
+    method: 'GET',
+    path: '/auth/session',
+    handler: 'functions/http/auth/get-session.ts',
+    auth: 'none',
+    // Refreshes the session's last use (at most once a minute).
+    table: 'write',
+  },
+  {
+    method: 'POST',
+    path: '/auth/signout',
+    handler: 'functions/http/auth/sign-out.ts',
+    auth: 'person',
+    table: 'write',
+  },
+  {
+    method: 'PUT',
+    path: '/auth/password',
+    handler: 'functions/http/auth/change-password.ts',
+    auth: 'person',
+    table: 'write',
+  },
+  {
+    method: 'GET',
+    path: '/auth/oidc/start',
+    handler: 'functions/http/auth/oidc-start.ts',
+    auth: 'none',
+    table: 'write',
+  },
+  {
+    method: 'GET',
+    path: '/auth/oidc/callback',
+    handler: 'functions/http/auth/oidc-callback.ts',
+    auth: 'none',
+    table: 'write',
   },
   // Local runtime only: the test clock.
   {

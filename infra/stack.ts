@@ -23,6 +23,7 @@ import {
 import { ServiceObservability } from './constructs/observability.ts';
 import { maxConcurrency, pascal, ServiceQueues } from './constructs/queues.ts';
 import { type RuntimeSettings, ServiceFunctions } from './constructs/service-functions.ts';
+import { SingleSignOn } from './constructs/single-sign-on.ts';
 import { acknowledgeNagFindings } from './nag.ts';
 
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -68,6 +69,8 @@ export interface TocsinStackProps extends StackProps {
   consumerConcurrency?: Partial<Record<QueueName, number>>;
   /** This deployment only: CodeDeploy neither waits on nor rolls back on the alarm path's alarms. */
   ignoreDeploymentAlarms?: boolean;
+  /** Console single sign-on: the OpenID Connect provider's issuer and the console's client id. */
+  singleSignOn?: { issuer?: string; clientId?: string };
 }
 
 /**
@@ -82,6 +85,7 @@ export class TocsinStack extends Stack {
   readonly functions: ServiceFunctions;
   readonly http: ServiceHttpApi;
   readonly observability: ServiceObservability;
+  readonly singleSignOn: SingleSignOn;
   /** The notification consumer and the provider permissions it alone holds. */
   readonly notifyConsumer: lambda.IFunction;
   readonly notifyStatements: iam.PolicyStatement[];
@@ -123,6 +127,7 @@ export class TocsinStack extends Stack {
       intakeConcurrency: props.intakeConcurrency,
       accessLogRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
     });
+    this.singleSignOn = new SingleSignOn(this, 'SingleSignOn', { http: this.http, ...props.singleSignOn });
 
     // Queue consumers: each consumes its own queue (incl. ChangeMessageVisibility for backoff). The
     // notification consumer alone sees the provider settings, reads the provider credentials secret and
@@ -228,6 +233,13 @@ export class TocsinStack extends Stack {
         'Every alarm notifies this topic: `aws sns subscribe --topic-arn ARN --protocol email ...`',
     });
     new CfnOutput(this, 'DashboardName', { value: this.observability.dashboard.dashboardName });
+    if (this.singleSignOn.clientSecret) {
+      new CfnOutput(this, 'SsoClientSecretArn', {
+        value: this.singleSignOn.clientSecret.secretArn,
+        description:
+          "The OpenID Connect client secret: `aws secretsmanager put-secret-value --secret-id ARN --secret-string '<secret>'`",
+      });
+    }
     new CfnOutput(this, 'ApiAccessLogGroup', { value: this.http.accessLogs.logGroupName });
     for (const { def, queue, deadLetterQueue } of this.queues.all) {
       new CfnOutput(this, `${pascal(def.name)}QueueUrl`, { value: queue.queueUrl });

@@ -30,7 +30,12 @@ export interface Sample {
   text?: string;
   form?: Record<string, string>;
   headers?: Record<string, string>;
+  /** Request cookies (`name=value`), as API Gateway hands them over. */
+  cookies?: string[];
 }
+
+/** A signed-in browser's session cookie (a placeholder: a real one comes from POST /auth/signin). */
+const SESSION = ['tocsin_session=SESSION'];
 
 const taskBody = {
   name: 'sample-task',
@@ -67,7 +72,9 @@ export const samples: Record<string, Sample> = {
   'GET /alarmtask/alarms': { query: { uid: '1', task_id: '1', outcome: 'notified', limit: '20' } },
   'GET /alarmtask/alarms/stats': { query: { uid: '1', task_id: '1' } },
   'GET /alarmtask/alarm': { query: { uid: '1', task_id: '1', uuid: '8c6bd1d8-0c4c-4a43-9f4c-0d2f5d0e8f4b' } },
-  'GET /alarmtask/alarm/trace': { query: { uid: '1', task_id: '1', uuid: '8c6bd1d8-0c4c-4a43-9f4c-0d2f5d0e8f4b' } },
+  'GET /alarmtask/alarm/trace': {
+    query: { uid: '1', task_id: '1', uuid: '8c6bd1d8-0c4c-4a43-9f4c-0d2f5d0e8f4b' },
+  },
   'POST /alarm/report': { json: { ...ALARM, level: 1, ctn: { host: 'web-1', error: 'disk full' } } },
   'POST /alarm/test': { json: ALARM },
   'POST /alarm/alertmanager': {
@@ -150,12 +157,29 @@ export const samples: Record<string, Sample> = {
   },
   'GET /delivery/dlq': { query: { uid: '1', queue: 'webhook', limit: '20' } },
   'POST /delivery/dlq/redrive': { json: { uid: 1, queue: 'webhook', all: 1, task_id: 1 } },
+  // [sign-in]
+  'POST /auth/signin': {
+    json: { account: 'annlee', password: 'PASSWORD' },
+    headers: { origin: 'https://api.example' },
+  },
+  'GET /auth/session': { cookies: SESSION },
+  'POST /auth/signout': { json: { everywhere: 0 } },
+  'PUT /auth/password': { json: { current: 'CURRENT-PASSWORD', password: 'NEW-PASSWORD' } },
+  'GET /auth/oidc/start': {},
+  'GET /auth/oidc/callback': { query: { code: 'CODE', state: 'STATE' }, cookies: ['tocsin_oidc=STATE'] },
 };
+
+/** Routes an app may call (every kind but a signed-in person's own). */
+const APP_AUTH = new Set(['app', 'app+task', 'app|person', 'reader', 'admin']);
 
 export function httpEvent(route: Pick<RouteDef, 'method' | 'path' | 'auth'>, sample: Sample) {
   const headers: Record<string, string> = { host: 'api.example', 'user-agent': 'sample', ...sample.headers };
-  if (route.auth === 'app' || route.auth === 'app+task') {
+  let cookies = sample.cookies;
+  if (APP_AUTH.has(route.auth)) {
     Object.assign(headers, { 'x-app-id': '1', 'x-app-timestamp': String(T), 'x-app-sign': 'SIGN' });
+  } else if (route.auth === 'person') {
+    Object.assign(headers, { origin: 'https://api.example', 'x-csrf-token': 'CSRF-TOKEN' });
+    cookies ??= SESSION;
   }
   let body: string | undefined;
   if (sample.json !== undefined) {
@@ -174,6 +198,7 @@ export function httpEvent(route: Pick<RouteDef, 'method' | 'path' | 'auth'>, sam
     routeKey: `${route.method} ${route.path}`,
     rawPath: route.path,
     rawQueryString,
+    ...(cookies ? { cookies } : {}),
     headers,
     ...(sample.query ? { queryStringParameters: sample.query } : {}),
     requestContext: {

@@ -15,10 +15,30 @@ export const keys = {
   departmentListing: (id: number) => ({ gsi1pk: 'DEPTS', gsi1sk: `DEPT#${pad(id)}` }),
   departmentsIndex: () => ({ gsi1pk: 'DEPTS' }),
   user: (uid: number) => ({ pk: `USER#${uid}`, sk: 'USER' }),
+  /**
+   * A user's sign-in index entries, on the user item: gsi1 by account name, gsi2 by e-mail (both
+   * lower-cased; sparse: absent when the directory gives none). Sign-in and single sign-on find the
+   * person with one Query.
+   */
+  userSignInKeys: (u: { uid: number; user?: string; email?: string }) => ({
+    ...(u.user ? { gsi1pk: keys.userByAccount(u.user), gsi1sk: `USER#${pad(u.uid)}` } : {}),
+    ...(u.email ? { gsi2pk: keys.userByEmail(u.email), gsi2sk: `USER#${pad(u.uid)}` } : {}),
+  }),
+  userByAccount: (account: string) => `ACCOUNT#${account.trim().toLowerCase()}`,
+  userByEmail: (email: string) => `EMAIL#${email.trim().toLowerCase()}`,
+  /** A person's password hash and sign-out-everywhere stamp, beside the user item (import keeps it). */
+  userCredential: (uid: number) => ({ pk: `USER#${uid}`, sk: 'CREDENTIAL' }),
   alarmGroup: (id: number) => ({ pk: `GROUP#${id}`, sk: 'GROUP' }),
   tag: (id: number) => ({ pk: `TAG#${id}`, sk: 'TAG' }),
   template: (id: number) => ({ pk: `TPL#${id}`, sk: 'TPL' }),
   app: (id: number) => ({ pk: `APP#${id}`, sk: 'APP' }),
+
+  // Sign-in (shared/domain/auth): sessions by the SHA-256 of their id (the id itself is never
+  // stored), failed-sign-in counters by subject, and the OpenID Connect logins in flight by the
+  // SHA-256 of their state. All carry a `ttl`.
+  session: (idHash: string) => ({ pk: `SESSION#${idHash}`, sk: 'SESSION' }),
+  signInThrottle: (subject: string) => ({ pk: `SIGNIN#${subject}`, sk: 'THROTTLE' }),
+  oidcLogin: (stateHash: string) => ({ pk: `OIDC#${stateHash}`, sk: 'LOGIN' }),
 
   // Counters that allocate ids.
   counter: (name: 'task' | 'workflow' | 'history') => ({ pk: `COUNTER#${name}`, sk: 'COUNTER' }),

@@ -1291,15 +1291,139 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports["38f899ae123fe0872ef81372cb2f7c3156239de8"] = validate67;
-  const schema25 = {"type":"object","required":["retention_days"],"properties":{"retention_days":{"type":"integer","minimum":0,"maximum":3650,"x-message":"must be 0 (the deployment default) to 3650 days"}}};
+  exports["38eba87052bb969c7df65781205645042d0d5ec3"] = validate67;
+  const schema25 = {"type":"object","required":["current","password"],"properties":{"current":{"$ref":"shared_a2f6a96cf565"},"password":{"type":"string","minLength":8,"maxLength":256,"writeOnly":true,"description":"The new password: 8 to 256 characters."}}};
+  const schema26 = {"type":"string","minLength":1,"maxLength":256,"writeOnly":true};
+
+  function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 256){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema26.type,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate68.errors = vErrors;
+  return errors === 0;
+  }
+
 
   function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.current === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "current"},message:"must have required property '"+"current"+"'",schema:schema25.required,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.password === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema25.required,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.current !== undefined){
+  if(!(validate68(data.current, {instancePath:instancePath+"/current",parentData:data,parentDataProperty:"current",rootData}))){
+  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.password !== undefined){
+  let data1 = data.password;
+  if(typeof data1 === "string"){
+  if(func2(data1) > 256){
+  const err2 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema25.properties.password,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(func2(data1) < 8){
+  const err3 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/minLength",keyword:"minLength",params:{limit: 8},message:"must NOT have fewer than 8 characters",schema:8,parentSchema:schema25.properties.password,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err4 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema25.properties.password.type,parentSchema:schema25.properties.password,data:data1};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate67.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["38f899ae123fe0872ef81372cb2f7c3156239de8"] = validate70;
+  const schema27 = {"type":"object","required":["retention_days"],"properties":{"retention_days":{"type":"integer","minimum":0,"maximum":3650,"x-message":"must be 0 (the deployment default) to 3650 days"}}};
+
+  function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.retention_days === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retention_days"},message:"must have required property '"+"retention_days"+"'",schema:schema25.required,parentSchema:schema25,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retention_days"},message:"must have required property '"+"retention_days"+"'",schema:schema27.required,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1311,7 +1435,7 @@ const json = once(() => {
   if(data.retention_days !== undefined){
   let data0 = data.retention_days;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema25.properties.retention_days.type,parentSchema:schema25.properties.retention_days,data:data0};
+  const err1 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema27.properties.retention_days.type,parentSchema:schema27.properties.retention_days,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1322,7 +1446,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 3650 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650",schema:3650,parentSchema:schema25.properties.retention_days,data:data0};
+  const err2 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650",schema:3650,parentSchema:schema27.properties.retention_days,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1332,7 +1456,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema25.properties.retention_days,data:data0};
+  const err3 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema27.properties.retention_days,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1345,7 +1469,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1354,20 +1478,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate67.errors = vErrors;
+  validate70.errors = vErrors;
   return errors === 0;
   }
 
-  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate68;
-  const schema26 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
-  const schema27 = {"type":"string","minLength":1,"maxLength":200};
+  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate71;
+  const schema28 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
+  const schema29 = {"type":"string","minLength":1,"maxLength":200};
 
-  function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema27,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema29,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1377,7 +1501,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema27,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema29,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1388,7 +1512,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema27.type,parentSchema:schema27,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.type,parentSchema:schema29,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1397,17 +1521,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate69.errors = vErrors;
+  validate72.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.filter_fields === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema26.required,parentSchema:schema26,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema28.required,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1420,7 +1544,7 @@ const json = once(() => {
   let data0 = data.filter_fields;
   if(Array.isArray(data0)){
   if(data0.length > 50){
-  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema26.properties.filter_fields,data:data0};
+  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema28.properties.filter_fields,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1430,7 +1554,7 @@ const json = once(() => {
   errors++;
   }
   if(data0.length < 1){
-  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema26.properties.filter_fields,data:data0};
+  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema28.properties.filter_fields,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1441,14 +1565,14 @@ const json = once(() => {
   }
   const len0 = data0.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate69(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+  if(!(validate72(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema26.properties.filter_fields.type,parentSchema:schema26.properties.filter_fields,data:data0};
+  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema28.properties.filter_fields.type,parentSchema:schema28.properties.filter_fields,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1460,7 +1584,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema26.type,parentSchema:schema26,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1469,19 +1593,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate68.errors = vErrors;
+  validate71.errors = vErrors;
   return errors === 0;
   }
 
-  exports["57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74"] = validate71;
-  const schema28 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74"] = validate74;
+  const schema30 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema28.required,parentSchema:schema28,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema30.required,parentSchema:schema30,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1491,7 +1615,7 @@ const json = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema28.required,parentSchema:schema28,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema30.required,parentSchema:schema30,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1514,7 +1638,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1523,19 +1647,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate71.errors = vErrors;
+  validate74.errors = vErrors;
   return errors === 0;
   }
 
-  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate74;
-  const schema29 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
+  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate77;
+  const schema31 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
 
-  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.advance_seconds === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema29.required,parentSchema:schema29,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema31.required,parentSchema:schema31,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1547,7 +1671,7 @@ const json = once(() => {
   if(data.advance_seconds !== undefined){
   let data0 = data.advance_seconds;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema29.properties.advance_seconds.type,parentSchema:schema29.properties.advance_seconds,data:data0};
+  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.advance_seconds.type,parentSchema:schema31.properties.advance_seconds,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1558,7 +1682,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 31536000 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema29.properties.advance_seconds,data:data0};
+  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema31.properties.advance_seconds,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1568,7 +1692,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema29.properties.advance_seconds,data:data0};
+  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.advance_seconds,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1581,7 +1705,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema29.type,parentSchema:schema29,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1590,19 +1714,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate74.errors = vErrors;
+  validate77.errors = vErrors;
   return errors === 0;
   }
 
-  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate75;
-  const schema30 = {"type":"object","required":["time"],"properties":{"time":{"$ref":"shared_a18160daf67c"}}};
-  const schema31 = {"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"};
+  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate78;
+  const schema32 = {"type":"object","required":["time"],"properties":{"time":{"$ref":"shared_a18160daf67c"}}};
+  const schema33 = {"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"};
 
-  function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.type,parentSchema:schema31,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.type,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1613,7 +1737,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 10080 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema31,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1623,7 +1747,7 @@ const json = once(() => {
   errors++;
   }
   if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema31,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1633,17 +1757,17 @@ const json = once(() => {
   errors++;
   }
   }
-  validate76.errors = vErrors;
+  validate79.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.time === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema30.required,parentSchema:schema30,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema32.required,parentSchema:schema32,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1653,14 +1777,14 @@ const json = once(() => {
   errors++;
   }
   if(data.time !== undefined){
-  if(!(validate76(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  if(!(validate79(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1669,20 +1793,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate75.errors = vErrors;
+  validate78.errors = vErrors;
   return errors === 0;
   }
 
-  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate78;
-  const schema32 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"$ref":"shared_25039ecb5cfa"}}};
+  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate81;
+  const schema34 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"$ref":"shared_25039ecb5cfa"}}};
   const pattern4 = new RegExp("^[0-9]{1,12}$", "u");
 
-  function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema32.required,parentSchema:schema32,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema34.required,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1692,7 +1816,7 @@ const json = once(() => {
   errors++;
   }
   if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema32.required,parentSchema:schema32,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema34.required,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1702,7 +1826,7 @@ const json = once(() => {
   errors++;
   }
   if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema32.required,parentSchema:schema32,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema34.required,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1720,7 +1844,7 @@ const json = once(() => {
   if(data.timestamp !== undefined){
   let data1 = data.timestamp;
   if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (typeof data1 !== "string")){
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema32.properties.timestamp.type},message:"must be integer,string",schema:schema32.properties.timestamp.type,parentSchema:schema32.properties.timestamp,data:data1};
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema34.properties.timestamp.type},message:"must be integer,string",schema:schema34.properties.timestamp.type,parentSchema:schema34.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1731,7 +1855,7 @@ const json = once(() => {
   }
   if(typeof data1 === "string"){
   if(!pattern4.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema32.properties.timestamp,data:data1};
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema34.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1750,7 +1874,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -1759,20 +1883,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate78.errors = vErrors;
+  validate81.errors = vErrors;
   return errors === 0;
   }
 
-  exports["6ca03613d09e57f22f92ad98d3028bd1d1df1e74"] = validate81;
-  const schema33 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
-  const schema34 = {"type":"string","minLength":1,"maxLength":100};
+  exports["6ca03613d09e57f22f92ad98d3028bd1d1df1e74"] = validate84;
+  const schema35 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  const schema36 = {"type":"string","minLength":1,"maxLength":100};
 
-  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema34,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1782,7 +1906,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1793,7 +1917,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.type,parentSchema:schema34,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1802,90 +1926,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate83.errors = vErrors;
+  validate86.errors = vErrors;
   return errors === 0;
   }
 
-  const schema35 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
-  const schema36 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
+  const schema37 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
+  const schema38 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
 
-  function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 90){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema36,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema36.type,parentSchema:schema36,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate88.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.rw !== undefined){
-  if(!(validate88(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
-  vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.ro !== undefined){
-  if(!(validate88(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
-  vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate87.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema37 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"dispatch":{"$ref":"shared_370cd8c2e564"},"mode":{"enum":[1,2]}}};
-  const schema38 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
-
-  function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema38,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema38,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1912,20 +1965,91 @@ const json = once(() => {
   }
   errors++;
   }
-  validate94.errors = vErrors;
+  validate91.errors = vErrors;
   return errors === 0;
   }
 
-  const schema39 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
-  const schema40 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
-  const schema41 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
 
-  function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.rw !== undefined){
+  if(!(validate91(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
+  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.ro !== undefined){
+  if(!(validate91(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
+  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate90.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema39 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"dispatch":{"$ref":"shared_370cd8c2e564"},"mode":{"enum":[1,2]}}};
+  const schema40 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
+
+  function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 100){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema40,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.type,parentSchema:schema40,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate97.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema41 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema42 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
+  const schema43 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
+
+  function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema41.required,parentSchema:schema41,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema43.required,parentSchema:schema43,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1935,7 +2059,7 @@ const json = once(() => {
   errors++;
   }
   if(data.secret === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema41.required,parentSchema:schema41,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema43.required,parentSchema:schema43,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1958,7 +2082,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1967,17 +2091,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate105.errors = vErrors;
+  validate108.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema40,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema42,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1988,14 +2112,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate105(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate105.errors : vErrors.concat(validate105.errors);
+  if(!(validate108(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.type,parentSchema:schema40,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema42.type,parentSchema:schema42,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2004,12 +2128,12 @@ const json = once(() => {
   }
   errors++;
   }
-  validate104.errors = vErrors;
+  validate107.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2050,14 +2174,14 @@ const json = once(() => {
   }
   }
   if(data.dinggroup !== undefined){
-  if(!(validate104(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+  if(!(validate107(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachgroup !== undefined){
-  if(!(validate104(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate104.errors : vErrors.concat(validate104.errors);
+  if(!(validate107(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
   errors = vErrors.length;
   }
   }
@@ -2069,7 +2193,7 @@ const json = once(() => {
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2078,25 +2202,25 @@ const json = once(() => {
   }
   errors++;
   }
-  validate97.errors = vErrors;
+  validate100.errors = vErrors;
   return errors === 0;
   }
 
-  const schema42 = {"type":"array","maxItems":20,"items":{"$ref":"shared_3ded6561f714"}};
-  const schema43 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_11fbf18e0190"}}};
-  const schema44 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
-  const schema45 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
-  const schema46 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
-  const schema47 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
-  const schema48 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
-  const schema49 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
-  const schema50 = {"enum":["eq-self","isset","not-isset"]};
+  const schema44 = {"type":"array","maxItems":20,"items":{"$ref":"shared_3ded6561f714"}};
+  const schema45 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_11fbf18e0190"}}};
+  const schema46 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
+  const schema47 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
+  const schema48 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
+  const schema49 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
+  const schema50 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
+  const schema51 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
+  const schema52 = {"enum":["eq-self","isset","not-isset"]};
 
-  function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((data === "eq-self") || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema50.enum},message:"must be equal to one of the allowed values",schema:schema50.enum,parentSchema:schema50,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values",schema:schema52.enum,parentSchema:schema52,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2105,23 +2229,23 @@ const json = once(() => {
   }
   errors++;
   }
-  validate121.errors = vErrors;
+  validate124.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   const _errs1 = errors;
-  if(!(validate121(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+  if(!(validate124(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
   errors = vErrors.length;
   }
   var valid0 = _errs1 === errors;
   if(valid0){
-  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema49.not,parentSchema:schema49,data};
+  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema51.not,parentSchema:schema51,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2141,17 +2265,17 @@ const json = once(() => {
   }
   }
   }
-  validate120.errors = vErrors;
+  validate123.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.operator === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema48.required,parentSchema:schema48,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema50.required,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2161,44 +2285,24 @@ const json = once(() => {
   errors++;
   }
   if(data.operator !== undefined){
-  if(!(validate120(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+  if(!(validate123(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate119.errors = vErrors;
+  validate122.errors = vErrors;
   return errors === 0;
   }
 
-  const schema51 = {"required":["threshold"]};
-
-  function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.threshold === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema51.required,parentSchema:schema51,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate125.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema52 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
+  const schema53 = {"required":["threshold"]};
 
   function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(((((((((((((data === "eq-self") || (data === "eq")) || (data === "neq")) || (data === "gt")) || (data === "gte")) || (data === "lt")) || (data === "lte")) || (data === "in")) || (data === "not-in")) || (data === "contain")) || (data === "not-contain")) || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values",schema:schema52.enum,parentSchema:schema52,data};
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.threshold === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema53.required,parentSchema:schema53,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2206,19 +2310,39 @@ const json = once(() => {
   vErrors.push(err0);
   }
   errors++;
+  }
   }
   validate128.errors = vErrors;
   return errors === 0;
   }
 
-  const schema53 = {"type":"string","maxLength":2000};
+  const schema54 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
 
-  function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((((((((((((data === "eq-self") || (data === "eq")) || (data === "neq")) || (data === "gt")) || (data === "gte")) || (data === "lt")) || (data === "lte")) || (data === "in")) || (data === "not-in")) || (data === "contain")) || (data === "not-contain")) || (data === "isset")) || (data === "not-isset"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema54.enum},message:"must be equal to one of the allowed values",schema:schema54.enum,parentSchema:schema54,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate131.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema55 = {"type":"string","maxLength":2000};
+
+  function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema53,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema55,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2229,7 +2353,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema53.type,parentSchema:schema53,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.type,parentSchema:schema55,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2238,19 +2362,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate130.errors = vErrors;
+  validate133.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate119(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+  if(!(validate122(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -2265,15 +2389,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate125(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
+  if(!(validate128(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema47.if,parentSchema:schema47,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema49.if,parentSchema:schema49,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2284,7 +2408,7 @@ const json = once(() => {
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.field === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema47.required,parentSchema:schema47,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema49.required,parentSchema:schema49,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2294,7 +2418,7 @@ const json = once(() => {
   errors++;
   }
   if(data.operator === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema47.required,parentSchema:schema47,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema49.required,parentSchema:schema49,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2304,26 +2428,26 @@ const json = once(() => {
   errors++;
   }
   if(data.field !== undefined){
-  if(!(validate69(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
-  vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+  if(!(validate72(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
+  vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
   errors = vErrors.length;
   }
   }
   if(data.operator !== undefined){
-  if(!(validate128(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+  if(!(validate131(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
   errors = vErrors.length;
   }
   }
   if(data.threshold !== undefined){
-  if(!(validate130(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
-  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
+  if(!(validate133(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
+  vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -2332,12 +2456,95 @@ const json = once(() => {
   }
   errors++;
   }
-  validate118.errors = vErrors;
+  validate121.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema48,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema48,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate121(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema48.type,parentSchema:schema48,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate120.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.rule === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema47.required,parentSchema:schema47,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.rule !== undefined){
+  if(!(validate120(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate119.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
@@ -2363,8 +2570,8 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate118(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+  if(!(validate119(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
   errors = vErrors.length;
   }
   }
@@ -2379,97 +2586,14 @@ const json = once(() => {
   }
   errors++;
   }
-  validate117.errors = vErrors;
+  validate118.errors = vErrors;
   return errors === 0;
   }
 
+  const schema56 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"}}};
+  const schema57 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
 
-  function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema45.required,parentSchema:schema45,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.rule !== undefined){
-  if(!(validate117(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate116.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema44,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema44,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate116(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.type,parentSchema:schema44,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate115.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema54 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"}}};
-  const schema55 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
-
-  function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2529,7 +2653,7 @@ const json = once(() => {
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema57.type,parentSchema:schema57,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2538,30 +2662,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate138.errors = vErrors;
+  validate141.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate136(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.alarmgroup !== undefined){
-  if(!(validate94(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+  if(!(validate97(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
   errors = vErrors.length;
   }
   }
   if(data.channels !== undefined){
-  if(!(validate138(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
+  if(!(validate141(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema54.type,parentSchema:schema54,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2570,17 +2694,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate136.errors = vErrors;
+  validate139.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema43.required,parentSchema:schema43,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema45.required,parentSchema:schema45,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2590,7 +2714,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema43.required,parentSchema:schema43,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema45.required,parentSchema:schema45,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2600,20 +2724,20 @@ const json = once(() => {
   errors++;
   }
   if(data.conditions !== undefined){
-  if(!(validate115(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate136(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2622,17 +2746,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate114.errors = vErrors;
+  validate117.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema42,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema44,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2643,14 +2767,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate114(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+  if(!(validate117(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema42.type,parentSchema:schema42,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.type,parentSchema:schema44,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2659,37 +2783,37 @@ const json = once(() => {
   }
   errors++;
   }
-  validate113.errors = vErrors;
+  validate116.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.alarmgroup !== undefined){
-  if(!(validate94(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.channels !== undefined){
-  if(!(validate97(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  if(!(validate97(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
   vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
   errors = vErrors.length;
   }
   }
+  if(data.channels !== undefined){
+  if(!(validate100(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+  errors = vErrors.length;
+  }
+  }
   if(data.dispatch !== undefined){
-  if(!(validate113(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
-  vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
+  if(!(validate116(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
+  vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
   errors = vErrors.length;
   }
   }
   if(data.mode !== undefined){
   let data3 = data.mode;
   if(!((data3 === 1) || (data3 === 2))){
-  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema37.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema37.properties.mode.enum,parentSchema:schema37.properties.mode,data:data3};
+  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema39.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema39.properties.mode.enum,parentSchema:schema39.properties.mode,data:data3};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2701,7 +2825,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2710,19 +2834,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate93.errors = vErrors;
+  validate96.errors = vErrors;
   return errors === 0;
   }
 
-  const schema56 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_664e01661883"}};
-  const schema57 = {"required":["enable"],"properties":{"enable":{"const":true}}};
+  const schema58 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_664e01661883"}};
+  const schema59 = {"required":["enable"],"properties":{"enable":{"const":true}}};
 
-  function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.enable === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema57.required,parentSchema:schema57,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema59.required,parentSchema:schema59,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2734,7 +2858,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(true !== data0){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema57.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema59.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2745,21 +2869,21 @@ const json = once(() => {
   }
   }
   }
-  validate154.errors = vErrors;
+  validate157.errors = vErrors;
   return errors === 0;
   }
 
-  const schema58 = {"properties":{"reminds":{"$ref":"shared_a1efe4087acc"}}};
-  const schema59 = {"type":"array","maxItems":20,"items":{"$ref":"shared_887d33b9853c"}};
-  const schema60 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema61 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
+  const schema60 = {"properties":{"reminds":{"$ref":"shared_a1efe4087acc"}}};
+  const schema61 = {"type":"array","maxItems":20,"items":{"$ref":"shared_887d33b9853c"}};
+  const schema62 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema63 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
 
-  function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.reuse_receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema61.required,parentSchema:schema61,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema63.required,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2771,7 +2895,7 @@ const json = once(() => {
   if(data.reuse_receiver !== undefined){
   let data0 = data.reuse_receiver;
   if(0 !== data0){
-  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema61.properties.reuse_receiver,data:data0};
+  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema63.properties.reuse_receiver,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2782,18 +2906,18 @@ const json = once(() => {
   }
   }
   }
-  validate159.errors = vErrors;
+  validate162.errors = vErrors;
   return errors === 0;
   }
 
-  const schema62 = {"required":["receiver"]};
+  const schema64 = {"required":["receiver"]};
 
-  function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema62.required,parentSchema:schema62,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema64.required,parentSchema:schema64,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2803,17 +2927,17 @@ const json = once(() => {
   errors++;
   }
   }
-  validate161.errors = vErrors;
+  validate164.errors = vErrors;
   return errors === 0;
   }
 
-  const schema63 = {"enum":["once","cycle"]};
+  const schema65 = {"enum":["once","cycle"]};
 
-  function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((data === "once") || (data === "cycle"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema63.enum},message:"must be equal to one of the allowed values",schema:schema63.enum,parentSchema:schema63,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values",schema:schema65.enum,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2822,17 +2946,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate163.errors = vErrors;
+  validate166.errors = vErrors;
   return errors === 0;
   }
 
-  const schema64 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
+  const schema66 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
 
-  function validate165(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema64.type,parentSchema:schema64,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.type,parentSchema:schema66,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2843,7 +2967,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 525600 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema64,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema66,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2853,7 +2977,7 @@ const json = once(() => {
   errors++;
   }
   if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema64,data};
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema66,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2863,19 +2987,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate165.errors = vErrors;
+  validate168.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -2890,15 +3014,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+  if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema60.if,parentSchema:schema60,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema62.if,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2909,7 +3033,7 @@ const json = once(() => {
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema60.required,parentSchema:schema60,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema62.required,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2919,7 +3043,7 @@ const json = once(() => {
   errors++;
   }
   if(data.status === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema60.required,parentSchema:schema60,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema62.required,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2929,7 +3053,7 @@ const json = once(() => {
   errors++;
   }
   if(data.interval === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema60.required,parentSchema:schema60,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema62.required,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -2939,7 +3063,7 @@ const json = once(() => {
   errors++;
   }
   if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema60.required,parentSchema:schema60,data};
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema62.required,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -2949,15 +3073,15 @@ const json = once(() => {
   errors++;
   }
   if(data.mode !== undefined){
-  if(!(validate163(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
-  vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+  if(!(validate166(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
+  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
   errors = vErrors.length;
   }
   }
   if(data.status !== undefined){
   let data1 = data.status;
   if(!((data1 === 0) || (data1 === 1))){
-  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema60.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.status.enum,parentSchema:schema60.properties.status,data:data1};
+  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema62.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.status.enum,parentSchema:schema62.properties.status,data:data1};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -2968,15 +3092,15 @@ const json = once(() => {
   }
   }
   if(data.interval !== undefined){
-  if(!(validate165(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+  if(!(validate168(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
   errors = vErrors.length;
   }
   }
   if(data.reuse_receiver !== undefined){
   let data3 = data.reuse_receiver;
   if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema60.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema60.properties.reuse_receiver.enum,parentSchema:schema60.properties.reuse_receiver,data:data3};
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema62.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.reuse_receiver.enum,parentSchema:schema62.properties.reuse_receiver,data:data3};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -2987,14 +3111,14 @@ const json = once(() => {
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate136(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
+  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema60.type,parentSchema:schema60,data};
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -3003,17 +3127,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate158.errors = vErrors;
+  validate161.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema59,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema61,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3024,14 +3148,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate158(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
+  if(!(validate161(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema59.type,parentSchema:schema59,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema61.type,parentSchema:schema61,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3040,7 +3164,23 @@ const json = once(() => {
   }
   errors++;
   }
-  validate157.errors = vErrors;
+  validate160.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.reminds !== undefined){
+  if(!(validate160(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
+  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate159.errors = vErrors;
   return errors === 0;
   }
 
@@ -3048,27 +3188,11 @@ const json = once(() => {
   function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.reminds !== undefined){
-  if(!(validate157(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  validate156.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3083,15 +3207,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate156(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema56.if,parentSchema:schema56,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema58.if,parentSchema:schema58,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3104,7 +3228,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema56.properties.enable.type,parentSchema:schema56.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema58.properties.enable.type,parentSchema:schema58.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3116,7 +3240,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema58.type,parentSchema:schema58,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3125,21 +3249,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate153.errors = vErrors;
+  validate156.errors = vErrors;
   return errors === 0;
   }
 
-  const schema65 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
-  const schema66 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
-  const schema67 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
-  const schema68 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
-  const schema69 = {"enum":[0,1,2,3,9]};
+  const schema67 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
+  const schema68 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
+  const schema69 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
+  const schema70 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
+  const schema71 = {"enum":[0,1,2,3,9]};
 
-  function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((((data === 0) || (data === 1)) || (data === 2)) || (data === 3)) || (data === 9))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema69.enum},message:"must be equal to one of the allowed values",schema:schema69.enum,parentSchema:schema69,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values",schema:schema71.enum,parentSchema:schema71,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3148,17 +3272,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate178.errors = vErrors;
+  validate181.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema68.required,parentSchema:schema68,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema70.required,parentSchema:schema70,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3168,7 +3292,7 @@ const json = once(() => {
   errors++;
   }
   if(data.level === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema68.required,parentSchema:schema68,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema70.required,parentSchema:schema70,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3178,520 +3302,15 @@ const json = once(() => {
   errors++;
   }
   if(data.rule !== undefined){
-  if(!(validate117(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+  if(!(validate120(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
   errors = vErrors.length;
   }
   }
   if(data.level !== undefined){
-  if(!(validate178(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
-  vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+  if(!(validate181(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
+  vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
   errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema68.type,parentSchema:schema68,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate176.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema67,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema67,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate176(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.type,parentSchema:schema67,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate175.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate174(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema66.required,parentSchema:schema66,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.conditions === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema66.required,parentSchema:schema66,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(!((data0 === 1) || (data0 === 2))){
-  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema66.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.mode.enum,parentSchema:schema66.properties.mode,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  if(data.conditions !== undefined){
-  if(!(validate175(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_match !== undefined){
-  let data2 = data.not_match;
-  if(!((data2 === 0) || (data2 === 1))){
-  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema66.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema66.properties.not_match.enum,parentSchema:schema66.properties.not_match,data:data2};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  validate174.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate174(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate174.errors : vErrors.concat(validate174.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema65.if,parentSchema:schema65,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema65.properties.enable.type,parentSchema:schema65.properties.enable,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate172.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema70 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_70b6d137004a"}};
-  const schema71 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_a272d926ee04"}}};
-  const schema72 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_44b1033f50de"}};
-  const schema73 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema74 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
-
-  function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema74.type,parentSchema:schema74,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(typeof data == "number"){
-  if(data > 1000000 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema74,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema74,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate192.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema73.if,parentSchema:schema73,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.interval === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema73.required,parentSchema:schema73,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.count === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema73.required,parentSchema:schema73,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.level === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema73.required,parentSchema:schema73,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema73.required,parentSchema:schema73,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  if(data.interval !== undefined){
-  if(!(validate165(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.count !== undefined){
-  if(!(validate192(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
-  vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.level !== undefined){
-  let data2 = data.level;
-  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema73.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema73.properties.level.enum,parentSchema:schema73.properties.level,data:data2};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.reuse_receiver !== undefined){
-  let data3 = data.reuse_receiver;
-  if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema73.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema73.properties.reuse_receiver.enum,parentSchema:schema73.properties.reuse_receiver,data:data3};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate136(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate136.errors : vErrors.concat(validate136.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema73.type,parentSchema:schema73,data};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  validate188.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema72,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema72,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate188(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema72.type,parentSchema:schema72,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate187.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate186(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategies === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema71.required,parentSchema:schema71,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategies !== undefined){
-  if(!(validate187(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
-  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  validate186.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate186(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate186.errors : vErrors.concat(validate186.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema70.if,parentSchema:schema70,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema70.properties.enable.type,parentSchema:schema70.properties.enable,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
   }
   }
   }
@@ -3705,21 +3324,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate184.errors = vErrors;
+  validate179.errors = vErrors;
   return errors === 0;
   }
 
-  const schema75 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
-  const schema76 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
-  const schema77 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema78 = {"required":["method"],"properties":{"method":{"const":1}}};
 
-  function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema78.required,parentSchema:schema78,data};
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema69,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3728,10 +3343,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.method !== undefined){
-  let data0 = data.method;
-  if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema78.properties.method,data:data0};
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema69,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3740,231 +3353,16 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  }
-  validate203.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema79 = {"required":["conditions"]};
-
-  function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema79.required,parentSchema:schema79,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate205.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate203(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate179(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
   errors = vErrors.length;
   }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
+  }
   }
   else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate205(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema77.if,parentSchema:schema77,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate202.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema80 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
-  const schema81 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
-
-  function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategy === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema81.required,parentSchema:schema81,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategy !== undefined){
-  let data0 = data.strategy;
-  if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
-  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema81.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema81.properties.strategy.enum,parentSchema:schema81.properties.strategy,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate209.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema82 = {"required":["strategy_count"]};
-
-  function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategy_count === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema82.required,parentSchema:schema82,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate211.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate209(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema80.if,parentSchema:schema80,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate208.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema83 = {"enum":[1,2,3,4,5]};
-
-  function validate215(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema83.enum},message:"must be equal to one of the allowed values",schema:schema83.enum,parentSchema:schema83,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate215.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(validate202(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
-  errors = vErrors.length;
-  }
-  if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
-  errors = vErrors.length;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema76.required,parentSchema:schema76,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategy === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema76.required,parentSchema:schema76,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.strategy_cycle === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema76.required,parentSchema:schema76,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema69.type,parentSchema:schema69,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3973,10 +3371,58 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.method !== undefined){
-  let data0 = data.method;
-  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema76.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema76.properties.method.enum,parentSchema:schema76.properties.method,data:data0};
+  validate178.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema68.required,parentSchema:schema68,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.conditions === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema68.required,parentSchema:schema68,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(!((data0 === 1) || (data0 === 2))){
+  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema68.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.mode.enum,parentSchema:schema68.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.conditions !== undefined){
+  if(!(validate178(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.not_match !== undefined){
+  let data2 = data.not_match;
+  if(!((data2 === 0) || (data2 === 1))){
+  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema68.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.not_match.enum,parentSchema:schema68.properties.not_match,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -3986,57 +3432,20 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data.conditions !== undefined){
-  if(!(validate115(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
-  errors = vErrors.length;
   }
-  }
-  if(data.strategy !== undefined){
-  if(!(validate215(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
-  vErrors = vErrors === null ? validate215.errors : vErrors.concat(validate215.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.strategy_cycle !== undefined){
-  if(!(validate165(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
-  vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.strategy_count !== undefined){
-  if(!(validate192(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
-  vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_match !== undefined){
-  let data5 = data.not_match;
-  if(!((data5 === 0) || (data5 === 1))){
-  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema76.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema76.properties.not_match.enum,parentSchema:schema76.properties.not_match,data:data5};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  }
-  validate201.errors = vErrors;
+  validate177.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4051,8 +3460,122 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate201(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+  if(!(validate177(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema67.if,parentSchema:schema67,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema67.properties.enable.type,parentSchema:schema67.properties.enable,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema67.type,parentSchema:schema67,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate175.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema72 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_70b6d137004a"}};
+  const schema73 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_a272d926ee04"}}};
+  const schema74 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_44b1033f50de"}};
+  const schema75 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema76 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
+
+  function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema76.type,parentSchema:schema76,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 1000000 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema76,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data <= 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema76,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate195.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
@@ -4069,10 +3592,8 @@ const json = once(() => {
   errors++;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema75.properties.enable.type,parentSchema:schema75.properties.enable,data:data0};
+  if(data.interval === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema75.required,parentSchema:schema75,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4081,10 +3602,8 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema75.type,parentSchema:schema75,data};
+  if(data.count === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema75.required,parentSchema:schema75,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4093,21 +3612,92 @@ const json = once(() => {
   }
   errors++;
   }
-  validate199.errors = vErrors;
+  if(data.level === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema75.required,parentSchema:schema75,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.reuse_receiver === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema75.required,parentSchema:schema75,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.interval !== undefined){
+  if(!(validate168(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.count !== undefined){
+  if(!(validate195(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
+  vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.level !== undefined){
+  let data2 = data.level;
+  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema75.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema75.properties.level.enum,parentSchema:schema75.properties.level,data:data2};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.reuse_receiver !== undefined){
+  let data3 = data.reuse_receiver;
+  if(!((data3 === 0) || (data3 === 1))){
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema75.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema75.properties.reuse_receiver.enum,parentSchema:schema75.properties.reuse_receiver,data:data3};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  if(data.receiver !== undefined){
+  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema75.type,parentSchema:schema75,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate191.errors = vErrors;
   return errors === 0;
   }
 
-  const schema84 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
-  const schema85 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
-  const schema86 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema87 = {"required":["mode"],"properties":{"mode":{"const":1}}};
 
-  function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema87.required,parentSchema:schema87,data};
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema74,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4116,10 +3706,109 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema87.properties.mode,data:data0};
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema74,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate191(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema74.type,parentSchema:schema74,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate190.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.strategies === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema73.required,parentSchema:schema73,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.strategies !== undefined){
+  if(!(validate190(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
+  vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate189.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate189(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema72.if,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema72.properties.enable.type,parentSchema:schema72.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4130,19 +3819,87 @@ const json = once(() => {
   }
   }
   }
-  validate225.errors = vErrors;
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate187.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema77 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
+  const schema78 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
+  const schema79 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema80 = {"required":["method"],"properties":{"method":{"const":1}}};
+
+  function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.method === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema80.required,parentSchema:schema80,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.method !== undefined){
+  let data0 = data.method;
+  if(1 !== data0){
+  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema80.properties.method,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate206.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema81 = {"required":["conditions"]};
+
+  function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.conditions === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema81.required,parentSchema:schema81,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate208.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
+  if(!(validate206(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -4157,15 +3914,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate205(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
+  if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema86.if,parentSchema:schema86,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema79.if,parentSchema:schema79,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4174,14 +3931,302 @@ const json = once(() => {
   }
   errors++;
   }
-  validate224.errors = vErrors;
+  validate205.errors = vErrors;
   return errors === 0;
   }
 
-  const schema88 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
-  const schema89 = {"required":["mode"],"properties":{"mode":{"const":2}}};
+  const schema82 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
+  const schema83 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
 
-  function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.strategy === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema83.required,parentSchema:schema83,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.strategy !== undefined){
+  let data0 = data.strategy;
+  if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
+  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema83.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema83.properties.strategy.enum,parentSchema:schema83.properties.strategy,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate212.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema84 = {"required":["strategy_count"]};
+
+  function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.strategy_count === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema84.required,parentSchema:schema84,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate214.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate214(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema82.if,parentSchema:schema82,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate211.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema85 = {"enum":[1,2,3,4,5]};
+
+  function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema85.enum},message:"must be equal to one of the allowed values",schema:schema85.enum,parentSchema:schema85,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate218.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(validate205(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
+  errors = vErrors.length;
+  }
+  if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+  errors = vErrors.length;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.method === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema78.required,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.strategy === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema78.required,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.strategy_cycle === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema78.required,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.method !== undefined){
+  let data0 = data.method;
+  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
+  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema78.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.method.enum,parentSchema:schema78.properties.method,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(data.conditions !== undefined){
+  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.strategy !== undefined){
+  if(!(validate218(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
+  vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.strategy_cycle !== undefined){
+  if(!(validate168(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
+  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.strategy_count !== undefined){
+  if(!(validate195(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
+  vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.not_match !== undefined){
+  let data5 = data.not_match;
+  if(!((data5 === 0) || (data5 === 1))){
+  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema78.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.not_match.enum,parentSchema:schema78.properties.not_match,data:data5};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  validate204.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema77.if,parentSchema:schema77,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema77.properties.enable.type,parentSchema:schema77.properties.enable,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema77.type,parentSchema:schema77,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate202.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema86 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
+  const schema87 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
+  const schema88 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema89 = {"required":["mode"],"properties":{"mode":{"const":1}}};
+
+  function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4197,8 +4242,8 @@ const json = once(() => {
   }
   if(data.mode !== undefined){
   let data0 = data.mode;
-  if(2 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema89.properties.mode,data:data0};
+  if(1 !== data0){
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema89.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4209,40 +4254,19 @@ const json = once(() => {
   }
   }
   }
-  validate230.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema90 = {"required":["delay_interval"]};
-
-  function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.delay_interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema90.required,parentSchema:schema90,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate232.errors = vErrors;
+  validate228.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate230(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
+  if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -4257,8 +4281,8 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate232(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4274,25 +4298,125 @@ const json = once(() => {
   }
   errors++;
   }
-  validate229.errors = vErrors;
+  validate227.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema90 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
+  const schema91 = {"required":["mode"],"properties":{"mode":{"const":2}}};
+
+  function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema91.required,parentSchema:schema91,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(2 !== data0){
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema91.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate233.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema92 = {"required":["delay_interval"]};
+
+  function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.delay_interval === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema92.required,parentSchema:schema92,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate235.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
   errors = vErrors.length;
   }
-  if(!(validate229(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate235(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema90.if,parentSchema:schema90,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate232.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(validate227(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+  errors = vErrors.length;
+  }
+  if(!(validate232(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
   errors = vErrors.length;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema85.required,parentSchema:schema85,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema87.required,parentSchema:schema87,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4304,7 +4428,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(!((data0 === 1) || (data0 === 2))){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema85.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema85.properties.mode.enum,parentSchema:schema85.properties.mode,data:data0};
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema87.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema87.properties.mode.enum,parentSchema:schema87.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4315,31 +4439,31 @@ const json = once(() => {
   }
   }
   if(data.conditions !== undefined){
-  if(!(validate115(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
   errors = vErrors.length;
   }
   }
   if(data.delay_interval !== undefined){
-  if(!(validate165(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
-  vErrors = vErrors === null ? validate165.errors : vErrors.concat(validate165.errors);
+  if(!(validate168(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
+  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate223.errors = vErrors;
+  validate226.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate221(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate154(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4354,15 +4478,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
+  if(!(validate226(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema84.if,parentSchema:schema84,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema86.if,parentSchema:schema86,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4375,7 +4499,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema84.properties.enable.type,parentSchema:schema84.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema86.properties.enable.type,parentSchema:schema86.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4387,7 +4511,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema84.type,parentSchema:schema84,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4396,18 +4520,18 @@ const json = once(() => {
   }
   errors++;
   }
-  validate221.errors = vErrors;
+  validate224.errors = vErrors;
   return errors === 0;
   }
 
-  const schema91 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
-  const schema92 = {"type":"integer","minimum":0,"maximum":9007199254740991};
+  const schema93 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
+  const schema94 = {"type":"integer","minimum":0,"maximum":9007199254740991};
 
-  function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.type,parentSchema:schema92,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema94.type,parentSchema:schema94,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4418,7 +4542,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 9007199254740991 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema92,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema94,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4428,7 +4552,7 @@ const json = once(() => {
   errors++;
   }
   if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema92,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema94,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4438,21 +4562,21 @@ const json = once(() => {
   errors++;
   }
   }
-  validate240.errors = vErrors;
+  validate243.errors = vErrors;
   return errors === 0;
   }
 
-  const schema93 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
-  const schema94 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
-  const schema95 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
-  const schema96 = {"type":"string","maxLength":10000};
+  const schema95 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
+  const schema96 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
+  const schema97 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
+  const schema98 = {"type":"string","maxLength":10000};
 
-  function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 10000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema96,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema98,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4463,7 +4587,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema96.type,parentSchema:schema96,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.type,parentSchema:schema98,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4472,19 +4596,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate245.errors = vErrors;
+  validate248.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.format !== undefined){
   let data0 = data.format;
   if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema95.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema95.properties.format.enum,parentSchema:schema95.properties.format,data:data0};
+  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema97.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema97.properties.format.enum,parentSchema:schema97.properties.format,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4495,14 +4619,14 @@ const json = once(() => {
   }
   }
   if(data.template !== undefined){
-  if(!(validate245(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
+  if(!(validate248(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4511,66 +4635,66 @@ const json = once(() => {
   }
   errors++;
   }
-  validate244.errors = vErrors;
+  validate247.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.sms !== undefined){
-  if(!(validate244(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  if(!(validate247(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
   errors = vErrors.length;
   }
   }
   if(data.email !== undefined){
-  if(!(validate244(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  if(!(validate247(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
   errors = vErrors.length;
   }
   }
   if(data.phone !== undefined){
-  if(!(validate244(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  if(!(validate247(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
   errors = vErrors.length;
   }
   }
   if(data.dingworker !== undefined){
-  if(!(validate244(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  if(!(validate247(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
   errors = vErrors.length;
   }
   }
   if(data.dinggroup !== undefined){
-  if(!(validate244(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  if(!(validate247(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachworker !== undefined){
-  if(!(validate244(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  if(!(validate247(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachgroup !== undefined){
-  if(!(validate244(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  if(!(validate247(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
   errors = vErrors.length;
   }
   }
   if(data.wechat !== undefined){
-  if(!(validate244(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  if(!(validate247(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4579,7 +4703,51 @@ const json = once(() => {
   }
   errors++;
   }
-  validate243.errors = vErrors;
+  validate246.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.compressed !== undefined){
+  if(!(validate246(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
+  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.not_compress !== undefined){
+  if(!(validate246(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
+  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.upgrade !== undefined){
+  if(!(validate246(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.recovery !== undefined){
+  if(!(validate246(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate245.errors = vErrors;
   return errors === 0;
   }
 
@@ -4588,27 +4756,15 @@ const json = once(() => {
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.compressed !== undefined){
-  if(!(validate243(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
+  if(data.template_id !== undefined){
+  if(!(validate243(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
   vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
   errors = vErrors.length;
   }
   }
-  if(data.not_compress !== undefined){
-  if(!(validate243(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate243(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.recovery !== undefined){
-  if(!(validate243(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(data.udf !== undefined){
+  if(!(validate245(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
@@ -4628,44 +4784,12 @@ const json = once(() => {
   }
 
 
-  function validate239(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.template_id !== undefined){
-  if(!(validate240(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
-  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.udf !== undefined){
-  if(!(validate242(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
-  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema91.type,parentSchema:schema91,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate239.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.created_by === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema33.required,parentSchema:schema33,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema35.required,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4675,7 +4799,7 @@ const json = once(() => {
   errors++;
   }
   if(data.name === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema33.required,parentSchema:schema33,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema35.required,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4685,7 +4809,7 @@ const json = once(() => {
   errors++;
   }
   if(data.department_id === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema33.required,parentSchema:schema33,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema35.required,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4695,7 +4819,7 @@ const json = once(() => {
   errors++;
   }
   if(data.flag_save_db === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema33.required,parentSchema:schema33,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema35.required,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4705,7 +4829,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema33.required,parentSchema:schema33,data};
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema35.required,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4721,8 +4845,8 @@ const json = once(() => {
   }
   }
   if(data.name !== undefined){
-  if(!(validate83(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+  if(!(validate86(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
   errors = vErrors.length;
   }
   }
@@ -4735,7 +4859,7 @@ const json = once(() => {
   if(data.flag_save_db !== undefined){
   let data3 = data.flag_save_db;
   if(!((data3 === 0) || (data3 === 1))){
-  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema33.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema33.properties.flag_save_db.enum,parentSchema:schema33.properties.flag_save_db,data:data3};
+  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema35.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema35.properties.flag_save_db.enum,parentSchema:schema35.properties.flag_save_db,data:data3};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -4752,56 +4876,56 @@ const json = once(() => {
   }
   }
   if(data.permission !== undefined){
-  if(!(validate87(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+  if(!(validate90(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate93(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+  if(!(validate96(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
   errors = vErrors.length;
   }
   }
   if(data.workflow !== undefined){
-  if(!(validate153(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
+  if(!(validate156(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
   errors = vErrors.length;
   }
   }
   if(data.filter !== undefined){
-  if(!(validate172(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
+  if(!(validate175(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
   errors = vErrors.length;
   }
   }
   if(data.upgrade !== undefined){
-  if(!(validate184(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+  if(!(validate187(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
   errors = vErrors.length;
   }
   }
   if(data.compress !== undefined){
-  if(!(validate199(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+  if(!(validate202(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
   errors = vErrors.length;
   }
   }
   if(data.recovery !== undefined){
-  if(!(validate221(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
+  if(!(validate224(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
   errors = vErrors.length;
   }
   }
   if(data.template !== undefined){
-  if(!(validate239(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+  if(!(validate242(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -4810,19 +4934,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate81.errors = vErrors;
+  validate84.errors = vErrors;
   return errors === 0;
   }
 
-  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate261;
-  const schema97 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
-  const schema98 = {"type":"integer","enum":[0,1]};
+  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate264;
+  const schema99 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
+  const schema100 = {"type":"integer","enum":[0,1]};
 
-  function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema98.type,parentSchema:schema98,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.type,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4832,7 +4956,7 @@ const json = once(() => {
   errors++;
   }
   if(!((data === 0) || (data === 1))){
-  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema98.enum},message:"must be equal to one of the allowed values",schema:schema98.enum,parentSchema:schema98,data};
+  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values",schema:schema100.enum,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4841,30 +4965,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate262.errors = vErrors;
+  validate265.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.revoke !== undefined){
-  if(!(validate262(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
-  vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
+  if(!(validate265(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
+  vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
   errors = vErrors.length;
   }
   }
   if(data.fixed_sign !== undefined){
-  if(!(validate262(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
-  vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
+  if(!(validate265(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
+  vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4873,19 +4997,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate261.errors = vErrors;
+  validate264.errors = vErrors;
   return errors === 0;
   }
 
-  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate265;
-  const schema99 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate268;
+  const schema101 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema99.required,parentSchema:schema99,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema101.required,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4914,7 +5038,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.type,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4923,19 +5047,64 @@ const json = once(() => {
   }
   errors++;
   }
-  validate265.errors = vErrors;
+  validate268.errors = vErrors;
   return errors === 0;
   }
 
-  exports["8b237ad3ba59233a0da15dd9a11994ee9468560f"] = validate269;
-  const schema100 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  exports["84d6215b2664b728ecd828fd425cb56dfe7b6fa0"] = validate272;
+  const schema102 = {"type":"object","properties":{"everywhere":{"type":"integer","enum":[0,1],"description":"1: end every session of the person, in every browser."}}};
 
-  function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.everywhere !== undefined){
+  let data0 = data.everywhere;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err0 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema102.properties.everywhere.type,parentSchema:schema102.properties.everywhere,data:data0};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!((data0 === 0) || (data0 === 1))){
+  const err1 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/enum",keyword:"enum",params:{allowedValues: schema102.properties.everywhere.enum},message:"must be equal to one of the allowed values",schema:schema102.properties.everywhere.enum,parentSchema:schema102.properties.everywhere,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.type,parentSchema:schema102,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate272.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["8b237ad3ba59233a0da15dd9a11994ee9468560f"] = validate273;
+  const schema103 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+
+  function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.name === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema100.required,parentSchema:schema100,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema103.required,parentSchema:schema103,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4945,7 +5114,7 @@ const json = once(() => {
   errors++;
   }
   if(data.department_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema100.required,parentSchema:schema100,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema103.required,parentSchema:schema103,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4955,7 +5124,7 @@ const json = once(() => {
   errors++;
   }
   if(data.flag_save_db === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema100.required,parentSchema:schema100,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema103.required,parentSchema:schema103,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4965,7 +5134,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema100.required,parentSchema:schema100,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema103.required,parentSchema:schema103,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4975,8 +5144,8 @@ const json = once(() => {
   errors++;
   }
   if(data.name !== undefined){
-  if(!(validate83(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+  if(!(validate86(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
   errors = vErrors.length;
   }
   }
@@ -4989,7 +5158,7 @@ const json = once(() => {
   if(data.flag_save_db !== undefined){
   let data2 = data.flag_save_db;
   if(!((data2 === 0) || (data2 === 1))){
-  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema100.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.flag_save_db.enum,parentSchema:schema100.properties.flag_save_db,data:data2};
+  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema103.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.flag_save_db.enum,parentSchema:schema103.properties.flag_save_db,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5006,56 +5175,56 @@ const json = once(() => {
   }
   }
   if(data.permission !== undefined){
-  if(!(validate87(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate87.errors : vErrors.concat(validate87.errors);
+  if(!(validate90(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate93(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+  if(!(validate96(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
   errors = vErrors.length;
   }
   }
   if(data.workflow !== undefined){
-  if(!(validate153(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
+  if(!(validate156(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
   errors = vErrors.length;
   }
   }
   if(data.filter !== undefined){
-  if(!(validate172(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
+  if(!(validate175(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
   errors = vErrors.length;
   }
   }
   if(data.upgrade !== undefined){
-  if(!(validate184(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+  if(!(validate187(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
   errors = vErrors.length;
   }
   }
   if(data.compress !== undefined){
-  if(!(validate199(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+  if(!(validate202(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
   errors = vErrors.length;
   }
   }
   if(data.recovery !== undefined){
-  if(!(validate221(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate221.errors : vErrors.concat(validate221.errors);
+  if(!(validate224(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
   errors = vErrors.length;
   }
   }
   if(data.template !== undefined){
-  if(!(validate239(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate239.errors : vErrors.concat(validate239.errors);
+  if(!(validate242(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5064,19 +5233,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate269.errors = vErrors;
+  validate273.errors = vErrors;
   return errors === 0;
   }
 
-  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate281;
-  const schema101 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate285;
+  const schema104 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema101.required,parentSchema:schema101,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema104.required,parentSchema:schema104,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5086,7 +5255,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema101.required,parentSchema:schema101,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema104.required,parentSchema:schema104,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5096,7 +5265,7 @@ const json = once(() => {
   errors++;
   }
   if(data.created_by === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema101.required,parentSchema:schema101,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema104.required,parentSchema:schema104,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5125,7 +5294,7 @@ const json = once(() => {
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.type,parentSchema:schema101,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.type,parentSchema:schema104,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5134,20 +5303,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate281.errors = vErrors;
+  validate285.errors = vErrors;
   return errors === 0;
   }
 
-  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate285;
-  const schema102 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
+  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate289;
+  const schema105 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
   const pattern5 = new RegExp("^1[3-9]\\d{9}$", "u");
 
-  function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema102.required,parentSchema:schema102,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema105.required,parentSchema:schema105,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5157,7 +5326,7 @@ const json = once(() => {
   errors++;
   }
   if(data.phone === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema102.required,parentSchema:schema102,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema105.required,parentSchema:schema105,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5176,7 +5345,7 @@ const json = once(() => {
   let data1 = data.phone;
   if(typeof data1 === "string"){
   if(!pattern5.test(data1)){
-  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema102.properties.phone,data:data1};
+  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema105.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5187,7 +5356,7 @@ const json = once(() => {
   }
   }
   else {
-  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema102.properties.phone.type,parentSchema:schema102.properties.phone,data:data1};
+  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.phone.type,parentSchema:schema105.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5199,7 +5368,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.type,parentSchema:schema102,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5208,19 +5377,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate285.errors = vErrors;
+  validate289.errors = vErrors;
   return errors === 0;
   }
 
-  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate287;
-  const schema103 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate291;
+  const schema106 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate287(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema103.required,parentSchema:schema103,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema106.required,parentSchema:schema106,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5230,7 +5399,7 @@ const json = once(() => {
   errors++;
   }
   if(data.queue === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema103.required,parentSchema:schema103,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema106.required,parentSchema:schema106,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5248,7 +5417,7 @@ const json = once(() => {
   if(data.queue !== undefined){
   let data1 = data.queue;
   if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
-  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema103.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.queue.enum,parentSchema:schema103.properties.queue,data:data1};
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema106.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.queue.enum,parentSchema:schema106.properties.queue,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5262,7 +5431,7 @@ const json = once(() => {
   let data2 = data.message_id;
   if(typeof data2 === "string"){
   if(func2(data2) > 512){
-  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema103.properties.message_id,data:data2};
+  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema106.properties.message_id,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5272,7 +5441,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data2) < 1){
-  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema103.properties.message_id,data:data2};
+  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema106.properties.message_id,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5283,7 +5452,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema103.properties.message_id.type,parentSchema:schema103.properties.message_id,data:data2};
+  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.message_id.type,parentSchema:schema106.properties.message_id,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5296,7 +5465,7 @@ const json = once(() => {
   if(data.all !== undefined){
   let data3 = data.all;
   if(!((data3 === 1) || (data3 === true))){
-  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema103.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.all.enum,parentSchema:schema103.properties.all,data:data3};
+  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema106.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.all.enum,parentSchema:schema106.properties.all,data:data3};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -5314,7 +5483,7 @@ const json = once(() => {
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -5323,20 +5492,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate287.errors = vErrors;
+  validate291.errors = vErrors;
   return errors === 0;
   }
 
-  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate290;
-  const schema104 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
-  const schema105 = {"type":"string","maxLength":100};
+  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate294;
+  const schema107 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
+  const schema108 = {"type":"string","maxLength":100};
 
-  function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema105,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema108,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5347,7 +5516,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.type,parentSchema:schema105,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.type,parentSchema:schema108,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5356,20 +5525,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate292.errors = vErrors;
+  validate296.errors = vErrors;
   return errors === 0;
   }
 
-  const func20 = Object.prototype.hasOwnProperty;
+  const func24 = Object.prototype.hasOwnProperty;
   const pattern6 = new RegExp("^[0-9a-f]{40}$", "u");
 
-  function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   for(const key0 in data){
   if(!(((((((key0 === "business_units") || (key0 === "departments")) || (key0 === "users")) || (key0 === "alarm_groups")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "apps"))){
-  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema104,data};
+  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema107,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5387,7 +5556,7 @@ const json = once(() => {
   let data1 = data0[i0];
   if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
   if(data1.id === undefined){
-  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.business_units.items.required,parentSchema:schema104.properties.business_units.items,data:data1};
+  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.business_units.items.required,parentSchema:schema107.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5397,7 +5566,7 @@ const json = once(() => {
   errors++;
   }
   if(data1.name === undefined){
-  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.business_units.items.required,parentSchema:schema104.properties.business_units.items,data:data1};
+  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.business_units.items.required,parentSchema:schema107.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5408,7 +5577,7 @@ const json = once(() => {
   }
   for(const key1 in data1){
   if(!(((((key1 === "id") || (key1 === "name")) || (key1 === "remark")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.business_units.items,data:data1};
+  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5425,8 +5594,8 @@ const json = once(() => {
   }
   }
   if(data1.name !== undefined){
-  if(!(validate292(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  if(!(validate296(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
   errors = vErrors.length;
   }
   }
@@ -5450,7 +5619,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.business_units.items.type,parentSchema:schema104.properties.business_units.items,data:data1};
+  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.business_units.items.type,parentSchema:schema107.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5462,7 +5631,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.business_units.type,parentSchema:schema104.properties.business_units,data:data0};
+  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.business_units.type,parentSchema:schema107.properties.business_units,data:data0};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5480,7 +5649,7 @@ const json = once(() => {
   let data8 = data7[i1];
   if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
   if(data8.id === undefined){
-  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.departments.items.required,parentSchema:schema104.properties.departments.items,data:data8};
+  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -5490,7 +5659,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.bu_id === undefined){
-  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema104.properties.departments.items.required,parentSchema:schema104.properties.departments.items,data:data8};
+  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -5500,7 +5669,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.name === undefined){
-  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.departments.items.required,parentSchema:schema104.properties.departments.items,data:data8};
+  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -5511,7 +5680,7 @@ const json = once(() => {
   }
   for(const key2 in data8){
   if(!((((((((key2 === "id") || (key2 === "bu_id")) || (key2 === "name")) || (key2 === "remark")) || (key2 === "created_by")) || (key2 === "updated_by")) || (key2 === "created_at")) || (key2 === "updated_at"))){
-  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.departments.items,data:data8};
+  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -5534,8 +5703,8 @@ const json = once(() => {
   }
   }
   if(data8.name !== undefined){
-  if(!(validate292(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  if(!(validate296(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
   errors = vErrors.length;
   }
   }
@@ -5546,14 +5715,14 @@ const json = once(() => {
   }
   }
   if(data8.created_by !== undefined){
-  if(!(validate240(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+  if(!(validate243(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
   errors = vErrors.length;
   }
   }
   if(data8.updated_by !== undefined){
-  if(!(validate240(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
-  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+  if(!(validate243(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
   errors = vErrors.length;
   }
   }
@@ -5571,7 +5740,7 @@ const json = once(() => {
   }
   }
   else {
-  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.departments.items.type,parentSchema:schema104.properties.departments.items,data:data8};
+  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.departments.items.type,parentSchema:schema107.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err10];
   }
@@ -5583,7 +5752,7 @@ const json = once(() => {
   }
   }
   else {
-  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.departments.type,parentSchema:schema104.properties.departments,data:data7};
+  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.departments.type,parentSchema:schema107.properties.departments,data:data7};
   if(vErrors === null){
   vErrors = [err11];
   }
@@ -5601,7 +5770,7 @@ const json = once(() => {
   let data18 = data17[i2];
   if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
   if(data18.uid === undefined){
-  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema104.properties.users.items.required,parentSchema:schema104.properties.users.items,data:data18};
+  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err12];
   }
@@ -5611,7 +5780,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.username === undefined){
-  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema104.properties.users.items.required,parentSchema:schema104.properties.users.items,data:data18};
+  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err13];
   }
@@ -5621,7 +5790,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.user === undefined){
-  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema104.properties.users.items.required,parentSchema:schema104.properties.users.items,data:data18};
+  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err14];
   }
@@ -5631,7 +5800,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.email === undefined){
-  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema104.properties.users.items.required,parentSchema:schema104.properties.users.items,data:data18};
+  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err15];
   }
@@ -5641,8 +5810,8 @@ const json = once(() => {
   errors++;
   }
   for(const key3 in data18){
-  if(!(func20.call(schema104.properties.users.items.properties, key3))){
-  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.users.items,data:data18};
+  if(!(func24.call(schema107.properties.users.items.properties, key3))){
+  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err16];
   }
@@ -5659,14 +5828,14 @@ const json = once(() => {
   }
   }
   if(data18.username !== undefined){
-  if(!(validate292(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
-  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  if(!(validate296(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
+  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
   errors = vErrors.length;
   }
   }
   if(data18.user !== undefined){
-  if(!(validate292(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
-  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  if(!(validate296(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
+  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
   errors = vErrors.length;
   }
   }
@@ -5686,7 +5855,7 @@ const json = once(() => {
   let data24 = data18.phone;
   if(typeof data24 === "string"){
   if(func2(data24) > 20){
-  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema104.properties.users.items.properties.phone,data:data24};
+  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema107.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err17];
   }
@@ -5697,7 +5866,7 @@ const json = once(() => {
   }
   }
   else {
-  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.users.items.properties.phone.type,parentSchema:schema104.properties.users.items.properties.phone,data:data24};
+  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.users.items.properties.phone.type,parentSchema:schema107.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err18];
   }
@@ -5708,15 +5877,15 @@ const json = once(() => {
   }
   }
   if(data18.wechatid !== undefined){
-  if(!(validate292(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
-  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  if(!(validate296(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
+  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
   errors = vErrors.length;
   }
   }
   if(data18.role !== undefined){
   let data26 = data18.role;
   if(!((data26 === 0) || (data26 === 9))){
-  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema104.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema104.properties.users.items.properties.role.enum,parentSchema:schema104.properties.users.items.properties.role,data:data26};
+  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema107.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.users.items.properties.role.enum,parentSchema:schema107.properties.users.items.properties.role,data:data26};
   if(vErrors === null){
   vErrors = [err19];
   }
@@ -5740,7 +5909,7 @@ const json = once(() => {
   }
   }
   else {
-  const err20 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.users.items.type,parentSchema:schema104.properties.users.items,data:data18};
+  const err20 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.users.items.type,parentSchema:schema107.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err20];
   }
@@ -5752,7 +5921,7 @@ const json = once(() => {
   }
   }
   else {
-  const err21 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.users.type,parentSchema:schema104.properties.users,data:data17};
+  const err21 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.users.type,parentSchema:schema107.properties.users,data:data17};
   if(vErrors === null){
   vErrors = [err21];
   }
@@ -5770,7 +5939,7 @@ const json = once(() => {
   let data30 = data29[i3];
   if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
   if(data30.id === undefined){
-  const err22 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.alarm_groups.items.required,parentSchema:schema104.properties.alarm_groups.items,data:data30};
+  const err22 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err22];
   }
@@ -5780,7 +5949,7 @@ const json = once(() => {
   errors++;
   }
   if(data30.name === undefined){
-  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.alarm_groups.items.required,parentSchema:schema104.properties.alarm_groups.items,data:data30};
+  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err23];
   }
@@ -5790,7 +5959,7 @@ const json = once(() => {
   errors++;
   }
   if(data30.receiver === undefined){
-  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema104.properties.alarm_groups.items.required,parentSchema:schema104.properties.alarm_groups.items,data:data30};
+  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err24];
   }
@@ -5801,7 +5970,7 @@ const json = once(() => {
   }
   for(const key4 in data30){
   if(!((((((key4 === "id") || (key4 === "name")) || (key4 === "remark")) || (key4 === "receiver")) || (key4 === "created_at")) || (key4 === "updated_at"))){
-  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.alarm_groups.items,data:data30};
+  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err25];
   }
@@ -5818,8 +5987,8 @@ const json = once(() => {
   }
   }
   if(data30.name !== undefined){
-  if(!(validate292(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  if(!(validate296(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
   errors = vErrors.length;
   }
   }
@@ -5833,7 +6002,7 @@ const json = once(() => {
   let data34 = data30.receiver;
   if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
   if(data34.channels === undefined){
-  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema104.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema104.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema107.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err26];
   }
@@ -5844,7 +6013,7 @@ const json = once(() => {
   }
   for(const key5 in data34){
   if(!(key5 === "channels")){
-  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err27];
   }
@@ -5855,14 +6024,14 @@ const json = once(() => {
   }
   }
   if(data34.channels !== undefined){
-  if(!(validate138(data34.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data34,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
+  if(!(validate141(data34.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data34,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema104.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err28];
   }
@@ -5886,7 +6055,7 @@ const json = once(() => {
   }
   }
   else {
-  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.alarm_groups.items.type,parentSchema:schema104.properties.alarm_groups.items,data:data30};
+  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.alarm_groups.items.type,parentSchema:schema107.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err29];
   }
@@ -5898,7 +6067,7 @@ const json = once(() => {
   }
   }
   else {
-  const err30 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.alarm_groups.type,parentSchema:schema104.properties.alarm_groups,data:data29};
+  const err30 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.alarm_groups.type,parentSchema:schema107.properties.alarm_groups,data:data29};
   if(vErrors === null){
   vErrors = [err30];
   }
@@ -5916,7 +6085,7 @@ const json = once(() => {
   let data39 = data38[i4];
   if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
   if(data39.id === undefined){
-  const err31 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.tags.items.required,parentSchema:schema104.properties.tags.items,data:data39};
+  const err31 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.tags.items.required,parentSchema:schema107.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err31];
   }
@@ -5926,7 +6095,7 @@ const json = once(() => {
   errors++;
   }
   if(data39.name === undefined){
-  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.tags.items.required,parentSchema:schema104.properties.tags.items,data:data39};
+  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.tags.items.required,parentSchema:schema107.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err32];
   }
@@ -5937,7 +6106,7 @@ const json = once(() => {
   }
   for(const key6 in data39){
   if(!((((((key6 === "id") || (key6 === "name")) || (key6 === "remark")) || (key6 === "created_by")) || (key6 === "created_at")) || (key6 === "updated_at"))){
-  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.tags.items,data:data39};
+  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err33];
   }
@@ -5954,8 +6123,8 @@ const json = once(() => {
   }
   }
   if(data39.name !== undefined){
-  if(!(validate292(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  if(!(validate296(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
   errors = vErrors.length;
   }
   }
@@ -5966,8 +6135,8 @@ const json = once(() => {
   }
   }
   if(data39.created_by !== undefined){
-  if(!(validate240(data39.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data39,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+  if(!(validate243(data39.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data39,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
   errors = vErrors.length;
   }
   }
@@ -5985,7 +6154,7 @@ const json = once(() => {
   }
   }
   else {
-  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.tags.items.type,parentSchema:schema104.properties.tags.items,data:data39};
+  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.tags.items.type,parentSchema:schema107.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err34];
   }
@@ -5997,7 +6166,7 @@ const json = once(() => {
   }
   }
   else {
-  const err35 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.tags.type,parentSchema:schema104.properties.tags,data:data38};
+  const err35 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.tags.type,parentSchema:schema107.properties.tags,data:data38};
   if(vErrors === null){
   vErrors = [err35];
   }
@@ -6015,7 +6184,7 @@ const json = once(() => {
   let data47 = data46[i5];
   if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
   if(data47.id === undefined){
-  const err36 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.templates.items.required,parentSchema:schema104.properties.templates.items,data:data47};
+  const err36 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err36];
   }
@@ -6025,7 +6194,7 @@ const json = once(() => {
   errors++;
   }
   if(data47.name === undefined){
-  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.templates.items.required,parentSchema:schema104.properties.templates.items,data:data47};
+  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err37];
   }
@@ -6035,7 +6204,7 @@ const json = once(() => {
   errors++;
   }
   if(data47.template === undefined){
-  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema104.properties.templates.items.required,parentSchema:schema104.properties.templates.items,data:data47};
+  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err38];
   }
@@ -6046,7 +6215,7 @@ const json = once(() => {
   }
   for(const key7 in data47){
   if(!((((((((key7 === "id") || (key7 === "name")) || (key7 === "remark")) || (key7 === "created_by")) || (key7 === "permission")) || (key7 === "template")) || (key7 === "created_at")) || (key7 === "updated_at"))){
-  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.templates.items,data:data47};
+  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err39];
   }
@@ -6063,8 +6232,8 @@ const json = once(() => {
   }
   }
   if(data47.name !== undefined){
-  if(!(validate292(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  if(!(validate296(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
   errors = vErrors.length;
   }
   }
@@ -6075,8 +6244,8 @@ const json = once(() => {
   }
   }
   if(data47.created_by !== undefined){
-  if(!(validate240(data47.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data47,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+  if(!(validate243(data47.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data47,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
   errors = vErrors.length;
   }
   }
@@ -6092,7 +6261,7 @@ const json = once(() => {
   }
   }
   else {
-  const err40 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.templates.items.properties.permission.type,parentSchema:schema104.properties.templates.items.properties.permission,data:data52};
+  const err40 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.templates.items.properties.permission.type,parentSchema:schema107.properties.templates.items.properties.permission,data:data52};
   if(vErrors === null){
   vErrors = [err40];
   }
@@ -6105,7 +6274,7 @@ const json = once(() => {
   if(data47.template !== undefined){
   let data54 = data47.template;
   if(!(data54 && typeof data54 == "object" && !Array.isArray(data54))){
-  const err41 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.templates.items.properties.template.type,parentSchema:schema104.properties.templates.items.properties.template,data:data54};
+  const err41 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.templates.items.properties.template.type,parentSchema:schema107.properties.templates.items.properties.template,data:data54};
   if(vErrors === null){
   vErrors = [err41];
   }
@@ -6129,7 +6298,7 @@ const json = once(() => {
   }
   }
   else {
-  const err42 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.templates.items.type,parentSchema:schema104.properties.templates.items,data:data47};
+  const err42 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.templates.items.type,parentSchema:schema107.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err42];
   }
@@ -6141,7 +6310,7 @@ const json = once(() => {
   }
   }
   else {
-  const err43 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.templates.type,parentSchema:schema104.properties.templates,data:data46};
+  const err43 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.templates.type,parentSchema:schema107.properties.templates,data:data46};
   if(vErrors === null){
   vErrors = [err43];
   }
@@ -6159,7 +6328,7 @@ const json = once(() => {
   let data58 = data57[i7];
   if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
   if(data58.id === undefined){
-  const err44 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema104.properties.apps.items.required,parentSchema:schema104.properties.apps.items,data:data58};
+  const err44 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err44];
   }
@@ -6169,7 +6338,7 @@ const json = once(() => {
   errors++;
   }
   if(data58.name === undefined){
-  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema104.properties.apps.items.required,parentSchema:schema104.properties.apps.items,data:data58};
+  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err45];
   }
@@ -6179,7 +6348,7 @@ const json = once(() => {
   errors++;
   }
   if(data58.token === undefined){
-  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema104.properties.apps.items.required,parentSchema:schema104.properties.apps.items,data:data58};
+  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err46];
   }
@@ -6190,7 +6359,7 @@ const json = once(() => {
   }
   for(const key8 in data58){
   if(!(((((key8 === "id") || (key8 === "name")) || (key8 === "token")) || (key8 === "created_at")) || (key8 === "updated_at"))){
-  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema104.properties.apps.items,data:data58};
+  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err47];
   }
@@ -6207,8 +6376,8 @@ const json = once(() => {
   }
   }
   if(data58.name !== undefined){
-  if(!(validate292(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  if(!(validate296(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
   errors = vErrors.length;
   }
   }
@@ -6216,7 +6385,7 @@ const json = once(() => {
   let data61 = data58.token;
   if(typeof data61 === "string"){
   if(!pattern6.test(data61)){
-  const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema104.properties.apps.items.properties.token,data:data61};
+  const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema107.properties.apps.items.properties.token,data:data61};
   if(vErrors === null){
   vErrors = [err48];
   }
@@ -6227,7 +6396,7 @@ const json = once(() => {
   }
   }
   else {
-  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema104.properties.apps.items.properties.token.type,parentSchema:schema104.properties.apps.items.properties.token,data:data61};
+  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.apps.items.properties.token.type,parentSchema:schema107.properties.apps.items.properties.token,data:data61};
   if(vErrors === null){
   vErrors = [err49];
   }
@@ -6251,7 +6420,7 @@ const json = once(() => {
   }
   }
   else {
-  const err50 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.properties.apps.items.type,parentSchema:schema104.properties.apps.items,data:data58};
+  const err50 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.apps.items.type,parentSchema:schema107.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err50];
   }
@@ -6263,7 +6432,7 @@ const json = once(() => {
   }
   }
   else {
-  const err51 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema104.properties.apps.type,parentSchema:schema104.properties.apps,data:data57};
+  const err51 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.apps.type,parentSchema:schema107.properties.apps,data:data57};
   if(vErrors === null){
   vErrors = [err51];
   }
@@ -6275,7 +6444,7 @@ const json = once(() => {
   }
   }
   else {
-  const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.type,parentSchema:schema104,data};
+  const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data};
   if(vErrors === null){
   vErrors = [err52];
   }
@@ -6284,19 +6453,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate290.errors = vErrors;
+  validate294.errors = vErrors;
   return errors === 0;
   }
 
-  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate336;
-  const schema106 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate340;
+  const schema109 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
 
-  function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema106.required,parentSchema:schema106,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema109.required,parentSchema:schema109,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6308,7 +6477,7 @@ const json = once(() => {
   if(data.interval !== undefined){
   let data0 = data.interval;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.interval.type,parentSchema:schema106.properties.interval,data:data0};
+  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.properties.interval.type,parentSchema:schema109.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6319,7 +6488,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 10080 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema106.properties.interval,data:data0};
+  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema109.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6329,7 +6498,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.interval,data:data0};
+  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema109.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6343,7 +6512,7 @@ const json = once(() => {
   if(data.level !== undefined){
   let data1 = data.level;
   if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.level.type,parentSchema:schema106.properties.level,data:data1};
+  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.properties.level.type,parentSchema:schema109.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6353,7 +6522,7 @@ const json = once(() => {
   errors++;
   }
   if(!((((data1 === 0) || (data1 === 1)) || (data1 === 2)) || (data1 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema106.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.level.enum,parentSchema:schema106.properties.level,data:data1};
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema109.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.level.enum,parentSchema:schema109.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6365,7 +6534,7 @@ const json = once(() => {
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema109.type,parentSchema:schema109,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -6374,19 +6543,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate336.errors = vErrors;
+  validate340.errors = vErrors;
   return errors === 0;
   }
 
-  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate337;
-  const schema107 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
+  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate341;
+  const schema110 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
 
-  function validate337(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema107.required,parentSchema:schema107,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema110.required,parentSchema:schema110,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6396,7 +6565,7 @@ const json = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema107.required,parentSchema:schema107,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema110.required,parentSchema:schema110,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6406,7 +6575,7 @@ const json = once(() => {
   errors++;
   }
   if(data.action === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema107.required,parentSchema:schema107,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema110.required,parentSchema:schema110,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6430,7 +6599,7 @@ const json = once(() => {
   if(data.action !== undefined){
   let data2 = data.action;
   if(typeof data2 !== "string"){
-  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.action.type,parentSchema:schema107.properties.action,data:data2};
+  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.action.type,parentSchema:schema110.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6440,7 +6609,7 @@ const json = once(() => {
   errors++;
   }
   if(!(((data2 === "stop") || (data2 === "start")) || (data2 === "pause"))){
-  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema107.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.action.enum,parentSchema:schema107.properties.action,data:data2};
+  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema110.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.action.enum,parentSchema:schema110.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6451,14 +6620,14 @@ const json = once(() => {
   }
   }
   if(data.time !== undefined){
-  if(!(validate76(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  if(!(validate79(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6467,19 +6636,102 @@ const json = once(() => {
   }
   errors++;
   }
-  validate337.errors = vErrors;
+  validate341.errors = vErrors;
   return errors === 0;
   }
 
-  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate341;
-  const schema108 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate345;
+  const schema111 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
 
-  function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.account === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema111.required,parentSchema:schema111,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.password === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema111.required,parentSchema:schema111,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.account !== undefined){
+  let data0 = data.account;
+  if(typeof data0 === "string"){
+  if(func2(data0) > 254){
+  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema111.properties.account,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(func2(data0) < 1){
+  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema111.properties.account,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.account.type,parentSchema:schema111.properties.account,data:data0};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  if(data.password !== undefined){
+  if(!(validate68(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
+  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate345.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate347;
+  const schema112 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema108.required,parentSchema:schema108,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema112.required,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6489,7 +6741,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema108.required,parentSchema:schema108,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema112.required,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6518,7 +6770,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.type,parentSchema:schema108,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6527,7 +6779,7 @@ const json = once(() => {
   }
   errors++;
   }
-  validate341.errors = vErrors;
+  validate347.errors = vErrors;
   return errors === 0;
   }
 
@@ -6974,7 +7226,7 @@ const coercing = once(() => {
   }
 
   exports["18c6ac81e91f162236a21abd7e30e31cc250361e"] = validate31;
-  const schema10 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"kind":{"enum":["webhook","notify","all"],"x-message":"must be one of webhook, notify, all"},"limit":{"$ref":"shared_b433a39ac863"},"cursor":{"type":"string","maxLength":4096}}};
+  const schema10 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"kind":{"enum":["webhook","notify","all"],"x-message":"must be one of webhook, notify, all"},"limit":{"$ref":"shared_b433a39ac863"},"cursor":{"$ref":"shared_94c666f40273"}}};
   const schema11 = {"type":"integer","minimum":1,"maximum":100,"x-message":"must be an integer from 1 to 100"};
 
   function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -7029,6 +7281,55 @@ const coercing = once(() => {
   }
   }
   validate34.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema12 = {"type":"string","maxLength":4096};
+
+  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data !== "string"){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data;
+  }
+  else if(data === null){
+  coerced0 = "";
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data === "string"){
+  if(func2(data) > 4096){
+  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  validate36.errors = vErrors;
   return errors === 0;
   }
 
@@ -7089,19 +7390,14 @@ const coercing = once(() => {
   }
   }
   if(data.cursor !== undefined){
-  let data4 = data.cursor;
-  if(typeof data4 !== "string"){
-  let dataType0 = typeof data4;
-  let coerced0 = undefined;
-  if(!(coerced0 !== undefined)){
-  if(dataType0 == "number" || dataType0 == "boolean"){
-  coerced0 = "" + data4;
+  if(!(validate36(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  errors = vErrors.length;
   }
-  else if(data4 === null){
-  coerced0 = "";
+  }
   }
   else {
-  const err3 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema10.properties.cursor.type,parentSchema:schema10.properties.cursor,data:data4};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema10.type,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7110,52 +7406,20 @@ const coercing = once(() => {
   }
   errors++;
   }
-  }
-  if(coerced0 !== undefined){
-  data4 = coerced0;
-  if(data !== undefined){
-  data["cursor"] = coerced0;
-  }
-  }
-  }
-  if(typeof data4 === "string"){
-  if(func2(data4) > 4096){
-  const err4 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema10.properties.cursor,data:data4};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  }
-  }
-  else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema10.type,parentSchema:schema10,data};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
   validate31.errors = vErrors;
   return errors === 0;
   }
 
-  exports["21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660"] = validate36;
-  const schema12 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"task_ids":{"type":"string","maxLength":2000,"pattern":"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$","x-message":"must be task ids separated by commas"}}};
+  exports["21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660"] = validate38;
+  const schema13 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"task_ids":{"type":"string","maxLength":2000,"pattern":"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$","x-message":"must be task ids separated by commas"}}};
   const pattern0 = new RegExp("^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$", "u");
 
-  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema12.required,parentSchema:schema12,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema13.required,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7189,7 +7453,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err1 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.properties.task_ids.type,parentSchema:schema12.properties.task_ids,data:data2};
+  const err1 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.task_ids.type,parentSchema:schema13.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7208,7 +7472,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 2000){
-  const err2 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema12.properties.task_ids,data:data2};
+  const err2 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema13.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7218,7 +7482,7 @@ const coercing = once(() => {
   errors++;
   }
   if(!pattern0.test(data2)){
-  const err3 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"},message:"must match pattern \""+"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"+"\"",schema:"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$",parentSchema:schema12.properties.task_ids,data:data2};
+  const err3 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"},message:"must match pattern \""+"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"+"\"",schema:"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$",parentSchema:schema13.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7231,7 +7495,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema12.type,parentSchema:schema12,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7240,19 +7504,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate36.errors = vErrors;
+  validate38.errors = vErrors;
   return errors === 0;
   }
 
-  exports["29c2a07984801b62a3d18b10ad6c40395757789d"] = validate39;
-  const schema13 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"uuid":{"type":"string","minLength":1,"maxLength":100},"history_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["29c2a07984801b62a3d18b10ad6c40395757789d"] = validate41;
+  const schema14 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"uuid":{"type":"string","minLength":1,"maxLength":100},"history_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema13.required,parentSchema:schema13,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7262,7 +7526,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema13.required,parentSchema:schema13,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7308,7 +7572,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err2 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.uuid.type,parentSchema:schema13.properties.uuid,data:data4};
+  const err2 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.uuid.type,parentSchema:schema14.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7327,7 +7591,7 @@ const coercing = once(() => {
   }
   if(typeof data4 === "string"){
   if(func2(data4) > 100){
-  const err3 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema13.properties.uuid,data:data4};
+  const err3 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema14.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7337,7 +7601,7 @@ const coercing = once(() => {
   errors++;
   }
   if(func2(data4) < 1){
-  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema13.properties.uuid,data:data4};
+  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7356,7 +7620,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -7365,20 +7629,20 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate39.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
   }
 
-  exports["3ffd62cf8785afe5b248c4e45099533a378327d5"] = validate45;
-  const schema14 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
+  exports["3ffd62cf8785afe5b248c4e45099533a378327d5"] = validate47;
+  const schema15 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
   const pattern1 = new RegExp("^[0-9]{1,12}$", "u");
 
-  function validate45(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema14.required,parentSchema:schema14,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema15.required,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7388,7 +7652,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema14.required,parentSchema:schema14,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema15.required,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7398,7 +7662,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema14.required,parentSchema:schema14,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema15.required,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7430,7 +7694,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema14.properties.timestamp.type},message:"must be integer,string",schema:schema14.properties.timestamp.type,parentSchema:schema14.properties.timestamp,data:data1};
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema15.properties.timestamp.type},message:"must be integer,string",schema:schema15.properties.timestamp.type,parentSchema:schema15.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7449,7 +7713,7 @@ const coercing = once(() => {
   }
   if(typeof data1 === "string"){
   if(!pattern1.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema14.properties.timestamp,data:data1};
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema15.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7473,7 +7737,7 @@ const coercing = once(() => {
   coerced1 = "";
   }
   else {
-  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.sign.type,parentSchema:schema14.properties.sign,data:data2};
+  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.sign.type,parentSchema:schema15.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -7492,7 +7756,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 128){
-  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema14.properties.sign,data:data2};
+  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema15.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -7502,7 +7766,7 @@ const coercing = once(() => {
   errors++;
   }
   if(func2(data2) < 1){
-  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.sign,data:data2};
+  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema15.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -7515,7 +7779,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
+  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -7524,19 +7788,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate45.errors = vErrors;
+  validate47.errors = vErrors;
   return errors === 0;
   }
 
-  exports["505bc52172db75f14a8a6431e16a150d8f93dc3d"] = validate47;
-  const schema15 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"task_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_b433a39ac863"}}};
+  exports["505bc52172db75f14a8a6431e16a150d8f93dc3d"] = validate49;
+  const schema16 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"task_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_b433a39ac863"}}};
 
-  function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema15.required,parentSchema:schema15,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema16.required,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7546,7 +7810,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.queue === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema15.required,parentSchema:schema15,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema16.required,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7564,7 +7828,7 @@ const coercing = once(() => {
   if(data.queue !== undefined){
   let data1 = data.queue;
   if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
-  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema15.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema15.properties.queue.enum,parentSchema:schema15.properties.queue,data:data1};
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema16.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema16.properties.queue.enum,parentSchema:schema16.properties.queue,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7588,7 +7852,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7597,19 +7861,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate47.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
   }
 
-  exports["7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a"] = validate51;
-  const schema16 = {"type":"object","required":["id"],"properties":{"id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a"] = validate53;
+  const schema17 = {"type":"object","required":["id"],"properties":{"id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema16.required,parentSchema:schema16,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema17.required,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7626,7 +7890,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema17.type,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7635,15 +7899,15 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate51.errors = vErrors;
+  validate53.errors = vErrors;
   return errors === 0;
   }
 
-  exports["99837269b1289abe1e1a5eb5a9460acc4f1655ce"] = validate53;
-  const schema17 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2,9]},"claimer":{"$ref":"shared_228a7d7b7778"},"assignee":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_efe871795f0c"},"to":{"$ref":"shared_efe871795f0c"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
-  const schema18 = {"type":"integer","minimum":0,"maximum":9999999999};
+  exports["99837269b1289abe1e1a5eb5a9460acc4f1655ce"] = validate55;
+  const schema18 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2,9]},"claimer":{"$ref":"shared_228a7d7b7778"},"assignee":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_efe871795f0c"},"to":{"$ref":"shared_efe871795f0c"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
+  const schema19 = {"type":"integer","minimum":0,"maximum":9999999999};
 
-  function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
@@ -7655,7 +7919,7 @@ const coercing = once(() => {
   coerced0 = +data;
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.type,parentSchema:schema18,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.type,parentSchema:schema19,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7674,7 +7938,7 @@ const coercing = once(() => {
   }
   if(typeof data == "number"){
   if(data > 9999999999 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9999999999},message:"must be <= 9999999999",schema:9999999999,parentSchema:schema18,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9999999999},message:"must be <= 9999999999",schema:9999999999,parentSchema:schema19,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7684,7 +7948,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema18,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema19,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7694,13 +7958,13 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate58.errors = vErrors;
+  validate60.errors = vErrors;
   return errors === 0;
   }
 
-  const schema19 = {"type":"string","maxLength":2048};
+  const schema20 = {"type":"string","maxLength":2048};
 
-  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data !== "string"){
@@ -7714,7 +7978,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.type,parentSchema:schema19,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7733,7 +7997,7 @@ const coercing = once(() => {
   }
   if(typeof data === "string"){
   if(func2(data) > 2048){
-  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema19,data};
+  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema20,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7743,17 +8007,17 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate62.errors = vErrors;
+  validate64.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema17.required,parentSchema:schema17,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema18.required,parentSchema:schema18,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7763,7 +8027,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema17.required,parentSchema:schema17,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema18.required,parentSchema:schema18,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7795,7 +8059,7 @@ const coercing = once(() => {
   coerced0 = +data2;
   }
   else {
-  const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.status.type,parentSchema:schema17.properties.status,data:data2};
+  const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.status.type,parentSchema:schema18.properties.status,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7813,7 +8077,7 @@ const coercing = once(() => {
   }
   }
   if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 9))){
-  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema17.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema17.properties.status.enum,parentSchema:schema17.properties.status,data:data2};
+  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema18.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema18.properties.status.enum,parentSchema:schema18.properties.status,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7836,14 +8100,14 @@ const coercing = once(() => {
   }
   }
   if(data.from !== undefined){
-  if(!(validate58(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+  if(!(validate60(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
   errors = vErrors.length;
   }
   }
   if(data.to !== undefined){
-  if(!(validate58(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+  if(!(validate60(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
   errors = vErrors.length;
   }
   }
@@ -7854,14 +8118,14 @@ const coercing = once(() => {
   }
   }
   if(data.cursor !== undefined){
-  if(!(validate62(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+  if(!(validate64(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema17.type,parentSchema:schema17,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7870,68 +8134,14 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate53.errors = vErrors;
+  validate55.errors = vErrors;
   return errors === 0;
   }
 
-  exports["999e046510ba3c7e5df0daf3cef75cb653be8a7d"] = validate64;
-  const schema20 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["999e046510ba3c7e5df0daf3cef75cb653be8a7d"] = validate66;
+  const schema21 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema20.required,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema20.required,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.uid !== undefined){
-  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.task_id !== undefined){
-  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema20.type,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate64.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports.a458b96a44febcde97dc014d379fc65877185e66 = validate67;
-  const schema21 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"}}};
-
-  function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -7967,6 +8177,60 @@ const coercing = once(() => {
   errors = vErrors.length;
   }
   }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate66.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.a458b96a44febcde97dc014d379fc65877185e66 = validate69;
+  const schema22 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"}}};
+
+  function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema22.required,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema22.required,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
   if(data.from !== undefined){
   if(!(validate25(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
   vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
@@ -7981,7 +8245,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7990,19 +8254,139 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate67.errors = vErrors;
+  validate69.errors = vErrors;
   return errors === 0;
   }
 
-  exports.cd9a76a490e2042dee91058b3d69c9eb76bd0eb2 = validate72;
-  const schema22 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"q":{"type":"string","maxLength":100},"department_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2]},"tag_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
+  exports.cb756d22f4c4046669a6fe5ba0cc60e85617d9c3 = validate74;
+  const schema23 = {"type":"object","properties":{"code":{"$ref":"shared_94c666f40273"},"state":{"type":"string","maxLength":512},"error":{"type":"string","maxLength":256},"error_description":{"$ref":"shared_c8b6ca6d7af1"}}};
 
-  function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.code !== undefined){
+  if(!(validate36(data.code, {instancePath:instancePath+"/code",parentData:data,parentDataProperty:"code",rootData}))){
+  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.state !== undefined){
+  let data1 = data.state;
+  if(typeof data1 !== "string"){
+  let dataType0 = typeof data1;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data1;
+  }
+  else if(data1 === null){
+  coerced0 = "";
+  }
+  else {
+  const err0 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.state.type,parentSchema:schema23.properties.state,data:data1};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data1 = coerced0;
+  if(data !== undefined){
+  data["state"] = coerced0;
+  }
+  }
+  }
+  if(typeof data1 === "string"){
+  if(func2(data1) > 512){
+  const err1 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema23.properties.state,data:data1};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  if(data.error !== undefined){
+  let data2 = data.error;
+  if(typeof data2 !== "string"){
+  let dataType1 = typeof data2;
+  let coerced1 = undefined;
+  if(!(coerced1 !== undefined)){
+  if(dataType1 == "number" || dataType1 == "boolean"){
+  coerced1 = "" + data2;
+  }
+  else if(data2 === null){
+  coerced1 = "";
+  }
+  else {
+  const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.error.type,parentSchema:schema23.properties.error,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(coerced1 !== undefined){
+  data2 = coerced1;
+  if(data !== undefined){
+  data["error"] = coerced1;
+  }
+  }
+  }
+  if(typeof data2 === "string"){
+  if(func2(data2) > 256){
+  const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema23.properties.error,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  if(data.error_description !== undefined){
+  if(!(validate64(data.error_description, {instancePath:instancePath+"/error_description",parentData:data,parentDataProperty:"error_description",rootData}))){
+  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate74.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.cd9a76a490e2042dee91058b3d69c9eb76bd0eb2 = validate77;
+  const schema24 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"q":{"type":"string","maxLength":100},"department_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2]},"tag_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
+
+  function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema22.required,parentSchema:schema22,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema24.required,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8030,7 +8414,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err1 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.properties.q.type,parentSchema:schema22.properties.q,data:data1};
+  const err1 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.properties.q.type,parentSchema:schema24.properties.q,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8049,7 +8433,7 @@ const coercing = once(() => {
   }
   if(typeof data1 === "string"){
   if(func2(data1) > 100){
-  const err2 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema22.properties.q,data:data1};
+  const err2 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema24.properties.q,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8077,7 +8461,7 @@ const coercing = once(() => {
   coerced1 = +data3;
   }
   else {
-  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema22.properties.status.type,parentSchema:schema22.properties.status,data:data3};
+  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema24.properties.status.type,parentSchema:schema24.properties.status,data:data3};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -8095,7 +8479,7 @@ const coercing = once(() => {
   }
   }
   if(!(((data3 === 0) || (data3 === 1)) || (data3 === 2))){
-  const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema22.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema22.properties.status.enum,parentSchema:schema22.properties.status,data:data3};
+  const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema24.properties.status.enum,parentSchema:schema24.properties.status,data:data3};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -8118,14 +8502,14 @@ const coercing = once(() => {
   }
   }
   if(data.cursor !== undefined){
-  if(!(validate62(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+  if(!(validate64(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.type,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -8134,19 +8518,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate72.errors = vErrors;
+  validate77.errors = vErrors;
   return errors === 0;
   }
 
-  exports.f837b20535f1c46b4db2a0d66c10304eab9087ad = validate78;
-  const schema23 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"}}};
+  exports.f837b20535f1c46b4db2a0d66c10304eab9087ad = validate83;
+  const schema25 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema23.required,parentSchema:schema23,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema25.required,parentSchema:schema25,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8163,7 +8547,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8172,7 +8556,7 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate78.errors = vErrors;
+  validate83.errors = vErrors;
   return errors === 0;
   }
 
@@ -8196,6 +8580,8 @@ export const validators: Record<string, () => ValidateFunction> = {
   '265fcc304698208d5cd359019168824763f56bea': () => json()['265fcc304698208d5cd359019168824763f56bea'],
   // coercing {uid, task_id, from, to, uuid, history_id}
   '29c2a07984801b62a3d18b10ad6c40395757789d': () => coercing()['29c2a07984801b62a3d18b10ad6c40395757789d'],
+  // json {current, password}
+  '38eba87052bb969c7df65781205645042d0d5ec3': () => json()['38eba87052bb969c7df65781205645042d0d5ec3'],
   // json {retention_days}
   '38f899ae123fe0872ef81372cb2f7c3156239de8': () => json()['38f899ae123fe0872ef81372cb2f7c3156239de8'],
   // coercing {id, timestamp, sign}
@@ -8220,6 +8606,8 @@ export const validators: Record<string, () => ValidateFunction> = {
   '7a1b580cae4a6304d3924e6fc8cdb72d26028685': () => json()['7a1b580cae4a6304d3924e6fc8cdb72d26028685'],
   // coercing {id}
   '7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a': () => coercing()['7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a'],
+  // json {everywhere}
+  '84d6215b2664b728ecd828fd425cb56dfe7b6fa0': () => json()['84d6215b2664b728ecd828fd425cb56dfe7b6fa0'],
   // json {name, department_id, flag_save_db, task_tags, permission, receiver, workflow, filter, ...
   '8b237ad3ba59233a0da15dd9a11994ee9468560f': () => json()['8b237ad3ba59233a0da15dd9a11994ee9468560f'],
   // json {ids, remark, created_by}
@@ -8236,12 +8624,16 @@ export const validators: Record<string, () => ValidateFunction> = {
   'b78a374a7860dad7f0d63873234ede1811b2d1bb': () => json()['b78a374a7860dad7f0d63873234ede1811b2d1bb'],
   // json {business_units, departments, users, alarm_groups, tags, templates, apps}
   'c82265a280a999e1c704c67f8e7419b60ca19bd0': () => json()['c82265a280a999e1c704c67f8e7419b60ca19bd0'],
+  // coercing {code, state, error, error_description}
+  'cb756d22f4c4046669a6fe5ba0cc60e85617d9c3': () => coercing()['cb756d22f4c4046669a6fe5ba0cc60e85617d9c3'],
   // coercing {uid, q, department_id, status, tag_id, limit, cursor}
   'cd9a76a490e2042dee91058b3d69c9eb76bd0eb2': () => coercing()['cd9a76a490e2042dee91058b3d69c9eb76bd0eb2'],
   // json {interval, level}
   'd623518dcae55ad9df27c968e2f941400c3498d2': () => json()['d623518dcae55ad9df27c968e2f941400c3498d2'],
   // json {uid, task_id, action, time}
   'dc01e564926bda0e389c5d84b7f1a38e56634972': () => json()['dc01e564926bda0e389c5d84b7f1a38e56634972'],
+  // json {account, password}
+  'eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d': () => json()['eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d'],
   // coercing {uid}
   'f837b20535f1c46b4db2a0d66c10304eab9087ad': () => coercing()['f837b20535f1c46b4db2a0d66c10304eab9087ad'],
   // json {ids, remark, created_by}

@@ -3,13 +3,17 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { type App, getApp } from '../domain/auth/apps.ts';
 import { loadSealKey } from '../domain/auth/seal.ts';
 import { authenticateApp, authenticateTask } from '../domain/auth/service.ts';
-import { BadRequestError, PayloadTooLargeError } from '../domain/errors.ts';
+import type { Person } from '../domain/auth/sessions.ts';
+import { getUser } from '../domain/directory/repository.ts';
+import { BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../domain/errors.ts';
+import { OPERATOR } from '../domain/tasks/access.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import { compileCoercingSchema, compileSchema, type Validator } from '../domain/validation.ts';
 import { isRawJson, parseJson as parseLossless } from '../json.ts';
 import { logger } from '../log.ts';
 import { count, flushMetrics } from '../metrics.ts';
 import { errorResponse, okResponse } from './envelope.ts';
+import { authenticatePerson, SESSION_COOKIE, readCookie } from './session.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -26,14 +30,30 @@ export type HttpResult = APIGatewayProxyStructuredResultV2;
  */
 export type InputSource = 'none' | 'query' | 'json' | 'any-json' | 'form-or-query';
 
+/**
+ * How a route authenticates:
+ * - `app`: application auth only; `app+task`: plus task auth on id/timestamp/sign; `none`: public;
+ * - `alarm`: an alarm intake (`/alarm/report`, the monitor adapters): no application auth, the use
+ *   case authenticates with the task token or the intake token (behavior 3.3); refusals are counted
+ *   in the `AlarmsRefused` metric;
+ * - `app|person`: an interface route the console calls too: application auth exactly as `app`, or a
+ *   signed-in person (the session cookie), who then is the acting user;
+ * - `reader`: a route beyond the interface: an app holding the grant `read` (or `admin`), acting as
+ *   the `uid` it names, or a signed-in person (the acting user whatever `uid` says);
+ * - `admin`: a deployment-wide route (dead letters): an app holding the grant `admin`, or a signed-in
+ *   person (the use case requires role 9);
+ * - `person`: a signed-in person only (their own password, sign out).
+ */
+export type AuthKind = 'none' | 'app' | 'app+task' | 'alarm' | 'app|person' | 'reader' | 'admin' | 'person';
+
 export interface HandlerOptions {
+  auth: AuthKind;
   /**
-   * `app`: application auth only; `app+task`: plus task auth on id/timestamp/sign; `none`: public;
-   * `alarm`: an alarm intake (`/alarm/report`, the monitor adapters): no application auth, the use
-   * case authenticates with the task token or the intake token (behavior 3.3); refusals are counted
-   * in the `AlarmsRefused` metric.
+   * The input field that names the acting user (`uid` of the read routes, `created_by` of the
+   * workflow operations). With a session it is set to the signed-in person, whatever the request
+   * says: the console never names who acts. Default `uid` for `reader` and `admin`.
    */
-  auth: 'none' | 'app' | 'app+task' | 'alarm';
+  actor?: 'uid' | 'created_by';
   input: InputSource;
   /** JSON Schema of the input (the task-auth parameters are checked by the factory). */
   schema?: object;
@@ -57,7 +77,8 @@ export interface HandlerOptions {
  * (scripts/gen-openapi.ts) from the handler's read-only `spec` property.
  */
 export interface HandlerSpec {
-  auth: HandlerOptions['auth'];
+  auth: AuthKind;
+  actor?: 'uid' | 'created_by';
   input: InputSource;
   schema?: object;
   successMessage?: string;
@@ -68,6 +89,11 @@ export interface HandlerSpec {
 export interface RequestContext {
   requestId: string;
   app?: App;
+  /** The signed-in person (session cookie), with the session's id for sign out (never logged). */
+  person?: Person;
+  session?: { id: string; hash: string };
+  /** Set-Cookie values of the answer (sign-in, sign out). */
+  cookies: string[];
   /** The authenticated task (auth `app+task`). */
   task?: Task;
   event: HttpEvent;
@@ -139,6 +165,18 @@ export function readInput(event: HttpEvent, source: InputSource): Record<string,
   throw new BadRequestError('content type must be application/x-www-form-urlencoded or application/json');
 }
 
+/**
+ * 403 unless the app holds what a route beyond the interface needs: `read` (or `admin`) for `reader`,
+ * `admin` for `admin`. The message names the missing grant and how an operator gives it.
+ */
+export function requireGrant(app: App, kind: 'reader' | 'admin'): void {
+  const needed = kind === 'admin' ? 'admin' : 'read';
+  if (app.grants.includes('admin') || app.grants.includes(needed)) return;
+  throw new ForbiddenError(
+    `app [${app.id}] lacks the grant [${needed}]: an operator gives it with npm run admin -- app grant ${app.id} ${needed}`,
+  );
+}
+
 interface State {
   input: Record<string, unknown>;
   ctx: RequestContext;
@@ -161,13 +199,26 @@ export function httpHandler<TInput, TOutput>(
       : compileSchema(options.schema)
     : undefined;
   const validateTaskAuth = coerce ? taskAuthCoercing : taskAuthJson;
+  const actor = options.actor ?? (options.auth === 'reader' || options.auth === 'admin' ? 'uid' : undefined);
 
   const authAndValidate: middy.MiddlewareObj<HttpEvent, HttpResult, Error, Context & { state?: State }> = {
     before: async (request) => {
       logger.addContext(request.context);
       const event = request.event;
-      const ctx: RequestContext = { requestId: request.context.awsRequestId, event };
-      if (options.auth === 'app' || options.auth === 'app+task') {
+      const ctx: RequestContext = { requestId: request.context.awsRequestId, event, cookies: [] };
+      const kind = options.auth;
+      // An app signs its requests; a browser with a session sends its cookie. A request carrying app
+      // headers is an app's, whatever cookie came with it.
+      const asPerson =
+        kind === 'person' ||
+        ((kind === 'app|person' || kind === 'reader' || kind === 'admin') &&
+          header(event, 'x-app-id') === undefined &&
+          readCookie(event, SESSION_COOKIE) !== undefined);
+      if (asPerson) {
+        const signedIn = await authenticatePerson(event);
+        ctx.person = signedIn.person;
+        ctx.session = { id: signedIn.id, hash: signedIn.hash };
+      } else if (kind !== 'none' && kind !== 'alarm') {
         await loadSealKey();
         ctx.app = await authenticateApp(
           {
@@ -177,15 +228,29 @@ export function httpHandler<TInput, TOutput>(
           },
           { getApp },
         );
+        if (kind === 'reader' || kind === 'admin') requireGrant(ctx.app, kind);
       }
       const input = readInput(event, options.input);
-      if (options.auth === 'app+task') {
+      if (kind === 'app+task') {
         validateTaskAuth(input);
         ctx.task = await authenticateTask(
           input as unknown as { id: number; timestamp: string; sign: string },
         );
       }
+      if (ctx.person && actor) input[actor] = ctx.person.uid;
       validate?.(input);
+      if (
+        ctx.app &&
+        actor === 'uid' &&
+        (kind === 'reader' || kind === 'admin') &&
+        ctx.app.grants.includes('admin')
+      ) {
+        // The super administrator's powers: the named user must exist, then the request runs as the
+        // operator, who sees every task (shared/domain/tasks/access.ts).
+        const uid = Number(input.uid);
+        if (!(await getUser(uid))) throw new NotFoundError(`user [${uid}] not found`);
+        input.uid = OPERATOR;
+      }
       request.context.state = { input, ctx };
     },
   };
@@ -211,10 +276,16 @@ export function httpHandler<TInput, TOutput>(
     .handler(async (_event, context) => {
       const state = context.state as State;
       const out = await fn(state.input as TInput, state.ctx);
-      return options.rawResponse ? (out as HttpResult) : okResponse(out, options.successMessage);
+      const result = options.rawResponse ? (out as HttpResult) : okResponse(out, options.successMessage);
+      if (state.ctx.cookies.length) {
+        result.cookies = [...(result.cookies ?? []), ...state.ctx.cookies];
+        result.headers = { ...result.headers, 'cache-control': 'no-store' };
+      }
+      return result;
     });
   const spec: HandlerSpec = Object.freeze({
     auth: options.auth,
+    ...(actor ? { actor } : {}),
     input: options.input,
     ...(options.schema ? { schema: options.schema } : {}),
     ...(options.successMessage ? { successMessage: options.successMessage } : {}),

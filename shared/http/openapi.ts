@@ -35,7 +35,16 @@ export interface RouteDoc {
  * How a route authenticates, for the document (`x-tocsin-auth`): the factory's kinds, with the
  * route table's `alarm` split by where the credentials travel.
  */
-export type AuthDoc = 'none' | 'app' | 'app+task' | 'alarm-body' | 'intake-query';
+export type AuthDoc =
+  | 'none'
+  | 'app'
+  | 'app+task'
+  | 'alarm-body'
+  | 'intake-query'
+  | 'app|person'
+  | 'reader'
+  | 'admin'
+  | 'person';
 
 export function authOf(doc: Pick<RouteDoc, 'route' | 'spec'>): AuthDoc {
   const { route, spec } = doc;
@@ -274,6 +283,32 @@ const INTAKE_REFUSALS: RefusalName[] = [
 ];
 
 export const INPUT_DOCS: Record<string, InputDoc> = {
+  'functions/http/auth/sign-in.ts': {
+    refusals: [
+      'BadRequest',
+      'Unauthorized',
+      'Forbidden',
+      'PayloadTooLarge',
+      'ValidationFailed',
+      'SignInLocked',
+      'InternalError',
+    ],
+  },
+  'functions/http/auth/change-password.ts': {
+    refusals: [
+      'BadRequest',
+      'Unauthorized',
+      'Forbidden',
+      'Conflict',
+      'PayloadTooLarge',
+      'ValidationFailed',
+      'SignInLocked',
+      'InternalError',
+    ],
+  },
+  'functions/http/auth/get-session.ts': { refusals: ['Unauthorized', 'InternalError'] },
+  'functions/http/auth/oidc-start.ts': { refusals: ['NotFound', 'InternalError'] },
+  'functions/http/auth/oidc-callback.ts': { refusals: ['NotFound', 'ValidationFailed', 'InternalError'] },
   'functions/http/alarmtask/store-task.ts': { schema: createTaskSchema },
   'functions/http/alarmtask/update-task.ts': { schema: taskConfigSchema },
   // The named paths are copied from the body into the task, then the whole is checked.
@@ -389,7 +424,8 @@ export const REFUSALS = {
   },
   Forbidden: {
     status: 403,
-    description: 'The acting user may not act on that task.',
+    description:
+      'The acting user may not act on that task, the app lacks the grant the route needs, or a request with the session cookie came from another origin or without its CSRF token.',
     codes: [403],
     example: 'user [7] has no permission on task [12]',
   },
@@ -430,6 +466,13 @@ export const REFUSALS = {
     codes: [4010],
     example: 'task [12] reached its rate limit of 200 alarms per second',
   },
+  SignInLocked: {
+    status: 429,
+    description:
+      'Too many failed sign-ins for the account or from the address: refused, the right password too, until `Retry-After` seconds have passed.',
+    codes: [429],
+    example: 'too many failed sign-ins for this account: try again in 15 minutes',
+  },
   InternalError: {
     status: 500,
     description: 'Unexpected failure (never a stack trace or a secret).',
@@ -450,6 +493,11 @@ export const ERROR_CODES: { code: number; status: number; when: string }[] = [
   { code: 409, status: 409, when: 'the request conflicts with the current state' },
   { code: 413, status: 413, when: 'body too large' },
   { code: 422, status: 422, when: 'validation failed (`data.errors` lists every field)' },
+  {
+    code: 429,
+    status: 429,
+    when: 'too many failed sign-ins (the account or the address is locked for a while)',
+  },
   { code: 4000, status: 400, when: 'invalid alarm report' },
   { code: 4001, status: 409, when: 'alarm reported to a stopped task' },
   { code: 4002, status: 409, when: 'alarm reported to a paused task' },
@@ -472,7 +520,11 @@ export function refusalsOf(doc: RouteDoc): RefusalName[] {
     out.add('PayloadTooLarge');
   }
   if (auth !== 'none') out.add('Unauthorized');
-  if ((auth === 'app' && input !== 'none') || auth === 'app+task') {
+  // A grant an app lacks, a session's request from elsewhere or without its CSRF token.
+  if (auth === 'app|person' || auth === 'reader' || auth === 'admin' || auth === 'person')
+    out.add('Forbidden');
+  const actsOnData = auth === 'app' || auth === 'app|person' || auth === 'reader' || auth === 'admin';
+  if ((actsOnData && input !== 'none') || auth === 'app+task') {
     for (const r of ['Forbidden', 'NotFound', 'ValidationFailed'] as const) out.add(r);
     if (doc.route.method !== 'GET') out.add('Conflict');
   } else if (input !== 'none' && (doc.spec.schema || INPUT_DOCS[doc.route.handler]?.schema)) {
@@ -511,6 +563,20 @@ const SECURITY_SCHEMES = {
     description:
       'hmac_sha256(key = app token, message = appid + "&" + timestamp), or the legacy md5(appid + "&" + timestamp + token); lower-case hex.',
   },
+  Session: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: 'tocsin_session',
+    description:
+      'A signed-in person (POST /auth/signin, or single sign-on): the HttpOnly session cookie. The person is the acting user; `uid` / `created_by` in the request are ignored.',
+  },
+  CsrfToken: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-CSRF-Token',
+    description:
+      "With the session cookie, every request that changes something carries the session's CSRF token (GET /auth/session) and an `Origin` of this service.",
+  },
   IntakeTaskId: { type: 'apiKey', in: 'query', name: 'taskid', description: 'The task id.' },
   IntakeToken: {
     type: 'apiKey',
@@ -533,10 +599,16 @@ const SECURITY_SCHEMES = {
   },
 };
 
+const APP_SECURITY = { AppId: [], AppTimestamp: [], AppSign: [] };
+
 const SECURITY: Record<AuthDoc, Json[] | undefined> = {
   none: [],
-  app: [{ AppId: [], AppTimestamp: [], AppSign: [] }],
-  'app+task': [{ AppId: [], AppTimestamp: [], AppSign: [] }],
+  app: [APP_SECURITY],
+  'app+task': [APP_SECURITY],
+  'app|person': [APP_SECURITY, { Session: [] }],
+  reader: [APP_SECURITY, { Session: [] }],
+  admin: [APP_SECURITY, { Session: [] }],
+  person: [{ Session: [] }],
   // The credentials are body fields (taskid, timestamp, sign): no security scheme describes them.
   'alarm-body': [],
   'intake-query': [
@@ -555,6 +627,14 @@ export const AUTH_TEXT: Record<AuthDoc, string> = {
     'Alarm authentication: `taskid`, `timestamp`, `sign` in the JSON body, signed with the task token (behavior 3.3).',
   'intake-query':
     '`taskid` in the query and the intake token (`Authorization: Bearer <token>` or `token` in the query), or the fixed signature (`timestamp` and `sign` in the query) when the task turned it on.',
+  'app|person':
+    'Application authentication (headers), or a signed-in person (the session cookie), who is then the acting user (`created_by`).',
+  reader:
+    "A signed-in person (the session cookie), the acting user whatever `uid` says; or application authentication by an app holding the grant `read` (or `admin`), acting as the `uid` it names (403 naming the grant otherwise). With `admin` the app has the super administrator's powers.",
+  admin:
+    'A signed-in person with role 9 (the session cookie); or application authentication by an app holding the grant `admin` (403 naming the grant otherwise).',
+  person:
+    "A signed-in person: the session cookie, and on a change the session's CSRF token (`X-CSRF-Token`) and this service's `Origin`.",
 };
 
 /** Tag (by the path's first segment) and its description; unknown segments are their own tag. */
@@ -568,6 +648,11 @@ const TAGS: Record<string, { name: string; description: string }> = {
   alarmtask: { name: 'Alarm tasks', description: 'Create, configure and run alarm tasks (behavior 5).' },
   alarm: { name: 'Alarm ingestion', description: 'Reporting alarms with the alarm SDKs (behavior 6).' },
   workflow: { name: 'Workflows', description: 'The workflows alarms open (behavior 9).' },
+  auth: {
+    name: 'Sign-in',
+    description:
+      'People sign in to the console: account and password, or single sign-on through OpenID Connect (docs/sign-in.md).',
+  },
   'openapi.json': { name: 'Docs', description: 'This document and its reference page.' },
   docs: { name: 'Docs', description: 'This document and its reference page.' },
 };
@@ -619,6 +704,12 @@ const SUMMARIES: Record<string, string> = {
   'POST /alarm/falcon': 'Open-Falcon callback (form body)',
   'GET /alarm/heartbeat': "A task's heartbeat ping",
   'POST /alarm/heartbeat': "A task's heartbeat ping",
+  'POST /auth/signin': 'Sign in with an account and a password',
+  'GET /auth/session': 'The signed-in person and the CSRF token',
+  'POST /auth/signout': 'Sign out (here or everywhere)',
+  'PUT /auth/password': 'Change your own password',
+  'GET /auth/oidc/start': 'Single sign-on: go to the OpenID Connect provider',
+  'GET /auth/oidc/callback': 'Single sign-on: back from the provider',
   'GET /openapi.json': 'This OpenAPI document',
   'GET /docs': 'The API reference page',
 };
@@ -794,7 +885,13 @@ function responsesOf(doc: RouteDoc): Json {
   const refusals = refusalsOf(doc);
   const ok = doc.spec.successMessage ?? 'success';
   const responses: Json = {};
-  if (doc.spec.rawResponse) {
+  if (doc.spec.rawResponse && doc.route.path.startsWith('/auth/oidc/')) {
+    responses['303'] = {
+      description:
+        'A browser redirect: to the OpenID Connect provider (start), to the console signed in, or to its sign-in page with the reason of a refusal (`#signin-error=...`).',
+      headers: { Location: { schema: { type: 'string' } } },
+    };
+  } else if (doc.spec.rawResponse) {
     const type = doc.route.path.endsWith('.json') ? 'application/json' : 'text/html';
     responses['200'] = {
       description: type === 'text/html' ? 'The reference page.' : 'The OpenAPI document.',
@@ -833,7 +930,10 @@ function operationOf(doc: RouteDoc): Json {
   // The comment whole, unless it only names the route.
   const description = descriptionOf(doc.comment) ? (doc.comment ?? '').trim() : '';
   const { parameters, requestBody, extra } = inputOf(doc);
-  const security = SECURITY[auth];
+  // A change made with the session cookie also carries the session's CSRF token.
+  const security = SECURITY[auth]?.map((req) =>
+    'Session' in req && doc.route.method !== 'GET' ? { ...req, CsrfToken: [] } : req,
+  );
   return {
     operationId: operationId(doc.route),
     summary: summaryOf(doc),

@@ -308,7 +308,9 @@ export function exampleRequest(doc: Json, method: string, path: string, op: Json
   const lines = [
     `curl -X ${method} ${shellQuote(`${server}${path}${qs && !type?.includes('form') ? `?${qs}` : ''}`)}`,
   ];
-  for (const h of AUTH_PLACEHOLDERS[auth === 'app+task' ? 'app' : auth] ?? [])
+  // Routes a person may call with the session cookie are shown as an app calls them.
+  const signs = ['app+task', 'app|person', 'reader', 'admin'].includes(auth) ? 'app' : auth;
+  for (const h of AUTH_PLACEHOLDERS[signs] ?? [])
     lines.push(`  -H ${shellQuote(h)}`);
   if (type && media) {
     const ex = media.example;

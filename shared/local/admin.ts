@@ -5,13 +5,15 @@ import { createApp } from '../domain/auth/apps.ts';
 import { loadSealKey } from '../domain/auth/seal.ts';
 import { importDirectory } from '../domain/directory/service.ts';
 import { ValidationError } from '../domain/errors.ts';
+import { AUTH_USAGE, authCommand } from './admin-auth.ts';
 import { view, VIEW_OPTIONS } from './admin-views.ts';
 import { useLocalStack } from './stack-env.ts';
 
 const USAGE = `usage:
   npm run admin -- import FILE            load a directory export (behavior 4) into the table
   npm run admin -- app create NAME        create an app; prints its id and token once
-  npm run admin -- backfill               index tasks and workflows stored before the listings existed
+  npm run admin -- backfill               index tasks, workflows and users stored before their indexes existed
+${AUTH_USAGE}
 
   npm run admin -- tasks [--q TEXT] [--status N] [--department N] [--tag N]
   npm run admin -- alarms TASK [--outcome notified|deferred|compressed|filtered|recovered|stored]
@@ -47,6 +49,7 @@ async function main() {
       help: { type: 'boolean', short: 'h' },
       json: { type: 'boolean' },
       all: { type: 'boolean' },
+      clear: { type: 'boolean' },
       ...Object.fromEntries(VIEW_OPTIONS.map((o) => [o, { type: 'string' as const }])),
     },
   });
@@ -86,11 +89,15 @@ async function main() {
   } else if (command === 'backfill' && rest.length === 0) {
     const { backfillTaskIndex } = await import('../domain/tasks/list.ts');
     const { backfillWorkflowIndex } = await import('../domain/workflows/list.ts');
+    const { backfillUserSignInIndex } = await import('../domain/directory/service.ts');
     const tasks = await backfillTaskIndex();
     const workflows = await backfillWorkflowIndex();
+    const users = await backfillUserSignInIndex();
     console.log(
-      `tasks: ${tasks.updated} indexed of ${tasks.scanned} scanned; workflows: ${workflows.counted} counted of ${workflows.scanned} scanned`,
+      `tasks: ${tasks.updated} indexed of ${tasks.scanned} scanned; workflows: ${workflows.counted} counted of ${workflows.scanned} scanned; users: ${users} given sign-in keys`,
     );
+  } else if (await authCommand(command, rest, values)) {
+    // done
   } else if (!(await view(command, rest, values))) {
     console.log(USAGE);
     process.exitCode = 2;

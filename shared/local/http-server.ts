@@ -33,6 +33,12 @@ export function toApiGatewayEvent(
   for (const [k, v] of Object.entries(req.headers)) {
     if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
   }
+  // As API Gateway (payload 2.0) does: the cookies travel in `cookies`, not in the headers.
+  const cookies = headers.cookie
+    ?.split(';')
+    .map((c) => c.trim())
+    .filter(Boolean);
+  delete headers.cookie;
   const query: Record<string, string> = {};
   for (const [k, v] of url.searchParams) query[k] = k in query ? `${query[k]},${v}` : v;
   const method = (req.method ?? 'GET').toUpperCase();
@@ -44,6 +50,7 @@ export function toApiGatewayEvent(
     routeKey,
     rawPath: path,
     rawQueryString: url.search.slice(1),
+    ...(cookies?.length ? { cookies } : {}),
     headers,
     queryStringParameters: Object.keys(query).length ? query : undefined,
     requestContext: {
@@ -140,9 +147,16 @@ export async function startHttpServer(
         lambdaContext(route?.handler ?? 'not-found'),
       )) as APIGatewayProxyStructuredResultV2;
       recordInvocation(route ? `${route.method} ${route.path}` : 'not-found', performance.now() - started);
-      const headers = { ...(result.headers as Record<string, string>) };
+      const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
       // Finishing in-flight work during a stop: the client must not reuse this connection.
       if (stopping) headers.connection = 'close';
+      // API Gateway turns `cookies` into Set-Cookie headers (beside one a handler set itself).
+      if (result.cookies?.length) {
+        headers['set-cookie'] = [
+          ...(headers['set-cookie'] ? [String(headers['set-cookie'])] : []),
+          ...result.cookies,
+        ];
+      }
       res.writeHead(result.statusCode ?? 200, headers);
       res.end(result.body ?? '');
     } catch (err) {

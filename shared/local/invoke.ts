@@ -79,7 +79,7 @@ export function signEvent(
       out.rawQueryString = new URLSearchParams(out.queryStringParameters).toString();
     }
   };
-  if (keys.app && (route.auth === 'app' || route.auth === 'app+task')) {
+  if (keys.app && ['app', 'app+task', 'app|person', 'reader', 'admin'].includes(route.auth)) {
     const [id, token] = keys.app;
     Object.assign(out.headers, {
       'x-app-id': String(id),

@@ -31,7 +31,7 @@ const persistence =
       })`;
 console.log(`tocsin local stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s
   API             ${stack.url}   (try ${stack.url}/health)
-  Console         ${stack.url}${(process.env.BASE_PATH ?? '').replace(/\/+$/, '')}/console   (sign in: an app from npm run admin -- app create NAME, a user's uid)
+  Console         ${stack.url}${(process.env.BASE_PATH ?? '').replace(/\/+$/, '')}/console   (sign in: an account whose password npm run admin -- user password UID set)
   DynamoDB Local  ${stack.dynamoEndpoint}   table ${stack.tableName}
   SQS emulator    ${stack.sqsEndpoint}   queues ${Object.keys(stack.queueUrls).join(', ')} (+ DLQs)
   data            ${persistence}

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { api, call, serviceNow } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
+import { ADMIN_APP } from '../support/seed.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 import { admin } from './local-child-stack.ts';
 
@@ -208,6 +209,7 @@ describe('the decision trace of a real alarm', () => {
       async () => {
         const res = await api.get<Any>('/delivery/dlq', {
           query: { uid: ADMIN, queue: 'webhook', task_id: t.id },
+          app: ADMIN_APP,
         });
         return res.data.dead_letters?.find((d: Any) => d.event_id === `${t.id}:${third}:ALARM`);
       },
@@ -230,11 +232,11 @@ describe('the decision trace of a real alarm', () => {
 
     // Act: the receiver is fixed; redrive the dead event
     failing.delete(third);
-    const moved = await api.post<Any>('/delivery/dlq/redrive', {
-      uid: ADMIN,
-      queue: 'webhook',
-      message_id: dead.message_id,
-    });
+    const moved = await api.post<Any>(
+      '/delivery/dlq/redrive',
+      { uid: ADMIN, queue: 'webhook', message_id: dead.message_id },
+      { app: ADMIN_APP },
+    );
     expect(moved.data).toMatchObject({ redriven: 1 });
 
     // Assert: the trace shows the eighth attempt delivered; the attempt log of the task has them all

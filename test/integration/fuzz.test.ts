@@ -6,9 +6,11 @@ import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { importDirectory } from '../../shared/domain/directory/service.ts';
 import { hmacSign, md5Sign } from '../../shared/domain/auth/signature.ts';
-import { api, appHeaders, baseUrl, serviceNow, taskAuth } from '../support/client.ts';
+import { setPasswordByOperator } from '../../shared/domain/auth/signin.ts';
+import { type AppAuth, api, appHeaders, baseUrl, serviceNow, taskAuth } from '../support/client.ts';
+import { Browser } from '../support/people.ts';
 import { TestReceiver } from '../support/receiver.ts';
-import { OTHER_APP, TEST_APP } from '../support/seed.ts';
+import { ADMIN_APP, OTHER_APP, TEST_APP } from '../support/seed.ts';
 import { type CreatedTask, createTask, taskBody } from '../support/tasks.ts';
 import { newWorkflow } from '../support/workflows.ts';
 
@@ -130,6 +132,9 @@ const hook = new TestReceiver();
 let task: CreatedTask;
 let workflowId = 0;
 const FUZZ_UID = 7777;
+const FUZZ_PASSWORD = 'fuzz target password';
+/** The fuzz target's signed-in browser (the routes of a signed-in person). */
+const person = new Browser();
 
 /** A poisoned field: where, and the values that must be refused there. */
 type Poison = [path: string[], values: fc.Arbitrary<Json>];
@@ -137,7 +142,9 @@ type Poison = [path: string[], values: fc.Arbitrary<Json>];
 interface Spec {
   /** A valid request, built fresh for each run (signatures use the service's clock). */
   valid: () => Promise<{
-    auth: 'app' | 'app+task' | 'alarm' | 'intake' | 'none';
+    auth: 'app' | 'app+task' | 'alarm' | 'intake' | 'none' | 'session';
+    /** The app that signs (default TEST_APP, which holds the grant `read`). */
+    app?: AppAuth;
     input: Body;
     source: 'query' | 'json' | 'form';
     /** Intake routes: the credentials in the query (the body is the alarm content). */
@@ -488,7 +495,12 @@ Object.assign(SPECS, {
     ],
   },
   'GET /delivery/dlq': {
-    valid: async () => ({ auth: 'app', input: { uid: 1, queue: 'webhook' }, source: 'query' }),
+    valid: async () => ({
+      auth: 'app',
+      app: ADMIN_APP,
+      input: { uid: 1, queue: 'webhook' },
+      source: 'query',
+    }),
     poisons: [
       [['uid'], uids()],
       [['queue'], fc.constantFrom<Json>('x', '', 'WEBHOOK')],
@@ -500,6 +512,7 @@ Object.assign(SPECS, {
   'POST /delivery/dlq/redrive': {
     valid: async () => ({
       auth: 'app',
+      app: ADMIN_APP,
       input: { uid: 1, queue: 'webhook', message_id: 'fuzz-none' },
       source: 'json',
     }),
@@ -508,6 +521,22 @@ Object.assign(SPECS, {
       [['queue'], fc.constantFrom<Json>('x', '', 1)],
       [['all'], fc.constantFrom<Json>(1, 2, 'x', true)],
       [['message_id'], fc.constantFrom<Json>('', 1, null)],
+    ],
+  },
+  // A signed-in person's own routes (the session cookie, its CSRF token, this origin).
+  'POST /auth/signout': {
+    valid: async () => ({ auth: 'session', input: { everywhere: 0 }, source: 'json' }),
+    poisons: [[['everywhere'], fc.constantFrom<Json>(2, -1, 'x', true, null, '1', { $raw: '1e20' })]],
+  },
+  'PUT /auth/password': {
+    valid: async () => ({
+      auth: 'session',
+      input: { current: FUZZ_PASSWORD, password: 'fuzz target password' },
+      source: 'json',
+    }),
+    poisons: [
+      [['current'], fc.oneof(notAString, fc.constantFrom<Json>('', 'p'.repeat(257)))],
+      [['password'], fc.oneof(notAString, fc.constantFrom<Json>('short', '', 'p'.repeat(257)))],
     ],
   },
 } satisfies Record<string, Spec>);
@@ -619,7 +648,12 @@ type AuthPoison =
   | 'task-bad-sign'
   | 'task-stale'
   | 'task-id-junk'
-  | 'task-missing';
+  | 'task-missing'
+  | 'session-missing'
+  | 'session-forged'
+  | 'csrf-missing'
+  | 'csrf-wrong'
+  | 'origin-other';
 
 const appPoisons: AuthPoison[] = [
   'app-missing',
@@ -630,25 +664,48 @@ const appPoisons: AuthPoison[] = [
   'app-id-junk',
 ];
 const taskPoisons: AuthPoison[] = ['task-bad-sign', 'task-stale', 'task-id-junk', 'task-missing'];
+const sessionPoisons: AuthPoison[] = [
+  'session-missing',
+  'session-forged',
+  'csrf-missing',
+  'csrf-wrong',
+  'origin-other',
+];
 
-async function appAuthHeaders(poison: AuthPoison): Promise<Record<string, string>> {
+async function appAuthHeaders(poison: AuthPoison, app: AppAuth = TEST_APP): Promise<Record<string, string>> {
   const now = await serviceNow();
   switch (poison) {
     case 'app-missing':
       return {};
     case 'app-bad-sign':
-      return { ...(await appHeaders(TEST_APP)), 'x-app-sign': hmacSign('0'.repeat(40), TEST_APP.id, now) };
+      return { ...(await appHeaders(app)), 'x-app-sign': hmacSign('0'.repeat(40), app.id, now) };
     case 'app-stale':
-      return appHeaders({ ...TEST_APP, timestamp: now - 301 });
+      return appHeaders({ ...app, timestamp: now - 301 });
     case 'app-unknown':
-      return appHeaders({ id: 424242, token: TEST_APP.token });
+      return appHeaders({ id: 424242, token: app.token });
     case 'app-other':
-      return { ...(await appHeaders(OTHER_APP)), 'x-app-id': String(TEST_APP.id) };
+      return { ...(await appHeaders(OTHER_APP)), 'x-app-id': String(app.id) };
     case 'app-id-junk':
       return { 'x-app-id': '1e20', 'x-app-timestamp': String(now), 'x-app-sign': '\u00ff\u00fe%00' };
     default:
-      return appHeaders(TEST_APP);
+      return appHeaders(app);
   }
+}
+
+/** The signed-in browser's cookie, CSRF token and origin, with a poison. */
+function sessionHeaders(poison: AuthPoison): Record<string, string> {
+  const headers: Record<string, string> = {
+    cookie: person.jar.header(),
+    'x-csrf-token': person.csrf,
+    origin: new URL(baseUrl()).origin,
+  };
+  if (poison === 'session-missing') delete headers.cookie;
+  if (poison === 'session-forged')
+    headers.cookie = 'tocsin_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+  if (poison === 'csrf-missing') delete headers['x-csrf-token'];
+  if (poison === 'csrf-wrong') headers['x-csrf-token'] = `${person.csrf.slice(0, -1)}x`;
+  if (poison === 'origin-other') headers.origin = 'https://evil.example';
+  return headers;
 }
 
 function poisonTaskAuth(input: Body, poison: AuthPoison, now: number): Body {
@@ -740,9 +797,17 @@ const caseArb: fc.Arbitrary<Case> = fc
         ? 'alarm'
         : def?.auth === 'app+task'
           ? 'app+task'
-          : 'app';
+          : def?.auth === 'person'
+            ? 'session'
+            : 'app';
     const authChoices: AuthPoison[] =
-      auth === 'alarm' ? ['none'] : auth === 'app+task' ? [...appPoisons, ...taskPoisons] : appPoisons;
+      auth === 'alarm'
+        ? ['none']
+        : auth === 'app+task'
+          ? [...appPoisons, ...taskPoisons]
+          : auth === 'session'
+            ? sessionPoisons
+            : appPoisons;
     const fieldPoison = spec.poisons.length
       ? fc.array(
           fc
@@ -830,7 +895,12 @@ async function build(c: Case): Promise<Req> {
     if (c.authPoison === 'task-id-junk') input.taskid = { $raw: '1e20' };
     if (c.authPoison === 'task-missing') delete input.sign;
   }
-  const headers = base.auth === 'app' || base.auth === 'app+task' ? await appAuthHeaders(c.authPoison) : {};
+  const headers =
+    base.auth === 'app' || base.auth === 'app+task'
+      ? await appAuthHeaders(c.authPoison, base.app)
+      : base.auth === 'session'
+        ? sessionHeaders(c.authPoison)
+        : {};
   const wire = base.source === 'json' || c.wire === 'query' ? c.wire : 'plain';
   const req = toRequest(
     c.route,
@@ -876,6 +946,8 @@ async function snapshot() {
     taskPartition: perms.Items,
     workflow: await item(keys.workflow(workflowId)),
     user: await item(keys.user(FUZZ_UID)),
+    // The fuzz target's password and sign-out stamp: no hostile request signs it out or changes it.
+    credential: await item(keys.userCredential(FUZZ_UID)),
   };
 }
 
@@ -893,6 +965,9 @@ describe('fuzz: hostile requests over every endpoint', () => {
         },
       ],
     });
+    // The fuzz target signs in (its own routes: sign out, its password).
+    await setPasswordByOperator(FUZZ_UID, FUZZ_PASSWORD);
+    if ((await person.signIn('fuzz', FUZZ_PASSWORD)).json.code !== 0) throw new Error('fuzz sign-in failed');
     task = await createTask({ receiver: { channels: { email: [1], webhook: `${hook.url}/fuzz` } } });
     // The adapters' fixed signature is on for this task (it is off by default).
     await api.put('/alarmtask/intake', { ...(await taskAuth(task)), fixed_sign: 1 });

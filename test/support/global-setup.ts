@@ -5,6 +5,7 @@ import type { TestProject } from 'vitest/node';
 import { buildConsole } from '../../scripts/build-console.ts';
 import { startLocalStack } from '../../shared/local/stack.ts';
 import { startFakes } from './fakes.ts';
+import { OIDC_CLIENT, startOidcProvider } from './oidc.ts';
 import { seedTestDirectory, TEST_APP } from './seed.ts';
 
 declare module 'vitest' {
@@ -22,6 +23,8 @@ declare module 'vitest' {
     };
     /** Notification provider fakes (test/support/fakes.ts): control URL, SMTP port, provider env. */
     fakes: { url: string; smtpPort: number; env: Record<string, string> };
+    /** The OpenID Connect provider the stack's single sign-on uses (test/support/oidc.ts). */
+    oidc: { issuer: string; clientId: string; clientSecret: string };
   }
 }
 
@@ -36,6 +39,7 @@ export default async function setup(project: TestProject) {
   const stateFile = join(dir, 'state.json');
   // Provider fakes first: the stack's notification providers are pointed at them.
   const fakes = await startFakes();
+  const oidc = await startOidcProvider();
   const stack = await startLocalStack({
     port: 0,
     dataDir: ':memory:',
@@ -47,12 +51,23 @@ export default async function setup(project: TestProject) {
       WEBHOOK_BACKOFF_SECONDS: '1,1,1,1,1,1',
       NOTIFY_BACKOFF_SECONDS: '1,1,1,1,1,1',
       ALARM_RATE_LIMIT: '50',
+      // Other suites move the service clock by up to a day: sessions outlive that (the sign-in suite
+      // crosses these limits on purpose).
+      SESSION_IDLE_MINUTES: '2880',
+      SESSION_MAX_HOURS: '168',
+      // Every suite's browser signs in from 127.0.0.1; the address throttle is tested from addresses
+      // of its own (test/integration/sign-in.test.ts).
+      SIGNIN_ADDRESS_MAX_FAILURES: '20',
+      OIDC_ISSUER: oidc.issuer,
+      OIDC_CLIENT_ID: OIDC_CLIENT.id,
+      OIDC_CLIENT_SECRET: OIDC_CLIENT.secret,
       ...fakes.env,
     },
   }).catch(async (err) => {
-    await fakes.stop();
+    await Promise.all([fakes.stop(), oidc.stop()]);
     throw err;
   });
+  await oidc.configure(`${stack.url}/auth/oidc/callback`);
   const kill = () => void stack.stop();
   process.once('exit', kill);
   await seedTestDirectory();
@@ -68,9 +83,15 @@ export default async function setup(project: TestProject) {
     stateFile,
   });
   project.provide('fakes', { url: fakes.url, smtpPort: fakes.smtpPort, env: fakes.env });
+  project.provide('oidc', {
+    issuer: oidc.issuer,
+    clientId: OIDC_CLIENT.id,
+    clientSecret: OIDC_CLIENT.secret,
+  });
   return async () => {
     await stack.stop();
     await fakes.stop();
+    await oidc.stop();
     process.off('exit', kill);
     rmSync(dir, { recursive: true, force: true });
   };

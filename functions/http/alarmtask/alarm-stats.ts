@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** GET /alarmtask/alarms/stats?uid=&task_id=[&from=&to=]: alarms per minute by level and outcome (default the last hour). */
 export const handler = httpHandler<{ uid: number; task_id: number; from?: number; to?: number }, unknown>(
-  { auth: 'app', input: 'query', schema: alarmStatsSchema },
+  { auth: 'reader', input: 'query', schema: alarmStatsSchema },
   (input) => alarmStats(input),
 );

@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** GET /alarmtask/alarms?uid=&task_id=[&from=&to=&level=&outcome=&metric=&batch=&limit=&cursor=]: a task's alarm history, newest first. */
 export const handler = httpHandler<HistoryQuery, unknown>(
-  { auth: 'app', input: 'query', schema: listAlarmsSchema },
+  { auth: 'reader', input: 'query', schema: listAlarmsSchema },
   (input) => listAlarms(input),
 );

@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** GET /alarmtask/deliveries?uid&task_id&kind&limit&cursor: a task's webhook and notification attempts. */
 export const handler = httpHandler<ListDeliveriesInput, unknown>(
-  { auth: 'app', input: 'query', schema: listDeliveriesSchema },
+  { auth: 'reader', input: 'query', schema: listDeliveriesSchema },
   (input) => listDeliveries(input),
 );

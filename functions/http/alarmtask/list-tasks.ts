@@ -8,6 +8,6 @@ import { httpHandler } from '#shared/http/handler.ts';
  * Follow `next_cursor` until it is empty (a page may hold fewer than `limit` tasks).
  */
 export const handler = httpHandler<ListTasksInput, unknown>(
-  { auth: 'app', input: 'query', schema: listTasksSchema },
+  { auth: 'reader', input: 'query', schema: listTasksSchema },
   (input) => listTasks(input),
 );

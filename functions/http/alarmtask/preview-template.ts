@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** POST /alarmtask/template/preview {uid, task_id, scene, channel, uuid?}: a rendered template. */
 export const handler = httpHandler<PreviewInput, unknown>(
-  { auth: 'app', input: 'json', schema: previewTemplateSchema },
+  { auth: 'reader', input: 'json', schema: previewTemplateSchema },
   (input) => previewTemplate(input),
 );

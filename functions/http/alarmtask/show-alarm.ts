@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** GET /alarmtask/alarm?uid=&task_id=&uuid= (or &history_id=[&from=&to=]): one processed alarm. */
 export const handler = httpHandler<AlarmRef, unknown>(
-  { auth: 'app', input: 'query', schema: alarmRefSchema },
+  { auth: 'reader', input: 'query', schema: alarmRefSchema },
   (input) => showAlarm(input),
 );

@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** POST /alarmtask/webhook/test {uid, task_id}: a PING to the task's webhook now, and its attempt. */
 export const handler = httpHandler<TestWebhookInput, unknown>(
-  { auth: 'app', input: 'json', schema: testWebhookSchema },
+  { auth: 'reader', input: 'json', schema: testWebhookSchema },
   (input) => testWebhook(input),
 );

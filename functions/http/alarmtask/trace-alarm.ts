@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** GET /alarmtask/alarm/trace?uid=&task_id=&uuid= (or &history_id=): why was or wasn't anyone notified. */
 export const handler = httpHandler<AlarmRef, unknown>(
-  { auth: 'app', input: 'query', schema: alarmRefSchema },
+  { auth: 'reader', input: 'query', schema: alarmRefSchema },
   (input) => traceAlarm(input),
 );

@@ -10,6 +10,6 @@ const schema = {
 
 /** GET /alarmtask/view?uid=&task_id=: a task's configuration for a user who may read it (no credentials). */
 export const handler = httpHandler<{ uid: number; task_id: number }, unknown>(
-  { auth: 'app', input: 'query', schema },
+  { auth: 'reader', input: 'query', schema },
   (input) => viewTask(input.uid, input.task_id),
 );

@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** GET /delivery/dlq?uid&queue&task_id&limit: a dead-letter queue's messages, not consumed (role 9). */
 export const handler = httpHandler<ListDeadLettersInput, unknown>(
-  { auth: 'app', input: 'query', schema: listDeadLettersSchema },
+  { auth: 'admin', input: 'query', schema: listDeadLettersSchema },
   (input) => listDeadLetters(input),
 );

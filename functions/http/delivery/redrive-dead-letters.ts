@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** POST /delivery/dlq/redrive {uid, queue, message_id | all: 1, task_id?}: dead letters back to their queue (role 9). */
 export const handler = httpHandler<RedriveInput, unknown>(
-  { auth: 'app', input: 'json', schema: redriveSchema },
+  { auth: 'admin', input: 'json', schema: redriveSchema },
   (input) => redriveDeadLetters(input),
 );

@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** PUT /workflow/assign (behavior 9; assign: pending or processing, status unchanged). */
 export const handler = httpHandler<OperationInput, unknown>(
-  { auth: 'app', input: 'json', schema: operationSchemas.assign },
+  { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.assign },
   (input) => operateWorkflows('assign', input),
 );

@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** PUT /workflow/claim (behavior 9; claim: pending -> processing). */
 export const handler = httpHandler<OperationInput, unknown>(
-  { auth: 'app', input: 'json', schema: operationSchemas.claim },
+  { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.claim },
   (input) => operateWorkflows('claim', input),
 );

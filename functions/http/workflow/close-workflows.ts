@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** PUT /workflow/close (behavior 9; close: pending or processing -> closed). */
 export const handler = httpHandler<OperationInput, unknown>(
-  { auth: 'app', input: 'json', schema: operationSchemas.close },
+  { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.close },
   (input) => operateWorkflows('close', input),
 );

@@ -10,6 +10,6 @@ import { httpHandler } from '#shared/http/handler.ts';
  * status (pending, processing, done, closed) and their total, in the order asked.
  */
 export const handler = httpHandler<CountWorkflowsInput, unknown>(
-  { auth: 'app', input: 'query', schema: countWorkflowsSchema },
+  { auth: 'reader', input: 'query', schema: countWorkflowsSchema },
   (input) => countWorkflows(input),
 );

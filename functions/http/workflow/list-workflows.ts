@@ -12,6 +12,6 @@ import { httpHandler } from '#shared/http/handler.ts';
  * assignees. Follow `next_cursor` until it is empty (a page may hold fewer than `limit` workflows).
  */
 export const handler = httpHandler<ListWorkflowsInput, unknown>(
-  { auth: 'app', input: 'query', schema: listWorkflowsSchema },
+  { auth: 'reader', input: 'query', schema: listWorkflowsSchema },
   (input) => listWorkflows(input),
 );

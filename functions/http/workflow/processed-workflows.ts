@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** PUT /workflow/processed (behavior 9; processed: processing -> done). */
 export const handler = httpHandler<OperationInput, unknown>(
-  { auth: 'app', input: 'json', schema: operationSchemas.processed },
+  { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.processed },
   (input) => operateWorkflows('processed', input),
 );

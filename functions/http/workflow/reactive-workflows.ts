@@ -4,6 +4,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** PUT /workflow/reactive (behavior 9; reactive: closed -> pending). */
 export const handler = httpHandler<OperationInput, unknown>(
-  { auth: 'app', input: 'json', schema: operationSchemas.reactive },
+  { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.reactive },
   (input) => operateWorkflows('reactive', input),
 );

@@ -1,9 +1,12 @@
 import { showWorkflowSchema } from '#shared/domain/workflows/schemas.ts';
-import { showWorkflow } from '#shared/domain/workflows/service.ts';
+import { showWorkflow, showWorkflowFor } from '#shared/domain/workflows/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 
-/** GET /workflow/show?id= (interface 2.13). */
+/**
+ * GET /workflow/show?id= (interface 2.13). A signed-in person (the console) sees it only when they
+ * may read its task.
+ */
 export const handler = httpHandler<{ id: number }, unknown>(
-  { auth: 'app', input: 'query', schema: showWorkflowSchema },
-  ({ id }) => showWorkflow(id),
+  { auth: 'app|person', input: 'query', schema: showWorkflowSchema },
+  ({ id }, ctx) => (ctx.person ? showWorkflowFor(ctx.person.uid, id) : showWorkflow(id)),
 );

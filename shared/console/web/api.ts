@@ -1,55 +1,39 @@
 /**
- * The console's API client. Every call is signed in the browser exactly as any client signs it
- * (behavior 3.1): X-App-Id, X-App-Timestamp and X-App-Sign = hex HMAC-SHA256(key = app token,
- * message = appid + "&" + timestamp), computed with WebCrypto. The timestamp is the service's clock,
- * not this computer's: the page carries the service's time when it loads, and is asked again when a
- * signature is refused as expired (a laptop whose clock is off, or the local stack's test clock).
- *
- * The session (app id, token, acting user) lives in this tab's sessionStorage only: no cookie, no
- * localStorage, nothing in the URL.
+ * The console's API client. The person signs in with an account and a password (or single sign-on);
+ * the service answers with an HttpOnly session cookie, which the browser sends with every call to
+ * this origin and no script can read. Calls that change something carry the session's CSRF token,
+ * which the page gets from GET /auth/session and keeps in memory only: nothing is kept in
+ * localStorage or sessionStorage, nothing in the URL. The service takes the acting user from the
+ * session, so no call names one.
  */
 
 export interface SessionUser {
   uid: number;
   username: string;
+  user: string;
+  email: string;
   role: number;
 }
 
 export interface Session {
-  appId: number;
-  token: string;
-  uid: number;
-  user: SessionUser;
+  person: SessionUser;
+  csrf: string;
 }
 
-const SESSION_KEY = 'tocsin.console.session';
+let current: Session | undefined;
 
-export function loadSession(): Session | undefined {
-  try {
-    const raw = sessionStorage.getItem(SESSION_KEY);
-    if (!raw) return undefined;
-    const s = JSON.parse(raw) as Session;
-    if (
-      Number.isSafeInteger(s.appId) &&
-      typeof s.token === 'string' &&
-      Number.isSafeInteger(s.uid) &&
-      s.user
-    ) {
-      return s;
-    }
-  } catch {
-    // unreadable: signed out
-  }
-  return undefined;
+/** The signed-in person's session, as this page knows it. */
+export function currentSession(): Session | undefined {
+  return current;
 }
 
-export function saveSession(s: Session): void {
-  sessionStorage.setItem(SESSION_KEY, JSON.stringify(s));
-}
+/** Why the page went back to the sign-in page (shown there). */
+export type SignOutReason = 'signed-out' | 'ended';
 
-export function clearSession(): void {
-  sessionStorage.removeItem(SESSION_KEY);
-  window.dispatchEvent(new Event('tocsin:signout'));
+/** Forget the session and show the sign-in page. */
+export function dropSession(reason: SignOutReason = 'signed-out'): void {
+  current = undefined;
+  window.dispatchEvent(new CustomEvent('tocsin:signout', { detail: reason }));
 }
 
 /** The API's base: the page is served at `<base>/console`. */
@@ -63,7 +47,7 @@ function initialOffset(): number {
   return Number.isFinite(serverMs) && serverMs > 0 ? serverMs - Date.now() : 0;
 }
 
-let offsetMs = initialOffset();
+const offsetMs = initialOffset();
 
 /** The service's now, in Unix milliseconds. */
 export function serviceNowMs(): number {
@@ -72,58 +56,6 @@ export function serviceNowMs(): number {
 
 export function serviceNow(): number {
   return Math.floor(serviceNowMs() / 1000);
-}
-
-/** Reads the service's clock again (the console page's `x-service-time`, else its `Date` header). */
-export async function syncClock(): Promise<void> {
-  const sent = Date.now();
-  const res = await fetch(`${BASE}/console`, { cache: 'no-store', credentials: 'omit' });
-  const received = Date.now();
-  void res.body?.cancel();
-  const exact = Number(res.headers.get('x-service-time'));
-  const date = Date.parse(res.headers.get('date') ?? '');
-  const server = Number.isFinite(exact) && exact > 0 ? exact : date;
-  if (Number.isFinite(server)) offsetMs = server - (sent + received) / 2;
-}
-
-// ---- Signing ------------------------------------------------------------------------------------
-
-const encoder = new TextEncoder();
-let cachedKey: { token: string; key: Promise<CryptoKey> } | undefined;
-
-function hmacKey(token: string): Promise<CryptoKey> {
-  if (cachedKey?.token !== token) {
-    if (!crypto.subtle) {
-      throw new ApiError(
-        0,
-        0,
-        'this page is not in a secure context (HTTPS or localhost), so it cannot sign',
-      );
-    }
-    const key = crypto.subtle.importKey(
-      'raw',
-      encoder.encode(token),
-      { name: 'HMAC', hash: 'SHA-256' },
-      false,
-      ['sign'],
-    );
-    cachedKey = { token, key };
-  }
-  return cachedKey.key;
-}
-
-export async function hmacHex(token: string, message: string): Promise<string> {
-  const sig = await crypto.subtle.sign('HMAC', await hmacKey(token), encoder.encode(message));
-  return Array.from(new Uint8Array(sig), (b) => b.toString(16).padStart(2, '0')).join('');
-}
-
-async function signedHeaders(appId: number, token: string): Promise<Record<string, string>> {
-  const ts = String(serviceNow());
-  return {
-    'x-app-id': String(appId),
-    'x-app-timestamp': ts,
-    'x-app-sign': await hmacHex(token, `${appId}&${ts}`),
-  };
 }
 
 // ---- Calls --------------------------------------------------------------------------------------
@@ -140,33 +72,23 @@ export class ApiError extends Error {
     readonly code: number,
     readonly msg: string,
     readonly fields: FieldError[] = [],
+    readonly data?: Record<string, unknown>,
   ) {
     super(msg);
   }
 }
 
-export const EXPIRED = 'signature was expired';
-
 type Query = Record<string, string | number | undefined>;
 
-export interface Credentials {
-  appId: number;
-  token: string;
-}
-
-async function once<T>(
-  creds: Credentials,
-  method: string,
-  path: string,
-  query: Query | undefined,
-  body: unknown,
-): Promise<T> {
+/** What an envelope answered with code 0 carries; any other code is thrown as an ApiError. */
+async function send<T>(method: string, path: string, query: Query | undefined, body: unknown): Promise<T> {
   const url = new URL(`${BASE}${path}`, location.origin);
   for (const [k, v] of Object.entries(query ?? {})) {
     if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
   }
-  const headers = await signedHeaders(creds.appId, creds.token);
+  const headers: Record<string, string> = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && current) headers['x-csrf-token'] = current.csrf;
   let res: Response;
   try {
     res = await fetch(url, {
@@ -174,7 +96,7 @@ async function once<T>(
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       cache: 'no-store',
-      credentials: 'omit',
+      credentials: 'same-origin',
       referrerPolicy: 'no-referrer',
     });
   } catch (err) {
@@ -193,38 +115,79 @@ async function once<T>(
       envelope.code ?? res.status,
       envelope.msg ?? `HTTP ${res.status}`,
       Array.isArray(data.errors) ? data.errors : [],
+      data,
     );
   }
   return envelope.data as T;
 }
 
 /**
- * One signed call. A signature refused as expired is retried once after reading the service's
- * clock again; a second refusal is the caller's to show.
+ * One call as the signed-in person. A 401 means the session has ended (expired, signed out
+ * elsewhere): the page goes back to the sign-in page and says so.
  */
 export async function call<T>(
   method: 'GET' | 'POST' | 'PUT',
   path: string,
-  opts: { query?: Query; body?: unknown; creds?: Credentials } = {},
+  opts: { query?: Query; body?: unknown } = {},
 ): Promise<T> {
-  const creds = opts.creds ?? loadSession();
-  if (!creds) throw new ApiError(401, 401, 'not signed in');
   try {
-    return await once<T>(creds, method, path, opts.query, opts.body);
+    return await send<T>(method, path, opts.query, opts.body);
   } catch (err) {
-    if (!(err instanceof ApiError && err.status === 401 && err.msg === EXPIRED)) throw err;
-    await syncClock().catch(() => undefined);
-    return once<T>(creds, method, path, opts.query, opts.body);
+    if (err instanceof ApiError && err.status === 401 && current) dropSession('ended');
+    throw err;
   }
 }
 
-/** The acting user of the session (every read names it). */
-export function actingUid(): number {
-  return loadSession()?.uid ?? 0;
+export const get = <T>(path: string, query: Query = {}) => call<T>('GET', path, { query });
+
+// ---- Signing in and out -------------------------------------------------------------------------
+
+interface SessionAnswer {
+  person: SessionUser;
+  csrf_token: string;
+  sso?: boolean;
 }
 
-export const get = <T>(path: string, query: Query = {}) =>
-  call<T>('GET', path, { query: { uid: actingUid(), ...query } });
+/** Whether single sign-on is offered (told by the service when nobody is signed in). */
+export interface SignedOut {
+  sso: boolean;
+}
+
+/** The session this browser holds (the cookie), if it still stands; else whether SSO is offered. */
+export async function resumeSession(): Promise<(Session & SignedOut) | SignedOut> {
+  try {
+    const s = await send<SessionAnswer>('GET', '/auth/session', undefined, undefined);
+    current = { person: s.person, csrf: s.csrf_token };
+    return { ...current, sso: s.sso === true };
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return { sso: err.data?.sso === true };
+    throw err;
+  }
+}
+
+export async function signIn(account: string, password: string): Promise<Session> {
+  const s = await send<SessionAnswer>('POST', '/auth/signin', undefined, { account, password });
+  current = { person: s.person, csrf: s.csrf_token };
+  return current;
+}
+
+/** Ends this session, or with `everywhere` every session of the person. */
+export async function signOut(everywhere = false): Promise<void> {
+  try {
+    await send('POST', '/auth/signout', undefined, everywhere ? { everywhere: 1 } : {});
+  } finally {
+    dropSession('signed-out');
+  }
+}
+
+/** Changes the person's password: every other session ends, this one continues with a new cookie. */
+export async function changePassword(currentPassword: string, password: string): Promise<void> {
+  const s = await send<SessionAnswer>('PUT', '/auth/password', undefined, {
+    current: currentPassword,
+    password,
+  });
+  current = { person: s.person, csrf: s.csrf_token };
+}
 
 /**
  * A page of a listing, filled: the service may answer a short page with a cursor (a cap on what one

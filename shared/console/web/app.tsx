@@ -1,15 +1,16 @@
 import { useEffect, useState } from 'preact/hooks';
-import { clearSession, loadSession, type Session } from './api.ts';
+import { resumeSession, type Session, type SignOutReason, signOut } from './api.ts';
 import { AlarmsPage } from './pages/alarms.tsx';
 import { ChartsPage } from './pages/charts.tsx';
 import { DeadLettersPage, DeliveriesPage } from './pages/deliveries.tsx';
-import { SignIn } from './pages/signin.tsx';
+import { PasswordPage } from './pages/password.tsx';
+import { SignIn, type SignInNotice } from './pages/signin.tsx';
 import { TaskPage } from './pages/task.tsx';
 import { TasksPage } from './pages/tasks.tsx';
 import { TracePage } from './pages/trace.tsx';
 import { WorkflowPage, WorkflowsPage } from './pages/workflows.tsx';
 import { href, type Route, useRoute } from './router.ts';
-import { PageHead } from './ui.tsx';
+import { ErrorBox, Loading, PageHead } from './ui.tsx';
 
 const ADMIN_ROLE = 9;
 
@@ -24,7 +25,8 @@ function NotFound() {
 /** The page of a route (`#/tasks/12/alarms/<uuid>` ...). */
 function Page({ route, session }: { route: Route; session: Session }) {
   const [section = 'tasks', id, sub, item] = route.parts;
-  const admin = session.user.role === ADMIN_ROLE;
+  const admin = session.person.role === ADMIN_ROLE;
+  if (section === 'password' && !id) return <PasswordPage />;
   if (section === 'dead-letters') return admin ? <DeadLettersPage route={route} /> : <NotFound />;
   if (section !== 'tasks') return <NotFound />;
   if (!id) return <TasksPage route={route} />;
@@ -46,13 +48,42 @@ function Page({ route, session }: { route: Route; session: Session }) {
   return <NotFound />;
 }
 
+/** `#signin-error=<reason>`: where a refused single sign-on sends the browser back. */
+function ssoRefusal(): SignInNotice | undefined {
+  const m = /^#signin-error=([a-z-]{1,32})$/.exec(location.hash);
+  if (!m) return undefined;
+  history.replaceState(null, '', `${location.pathname}${location.search}`);
+  return `sso:${m[1]}`;
+}
+
+type State =
+  | { phase: 'loading' }
+  | { phase: 'failed'; error: unknown }
+  | { phase: 'signed-out'; sso: boolean; notice?: SignInNotice }
+  | { phase: 'signed-in'; session: Session; sso: boolean };
+
 export function App() {
-  const [session, setSession] = useState<Session | undefined>(loadSession);
+  const [state, setState] = useState<State>({ phase: 'loading' });
   const route = useRoute();
   const path = route.parts.join('/');
+  const session = state.phase === 'signed-in' ? state.session : undefined;
+  const sso = state.phase === 'signed-in' || state.phase === 'signed-out' ? state.sso : false;
+
+  // The session this browser holds (its cookie), if any.
+  const resume = (notice?: SignInNotice) =>
+    resumeSession().then(
+      (r) =>
+        setState(
+          'person' in r
+            ? { phase: 'signed-in', session: r, sso: r.sso }
+            : { phase: 'signed-out', sso: r.sso, notice },
+        ),
+      (error: unknown) => setState({ phase: 'failed', error }),
+    );
 
   useEffect(() => {
-    const onSignOut = () => setSession(undefined);
+    void resume(ssoRefusal());
+    const onSignOut = (e: Event) => void resume((e as CustomEvent<SignOutReason>).detail);
     window.addEventListener('tocsin:signout', onSignOut);
     return () => window.removeEventListener('tocsin:signout', onSignOut);
   }, []);
@@ -61,14 +92,31 @@ export function App() {
   useEffect(() => {
     const t = window.setTimeout(() => document.querySelector<HTMLElement>('main h1')?.focus(), 0);
     return () => window.clearTimeout(t);
-  }, [path, session === undefined]);
+  }, [path, state.phase]);
 
   useEffect(() => {
     document.title = session ? `tocsin · ${route.parts[0] ?? 'tasks'}` : 'tocsin console: sign in';
   }, [session, route]);
 
-  if (!session) return <SignIn onSignedIn={setSession} />;
-  const admin = session.user.role === ADMIN_ROLE;
+  if (state.phase === 'loading') return <Loading what="Opening the console" />;
+  if (state.phase === 'failed') {
+    return (
+      <main id="main" class="signin">
+        <h1 tabIndex={-1}>The console cannot start</h1>
+        <ErrorBox error={state.error} onRetry={() => void resume()} offerSignIn={false} />
+      </main>
+    );
+  }
+  if (!session) {
+    return (
+      <SignIn
+        sso={sso}
+        notice={state.phase === 'signed-out' ? state.notice : undefined}
+        onSignedIn={(s) => setState({ phase: 'signed-in', session: s, sso })}
+      />
+    );
+  }
+  const admin = session.person.role === ADMIN_ROLE;
   return (
     <>
       <button
@@ -83,7 +131,10 @@ export function App() {
           tocsin
         </a>
         <nav class="mainnav" aria-label="Console">
-          <a href={href('tasks')} aria-current={route.parts[0] !== 'dead-letters' ? 'page' : undefined}>
+          <a
+            href={href('tasks')}
+            aria-current={!['dead-letters', 'password'].includes(route.parts[0] ?? '') ? 'page' : undefined}
+          >
             Tasks
           </a>
           {admin && (
@@ -96,14 +147,20 @@ export function App() {
           )}
         </nav>
         <span class="who">
-          {session.user.username}{' '}
+          {session.person.username}{' '}
           <span class="muted">
-            uid {session.uid}
-            {admin ? ' · admin' : ''} · app {session.appId}
+            {session.person.user || `uid ${session.person.uid}`}
+            {admin ? ' · admin' : ''}
           </span>
         </span>
-        <button type="button" onClick={clearSession}>
+        <a href={href('password')} aria-current={route.parts[0] === 'password' ? 'page' : undefined}>
+          Password
+        </a>
+        <button type="button" onClick={() => void signOut()}>
           Sign out
+        </button>
+        <button type="button" onClick={() => void signOut(true)}>
+          Sign out everywhere
         </button>
       </header>
       <Page route={route} session={session} />

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, clearSession, EXPIRED } from './api.ts';
+import { ApiError, dropSession } from './api.ts';
 import { ago, dateTime, LEVELS, TASK_STATUS, WORKFLOW_STATUS } from './format.ts';
 import { href } from './router.ts';
 
@@ -64,28 +64,17 @@ export function explain(error: unknown): Explained {
   if (status === 0) {
     return { title: 'Cannot reach the service', detail: `${msg}. Check the connection and try again.` };
   }
-  if (status === 401 && msg === EXPIRED) {
-    return {
-      title: 'Signature expired: the clocks disagree',
-      detail:
-        "The service refused the request's signature as expired, even after the console read the service's clock again. " +
-        "This computer's clock may be changing, or the session belongs to another deployment. Sign in again.",
-      signIn: true,
-    };
-  }
   if (status === 401) {
     return {
       title: `Sign-in refused: ${msg}`,
-      detail:
-        'Check the app id and the app token (40 hex characters, printed once when the app was created).',
+      detail: 'Check the account (your name in the directory, or your e-mail address) and the password.',
       signIn: true,
     };
   }
   if (status === 403) {
     return {
       title: `Not allowed: ${msg}`,
-      detail:
-        'The acting user has no permission for this. Ask an owner of the task, or sign in as another user.',
+      detail: 'You have no permission for this. Ask an owner of the task, or a super administrator.',
     };
   }
   if (status === 404) return { title: `Not found: ${msg}` };
@@ -97,7 +86,7 @@ export function explain(error: unknown): Explained {
     };
   }
   if (status === 422) return { title: `Invalid input: ${msg}` };
-  if (status === 429) return { title: `Too many requests: ${msg}`, detail: 'Wait a moment and try again.' };
+  if (status === 429) return { title: `Refused for now: ${msg}`, detail: 'Wait, then try again.' };
   return {
     title: `The service failed: ${msg} (HTTP ${status})`,
     detail: 'Try again; if it persists, check the service logs.',
@@ -133,7 +122,7 @@ export function ErrorBox({
       {(e.signIn || onRetry) && (
         <p class="actions">
           {e.signIn && (
-            <button type="button" onClick={clearSession}>
+            <button type="button" onClick={() => dropSession('ended')}>
               Sign in again
             </button>
           )}

@@ -1,4 +1,4 @@
-import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   db,
   fromItem,
@@ -62,6 +62,63 @@ export const getTags = (ids: number[]) => getMany<Tag>(ids, keys.tag, (t) => t.i
 /** AP-D8: template by id. */
 export const getTemplate = (id: number) => getOne<Template>(keys.template(id));
 
+/**
+ * AP-D11: the users a sign-in name stands for: an e-mail address (it holds `@`) on gsi2, else an
+ * account name on gsi1, both lower-cased. At most two are read: more than one is ambiguous (the
+ * directory should not give two people one account name or address).
+ */
+export async function findUsersBySignInName(name: string): Promise<User[]> {
+  const email = name.includes('@');
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: email ? 'gsi2' : 'gsi1',
+      KeyConditionExpression: email ? 'gsi2pk = :pk' : 'gsi1pk = :pk',
+      ExpressionAttributeValues: { ':pk': email ? keys.userByEmail(name) : keys.userByAccount(name) },
+      Limit: 2,
+    }),
+  );
+  return (out.Items ?? []).map((i) => fromItem<User>(i));
+}
+
+/**
+ * AP-D12 (maintenance, not a request path): users stored before the sign-in index existed, one Scan
+ * page at a time (`entity = user AND attribute_not_exists(gsi1pk) AND attribute_not_exists(gsi2pk)`).
+ */
+export async function scanUsersWithoutSignInKeys(
+  start?: Record<string, unknown>,
+): Promise<{ users: User[]; next?: Record<string, unknown> }> {
+  const out = await db().send(
+    new ScanCommand({
+      TableName: tableName(),
+      FilterExpression: 'entity = :e AND attribute_not_exists(gsi1pk) AND attribute_not_exists(gsi2pk)',
+      ExpressionAttributeValues: { ':e': 'user' },
+      ExclusiveStartKey: start,
+    }),
+  );
+  return { users: (out.Items ?? []).map((i) => fromItem<User>(i)), next: out.LastEvaluatedKey };
+}
+
+/** AP-D12: give a user its sign-in index entries (the item is otherwise unchanged). */
+export async function setUserSignInKeys(u: User): Promise<void> {
+  const k = keys.userSignInKeys(u);
+  const names = Object.keys(k);
+  if (names.length === 0) return;
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.user(u.uid),
+        UpdateExpression: `SET ${names.map((n) => `${n} = :${n}`).join(', ')}`,
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: Object.fromEntries(Object.entries(k).map(([n, v]) => [`:${n}`, v])),
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+
 /** AP-D9: set a user's phone; undefined when the user does not exist. */
 export async function updateUserPhone(uid: number, phone: string, now: number): Promise<User | undefined> {
   try {
@@ -98,7 +155,7 @@ function toItem(d: DirectoryItem): Record<string, unknown> {
     case 'department':
       return { ...keys.department(d.value.id), ...keys.departmentListing(d.value.id), ...base, ...d.value };
     case 'user':
-      return { ...keys.user(d.value.uid), ...base, ...d.value };
+      return { ...keys.user(d.value.uid), ...keys.userSignInKeys(d.value), ...base, ...d.value };
     case 'alarm_group':
       // Robot webhooks and secrets are stored sealed (tasks/robots.ts); reads keep them sealed.
       return {

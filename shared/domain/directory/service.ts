@@ -222,3 +222,24 @@ export async function updatePhone(uid: number, phone: string) {
   if (!user) throw new NotFoundError(`user [${uid}] not found`);
   return { user: userView(user) };
 }
+
+/**
+ * Gives the users stored before the sign-in index existed their index entries (AP-D12): a Scan, then
+ * an update per user. Idempotent. For `npm run admin -- backfill`; a directory re-import does the same.
+ */
+export async function backfillUserSignInIndex(
+  deps = { scan: repo.scanUsersWithoutSignInKeys, setKeys: repo.setUserSignInKeys },
+): Promise<number> {
+  let updated = 0;
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await deps.scan(start);
+    for (const user of page.users) {
+      if (!user.user && !user.email) continue;
+      await deps.setKeys(user);
+      updated++;
+    }
+    start = page.next;
+  } while (start);
+  return updated;
+}

@@ -72,6 +72,16 @@ export async function taskForUser(uid: number, taskId: number, access: Access = 
   return task;
 }
 
+/**
+ * 403 unless `uid` may read task `taskId` (role 9, or any permission on it), whether or not the task
+ * still exists (a deleted task's workflows stay readable by id, to those who may read everything).
+ */
+export async function requireReadOf(uid: number, taskId: number): Promise<void> {
+  const [reader, permission] = await Promise.all([loadReader(uid), permissionOf(taskId, uid)]);
+  if (!reader.admin && !permission)
+    throw new ForbiddenError(`user [${uid}] has no permission on task [${taskId}]`);
+}
+
 /** 403 unless the acting user is a super administrator (deployment-wide views: dead letters). */
 export async function requireAdmin(uid: number): Promise<Reader> {
   const reader = await loadReader(uid);

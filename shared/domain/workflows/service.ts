@@ -9,6 +9,7 @@ import { getAlarmGroups, getDepartment, getUsers } from '../directory/repository
 import { type DueItem, deleteDue, putDue } from '../due/repository.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { alarmGroupIds, channelJobs, type Recipients, recipientsOf } from '../notifications/receivers.ts';
+import { requireReadOf } from '../tasks/access.ts';
 import type { ReceiverConfig, Task } from '../tasks/model.ts';
 import { getTask } from '../tasks/repository.ts';
 import { publishWebhookEvents } from '../webhooks/publish.ts';
@@ -175,6 +176,16 @@ export async function finishWorkflowsOfMetric(
 // ---- Read -------------------------------------------------------------------------------------
 
 /** GET /workflow/show: one Query on the workflow's item collection plus batched directory reads. */
+/**
+ * GET /workflow/show for a signed-in person: the workflow when the person may read its task (role 9,
+ * or a permission on the task), else 403.
+ */
+export async function showWorkflowFor(uid: number, id: number, deps: WorkflowDeps = defaultDeps) {
+  const view = await showWorkflow(id, deps);
+  await requireReadOf(uid, view.workflow.task_id);
+  return view;
+}
+
 export async function showWorkflow(id: number, deps: WorkflowDeps = defaultDeps) {
   const found = await deps.repo.getWorkflowWithPipelines(id);
   if (!found) throw new NotFoundError(`workflow [${id}] not found`);

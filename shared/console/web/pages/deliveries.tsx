@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { actingUid, get, getFilled, post } from '../api.ts';
+import { get, getFilled, post } from '../api.ts';
 import { answer, dateTime, duration, plural } from '../format.ts';
 import { href, navigate, type Route } from '../router.ts';
 import type { DeadLetter, DeadLetterList, Delivery, DeliveryList } from '../types.ts';
@@ -136,7 +136,7 @@ function TestSend({ taskId }: { taskId: number }) {
     setError(undefined);
     setResult(undefined);
     try {
-      setResult(await post<TestResult>('/alarmtask/webhook/test', { uid: actingUid(), task_id: taskId }));
+      setResult(await post<TestResult>('/alarmtask/webhook/test', { task_id: taskId }));
     } catch (err) {
       setError(err);
     } finally {
@@ -185,7 +185,6 @@ function TemplatePreview({ taskId, route }: { taskId: number; route: Route }) {
     try {
       setPreview(
         await post<Preview>('/alarmtask/template/preview', {
-          uid: actingUid(),
           task_id: taskId,
           scene,
           channel,
@@ -284,7 +283,6 @@ export function DeadLetters({
       const out = await post<{ redriven: number; message_ids: string[]; more: boolean }>(
         '/delivery/dlq/redrive',
         {
-          uid: actingUid(),
           queue,
           ...body,
         },

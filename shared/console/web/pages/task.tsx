@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { actingUid, get, put } from '../api.ts';
+import { get, put } from '../api.ts';
 import { compact } from '../format.ts';
 import { href } from '../router.ts';
 import type { AlarmList, DeliveryList, TaskDetail, WorkflowList } from '../types.ts';
@@ -66,7 +66,6 @@ function StatusControls({ task, onChanged }: { task: TaskDetail; onChanged: () =
     setDone('');
     try {
       await put('/alarmtask/status', {
-        uid: actingUid(),
         task_id: task.id,
         action,
         ...(time ? { time } : {}),

@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { actingUid, get, getFilled, put } from '../api.ts';
+import { get, getFilled, put } from '../api.ts';
 import { compact, dateTime, PIPELINE_STATUS, plural, WORKFLOW_STATUS } from '../format.ts';
 import { href } from '../router.ts';
 import type { Counts, Workflow, WorkflowList } from '../types.ts';
@@ -61,7 +61,6 @@ function WorkflowActions({
     }
     const body: Record<string, unknown> = {
       ids: selected.map((w) => w.id),
-      created_by: actingUid(),
       ...(remark ? { remark } : {}),
     };
     if (spec.op === 'assign') {

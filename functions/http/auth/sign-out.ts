@@ -1,0 +1,20 @@
+import { signOutSchema } from '#shared/domain/auth/schemas.ts';
+import { deleteSession } from '#shared/domain/auth/sessions.ts';
+import { signOutPersonEverywhere } from '#shared/domain/auth/signin.ts';
+import { httpHandler } from '#shared/http/handler.ts';
+import { clearedCookie, SESSION_COOKIE } from '#shared/http/session.ts';
+
+/**
+ * POST /auth/signout {everywhere?: 1}: ends this session (the cookie is cleared), or with
+ * `everywhere` every session of the person, in every browser.
+ */
+export const handler = httpHandler<{ everywhere?: 0 | 1 }, unknown>(
+  { auth: 'person', input: 'json', schema: signOutSchema },
+  async (input, ctx) => {
+    const { person, session } = ctx as Required<typeof ctx>;
+    if (input.everywhere === 1) await signOutPersonEverywhere(person.uid);
+    await deleteSession(session.hash);
+    ctx.cookies.push(clearedCookie(ctx.event, SESSION_COOKIE));
+    return {};
+  },
+);

@@ -1,0 +1,200 @@
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import * as client from 'openid-client';
+import { nowSeconds } from '../../clock.ts';
+import { db, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { keys } from '../../db/keys.ts';
+import { logger } from '../../log.ts';
+import type { User } from '../directory/model.ts';
+import { isLoopback, type OidcSettings, signInSettings } from './settings.ts';
+import { personByEmail } from './signin.ts';
+
+/**
+ * Single sign-on through OpenID Connect (`openid-client`): the authorization code flow with PKCE
+ * (S256), `state` and `nonce`. The ID token is verified by the library: issuer, audience, expiry,
+ * nonce, and its signature with a key of the provider's JWKS (non-repudiation checks on: a token is
+ * taken only when signed, even though it arrives straight from the token endpoint over TLS).
+ *
+ * The person is the directory user whose e-mail is the token's verified `email` claim (when the
+ * provider sends `email_verified`, it must be true). The issuer is operator configuration, trusted
+ * like the notification providers' base URLs: the calls to it do not go through the outbound URL
+ * guard (an enterprise provider may well sit on a private network).
+ *
+ * A login in flight is an item `OIDC#<sha256(state)>` (`ttl` 10 minutes) holding the PKCE verifier
+ * and the nonce, taken (deleted) by the callback: a state works once.
+ */
+export const LOGIN_SECONDS = 600;
+
+/** Why a single sign-on was refused: the sign-in page shows a message for each. */
+export type SsoRefusal =
+  | 'denied'
+  | 'state'
+  | 'invalid'
+  | 'no-email'
+  | 'unverified'
+  | 'no-user'
+  | 'unavailable'
+  | 'off';
+
+export class SsoRefused extends Error {
+  constructor(readonly reason: SsoRefusal) {
+    super(`single sign-on refused: ${reason}`);
+  }
+}
+
+let discovered: Promise<client.Configuration> | undefined;
+
+async function clientSecret(s: OidcSettings): Promise<string | undefined> {
+  if (s.clientSecret) return s.clientSecret;
+  if (!s.clientSecretArn) return undefined;
+  const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+  const out = await new SecretsManagerClient({ region: process.env.AWS_REGION }).send(
+    new GetSecretValueCommand({ SecretId: s.clientSecretArn }),
+  );
+  // `none` (the stack's placeholder): a public client, authenticated by PKCE alone.
+  const secret = (out.SecretString ?? '').trim();
+  return secret && secret !== 'none' ? secret : undefined;
+}
+
+/** The provider's configuration (discovery document, JWKS on demand), once per container. */
+function provider(s: OidcSettings): Promise<client.Configuration> {
+  discovered ??= (async () => {
+    const secret = await clientSecret(s);
+    const url = new URL(s.issuer);
+    const insecure = url.protocol === 'http:' && isLoopback(url.hostname);
+    const config = await client.discovery(
+      url,
+      s.clientId,
+      secret ? { client_secret: secret } : undefined,
+      secret ? client.ClientSecretBasic(secret) : client.None(),
+      { timeout: 5, execute: insecure ? [client.allowInsecureRequests] : [] },
+    );
+    client.enableNonRepudiationChecks(config);
+    return config;
+  })().catch((err: unknown) => {
+    // Not remembered: the next sign-in tries again.
+    discovered = undefined;
+    throw err;
+  });
+  return discovered;
+}
+
+function settings(): OidcSettings {
+  const s = signInSettings().oidc;
+  if (!s) throw new SsoRefused('off');
+  return s;
+}
+
+const stateHash = (state: string) => createHash('sha256').update(state, 'utf8').digest('hex');
+
+/** Where the browser goes to sign in at the provider, and the state its callback must bring back. */
+export async function startSso(redirectUri: string): Promise<{ url: string; state: string }> {
+  const s = settings();
+  let config: client.Configuration;
+  try {
+    config = await provider(s);
+  } catch (err) {
+    logger.warn('single sign-on: the provider cannot be reached', { error: errorName(err) });
+    throw new SsoRefused('unavailable');
+  }
+  const verifier = client.randomPKCECodeVerifier();
+  const state = client.randomState();
+  const nonce = client.randomNonce();
+  const now = nowSeconds();
+  await db().send(
+    new PutCommand({
+      TableName: tableName(),
+      Item: {
+        ...keys.oidcLogin(stateHash(state)),
+        entity: 'oidc_login',
+        schema_version: SCHEMA_VERSION,
+        verifier,
+        nonce,
+        redirect_uri: redirectUri,
+        expires_at: now + LOGIN_SECONDS,
+        ttl: now + LOGIN_SECONDS,
+      },
+    }),
+  );
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri,
+    scope: 'openid email profile',
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    nonce,
+  });
+  return { url: url.href, state };
+}
+
+const sameText = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** An error's name and OAuth code only (its message may quote a provider's answer). */
+function errorName(err: unknown): string {
+  const e = err as { name?: string; code?: string; error?: string };
+  return [e?.name, e?.code, e?.error].filter(Boolean).join(' ') || 'error';
+}
+
+/**
+ * The callback: the state must be the one this browser left with (its cookie) and a login in flight
+ * (taken once); the code is exchanged with the PKCE verifier and the ID token verified; its e-mail
+ * names the person. Throws SsoRefused with the reason.
+ */
+export async function finishSso(input: { callbackUrl: URL; cookieState: string | undefined }): Promise<User> {
+  const s = settings();
+  const params = input.callbackUrl.searchParams;
+  const state = params.get('state') ?? '';
+  if (params.get('error')) {
+    logger.info('single sign-on: the provider answered with an error', {
+      error: (params.get('error') ?? '').slice(0, 64),
+    });
+    throw new SsoRefused('denied');
+  }
+  if (!state || !input.cookieState || !sameText(state, input.cookieState)) throw new SsoRefused('state');
+  const taken = await db().send(
+    new DeleteCommand({
+      TableName: tableName(),
+      Key: keys.oidcLogin(stateHash(state)),
+      ReturnValues: 'ALL_OLD',
+    }),
+  );
+  const login = taken.Attributes;
+  if (!login || Number(login.expires_at) <= nowSeconds()) throw new SsoRefused('state');
+  let config: client.Configuration;
+  try {
+    config = await provider(s);
+  } catch (err) {
+    logger.warn('single sign-on: the provider cannot be reached', { error: errorName(err) });
+    throw new SsoRefused('unavailable');
+  }
+  let claims: client.IDToken | undefined;
+  try {
+    const tokens = await client.authorizationCodeGrant(config, input.callbackUrl, {
+      pkceCodeVerifier: String(login.verifier),
+      expectedState: state,
+      expectedNonce: String(login.nonce),
+      idTokenExpected: true,
+    });
+    claims = tokens.claims();
+  } catch (err) {
+    logger.warn('single sign-on: the code or the ID token was refused', { error: errorName(err) });
+    throw new SsoRefused('invalid');
+  }
+  if (!claims) throw new SsoRefused('invalid');
+  const email = typeof claims.email === 'string' ? claims.email.trim() : '';
+  if (!email) throw new SsoRefused('no-email');
+  const verified = claims.email_verified;
+  if (verified !== undefined && verified !== true && verified !== 'true') throw new SsoRefused('unverified');
+  const user = await personByEmail(email);
+  if (!user) throw new SsoRefused('no-user');
+  return user;
+}
+
+/** Tests: forget the discovered provider. */
+export function resetSso(): void {
+  discovered = undefined;
+}

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { hashPassword, passwordProblem, verifyNothing, verifyPassword } from './passwords.ts';
+
+describe('password hashing (scrypt)', () => {
+  it('stores the parameters, a random salt and the hash, never the password', async () => {
+    // Act
+    const a = await hashPassword('correct horse battery');
+    const b = await hashPassword('correct horse battery');
+    // Assert
+    expect(a).toMatch(/^scrypt\$15\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(a).not.toContain('correct');
+    expect(b).not.toBe(a);
+  });
+
+  it('verifies the right password only', async () => {
+    // Arrange
+    const stored = await hashPassword('correct horse battery');
+    // Act / Assert
+    expect(await verifyPassword('correct horse battery', stored)).toBe(true);
+    expect(await verifyPassword('correct horse batterY', stored)).toBe(false);
+    expect(await verifyPassword('', stored)).toBe(false);
+  });
+
+  it('treats the same text typed in two Unicode forms as one password (NFC)', async () => {
+    // Arrange: é as one code point, and as e + combining acute accent
+    const stored = await hashPassword('caf\u00e9-au-lait');
+    // Act / Assert
+    expect(await verifyPassword('cafe\u0301-au-lait', stored)).toBe(true);
+  });
+
+  it('keeps working when the parameters change: the stored ones are used', async () => {
+    // Arrange: a hash made with cheaper parameters (as an older deployment might have)
+    const stored = await hashPassword('an older password', { logN: 12, r: 8, p: 1 });
+    // Act / Assert
+    expect(stored.startsWith('scrypt$12$8$1$')).toBe(true);
+    expect(await verifyPassword('an older password', stored)).toBe(true);
+  });
+
+  it.each([
+    ['not a hash', 'plain-text-password'],
+    ['an unknown scheme', 'bcrypt$10$abc'],
+    [
+      'parameters out of range (a cost bomb)',
+      'scrypt$30$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA',
+    ],
+    ['a truncated hash', 'scrypt$15$8$1$AAAAAAAAAAAAAAAAAAAAAA$AAAA'],
+  ])('never matches %s', async (_what, stored) => {
+    expect(await verifyPassword('plain-text-password', stored)).toBe(false);
+  });
+
+  it('refuses to hash past the length cap, and says what a new password needs', async () => {
+    // Arrange
+    const stored = await hashPassword('x'.repeat(256));
+    // Act / Assert
+    expect(await verifyPassword('x'.repeat(257), stored)).toBe(false);
+    expect(passwordProblem('short')).toBe('must be at least 8 characters');
+    expect(passwordProblem('x'.repeat(257))).toBe('must be at most 256 characters');
+    expect(passwordProblem('🔥'.repeat(8))).toBeUndefined();
+    expect(passwordProblem('a good one')).toBeUndefined();
+  });
+
+  it('spends a verification on nothing for an account without a password', async () => {
+    expect(await verifyNothing('whatever was typed')).toBe(false);
+  });
+});

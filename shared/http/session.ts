@@ -1,0 +1,123 @@
+/**
+ * The HTTP side of console sessions: the cookies, the same-origin checks and the CSRF token of
+ * state-changing requests. The sessions themselves are shared/domain/auth/sessions.ts.
+ *
+ * - `tocsin_session`: the session id. HttpOnly (no script reads it), SameSite=Strict (no other site's
+ *   page or link sends it), Secure when the service is reached over HTTPS (always on AWS), Path = the
+ *   deployment's base path, Max-Age = the session's absolute lifetime.
+ * - `tocsin_oidc`: the state of a single sign-on in flight, for the callback to check that it returns
+ *   to the browser that left. SameSite=Lax: the identity provider's redirect back is a cross-site
+ *   top-level navigation, which a Strict cookie would not accompany. 10 minutes.
+ *
+ * Every state-changing request (POST, PUT, DELETE) made with the session cookie must carry the
+ * session's CSRF token in `X-CSRF-Token` and an `Origin` equal to the service's own; sign-in requests
+ * with an `Origin` from elsewhere are refused too (no signing a victim in as someone else).
+ */
+import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
+import { csrfMatches, type Person, resolveSession } from '../domain/auth/sessions.ts';
+import { serverUrl } from './location.ts';
+import { header, type HttpEvent } from './handler.ts';
+
+export const SESSION_COOKIE = 'tocsin_session';
+export const OIDC_COOKIE = 'tocsin_oidc';
+export const CSRF_HEADER = 'x-csrf-token';
+
+const COOKIE_VALUE = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** A cookie of the request (API Gateway v2 puts them in `event.cookies`), when well-formed. */
+export function readCookie(event: HttpEvent, name: string): string | undefined {
+  const pairs = event.cookies ?? (header(event, 'cookie') ?? '').split(';');
+  for (const pair of pairs) {
+    const at = pair.indexOf('=');
+    if (at < 0 || pair.slice(0, at).trim() !== name) continue;
+    const value = pair.slice(at + 1).trim();
+    return COOKIE_VALUE.test(value) ? value : '';
+  }
+  return undefined;
+}
+
+/** The route's path of a request (`GET /auth/signin` -> `/auth/signin`). */
+const routePath = (event: HttpEvent) => (event.routeKey ?? '').replace(/^[A-Z]+ /, '');
+
+/** Where the service is, as this request reached it: `{origin, base}` (base: the mount path, or ''). */
+export function serviceLocation(event: HttpEvent): { origin: string; base: string } | undefined {
+  const url = serverUrl(event, routePath(event));
+  if (!url) return undefined;
+  const u = new URL(url);
+  return { origin: u.origin, base: u.pathname.replace(/\/+$/, '') };
+}
+
+function cookie(
+  event: HttpEvent,
+  name: string,
+  value: string,
+  maxAge: number,
+  sameSite: 'Strict' | 'Lax',
+): string {
+  const where = serviceLocation(event);
+  const secure = where?.origin.startsWith('https:') ? '; Secure' : '';
+  return `${name}=${value}; Path=${where?.base || '/'}; Max-Age=${maxAge}; HttpOnly; SameSite=${sameSite}${secure}`;
+}
+
+export const sessionCookie = (event: HttpEvent, id: string, maxAge: number) =>
+  cookie(event, SESSION_COOKIE, id, maxAge, 'Strict');
+
+export const oidcCookie = (event: HttpEvent, state: string, maxAge: number) =>
+  cookie(event, OIDC_COOKIE, state, maxAge, 'Lax');
+
+/** Set-Cookie that removes a cookie (Max-Age 0). */
+export const clearedCookie = (event: HttpEvent, name: string) =>
+  cookie(event, name, '', 0, name === OIDC_COOKIE ? 'Lax' : 'Strict');
+
+const UNSAFE = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
+
+export const isUnsafe = (event: HttpEvent) =>
+  UNSAFE.has((event.requestContext?.http?.method ?? '').toUpperCase());
+
+/**
+ * 403 unless the request's `Origin` is the service's own: required on state-changing requests with
+ * the session (`required`), checked when present on sign-in.
+ */
+export function checkOrigin(event: HttpEvent, required: boolean): void {
+  const origin = header(event, 'origin');
+  if (origin === undefined && !required) return;
+  const own = serviceLocation(event)?.origin;
+  if (!origin || !own || origin !== own) {
+    throw new ForbiddenError('cross-site request refused: use the console of this service');
+  }
+}
+
+export interface SignedInRequest {
+  person: Person;
+  /** The session id from the cookie (for sign out and the CSRF token; never logged). */
+  id: string;
+  hash: string;
+}
+
+/**
+ * The signed-in person of a request: the session cookie's session, standing; on a state-changing
+ * request also the same origin and the session's CSRF token. 401 (clearing the cookie when it names
+ * a session that has ended), 403 for a cross-site or token-less change.
+ */
+export async function authenticatePerson(event: HttpEvent): Promise<SignedInRequest> {
+  const id = readCookie(event, SESSION_COOKIE);
+  const resolved = await resolveSession(id);
+  if ('refused' in resolved) {
+    if (resolved.refused === 'none') throw new UnauthorizedError('not signed in');
+    const err = new UnauthorizedError('your session has ended: sign in again');
+    err.headers['set-cookie'] = clearedCookie(event, SESSION_COOKIE);
+    throw err;
+  }
+  if (isUnsafe(event)) {
+    checkOrigin(event, true);
+    if (!csrfMatches(id as string, header(event, CSRF_HEADER))) {
+      throw new ForbiddenError(
+        `the request lacks the session's CSRF token (${CSRF_HEADER}): reload the console`,
+      );
+    }
+  }
+  return { person: resolved.person, id: id as string, hash: resolved.session.hash };
+}
+
+/** The request's source address (API Gateway's, not a header a client could set). */
+export const sourceAddress = (event: HttpEvent): string => event.requestContext?.http?.sourceIp ?? 'unknown';
