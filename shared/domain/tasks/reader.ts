@@ -1,6 +1,7 @@
 import { maskRobot } from '../notifications/providers/robot.ts';
 import { taskForUser } from './access.ts';
 import { ValidationError } from '../errors.ts';
+import type { TaskStatusChanged, TaskViewed } from './responses.ts';
 import { pauseTask, showTask, startTask, stopTask } from './service.ts';
 
 /**
@@ -9,11 +10,12 @@ import { pauseTask, showTask, startTask, stopTask } from './service.ts';
  * no token or secret, robot access tokens masked and robot secrets hidden, the webhook URL without
  * its query string (it may carry a token).
  */
-export async function viewTask(uid: number, taskId: number) {
+export async function viewTask(uid: number, taskId: number): Promise<TaskViewed> {
   const task = await taskForUser(uid, taskId);
   const { task: detail } = await showTask(task);
-  const { token: _token, secret: _secret, ...rest } = detail as Record<string, unknown>;
-  return { task: redact(rest) };
+  const { token: _token, secret: _secret, ...rest } = detail;
+  // Redaction replaces credentials by masked strings: the shape stays the detail's.
+  return { task: redact(rest) as TaskViewed['task'] };
 }
 
 function webhookOrigin(url: string): string {
@@ -55,7 +57,7 @@ export async function changeTaskStatus(input: {
   task_id: number;
   action: StatusAction;
   time?: number;
-}) {
+}): Promise<TaskStatusChanged> {
   const task = await taskForUser(input.uid, input.task_id, 'write');
   if (input.action === 'stop') return stopTask(task);
   if (input.action === 'start') return startTask(task);
