@@ -43,12 +43,16 @@ const REF = '#/components/schemas/';
 
 function compilerProgram(root: string, files: string[]): ts.Program {
   const configFile = join(root, 'tsconfig.json');
-  const parsed = ts.getParsedCommandLineOfConfigFile(configFile, {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    configFile,
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
     },
-  });
+  );
   if (!parsed) throw new Error(`cannot read ${configFile}`);
   return ts.createProgram(files, { ...parsed.options, noEmit: true });
 }
@@ -145,7 +149,12 @@ export function responseSchemas(root: string, routes: DataRoute[]): ResponseSche
     skipTypeCheck: true,
     encodeRefs: false,
   };
-  const generator = new SchemaGenerator(program, createParser(program, config), createFormatter(config), config);
+  const generator = new SchemaGenerator(
+    program,
+    createParser(program, config),
+    createFormatter(config),
+    config,
+  );
   const declarations = [...new Set(roots.flatMap((r) => r.declarations))];
   const schema = generator.createSchemaFromNodes(declarations) as { definitions?: Record<string, Json> };
   const definitions = schema.definitions ?? {};
@@ -184,4 +193,3 @@ export function responseSchemas(root: string, routes: DataRoute[]): ResponseSche
   }
   return { data, components };
 }
-

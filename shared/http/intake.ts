@@ -1,6 +1,11 @@
 import type { IntakeAlarm } from '../domain/alarms/adapters.ts';
 import { ping } from '../domain/alarms/heartbeat.ts';
-import { acceptAlarms, authenticateIntake, type IntakeAnswer, requestLevel } from '../domain/alarms/intake.ts';
+import {
+  acceptAlarms,
+  authenticateIntake,
+  type IntakeAnswer,
+  requestLevel,
+} from '../domain/alarms/intake.ts';
 import type { ReportAnswer } from '../domain/alarms/report.ts';
 import type { HeartbeatPinged } from '../domain/alarms/responses.ts';
 import type { Task } from '../domain/tasks/model.ts';

@@ -335,17 +335,19 @@ async function listDeadDueWork(
   const items = await deadDueItems(limit, taskId, deps);
   return {
     queue: 'due' as const,
-    dead_letters: items.slice(0, limit).map((d): DeadDueWork => ({
-      message_id: dueId(d),
-      queue: 'due' as const,
-      kind: d.kind,
-      ref: d.ref,
-      due_at: d.due_at,
-      ...(taskOfDue(d) !== undefined ? { task_id: taskOfDue(d) } : {}),
-      attempts: d.attempts ?? 0,
-      last_failure_at: d.buried_at,
-      reason: { outcome: 'failed', attempt: d.attempts ?? 0, error: d.error, at: d.buried_at },
-    })),
+    dead_letters: items.slice(0, limit).map(
+      (d): DeadDueWork => ({
+        message_id: dueId(d),
+        queue: 'due' as const,
+        kind: d.kind,
+        ref: d.ref,
+        due_at: d.due_at,
+        ...(taskOfDue(d) !== undefined ? { task_id: taskOfDue(d) } : {}),
+        attempts: d.attempts ?? 0,
+        last_failure_at: d.buried_at,
+        reason: { outcome: 'failed', attempt: d.attempts ?? 0, error: d.error, at: d.buried_at },
+      }),
+    ),
     more: items.length > limit,
     scanned: items.length,
   };

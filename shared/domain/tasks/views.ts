@@ -67,7 +67,9 @@ export function departmentRef(id: number, dept: Department | undefined): NamedRe
 function channelsView(c: Channels | undefined, users: Map<number, User>): ChannelsView {
   const robots = (list: Channels['dinggroup']): RobotView[] =>
     (list ?? []).map((r) => ({ webhook: r.webhook, secret: r.secret ?? '' }));
-  const [sms, email, phone, dingworker, yachworker] = VIEW_USER_CHANNELS.map((ch) => summaries(c?.[ch], users));
+  const [sms, email, phone, dingworker, yachworker] = VIEW_USER_CHANNELS.map((ch) =>
+    summaries(c?.[ch], users),
+  );
   return {
     sms,
     email,

@@ -108,6 +108,8 @@ export function renderContext(
 export const eventIdOf = (p: Pick<PipelineRecord, 'workflow_id' | 'sk'>) => `wf:${p.workflow_id}:${p.sk}`;
 
 /** Response of the batch operations. */
-export const operationResultView = (workflows: { id: number; status: WorkflowStatus }[]): WorkflowsOperated => ({
+export const operationResultView = (
+  workflows: { id: number; status: WorkflowStatus }[],
+): WorkflowsOperated => ({
   workflows: workflows.map((w) => ({ id: w.id, status: w.status })),
 });
