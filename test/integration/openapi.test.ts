@@ -87,7 +87,9 @@ describe('the check of every answer against the document (test/support/openapi-c
     // Act
     const ok = mismatchOf(answer({ body: real }));
     const drift = mismatchOf(answer({ body: JSON.stringify(extra) }));
-    const wrongType = mismatchOf(answer({ body: JSON.stringify({ code: 0, msg: 'ok', data: { version: 1 } }) }));
+    const wrongType = mismatchOf(
+      answer({ body: JSON.stringify({ code: 0, msg: 'ok', data: { version: 1 } }) }),
+    );
     // Assert
     expect(ok).toBeUndefined();
     expect(drift).toContain('GET /health answered HTTP 200');
@@ -97,7 +99,9 @@ describe('the check of every answer against the document (test/support/openapi-c
 
   it('refuses a status the operation does not list, a wrong envelope code and an unknown route answered otherwise than 404', () => {
     // Act
-    const unlisted = mismatchOf(answer({ status: 409, body: JSON.stringify({ code: 409, msg: 'x', data: {} }) }));
+    const unlisted = mismatchOf(
+      answer({ status: 409, body: JSON.stringify({ code: 409, msg: 'x', data: {} }) }),
+    );
     const code = mismatchOf(
       answer({
         url: `${baseUrl().replace(/\/$/, '')}/alarmtask/list`,
@@ -115,7 +119,9 @@ describe('the check of every answer against the document (test/support/openapi-c
     );
     // Assert
     expect(unlisted).toContain('GET /health answered HTTP 409, which the document does not list');
-    expect(code).toContain('GET /alarmtask/list answered HTTP 404 with a body the document does not describe');
+    expect(code).toContain(
+      'GET /alarmtask/list answered HTTP 404 with a body the document does not describe',
+    );
     expect(code).toContain('/code must be equal to one of the allowed values');
     expect(unknown).toContain('GET /nowhere (no such operation) answered HTTP 200');
     expect(notFound).toBeUndefined();

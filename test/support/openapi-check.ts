@@ -104,9 +104,7 @@ export function mismatchOf(answer: Answer): string | undefined {
   const item = (document().paths as Record<string, Json>)[path];
   const operation = item?.[method.toLowerCase()] as Json | undefined;
   const name = operation ? `${method} ${path}` : `${method} ${path} (no such operation)`;
-  const responses = operation
-    ? (operation.responses as Json)
-    : ({ '404': { $ref: NOT_FOUND } } as Json);
+  const responses = operation ? (operation.responses as Json) : ({ '404': { $ref: NOT_FOUND } } as Json);
   const base = operation
     ? `#/paths/${pointerKey(path)}/${method.toLowerCase()}/responses`
     : '#/components/responses';

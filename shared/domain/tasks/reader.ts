@@ -1,6 +1,7 @@
 import { maskRobot } from '../notifications/providers/robot.ts';
 import { taskForUser } from './access.ts';
 import { ValidationError } from '../errors.ts';
+import { TASK_PAUSED } from './model.ts';
 import type { TaskStatusChanged, TaskViewed } from './responses.ts';
 import { pauseTask, showTask, startTask, stopTask } from './service.ts';
 
@@ -15,7 +16,10 @@ export async function viewTask(uid: number, taskId: number): Promise<TaskViewed>
   const { task: detail } = await showTask(task);
   const { token: _token, secret: _secret, ...rest } = detail;
   // Redaction replaces credentials by masked strings: the shape stays the detail's.
-  return { task: redact(rest) as TaskViewed['task'] };
+  const view = redact(rest) as TaskViewed['task'];
+  // The console shows when a pause ends.
+  const paused = detail.status === TASK_PAUSED && task.paused_until !== undefined;
+  return { task: paused ? { ...view, paused_until: task.paused_until } : view };
 }
 
 function webhookOrigin(url: string): string {

@@ -177,7 +177,10 @@ export interface TaskShown {
  * masked and robot secrets `(set)` or empty, the webhook URL without its query string.
  */
 export interface TaskViewed {
-  task: Omit<TaskDetail, 'token' | 'secret'>;
+  task: Omit<TaskDetail, 'token' | 'secret'> & {
+    /** Unix seconds when the pause ends (paused tasks only). */
+    paused_until?: number;
+  };
 }
 
 /** The task a change was made to (DELETE /alarmtask, PUT /alarmtask/stop, /alarmtask/start). */

@@ -156,7 +156,15 @@ function receiverOf(x: Any) {
 }
 
 export function Configuration({ task }: { task: TaskDetail }) {
-  const { filter = {}, compress = {}, upgrade = {}, recovery = {}, workflow = {}, permission = {} } = task;
+  // The modules are read generically: a module that is off is kept as it was sent.
+  const {
+    filter = {},
+    compress = {},
+    upgrade = {},
+    recovery = {},
+    workflow = {},
+    permission = {},
+  }: Any = task;
   const strategy = STRATEGY[compress.strategy as number];
   const template = task.template ?? {};
   const matrix = (template.template?.template ?? {}) as Record<string, Record<string, { type: number }>>;
