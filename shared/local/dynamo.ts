@@ -17,7 +17,7 @@ import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
 
 /** The launcher's patches (shared/local/dynamo/*.java, described in docs/local-stack.md). */
-export const DYNAMO_PATCHES = ['statement-memo', 'select-mapper', 'table-memo', 'sqlite-settings'] as const;
+export const DYNAMO_PATCHES = ['statement-memo', 'table-memo', 'sqlite-settings'] as const;
 export type DynamoPatch = (typeof DYNAMO_PATCHES)[number];
 /** What became of a patch: `not applied` means a release whose internals differ (it runs as shipped). */
 export type PatchOutcome = 'applied' | 'skipped' | 'not applied';
@@ -36,7 +36,6 @@ export interface LocalDynamo {
 /** What a `not applied` patch costs, for the warning that says so. */
 const WITHOUT: Record<DynamoPatch, string> = {
   'statement-memo': 'parses every PartiQL statement anew (slower)',
-  'select-mapper': 'builds an object mapper per PartiQL SELECT (slower)',
   'table-memo': 'parses its table description on every item (slower)',
   'sqlite-settings': 'runs with its default SQLite settings (slower, as durable)',
 };

@@ -312,7 +312,6 @@ describe('DynamoDB Local as the stack starts it', () => {
     try {
       expect(dynamo.patches).toEqual({
         'statement-memo': 'applied',
-        'select-mapper': 'applied',
         'table-memo': 'applied',
       });
     } finally {

@@ -22,7 +22,7 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
  * the local stack.
  *
  * Its patches make DynamoDB Local cheaper per request without changing what it answers; each is a
- * class of its own (StatementMemo, SharedSelectMapper, TableDescriptionMemo, SqliteSettings). One line
+ * class of its own (StatementMemo, TableDescriptionMemo, SqliteSettings). One line
  * per patch says what became of it: `LocalDynamo patch NAME: applied`, `...: skipped` (named in the
  * system property tocsin.dynamo.skip, a comma-separated list, or `all`), or `...: not applied, as
  * shipped: REASON` (a release whose internals differ: that part of DynamoDB Local runs unchanged).
@@ -43,7 +43,6 @@ public class LocalDynamo {
     // Before anything loads the classes they change (a class loaded as shipped cannot be replaced:
     // the patch then says it was not applied).
     patch(skip, StatementMemo.NAME, StatementMemo::apply);
-    patch(skip, SharedSelectMapper.NAME, SharedSelectMapper::apply);
     patch(skip, TableDescriptionMemo.NAME, TableDescriptionMemo::apply);
 
     DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(Arrays.copyOfRange(args, 1, args.length));

@@ -10,8 +10,10 @@ import org.partiql.lang.syntax.SqlParser;
  * syntax tree of the last statements by their exact text. A tree is immutable and DynamoDB Local only
  * reads it (the parameters are bound later, per request).
  *
- * Bytecode, because nothing else reaches the call: SqlParser is a final class, and
- * PartiQLStatementFunction builds it and parses with it in one method, with no setting or hook.
+ * Bytecode, because no supported way reaches the call: the parser is a final class held in a static
+ * final field, and although parseStatement is a protected method, the objects that have it are built
+ * per request inside DynamoDB Local's client, which a private final field of the server holds; a
+ * subclass would need the server's final fields rewritten and the client's private state copied.
  */
 public final class StatementMemo {
   static final String NAME = "statement-memo";
