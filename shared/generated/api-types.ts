@@ -2142,13 +2142,77 @@ export interface components {
             result: components["schemas"]["DeliveryResult"];
         };
         /** @description One stage of the pipeline's decision: its result in words, and the stage's own details. */
-        TraceStage: {
-            /** @enum {string} */
-            stage: "recovery" | "filter" | "compress" | "upgrade";
+        TraceStage: components["schemas"]["RecoveryStage"] | components["schemas"]["FilterStage"] | components["schemas"]["CompressStage"] | components["schemas"]["UpgradeStage"];
+        /** @description The recovery stage: the recovery condition that matched, and the ones that did not. */
+        RecoveryStage: {
             result: string;
             text: string;
-        } & {
-            [key: string]: unknown;
+            /** @constant */
+            stage: "recovery";
+            match?: components["schemas"]["ConditionTrace"];
+            misses?: components["schemas"]["ConditionTrace"][];
+        };
+        /** @description A condition's rules as evaluated: all of them for a match, the first failing one for a miss. */
+        ConditionTrace: {
+            index: number;
+            rules: components["schemas"]["RuleTrace"][];
+        };
+        /** @description The reasons behind one alarm's decisions (the decision trace, issue 10), captured when the pipeline decides: which recovery, filter, compression and dispatch condition matched and the values each rule saw; for conditions that did not match, the first rule that failed. Pure. Stages that are off leave no entry, so an alarm of a plain task costs a few bytes. */
+        RuleTrace: {
+            field: string;
+            operator: string;
+            threshold?: string;
+            /** @description The value the rule saw, as compared (text), cut to VALUE_MAX characters; absent when missing. */
+            value?: string;
+            ok: boolean;
+        };
+        /** @description The filter stage: its match, and the level it set (absent when the filter is off). */
+        FilterStage: {
+            result: string;
+            text: string;
+            /** @constant */
+            stage: "filter";
+            level_from?: components["schemas"]["Level"];
+            level_to?: components["schemas"]["Level"];
+            match?: components["schemas"]["ConditionTrace"];
+            misses?: components["schemas"]["ConditionTrace"][];
+        };
+        /** @description The compression stage: the metric, the batch and window the alarm fell in (compressed alarms). */
+        CompressStage: {
+            result: string;
+            text: string;
+            /** @constant */
+            stage: "compress";
+            metric?: string;
+            batch?: number;
+            /** @description Position in the window. */
+            k?: number;
+            /** @description The strategy's count. */
+            n?: number;
+            /** @description The window, Unix seconds. */
+            window?: {
+                start: number;
+                end: number;
+            };
+            match?: components["schemas"]["ConditionTrace"];
+            misses?: components["schemas"]["ConditionTrace"][];
+        };
+        /** @description The upgrade stage: each strategy's count. */
+        UpgradeStage: {
+            result: string;
+            text: string;
+            /** @constant */
+            stage: "upgrade";
+            strategies: components["schemas"]["UpgradeStrategyTrace"][];
+        };
+        /** @description One upgrade strategy as the alarm left it: its count over the trailing interval, whether it fired. */
+        UpgradeStrategyTrace: {
+            index: number;
+            /** @description Minutes (absent when the strategy was removed since). */
+            interval?: number;
+            count?: number;
+            counted: number;
+            fired: boolean;
         };
         /** @description Who the alarm went to and why. */
         TraceReceivers: {
@@ -2170,20 +2234,6 @@ export interface components {
             }[];
             /** @description The receiver the report carried, credentials masked. */
             override?: components["schemas"]["Channels"];
-        };
-        /** @description A condition's rules as evaluated: all of them for a match, the first failing one for a miss. */
-        ConditionTrace: {
-            index: number;
-            rules: components["schemas"]["RuleTrace"][];
-        };
-        /** @description The reasons behind one alarm's decisions (the decision trace, issue 10), captured when the pipeline decides: which recovery, filter, compression and dispatch condition matched and the values each rule saw; for conditions that did not match, the first rule that failed. Pure. Stages that are off leave no entry, so an alarm of a plain task costs a few bytes. */
-        RuleTrace: {
-            field: string;
-            operator: string;
-            threshold?: string;
-            /** @description The value the rule saw, as compared (text), cut to VALUE_MAX characters; absent when missing. */
-            value?: string;
-            ok: boolean;
         };
         JobDeliveries: {
             job_id: string;

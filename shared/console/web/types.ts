@@ -8,6 +8,8 @@ type Schemas = components['schemas'];
 
 export type Named = Schemas['NamedRef'];
 export type Person = Schemas['Person'];
+/** A rule of a condition. */
+export type Rule = Schemas['Rule'];
 export type TaskSummary = Schemas['TaskSummary'];
 export type TaskList = Schemas['TaskList'];
 export type Counts = Schemas['WorkflowCount'];
@@ -16,6 +18,8 @@ export type TaskDetail = Schemas['TaskViewed']['task'];
 export type AlarmView = Schemas['AlarmView'];
 export type AlarmList = Schemas['AlarmList'];
 export type Stage = Schemas['TraceStage'];
+/** A condition as the pipeline evaluated it: its rules with the values they saw. */
+export type ConditionTrace = Schemas['ConditionTrace'];
 /** An attempt of a notification or a webhook event (the trace shows both). */
 export type Attempt = Schemas['AttemptRecord'] | Schemas['WebhookAttempt'];
 export type Trace = Schemas['AlarmTrace'];

@@ -66,13 +66,61 @@ export interface AlarmShown {
   alarm: AlarmDetail;
 }
 
-/** One stage of the pipeline's decision: its result in words, and the stage's own details. */
-export interface TraceStage {
-  stage: 'recovery' | 'filter' | 'compress' | 'upgrade';
+/** What every stage of the trace says: its result in words and a sentence. */
+interface StageOutcome {
   result: string;
   text: string;
-  [detail: string]: unknown;
 }
+
+/** The recovery stage: the recovery condition that matched, and the ones that did not. */
+export interface RecoveryStage extends StageOutcome {
+  stage: 'recovery';
+  match?: ConditionTrace;
+  misses?: ConditionTrace[];
+}
+
+/** The filter stage: its match, and the level it set (absent when the filter is off). */
+export interface FilterStage extends StageOutcome {
+  stage: 'filter';
+  level_from?: Level;
+  level_to?: Level;
+  match?: ConditionTrace;
+  misses?: ConditionTrace[];
+}
+
+/** The compression stage: the metric, the batch and window the alarm fell in (compressed alarms). */
+export interface CompressStage extends StageOutcome {
+  stage: 'compress';
+  metric?: string;
+  batch?: number;
+  /** Position in the window. */
+  k?: number;
+  /** The strategy's count. */
+  n?: number;
+  /** The window, Unix seconds. */
+  window?: { start: number; end: number };
+  match?: ConditionTrace;
+  misses?: ConditionTrace[];
+}
+
+/** One upgrade strategy as the alarm left it: its count over the trailing interval, whether it fired. */
+export interface UpgradeStrategyTrace {
+  index: number;
+  /** Minutes (absent when the strategy was removed since). */
+  interval?: number;
+  count?: number;
+  counted: number;
+  fired: boolean;
+}
+
+/** The upgrade stage: each strategy's count. */
+export interface UpgradeStage extends StageOutcome {
+  stage: 'upgrade';
+  strategies: UpgradeStrategyTrace[];
+}
+
+/** One stage of the pipeline's decision: its result in words, and the stage's own details. */
+export type TraceStage = RecoveryStage | FilterStage | CompressStage | UpgradeStage;
 
 /** Who the alarm went to and why. */
 export interface TraceReceivers {

@@ -259,8 +259,7 @@ export function WorkflowsPage({ taskId }: { taskId: number }) {
       return next;
     });
 
-  const countOf = (s: number) =>
-    counts ? (counts as unknown as Record<string, number>)[WORKFLOW_STATUS[s]] : undefined;
+  const countOf = (s: number) => (counts ? counts[WORKFLOW_STATUS[s]] : undefined);
 
   return (
     <main id="main">
