@@ -104,11 +104,11 @@ export function securityOf(doc: Pick<RouteDoc, 'route' | 'spec'>): Json[] {
 
 export const AUTH_TEXT: Record<AuthDoc, string> = {
   none: 'None.',
-  app: 'Application authentication: headers X-App-Id, X-App-Timestamp, X-App-Sign (behavior 3.1).',
+  app: 'Application authentication: headers X-App-Id, X-App-Timestamp, X-App-Sign (API guide §3.1).',
   'app+task':
-    'Application authentication (headers) and task authentication: `id`, `timestamp`, `sign` = hmac_sha256(task secret, id + "&" + timestamp) or the legacy md5(id + "&" + timestamp + secret), in the query (GET), the JSON body (PUT) or a form body or the query (DELETE) (behavior 3.2).',
+    'Application authentication (headers) and task authentication: `id`, `timestamp`, `sign` = hmac_sha256(task secret, id + "&" + timestamp) or the legacy md5(id + "&" + timestamp + secret), in the query (GET), the JSON body (PUT) or a form body or the query (DELETE) (API guide §3.2).',
   'alarm-body':
-    'Alarm authentication: `taskid`, `timestamp`, `sign` in the JSON body, signed with the task token (behavior 3.3).',
+    'Alarm authentication: `taskid`, `timestamp`, `sign` in the JSON body, signed with the task token (API guide §3.3).',
   'intake-query':
     '`taskid` in the query and the intake token (`Authorization: Bearer <token>` or `token` in the query), or the fixed signature (`timestamp` and `sign` in the query) when the task turned it on.',
   'app|person':

@@ -17,7 +17,7 @@ const ENVELOPE = {
   required: ['code', 'msg', 'data'],
   additionalProperties: false,
   properties: {
-    code: { type: 'integer', description: '0 on success, else the error code (behavior 2).' },
+    code: { type: 'integer', description: '0 on success, else the error code (API guide §2.1).' },
     msg: {
       type: 'string',
       description: '`success`, or a lower-case English message naming the field or id.',
@@ -64,7 +64,7 @@ const refusalEnvelope = (codes: number[]): Json =>
     codes.includes(422) ? { $ref: '#/components/schemas/ValidationErrors' } : undefined,
   );
 
-/** The refusals the SDK endpoints answer with HTTP 200 (all but 413 and 5xx, behavior 2). */
+/** The refusals the SDK endpoints answer with HTTP 200 (all but 413 and 5xx, API guide §2.2). */
 const foldedInto200 = (doc: RouteDoc, r: RefusalName) =>
   doc.spec.refusalsAsHttp200 && REFUSALS[r].status !== 413 && REFUSALS[r].status < 500;
 
@@ -92,7 +92,7 @@ function responsesOf(doc: RouteDoc, data: DataSchema | undefined): Json {
     if (folded.length) {
       const codes = folded.flatMap((r) => REFUSALS[r].codes);
       responses['200'] = {
-        description: `Success (code 0, msg \`${msg}\`) or a refusal, whose code travels in the envelope only: ${codes.join(', ')} (behavior 2).`,
+        description: `Success (code 0, msg \`${msg}\`) or a refusal, whose code travels in the envelope only: ${codes.join(', ')} (API guide §2.2).`,
         ...(folded.some((r) => REFUSALS[r].status === 429)
           ? { headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } }
           : {}),

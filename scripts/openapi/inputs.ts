@@ -32,7 +32,7 @@ function mergeObjects(a: Json, b: Json): Json {
   };
 }
 
-/** Alarm authentication (behavior 3.3) in a JSON body; taskid and timestamp may be numeric strings. */
+/** Alarm authentication (API guide §3.3) in a JSON body; taskid and timestamp may be numeric strings. */
 const ALARM_AUTH_SCHEMA = {
   type: 'object',
   required: ['taskid', 'timestamp', 'sign'],

@@ -16,9 +16,9 @@ const TAGS: Record<string, { name: string; description: string }> = {
     description: 'Departments and users (loaded by `npm run admin -- import`).',
   },
   user: { name: 'Directory', description: 'Departments and users (loaded by `npm run admin -- import`).' },
-  alarmtask: { name: 'Alarm tasks', description: 'Create, configure and run alarm tasks (behavior 5).' },
-  alarm: { name: 'Alarm ingestion', description: 'Reporting alarms with the alarm SDKs (behavior 6).' },
-  workflow: { name: 'Workflows', description: 'The workflows alarms open (behavior 9).' },
+  alarmtask: { name: 'Alarm tasks', description: 'Create, configure and run alarm tasks (API guide §5).' },
+  alarm: { name: 'Alarm ingestion', description: 'Reporting alarms with the alarm SDKs (API guide §7).' },
+  workflow: { name: 'Workflows', description: 'The workflows alarms open (API guide §10).' },
   auth: {
     name: 'Sign-in',
     description:

@@ -96,7 +96,7 @@ export const REFUSALS = {
 
 export type RefusalName = keyof typeof REFUSALS;
 
-/** The codes behavior 2 lists, for the error table of the description and the reference page. */
+/** The codes of the API guide §2.1, for the error table of the description and the reference page. */
 export const ERROR_CODES: { code: number; status: number; when: string }[] = [
   { code: 0, status: 200, when: 'success' },
   { code: 400, status: 400, when: 'malformed request: body is not valid JSON, wrong content type' },
@@ -118,7 +118,7 @@ export const ERROR_CODES: { code: number; status: number; when: string }[] = [
   { code: 500, status: 500, when: 'unexpected failure' },
 ];
 
-/** What an alarm intake refuses (behavior 6.1: 4000, 401, 4001/4002, 4010). */
+/** What an alarm intake refuses (API guide §7.1, §8.1: 4000, 401, 4001/4002, 4010). */
 const INTAKE_REFUSALS: RefusalName[] = [
   'InvalidAlarm',
   'Unauthorized',

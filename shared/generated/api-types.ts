@@ -1130,7 +1130,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Envelope: {
-            /** @description 0 on success, else the error code (behavior 2). */
+            /** @description 0 on success, else the error code (API guide §2.1). */
             code: number;
             /** @description `success`, or a lower-case English message naming the field or id. */
             msg: string;
@@ -4215,7 +4215,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (code 0, msg `success`) or a refusal, whose code travels in the envelope only: 400, 4000, 401, 4001, 4002, 4010 (behavior 2). */
+            /** @description Success (code 0, msg `success`) or a refusal, whose code travels in the envelope only: 400, 4000, 401, 4001, 4002, 4010 (API guide §2.2). */
             200: {
                 headers: {
                     "Retry-After": components["headers"]["RetryAfter"];
@@ -4266,7 +4266,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Success (code 0, msg `success`) or a refusal, whose code travels in the envelope only: 400, 401 (behavior 2). */
+            /** @description Success (code 0, msg `success`) or a refusal, whose code travels in the envelope only: 400, 401 (API guide §2.2). */
             200: {
                 headers: {
                     [name: string]: unknown;
