@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { type App, getApp } from '../domain/auth/apps.ts';
 import { loadSealKey } from '../domain/auth/seal.ts';
 import { authenticateApp, authenticateTask } from '../domain/auth/service.ts';
-import type { Person } from '../domain/auth/sessions.ts';
+import type { SignedInPerson } from '../domain/auth/sessions.ts';
 import { getUser } from '../domain/directory/repository.ts';
 import { BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../domain/errors.ts';
 import { OPERATOR } from '../domain/tasks/access.ts';
@@ -86,11 +86,22 @@ export interface HandlerSpec {
   rawResponse: boolean;
 }
 
+/**
+ * The type of the `data` a handler answers with, carried by the handler's type only (nothing at run
+ * time): `DataOf<typeof handler>`. The OpenAPI generator (scripts/openapi/responses.ts) reads it to
+ * describe each route's success answer from the type the handler returns.
+ */
+declare const answers: unique symbol;
+export interface Answers<TData> {
+  readonly [answers]?: TData;
+}
+export type DataOf<THandler> = THandler extends Answers<infer TData> ? TData : never;
+
 export interface RequestContext {
   requestId: string;
   app?: App;
   /** The signed-in person (session cookie), with the session's id for sign out (never logged). */
-  person?: Person;
+  person?: SignedInPerson;
   session?: { id: string; hash: string };
   /** Set-Cookie values of the answer (sign-in, sign out). */
   cookies: string[];
@@ -296,7 +307,5 @@ export function httpHandler<TInput, TOutput>(
     value: spec,
     enumerable: false,
     writable: false,
-  }) as typeof handler & {
-    readonly spec: HandlerSpec;
-  };
+  }) as typeof handler & { readonly spec: HandlerSpec } & Answers<TOutput>;
 }

@@ -1,6 +1,13 @@
 import type { IntakeAlarm } from '../domain/alarms/adapters.ts';
 import { ping } from '../domain/alarms/heartbeat.ts';
-import { acceptAlarms, authenticateIntake, requestLevel } from '../domain/alarms/intake.ts';
+import {
+  acceptAlarms,
+  authenticateIntake,
+  type IntakeAnswer,
+  requestLevel,
+} from '../domain/alarms/intake.ts';
+import type { ReportAnswer } from '../domain/alarms/report.ts';
+import type { HeartbeatPinged } from '../domain/alarms/responses.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import { type HttpEvent, header, httpHandler, parseJson, rawBody } from './handler.ts';
 
@@ -43,17 +50,31 @@ async function intakeTask(event: HttpEvent): Promise<{ task: Task; req: IntakeRe
  * and queue them. `single` adapters answer like `/alarm/report` (`{uuid, report_time}`); the others
  * (a notification of many alerts) `{uuids, report_time}`.
  */
+export function intakeHandler(
+  toAlarms: (req: IntakeRequest) => IntakeAlarm[],
+): ReturnType<typeof adapterHandler<IntakeAnswer>>;
+export function intakeHandler(
+  toAlarms: (req: IntakeRequest) => IntakeAlarm[],
+  single: true,
+): ReturnType<typeof adapterHandler<ReportAnswer>>;
 export function intakeHandler(toAlarms: (req: IntakeRequest) => IntakeAlarm[], single = false) {
-  return httpHandler<unknown, unknown>({ auth: 'alarm', input: 'none' }, async (_input, ctx) => {
+  return adapterHandler<IntakeAnswer | ReportAnswer>(toAlarms, single);
+}
+
+function adapterHandler<T extends IntakeAnswer | ReportAnswer>(
+  toAlarms: (req: IntakeRequest) => IntakeAlarm[],
+  single: boolean,
+) {
+  return httpHandler<unknown, T>({ auth: 'alarm', input: 'none' }, async (_input, ctx) => {
     const { task, req } = await intakeTask(ctx.event);
     const level = requestLevel(req.query);
     const answer = await acceptAlarms(task, toAlarms(req), level);
-    return single ? { uuid: answer.uuids[0], report_time: answer.report_time } : answer;
+    return (single ? { uuid: answer.uuids[0], report_time: answer.report_time } : answer) as T;
   });
 }
 
 /** `GET|POST /alarm/heartbeat`: a task's ping (its dead man's switch). */
-export const heartbeatHandler = httpHandler<unknown, unknown>(
+export const heartbeatHandler = httpHandler<unknown, HeartbeatPinged>(
   { auth: 'none', input: 'none' },
   async (_i, ctx) => {
     const { task } = await intakeTask(ctx.event);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { OPENAPI_FILE } from '../../scripts/gen-openapi.ts';
+import { OPENAPI_FILE } from '../../scripts/openapi/routes.ts';
 import { escapeHtml, exampleRequest, markdown, renderReference } from './reference.ts';
 
 type Json = Record<string, unknown>;

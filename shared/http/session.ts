@@ -14,7 +14,7 @@
  * with an `Origin` from elsewhere are refused too (no signing a victim in as someone else).
  */
 import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
-import { csrfMatches, type Person, resolveSession } from '../domain/auth/sessions.ts';
+import { csrfMatches, type SignedInPerson, resolveSession } from '../domain/auth/sessions.ts';
 import { serverUrl } from './location.ts';
 import { header, type HttpEvent } from './handler.ts';
 
@@ -88,7 +88,7 @@ export function checkOrigin(event: HttpEvent, required: boolean): void {
 }
 
 export interface SignedInRequest {
-  person: Person;
+  person: SignedInPerson;
   /** The session id from the cookie (for sign out and the CSRF token; never logged). */
   id: string;
   hash: string;

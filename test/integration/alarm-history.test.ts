@@ -238,7 +238,14 @@ describe('PUT /alarmtask/status', () => {
     const ro = await act(3, 'start');
     expect([ro.status, ro.msg]).toEqual([403, `user [3] has read-only permission on task [${t.id}]`]);
     expect((await act(2, 'pause')).status).toBe(422);
+    const before = await serviceNow();
     expect((await act(2, 'pause', 30)).data).toEqual({ id: t.id, time: 30 });
+    // The view tells when the pause ends (the console shows it).
+    const paused = await api.get<Any>('/alarmtask/view', { query: { uid: 2, task_id: t.id } });
+    const after = await serviceNow();
+    expect(paused.data.task.status).toBe(2);
+    expect(paused.data.task.paused_until).toBeGreaterThanOrEqual(before + 30 * 60);
+    expect(paused.data.task.paused_until).toBeLessThanOrEqual(after + 30 * 60);
     expect((await act(2, 'start')).code).toBe(0);
     const view = await api.get<Any>('/alarmtask/view', { query: { uid: 2, task_id: t.id } });
     expect(view.data.task.status).toBe(1);

@@ -173,6 +173,11 @@ describe('the web console in a browser', () => {
     await page.getByRole('heading', { name: task.name }).waitFor();
     const receivers = page.locator('section', { has: page.getByRole('heading', { name: 'Receivers' }) });
     expect(await receivers.textContent()).toContain(`${hook.url}/tocsin?…`);
+    expect(await receivers.textContent()).toMatch(/E-mail\S/);
+    const compression = page.locator('section', {
+      has: page.getByRole('heading', { name: /^Compression/ }),
+    });
+    expect(await compression.textContent()).toContain('content method, cycle strategy');
     expect(await page.content()).not.toContain('not-for-the-console');
     await page.getByRole('link', { name: 'Alarms', exact: true }).click();
     await page.getByText(/No alarm in the last 31 days/).waitFor();
@@ -215,6 +220,8 @@ describe('the web console in a browser', () => {
     const timeline = page.locator('ol.timeline');
     const text = await timeline.textContent();
     expect(text).toContain('Stage: compress');
+    // The compressed alarm's window, from the compress stage's details.
+    expect(text).toMatch(/window \d{4}-\d\d-\d\d \d\d:\d\d:\d\d – \d{4}-/);
     expect(text).toContain('Receivers selected');
     expect(text).toContain('Notification: email (compressed)');
     expect(text).toContain('Webhook event: ALARM (compressed)');

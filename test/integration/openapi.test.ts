@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { routes } from '../../infra/definitions.ts';
 import { escapeHtml } from '../../shared/http/reference.ts';
 import { baseUrl } from '../support/client.ts';
+import { type Answer, checkingFetch, mismatchOf } from '../support/openapi-check.ts';
 
 type Json = Record<string, unknown>;
 
@@ -64,5 +65,80 @@ describe('GET /docs', () => {
     // Assert
     expect(res.status).toBe(404);
     expect(((await res.json()) as Json).msg).toBe('route [POST /docs] not found');
+  });
+});
+
+describe('the check of every answer against the document (test/support/openapi-check.ts)', () => {
+  const answer = (over: Partial<Answer> = {}): Answer => ({
+    method: 'GET',
+    url: `${baseUrl().replace(/\/$/, '')}/health`,
+    status: 200,
+    contentType: 'application/json; charset=utf-8',
+    body: JSON.stringify({ code: 0, msg: 'ok', data: { version: '1.0.0' } }),
+    ...over,
+  });
+
+  it('passes a real answer and refuses one whose data differs, naming the operation, status and field', async () => {
+    // Arrange: a real answer, and the same with a field the type does not have.
+    const res = await fetch(`${baseUrl()}/health`);
+    const real = await res.text();
+    const extra = JSON.parse(real) as { data: Record<string, unknown> };
+    extra.data.uptime = 1;
+    // Act
+    const ok = mismatchOf(answer({ body: real }));
+    const drift = mismatchOf(answer({ body: JSON.stringify(extra) }));
+    const wrongType = mismatchOf(
+      answer({ body: JSON.stringify({ code: 0, msg: 'ok', data: { version: 1 } }) }),
+    );
+    // Assert
+    expect(ok).toBeUndefined();
+    expect(drift).toContain('GET /health answered HTTP 200');
+    expect(drift).toContain('/data must NOT have additional properties (uptime)');
+    expect(wrongType).toContain('/data/version must be string');
+  });
+
+  it('refuses a status the operation does not list, a wrong envelope code and an unknown route answered otherwise than 404', () => {
+    // Act
+    const unlisted = mismatchOf(
+      answer({ status: 409, body: JSON.stringify({ code: 409, msg: 'x', data: {} }) }),
+    );
+    const code = mismatchOf(
+      answer({
+        url: `${baseUrl().replace(/\/$/, '')}/alarmtask/list`,
+        status: 404,
+        body: JSON.stringify({ code: 422, msg: 'x', data: {} }),
+      }),
+    );
+    const unknown = mismatchOf(answer({ url: `${baseUrl().replace(/\/$/, '')}/nowhere`, status: 200 }));
+    const notFound = mismatchOf(
+      answer({
+        url: `${baseUrl().replace(/\/$/, '')}/nowhere`,
+        status: 404,
+        body: JSON.stringify({ code: 404, msg: 'route [GET /nowhere] not found', data: {} }),
+      }),
+    );
+    // Assert
+    expect(unlisted).toContain('GET /health answered HTTP 409, which the document does not list');
+    expect(code).toContain(
+      'GET /alarmtask/list answered HTTP 404 with a body the document does not describe',
+    );
+    expect(code).toContain('/code must be equal to one of the allowed values');
+    expect(unknown).toContain('GET /nowhere (no such operation) answered HTTP 200');
+    expect(notFound).toBeUndefined();
+  });
+
+  it('makes the tests fetch through the check: a drifting answer fails the call', async () => {
+    // Arrange: a fetch whose answer has a field the document does not describe.
+    const drifting = checkingFetch(
+      async () =>
+        new Response(JSON.stringify({ code: 0, msg: 'ok', data: { version: '1', extra: true } }), {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        }),
+    );
+    // Act / Assert
+    await expect(drifting(`${baseUrl()}/health`)).rejects.toThrow(/OpenAPI document and answer differ/);
+    // The tests' fetch is the checking one (test/support/worker-env.ts).
+    expect((globalThis.fetch as { checksAnswers?: boolean }).checksAnswers).toBe(true);
   });
 });

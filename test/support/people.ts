@@ -5,6 +5,7 @@ import { setPasswordByOperator } from '../../shared/domain/auth/signin.ts';
 import { importDirectory } from '../../shared/domain/directory/service.ts';
 import { projectRoot } from '../../shared/local/paths.ts';
 import { baseUrl } from './client.ts';
+import { checkAnswer } from './openapi-check.ts';
 
 /**
  * People signing in over HTTP, as a browser does: a raw HTTP client that can send from any loopback
@@ -52,6 +53,14 @@ export function send(url: string, opts: Send = {}): Promise<Answer> {
           try {
             json = JSON.parse(text);
           } catch {}
+          const method = opts.method ?? (body === undefined ? 'GET' : 'POST');
+          const contentType = res.headers['content-type'];
+          try {
+            checkAnswer({ method, url: target.href, status: res.statusCode ?? 0, contentType, body: text });
+          } catch (err) {
+            reject(err);
+            return;
+          }
           resolve({
             status: res.statusCode ?? 0,
             headers: res.headers,

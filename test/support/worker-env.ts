@@ -1,5 +1,6 @@
 import { inject } from 'vitest';
 import { resetConfig } from '../../shared/config/env.ts';
+import { checkingFetch, watchApi } from './openapi-check.ts';
 
 /**
  * Test workers talk to the stack over HTTP, and some read the table or queues directly to check
@@ -22,3 +23,7 @@ Object.assign(process.env, {
   LOG_LEVEL: 'ERROR',
 });
 resetConfig();
+
+// Every answer of the stack is checked against the OpenAPI document (test/support/openapi-check.ts).
+watchApi(stack.url);
+globalThis.fetch = checkingFetch(globalThis.fetch);

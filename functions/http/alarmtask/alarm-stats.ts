@@ -1,9 +1,10 @@
 import { alarmStatsSchema } from '#shared/domain/alarms/read-schemas.ts';
 import { alarmStats } from '#shared/domain/alarms/reads.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { AlarmStats } from '#shared/domain/alarms/responses.ts';
 
 /** GET /alarmtask/alarms/stats?uid=&task_id=[&from=&to=]: alarms per minute by level and outcome (default the last hour). */
-export const handler = httpHandler<{ uid: number; task_id: number; from?: number; to?: number }, unknown>(
+export const handler = httpHandler<{ uid: number; task_id: number; from?: number; to?: number }, AlarmStats>(
   { auth: 'reader', input: 'query', schema: alarmStatsSchema },
   (input) => alarmStats(input),
 );

@@ -1,5 +1,6 @@
 import { configureHeartbeat, type HeartbeatSetting } from '#shared/domain/alarms/heartbeat.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { HeartbeatSet } from '#shared/domain/alarms/responses.ts';
 
 const schema = {
   type: 'object',
@@ -16,7 +17,7 @@ const schema = {
 };
 
 /** PUT /alarmtask/heartbeat: expect an alarm or ping every `interval` minutes (0 turns it off). */
-export const handler = httpHandler<HeartbeatSetting, unknown>(
+export const handler = httpHandler<HeartbeatSetting, HeartbeatSet>(
   { auth: 'app+task', input: 'json', schema },
   (input, ctx) => configureHeartbeat(ctx.task!, input),
 );

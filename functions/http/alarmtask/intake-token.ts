@@ -1,5 +1,6 @@
 import { issueIntakeToken } from '#shared/domain/alarms/intake.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { FixedSignSet, IntakeTokenSet } from '#shared/domain/alarms/responses.ts';
 
 const schema = {
   type: 'object',
@@ -13,7 +14,7 @@ const schema = {
  * PUT /alarmtask/intake: a new intake token for monitors that cannot sign (shown once), or revoke it;
  * or turn the original's fixed signature on or off (`fixed_sign`).
  */
-export const handler = httpHandler<{ revoke?: number; fixed_sign?: number }, unknown>(
+export const handler = httpHandler<{ revoke?: number; fixed_sign?: number }, IntakeTokenSet | FixedSignSet>(
   { auth: 'app+task', input: 'json', schema },
   (input, ctx) => issueIntakeToken(ctx.task!, input),
 );

@@ -1,5 +1,6 @@
 import { type ListTasksInput, listTasks, listTasksSchema } from '#shared/domain/tasks/list.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { TaskList } from '#shared/domain/tasks/responses.ts';
 
 /**
  * GET /alarmtask/list?uid=&q=&department_id=&status=&tag_id=&limit=&cursor=: the tasks user `uid`
@@ -7,7 +8,7 @@ import { httpHandler } from '#shared/http/handler.ts';
  * status and tag, in pinyin order; each a summary with the user's access (never token or secret).
  * Follow `next_cursor` until it is empty (a page may hold fewer than `limit` tasks).
  */
-export const handler = httpHandler<ListTasksInput, unknown>(
+export const handler = httpHandler<ListTasksInput, TaskList>(
   { auth: 'reader', input: 'query', schema: listTasksSchema },
   (input) => listTasks(input),
 );

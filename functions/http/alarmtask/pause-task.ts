@@ -1,9 +1,10 @@
 import { pauseSchema } from '#shared/domain/tasks/schemas.ts';
 import { pauseTask } from '#shared/domain/tasks/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { TaskPaused } from '#shared/domain/tasks/responses.ts';
 
 /** PUT /alarmtask/pause: paused for `time` minutes (1..10080), then running again (behavior 5.4). */
-export const handler = httpHandler<{ time: number }, unknown>(
+export const handler = httpHandler<{ time: number }, TaskPaused>(
   { auth: 'app+task', input: 'json', schema: pauseSchema },
   ({ time }, ctx) => pauseTask(ctx.task!, time),
 );

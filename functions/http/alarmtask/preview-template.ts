@@ -1,9 +1,10 @@
 import { type PreviewInput, previewTemplate } from '#shared/domain/deliveries/preview.ts';
 import { previewTemplateSchema } from '#shared/domain/deliveries/schemas.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { TemplatePreview } from '#shared/domain/deliveries/responses.ts';
 
 /** POST /alarmtask/template/preview {uid, task_id, scene, channel, uuid?}: a rendered template. */
-export const handler = httpHandler<PreviewInput, unknown>(
+export const handler = httpHandler<PreviewInput, TemplatePreview>(
   { auth: 'reader', input: 'json', schema: previewTemplateSchema },
   (input) => previewTemplate(input),
 );

@@ -1,5 +1,6 @@
 import { setRateLimit } from '#shared/domain/tasks/settings.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { RateLimitSet } from '#shared/domain/tasks/responses.ts';
 
 const schema = {
   type: 'object',
@@ -15,7 +16,7 @@ const schema = {
 };
 
 /** PUT /alarmtask/ratelimit: the task's alarm rate limit (behavior 6.1), 0 = the deployment default. */
-export const handler = httpHandler<{ rate_limit: number }, unknown>(
+export const handler = httpHandler<{ rate_limit: number }, RateLimitSet>(
   { auth: 'app+task', input: 'json', schema },
   (input, ctx) => setRateLimit(ctx.task!, input.rate_limit),
 );

@@ -1,5 +1,6 @@
 import { MAX_RETENTION_DAYS, setRetention } from '#shared/domain/tasks/settings.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { RetentionSet } from '#shared/domain/tasks/responses.ts';
 
 const schema = {
   type: 'object',
@@ -15,7 +16,7 @@ const schema = {
 };
 
 /** PUT /alarmtask/retention: days the task's processed alarms are kept, 0 = the deployment default. */
-export const handler = httpHandler<{ retention_days: number }, unknown>(
+export const handler = httpHandler<{ retention_days: number }, RetentionSet>(
   { auth: 'app+task', input: 'json', schema },
   (input, ctx) => setRetention(ctx.task!, input.retention_days),
 );

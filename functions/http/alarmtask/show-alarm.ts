@@ -1,9 +1,10 @@
 import { alarmRefSchema } from '#shared/domain/alarms/read-schemas.ts';
 import { type AlarmRef, showAlarm } from '#shared/domain/alarms/reads.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { AlarmShown } from '#shared/domain/alarms/responses.ts';
 
 /** GET /alarmtask/alarm?uid=&task_id=&uuid= (or &history_id=[&from=&to=]): one processed alarm. */
-export const handler = httpHandler<AlarmRef, unknown>(
+export const handler = httpHandler<AlarmRef, AlarmShown>(
   { auth: 'reader', input: 'query', schema: alarmRefSchema },
   (input) => showAlarm(input),
 );

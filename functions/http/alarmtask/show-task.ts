@@ -1,7 +1,8 @@
 import { showTask } from '#shared/domain/tasks/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { TaskShown } from '#shared/domain/tasks/responses.ts';
 
 /** GET /alarmtask/show?id=&timestamp=&sign= (task auth in the query string). */
-export const handler = httpHandler<unknown, unknown>({ auth: 'app+task', input: 'query' }, (_input, ctx) =>
+export const handler = httpHandler<unknown, TaskShown>({ auth: 'app+task', input: 'query' }, (_input, ctx) =>
   showTask(ctx.task!),
 );

@@ -1,3 +1,4 @@
+import type { TaskStatusChanged } from '#shared/domain/tasks/responses.ts';
 import { changeTaskStatus, type StatusAction } from '#shared/domain/tasks/reader.ts';
 import { pauseSchema } from '#shared/domain/tasks/schemas.ts';
 import { ID_SCHEMA } from '#shared/domain/validation.ts';
@@ -17,5 +18,5 @@ const schema = {
 /** PUT /alarmtask/status {uid, task_id, action: stop|start|pause, time}: as a user with rw permission. */
 export const handler = httpHandler<
   { uid: number; task_id: number; action: StatusAction; time?: number },
-  unknown
+  TaskStatusChanged
 >({ auth: 'reader', input: 'json', schema }, (input) => changeTaskStatus(input));

@@ -1,7 +1,8 @@
 import { stopTask } from '#shared/domain/tasks/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { TaskChanged } from '#shared/domain/tasks/responses.ts';
 
 /** PUT /alarmtask/stop: running or paused -> stopped (behavior 5.4). */
-export const handler = httpHandler<unknown, unknown>({ auth: 'app+task', input: 'json' }, (_input, ctx) =>
+export const handler = httpHandler<unknown, TaskChanged>({ auth: 'app+task', input: 'json' }, (_input, ctx) =>
   stopTask(ctx.task!),
 );

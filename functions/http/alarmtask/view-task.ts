@@ -1,6 +1,7 @@
 import { viewTask } from '#shared/domain/tasks/reader.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { ID_SCHEMA } from '#shared/domain/validation.ts';
+import type { TaskViewed } from '#shared/domain/tasks/responses.ts';
 
 const schema = {
   type: 'object',
@@ -9,7 +10,7 @@ const schema = {
 };
 
 /** GET /alarmtask/view?uid=&task_id=: a task's configuration for a user who may read it (no credentials). */
-export const handler = httpHandler<{ uid: number; task_id: number }, unknown>(
+export const handler = httpHandler<{ uid: number; task_id: number }, TaskViewed>(
   { auth: 'reader', input: 'query', schema },
   (input) => viewTask(input.uid, input.task_id),
 );

@@ -4,13 +4,14 @@ import { signInSettings } from '#shared/domain/auth/settings.ts';
 import { changeOwnPassword } from '#shared/domain/auth/signin.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { sessionCookie } from '#shared/http/session.ts';
+import type { SignedInAnswer } from '#shared/domain/auth/responses.ts';
 
 /**
  * PUT /auth/password {current, password}: the signed-in person changes their own password (8 to 256
  * characters), proving the current one. Every session of the person ends; the answer sets a new
  * session cookie for this browser and gives its CSRF token.
  */
-export const handler = httpHandler<{ current: string; password: string }, unknown>(
+export const handler = httpHandler<{ current: string; password: string }, SignedInAnswer>(
   { auth: 'person', input: 'json', schema: changePasswordSchema },
   async (input, ctx) => {
     const signedIn = await changeOwnPassword(ctx.person!, input);

@@ -1,3 +1,4 @@
+import type { SessionAnswer } from '#shared/domain/auth/responses.ts';
 import { csrfToken } from '#shared/domain/auth/sessions.ts';
 import { signInSettings } from '#shared/domain/auth/settings.ts';
 import { AppError } from '#shared/domain/errors.ts';
@@ -9,18 +10,21 @@ import { authenticatePerson } from '#shared/http/session.ts';
  * requests that change something, and its limits. Without a standing session: 401, with `data.sso`
  * telling the sign-in page whether to offer single sign-on.
  */
-export const handler = httpHandler({ auth: 'none', input: 'none' }, async (_input, ctx) => {
-  const settings = signInSettings();
-  const signedIn = await authenticatePerson(ctx.event).catch((err: unknown) => {
-    if (err instanceof AppError && err.status === 401) {
-      throw new AppError(401, 401, err.message, { sso: settings.oidc !== undefined }, err.headers);
-    }
-    throw err;
-  });
-  return {
-    person: signedIn.person,
-    csrf_token: csrfToken(signedIn.id),
-    idle_minutes: settings.sessionIdleSeconds / 60,
-    sso: settings.oidc !== undefined,
-  };
-});
+export const handler = httpHandler<unknown, SessionAnswer>(
+  { auth: 'none', input: 'none' },
+  async (_input, ctx) => {
+    const settings = signInSettings();
+    const signedIn = await authenticatePerson(ctx.event).catch((err: unknown) => {
+      if (err instanceof AppError && err.status === 401) {
+        throw new AppError(401, 401, err.message, { sso: settings.oidc !== undefined }, err.headers);
+      }
+      throw err;
+    });
+    return {
+      person: signedIn.person,
+      csrf_token: csrfToken(signedIn.id),
+      idle_minutes: settings.sessionIdleSeconds / 60,
+      sso: settings.oidc !== undefined,
+    };
+  },
+);

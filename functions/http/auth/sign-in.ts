@@ -4,6 +4,7 @@ import { signInSettings } from '#shared/domain/auth/settings.ts';
 import { signInWithPassword } from '#shared/domain/auth/signin.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { checkOrigin, sessionCookie, sourceAddress } from '#shared/http/session.ts';
+import type { SignedInAnswer } from '#shared/domain/auth/responses.ts';
 
 /**
  * POST /auth/signin {account, password}: a person signs in to the console with the directory's
@@ -12,7 +13,7 @@ import { checkOrigin, sessionCookie, sourceAddress } from '#shared/http/session.
  * a password and a wrong password get the same 401; too many failed tries for the account or from the
  * address get 429 with Retry-After, the right password too.
  */
-export const handler = httpHandler<{ account: string; password: string }, unknown>(
+export const handler = httpHandler<{ account: string; password: string }, SignedInAnswer>(
   { auth: 'none', input: 'json', schema: signInSchema },
   async (input, ctx) => {
     checkOrigin(ctx.event, false);

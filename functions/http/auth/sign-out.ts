@@ -3,12 +3,13 @@ import { deleteSession } from '#shared/domain/auth/sessions.ts';
 import { signOutPersonEverywhere } from '#shared/domain/auth/signin.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { clearedCookie, SESSION_COOKIE } from '#shared/http/session.ts';
+import type { NoData } from '#shared/domain/responses.ts';
 
 /**
  * POST /auth/signout {everywhere?: 1}: ends this session (the cookie is cleared), or with
  * `everywhere` every session of the person, in every browser.
  */
-export const handler = httpHandler<{ everywhere?: 0 | 1 }, unknown>(
+export const handler = httpHandler<{ everywhere?: 0 | 1 }, NoData>(
   { auth: 'person', input: 'json', schema: signOutSchema },
   async (input, ctx) => {
     const { person, session } = ctx as Required<typeof ctx>;

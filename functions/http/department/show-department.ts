@@ -1,5 +1,6 @@
 import { showDepartment } from '#shared/domain/directory/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { DepartmentShown } from '#shared/domain/directory/responses.ts';
 
 const schema = {
   type: 'object',
@@ -8,7 +9,7 @@ const schema = {
 };
 
 /** GET /department/show?id= */
-export const handler = httpHandler<{ id: number }, unknown>(
+export const handler = httpHandler<{ id: number }, DepartmentShown>(
   { auth: 'app', input: 'query', schema },
   ({ id }) => showDepartment(id),
 );

@@ -1,5 +1,14 @@
 import { config } from '#shared/config/env.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 
+/** GET /health: the service is up. */
+export interface Health {
+  /** The deployed version. */
+  version: string;
+}
+
 /** GET /health: no auth (behavior 1). */
-export const handler = httpHandler({ auth: 'none', input: 'none', successMessage: 'ok' }, async () => ({ version: config().serviceVersion }));
+export const handler = httpHandler<unknown, Health>(
+  { auth: 'none', input: 'none', successMessage: 'ok' },
+  async () => ({ version: config().serviceVersion }),
+);

@@ -1,5 +1,6 @@
 import { userProfile } from '#shared/domain/directory/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { UserProfile } from '#shared/domain/directory/responses.ts';
 
 const schema = {
   type: 'object',
@@ -8,7 +9,7 @@ const schema = {
 };
 
 /** GET /user/profile?uid= */
-export const handler = httpHandler<{ uid: number }, unknown>(
+export const handler = httpHandler<{ uid: number }, UserProfile>(
   { auth: 'app', input: 'query', schema },
   ({ uid }) => userProfile(uid),
 );

@@ -1,5 +1,6 @@
 import { updatePhone } from '#shared/domain/directory/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { UserUpdated } from '#shared/domain/directory/responses.ts';
 
 const schema = {
   type: 'object',
@@ -11,7 +12,7 @@ const schema = {
 };
 
 /** PUT /user/updatephone: a mainland mobile number (behavior 4). */
-export const handler = httpHandler<{ uid: number; phone: string }, unknown>(
+export const handler = httpHandler<{ uid: number; phone: string }, UserUpdated>(
   { auth: 'app', input: 'json', schema },
   ({ uid, phone }) => updatePhone(uid, phone),
 );

@@ -1,9 +1,10 @@
 import { type OperationInput, operationSchemas } from '#shared/domain/workflows/schemas.ts';
 import { operateWorkflows } from '#shared/domain/workflows/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { WorkflowsOperated } from '#shared/domain/workflows/responses.ts';
 
 /** PUT /workflow/assign (behavior 9; assign: pending or processing, status unchanged). */
-export const handler = httpHandler<OperationInput, unknown>(
+export const handler = httpHandler<OperationInput, WorkflowsOperated>(
   { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.assign },
   (input) => operateWorkflows('assign', input),
 );

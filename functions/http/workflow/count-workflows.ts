@@ -4,12 +4,13 @@ import {
   countWorkflowsSchema,
 } from '#shared/domain/workflows/list.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import type { WorkflowCountList } from '#shared/domain/workflows/responses.ts';
 
 /**
  * GET /workflow/counts?uid=&task_id= (or task_ids=1,2,3, up to 100): the workflows of each task by
  * status (pending, processing, done, closed) and their total, in the order asked.
  */
-export const handler = httpHandler<CountWorkflowsInput, unknown>(
+export const handler = httpHandler<CountWorkflowsInput, WorkflowCountList>(
   { auth: 'reader', input: 'query', schema: countWorkflowsSchema },
   (input) => countWorkflows(input),
 );

@@ -7,13 +7,12 @@
  * session, so no call names one.
  */
 
-export interface SessionUser {
-  uid: number;
-  username: string;
-  user: string;
-  email: string;
-  role: number;
-}
+import type { FieldError, SessionAnswer as SessionState, SignedInAnswer, SignedInPerson } from './types.ts';
+
+export type { FieldError };
+
+/** The signed-in person (the API's `SignedInPerson`). */
+export type SessionUser = SignedInPerson;
 
 export interface Session {
   person: SessionUser;
@@ -59,11 +58,6 @@ export function serviceNow(): number {
 }
 
 // ---- Calls --------------------------------------------------------------------------------------
-
-export interface FieldError {
-  field: string;
-  message: string;
-}
 
 /** A refused or failed call: the envelope's code and message (status 0: the service was not reached). */
 export class ApiError extends Error {
@@ -142,11 +136,8 @@ export const get = <T>(path: string, query: Query = {}) => call<T>('GET', path, 
 
 // ---- Signing in and out -------------------------------------------------------------------------
 
-interface SessionAnswer {
-  person: SessionUser;
-  csrf_token: string;
-  sso?: boolean;
-}
+/** What GET /auth/session, POST /auth/signin and PUT /auth/password answer. */
+type SessionAnswer = SessionState | SignedInAnswer;
 
 /** Whether single sign-on is offered (told by the service when nobody is signed in). */
 export interface SignedOut {
@@ -158,7 +149,7 @@ export async function resumeSession(): Promise<(Session & SignedOut) | SignedOut
   try {
     const s = await send<SessionAnswer>('GET', '/auth/session', undefined, undefined);
     current = { person: s.person, csrf: s.csrf_token };
-    return { ...current, sso: s.sso === true };
+    return { ...current, sso: 'sso' in s && s.sso === true };
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) return { sso: err.data?.sso === true };
     throw err;

@@ -3,7 +3,8 @@ import { serviceNow } from './api.ts';
 export { LEVEL_NAMES as LEVELS } from '../../domain/tasks/model.ts';
 export const OUTCOMES = ['notified', 'deferred', 'compressed', 'filtered', 'recovered', 'stored'] as const;
 export const TASK_STATUS: Record<number, string> = { 0: 'stopped', 1: 'running', 2: 'paused' };
-export const WORKFLOW_STATUS: Record<number, string> = {
+/** The workflow statuses by number, named as GET /workflow/counts names its counts. */
+export const WORKFLOW_STATUS: Record<number, 'pending' | 'processing' | 'done' | 'closed'> = {
   0: 'pending',
   1: 'processing',
   2: 'done',

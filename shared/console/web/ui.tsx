@@ -268,13 +268,13 @@ export function More({ cursor, loading, onMore }: { cursor?: string; loading: bo
   );
 }
 
+/** A user as the API shows one (`{uid, username}`), a group (`{id, name}`), a bare uid, or nobody. */
+export type PersonLike = { uid: number; username: string } | { id: number; name: string } | number | null;
+
 /** A user as the API shows one: `{uid, username}` or a bare uid. */
-export function Person({ user }: { user: unknown }) {
-  if (user && typeof user === 'object') {
-    const u = user as { uid?: number; username?: string; name?: string; id?: number };
-    if (u.username !== undefined) return <span title={`uid ${u.uid}`}>{u.username}</span>;
-    if (u.name !== undefined) return <span title={`id ${u.id}`}>{u.name}</span>;
-  }
+export function Person({ user }: { user: PersonLike | undefined }) {
   if (typeof user === 'number') return <span>uid {user}</span>;
+  if (user && 'username' in user) return <span title={`uid ${user.uid}`}>{user.username}</span>;
+  if (user) return <span title={`id ${user.id}`}>{user.name}</span>;
   return <span class="muted">—</span>;
 }

@@ -14,6 +14,7 @@ import { effectiveStatus, type Level, TASK_RUNNING, type Task } from '../tasks/m
 import { getTask } from '../tasks/repository.ts';
 import { writeTaskSetting } from '../tasks/settings.ts';
 import { namedUuid } from './ids.ts';
+import type { HeartbeatPinged, HeartbeatSet } from './responses.ts';
 
 /**
  * Heartbeat, the dead man's switch (README, "Connect your monitoring"): a task may expect an alarm or
@@ -124,7 +125,7 @@ export async function heartbeatOf(task: Task): Promise<void> {
 }
 
 /** `GET|POST /alarm/heartbeat`: a ping. */
-export async function ping(cached: Task, deps: HeartbeatDeps = defaultDeps) {
+export async function ping(cached: Task, deps: HeartbeatDeps = defaultDeps): Promise<HeartbeatPinged> {
   // The setting as it is now (the task cache may not hold a change of moments ago); pings are rare.
   const task = (await getTask(cached.id, true)) ?? cached;
   if (!task.heartbeat)
@@ -146,7 +147,7 @@ export async function configureHeartbeat(
   task: Task,
   input: HeartbeatSetting,
   deps: HeartbeatDeps = defaultDeps,
-) {
+): Promise<HeartbeatSet> {
   const now = deps.now();
   const setting =
     input.interval > 0 ? { interval: input.interval, level: input.level ?? 2, since: now } : undefined;

@@ -14,6 +14,7 @@ import { namedUuid } from './ids.ts';
 import { alarmRateLimiter, type RateLimiter } from './rate-limit.ts';
 import { admit, checkCtn, checkMessageSize, TASK_ID, TIMESTAMP } from './report.ts';
 import { getTaskCached } from './task-cache.ts';
+import type { FixedSignSet, IntakeTokenSet } from './responses.ts';
 
 /**
  * The monitors' door (README, "Connect your monitoring"): authentication from the query string (or
@@ -116,6 +117,7 @@ export function requestLevel(query: Record<string, string | undefined>): Level {
   return Number(v) as Level;
 }
 
+/** The alarms of a notification of several alerts, accepted. */
 export interface IntakeAnswer {
   /** The alarms' uuids, in the order of the request's alerts. */
   uuids: string[];
@@ -166,7 +168,10 @@ export async function acceptAlarms(
  * task cache's seconds) and shows it once; `{"revoke": 1}` removes it; `{"fixed_sign": 1|0}` turns the
  * original's fixed signature on or off and leaves the token as it is.
  */
-export async function issueIntakeToken(task: Task, input: { revoke?: number; fixed_sign?: number }) {
+export async function issueIntakeToken(
+  task: Task,
+  input: { revoke?: number; fixed_sign?: number },
+): Promise<IntakeTokenSet | FixedSignSet> {
   if (input.fixed_sign !== undefined) {
     await writeTaskSetting(task, 'intake_fixed_sign', input.fixed_sign === 1 ? true : undefined);
     return { id: task.id, fixed_sign: input.fixed_sign === 1 ? 1 : 0 };

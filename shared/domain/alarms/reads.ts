@@ -15,9 +15,10 @@ import { recipientsOf } from '../notifications/receivers.ts';
 import { taskForUser } from '../tasks/access.ts';
 import { redact } from '../tasks/reader.ts';
 import { openReceiverRobots, openRobot } from '../tasks/robots.ts';
-import { LEVEL_NAMES, type Level, type Task } from '../tasks/model.ts';
+import { type Channels, LEVEL_NAMES, type Level, type Task } from '../tasks/model.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
 import { getWorkflowIdOfAlarm } from '../workflows/repository.ts';
+import type { WorkflowDetail } from '../workflows/responses.ts';
 import { showWorkflow } from '../workflows/service.ts';
 import type { Why } from './explain.ts';
 import {
@@ -32,6 +33,15 @@ import {
   resultOf,
 } from './log.ts';
 import type { AlarmRecord } from './model.ts';
+import type {
+  AlarmList,
+  AlarmShown,
+  AlarmStats,
+  AlarmTrace,
+  AlarmView,
+  TraceReceivers,
+  TraceStage,
+} from './responses.ts';
 import { selectedReceivers } from './notify.ts';
 import { alarmRecordOf, getAlarmRecord } from './repository.ts';
 import { upgradeStrategies } from './upgrade.ts';
@@ -82,26 +92,6 @@ function windowOf(q: { from?: number; to?: number }, now: number) {
   return { from, to };
 }
 
-/** An entry of the history listing. */
-export interface AlarmView {
-  uuid: string;
-  history_id: number;
-  created_at: number;
-  level: Level;
-  level_name: string;
-  reported_level: Level;
-  outcome: AlarmResult;
-  decision: string;
-  metric?: string;
-  batch?: number;
-  k?: number;
-  upgrades: number;
-  stored: boolean;
-  notice_time?: number;
-  /** The alarm content (stored alarms only: a task that stores nothing keeps no content). */
-  ctn?: Record<string, unknown>;
-}
-
 function viewOf(e: AlarmLogEntry, stored?: { ctn: Record<string, unknown>; notice_time: number }): AlarmView {
   return {
     uuid: e.uuid,
@@ -137,7 +127,7 @@ async function contentOf(entries: AlarmLogEntry[]) {
 }
 
 /** GET /alarmtask/alarms: a task's processed alarms, newest first, filtered, paged. */
-export async function listAlarms(q: HistoryQuery) {
+export async function listAlarms(q: HistoryQuery): Promise<AlarmList> {
   await taskForUser(q.uid, q.task_id);
   const window = windowOf(q, nowSeconds());
   const filter: AlarmLogFilter = {
@@ -165,7 +155,12 @@ export const MAX_STATS_HOURS = 24;
  * GET /alarmtask/alarms/stats: a task's alarms per minute by level and outcome (default: the last
  * hour; at most MAX_STATS_HOURS), for the console's charts.
  */
-export async function alarmStats(q: { uid: number; task_id: number; from?: number; to?: number }) {
+export async function alarmStats(q: {
+  uid: number;
+  task_id: number;
+  from?: number;
+  to?: number;
+}): Promise<AlarmStats> {
   await taskForUser(q.uid, q.task_id);
   const to = q.to ?? nowSeconds();
   const from = q.from ?? to - 3600;
@@ -242,7 +237,7 @@ async function locate(ref: AlarmRef): Promise<Located> {
 }
 
 /** GET /alarmtask/alarm: one alarm by uuid or history id. */
-export async function showAlarm(ref: AlarmRef) {
+export async function showAlarm(ref: AlarmRef): Promise<AlarmShown> {
   const { record, entry } = await locate(ref);
   const e = record ? entryOfRecord(record) : (entry as AlarmLogEntry);
   return {
@@ -264,7 +259,7 @@ export interface TraceDeps {
     processedAt: number,
     known: { record?: AlarmRecord; task?: Task },
   ) => Promise<AlarmDeliveries>;
-  workflowOfAlarm: (taskId: number, uuid: string) => Promise<unknown | undefined>;
+  workflowOfAlarm: (taskId: number, uuid: string) => Promise<WorkflowDetail | undefined>;
 }
 
 const STRATEGY_TEXT: Record<string, (n: number) => string> = {
@@ -280,8 +275,13 @@ function ordinal(n: number): string {
   return `${n}${s}`;
 }
 
-function stagesOf(task: Task, e: AlarmLogEntry, why: Why | undefined, record: AlarmRecord | undefined) {
-  const stages: Record<string, unknown>[] = [];
+function stagesOf(
+  task: Task,
+  e: AlarmLogEntry,
+  why: Why | undefined,
+  record: AlarmRecord | undefined,
+): TraceStage[] {
+  const stages: TraceStage[] = [];
   const r = why?.recovery;
   if (r?.mode === 'monitor') {
     stages.push({ stage: 'recovery', result: 'matched', text: 'the monitor reported the alert as resolved' });
@@ -390,7 +390,7 @@ async function receiversOf(
   e: AlarmLogEntry,
   why: Why | undefined,
   record: AlarmRecord | undefined,
-) {
+): Promise<TraceReceivers | undefined> {
   if (!record && e.decision !== 'not_save_db') return undefined;
   // A task that stores nothing keeps no selection: it is the dispatch the reasons recorded.
   const d = why?.dispatch;
@@ -431,14 +431,16 @@ async function receiversOf(
     misses: why?.dispatch?.misses,
     alarm_groups: groups.map((g) => ({ id: g.id, name: g.name })),
     // The webhook URL may carry a token in its query: its origin and path only.
-    people: redact(recipients.channels),
+    people: redact(recipients.channels) as Channels,
     robots: recipients.robotSets.map((s) => ({
       set: s.key,
       channel: s.channel,
       // Robots travel sealed: each is opened here only to be shown masked.
       robots: s.robots.map((r) => maskRobot(openRobot(r).webhook)),
     })),
-    ...(record?.receiver?.channels ? { override: redact(openReceiverRobots(record.receiver).channels) } : {}),
+    ...(record?.receiver?.channels
+      ? { override: redact(openReceiverRobots(record.receiver).channels) as Channels }
+      : {}),
   };
 }
 
@@ -484,7 +486,7 @@ const defaultTraceDeps: TraceDeps = {
 };
 
 /** GET /alarmtask/alarm/trace: why was (or wasn't) anyone notified of this alarm. */
-export async function traceAlarm(ref: AlarmRef, deps: TraceDeps = defaultTraceDeps) {
+export async function traceAlarm(ref: AlarmRef, deps: TraceDeps = defaultTraceDeps): Promise<AlarmTrace> {
   const { task, record, entry } = await locate(ref);
   const e = record ? entryOfRecord(record) : (entry as AlarmLogEntry);
   const why = record?.why ?? entry?.why;

@@ -29,6 +29,7 @@ import {
   type ReportReceipt,
 } from './report-repository.ts';
 import { MAX_CTN_DEPTH, reportSchema } from './report-schemas.ts';
+import type { NoData } from '../responses.ts';
 import { getTaskCached } from './task-cache.ts';
 
 /**
@@ -49,8 +50,10 @@ export interface AlarmAuthInput {
   sign?: unknown;
 }
 
+/** An alarm accepted (POST /alarm/report and the adapters of one alarm per request). */
 export interface ReportAnswer {
   uuid: string;
+  /** Local date and time of the report. */
   report_time: string;
 }
 
@@ -157,7 +160,7 @@ export async function authenticateAlarm(
 export async function testAlarm(
   input: AlarmAuthInput,
   deps: Pick<ReportDeps, 'getTask'> = defaultReportDeps,
-) {
+): Promise<NoData> {
   await authenticateAlarm(input, deps);
   return {};
 }

@@ -22,7 +22,7 @@ import { signInSettings } from './settings.ts';
 export type SignInMethod = 'password' | 'oidc';
 
 /** The person a session acts as (what the console shows). */
-export interface Person {
+export interface SignedInPerson {
   uid: number;
   username: string;
   user: string;
@@ -61,7 +61,7 @@ export function csrfMatches(id: string, token: string | undefined): boolean {
   return got.length === expected.length && timingSafeEqual(got, expected);
 }
 
-export const personOf = (u: User): Person => ({
+export const personOf = (u: User): SignedInPerson => ({
   uid: u.uid,
   username: u.username,
   user: u.user ?? '',
@@ -119,7 +119,7 @@ export type SessionRefusal = 'none' | 'ended';
  */
 export async function resolveSession(
   id: string | undefined,
-): Promise<{ session: Session; person: Person } | { refused: SessionRefusal }> {
+): Promise<{ session: Session; person: SignedInPerson } | { refused: SessionRefusal }> {
   if (id === undefined) return { refused: 'none' };
   if (!isSessionId(id)) return { refused: 'ended' };
   const settings = signInSettings();

@@ -16,7 +16,7 @@ import {
   unknownAccountSubject,
 } from './lockout.ts';
 import { hashPassword, passwordProblem, verifyNothing, verifyPassword } from './passwords.ts';
-import { createSession, type Person, personOf, type SignInMethod } from './sessions.ts';
+import { createSession, type SignedInPerson, personOf, type SignInMethod } from './sessions.ts';
 import { signInSettings } from './settings.ts';
 
 /**
@@ -92,7 +92,7 @@ async function personNamed(account: string, deps: Pick<SignInDeps, 'findUsers'>)
 export interface SignedIn {
   /** The session id, for the cookie only. */
   id: string;
-  person: Person;
+  person: SignedInPerson;
   expiresAt: number;
 }
 
@@ -146,7 +146,7 @@ export async function startSession(
  * gets a new one.
  */
 export async function changeOwnPassword(
-  person: Person,
+  person: SignedInPerson,
   input: { current: string; password: string },
   deps: SignInDeps = signInDeps,
 ): Promise<SignedIn> {

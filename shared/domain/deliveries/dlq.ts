@@ -17,6 +17,7 @@ import { requireAdmin } from '../tasks/access.ts';
 import { getWorkflows } from '../workflows/repository.ts';
 import { listAttemptsOfEvent } from '../webhooks/repository.ts';
 import { DEFAULT_LIMIT, type DlqQueue } from './schemas.ts';
+import type { DeadDueWork, DeadLetterList, QueueDeadLetter, Redriven } from './responses.ts';
 
 /**
  * Dead letters (issue 10 item 5): the messages the webhook, notify and alarm queues gave up on (their
@@ -222,9 +223,14 @@ export const REDRIVE_MAX = 100;
 
 const taskOf = (c: Carried) => c.task_id;
 
-async function describe(queue: QueueName, letter: DeadLetter, carried: Carried, deps: DlqDeps) {
+async function describe(
+  queue: QueueName,
+  letter: DeadLetter,
+  carried: Carried,
+  deps: DlqDeps,
+): Promise<QueueDeadLetter> {
   let failures: Failures = { attempts: 0 };
-  let extra: Record<string, unknown> = {};
+  let extra: { processed?: boolean } = {};
   if (carried.kind === 'webhook') failures = failuresOf(await deps.attemptsOfEvent(carried.event_id));
   else if (carried.kind === 'webhooks') {
     const all = await Promise.all(carried.events.map((e) => deps.attemptsOfEvent(e.event_id)));
@@ -259,7 +265,10 @@ const ALARM_NOTE =
   'the alarm pipeline records no error per alarm: see the alarm consumer logs ("alarm processing failed") for the message id';
 
 /** GET /delivery/dlq: a dead-letter queue's messages (not consumed), newest scan order, role 9 only. */
-export async function listDeadLetters(input: ListDeadLettersInput, deps: DlqDeps = dlqDeps) {
+export async function listDeadLetters(
+  input: ListDeadLettersInput,
+  deps: DlqDeps = dlqDeps,
+): Promise<DeadLetterList> {
   await deps.requireAdmin(input.uid);
   const limit = input.limit ?? DEFAULT_LIMIT;
   if (input.queue === 'due') return listDeadDueWork(limit, input.task_id, deps);
@@ -318,21 +327,27 @@ async function deadDueItems(limit: number, taskId: number | undefined, deps: Dlq
   return lists.flat().sort((a, b) => b.buried_at - a.buried_at || b.due_at - a.due_at);
 }
 
-async function listDeadDueWork(limit: number, taskId: number | undefined, deps: DlqDeps) {
+async function listDeadDueWork(
+  limit: number,
+  taskId: number | undefined,
+  deps: DlqDeps,
+): Promise<DeadLetterList> {
   const items = await deadDueItems(limit, taskId, deps);
   return {
     queue: 'due' as const,
-    dead_letters: items.slice(0, limit).map((d) => ({
-      message_id: dueId(d),
-      queue: 'due' as const,
-      kind: d.kind,
-      ref: d.ref,
-      due_at: d.due_at,
-      ...(taskOfDue(d) !== undefined ? { task_id: taskOfDue(d) } : {}),
-      attempts: d.attempts ?? 0,
-      last_failure_at: d.buried_at,
-      reason: { outcome: 'failed', attempt: d.attempts ?? 0, error: d.error, at: d.buried_at },
-    })),
+    dead_letters: items.slice(0, limit).map(
+      (d): DeadDueWork => ({
+        message_id: dueId(d),
+        queue: 'due' as const,
+        kind: d.kind,
+        ref: d.ref,
+        due_at: d.due_at,
+        ...(taskOfDue(d) !== undefined ? { task_id: taskOfDue(d) } : {}),
+        attempts: d.attempts ?? 0,
+        last_failure_at: d.buried_at,
+        reason: { outcome: 'failed', attempt: d.attempts ?? 0, error: d.error, at: d.buried_at },
+      }),
+    ),
     more: items.length > limit,
     scanned: items.length,
   };
@@ -378,7 +393,7 @@ export async function redriveBody(
  * with `task_id`) back to the source queue; at most REDRIVE_MAX per request (`more` says when to call
  * again). Each is sent to the source queue first and deleted from the dead-letter queue after.
  */
-export async function redriveDeadLetters(input: RedriveInput, deps: DlqDeps = dlqDeps) {
+export async function redriveDeadLetters(input: RedriveInput, deps: DlqDeps = dlqDeps): Promise<Redriven> {
   await deps.requireAdmin(input.uid);
   if ((input.message_id === undefined) === (input.all === undefined)) {
     throw ValidationError.of('message_id', 'or all is required (one of them)');
@@ -419,7 +434,7 @@ export async function redriveDeadLetters(input: RedriveInput, deps: DlqDeps = dl
   }
 }
 
-async function redriveDeadDue(input: RedriveInput, deps: DlqDeps) {
+async function redriveDeadDue(input: RedriveInput, deps: DlqDeps): Promise<Redriven> {
   const now = deps.now();
   if (input.message_id !== undefined) {
     const id = parseDueId(input.message_id);

@@ -11,6 +11,7 @@ import { NotFoundError } from '../errors.ts';
 import { channelMessage } from '../notifications/channel-message.ts';
 import { buildRenderValues, renderMessage } from '../notifications/render.ts';
 import { type NotifyChannel, resolveTemplate } from '../notifications/templates.ts';
+import type { TemplatePreview } from './responses.ts';
 import { taskForUser } from '../tasks/access.ts';
 import type { Task } from '../tasks/model.ts';
 import { historyRef, pipelineRef, taskRef, workflowRef } from '../webhooks/events.ts';
@@ -134,7 +135,10 @@ export const previewDeps: PreviewDeps = {
 };
 
 /** Renders a task's template for a scene and channel exactly as the channel would send it (read permission). */
-export async function previewTemplate(input: PreviewInput, deps: PreviewDeps = previewDeps) {
+export async function previewTemplate(
+  input: PreviewInput,
+  deps: PreviewDeps = previewDeps,
+): Promise<TemplatePreview> {
   const task = await deps.taskForUser(input.uid, input.task_id, 'read');
   const templateId = task.template?.template_id;
   const [predefined, record] = await Promise.all([

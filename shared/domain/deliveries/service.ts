@@ -19,6 +19,7 @@ import {
 } from '../webhooks/repository.ts';
 import { decodeCursor, encodeCursor, isEntryCount, isTimedSortKey, msOfTimedSortKey } from '../cursor.ts';
 import { DEFAULT_LIMIT, DELIVERY_KINDS, type DeliveryKind } from './schemas.ts';
+import type { DeliveryList, WebhookTested } from './responses.ts';
 
 /**
  * A task's deliveries (issue 10 item 5): its recent webhook and notification attempts, merged newest
@@ -226,7 +227,10 @@ export interface ListDeliveriesInput {
 }
 
 /** GET /alarmtask/deliveries: a task's recent attempts, newest first, paged (read permission). */
-export async function listDeliveries(input: ListDeliveriesInput, deps: DeliveriesDeps = deliveriesDeps) {
+export async function listDeliveries(
+  input: ListDeliveriesInput,
+  deps: DeliveriesDeps = deliveriesDeps,
+): Promise<DeliveryList> {
   const kind = input.kind ?? 'all';
   const limit = input.limit ?? DEFAULT_LIMIT;
   const cursor = input.cursor ? decodeCursor(input.cursor, isDeliveriesCursor) : undefined;
@@ -295,7 +299,7 @@ export async function testWebhook(
     send: sendEventNow,
     now: nowSeconds,
   },
-) {
+): Promise<WebhookTested> {
   const task = await deps.taskForUser(input.uid, input.task_id, 'write');
   if (!webhookUrlOf(task)) throw new ConflictError(`task [${task.id}] has no webhook`);
   const message: WebhookMessage = {

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import type { ReceiverConfig, TemplateScenes } from '../tasks/model.ts';
+import type { UserView } from './responses.ts';
 
 /** Directory entities (interface 2.2, 2.3; behavior 4), as stored. */
 export interface BusinessUnit {
@@ -107,7 +108,7 @@ export function person(u: User): Person {
 }
 
 /** The user view of interface 2.3. */
-export function userView(u: User) {
+export function userView(u: User): UserView {
   return {
     uid: u.uid,
     username: u.username,

@@ -15,6 +15,13 @@ import {
   userView,
 } from './model.ts';
 import * as repo from './repository.ts';
+import type {
+  DepartmentDetail,
+  DepartmentList,
+  DepartmentShown,
+  UserProfile,
+  UserUpdated,
+} from './responses.ts';
 import { directorySchema } from './schemas.ts';
 
 const validateDirectory = compileSchema(directorySchema);
@@ -155,7 +162,7 @@ function findDuplicateIds(d: Record<string, Raw[] | undefined>) {
 }
 
 /** GET /department/simple */
-export async function listDepartmentsView() {
+export async function listDepartmentsView(): Promise<DepartmentList> {
   const departments = await repo.listDepartments();
   return {
     departments: departments.map((d) => ({ id: d.id, pinyin: d.pinyin, name: d.name, remark: d.remark })),
@@ -163,7 +170,7 @@ export async function listDepartmentsView() {
 }
 
 /** GET /department/show: interface 2.2 detail. */
-export async function showDepartment(id: number) {
+export async function showDepartment(id: number): Promise<DepartmentShown> {
   const dept = await repo.getDepartment(id);
   if (!dept) throw new NotFoundError(`department [${id}] not found`);
   const [bu, people] = await Promise.all([
@@ -178,7 +185,7 @@ function departmentDetail(
   d: Department,
   bu: Awaited<ReturnType<typeof repo.getBusinessUnit>>,
   users: Map<number, User>,
-) {
+): DepartmentDetail {
   const p = (uid: number) => {
     const u = users.get(uid);
     return u ? person(u) : { uid, username: '', user: '', email: '', department: '' };
@@ -202,7 +209,7 @@ function departmentDetail(
 }
 
 /** GET /user/profile: the user and the tasks they may read / write. */
-export async function userProfile(uid: number) {
+export async function userProfile(uid: number): Promise<UserProfile> {
   const user = await repo.getUser(uid);
   if (!user) throw new NotFoundError(`user [${uid}] not found`);
   const perms = user.role === ROLE_SUPER_ADMIN ? [] : await listPermissionsOfUser(uid);
@@ -217,7 +224,7 @@ export async function userProfile(uid: number) {
 }
 
 /** PUT /user/updatephone */
-export async function updatePhone(uid: number, phone: string) {
+export async function updatePhone(uid: number, phone: string): Promise<UserUpdated> {
   const user = await repo.updateUserPhone(uid, phone, nowSeconds());
   if (!user) throw new NotFoundError(`user [${uid}] not found`);
   return { user: userView(user) };

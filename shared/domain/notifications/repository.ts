@@ -20,7 +20,7 @@ import type { NotifyChannel } from './templates.ts';
  */
 
 /** Outcome of one attempt. `failed`, `throttled` and `rate_limited` are retried; the others are final. */
-export type AttemptOutcome = 'delivered' | 'failed' | 'rejected' | 'skipped' | 'throttled' | 'rate_limited';
+export type NotifyOutcome = 'delivered' | 'failed' | 'rejected' | 'skipped' | 'throttled' | 'rate_limited';
 
 export interface AttemptRecord {
   job_id: string;
@@ -29,7 +29,7 @@ export interface AttemptRecord {
   scene: NotifyScene;
   /** Who or what was addressed, secrets masked (robot token, e-mail, phone). */
   target: string;
-  outcome: AttemptOutcome;
+  outcome: NotifyOutcome;
   /** Provider response code (`errcode`, SMTP/HTTP status, AWS error name) or our reason code. */
   code: string;
   /** Short human-readable detail (never a secret). */

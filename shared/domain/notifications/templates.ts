@@ -7,6 +7,7 @@ import {
   type TemplateConfig,
   type TemplateEntry,
 } from '../tasks/model.ts';
+import type { EffectiveTemplate } from '../tasks/responses.ts';
 
 /**
  * Message templates (interface 2.11, behavior 10): the system defaults for every scene and channel,
@@ -192,7 +193,10 @@ export function resolveTemplate(
  * messages are rendered with, and where each entry comes from (0 system default, 1 the predefined
  * template, 2 the task's udf).
  */
-export function effectiveTemplate(config: TemplateConfig | undefined, predefined: Template | undefined) {
+export function effectiveTemplate(
+  config: TemplateConfig | undefined,
+  predefined: Template | undefined,
+): EffectiveTemplate {
   return Object.fromEntries(
     TEMPLATE_SCENES.map((scene) => [
       scene,
@@ -203,5 +207,5 @@ export function effectiveTemplate(config: TemplateConfig | undefined, predefined
         }),
       ),
     ]),
-  );
+  ) as EffectiveTemplate;
 }

@@ -16,6 +16,7 @@ import { ID_SCHEMA } from '../validation.ts';
 import { loadReader } from './access.ts';
 import { effectiveStatus, TASK_PAUSED, type Task } from './model.ts';
 import * as repo from './repository.ts';
+import type { TaskList, TaskSummary } from './responses.ts';
 
 // ---- Paging (shared by the listings of this issue) ---------------------------------------------
 
@@ -120,7 +121,7 @@ interface Names {
 }
 
 /** The compact, readable view of a task in a listing: never its token, secret or receivers. */
-export function taskSummary(task: Task, access: TaskAccess, names: Names, now: number) {
+export function taskSummary(task: Task, access: TaskAccess, names: Names, now: number): TaskSummary {
   const status = effectiveStatus(task, now);
   return {
     id: task.id,
@@ -228,7 +229,7 @@ function pageFromTasks(
  * A page may hold fewer than `limit` tasks while `next_cursor` is set (a selective filter over many
  * tasks stops after MAX_QUERIES index reads): follow the cursor until it is empty.
  */
-export async function listTasks(input: ListTasksInput, deps: ListDeps = listDeps) {
+export async function listTasks(input: ListTasksInput, deps: ListDeps = listDeps): Promise<TaskList> {
   const lq = (input.q ?? '').trim().toLowerCase();
   const limit = input.limit ?? DEFAULT_LIMIT;
   const after = input.cursor ? decodeCursor(input.cursor, isCursorOf(lq)) : undefined;

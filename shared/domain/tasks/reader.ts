@@ -1,6 +1,8 @@
 import { maskRobot } from '../notifications/providers/robot.ts';
 import { taskForUser } from './access.ts';
 import { ValidationError } from '../errors.ts';
+import { TASK_PAUSED } from './model.ts';
+import type { TaskStatusChanged, TaskViewed } from './responses.ts';
 import { pauseTask, showTask, startTask, stopTask } from './service.ts';
 
 /**
@@ -9,11 +11,15 @@ import { pauseTask, showTask, startTask, stopTask } from './service.ts';
  * no token or secret, robot access tokens masked and robot secrets hidden, the webhook URL without
  * its query string (it may carry a token).
  */
-export async function viewTask(uid: number, taskId: number) {
+export async function viewTask(uid: number, taskId: number): Promise<TaskViewed> {
   const task = await taskForUser(uid, taskId);
   const { task: detail } = await showTask(task);
-  const { token: _token, secret: _secret, ...rest } = detail as Record<string, unknown>;
-  return { task: redact(rest) };
+  const { token: _token, secret: _secret, ...rest } = detail;
+  // Redaction replaces credentials by masked strings: the shape stays the detail's.
+  const view = redact(rest) as TaskViewed['task'];
+  // The console shows when a pause ends.
+  const paused = detail.status === TASK_PAUSED && task.paused_until !== undefined;
+  return { task: paused ? { ...view, paused_until: task.paused_until } : view };
 }
 
 function webhookOrigin(url: string): string {
@@ -55,7 +61,7 @@ export async function changeTaskStatus(input: {
   task_id: number;
   action: StatusAction;
   time?: number;
-}) {
+}): Promise<TaskStatusChanged> {
   const task = await taskForUser(input.uid, input.task_id, 'write');
   if (input.action === 'stop') return stopTask(task);
   if (input.action === 'start') return startTask(task);

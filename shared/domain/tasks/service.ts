@@ -15,6 +15,7 @@ import { publishWebhookEvents } from '../webhooks/publish.ts';
 import { TASK_RUNNING, type Task, type TaskConfig } from './model.ts';
 import { assertTaskOutboundUrls } from './outbound-urls.ts';
 import * as repo from './repository.ts';
+import type { TaskChanged, TaskPaused, TaskShown, TaskStored } from './responses.ts';
 import { openReceiverRobots, openTaskRobots } from './robots.ts';
 import {
   applyFieldPaths,
@@ -120,7 +121,7 @@ async function reread(id: number, deps: TaskDeps): Promise<Task> {
 const raced = (id: number) => new ConflictError(`task [${id}] was changed concurrently, please retry`);
 
 /** POST /alarmtask/store */
-export async function createTask(body: Body, deps: TaskDeps = taskDeps) {
+export async function createTask(body: Body, deps: TaskDeps = taskDeps): Promise<TaskStored> {
   const { created_by, config } = parseCreateBody(body);
   const refs = await loadReferences(config, created_by, deps);
   const now = deps.now();
@@ -147,7 +148,11 @@ export async function createTask(body: Body, deps: TaskDeps = taskDeps) {
  * Writes a new configuration over a task under its version; on a lost race re-reads the task and
  * re-derives the configuration (`derive` sees the current task), up to MAX_ATTEMPTS times.
  */
-async function replaceConfig(task: Task, derive: (current: Task) => TaskConfig, deps: TaskDeps) {
+async function replaceConfig(
+  task: Task,
+  derive: (current: Task) => TaskConfig,
+  deps: TaskDeps,
+): Promise<TaskStored> {
   let current = task;
   // References depend on the configuration only: a retry whose configuration names the same ones
   // does not read them (and check their URLs) again.
@@ -189,13 +194,17 @@ async function replaceConfig(task: Task, derive: (current: Task) => TaskConfig, 
 }
 
 /** PUT /alarmtask/update: whole configuration replaced (behavior 5.3). */
-export async function updateTask(task: Task, body: Body, deps: TaskDeps = taskDeps) {
+export async function updateTask(task: Task, body: Body, deps: TaskDeps = taskDeps): Promise<TaskStored> {
   const config = parseConfig(body, task.created_by);
   return replaceConfig(task, () => config, deps);
 }
 
 /** PUT /alarmtask/updatefields: listed paths copied from the request, the rest kept (behavior 5.3). */
-export async function updateTaskFields(task: Task, body: Body, deps: TaskDeps = taskDeps) {
+export async function updateTaskFields(
+  task: Task,
+  body: Body,
+  deps: TaskDeps = taskDeps,
+): Promise<TaskStored> {
   const paths = body.filter_fields as string[];
   const errors = fieldPathErrors(paths);
   if (errors.length) throw new ValidationError(errors);
@@ -212,7 +221,7 @@ export async function updateTaskFields(task: Task, body: Body, deps: TaskDeps = 
  * GET /alarmtask/show: interface 2.4, directory records read in batches. Robots (the task's and its
  * alarm groups') are shown in plain, as they were given.
  */
-export async function showTask(sealed: Task, deps: TaskDeps = taskDeps) {
+export async function showTask(sealed: Task, deps: TaskDeps = taskDeps): Promise<TaskShown> {
   const task = openTaskRobots(sealed);
   const templateId = task.template.template_id ?? 0;
   const groupIds = detailGroupIds(task);
@@ -234,7 +243,7 @@ export async function showTask(sealed: Task, deps: TaskDeps = taskDeps) {
 }
 
 /** DELETE /alarmtask: the task, its name guard and its permission items, in one transaction. */
-export async function deleteTask(task: Task, deps: TaskDeps = taskDeps) {
+export async function deleteTask(task: Task, deps: TaskDeps = taskDeps): Promise<TaskChanged> {
   let current = task;
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (attempt > 0) current = await reread(task.id, deps);
@@ -264,19 +273,19 @@ async function changeStatus(
 }
 
 /** PUT /alarmtask/stop: running or paused -> stopped (behavior 5.4). */
-export async function stopTask(task: Task, deps: TaskDeps = taskDeps) {
+export async function stopTask(task: Task, deps: TaskDeps = taskDeps): Promise<TaskChanged> {
   await changeStatus(task, stopTransition, deps);
   return { id: task.id };
 }
 
 /** PUT /alarmtask/start: stopped or paused -> running. */
-export async function startTask(task: Task, deps: TaskDeps = taskDeps) {
+export async function startTask(task: Task, deps: TaskDeps = taskDeps): Promise<TaskChanged> {
   await changeStatus(task, startTransition, deps);
   return { id: task.id };
 }
 
 /** PUT /alarmtask/pause: paused for `time` minutes, then running again by itself. */
-export async function pauseTask(task: Task, time: number, deps: TaskDeps = taskDeps) {
+export async function pauseTask(task: Task, time: number, deps: TaskDeps = taskDeps): Promise<TaskPaused> {
   await changeStatus(task, (_current, now) => pauseTransition(now, time), deps);
   return { id: task.id, time };
 }

@@ -3,6 +3,7 @@ import { config, defaultAlarmRetentionDays } from '../../config/env.ts';
 import { ConflictError } from '../errors.ts';
 import type { Task } from './model.ts';
 import { getTask, setTaskSetting } from './repository.ts';
+import type { RateLimitSet, RetentionSet } from './responses.ts';
 
 /**
  * Sets (or, with `undefined`, removes) one of a task's own settings under its version, re-reading
@@ -29,7 +30,7 @@ export async function writeTaskSetting(
  * (docs/rate-limits.md); 0 returns to the deployment default (`ALARM_RATE_LIMIT`). It reaches the
  * alarm path within `TASK_CACHE_SECONDS`.
  */
-export async function setRateLimit(task: Task, rateLimit: number) {
+export async function setRateLimit(task: Task, rateLimit: number): Promise<RateLimitSet> {
   await writeTaskSetting(task, 'rate_limit', rateLimit > 0 ? rateLimit : undefined);
   return {
     id: task.id,
@@ -51,7 +52,7 @@ export function retentionDaysOf(task: Pick<Task, 'alarm_retention_days'>): numbe
  * log) are kept, 0 = the deployment default (`ALARM_RETENTION_DAYS`, 90). Applies to alarms
  * processed from then on (each item carries its own expiry).
  */
-export async function setRetention(task: Task, days: number) {
+export async function setRetention(task: Task, days: number): Promise<RetentionSet> {
   await writeTaskSetting(task, 'alarm_retention_days', days > 0 ? days : undefined);
   return {
     id: task.id,

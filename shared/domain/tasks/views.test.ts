@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AlarmGroup, User } from '../directory/model.ts';
 import type { Task } from './model.ts';
+import type { UpgradeModuleView } from './responses.ts';
 import { detailGroupIds, detailUids, taskDetail } from './views.ts';
 
 const user = (uid: number): User => ({
@@ -136,7 +137,7 @@ describe('detail view of reminder and upgrade receivers', () => {
       },
       { mode: 'cycle', status: 1, interval: 5, reuse_receiver: 1 },
     ]);
-    expect(view.upgrade.strategies?.[0].receiver).toEqual({
+    expect((view.upgrade as UpgradeModuleView).strategies?.[0].receiver).toEqual({
       alarmgroup: [groupView(8)],
       channels: {
         ...emptyChannels,

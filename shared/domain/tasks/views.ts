@@ -14,7 +14,20 @@ import {
   type User,
 } from '../directory/model.ts';
 import { effectiveTemplate } from '../notifications/templates.ts';
-import { type Channels, effectiveStatus, type ReceiverConfig, ROBOT_CHANNELS, type Task } from './model.ts';
+import { type Channels, effectiveStatus, type ReceiverConfig, type Task } from './model.ts';
+import type {
+  AlarmGroupView,
+  ChannelsView,
+  NamedRef,
+  ReceiverView,
+  RobotView,
+  TagView,
+  TaskDetail,
+  TaskStored,
+  TemplateView,
+  UpgradeModuleView,
+  WorkflowModuleView,
+} from './responses.ts';
 
 export interface DirectoryData {
   users: Map<number, User>;
@@ -47,29 +60,37 @@ function summaries(uids: number[] | undefined, users: Map<number, User>): Summar
   });
 }
 
-export function departmentRef(id: number, dept: Department | undefined) {
+export function departmentRef(id: number, dept: Department | undefined): NamedRef {
   return { id, name: dept?.name ?? '' };
 }
 
-function channelsView(c: Channels | undefined, users: Map<number, User>) {
-  const out: Record<string, unknown> = {};
-  for (const ch of VIEW_USER_CHANNELS) out[ch] = summaries(c?.[ch], users);
-  if (c?.wechat) out.wechat = summaries(c.wechat, users);
-  for (const ch of ROBOT_CHANNELS) {
-    out[ch] = (c?.[ch] ?? []).map((r) => ({ webhook: r.webhook, secret: r.secret ?? '' }));
-  }
-  out.webhook = { url: c?.webhook ?? '' };
-  return out;
+function channelsView(c: Channels | undefined, users: Map<number, User>): ChannelsView {
+  const robots = (list: Channels['dinggroup']): RobotView[] =>
+    (list ?? []).map((r) => ({ webhook: r.webhook, secret: r.secret ?? '' }));
+  const [sms, email, phone, dingworker, yachworker] = VIEW_USER_CHANNELS.map((ch) =>
+    summaries(c?.[ch], users),
+  );
+  return {
+    sms,
+    email,
+    phone,
+    dingworker,
+    yachworker,
+    ...(c?.wechat ? { wechat: summaries(c.wechat, users) } : {}),
+    dinggroup: robots(c?.dinggroup),
+    yachgroup: robots(c?.yachgroup),
+    webhook: { url: c?.webhook ?? '' },
+  };
 }
 
-function groupsView(ids: number[] | undefined, groups: Map<number, AlarmGroup>) {
+function groupsView(ids: number[] | undefined, groups: Map<number, AlarmGroup>): AlarmGroupView[] {
   return (ids ?? []).flatMap((id) => {
     const g = groups.get(id);
     return g ? [{ id: g.id, name: g.name, remark: g.remark, receiver: g.receiver }] : [];
   });
 }
 
-function receiverView(r: ReceiverConfig, dir: DirectoryData) {
+function receiverView(r: ReceiverConfig, dir: DirectoryData): ReceiverView {
   return {
     alarmgroup: groupsView(r.alarmgroup, dir.groups),
     channels: channelsView(r.channels, dir.users),
@@ -85,8 +106,12 @@ function receiverView(r: ReceiverConfig, dir: DirectoryData) {
 }
 
 /** A reminder or upgrade strategy with its own receiver (if any) in the response form (interface 2.6, 2.8). */
-function withReceiverView<T extends { receiver?: ReceiverConfig }>(item: T, dir: DirectoryData) {
-  return item.receiver ? { ...item, receiver: receiverView(item.receiver, dir) } : item;
+function withReceiverView<T extends { receiver?: ReceiverConfig }>(
+  item: T,
+  dir: DirectoryData,
+): Omit<T, 'receiver'> & { receiver?: ReceiverView } {
+  const { receiver, ...rest } = item;
+  return receiver ? { ...rest, receiver: receiverView(receiver, dir) } : rest;
 }
 
 /** 0 system default, 1 predefined, 2 custom (udf present) (interface 2.11). */
@@ -100,7 +125,7 @@ export function templateType(t: Task['template']): 0 | 1 | 2 {
  * record when the task names one (else the system default's, id 0), whose own `template` is the
  * effective template of every scene and channel.
  */
-function templateView(task: Task, dir: DirectoryData) {
+function templateView(task: Task, dir: DirectoryData): TemplateView {
   const t = dir.template;
   const record = t
     ? {
@@ -136,7 +161,7 @@ function templateView(task: Task, dir: DirectoryData) {
   };
 }
 
-function tagsView(ids: number[], dir: DirectoryData) {
+function tagsView(ids: number[], dir: DirectoryData): TagView[] {
   return ids.flatMap((id) => {
     const t = dir.tags.get(id);
     return t
@@ -184,7 +209,7 @@ export function detailUids(task: Task, tags: Tag[], template: Template | undefin
 }
 
 /** GET /alarmtask/show: interface 2.4. */
-export function taskDetail(task: Task, dir: DirectoryData, now: number) {
+export function taskDetail(task: Task, dir: DirectoryData, now: number): TaskDetail {
   return {
     id: task.id,
     name: task.name,
@@ -207,12 +232,13 @@ export function taskDetail(task: Task, dir: DirectoryData, now: number) {
     workflow:
       task.workflow.enable && task.workflow.reminds
         ? { ...task.workflow, reminds: task.workflow.reminds.map((r) => withReceiverView(r, dir)) }
-        : task.workflow,
+        : // enabled without reminders, or turned off (then kept as sent)
+          (task.workflow as WorkflowModuleView),
     filter: task.filter,
     upgrade:
       task.upgrade.enable && task.upgrade.strategies
         ? { ...task.upgrade, strategies: task.upgrade.strategies.map((s) => withReceiverView(s, dir)) }
-        : task.upgrade,
+        : (task.upgrade as UpgradeModuleView),
     compress: task.compress,
     recovery: task.recovery,
     template: templateView(task, dir),
@@ -227,7 +253,7 @@ export function storeView(
   creator: User | undefined,
   nullPhoneUsers: User[],
   now: number,
-) {
+): TaskStored {
   const users = new Map(creator ? [[creator.uid, creator]] : []);
   return {
     task: {

@@ -22,6 +22,7 @@ import {
 import { existingTaskIds, listPermissionsOfUser } from '../tasks/repository.ts';
 import { ID_SCHEMA } from '../validation.ts';
 import { ownershipOfRecords, type Workflow, type WorkflowStatus } from './model.ts';
+import type { WorkflowCountList, WorkflowList, WorkflowSummary } from './responses.ts';
 import * as repo from './repository.ts';
 import { personOf, workflowView } from './views.ts';
 
@@ -121,7 +122,7 @@ type ViewData = Omit<Parameters<typeof workflowView>[0], 'workflow' | 'pipelines
  * workflow; /workflow/show has them), with its owners: `claimer` (null when unclaimed or claimed by
  * the application) and `assignees` of the latest assign.
  */
-export function workflowSummary(w: Workflow, data: ViewData) {
+export function workflowSummary(w: Workflow, data: ViewData): WorkflowSummary {
   const { pipelines: _, task, history, ...head } = workflowView({ workflow: w, pipelines: [], ...data });
   return {
     ...head,
@@ -161,7 +162,10 @@ interface Stream {
  * fewer than `limit` workflows while `next_cursor` is set (claimer/assignee filters over a long
  * history stop after MAX_QUERIES index reads): follow the cursor until it is empty.
  */
-export async function listWorkflows(input: ListWorkflowsInput, deps: WorkflowListDeps = workflowListDeps) {
+export async function listWorkflows(
+  input: ListWorkflowsInput,
+  deps: WorkflowListDeps = workflowListDeps,
+): Promise<WorkflowList> {
   if (input.from !== undefined && input.to !== undefined && input.from > input.to) {
     throw ValidationError.of('to', 'must not be before from');
   }
@@ -271,7 +275,10 @@ export function countTaskIds(input: CountWorkflowsInput): number[] {
  * GET /workflow/counts: each task's workflows by status (`total` their sum), in the order asked.
  * All or nothing: 404 names the unknown tasks, 403 the first task the user may not read.
  */
-export async function countWorkflows(input: CountWorkflowsInput, deps: WorkflowListDeps = workflowListDeps) {
+export async function countWorkflows(
+  input: CountWorkflowsInput,
+  deps: WorkflowListDeps = workflowListDeps,
+): Promise<WorkflowCountList> {
   const ids = countTaskIds(input);
   const [reader, known] = await Promise.all([deps.loadReader(input.uid), deps.existingTaskIds(ids)]);
   const missing = ids.filter((id) => !known.has(id));

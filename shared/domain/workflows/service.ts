@@ -29,6 +29,7 @@ import {
   type Workflow,
 } from './model.ts';
 import * as repo from './repository.ts';
+import type { WorkflowShown, WorkflowsOperated } from './responses.ts';
 import type { OperationInput } from './schemas.ts';
 import {
   eventIdOf,
@@ -180,13 +181,17 @@ export async function finishWorkflowsOfMetric(
  * GET /workflow/show for a signed-in person: the workflow when the person may read its task (role 9,
  * or a permission on the task), else 403.
  */
-export async function showWorkflowFor(uid: number, id: number, deps: WorkflowDeps = defaultDeps) {
+export async function showWorkflowFor(
+  uid: number,
+  id: number,
+  deps: WorkflowDeps = defaultDeps,
+): Promise<WorkflowShown> {
   const view = await showWorkflow(id, deps);
   await requireReadOf(uid, view.workflow.task_id);
   return view;
 }
 
-export async function showWorkflow(id: number, deps: WorkflowDeps = defaultDeps) {
+export async function showWorkflow(id: number, deps: WorkflowDeps = defaultDeps): Promise<WorkflowShown> {
   const found = await deps.repo.getWorkflowWithPipelines(id);
   if (!found) throw new NotFoundError(`workflow [${id}] not found`);
   const { workflow, pipelines } = found;
@@ -238,7 +243,7 @@ export async function operateWorkflows(
   op: Operation,
   input: OperationInput,
   deps: WorkflowDeps = defaultDeps,
-) {
+): Promise<WorkflowsOperated> {
   validateDistinct(input);
   const actor = input.created_by ?? 0;
   const remark = input.remark ?? '';

@@ -2,6 +2,7 @@ import type { NotifyScene, RenderContext, WebhookBody } from '../../messaging/me
 import { type Person, person, type User } from '../directory/model.ts';
 import { event, historyRef, pipelineRef, taskRef, workflowRef } from '../webhooks/events.ts';
 import type { PipelineRecord, Workflow, WorkflowStatus } from './model.ts';
+import type { WorkflowDetail, WorkflowsOperated } from './responses.ts';
 
 /** Person view of a uid: null for 0 (the application / system); blanks for a user no longer known. */
 export function personOf(uid: number, users: Map<number, User>): Person | null {
@@ -24,7 +25,7 @@ export function workflowView(input: {
   users: Map<number, User>;
   task: { id: number; name: string; department_id: number };
   department: { id: number; name: string };
-}) {
+}): WorkflowDetail {
   const { workflow: w, pipelines, users, task, department } = input;
   const h = w.history;
   return {
@@ -107,6 +108,8 @@ export function renderContext(
 export const eventIdOf = (p: Pick<PipelineRecord, 'workflow_id' | 'sk'>) => `wf:${p.workflow_id}:${p.sk}`;
 
 /** Response of the batch operations. */
-export const operationResultView = (workflows: { id: number; status: number }[]) => ({
+export const operationResultView = (
+  workflows: { id: number; status: WorkflowStatus }[],
+): WorkflowsOperated => ({
   workflows: workflows.map((w) => ({ id: w.id, status: w.status })),
 });

@@ -3,11 +3,15 @@ import type { ComponentChildren } from 'preact';
 import { TEMPLATE_SCENES as SCENES } from '../../../domain/tasks/model.ts';
 import { LEVELS, safeUrl } from '../format.ts';
 import { href } from '../router.ts';
-import type { TaskDetail } from '../types.ts';
-import { Person } from '../ui.tsx';
+import type { Rule, TaskDetail } from '../types.ts';
+import { Person, type PersonLike } from '../ui.tsx';
 
-// biome-ignore lint/suspicious/noExplicitAny: configuration sections are read generically
-type Any = any;
+type Receiver = TaskDetail['receiver'];
+/** A dispatch item's receiver: channels and groups, no dispatch of its own. */
+type ReceiverLike = Pick<Receiver, 'alarmgroup' | 'channels'> & Partial<Pick<Receiver, 'dispatch' | 'mode'>>;
+type ChannelName = keyof Receiver['channels'];
+/** A condition; the filter's carry the level they set. */
+type Condition = { rule: Rule[]; level?: number };
 
 const COMPRESS_METHOD: Record<number, string> = { 1: 'condition', 3: 'content', 4: 'full' };
 const STRATEGY: Record<number, [string, (n: number) => string]> = {
@@ -42,7 +46,7 @@ function Section({ title, on, children }: { title: string; on?: boolean; childre
   );
 }
 
-function Rule({ rule }: { rule: Any }) {
+function RuleText({ rule }: { rule: Rule }) {
   return (
     <code>
       {rule.field} {rule.operator}
@@ -52,16 +56,16 @@ function Rule({ rule }: { rule: Any }) {
 }
 
 /** Conditions: any one matches; within one, every rule must hold. */
-export function Conditions({ list, levels }: { list: Any[]; levels?: boolean }) {
+export function Conditions({ list, levels }: { list?: Condition[]; levels?: boolean }) {
   if (!list?.length) return <p class="muted">no conditions</p>;
   return (
     <ol class="conds">
       {list.map((c, i) => (
         <li key={i}>
-          {(c.rule ?? []).map((r: Any, j: number) => (
+          {c.rule.map((r, j) => (
             <span key={j}>
               {j > 0 && ' and '}
-              <Rule rule={r} />
+              <RuleText rule={r} />
             </span>
           ))}
           {levels && c.level !== undefined && (
@@ -76,7 +80,7 @@ export function Conditions({ list, levels }: { list: Any[]; levels?: boolean }) 
   );
 }
 
-function people(list: unknown[]) {
+function people(list: PersonLike[]) {
   return list.map((u, i) => (
     <span key={i}>
       {i > 0 && ', '}
@@ -85,32 +89,43 @@ function people(list: unknown[]) {
   ));
 }
 
+/** Whether a receiver names anyone on a channel. */
+function names(channels: Receiver['channels'], ch: ChannelName): boolean {
+  if (ch === 'webhook') return channels.webhook.url !== '';
+  return (channels[ch] ?? []).length > 0;
+}
+
+/** Who a channel goes to: people, robots (masked) or the webhook. */
+function ChannelTargets({ channels, ch }: { channels: Receiver['channels']; ch: ChannelName }) {
+  if (ch === 'webhook') return <code>{safeUrl(channels.webhook.url)}</code>;
+  if (ch === 'dinggroup' || ch === 'yachgroup') {
+    return (
+      <>
+        {channels[ch].map((robot) => (
+          <code key={robot.webhook} class="block">
+            {robot.webhook}
+            {robot.secret ? ' (signed)' : ''}
+          </code>
+        ))}
+      </>
+    );
+  }
+  return <>{people(channels[ch] ?? [])}</>;
+}
+
 /** A receiver set: channels with their people, robots (masked), the webhook, alarm groups, dispatch. */
-export function Receiver({ r }: { r: Any }) {
+export function Receiver({ r }: { r?: ReceiverLike }) {
   if (!r) return <p class="muted">none</p>;
-  const channels = Object.entries((r.channels ?? {}) as Record<string, Any>).filter(([, v]) =>
-    Array.isArray(v) ? v.length > 0 : typeof v === 'string' ? v !== '' : Boolean(v?.url),
-  );
-  const groups: Any[] = r.alarmgroup ?? [];
+  const channels = (Object.keys(r.channels) as ChannelName[]).filter((ch) => names(r.channels, ch));
+  const groups = r.alarmgroup;
   return (
     <div class="receiver">
       <dl class="facts">
-        {channels.map(([ch, v]) => (
+        {channels.map((ch) => (
           <div key={ch}>
             <dt>{CHANNEL_NAMES[ch] ?? ch}</dt>
             <dd>
-              {ch === 'webhook' ? (
-                <code>{safeUrl(typeof v === 'string' ? v : v.url)}</code>
-              ) : Array.isArray(v) && v.length > 0 && typeof v[0] === 'object' && 'webhook' in v[0] ? (
-                v.map((robot: Any) => (
-                  <code key={robot.webhook} class="block">
-                    {robot.webhook}
-                    {robot.secret ? ' (signed)' : ''}
-                  </code>
-                ))
-              ) : (
-                people(v)
-              )}
+              <ChannelTargets channels={r.channels} ch={ch} />
             </dd>
           </div>
         ))}
@@ -127,7 +142,7 @@ export function Receiver({ r }: { r: Any }) {
           </div>
         )}
       </dl>
-      {r.dispatch?.length > 0 && (
+      {r.dispatch && r.dispatch.length > 0 && (
         <>
           <p>
             Dispatch (
@@ -137,7 +152,7 @@ export function Receiver({ r }: { r: Any }) {
             ; no match: the receivers above):
           </p>
           <ol class="dispatch">
-            {r.dispatch.map((d: Any, i: number) => (
+            {r.dispatch.map((d, i) => (
               <li key={i}>
                 <span class="muted">item {i}: when</span>
                 <Conditions list={d.conditions} />
@@ -151,16 +166,16 @@ export function Receiver({ r }: { r: Any }) {
   );
 }
 
-function receiverOf(x: Any) {
+function receiverOf(x: { reuse_receiver: 0 | 1; receiver?: Receiver }) {
   return x.reuse_receiver === 1 ? <span> the task's receivers</span> : <Receiver r={x.receiver} />;
 }
 
 export function Configuration({ task }: { task: TaskDetail }) {
-  const { filter = {}, compress = {}, upgrade = {}, recovery = {}, workflow = {}, permission = {} } = task;
-  const strategy = STRATEGY[compress.strategy as number];
-  const template = task.template ?? {};
-  const matrix = (template.template?.template ?? {}) as Record<string, Record<string, { type: number }>>;
-  const channels = Object.keys(matrix.compressed ?? {});
+  // A module that is off is kept as it was sent: only `enable` is read of it.
+  const { filter, compress, upgrade, recovery, workflow, permission, template } = task;
+  const strategy = compress.enable ? STRATEGY[compress.strategy ?? 0] : undefined;
+  const matrix = template.template.template;
+  const channels = Object.keys(matrix.compressed);
   return (
     <div class="config-grid">
       <Section title="Receivers">
@@ -183,7 +198,7 @@ export function Configuration({ task }: { task: TaskDetail }) {
         {compress.enable && (
           <>
             <p>
-              {COMPRESS_METHOD[compress.method] ?? compress.method} method,{' '}
+              {COMPRESS_METHOD[compress.method ?? 0] ?? compress.method} method,{' '}
               {strategy?.[0] ?? compress.strategy} strategy: {strategy?.[1](compress.strategy_count ?? 1)}
               {'; '}windows of {compress.strategy_cycle} min.
             </p>
@@ -205,7 +220,7 @@ export function Configuration({ task }: { task: TaskDetail }) {
       <Section title="Upgrade" on={Boolean(upgrade.enable)}>
         {upgrade.enable && (
           <ol>
-            {(upgrade.strategies ?? []).map((s: Any, i: number) => (
+            {(upgrade.strategies ?? []).map((s, i) => (
               <li key={i}>
                 When {s.count} alarms of one metric arrive within {s.interval} min: an{' '}
                 {LEVELS[s.level] ?? s.level} upgrade notice to
@@ -235,7 +250,7 @@ export function Configuration({ task }: { task: TaskDetail }) {
             <p>A pending workflow opens for each compressed alarm that is notified.</p>
             {(workflow.reminds ?? []).length > 0 && (
               <ol>
-                {workflow.reminds.map((r: Any, i: number) => (
+                {(workflow.reminds ?? []).map((r, i) => (
                   <li key={i}>
                     {r.mode === 'cycle' ? `Every ${r.interval} min` : `Once after ${r.interval} min`} while{' '}
                     {r.status === 1 ? 'processing' : 'pending'}: remind {receiverOf(r)}
@@ -265,11 +280,11 @@ export function Configuration({ task }: { task: TaskDetail }) {
                 </tr>
               </thead>
               <tbody>
-                {SCENES.filter((s) => matrix[s]).map((scene) => (
+                {SCENES.map((scene) => (
                   <tr key={scene}>
                     <th scope="row">{scene}</th>
                     {channels.map((c) => {
-                      const type = TEMPLATE_TYPES[matrix[scene]?.[c]?.type ?? 0];
+                      const type = TEMPLATE_TYPES[matrix[scene][c]?.type ?? 0];
                       return (
                         <td key={c}>
                           <a
@@ -297,11 +312,11 @@ export function Configuration({ task }: { task: TaskDetail }) {
           </div>
           <div>
             <dt>Read-write</dt>
-            <dd>{permission.rw?.length ? people(permission.rw) : <span class="muted">nobody</span>}</dd>
+            <dd>{permission.rw.length ? people(permission.rw) : <span class="muted">nobody</span>}</dd>
           </div>
           <div>
             <dt>Read-only</dt>
-            <dd>{permission.ro?.length ? people(permission.ro) : <span class="muted">nobody</span>}</dd>
+            <dd>{permission.ro.length ? people(permission.ro) : <span class="muted">nobody</span>}</dd>
           </div>
           <div>
             <dt>Created by</dt>

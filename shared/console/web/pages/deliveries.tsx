@@ -2,7 +2,15 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, getFilled, post } from '../api.ts';
 import { answer, dateTime, duration, plural } from '../format.ts';
 import { href, navigate, type Route } from '../router.ts';
-import type { DeadLetter, DeadLetterList, Delivery, DeliveryList } from '../types.ts';
+import type {
+  DeadLetter,
+  DeadLetterList,
+  Delivery,
+  DeliveryList,
+  Redriven,
+  TemplatePreview as TemplatePreviewData,
+  WebhookTested,
+} from '../types.ts';
 import { AttemptBadge, ErrorBox, Loading, More, Notice, PageHead, Time, useAsync } from '../ui.tsx';
 import { NOTIFY_CHANNELS as CHANNELS, NOTIFY_SCENES as SCENES } from '../../../domain/tasks/model.ts';
 import { TaskHead } from './task.tsx';
@@ -116,19 +124,9 @@ function Attempts({ taskId }: { taskId: number }) {
   );
 }
 
-interface TestResult {
-  webhook_id: string;
-  outcome: string;
-  status?: number;
-  error?: string;
-  target?: string;
-  duration_ms: number;
-  at: number;
-}
-
 /** A PING to the task's webhook now, and its attempt. */
 function TestSend({ taskId }: { taskId: number }) {
-  const [result, setResult] = useState<TestResult>();
+  const [result, setResult] = useState<WebhookTested>();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const send = async () => {
@@ -136,7 +134,7 @@ function TestSend({ taskId }: { taskId: number }) {
     setError(undefined);
     setResult(undefined);
     try {
-      setResult(await post<TestResult>('/alarmtask/webhook/test', { task_id: taskId }));
+      setResult(await post<WebhookTested>('/alarmtask/webhook/test', { task_id: taskId }));
     } catch (err) {
       setError(err);
     } finally {
@@ -162,29 +160,19 @@ function TestSend({ taskId }: { taskId: number }) {
   );
 }
 
-interface Preview {
-  scene: string;
-  channel: string;
-  source: string;
-  alarm: string;
-  format: number;
-  title?: string;
-  text: string;
-}
-
 /** Renders a task's template for any scene and channel, with a sample or a stored alarm. */
 function TemplatePreview({ taskId, route }: { taskId: number; route: Route }) {
   const [scene, setScene] = useState(route.query.get('scene') ?? 'not_compress');
   const [channel, setChannel] = useState(route.query.get('channel') ?? 'email');
   const [uuid, setUuid] = useState('');
-  const [preview, setPreview] = useState<Preview>();
+  const [preview, setPreview] = useState<TemplatePreviewData>();
   const [error, setError] = useState<unknown>();
   const render = async (e?: Event) => {
     e?.preventDefault();
     setError(undefined);
     try {
       setPreview(
-        await post<Preview>('/alarmtask/template/preview', {
+        await post<TemplatePreviewData>('/alarmtask/template/preview', {
           task_id: taskId,
           scene,
           channel,
@@ -247,11 +235,11 @@ function TemplatePreview({ taskId, route }: { taskId: number; route: Route }) {
 }
 
 function carried(d: DeadLetter): string {
+  if (d.queue === 'due') return `${d.kind} ${d.ref ?? ''} due ${dateTime(d.due_at)}`;
   if (d.kind === 'webhook') return `webhook ${d.event ?? ''} ${d.type ?? ''} (${d.event_id})`;
   if (d.kind === 'webhooks') return `${plural(d.events?.length ?? 0, 'webhook event')}`;
   if (d.kind === 'notify') return `${d.channel} ${d.scene} (${d.job_id})`;
   if (d.kind === 'alarm') return `alarm ${d.uuid}`;
-  if (d.queue === 'due') return `${d.kind} ${d.ref ?? ''} due ${dateTime(d.due_at)}`;
   return d.kind;
 }
 
@@ -280,13 +268,10 @@ export function DeadLetters({
     setError(undefined);
     setMessage('');
     try {
-      const out = await post<{ redriven: number; message_ids: string[]; more: boolean }>(
-        '/delivery/dlq/redrive',
-        {
-          queue,
-          ...body,
-        },
-      );
+      const out = await post<Redriven>('/delivery/dlq/redrive', {
+        queue,
+        ...body,
+      });
       setMessage(
         `${plural(out.redriven, 'dead letter')} redriven to the ${queue} queue${out.more ? '; more are left: redrive again' : ''}.`,
       );

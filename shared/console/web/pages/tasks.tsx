@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, getFilled } from '../api.ts';
 import { type Route, href, navigate } from '../router.ts';
-import type { Counts, Named, TaskList, TaskSummary } from '../types.ts';
+import type { Counts, DepartmentList, TaskList, TaskSummary, WorkflowCountList } from '../types.ts';
 import { ErrorBox, Loading, More, PageHead, TaskStatusBadge, Time, useAsync } from '../ui.tsx';
 
 const FILTERS = ['q', 'department_id', 'status', 'tag_id'] as const;
@@ -12,7 +12,7 @@ export function TasksPage({ route }: { route: Route }) {
     FILTERS.map((k) => [k, route.query.get(k) ?? undefined]).filter(([, v]) => v),
   ) as Partial<Record<(typeof FILTERS)[number], string>>;
   const key = JSON.stringify(filter);
-  const departments = useAsync(() => get<{ departments: Named[] }>('/department/simple'), 'departments');
+  const departments = useAsync(() => get<DepartmentList>('/department/simple'), 'departments');
   const [tasks, setTasks] = useState<TaskSummary[]>([]);
   const [counts, setCounts] = useState<Record<number, Counts>>({});
   const [cursor, setCursor] = useState('');
@@ -41,7 +41,7 @@ export function TasksPage({ route }: { route: Route }) {
       setTagNames((old) => ({ ...old, ...names }));
       if (page.tasks.length > 0) {
         // The counts are an extra: a task deleted meanwhile (404) leaves them out, not the page.
-        const c = await get<{ counts: Counts[] }>('/workflow/counts', {
+        const c = await get<WorkflowCountList>('/workflow/counts', {
           task_ids: page.tasks.map((t) => t.id).join(','),
         }).catch(() => ({ counts: [] as Counts[] }));
         if (gen !== generation.current) return;

@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { get } from '../api.ts';
 import { answer, dateTime, duration, LEVELS, safeUrl } from '../format.ts';
 import { href } from '../router.ts';
-import type { Attempt, Trace } from '../types.ts';
+import type { Attempt, ConditionTrace, Trace } from '../types.ts';
 import {
   AttemptBadge,
   Json,
@@ -15,18 +15,6 @@ import {
   useAsync,
   WorkflowStatusBadge,
 } from '../ui.tsx';
-
-interface RuleTrace {
-  field: string;
-  operator: string;
-  threshold?: string;
-  value?: string;
-  ok: boolean;
-}
-interface ConditionTrace {
-  index: number;
-  rules: RuleTrace[];
-}
 
 /** A condition as the pipeline evaluated it: each rule with the value it saw. */
 function Evaluated({ c, label }: { c: ConditionTrace; label: string }) {
@@ -49,9 +37,7 @@ function Evaluated({ c, label }: { c: ConditionTrace; label: string }) {
   );
 }
 
-function MatchDetails({ match, misses }: { match?: unknown; misses?: unknown }) {
-  const m = match as ConditionTrace | undefined;
-  const ms = (misses as ConditionTrace[] | undefined) ?? [];
+function MatchDetails({ match: m, misses: ms = [] }: { match?: ConditionTrace; misses?: ConditionTrace[] }) {
   if (!m && ms.length === 0) return null;
   return (
     <ul class="evaluated">
@@ -210,18 +196,10 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                         tone={toneOf(s.result)}
                       >
                         <p>{s.text}</p>
-                        <MatchDetails match={s.match} misses={s.misses} />
-                        {s.stage === 'upgrade' && Array.isArray(s.strategies) && (
+                        {s.stage !== 'upgrade' && <MatchDetails match={s.match} misses={s.misses} />}
+                        {s.stage === 'upgrade' && (
                           <ul>
-                            {(
-                              s.strategies as {
-                                index: number;
-                                interval?: number;
-                                count?: number;
-                                counted: number;
-                                fired: boolean;
-                              }[]
-                            ).map((u) => (
+                            {s.strategies.map((u) => (
                               <li key={u.index}>
                                 strategy {u.index}: {u.counted} counted
                                 {u.count ? ` of ${u.count} in ${u.interval} min` : ''} —{' '}
@@ -232,8 +210,7 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                         )}
                         {s.stage === 'compress' && s.window !== undefined && (
                           <p class="muted">
-                            window {dateTime((s.window as { start: number }).start)} –{' '}
-                            {dateTime((s.window as { end: number }).end)}
+                            window {dateTime(s.window.start)} – {dateTime(s.window.end)}
                           </p>
                         )}
                       </Step>
@@ -269,7 +246,7 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                             </div>
                           )}
                         </dl>
-                        <MatchDetails misses={(r as { misses?: unknown }).misses} />
+                        <MatchDetails misses={r.misses} />
                       </Step>
                     )}
                     {(sends || d.channels.length > 0) && (

@@ -2,7 +2,14 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, getFilled, put } from '../api.ts';
 import { compact, dateTime, PIPELINE_STATUS, plural, WORKFLOW_STATUS } from '../format.ts';
 import { href } from '../router.ts';
-import type { Counts, Workflow, WorkflowList } from '../types.ts';
+import type {
+  Counts,
+  Workflow,
+  WorkflowCountList,
+  WorkflowDetail,
+  WorkflowList,
+  WorkflowsOperated,
+} from '../types.ts';
 import {
   ErrorBox,
   LevelBadge,
@@ -77,7 +84,7 @@ function WorkflowActions({
     }
     setBusy(true);
     try {
-      const out = await put<{ workflows: { id: number; status: number }[] }>(`/workflow/${spec.op}`, body);
+      const out = await put<WorkflowsOperated>(`/workflow/${spec.op}`, body);
       if (remarkRef.current) remarkRef.current.value = '';
       onDone(
         `${plural(out.workflows.length, 'workflow')} ${spec.done}: ${out.workflows.map((w) => `#${w.id}`).join(', ')}.`,
@@ -201,7 +208,7 @@ function Card({
 export function WorkflowsPage({ taskId }: { taskId: number }) {
   const [columns, setColumns] = useState<Record<number, Column>>({});
   const [counts, setCounts] = useState<Counts>();
-  const [selected, setSelected] = useState<Map<number, number>>(new Map());
+  const [selected, setSelected] = useState<Map<number, Workflow['status']>>(new Map());
   const [message, setMessage] = useState('');
   const [round, setRound] = useState(0);
 
@@ -238,7 +245,7 @@ export function WorkflowsPage({ taskId }: { taskId: number }) {
 
   useEffect(() => {
     for (const s of STATUSES) void loadColumn(s, '');
-    get<{ counts: Counts[] }>('/workflow/counts', { task_id: taskId }).then(
+    get<WorkflowCountList>('/workflow/counts', { task_id: taskId }).then(
       (c) => setCounts(c.counts[0]),
       () => setCounts(undefined),
     );
@@ -252,8 +259,7 @@ export function WorkflowsPage({ taskId }: { taskId: number }) {
       return next;
     });
 
-  const countOf = (s: number) =>
-    counts ? (counts as unknown as Record<string, number>)[WORKFLOW_STATUS[s]] : undefined;
+  const countOf = (s: number) => (counts ? counts[WORKFLOW_STATUS[s]] : undefined);
 
   return (
     <main id="main">
@@ -309,7 +315,7 @@ export function WorkflowsPage({ taskId }: { taskId: number }) {
 
 /** One workflow: its alarm, its pipeline history, and the operations on it. */
 export function WorkflowPage({ taskId, id }: { taskId: number; id: number }) {
-  const state = useAsync(() => get<{ workflow: Workflow }>('/workflow/show', { id }), `wf ${id}`);
+  const state = useAsync(() => get<{ workflow: WorkflowDetail }>('/workflow/show', { id }), `wf ${id}`);
   const [message, setMessage] = useState('');
   return (
     <main id="main">

@@ -1,8 +1,8 @@
-import type { AttemptOutcome } from '../repository.ts';
+import type { NotifyOutcome } from '../repository.ts';
 
 /** What one provider call came to. `code` is the provider's own code (errcode, SMTP/HTTP status, AWS error). */
 export interface SendOutcome {
-  outcome: AttemptOutcome;
+  outcome: NotifyOutcome;
   code: string;
   detail?: string;
 }

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document (shared/generated/openapi.json) against what it is made from: the route table,
- * the handlers' specs and schemas, the sample events; and against OpenAPI 3.1 itself.
+ * the handlers' specs, schemas and data types, the sample events; and against OpenAPI 3.1 itself.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -8,9 +8,10 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '../../infra/definitions.ts';
-import { generateOpenApi, handlerComment, OPENAPI_FILE, routeDocs } from '../../scripts/gen-openapi.ts';
-import { projectRoot } from '../local/paths.ts';
-import { buildOpenApi, operationId, type RouteDoc, summaryOf, toSchema2020 } from './openapi.ts';
+import { generateOpenApi } from '../gen-openapi.ts';
+import { buildOpenApi } from './document.ts';
+import { operationId, summaryOf } from './naming.ts';
+import { handlerComment, OPENAPI_FILE, type RouteDoc, root as projectRoot, routeDocs } from './routes.ts';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -201,6 +202,57 @@ describe('the generated OpenAPI document', () => {
     expect(op('get', '/health').security).toEqual([]);
   });
 
+  it("describes every operation's success data by the named type its handler returns", () => {
+    // Arrange
+    const schemas = (doc.components as Json).schemas as Json;
+    const raw = new Set(
+      docs.filter((d) => d.spec.rawResponse).map((d) => `${d.route.method} ${d.route.path}`),
+    );
+    const described = operations().filter((o) => !raw.has(`${o.method.toUpperCase()} ${o.path}`));
+    // Act
+    const dataOf = (op: Json) => {
+      const ok = resolve(((op.responses as Json)['200'] as Json) ?? {});
+      const schema = ((ok.content as Json)['application/json'] as Json).schema as Json;
+      const success = (schema.anyOf as Json[] | undefined)?.[0] ?? schema;
+      return (((success.allOf as Json[])[1] as Json).properties as Json).data as Json;
+    };
+    const untyped = described.filter(({ op }) => {
+      const data = dataOf(op);
+      const refs = ((data.anyOf as Json[] | undefined) ?? [data]).map((d) => d.$ref);
+      return !refs.every((r) => typeof r === 'string' && schemas[r.replace('#/components/schemas/', '')]);
+    });
+    // Assert
+    expect(described.length).toBeGreaterThan(50);
+    expect(untyped.map((o) => `${o.method} ${o.path}`)).toEqual([]);
+    // The type's fields and doc comments: GET /health answers its handler's `Health`.
+    expect(dataOf(described.find((o) => o.path === '/health')!.op)).toEqual({
+      $ref: '#/components/schemas/Health',
+    });
+    expect(schemas.Health).toMatchObject({
+      type: 'object',
+      required: ['version'],
+      additionalProperties: false,
+      properties: { version: { type: 'string', description: 'The deployed version.' } },
+    });
+    // A union of named types (PUT /alarmtask/intake issues a token or sets the fixed signature).
+    expect(dataOf(described.find((o) => o.path === '/alarmtask/intake')!.op).anyOf).toHaveLength(2);
+  });
+
+  it('lists the refusals of each operation with their envelope codes', () => {
+    // Arrange
+    const op = ((doc.paths as Json)['/alarmtask/list'] as Json).get as Json;
+    const responses = op.responses as Json;
+    // Act
+    const invalid = resolve(responses['422']);
+    const schema = ((invalid.content as Json)['application/json'] as Json).schema as Json;
+    // Assert
+    expect(Object.keys(responses).sort()).toEqual(['200', '401', '403', '404', '422', '500']);
+    expect(((schema.allOf as Json[])[1] as Json).properties).toEqual({
+      code: { enum: [422] },
+      data: { $ref: '#/components/schemas/ValidationErrors' },
+    });
+  });
+
   it('answers refusals of /alarm/report and /alarm/test with HTTP 200 and keeps the statuses elsewhere', () => {
     // Arrange
     const responses = (method: string, path: string) =>
@@ -322,53 +374,13 @@ describe('the sample requests (events/http, npm run gen:events)', () => {
 });
 
 describe('building the document', () => {
-  it('turns draft-07 keywords into 2020-12 ones and leaves the handler schema as it was', () => {
-    // Arrange
-    const schema = {
-      type: 'object',
-      definitions: { a: { type: 'string' } },
-      dependencies: { a: ['b'], c: { required: ['d'] } },
-      properties: {
-        t: { type: 'array', items: [{ type: 'integer' }], additionalItems: false },
-        n: { type: 'number', minimum: 0, exclusiveMinimum: true },
-      },
-    };
-    const before = JSON.stringify(schema);
-    // Act
-    const out = toSchema2020(schema) as Json;
-    // Assert
-    expect(out).toEqual({
-      type: 'object',
-      $defs: { a: { type: 'string' } },
-      dependentRequired: { a: ['b'] },
-      dependentSchemas: { c: { required: ['d'] } },
-      properties: {
-        t: { type: 'array', prefixItems: [{ type: 'integer' }], items: false },
-        n: { type: 'number', exclusiveMinimum: 0 },
-      },
-    });
-    expect(JSON.stringify(schema)).toBe(before);
-  });
-
-  it('refuses keywords that are not JSON Schema 2020-12 and $ref, saying where', () => {
-    // Act / Assert
-    expect(() => toSchema2020({ properties: { a: { type: 'string', nullable: true } } }, 'PUT /x')).toThrow(
-      'PUT /x/properties/a: nullable is not a JSON Schema 2020-12 keyword',
-    );
-    expect(() => toSchema2020({ $ref: '#/definitions/a' })).toThrow('$ref is not supported');
-    expect(toSchema2020({ type: 'string', 'x-message': 'must be x' })).toEqual({
-      type: 'string',
-      'x-message': 'must be x',
-    });
-  });
-
   it('reads summaries from the handler comment when no summary is set, and the comment itself', () => {
     // Arrange
     const source = [
       "import { x } from 'y';",
       '',
       '/**',
-      ' * GET /alarmtask/list?uid=&q=: tasks the user may read (behavior 5); paged.',
+      ' * GET /alarmtask/list?uid=&q=: tasks the user may read (API guide §5); paged.',
       ' */',
       'export const handler = 1;',
     ].join('\n');
@@ -377,7 +389,7 @@ describe('building the document', () => {
     // Act
     const comment = handlerComment(source);
     // Assert
-    expect(comment).toBe('GET /alarmtask/list?uid=&q=: tasks the user may read (behavior 5); paged.');
+    expect(comment).toBe('GET /alarmtask/list?uid=&q=: tasks the user may read (API guide §5); paged.');
     expect(summaryOf({ route, spec, comment })).toBe('Tasks the user may read');
     expect(summaryOf({ route, spec, comment: 'GET /alarmtask/list' })).toBe('GET /alarmtask/list');
     expect(handlerComment('export const handler = 1;')).toBeUndefined();
@@ -388,7 +400,8 @@ describe('building the document', () => {
     // Arrange
     const health = docs.find((d) => d.route.path === '/health')!;
     // Act / Assert
-    expect(() => buildOpenApi([health, health], { version: '1' })).toThrow(
+    const data = new Map([['GET /health', { $ref: '#/components/schemas/Health' }]]);
+    expect(() => buildOpenApi([health, health], { version: '1', data, schemas: {} })).toThrow(
       'GET /health is in the route table twice',
     );
   });
