@@ -207,7 +207,7 @@ export const routes: RouteDef[] = [
     auth: 'alarm',
     table: 'read',
   },
-  // Inbound adapters for monitors (README, "Connect your monitoring"): authenticated by `taskid` and
+  // Inbound adapters for monitors (API guide §8): authenticated by `taskid` and
   // a fixed signature or the intake token in the query (or the token as a bearer header). They keep
   // the HTTP statuses (behavior 2). Write access: an alarm is a heartbeat's sign of life.
   ...(

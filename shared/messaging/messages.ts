@@ -49,7 +49,7 @@ export interface WebhookEvent {
   event_id: string;
   /**
    * Events with the same key are delivered in order (a workflow's events, the alarms of a compression
-   * metric); events without one may be delivered in parallel (README, "Ordering").
+   * metric); events without one may be delivered in parallel (API guide §12.6).
    */
   order_key?: string;
   /**

@@ -5,7 +5,7 @@ import { AlarmError } from '../errors.ts';
 import type { Level } from '../tasks/model.ts';
 
 /**
- * Inbound adapters (README, "Connect your monitoring"): what the monitoring systems people run send,
+ * Inbound adapters (API guide §8): what the monitoring systems people run send,
  * turned into alarms. Pure functions: authentication, admission and queueing are intake.ts's.
  */
 

@@ -16,7 +16,7 @@ import { admit, checkCtn, checkMessageSize, TASK_ID, TIMESTAMP } from './report.
 import { getTaskCached } from './task-cache.ts';
 
 /**
- * The monitors' door (README, "Connect your monitoring"): authentication from the query string (or
+ * The monitors' door (API guide §8): authentication from the query string (or
  * an intake token), then the same content rules, task status, rate limit and durable queueing as
  * `/alarm/report`. These routes keep the HTTP statuses of behavior 2 (a monitor reads nothing else).
  */

@@ -176,7 +176,7 @@ export interface Task extends TaskConfig {
   rate_limit?: number;
   /**
    * SHA-256 (hex) of the task's intake token, a long-lived credential for monitors that cannot sign
-   * requests (README, "Connect your monitoring"); absent until one is issued.
+   * requests (API guide §3.4); absent until one is issued.
    */
   intake_hash?: string;
   /**
