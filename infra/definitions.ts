@@ -209,7 +209,7 @@ export const routes: RouteDef[] = [
   },
   // Inbound adapters for monitors (API guide §8): authenticated by `taskid` and
   // a fixed signature or the intake token in the query (or the token as a bearer header). They keep
-  // the HTTP statuses (behavior 2). Write access: an alarm is a heartbeat's sign of life.
+  // the HTTP statuses (API guide §2.2). Write access: an alarm is a heartbeat's sign of life.
   ...(
     [
       ['POST', '/alarm/alertmanager', 'intake-alertmanager'],
@@ -486,7 +486,7 @@ export const queues: QueueDef[] = [
   {
     name: 'webhook',
     visibilityTimeoutSeconds: 60,
-    // 1 first attempt + 6 retries (behavior 11); the 7th failure moves the event to the DLQ.
+    // 1 first attempt + 6 retries (API guide §12.5); the 7th failure moves the event to the DLQ.
     maxReceiveCount: 7,
     consumer: 'functions/queue/deliver-webhook.ts',
     batchSize: 10,

@@ -2,7 +2,7 @@ import { reportAlarm } from '#shared/domain/alarms/report.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 
 /**
- * POST /alarm/report (behavior 6.1): authenticated with the task token in the body (taskid,
+ * POST /alarm/report (API guide §7.1): authenticated with the task token in the body (taskid,
  * timestamp, sign); the alarm is durably queued and processed asynchronously.
  */
 export const handler = httpHandler<Record<string, unknown>, unknown>(

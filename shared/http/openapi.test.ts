@@ -368,7 +368,7 @@ describe('building the document', () => {
       "import { x } from 'y';",
       '',
       '/**',
-      ' * GET /alarmtask/list?uid=&q=: tasks the user may read (behavior 5); paged.',
+      ' * GET /alarmtask/list?uid=&q=: tasks the user may read (API guide §13.2); paged.',
       ' */',
       'export const handler = 1;',
     ].join('\n');
@@ -377,7 +377,7 @@ describe('building the document', () => {
     // Act
     const comment = handlerComment(source);
     // Assert
-    expect(comment).toBe('GET /alarmtask/list?uid=&q=: tasks the user may read (behavior 5); paged.');
+    expect(comment).toBe('GET /alarmtask/list?uid=&q=: tasks the user may read (API guide §13.2); paged.');
     expect(summaryOf({ route, spec, comment })).toBe('Tasks the user may read');
     expect(summaryOf({ route, spec, comment: 'GET /alarmtask/list' })).toBe('GET /alarmtask/list');
     expect(handlerComment('export const handler = 1;')).toBeUndefined();

@@ -202,7 +202,7 @@ function mergeObjects(a: Json, b: Json): Json {
 
 // ---- What the handlers that validate in their use case take
 
-/** Alarm authentication (behavior 3.3) in a JSON body; taskid and timestamp may be numeric strings. */
+/** Alarm authentication (API guide §3.3) in a JSON body; taskid and timestamp may be numeric strings. */
 const ALARM_AUTH_SCHEMA = {
   type: 'object',
   required: ['taskid', 'timestamp', 'sign'],
@@ -272,7 +272,7 @@ export interface InputDoc {
   refusals?: RefusalName[];
 }
 
-/** What an alarm intake refuses (behavior 6.1: 4000, 401, 4001/4002, 4010). */
+/** What an alarm intake refuses (API guide §7.1: 4000, 401, 4001/4002, 4010). */
 const INTAKE_REFUSALS: RefusalName[] = [
   'InvalidAlarm',
   'Unauthorized',
@@ -392,7 +392,7 @@ export const INPUT_DOCS: Record<string, InputDoc> = {
   'functions/alarm/heartbeat.ts': { refusals: ['Unauthorized', 'Conflict', 'InternalError'] },
 };
 
-// ---- Errors (behavior 2)
+// ---- Errors (API guide §2)
 
 /** A refusal answer of the API: its HTTP status, the envelope codes it carries, an example `msg`. */
 interface Refusal {
@@ -483,7 +483,7 @@ export const REFUSALS = {
 
 export type RefusalName = keyof typeof REFUSALS;
 
-/** The codes behavior 2 lists, for the error table of the description and the reference page. */
+/** The codes API guide §2.1 lists, for the error table of the description and the reference page. */
 export const ERROR_CODES: { code: number; status: number; when: string }[] = [
   { code: 0, status: 200, when: 'success' },
   { code: 400, status: 400, when: 'malformed request: body is not valid JSON, wrong content type' },
@@ -539,7 +539,7 @@ const ENVELOPE = {
   type: 'object',
   required: ['code', 'msg', 'data'],
   properties: {
-    code: { type: 'integer', description: '0 on success, else the error code (behavior 2).' },
+    code: { type: 'integer', description: '0 on success, else the error code (API guide §2.1).' },
     msg: {
       type: 'string',
       description: '`success`, or a lower-case English message naming the field or id.',
@@ -620,11 +620,11 @@ const SECURITY: Record<AuthDoc, Json[] | undefined> = {
 
 export const AUTH_TEXT: Record<AuthDoc, string> = {
   none: 'None.',
-  app: 'Application authentication: headers X-App-Id, X-App-Timestamp, X-App-Sign (behavior 3.1).',
+  app: 'Application authentication: headers X-App-Id, X-App-Timestamp, X-App-Sign (API guide §3.1).',
   'app+task':
-    'Application authentication (headers) and task authentication: `id`, `timestamp`, `sign` = hmac_sha256(task secret, id + "&" + timestamp) or the legacy md5(id + "&" + timestamp + secret), in the query (GET), the JSON body (PUT) or a form body or the query (DELETE) (behavior 3.2).',
+    'Application authentication (headers) and task authentication: `id`, `timestamp`, `sign` = hmac_sha256(task secret, id + "&" + timestamp) or the legacy md5(id + "&" + timestamp + secret), in the query (GET), the JSON body (PUT) or a form body or the query (DELETE) (API guide §3.2).',
   'alarm-body':
-    'Alarm authentication: `taskid`, `timestamp`, `sign` in the JSON body, signed with the task token (behavior 3.3).',
+    'Alarm authentication: `taskid`, `timestamp`, `sign` in the JSON body, signed with the task token (API guide §3.3).',
   'intake-query':
     '`taskid` in the query and the intake token (`Authorization: Bearer <token>` or `token` in the query), or the fixed signature (`timestamp` and `sign` in the query) when the task turned it on.',
   'app|person':
@@ -645,9 +645,9 @@ const TAGS: Record<string, { name: string; description: string }> = {
     description: 'Departments and users (loaded by `npm run admin -- import`).',
   },
   user: { name: 'Directory', description: 'Departments and users (loaded by `npm run admin -- import`).' },
-  alarmtask: { name: 'Alarm tasks', description: 'Create, configure and run alarm tasks (behavior 5).' },
-  alarm: { name: 'Alarm ingestion', description: 'Reporting alarms with the alarm SDKs (behavior 6).' },
-  workflow: { name: 'Workflows', description: 'The workflows alarms open (behavior 9).' },
+  alarmtask: { name: 'Alarm tasks', description: 'Create, configure and run alarm tasks (API guide §5).' },
+  alarm: { name: 'Alarm ingestion', description: 'Reporting alarms with the alarm SDKs (API guide §7).' },
+  workflow: { name: 'Workflows', description: 'The workflows alarms open (API guide §10).' },
   auth: {
     name: 'Sign-in',
     description:
@@ -898,11 +898,11 @@ function responsesOf(doc: RouteDoc): Json {
       content: { [type]: { schema: type === 'text/html' ? { type: 'string' } : { type: 'object' } } },
     };
   } else if (doc.spec.refusalsAsHttp200) {
-    // Behavior 2: the SDK endpoints answer every refusal but 413 and 5xx with HTTP 200.
+    // API guide §2.2: the SDK endpoints answer every refusal but 413 and 5xx with HTTP 200.
     const folded = refusals.filter((r) => REFUSALS[r].status !== 413 && REFUSALS[r].status < 500);
     const codes = [0, ...folded.flatMap((r) => REFUSALS[r].codes)];
     responses['200'] = {
-      description: `Success (code 0) or a refusal, whose code travels in the envelope only: ${codes.slice(1).join(', ')} (behavior 2).`,
+      description: `Success (code 0) or a refusal, whose code travels in the envelope only: ${codes.slice(1).join(', ')} (API guide §2.2).`,
       ...(folded.includes('TooManyRequests')
         ? { headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } }
         : {}),

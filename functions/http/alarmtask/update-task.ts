@@ -1,7 +1,7 @@
 import { updateTask } from '#shared/domain/tasks/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 
-/** PUT /alarmtask/update: full replace; the body is validated by the service (behavior 5.3). */
+/** PUT /alarmtask/update: full replace; the body is validated by the service (API guide §5.6). */
 export const handler = httpHandler<Record<string, unknown>, unknown>(
   { auth: 'app+task', input: 'json' },
   (body, ctx) => updateTask(ctx.task!, body),

@@ -2,7 +2,7 @@ import { type OperationInput, operationSchemas } from '#shared/domain/workflows/
 import { operateWorkflows } from '#shared/domain/workflows/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 
-/** PUT /workflow/processed (behavior 9; processed: processing -> done). */
+/** PUT /workflow/processed (API guide §10.2; processed: processing -> done). */
 export const handler = httpHandler<OperationInput, unknown>(
   { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.processed },
   (input) => operateWorkflows('processed', input),

@@ -3,7 +3,7 @@ import { showWorkflow, showWorkflowFor } from '#shared/domain/workflows/service.
 import { httpHandler } from '#shared/http/handler.ts';
 
 /**
- * GET /workflow/show?id= (interface 2.13). A signed-in person (the console) sees it only when they
+ * GET /workflow/show?id= (API guide §10.4). A signed-in person (the console) sees it only when they
  * may read its task.
  */
 export const handler = httpHandler<{ id: number }, unknown>(

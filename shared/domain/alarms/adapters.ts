@@ -14,7 +14,7 @@ export interface IntakeAlarm {
   ctn: Record<string, unknown>;
   /** From the alert itself (severity label); else the request's `level`, else 0. */
   level?: Level;
-  /** The monitor says the alert is resolved: a recovery (behavior 7.1) of the same content. */
+  /** The monitor says the alert is resolved: a recovery (API guide §9.2) of the same content. */
   recovery?: true;
   /**
    * What makes this alarm the same alarm when the monitor sends it again (an Alertmanager group
