@@ -262,7 +262,7 @@ export const routes: RouteDef[] = [
       publishes: ['webhook', 'notify'],
     }),
   ),
-  // ---- Read side (issue 10). Every read: the acting user `uid` (role 9 or a permission on the task;
+  // ---- Read side (API guide §13). Every read: the acting user `uid` (role 9 or a permission on the task;
   // shared/domain/tasks/access.ts): a signed-in person, or an app holding the grant `read` (`admin`
   // for the dead letters) naming the uid. Each group below is added by its own change.
   // [read:tasks-workflows]
@@ -370,7 +370,7 @@ export const routes: RouteDef[] = [
     table: 'none',
     head: true,
   },
-  // [console] (issue 11)
+  // [console] (docs/console.md)
   // The web console: one self-contained page from the API itself (same origin: no CORS, no bucket or
   // distribution); its calls carry the signed-in person's session cookie.
   {

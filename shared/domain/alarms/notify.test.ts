@@ -148,7 +148,7 @@ describe('noticeJobs', () => {
       { rule: [{ field, operator, threshold }] },
     ];
     const ding = (...webhooks: string[]) => ({ dinggroup: webhooks.map((webhook) => ({ webhook })) });
-    // The issue's task: defaults dinggroup [C]; env eq prod -> [A]; sev gt 3 -> [B].
+    // An example task: defaults dinggroup [C]; env eq prod -> [A]; sev gt 3 -> [B].
     const issueTask = (mode: 1 | 2): ReceiverConfig => ({
       mode,
       channels: ding('C'),
