@@ -562,7 +562,7 @@ async function main() {
       );
       // Not targets (the issue sets them for one task): what sharing the load between tasks costs.
       // Alarms sent round robin put every alarm of a consumer batch in a task of its own, so each
-      // costs its record and its task's alarm log item of the batch (README, performance section).
+      // costs its record and its task's alarm log item of the batch (docs/performance.md).
       notes.push(
         `100 tasks: ${writesOf(a)}; CPU ${fmt(r.cpuMsPerAlarm, 2)} ms per alarm (JVM ${fmt(r.jvmMsPerAlarm, 2)}); AWS cost per 1M alarms $${fmt(a.costPerMillion, 2)}`,
       );

@@ -207,9 +207,9 @@ export const routes: RouteDef[] = [
     auth: 'alarm',
     table: 'read',
   },
-  // Inbound adapters for monitors (README, "Connect your monitoring"): authenticated by `taskid` and
+  // Inbound adapters for monitors (API guide §8): authenticated by `taskid` and
   // a fixed signature or the intake token in the query (or the token as a bearer header). They keep
-  // the HTTP statuses (behavior 2). Write access: an alarm is a heartbeat's sign of life.
+  // the HTTP statuses (API guide §2.2). Write access: an alarm is a heartbeat's sign of life.
   ...(
     [
       ['POST', '/alarm/alertmanager', 'intake-alertmanager'],
@@ -262,7 +262,7 @@ export const routes: RouteDef[] = [
       publishes: ['webhook', 'notify'],
     }),
   ),
-  // ---- Read side (issue 10). Every read: the acting user `uid` (role 9 or a permission on the task;
+  // ---- Read side (API guide §13). Every read: the acting user `uid` (role 9 or a permission on the task;
   // shared/domain/tasks/access.ts): a signed-in person, or an app holding the grant `read` (`admin`
   // for the dead letters) naming the uid. Each group below is added by its own change.
   // [read:tasks-workflows]
@@ -370,7 +370,7 @@ export const routes: RouteDef[] = [
     table: 'none',
     head: true,
   },
-  // [console] (issue 11)
+  // [console] (docs/console.md)
   // The web console: one self-contained page from the API itself (same origin: no CORS, no bucket or
   // distribution); its calls carry the signed-in person's session cookie.
   {
@@ -486,7 +486,7 @@ export const queues: QueueDef[] = [
   {
     name: 'webhook',
     visibilityTimeoutSeconds: 60,
-    // 1 first attempt + 6 retries (behavior 11); the 7th failure moves the event to the DLQ.
+    // 1 first attempt + 6 retries (API guide §12.5); the 7th failure moves the event to the DLQ.
     maxReceiveCount: 7,
     consumer: 'functions/queue/deliver-webhook.ts',
     batchSize: 10,

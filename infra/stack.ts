@@ -31,7 +31,7 @@ export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export interface TocsinStackProps extends StackProps {
   /** `{common.env}` in templates and part of the stack name. */
   envName: string;
-  /** Accept legacy MD5 signatures (behavior: accepted unless the deployment disables them). */
+  /** Accept legacy MD5 signatures (API guide §3.1: accepted unless the deployment disables them). */
   legacySign?: boolean;
   /** IANA time zone of `report_time`. */
   reportTimeZone?: string;

@@ -7,7 +7,7 @@ import { queues, type RouteDef, routes, schedule } from '../infra/definitions.ts
  * `npm run gen:events`: the sample events under events/ — an API Gateway HTTP API (payload 2.0)
  * request for every deployed route, an SQS batch for each queue consumer and the EventBridge
  * scheduled event — for `npm run invoke` and `sam local invoke`. The signatures in them are
- * placeholders: `npm run invoke` signs them afresh (README, "Invoke one function").
+ * placeholders: `npm run invoke` signs them afresh (docs/invoke.md).
  */
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..');
 const T = 1795536000; // 2026-11-24T16:00:00Z

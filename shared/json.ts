@@ -1,5 +1,5 @@
 /**
- * JSON that travels through the service unchanged (behavior 6.1: what is accepted is processable,
+ * JSON that travels through the service unchanged (API guide §7.3: what is accepted is processable,
  * losslessly). Alarm content is the client's JSON: a trace id `12345678901234567890`, `1e21` or
  * `1.0` must reach receivers with the digits the client wrote, keys may be empty or named
  * `__proto__`, strings may hold any Unicode.

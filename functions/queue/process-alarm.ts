@@ -4,7 +4,7 @@ import { observed } from '#shared/observe.ts';
 import { loadSealKey } from '#shared/domain/auth/seal.ts';
 
 /**
- * SQS consumer of the alarm queue: the alarm processing pipeline (behavior 7). Partial batch
+ * SQS consumer of the alarm queue: the alarm processing pipeline (API guide §9). Partial batch
  * responses: a message whose processing failed is reported and retried, the others are acknowledged
  * (alarms of a metric other consumers kept committing first were handed back to the queue). The
  * invocation's remaining time bounds how long a contended metric commit is retried.

@@ -5,7 +5,7 @@ import { loadSealKey } from '#shared/domain/auth/seal.ts';
 import { deliverNotificationBatch } from '#shared/domain/notifications/delivery.ts';
 
 /**
- * SQS consumer of the notify queue: one channel message per record (behavior 10). Failures are
+ * SQS consumer of the notify queue: one channel message per record (API guide §11). Failures are
  * reported per record (partial batch response) so only they come back, after their backoff.
  */
 export const handler = observed(async (event: SQSEvent): Promise<SQSBatchResponse> => {

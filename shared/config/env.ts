@@ -46,7 +46,7 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Present only in the local runtime: enables the test clock routes. */
   local: boolean;
-  /** Notification providers (behavior 10); a provider left unset is reported as skipped. */
+  /** Notification providers (API guide §11.1); a provider left unset is reported as skipped. */
   notify: NotifyConfig;
 }
 

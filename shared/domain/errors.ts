@@ -70,7 +70,7 @@ export class ValidationError extends AppError {
   }
 }
 
-/** Alarm ingestion errors (behavior 2): 4000 invalid report, 4001 stopped, 4002 paused, 4010 rate. */
+/** Alarm ingestion errors (API guide §2.1): 4000 invalid report, 4001 stopped, 4002 paused, 4010 rate. */
 export class AlarmError extends AppError {
   static invalid(message: string) {
     return new AlarmError(400, 4000, message);

@@ -19,7 +19,7 @@ export type ValidationMode = 'json' | 'coercing';
 
 /**
  * The ajv options of each mode, the generator's as well. `verbose` puts `parentSchema` on errors
- * (for `x-message`); query strings and form bodies carry numbers as strings (behavior 1).
+ * (for `x-message`); query strings and form bodies carry numbers as strings (API guide §1.4).
  */
 export const AJV_OPTIONS: Record<ValidationMode, Options> = {
   json: { allErrors: true, strict: false, verbose: true },
@@ -28,7 +28,7 @@ export const AJV_OPTIONS: Record<ValidationMode, Options> = {
 
 export type Validator = (value: unknown) => void;
 
-/** Every id the service accepts: a positive integer a JavaScript number holds exactly (behavior 1). */
+/** Every id the service accepts: a positive integer a JavaScript number holds exactly (API guide §1.4). */
 export const ID_SCHEMA = { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER } as const;
 
 function fieldOf(err: ErrorObject): string {

@@ -11,7 +11,7 @@ export interface paths {
         };
         /**
          * Liveness and version
-         * @description GET /health: no auth (behavior 1).
+         * @description GET /health: no auth (API guide §15).
          */
         get: operations["GetHealth"];
         put?: never;
@@ -83,7 +83,7 @@ export interface paths {
         get?: never;
         /**
          * Update a user's phone
-         * @description PUT /user/updatephone: a mainland mobile number (behavior 4).
+         * @description PUT /user/updatephone: a mainland mobile number (API guide §4).
          */
         put: operations["PutUserUpdatephone"];
         post?: never;
@@ -104,7 +104,7 @@ export interface paths {
         put?: never;
         /**
          * Create an alarm task
-         * @description POST /alarmtask/store: the body is validated by the service (interface 4.3, behavior 5.1).
+         * @description POST /alarmtask/store: the body is validated by the service (API guide §5.2, §5.6).
          */
         post: operations["PostAlarmtaskStore"];
         delete?: never;
@@ -143,7 +143,7 @@ export interface paths {
         get?: never;
         /**
          * Replace an alarm task
-         * @description PUT /alarmtask/update: full replace; the body is validated by the service (behavior 5.3).
+         * @description PUT /alarmtask/update: full replace; the body is validated by the service (API guide §5.6).
          */
         put: operations["PutAlarmtaskUpdate"];
         post?: never;
@@ -163,7 +163,7 @@ export interface paths {
         get?: never;
         /**
          * Update fields of an alarm task
-         * @description PUT /alarmtask/updatefields: the listed paths are copied into the task (behavior 5.3).
+         * @description PUT /alarmtask/updatefields: the listed paths are copied into the task (API guide §5.7).
          */
         put: operations["PutAlarmtaskUpdatefields"];
         post?: never;
@@ -185,7 +185,7 @@ export interface paths {
         post?: never;
         /**
          * Delete an alarm task
-         * @description DELETE /alarmtask: task auth in a form body or the query string (behavior 1, 5.3).
+         * @description DELETE /alarmtask: task auth in a form body or the query string (API guide §1.3, §5.10).
          */
         delete: operations["DeleteAlarmtask"];
         options?: never;
@@ -203,7 +203,7 @@ export interface paths {
         get?: never;
         /**
          * Stop an alarm task
-         * @description PUT /alarmtask/stop: running or paused -> stopped (behavior 5.4).
+         * @description PUT /alarmtask/stop: running or paused -> stopped (API guide §5.9).
          */
         put: operations["PutAlarmtaskStop"];
         post?: never;
@@ -223,7 +223,7 @@ export interface paths {
         get?: never;
         /**
          * Start an alarm task
-         * @description PUT /alarmtask/start: stopped or paused -> running (behavior 5.4).
+         * @description PUT /alarmtask/start: stopped or paused -> running (API guide §5.9).
          */
         put: operations["PutAlarmtaskStart"];
         post?: never;
@@ -243,7 +243,7 @@ export interface paths {
         get?: never;
         /**
          * Pause an alarm task
-         * @description PUT /alarmtask/pause: paused for `time` minutes (1..10080), then running again (behavior 5.4).
+         * @description PUT /alarmtask/pause: paused for `time` minutes (1..10080), then running again (API guide §5.9).
          */
         put: operations["PutAlarmtaskPause"];
         post?: never;
@@ -283,7 +283,7 @@ export interface paths {
         get?: never;
         /**
          * Set the task's alarm rate limit
-         * @description PUT /alarmtask/ratelimit: the task's alarm rate limit (behavior 6.1), 0 = the deployment default.
+         * @description PUT /alarmtask/ratelimit: the task's alarm rate limit (API guide §5.11), 0 = the deployment default.
          */
         put: operations["PutAlarmtaskRatelimit"];
         post?: never;
@@ -344,7 +344,7 @@ export interface paths {
         put?: never;
         /**
          * Report an alarm
-         * @description POST /alarm/report (behavior 6.1): authenticated with the task token in the body (taskid, timestamp, sign); the alarm is durably queued and processed asynchronously.
+         * @description POST /alarm/report (API guide §7.1): authenticated with the task token in the body (taskid, timestamp, sign); the alarm is durably queued and processed asynchronously.
          */
         post: operations["PostAlarmReport"];
         delete?: never;
@@ -364,7 +364,7 @@ export interface paths {
         put?: never;
         /**
          * Check the alarm SDK's authentication
-         * @description POST /alarm/test (behavior 6.2): checks the alarm authentication only; nothing is queued.
+         * @description POST /alarm/test (API guide §7.2): checks the alarm authentication only; nothing is queued.
          */
         post: operations["PostAlarmTest"];
         delete?: never;
@@ -530,13 +530,13 @@ export interface paths {
         };
         /**
          * A task's heartbeat ping
-         * @description GET|POST /alarm/heartbeat: a task's ping (its dead man's switch, README "Heartbeat").
+         * @description GET|POST /alarm/heartbeat: a task's ping (its dead man's switch, API guide §8.5).
          */
         get: operations["GetAlarmHeartbeat"];
         put?: never;
         /**
          * A task's heartbeat ping
-         * @description GET|POST /alarm/heartbeat: a task's ping (its dead man's switch, README "Heartbeat").
+         * @description GET|POST /alarm/heartbeat: a task's ping (its dead man's switch, API guide §8.5).
          */
         post: operations["PostAlarmHeartbeat"];
         delete?: never;
@@ -554,7 +554,7 @@ export interface paths {
         };
         /**
          * Show a workflow
-         * @description GET /workflow/show?id= (interface 2.13). A signed-in person (the console) sees it only when they may read its task.
+         * @description GET /workflow/show?id= (API guide §10.4). A signed-in person (the console) sees it only when they may read its task.
          */
         get: operations["GetWorkflowShow"];
         put?: never;
@@ -575,7 +575,7 @@ export interface paths {
         get?: never;
         /**
          * Claim workflows
-         * @description PUT /workflow/claim (behavior 9; claim: pending -> processing).
+         * @description PUT /workflow/claim (API guide §10.2; claim: pending -> processing).
          */
         put: operations["PutWorkflowClaim"];
         post?: never;
@@ -595,7 +595,7 @@ export interface paths {
         get?: never;
         /**
          * Assign workflows
-         * @description PUT /workflow/assign (behavior 9; assign: pending or processing, status unchanged).
+         * @description PUT /workflow/assign (API guide §10.2; assign: pending or processing, status unchanged).
          */
         put: operations["PutWorkflowAssign"];
         post?: never;
@@ -615,7 +615,7 @@ export interface paths {
         get?: never;
         /**
          * Mark workflows processed
-         * @description PUT /workflow/processed (behavior 9; processed: processing -> done).
+         * @description PUT /workflow/processed (API guide §10.2; processed: processing -> done).
          */
         put: operations["PutWorkflowProcessed"];
         post?: never;
@@ -635,7 +635,7 @@ export interface paths {
         get?: never;
         /**
          * Reactivate workflows
-         * @description PUT /workflow/reactive (behavior 9; reactive: closed -> pending).
+         * @description PUT /workflow/reactive (API guide §10.2; reactive: closed -> pending).
          */
         put: operations["PutWorkflowReactive"];
         post?: never;
@@ -655,7 +655,7 @@ export interface paths {
         get?: never;
         /**
          * Close workflows
-         * @description PUT /workflow/close (behavior 9; close: pending or processing -> closed).
+         * @description PUT /workflow/close (API guide §10.2; close: pending or processing -> closed).
          */
         put: operations["PutWorkflowClose"];
         post?: never;
@@ -1185,7 +1185,7 @@ export interface components {
                 pinyin: string;
             };
         };
-        /** @description Person object (interface 2.2 creator/updator). */
+        /** @description Person object (API guide §4.3: department creator/updator). */
         Person: {
             uid: number;
             username: string;
@@ -1250,7 +1250,7 @@ export interface components {
             id: number;
             name: string;
         };
-        /** @description Summary person used inside tasks (interface 2.3). */
+        /** @description Summary person used inside tasks (API guide §4.3). */
         SummaryPerson: {
             uid: number;
             username: string;
@@ -1609,7 +1609,7 @@ export interface components {
         };
         /** @enum {number} */
         PipelineStatus: 0 | 1 | 2 | 3 | 4 | 5 | 9;
-        /** @description What a pipeline record's `props` holds (interface 2.13). */
+        /** @description What a pipeline record's `props` holds (API guide §10.4). */
         PipelineProps: {
             assignto?: components["schemas"]["Person"][];
             remind?: {
@@ -1795,11 +1795,11 @@ export interface components {
             text: string;
         };
         /**
-         * @description Notification scenes (behavior 10).
+         * @description Notification scenes (API guide §11.2).
          * @enum {string}
          */
         NotifyScene: "compressed" | "not_compress" | "upgrade" | "recovery" | "generated" | "claim" | "assign" | "processed" | "reactive" | "close" | "remind_pending" | "remind_processing";
-        /** @description Message templates (interface 2.11, behavior 10): the system defaults for every scene and channel, and the resolution order of a task's templates (custom udf > predefined > default, per scene and channel, each of `format` / `template` falling back on its own). */
+        /** @description Message templates (API guide §5.5, §11.3): the system defaults for every scene and channel, and the resolution order of a task's templates (custom udf > predefined > default, per scene and channel, each of `format` / `template` falling back on its own). */
         NotifyChannel: components["schemas"]["UserChannel"] | components["schemas"]["RobotChannel"];
         /** @enum {string} */
         UserChannel: "sms" | "email" | "phone" | "dingworker" | "yachworker" | "wechat";
@@ -2157,7 +2157,7 @@ export interface components {
             index: number;
             rules: components["schemas"]["RuleTrace"][];
         };
-        /** @description The reasons behind one alarm's decisions (the decision trace, issue 10), captured when the pipeline decides: which recovery, filter, compression and dispatch condition matched and the values each rule saw; for conditions that did not match, the first rule that failed. Pure. Stages that are off leave no entry, so an alarm of a plain task costs a few bytes. */
+        /** @description The reasons behind one alarm's decisions (the decision trace, API guide §13.3), captured when the pipeline decides: which recovery, filter, compression and dispatch condition matched and the values each rule saw; for conditions that did not match, the first rule that failed. Pure. Stages that are off leave no entry, so an alarm of a plain task costs a few bytes. */
         RuleTrace: {
             field: string;
             operator: string;
@@ -2317,7 +2317,7 @@ export interface components {
             at: number;
         };
         /**
-         * @description Outcome of one delivery attempt (behavior 11).
+         * @description Outcome of one delivery attempt (API guide §12.5).
          * @enum {string}
          */
         AttemptOutcome: "delivered" | "failed" | "skipped" | "refused";

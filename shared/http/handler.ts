@@ -26,7 +26,7 @@ export type HttpResult = APIGatewayProxyStructuredResultV2;
  * - `any-json`: a JSON body whatever the content type says (alarm senders: many existing shell
  *   clients post JSON with `curl -d`, which labels it form-encoded, or with no content type at all),
  *   parsed losslessly (numbers keep their digits: see shared/json.ts).
- * Numbers in the query string and form bodies are coerced (behavior 1); JSON keeps its types.
+ * Numbers in the query string and form bodies are coerced (API guide §1.4); JSON keeps its types.
  */
 export type InputSource = 'none' | 'query' | 'json' | 'any-json' | 'form-or-query';
 
@@ -34,7 +34,7 @@ export type InputSource = 'none' | 'query' | 'json' | 'any-json' | 'form-or-quer
  * How a route authenticates:
  * - `app`: application auth only; `app+task`: plus task auth on id/timestamp/sign; `none`: public;
  * - `alarm`: an alarm intake (`/alarm/report`, the monitor adapters): no application auth, the use
- *   case authenticates with the task token or the intake token (behavior 3.3); refusals are counted
+ *   case authenticates with the task token or the intake token (API guide §3.3, §3.4); refusals are counted
  *   in the `AlarmsRefused` metric;
  * - `app|person`: an interface route the console calls too: application auth exactly as `app`, or a
  *   signed-in person (the session cookie), who then is the acting user;
@@ -61,7 +61,7 @@ export interface HandlerOptions {
   successMessage?: string;
   /**
    * Answer refusals (every envelope answer but 413 and 5xx) with HTTP 200, the code travelling in
-   * the envelope only: the alarm SDK endpoints (behavior 2), whose Go and PHP clients turn any
+   * the envelope only: the alarm SDK endpoints (API guide §2.2), whose Go and PHP clients turn any
    * non-200 status into a misleading error.
    */
   refusalsAsHttp200?: boolean;
@@ -112,7 +112,7 @@ export interface RequestContext {
 
 export const MAX_BODY_BYTES = 256 * 1024;
 
-/** The task-auth parameters (behavior 3.2), checked by the factory before the handler's schema. */
+/** The task-auth parameters (API guide §3.2), checked by the factory before the handler's schema. */
 export const TASK_AUTH_SCHEMA = {
   type: 'object',
   required: ['id', 'timestamp', 'sign'],

@@ -38,7 +38,7 @@ function requestOf(event: HttpEvent): IntakeRequest {
   };
 }
 
-/** Authenticates an adapter request from its query string or intake token (behavior 2: real statuses). */
+/** Authenticates an adapter request from its query string or intake token (API guide §2.2). */
 async function intakeTask(event: HttpEvent): Promise<{ task: Task; req: IntakeRequest }> {
   const req = requestOf(event);
   const task = await authenticateIntake({ query: req.query, authorization: header(event, 'authorization') });

@@ -1,5 +1,5 @@
 /**
- * The read views of `npm run admin` (issue 10): the same domain reads the HTTP API serves, as tables
+ * The read views of `npm run admin` (API guide §13): the same domain reads the HTTP API serves, as tables
  * for a person (or the API's JSON with --json). The operator at the CLI holds the table's
  * credentials, so reads run as OPERATOR (everything is visible).
  */

@@ -10,7 +10,7 @@ import { view, VIEW_OPTIONS } from './admin-views.ts';
 import { useLocalStack } from './stack-env.ts';
 
 const USAGE = `usage:
-  npm run admin -- import FILE            load a directory export (behavior 4) into the table
+  npm run admin -- import FILE            load a directory export (behaviour §4) into the table
   npm run admin -- app create NAME        create an app; prints its id and token once
   npm run admin -- backfill               index tasks, workflows and users stored before their indexes existed
 ${AUTH_USAGE}

@@ -6,7 +6,7 @@ import type { Channel, Level, ReceiverConfig, Robot } from '../domain/tasks/mode
 
 export type QueueName = 'alarm' | 'webhook' | 'notify';
 
-/** An accepted alarm report, on the alarm queue (behavior 6, 7). */
+/** An accepted alarm report, on the alarm queue (API guide §7, §9). */
 export interface AlarmMessage {
   kind: 'alarm';
   uuid: string;
@@ -20,7 +20,7 @@ export interface AlarmMessage {
   receiver?: ReceiverConfig;
   /**
    * The sender says this alarm is a recovery (a monitor's resolved alert, a heartbeat back): it is
-   * processed as behavior 7.1's recovery whatever the task's recovery conditions.
+   * processed as API guide §9.2's recovery whatever the task's recovery conditions.
    */
   recovery?: true;
   /**
@@ -35,7 +35,7 @@ export interface AlarmMessage {
   handed_back?: number;
 }
 
-/** The outbound webhook envelope (interface 6.1). */
+/** The outbound webhook envelope (API guide §12.1). */
 export interface WebhookBody {
   event: 'PING' | 'ALARM' | 'UPGRADE' | 'RECOVERY' | 'WORKFLOW';
   type: string;
@@ -43,13 +43,13 @@ export interface WebhookBody {
   extra: Record<string, unknown>;
 }
 
-/** One webhook event to deliver (behavior 11). */
+/** One webhook event to deliver (API guide §12). */
 export interface WebhookEvent {
   /** `webhook-id`: unique per event, the same on every retry. */
   event_id: string;
   /**
    * Events with the same key are delivered in order (a workflow's events, the alarms of a compression
-   * metric); events without one may be delivered in parallel (README, "Ordering").
+   * metric); events without one may be delivered in parallel (API guide §12.6).
    */
   order_key?: string;
   /**
@@ -92,7 +92,7 @@ export interface WebhookMessage extends WebhookEvent {
   redriven_after?: number;
 }
 
-/** Notification scenes (behavior 10). */
+/** Notification scenes (API guide §11.2). */
 export type NotifyScene =
   | 'compressed'
   | 'not_compress'
@@ -116,7 +116,7 @@ export interface RenderContext {
   context?: Record<string, unknown>;
 }
 
-/** One message for one channel, on the notify queue (behavior 7.6, 10). */
+/** One message for one channel, on the notify queue (API guide §9.7, §11). */
 export interface NotificationJob {
   kind: 'notify';
   /** Unique and deterministic per (event, channel): attempts are recorded under it. */

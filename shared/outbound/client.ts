@@ -23,7 +23,7 @@ import { tracedHttp, tracingEnabled } from '../tracing.ts';
  * - A hard timeout over the whole exchange: connecting, sending, the response head and (when it is
  *   read) the body.
  * - Redirects are never followed: a 3xx is returned as the answer it is.
- * - The URL guard (behavior 11) when `guard` is set: an IP-literal host is checked before connecting,
+ * - The URL guard (API guide §12.7) when `guard` is set: an IP-literal host is checked before connecting,
  *   a name in the connection's own DNS lookup (so DNS rebinding cannot reach a private address).
  *   Guarded and unguarded calls use separate connection pools, so a guarded call never rides on a
  *   connection opened without the check.

@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 
 /**
  * Server-side request forgery guard for every outbound URL a task or an alarm report can name
- * (behavior 11): the task webhook and robot webhooks given as whole URLs. When the deployment blocks
+ * (API guide §12.7): the task webhook and robot webhooks given as whole URLs. When the deployment blocks
  * private targets, such a URL must reach only public unicast addresses.
  *
  * The check is done on the address itself, not on how it was written: IPv4 and IPv6 literals are

@@ -4,7 +4,7 @@ import { api, call, serviceNow, taskAuth } from '../support/client.ts';
 import { type CreatedTask, createTask, type TaskBody } from '../support/tasks.ts';
 
 /**
- * A task's alarm history (issue 10 item 2) through HTTP on the local stack: every processed alarm is
+ * A task's alarm history (API guide §13.3) through HTTP on the local stack: every processed alarm is
  * in the task's alarm log — stored or not, notified or filtered — newest first, filtered, paged; one
  * alarm by uuid or history id; read permission; the retention setting.
  */

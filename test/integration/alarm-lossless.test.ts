@@ -6,7 +6,7 @@ import { TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask, uniqueTaskName } from '../support/tasks.ts';
 
 /**
- * Behavior 6.1: what /alarm/report accepts travels through the queue, the pipeline, the table and the
+ * API guide §7.3: what /alarm/report accepts travels through the queue, the pipeline, the table and the
  * webhook unchanged. Every case here was once answered with code 0 and then lost (the pipeline failed
  * on every retry) or answered with a 500.
  */
@@ -55,7 +55,7 @@ const CASES: [string, string][] = [
   ['a lone surrogate escape', '{"s":"\\ud800x"}'],
 ];
 
-describe('alarm content travels unchanged (behavior 6.1)', () => {
+describe('alarm content travels unchanged (API guide §7.3)', () => {
   const hook = new TestReceiver();
   let stored: CreatedTask;
   let unstored: CreatedTask;

@@ -11,7 +11,7 @@ import { type CreatedTask, createTask } from '../support/tasks.ts';
 /**
  * The exact request bodies the original system's SDKs send (alarm-dog Java, Go and PHP SDKs: field
  * order, types and empty receivers as their serializers write them), signed with MD5 as they sign.
- * Each must be accepted unchanged (behavior 2, 3.3, 6.1), and every refusal must reach them as HTTP
+ * Each must be accepted unchanged (API guide §2.2, §3.3, §7.1), and every refusal must reach them as HTTP
  * 200 with the code in the envelope: the Go and PHP SDKs read nothing else of a non-200 answer.
  */
 
@@ -162,7 +162,7 @@ describe('existing alarm senders work unchanged', () => {
   });
 });
 
-describe('refusals reach the SDKs as HTTP 200 with the code in the envelope (behavior 2)', () => {
+describe('refusals reach the SDKs as HTTP 200 with the code in the envelope (API guide §2.2)', () => {
   it.each([
     ['a bad signature', 'sign', 401, 'signature invalid'],
     ['a timestamp 31 minutes old', 'stale', 401, 'signature was expired'],

@@ -7,7 +7,7 @@ import { type CreatedTask, createTask } from '../support/tasks.ts';
 import { admin } from './local-child-stack.ts';
 
 /**
- * The decision trace end to end (issue 10): alarms walk through the filter (a level override),
+ * The decision trace end to end (API guide §13.3): alarms walk through the filter (a level override),
  * compression (cycle-count, k of n), upgrade, dispatch, a webhook that fails then recovers, and a
  * webhook event that dies and is redriven; the trace of each alarm, the task's attempt log and the
  * dead-letter queue say what happened, on the local stack with a real receiver.

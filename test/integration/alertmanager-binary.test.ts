@@ -10,7 +10,7 @@ import { type CreatedTask, createTask } from '../support/tasks.ts';
 
 /**
  * A real Prometheus Alertmanager (Debian's `prometheus-alertmanager`, installed by .ci/run) posts to
- * the local stack with the configuration the README gives: an alert fired through its API reaches the
+ * the local stack with the configuration API guide §8.2 gives: an alert fired through its API reaches the
  * task's webhook as an ALARM, and its resolution as a RECOVERY.
  */
 const BINARY = '/usr/bin/prometheus-alertmanager';
@@ -55,7 +55,7 @@ beforeAll(async () => {
   const limitedToken = (await api.put('/alarmtask/intake', { ...(await taskAuth(limited)) })).data
     .intake_token as string;
   dir = mkdtempSync(join(tmpdir(), 'tocsin-am-'));
-  // The README's configuration, with group_wait 0s so the test does not wait for a flush.
+  // API guide §8.2's configuration, with group_wait 0s so the test does not wait for a flush.
   writeFileSync(
     join(dir, 'alertmanager.yml'),
     [

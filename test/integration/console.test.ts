@@ -12,7 +12,7 @@ import { ADMIN_APP } from '../support/seed.ts';
 import { type CreatedTask, createTask, uniqueTaskName } from '../support/tasks.ts';
 
 /**
- * The web console (issue 11) in a real browser: Debian's chromium driven by playwright-core against
+ * The web console (docs/console.md) in a real browser: Debian's chromium driven by playwright-core against
  * the shared local stack. Sign-in (a wrong password, then the right one), a task found by search,
  * alarms appearing live, a decision trace, two workflows claimed and finished at once (and a 409
  * explained), a dead letter redriven, the charts. (Sign-in itself, lockout, single sign-on, expiry and

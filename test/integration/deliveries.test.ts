@@ -14,7 +14,7 @@ import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 
 /**
- * The deliveries read side (issue 10 item 5) on the real local stack: a task's attempt log with
+ * The deliveries read side (API guide §13.4, §14) on the real local stack: a task's attempt log with
  * paging, the webhook dead-letter queue listed and redriven, the test-send, the template preview and
  * the deliveries of one alarm for its trace. Users (test/fixtures/directory.json): 1 is a super
  * administrator (role 9) and creates the tasks, 2 holds no permission, 3 is given read-only ones.

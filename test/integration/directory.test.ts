@@ -46,7 +46,7 @@ describe('GET /department/show', () => {
     });
   });
 
-  it('422s ids beyond a safe integer (behavior 1) instead of looking them up', async () => {
+  it('422s ids beyond a safe integer (API guide §1.4) instead of looking them up', async () => {
     const huge = '1' + '0'.repeat(23);
     const msg = (f: string) => `${f} must be at most ${Number.MAX_SAFE_INTEGER}`;
     expect(await api.get('/department/show', { query: { id: huge } })).toMatchObject({

@@ -7,7 +7,7 @@ import { FakeClient } from '../support/fakes.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 
 /**
- * Behavior 7.6 through the real stack (report endpoint, alarm consumer, notification consumer, the
+ * API guide §9.7 through the real stack (report endpoint, alarm consumer, notification consumer, the
  * DingTalk robot fake): with non-lazy dispatch every matching dispatch item and the defaults get the
  * alarm, because a robot that takes the message ends failover only within its own receiver set.
  */
@@ -46,7 +46,7 @@ async function robotCalls(task: CreatedTask, jobs: number, tokens: string[]): Pr
     .map((r) => r.query.access_token);
 }
 
-describe('non-lazy dispatch with robots (behavior 7.6)', () => {
+describe('non-lazy dispatch with robots (API guide §9.7)', () => {
   it('robots A (item 0), B (item 1) and C (defaults) each get exactly one message', async () => {
     // Arrange: defaults dinggroup [C]; env eq prod -> [A]; sev gt 3 -> [B]; mode 2
     const [a, b, c] = [token('a'), token('b'), token('c')];

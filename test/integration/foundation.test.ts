@@ -28,7 +28,7 @@ describe('health and routing', () => {
   });
 });
 
-describe('application authentication (behavior 3.1)', () => {
+describe('application authentication (API guide §3.1)', () => {
   it('accepts HMAC-SHA256 and legacy MD5 signatures', async () => {
     const hmac = await api.get('/department/simple');
     const md5 = await api.get('/department/simple', { app: { ...TEST_APP, scheme: 'md5' } });

@@ -66,7 +66,7 @@ interface Case {
 }
 
 const take = (lands?: string): Expect => ({ take: true, ...(lands !== undefined ? { lands } : {}) });
-/** An adapter's refusal keeps its HTTP status; /alarm/report answers HTTP 200 (behavior 2). */
+/** An adapter's refusal keeps its HTTP status; /alarm/report answers HTTP 200 (API guide §2.2). */
 const refuse = (code: number, names: RegExp, status = code >= 4000 ? 400 : code): Expect => ({
   take: false,
   status,

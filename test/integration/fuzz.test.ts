@@ -15,8 +15,8 @@ import { type CreatedTask, createTask, taskBody } from '../support/tasks.ts';
 import { newWorkflow } from '../support/workflows.ts';
 
 /**
- * Hostile-but-fair clients against every endpoint (issue: "a fuzz test of at least 10,000 malformed
- * or hostile requests over every endpoint gets no 5xx and changes no state").
+ * Hostile-but-fair clients against every endpoint (at least 10,000 malformed or hostile
+ * requests over every endpoint: no 5xx, and no state changed).
  *
  * Every generated request is a valid request to a real task, workflow or user with at least one
  * poison that the contract says must be refused (a bad signature, an id beyond a safe integer, a
@@ -376,7 +376,7 @@ const SPECS: Record<string, Spec> = {
     poisons: [[['id'], fc.constantFrom<Json>('0', 'x', '1e20', '9007199254740993', '', '424242424242')]],
   },
 };
-// The read side (issue 10): app auth and an acting user. A valid read answers code 0, so every case
+// The read side (API guide §13): app auth and an acting user. A valid read answers code 0, so every case
 // poisons something: an unknown (404) or unpermitted (403, uid 5) user, or a bad field.
 const uids = (json = false) =>
   json

@@ -8,7 +8,7 @@ import { TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 
 /**
- * POST /alarm/report and POST /alarm/test against the real local stack (behavior 3.3, 6, 12).
+ * POST /alarm/report and POST /alarm/test against the real local stack (API guide §3.3, §7).
  * Every scenario uses its own task: the endpoint caches task reads for a few seconds, and a fresh task
  * has never been read before its status is changed.
  */
@@ -33,7 +33,7 @@ function formatUtc(seconds: number): string {
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-describe('POST /alarm/report: acceptance (behavior 6.1)', () => {
+describe('POST /alarm/report: acceptance (API guide §7.1)', () => {
   it('accepts an HMAC-signed report and answers a v4 uuid and report_time in UTC', async () => {
     // Arrange
     const t = await createTask();
@@ -79,7 +79,7 @@ describe('POST /alarm/report: acceptance (behavior 6.1)', () => {
   });
 });
 
-describe('POST /alarm/report: authentication (behavior 3.3)', () => {
+describe('POST /alarm/report: authentication (API guide §3.3)', () => {
   it('refuses a bad signature, the task secret, an unknown task and a stale timestamp with 401', async () => {
     // Arrange
     const t = await createTask();
@@ -274,7 +274,7 @@ describe('POST /alarm/report: idempotent reports with a client uuid', () => {
   });
 });
 
-describe('POST /alarm/test (behavior 6.2)', () => {
+describe('POST /alarm/test (API guide §7.2)', () => {
   it('answers success with empty data for a good signature (MD5 or HMAC)', async () => {
     const t = await createTask();
     const md5 = await report(await alarmAuth(t, { scheme: 'md5' }), '/alarm/test');

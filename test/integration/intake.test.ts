@@ -525,7 +525,7 @@ describe('heartbeat', () => {
   });
 });
 
-describe('per-task alarm rate limit (behavior 6.1)', () => {
+describe('per-task alarm rate limit (API guide §5.11)', () => {
   it('PUT /alarmtask/ratelimit sets it, the door enforces it with 429, 0 restores the default', async () => {
     const t = await webhookTask();
     const set = await api.put('/alarmtask/ratelimit', { ...(await taskAuth(t)), rate_limit: 1 });

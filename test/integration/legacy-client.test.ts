@@ -6,7 +6,7 @@ import { baseUrl, serviceNow } from '../support/client.ts';
 import { createTask } from '../support/tasks.ts';
 
 /**
- * Existing alarm senders must keep working unchanged (behavior intro, 3.3): a bash + curl + md5sum
+ * Existing alarm senders must keep working unchanged (API guide §3.3): a bash + curl + md5sum
  * client, run as a real process against the local stack.
  */
 const run = promisify(execFile);

@@ -130,7 +130,7 @@ export interface Task {
   token: string;
 }
 
-/** Asks for a task whose only receiver is a webhook, signed with the app (behavior 3.1); returns the answer. */
+/** Asks for a task whose only receiver is a webhook, signed with the app (API guide §3.1); returns the answer. */
 export async function requestWebhookTask(
   url: string,
   app: App,
@@ -173,7 +173,7 @@ export interface ReportResult {
   uuid?: string;
 }
 
-/** POST /alarm/report as an alarm SDK sends it (behavior 6.1). */
+/** POST /alarm/report as an alarm SDK sends it (API guide §7.1). */
 export async function reportAlarm(
   url: string,
   task: Task,

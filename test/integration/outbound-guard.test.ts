@@ -16,7 +16,7 @@ import { TEST_APP } from '../support/seed.ts';
 import { taskBody } from '../support/tasks.ts';
 
 /**
- * Behavior 11, save time, through the real handlers and the local table, with the guard on.
+ * API guide §12.7, save time, through the real handlers and the local table, with the guard on.
  *
  * The shared local stack runs with BLOCK_PRIVATE_WEBHOOKS off (local receivers live on this machine),
  * and its environment is not this suite's to change. So this suite is a second handler environment:

@@ -7,7 +7,7 @@ import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask, type TaskBody } from '../support/tasks.ts';
 
 /**
- * Compression windows, delay flushes and delay recovery on the real local stack (behavior 7.1, 7.3).
+ * Compression windows, delay flushes and delay recovery on the real local stack (API guide §9.2, §9.4).
  * Alarms are reported one at a time (each processed before the next) so positions in a window are
  * deterministic; the test clock crosses windows. Windows are long (10 h) so that another suite moving
  * the shared clock by minutes cannot end one early.
@@ -80,7 +80,7 @@ const notifiedUuids = (t: { id: number }) =>
 /** Moves the service clock past a window (and runs due work). */
 const pastWindow = () => advanceClock(CYCLE * 60 + 1);
 
-describe('compression strategies over a window (behavior 7.3)', () => {
+describe('compression strategies over a window (API guide §9.4)', () => {
   it('1 cycle: the first alarm of each window is notified; all are stored with metric and batch', async () => {
     const t = await compressTask({ strategy: 1 });
     const first = await alarms(t, 3);
@@ -235,7 +235,7 @@ describe('compression methods', () => {
   });
 });
 
-describe('recovery, delay mode (behavior 7.1)', () => {
+describe('recovery, delay mode (API guide §9.2)', () => {
   it('recovers the last alarm of a metric once no alarm came for delay_interval minutes', async () => {
     const t = await compressTask(
       { strategy: 1 },

@@ -11,7 +11,7 @@ import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask, type TaskBody } from '../support/tasks.ts';
 
 /**
- * The alarm pipeline end to end (behavior 7): alarms reported through POST /alarm/report (or put on
+ * The alarm pipeline end to end (API guide §9): alarms reported through POST /alarm/report (or put on
  * the alarm queue directly) are processed by the real consumer on the local stack; the outcome is
  * observed at a real webhook receiver, in the notification consumer's attempt records, and by a
  * test-only read of the per-alarm decision record.
@@ -155,7 +155,7 @@ describe('stored alarms without compression', () => {
   });
 });
 
-describe('filter (behavior 7.2)', () => {
+describe('filter (API guide §9.3)', () => {
   const conditions = [{ rule: [{ field: 'ctn.app', operator: 'eq', threshold: 'pay' }], level: 3 }];
 
   it('whitelist: a match goes on with the condition level; no match is stored (not_match 1) unnotified', async () => {
@@ -196,7 +196,7 @@ describe('filter (behavior 7.2)', () => {
   });
 });
 
-describe('receivers: dispatch and override (behavior 7.6)', () => {
+describe('receivers: dispatch and override (API guide §9.7)', () => {
   const dispatch = [
     {
       conditions: [{ rule: [{ field: 'ctn.app', operator: 'eq', threshold: 'pay' }] }],
@@ -325,7 +325,7 @@ describe('tasks that stop or pause', () => {
   });
 });
 
-describe('upgrade (behavior 7.4)', () => {
+describe('upgrade (API guide §9.5)', () => {
   it('fires once when the count of the trailing interval is reached, to the strategy receivers', async () => {
     const t = await pipelineTask({
       compress: { enable: true, method: 4, strategy: 1, strategy_cycle: 600, not_match: 1 },
@@ -356,7 +356,7 @@ describe('upgrade (behavior 7.4)', () => {
   });
 });
 
-describe('recovery, condition mode (behavior 7.1)', () => {
+describe('recovery, condition mode (API guide §9.2)', () => {
   const recovery = {
     enable: true,
     mode: 1,

@@ -7,7 +7,7 @@ import { type Received, TestReceiver } from '../support/receiver.ts';
 import { createTask } from '../support/tasks.ts';
 
 /**
- * Behavior 11 through the real stack: a receiver on 127.0.0.1 verifies the service's events with the
+ * API guide §12.2 through the real stack: a receiver on 127.0.0.1 verifies the service's events with the
  * Standard Webhooks library, given the `whsec_` form of the task secret from the create answer (as
  * the README shows): it answers 200 only to events that verify, like a receiver in production would.
  */
@@ -39,7 +39,7 @@ beforeAll(async () => {
 });
 afterAll(() => receiver.stop());
 
-describe('webhook events verify with the standardwebhooks library (behavior 11)', () => {
+describe('webhook events verify with the standardwebhooks library (API guide §12.2)', () => {
   it('a real ALARM event verifies with whsec_ + base64(task secret), and not once tampered', async () => {
     // Arrange: a task whose secret the receiver knows (from the create answer)
     const task = await createTask({ receiver: { channels: { webhook: `${receiver.url}/verify` } } });

@@ -3,7 +3,7 @@ import { api, taskAuth } from '../support/client.ts';
 import { createTask, uniqueTaskName } from '../support/tasks.ts';
 
 /**
- * Behavior 5.3: concurrent partial updates of different fields of one task must all survive. Each
+ * API guide §5.6: concurrent partial updates of different fields of one task must all survive. Each
  * request names one path; they all run at once against the same task.
  */
 // biome-ignore lint/suspicious/noExplicitAny: the detail view under test
@@ -102,7 +102,7 @@ function updates(name: string): [string, Record<string, unknown>, (t: Detail) =>
   ];
 }
 
-describe('concurrent partial updates (behavior 5.3)', () => {
+describe('concurrent partial updates (API guide §5.6)', () => {
   it.each([10, 20])('%i updatefields at once on different fields all succeed and all survive', async (n) => {
     // Arrange
     const t = await createTask({ receiver: { channels: { email: [1] } } });

@@ -3,7 +3,7 @@ import { appHeaders, baseUrl, api, taskAuth } from '../support/client.ts';
 import { type CreatedTask, createTask, taskBody, uniqueTaskName } from '../support/tasks.ts';
 
 /**
- * Client input that once made the task API answer 500 (issue "Nothing accepted is lost", item 2):
+ * Client input that once made the task API answer 500 (API guide §1.5, §2.3):
  * each must be a 422 naming the field, with a message that says nothing about the datastore, and
  * must change nothing.
  */

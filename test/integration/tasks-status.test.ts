@@ -16,7 +16,7 @@ async function pauseItems(taskId: number) {
   return all.flat().filter((d) => d.kind === 'task-pause-expiry' && d.ref === String(taskId));
 }
 
-describe('stop and start (behavior 5.4)', () => {
+describe('stop and start (API guide §5.9)', () => {
   it('stops a running task and refuses to stop it again', async () => {
     const t = await createTask();
     const stop = await op(t, 'stop');
@@ -45,7 +45,7 @@ describe('stop and start (behavior 5.4)', () => {
   });
 });
 
-describe('pause (behavior 5.4)', () => {
+describe('pause (API guide §5.9)', () => {
   it.each([
     ['0', { time: 0 }],
     ['10081', { time: 10_081 }],

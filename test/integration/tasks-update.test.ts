@@ -342,7 +342,7 @@ describe('DELETE /alarmtask', () => {
       json: { taskid: t.id, timestamp: auth.timestamp, sign: auth.sign, ctn: { a: 1 } },
       app: null,
     });
-    // HTTP 200: /alarm/* refusals travel in the envelope only (behavior 2).
+    // HTTP 200: /alarm/* refusals travel in the envelope only (API guide §2.2).
     expect(res).toMatchObject({ status: 200, code: 401, msg: 'signature invalid' });
   });
 

@@ -30,7 +30,7 @@ const cond = (operator: string, threshold?: string) => ({
 });
 
 describe('POST /alarmtask/store', () => {
-  it('creates a task and answers with interface 4.2', async () => {
+  it('creates a task and answers with API guide §5.8', async () => {
     // Arrange
     const body = taskBody({ department_id: 2, created_by: 2 });
     const before = await serviceNow();
@@ -323,7 +323,7 @@ describe('GET /alarmtask/show', () => {
   beforeAll(() => webhookReceiver.start());
   afterAll(() => webhookReceiver.stop());
 
-  it('returns every field of interface 2.4 with persons, groups, tags and template expanded', async () => {
+  it('returns every field of API guide §5.8 with persons, groups, tags and template expanded', async () => {
     // Arrange
     const webhook = `${webhookReceiver.url}/hook`;
     const remindHook = `${webhookReceiver.url}/remind`;
@@ -543,7 +543,7 @@ describe('GET /alarmtask/show', () => {
           name: tpl.name,
           pinyin: tpl.name,
           remark: tpl.remark,
-          // The effective template (behavior 5.2): every scene and channel, each with its source.
+          // The effective template (API guide §5.8): every scene and channel, each with its source.
           template: expect.objectContaining({
             compressed: expect.objectContaining({
               email: { type: 2, format: 3, template: '<b>{task.name}</b>' },
@@ -668,7 +668,7 @@ describe('GET /alarmtask/show', () => {
   });
 });
 
-describe('task authentication (behavior 3.2)', () => {
+describe('task authentication (API guide §3.2)', () => {
   it('accepts the legacy MD5 signature', async () => {
     const t = await createTask();
     const res = await api.get('/alarmtask/show', { query: await taskAuth(t, { scheme: 'md5' }) });

@@ -16,7 +16,7 @@ import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 
 /**
- * Outbound webhook delivery (behavior 11, interface 6.1) through the real webhook queue, consumer and
+ * Outbound webhook delivery (API guide §12.1, §12.5) through the real webhook queue, consumer and
  * table, to real HTTP servers on 127.0.0.1. Retry backoffs are 1 s in the test stack.
  */
 let receiver: TestReceiver;

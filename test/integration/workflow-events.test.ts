@@ -8,7 +8,7 @@ import { createWorkflowTask, loadTask, newWorkflow, operate } from '../support/w
 
 /**
  * Every WORKFLOW event reaches the task's webhook (a real HTTP server on 127.0.0.1) with the payload
- * of interface 6.2 / behavior 11.
+ * of API guide §12.3 / §12.4.
  */
 let receiver: TestReceiver;
 let task: CreatedTask;

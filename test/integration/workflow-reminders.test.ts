@@ -8,7 +8,7 @@ import type { CreatedTask } from '../support/tasks.ts';
 import { createWorkflowTask, newWorkflow, operate, showWorkflow, syncClock } from '../support/workflows.ts';
 
 /**
- * Reminders (behavior 9, 5.4), driven by the service's test clock. Intervals are long (10 h) so
+ * Reminders (API guide §10.5, §9.8), driven by the service's test clock. Intervals are long (10 h) so
  * that other suites moving the shared clock by minutes cannot fire them early.
  */
 const INTERVAL = 600; // minutes

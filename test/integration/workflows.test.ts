@@ -42,7 +42,7 @@ const BODY: Record<string, Record<string, unknown>> = {
   close: { remark: 'noise' },
 };
 
-describe('workflow state table (behavior 9)', () => {
+describe('workflow state table (API guide §10.2)', () => {
   const allowed: [string, number, number, number][] = [
     // op, from, to, pipeline status
     ['claim', 0, 1, 1],
@@ -309,7 +309,7 @@ describe('concurrency', () => {
   });
 });
 
-describe('GET /workflow/show (interface 2.13)', () => {
+describe('GET /workflow/show (API guide §10.4)', () => {
   it('returns every field with its type, pipelines in order, ctn as JSON text', async () => {
     // Arrange
     const { id, history } = await newWorkflow(task, {

@@ -2,7 +2,7 @@ import { inject } from 'vitest';
 import { hmacSign, md5Sign } from '../../shared/domain/auth/signature.ts';
 import { TEST_APP } from './seed.ts';
 
-/** A client that signs like the service's real callers do (behavior 3). */
+/** A client that signs like the service's real callers do (API guide §3). */
 export interface Envelope<T = Record<string, unknown>> {
   status: number;
   code: number;
@@ -49,7 +49,7 @@ export async function appHeaders(auth: AppAuth = TEST_APP): Promise<Record<strin
   return { 'x-app-id': String(auth.id), 'x-app-timestamp': String(ts), 'x-app-sign': sign };
 }
 
-/** Task-auth parameters for a task (behavior 3.2). */
+/** Task-auth parameters for a task (API guide §3.2). */
 export async function taskAuth(
   task: { id: number; secret: string },
   opts: { timestamp?: number; scheme?: 'hmac' | 'md5' } = {},

@@ -3,7 +3,7 @@ import { pauseTask } from '#shared/domain/tasks/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { TaskPaused } from '#shared/domain/tasks/responses.ts';
 
-/** PUT /alarmtask/pause: paused for `time` minutes (1..10080), then running again (behavior 5.4). */
+/** PUT /alarmtask/pause: paused for `time` minutes (1..10080), then running again (API guide §5.9). */
 export const handler = httpHandler<{ time: number }, TaskPaused>(
   { auth: 'app+task', input: 'json', schema: pauseSchema },
   ({ time }, ctx) => pauseTask(ctx.task!, time),

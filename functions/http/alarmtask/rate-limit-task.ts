@@ -15,7 +15,7 @@ const schema = {
   },
 };
 
-/** PUT /alarmtask/ratelimit: the task's alarm rate limit (behavior 6.1), 0 = the deployment default. */
+/** PUT /alarmtask/ratelimit: the task's alarm rate limit (API guide §5.11), 0 = the deployment default. */
 export const handler = httpHandler<{ rate_limit: number }, RateLimitSet>(
   { auth: 'app+task', input: 'json', schema },
   (input, ctx) => setRateLimit(ctx.task!, input.rate_limit),

@@ -2,7 +2,7 @@ import { startTask } from '#shared/domain/tasks/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { TaskChanged } from '#shared/domain/tasks/responses.ts';
 
-/** PUT /alarmtask/start: stopped or paused -> running (behavior 5.4). */
+/** PUT /alarmtask/start: stopped or paused -> running (API guide §5.9). */
 export const handler = httpHandler<unknown, TaskChanged>({ auth: 'app+task', input: 'json' }, (_input, ctx) =>
   startTask(ctx.task!),
 );

@@ -7,7 +7,7 @@ export interface Health {
   version: string;
 }
 
-/** GET /health: no auth (behavior 1). */
+/** GET /health: no auth (API guide §15). */
 export const handler = httpHandler<unknown, Health>(
   { auth: 'none', input: 'none', successMessage: 'ok' },
   async () => ({ version: config().serviceVersion }),

@@ -11,7 +11,7 @@ const schema = {
   },
 };
 
-/** PUT /user/updatephone: a mainland mobile number (behavior 4). */
+/** PUT /user/updatephone: a mainland mobile number (API guide §4). */
 export const handler = httpHandler<{ uid: number; phone: string }, UserUpdated>(
   { auth: 'app', input: 'json', schema },
   ({ uid, phone }) => updatePhone(uid, phone),

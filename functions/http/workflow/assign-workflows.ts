@@ -3,7 +3,7 @@ import { operateWorkflows } from '#shared/domain/workflows/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { WorkflowsOperated } from '#shared/domain/workflows/responses.ts';
 
-/** PUT /workflow/assign (behavior 9; assign: pending or processing, status unchanged). */
+/** PUT /workflow/assign (API guide §10.2; assign: pending or processing, status unchanged). */
 export const handler = httpHandler<OperationInput, WorkflowsOperated>(
   { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.assign },
   (input) => operateWorkflows('assign', input),

@@ -3,7 +3,7 @@ import { operateWorkflows } from '#shared/domain/workflows/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { WorkflowsOperated } from '#shared/domain/workflows/responses.ts';
 
-/** PUT /workflow/claim (behavior 9; claim: pending -> processing). */
+/** PUT /workflow/claim (API guide §10.2; claim: pending -> processing). */
 export const handler = httpHandler<OperationInput, WorkflowsOperated>(
   { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.claim },
   (input) => operateWorkflows('claim', input),

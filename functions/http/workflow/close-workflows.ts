@@ -3,7 +3,7 @@ import { operateWorkflows } from '#shared/domain/workflows/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { WorkflowsOperated } from '#shared/domain/workflows/responses.ts';
 
-/** PUT /workflow/close (behavior 9; close: pending or processing -> closed). */
+/** PUT /workflow/close (API guide §10.2; close: pending or processing -> closed). */
 export const handler = httpHandler<OperationInput, WorkflowsOperated>(
   { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.close },
   (input) => operateWorkflows('close', input),

@@ -3,7 +3,7 @@ import { operateWorkflows } from '#shared/domain/workflows/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { WorkflowsOperated } from '#shared/domain/workflows/responses.ts';
 
-/** PUT /workflow/reactive (behavior 9; reactive: closed -> pending). */
+/** PUT /workflow/reactive (API guide §10.2; reactive: closed -> pending). */
 export const handler = httpHandler<OperationInput, WorkflowsOperated>(
   { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.reactive },
   (input) => operateWorkflows('reactive', input),

@@ -4,7 +4,7 @@ import { httpHandler } from '#shared/http/handler.ts';
 import type { WorkflowShown } from '#shared/domain/workflows/responses.ts';
 
 /**
- * GET /workflow/show?id= (interface 2.13). A signed-in person (the console) sees it only when they
+ * GET /workflow/show?id= (API guide §10.4). A signed-in person (the console) sees it only when they
  * may read its task.
  */
 export const handler = httpHandler<{ id: number }, WorkflowShown>(

@@ -5,7 +5,7 @@ import { AlarmError } from '../errors.ts';
 import type { Level } from '../tasks/model.ts';
 
 /**
- * Inbound adapters (README, "Connect your monitoring"): what the monitoring systems people run send,
+ * Inbound adapters (API guide §8): what the monitoring systems people run send,
  * turned into alarms. Pure functions: authentication, admission and queueing are intake.ts's.
  */
 
@@ -14,7 +14,7 @@ export interface IntakeAlarm {
   ctn: Record<string, unknown>;
   /** From the alert itself (severity label); else the request's `level`, else 0. */
   level?: Level;
-  /** The monitor says the alert is resolved: a recovery (behavior 7.1) of the same content. */
+  /** The monitor says the alert is resolved: a recovery (API guide §9.2) of the same content. */
   recovery?: true;
   /**
    * What makes this alarm the same alarm when the monitor sends it again (an Alertmanager group

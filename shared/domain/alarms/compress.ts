@@ -4,7 +4,7 @@ import { type AlarmFacts, firstMatch, ruleToken } from '../conditions/evaluate.t
 import type { CompressConfig } from '../tasks/model.ts';
 
 /**
- * The compression stage (behavior 7.3), pure: the metric an alarm groups under, and the window state
+ * The compression stage (API guide §9.4), pure: the metric an alarm groups under, and the window state
  * machine of the five strategies.
  */
 export const METHOD_CONDITION = 1;

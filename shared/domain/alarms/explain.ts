@@ -8,7 +8,7 @@ import { DISPATCH_NON_LAZY } from './notify.ts';
 import { RECOVERY_CONDITION } from './recovery.ts';
 
 /**
- * The reasons behind one alarm's decisions (the decision trace, issue 10), captured when the
+ * The reasons behind one alarm's decisions (the decision trace, API guide §13.3), captured when the
  * pipeline decides: which recovery, filter, compression and dispatch condition matched and the
  * values each rule saw; for conditions that did not match, the first rule that failed. Pure. Stages
  * that are off leave no entry, so an alarm of a plain task costs a few bytes.

@@ -12,7 +12,7 @@ const hostIs = (host: string, level: number) => ({
   level,
 });
 
-describe('applyFilter (behavior 7.2)', () => {
+describe('applyFilter (API guide §9.3)', () => {
   const conditions = [
     hostIs('a', 3),
     hostIs('b', 9),

@@ -16,7 +16,7 @@ export interface FilterResult {
 }
 
 /**
- * The filter stage (behavior 7.2): conditions OR-ed in order, the first match counts. Whitelist
+ * The filter stage (API guide §9.3): conditions OR-ed in order, the first match counts. Whitelist
  * keeps on a match and rejects otherwise; blacklist rejects on a match and keeps otherwise.
  */
 export function applyFilter(

@@ -17,7 +17,7 @@ import { namedUuid } from './ids.ts';
 import type { HeartbeatPinged, HeartbeatSet } from './responses.ts';
 
 /**
- * Heartbeat, the dead man's switch (README, "Connect your monitoring"): a task may expect an alarm or
+ * Heartbeat, the dead man's switch (API guide §8.5): a task may expect an alarm or
  * a ping at least every `interval` minutes. The setting lives on the task item (`heartbeat`); the
  * state beside it (`TASK#<id>` / `HEARTBEAT`: last sign of life, a miss raised). A due item checks
  * the task once per interval (re-arming itself at the next deadline), so a ping costs one write and

@@ -17,9 +17,9 @@ import { getTaskCached } from './task-cache.ts';
 import type { FixedSignSet, IntakeTokenSet } from './responses.ts';
 
 /**
- * The monitors' door (README, "Connect your monitoring"): authentication from the query string (or
+ * The monitors' door (API guide §8): authentication from the query string (or
  * an intake token), then the same content rules, task status, rate limit and durable queueing as
- * `/alarm/report`. These routes keep the HTTP statuses of behavior 2 (a monitor reads nothing else).
+ * `/alarm/report`. These routes keep the HTTP statuses of API guide §2.2 (a monitor reads nothing else).
  */
 
 export interface IntakeCredentials {
@@ -68,7 +68,7 @@ function bearerOf(authorization: string | undefined): string | undefined {
 /**
  * Who may report through an adapter: `taskid` in the query and either
  * - the intake token (`Authorization: Bearer <token>`, or `token` in the query), or
- * - the original's fixed signature: `timestamp` and `sign` in the query, signed as behavior 3.3 with
+ * - the original's fixed signature: `timestamp` and `sign` in the query, signed as API guide §3.3 with
  *   the task token but without the skew check (a monitor's URL is configured once), when the task
  *   turned it on (it never expires: off by default).
  * Every failure is 401 `signature invalid` (which part was wrong is not revealed).

@@ -38,7 +38,7 @@ const whitelist = {
   conditions: [{ rule: [{ field: 'ctn.app', operator: 'in', threshold: 'pay|web' }], level: 3 }],
 };
 
-describe('planAlarm: recovery -> filter -> compress (behavior 7.1-7.3)', () => {
+describe('planAlarm: recovery -> filter -> compress (API guide §9.2-§9.4)', () => {
   it.each([
     ['stored, compression off', {}, { app: 'pay' }, 'compress_disable'],
     ['not stored', { flag_save_db: 0 as const }, { app: 'pay' }, 'not_save_db'],

@@ -16,7 +16,7 @@ import { type UpgradeFire, upgradeStep } from './upgrade.ts';
 import type { Why } from './explain.ts';
 
 /**
- * The alarm pipeline's types and pure transitions (behavior 7): the stateless plan of one alarm
+ * The alarm pipeline's types and pure transitions (API guide §9): the stateless plan of one alarm
  * (recovery -> filter -> compress), and the per-metric state machine (compression window, upgrade
  * counting, delay recovery) that a group of alarms of one metric advances in one transaction.
  */

@@ -27,7 +27,7 @@ const receiver = (mode?: 1 | 2): ReceiverConfig => ({
   ],
 });
 
-describe('selectReceivers: dispatch (behavior 7.6)', () => {
+describe('selectReceivers: dispatch (API guide §9.7)', () => {
   it.each<
     [string, 1 | 2 | undefined, Record<string, unknown>, number, { dispatch: number[]; defaults: boolean }]
   >([
@@ -143,12 +143,12 @@ describe('noticeJobs', () => {
     });
   });
 
-  describe('robots per receiver set (behavior 7.6)', () => {
+  describe('robots per receiver set (API guide §9.7)', () => {
     const cond = (field: string, operator: string, threshold: string) => [
       { rule: [{ field, operator, threshold }] },
     ];
     const ding = (...webhooks: string[]) => ({ dinggroup: webhooks.map((webhook) => ({ webhook })) });
-    // The issue's task: defaults dinggroup [C]; env eq prod -> [A]; sev gt 3 -> [B].
+    // An example task: defaults dinggroup [C]; env eq prod -> [A]; sev gt 3 -> [B].
     const issueTask = (mode: 1 | 2): ReceiverConfig => ({
       mode,
       channels: ding('C'),

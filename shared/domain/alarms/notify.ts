@@ -7,7 +7,7 @@ import { alarmGroupIds, channelJobs, type ReceiverSet, recipientsOf } from '../n
 import type { ReceiverConfig, Task } from '../tasks/model.ts';
 
 /**
- * The notify stage (behavior 7.6): which receivers an alarm goes to, and the messages it sends.
+ * The notify stage (API guide §9.7): which receivers an alarm goes to, and the messages it sends.
  * Decisions are pure; sending goes through the `deps` the pipeline passes in.
  */
 
@@ -47,7 +47,7 @@ export function selectReceivers(
 
 /**
  * The receiver sets a selection stands for, in order (dispatch items, then the defaults), each keyed
- * by where it comes from (`d<i>`, `default`, `override`): robots are grouped per set (behavior 7.6).
+ * by where it comes from (`d<i>`, `default`, `override`): robots are grouped per set (API guide §9.7).
  */
 export function selectedReceivers(
   receiver: ReceiverConfig | undefined,
@@ -95,7 +95,7 @@ export interface Notice {
   event: { body: WebhookBody; eventId: string };
 }
 
-/** The channel jobs of a notice: people merged over its receiver sets, robots per set (behavior 7.6). */
+/** The channel jobs of a notice: people merged over its receiver sets, robots per set (API guide §9.7). */
 export async function noticeJobs(
   n: Notice,
   deps: Pick<SendDeps, 'getAlarmGroups'>,

@@ -45,7 +45,7 @@ import { getTaskCached } from './task-cache.ts';
 import { firstBucket, maxInterval, minuteOf, upgradeStrategies } from './upgrade.ts';
 
 /**
- * The alarm processing pipeline (behavior 7): recovery -> filter -> compress -> upgrade -> workflow
+ * The alarm processing pipeline (API guide §9): recovery -> filter -> compress -> upgrade -> workflow
  * -> notify, for each AlarmMessage of the alarm queue.
  *
  * At-least-once, idempotent per alarm uuid: every decision is written once with the stored alarm in

@@ -47,7 +47,7 @@ import { alarmRecordOf, getAlarmRecord } from './repository.ts';
 import { upgradeStrategies } from './upgrade.ts';
 
 /**
- * The read side of the alarm pipeline (issue 10): a task's alarm history from its alarm log, one
+ * The read side of the alarm pipeline (API guide §13.3): a task's alarm history from its alarm log, one
  * alarm, and its decision trace. Every read names its acting user (shared/domain/tasks/access.ts).
  */
 

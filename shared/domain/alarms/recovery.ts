@@ -2,7 +2,7 @@ import { type AlarmFacts, firstMatch } from '../conditions/evaluate.ts';
 import type { Task } from '../tasks/model.ts';
 
 /**
- * The recovery stage (behavior 7.1), pure decisions. The delay mode's due work lives in
+ * The recovery stage (API guide §9.2), pure decisions. The delay mode's due work lives in
  * pipeline.ts (it needs I/O).
  */
 export const RECOVERY_CONDITION = 1;

@@ -3,7 +3,7 @@ import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/clie
 import { keys } from '../../db/keys.ts';
 
 /**
- * Receipts of alarm reports sent with a client-chosen `uuid` (behavior 6.1): the only table access of
+ * Receipts of alarm reports sent with a client-chosen `uuid` (API guide §7.1): the only table access of
  * the ingestion hot path besides the cached task read, and only for clients that opt in.
  *
  * A receipt is written (conditionally: the first task to claim a uuid keeps it) before the alarm is

@@ -2,14 +2,14 @@ import { channelsSchema, webhookUrlSchema } from '../tasks/channels-schema.ts';
 import { ID_SCHEMA } from '../validation.ts';
 
 /**
- * The body of `POST /alarm/report` after authentication (behavior 6.1). `ctn` is checked by hand
+ * The body of `POST /alarm/report` after authentication (API guide §7.1). `ctn` is checked by hand
  * first (its messages are part of the contract); the authentication fields are checked by
  * `authenticateAlarm`. Unknown fields are ignored (the Java SDK sends `channels`, `yachGroups` and
  * `dingGroups` beside `receiver`).
  */
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 
-/** `ctn` may not nest deeper than this (behavior 6.1). */
+/** `ctn` may not nest deeper than this (API guide §7.3). */
 export const MAX_CTN_DEPTH = 64;
 
 const channels = channelsSchema({ robotSecretRequired: false }) as {

@@ -73,7 +73,7 @@ function signed(t: { id: number; token: string }, now: number, scheme: 'md5' | '
 
 const now = () => Math.floor(Date.now() / 1000);
 
-describe('alarm authentication (behavior 3.3)', () => {
+describe('alarm authentication (API guide §3.3)', () => {
   it('accepts the documented MD5 test vector with numeric-string taskid and timestamp', async () => {
     // Arrange: the service clock at the vector's time
     vi.useFakeTimers({ toFake: ['Date'] });
@@ -421,7 +421,7 @@ describe('idempotent reports with a client uuid', () => {
   });
 });
 
-describe('what the alarm SDKs send (behavior 6.1)', () => {
+describe('what the alarm SDKs send (API guide §7.1)', () => {
   it.each([
     ['{}', {}],
     ['{channels: {}}', { channels: {} }],

@@ -33,7 +33,7 @@ import type { NoData } from '../responses.ts';
 import { getTaskCached } from './task-cache.ts';
 
 /**
- * Alarm ingestion (behavior 3.3, 6, 12). `POST /alarm/report`: authenticate with the task token ->
+ * Alarm ingestion (API guide §7; behaviour §15). `POST /alarm/report`: authenticate with the task token ->
  * validate the body (4000) -> task status (4001/4002) -> per-task rate limit (4010) -> durably queue
  * an AlarmMessage on the alarm queue -> answer `{uuid, report_time}`. Processing is asynchronous (the
  * pipeline consumes the alarm queue and de-duplicates by uuid).
@@ -61,7 +61,7 @@ export interface ReportDeps {
   getTask: (id: number) => Promise<Task | undefined>;
   /** Ids among `ids` that are not existing alarm groups. */
   missingAlarmGroups: (ids: number[]) => Promise<number[]>;
-  /** Fields of a receiver naming URLs the outbound guard refuses (behavior 11). */
+  /** Fields of a receiver naming URLs the outbound guard refuses (API guide §12.7). */
   outboundUrlErrors: (receiver: unknown, prefix: string) => Promise<FieldError[]>;
   publishAlarm: (message: AlarmMessage) => Promise<void>;
   /** Records an accepted alarm as the task's sign of life (heartbeat). */
@@ -125,7 +125,7 @@ function asText(value: unknown, pattern: RegExp): string | undefined {
 }
 
 /**
- * Alarm authentication (behavior 3.3) with the task token, MD5 or HMAC-SHA256 over
+ * Alarm authentication (API guide §3.3) with the task token, MD5 or HMAC-SHA256 over
  * `taskid + "&" + timestamp` exactly as sent. The skew is checked first (before any read), so an
  * unknown task and a bad signature cannot be told apart: both are `signature invalid`.
  */
@@ -194,7 +194,7 @@ function webhookUrlOf(webhook: unknown): string | undefined {
 
 /**
  * The override as the pipeline wants it: known channels only, webhook as a URL string, empties
- * dropped. A receiver that names nobody comes back empty: it means "no override" (behavior 6.1).
+ * dropped. A receiver that names nobody comes back empty: it means "no override" (API guide §7.1).
  */
 function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
   const channels: Channels = {};
@@ -222,7 +222,7 @@ function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
 /** Scalars the schema checks: a number written with unusual digits (`2.0`) is read as its value. */
 const SCALARS = ['level', 'notice_time'] as const;
 
-/** The alarm content rules (behavior 6.1): a non-empty JSON object at most 64 levels deep (4000). */
+/** The alarm content rules (API guide §7.3): a non-empty JSON object at most 64 levels deep (4000). */
 export function checkCtn(ctn: unknown, name = 'ctn'): asserts ctn is Record<string, unknown> {
   if (!isObject(ctn)) throw AlarmError.invalid(`${name} must be a JSON object`);
   if (Object.keys(ctn).length === 0) throw AlarmError.invalid(`${name} must not be empty`);
@@ -230,7 +230,7 @@ export function checkCtn(ctn: unknown, name = 'ctn'): asserts ctn is Record<stri
     throw AlarmError.invalid(`${name} must not be nested deeper than ${MAX_CTN_DEPTH} levels`);
 }
 
-/** Body validation (behavior 6.1): every failure is 4000 with a message naming the field. */
+/** Body validation (API guide §7.1): every failure is 4000 with a message naming the field. */
 async function validateBody(input: Record<string, unknown>, deps: ReportDeps): Promise<ReportBody> {
   checkCtn(input.ctn);
   // The body holds ctn one level down; anything deeper elsewhere is refused the same way.
@@ -258,7 +258,7 @@ async function validateBody(input: Record<string, unknown>, deps: ReportDeps): P
     const missing = receiver.alarmgroup ? await deps.missingAlarmGroups(receiver.alarmgroup) : [];
     if (missing.length > 0)
       throw AlarmError.invalid(`receiver.alarmgroup: alarm group [${missing.join(', ')}] not found`);
-    // Every URL the override names goes through the one outbound guard (behavior 11).
+    // Every URL the override names goes through the one outbound guard (API guide §12.7).
     const refused = receiver.channels ? await deps.outboundUrlErrors(input.receiver, 'receiver') : [];
     if (refused.length > 0)
       throw new AlarmError(400, 4000, `${refused[0].field} ${refused[0].message}`, { errors: refused });
@@ -267,7 +267,7 @@ async function validateBody(input: Record<string, unknown>, deps: ReportDeps): P
   return body;
 }
 
-/** `POST /alarm/report` (behavior 6.1). */
+/** `POST /alarm/report` (API guide §7.1). */
 export async function reportAlarm(
   input: Record<string, unknown>,
   deps: ReportDeps = defaultReportDeps,
@@ -324,7 +324,7 @@ export async function reportAlarm(
 }
 
 /**
- * Whether a task takes `count` alarms now (behavior 6.1's order after validation): stopped 4001,
+ * Whether a task takes `count` alarms now (API guide §7.1's order after validation): stopped 4001,
  * paused 4002, then the rate limit 4010 (all `count` or none; a request of more alarms than the
  * limit never passes, with a message naming the per-request cap).
  */

@@ -24,7 +24,7 @@ function strip<T>(item: Record<string, unknown> | undefined): T | undefined {
 
 /**
  * An alarm record is stored as JSON text (`alarm_json`) beside its keys: the content keeps its exact
- * digits, any key and any depth the report endpoint accepts (behavior 6.1), which a map attribute
+ * digits, any key and any depth the report endpoint accepts (API guide §7.3), which a map attribute
  * could not, and the item is a handful of attributes rather than dozens of nested values (DynamoDB
  * Local spent about a fifth of its CPU per record walking them, bench:ingest). Records of schema 2
  * (every field an attribute, the content as JSON text in `history.ctn`) are still read.

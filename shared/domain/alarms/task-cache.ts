@@ -6,7 +6,7 @@ import { getTask, getTasks } from '../tasks/repository.ts';
 /**
  * Task reads cached in module scope (one per container) for `config().taskCacheSeconds`, so the hot
  * path of `/alarm/report` reads the task at most once per task per container per few seconds
- * (behavior 12). Unknown tasks are cached too (a flood of reports for a deleted task costs no reads).
+ * (behaviour §15). Unknown tasks are cached too (a flood of reports for a deleted task costs no reads).
  * Concurrent misses of one task share one read. Loads are strongly consistent reads.
  *
  * Consequence: a stop, pause, delete or token change takes effect on ingestion within

@@ -42,7 +42,7 @@ describe('upgrade counting', () => {
   });
 });
 
-describe('upgradeStep (behavior 7.4)', () => {
+describe('upgradeStep (API guide §9.5)', () => {
   const s = [strategy(5, 3), strategy(10, 5)];
   const minute = 1000;
   const at = (sec: number) => minute * 60 + sec;

@@ -1,7 +1,7 @@
 import type { UpgradeConfig, UpgradeStrategy } from '../tasks/model.ts';
 
 /**
- * The upgrade stage (behavior 7.4), pure. Alarms of a metric are counted in minute buckets; a
+ * The upgrade stage (API guide §9.5), pure. Alarms of a metric are counted in minute buckets; a
  * strategy fires when the count of the trailing `interval` minutes reaches its `count`, at most once
  * per strategy per metric per `interval`.
  *

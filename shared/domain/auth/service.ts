@@ -23,7 +23,7 @@ async function cachedApp(id: number, deps: { getApp: typeof getApp }): Promise<A
   return app;
 }
 
-/** Application authentication (behavior 3.1): unknown app -> skew -> signature, all 401. */
+/** Application authentication (API guide §3.1): unknown app -> skew -> signature, all 401. */
 export async function authenticateApp(creds: AppCredentials, deps = { getApp }): Promise<App> {
   const id = Number(creds.appId);
   if (!creds.appId || !Number.isSafeInteger(id) || id <= 0)
@@ -48,7 +48,7 @@ export interface TaskCredentials {
   sign: string;
 }
 
-/** Task authentication (behavior 3.2): unknown task 404, skew 401, bad signature 401. */
+/** Task authentication (API guide §3.2): unknown task 404, skew 401, bad signature 401. */
 export async function authenticateTask(creds: TaskCredentials, deps = { getTask }): Promise<Task> {
   const task = await deps.getTask(creds.id, true);
   if (!task) throw new NotFoundError(`task [${creds.id}] not found`);

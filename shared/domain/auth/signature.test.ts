@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { hmacSign, md5Sign, newToken, verifySignature, withinSkew } from './signature.ts';
 
-describe('signatures (behavior 3)', () => {
+describe('signatures (API guide §3)', () => {
   it('matches the documented MD5 test vector', () => {
     expect(md5Sign('d3213fe78d9f81f448141495a274e0c700ad1c25', 100001, 1582650647)).toBe(
       'f7a231040a1b05ad74f3264356016dae',

@@ -1,7 +1,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * The two signature schemes of behavior 3: HMAC-SHA256 (64 hex) and legacy MD5 (32 hex), both over
+ * The two signature schemes of API guide §3: HMAC-SHA256 (64 hex) and legacy MD5 (32 hex), both over
  * `id + "&" + timestamp` with the key (app token, task secret or task token).
  */
 export function hmacSign(key: string, id: number | string, timestamp: number | string): string {

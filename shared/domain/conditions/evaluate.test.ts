@@ -206,7 +206,7 @@ describe('ruleToken', () => {
   });
 });
 
-describe('numbers beyond double precision (behavior 6.1: content is kept as written)', () => {
+describe('numbers beyond double precision (API guide §7.3: content is kept as written)', () => {
   const big: AlarmFacts = {
     ctn: parseJson(
       '{"trace_id":12345678901234567890,"big":1e21,"__proto__":"own","constructor":"c"}',

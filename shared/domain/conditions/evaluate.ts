@@ -2,7 +2,7 @@ import { isRawJson } from '../../json.ts';
 import type { Condition, Rule } from '../tasks/model.ts';
 
 /**
- * Condition evaluation (behavior 8). Pure: no I/O, no clock.
+ * Condition evaluation (API guide §6). Pure: no I/O, no clock.
  *
  * A condition is `{rule: [...]}`; rules within a condition are AND-ed, conditions are OR-ed in order
  * and the first match counts. `field` is a dotted path into the alarm facts (`ctn.a.b`, `level`,

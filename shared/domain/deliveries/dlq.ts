@@ -20,7 +20,7 @@ import { DEFAULT_LIMIT, type DlqQueue } from './schemas.ts';
 import type { DeadDueWork, DeadLetterList, QueueDeadLetter, Redriven } from './responses.ts';
 
 /**
- * Dead letters (issue 10 item 5): the messages the webhook, notify and alarm queues gave up on (their
+ * Dead letters (API guide §14): the messages the webhook, notify and alarm queues gave up on (their
  * dead-letter queues, shared/messaging/dead-letters.ts says how they are read without being
  * consumed), and the scheduler's dead due work (`DUEDEAD#<kind>`, queue `due`), listed with the reason
  * of the last attempt and redriven one by one or all. They span every task: super administrators only,

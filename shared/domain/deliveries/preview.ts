@@ -46,7 +46,7 @@ const SAMPLE_PERSON: Person = {
   department: 'Sample',
 };
 
-/** Workflow status each workflow scene is sent in (behavior 9). */
+/** Workflow status each workflow scene is sent in (API guide §10.2). */
 const WORKFLOW_STATUS: Partial<Record<NotifyScene, number>> = {
   generated: 0,
   claim: 1,

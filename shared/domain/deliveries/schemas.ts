@@ -1,7 +1,7 @@
 import { NOTIFY_CHANNELS, NOTIFY_SCENES } from '../notifications/templates.ts';
 import { ID_SCHEMA } from '../validation.ts';
 
-/** Input schemas of the delivery endpoints (issue 10 item 5): app auth plus the acting user `uid`. */
+/** Input schemas of the delivery endpoints (API guide §13.4, §14): app auth plus the acting user `uid`. */
 const id = ID_SCHEMA;
 
 export const DEFAULT_LIMIT = 20;

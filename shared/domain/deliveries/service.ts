@@ -22,7 +22,7 @@ import { DEFAULT_LIMIT, DELIVERY_KINDS, type DeliveryKind } from './schemas.ts';
 import type { DeliveryList, WebhookTested } from './responses.ts';
 
 /**
- * A task's deliveries (issue 10 item 5): its recent webhook and notification attempts, merged newest
+ * A task's deliveries (API guide §13.4): its recent webhook and notification attempts, merged newest
  * first and paged with a cursor, and the webhook test-send.
  *
  * The attempts live in six sorted sources: the task's webhook attempts of their own (gsi1

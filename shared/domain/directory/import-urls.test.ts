@@ -4,7 +4,7 @@ import { ValidationError } from '../errors.ts';
 import type { DirectoryItem } from './repository.ts';
 import { importDirectory } from './service.ts';
 
-/** Alarm groups' robot and webhook URLs go through the outbound guard at import (behavior 4, 11). */
+/** Alarm groups' robot and webhook URLs go through the outbound guard at import (behaviour §4, §13). */
 function recordingDeps() {
   const put: DirectoryItem[][] = [];
   return {

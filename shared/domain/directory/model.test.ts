@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toPinyin } from './model.ts';
 
-describe('toPinyin (behavior 4)', () => {
+describe('toPinyin (behaviour §4)', () => {
   it.each([
     ['日志中心', 'rizhizhongxin'],
     ['吕布', 'lvbu'],

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { ReceiverConfig, TemplateScenes } from '../tasks/model.ts';
 import type { UserView } from './responses.ts';
 
-/** Directory entities (interface 2.2, 2.3; behavior 4), as stored. */
+/** Directory entities (API guide §4.1, §4.2; behaviour §4), as stored. */
 export interface BusinessUnit {
   id: number;
   name: string;
@@ -73,7 +73,7 @@ export const ROLE_SUPER_ADMIN = 9;
 
 let pinyinPro: typeof import('pinyin-pro') | undefined;
 
-/** Pinyin per behavior 4: no tones, `ü` as `v`, syllables joined, non-Chinese text kept as is. */
+/** Pinyin per behaviour §4: no tones, `ü` as `v`, syllables joined, non-Chinese text kept as is. */
 export function toPinyin(text: string): string {
   if (!text) return '';
   // pinyin-pro is loaded on first use, not at import: with its dictionary it is ~450 KB of the
@@ -86,7 +86,7 @@ export function toPinyin(text: string): string {
   return pinyinPro.pinyin(text, { toneType: 'none', type: 'array', v: true, nonZh: 'consecutive' }).join('');
 }
 
-/** Summary person used inside tasks (interface 2.3). */
+/** Summary person used inside tasks (API guide §4.3). */
 export interface SummaryPerson {
   uid: number;
   username: string;
@@ -94,7 +94,7 @@ export interface SummaryPerson {
   department: string;
 }
 
-/** Person object (interface 2.2 creator/updator). */
+/** Person object (API guide §4.3: department creator/updator). */
 export interface Person extends SummaryPerson {
   user: string;
 }
@@ -107,7 +107,7 @@ export function person(u: User): Person {
   return { uid: u.uid, username: u.username, user: u.user, email: u.email, department: u.department };
 }
 
-/** The user view of interface 2.3. */
+/** The user view of API guide §4.2. */
 export function userView(u: User): UserView {
   return {
     uid: u.uid,

@@ -12,7 +12,7 @@ const entry = (required: string[], properties: Record<string, unknown>) => ({
   properties: { ...properties, created_at: time, updated_at: time },
 });
 
-/** The directory export of behavior 4; unknown keys are refused so typos do not import silently. */
+/** The directory export of behaviour §4; unknown keys are refused so typos do not import silently. */
 export const directorySchema = {
   type: 'object',
   additionalProperties: false,

@@ -40,7 +40,7 @@ export interface ImportSummary {
 }
 
 /**
- * Loads a directory export (behavior 4): the whole document is validated first (an unknown key or
+ * Loads a directory export (behaviour §4): the whole document is validated first (an unknown key or
  * malformed entry is reported with its path and nothing is written), then every list is upserted
  * by id. Re-running it is safe.
  */
@@ -125,7 +125,7 @@ export async function importDirectory(
       }),
     ),
   ];
-  // Alarm groups' webhook and robot URLs go through the outbound guard like a task's (behavior 11).
+  // Alarm groups' webhook and robot URLs go through the outbound guard like a task's (API guide §12.7).
   const errors = [...findDuplicateIds(d), ...(await alarmGroupOutboundUrlErrors(d.alarm_groups ?? []))];
   if (errors.length > 0) throw new ValidationError(errors);
   await deps.put(items);
@@ -169,7 +169,7 @@ export async function listDepartmentsView(): Promise<DepartmentList> {
   };
 }
 
-/** GET /department/show: interface 2.2 detail. */
+/** GET /department/show: API guide §4.1 detail. */
 export async function showDepartment(id: number): Promise<DepartmentShown> {
   const dept = await repo.getDepartment(id);
   if (!dept) throw new NotFoundError(`department [${id}] not found`);

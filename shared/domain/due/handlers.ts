@@ -21,7 +21,7 @@ export const dueHandlers: Record<string, DueHandler> = {
     return undefined;
   },
   [REMIND_KIND]: (item, now) => fireReminder(item, now),
-  // Tasks: end a pause (behavior 5.4).
+  // Tasks: end a pause (API guide §5.9).
   [PAUSE_EXPIRY]: (item, now) => expirePause(item, now),
   // Alarm pipeline: the delay strategy's window flush, delay-mode recovery checks.
   [FLUSH_KIND]: (item, now) => flushCompressWindow(item, now),

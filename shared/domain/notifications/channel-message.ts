@@ -2,14 +2,14 @@ import { plainText, type RenderedMessage, truncate } from './render.ts';
 import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN, type NotifyChannel, type TemplateFormat } from './templates.ts';
 
 /**
- * What a channel sends of a rendered message (behavior 10): the title it shows, if any, and the text,
+ * What a channel sends of a rendered message (API guide §11.1): the title it shows, if any, and the text,
  * cut to the channel's limit. Pure and light (no provider SDK), so the template preview and the job
  * record show exactly what the providers send; the providers take their limits from here.
  */
 
-/** SMS text is cut to this many characters (behavior 10). */
+/** SMS text is cut to this many characters (API guide §11.1). */
 export const SMS_MAX_CHARS = 300;
-/** Spoken text is cut to this many characters (behavior 10). */
+/** Spoken text is cut to this many characters (API guide §11.1). */
 export const VOICE_MAX_CHARS = 280;
 /** An e-mail subject: the title on one line, at most this many characters. */
 export const MAIL_SUBJECT_MAX_CHARS = 250;

@@ -33,7 +33,7 @@ import { NOTIFY_CHANNELS, NOTIFY_SCENES, resolveTemplate } from './templates.ts'
 import { type RobotThrottle, robotThrottle } from './throttle.ts';
 
 /**
- * The notification consumer (behavior 7.6, 10): one queue message = one channel of one event.
+ * The notification consumer (API guide §9.7, §11): one queue message = one channel of one event.
  *
  * Per job: load the task (cached) and its template, render once, send through the channel's provider,
  * then record the run in one write (the job's state and every attempt). A message received again or

@@ -15,7 +15,7 @@ const robot = (webhook: string) => ({ webhook });
 const sets = (r: ReturnType<typeof recipientsOf>) =>
   r.robotSets.map((s) => [s.key, s.robots.map((x) => openRobot(x).webhook)]);
 
-describe('robots shared by receiver sets (behavior 7.6)', () => {
+describe('robots shared by receiver sets (API guide §9.7)', () => {
   it("a robot that is an earlier set's first robot is left out of later sets", () => {
     const r = recipientsOf(
       [

@@ -11,7 +11,7 @@ import {
 import { sealRobot } from '../tasks/robots.ts';
 
 /**
- * One receiver set of a message (behavior 7.6): a receiver configuration and, in `set`, a key naming
+ * One receiver set of a message (API guide §9.7): a receiver configuration and, in `set`, a key naming
  * where it comes from, stable across replays: `d<i>` dispatch item i, `default` the task's default
  * receivers, `override` a report's receiver (see `selectedReceivers`). Without one of these keys
  * (or when it repeats) the set is `r<its index in the list>`.
@@ -35,7 +35,7 @@ export interface Recipients {
 }
 
 /**
- * Who a message goes to (behavior 7.6). People are merged over every selected receiver set and its
+ * Who a message goes to (API guide §9.7). People are merged over every selected receiver set and its
  * alarm groups (de-duplicated by uid): one message per channel. Robots are not: every receiver set
  * (a dispatch item, the defaults, an override, each alarm group) gets its message, and its robots
  * are tried in order for failover within that set only, so item B's robot hears of the alarm even

@@ -267,7 +267,7 @@ describe('text helpers', () => {
   });
 });
 
-describe('effectiveTemplate (behavior 5.2)', () => {
+describe('effectiveTemplate (API guide §5.8)', () => {
   const predefined = {
     id: 1,
     name: 'short',

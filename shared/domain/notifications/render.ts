@@ -5,7 +5,7 @@ import { LEVEL_NAMES, type Task } from '../tasks/model.ts';
 import { FORMAT_HTML, type ResolvedTemplate, type TemplateFormat } from './templates.ts';
 
 /**
- * Template rendering (behavior 10). Pure: no I/O, no clock. Placeholders are `{namespace.path}` with
+ * Template rendering (API guide §11.4). Pure: no I/O, no clock. Placeholders are `{namespace.path}` with
  * the namespaces below; a value that is missing (or null) leaves the placeholder exactly as written;
  * objects and arrays render as compact JSON; HTML bodies get every inserted value escaped.
  */

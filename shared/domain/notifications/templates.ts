@@ -10,7 +10,7 @@ import {
 import type { EffectiveTemplate } from '../tasks/responses.ts';
 
 /**
- * Message templates (interface 2.11, behavior 10): the system defaults for every scene and channel,
+ * Message templates (API guide §5.5, §11.3): the system defaults for every scene and channel,
  * and the resolution order of a task's templates (custom udf > predefined > default, per scene and
  * channel, each of `format` / `template` falling back on its own).
  */
@@ -25,7 +25,7 @@ export const NOTIFY_CHANNELS: readonly NotifyChannel[] = TASK_NOTIFY_CHANNELS;
 
 export { NOTIFY_SCENES };
 
-/** A template ready to render. `type`: 0 system default, 1 predefined, 2 custom (interface 2.11). */
+/** A template ready to render. `type`: 0 system default, 1 predefined, 2 custom (API guide §5.8). */
 export interface ResolvedTemplate {
   type: 0 | 1 | 2;
   format: TemplateFormat;
@@ -189,7 +189,7 @@ export function resolveTemplate(
 }
 
 /**
- * The effective template of every customisable scene and channel of a task (behavior 5.2): what its
+ * The effective template of every customisable scene and channel of a task (API guide §5.8): what its
  * messages are rendered with, and where each entry comes from (0 system default, 1 the predefined
  * template, 2 the task's udf).
  */

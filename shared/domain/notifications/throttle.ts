@@ -3,7 +3,7 @@ import type { Robot, RobotChannel } from '../tasks/model.ts';
 import { blockRobot, takeRobotSlot } from './repository.ts';
 
 /**
- * Robot rate awareness (behavior 10). DingTalk lets one robot send 20 messages a minute and punishes
+ * Robot rate awareness (API guide §11.6). DingTalk lets one robot send 20 messages a minute and punishes
  * more with a 10-minute silence; Yach robots have a similar cap. Every container shares one counter
  * item per robot (`ROBOT#<id>` / `RATE`): the current minute and the messages sent in it, taken with a
  * conditional update (`sent < limit`), so all senders together stay within the budget. A robot that

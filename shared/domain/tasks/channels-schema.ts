@@ -1,6 +1,6 @@
 import { ID_SCHEMA } from '../validation.ts';
 /**
- * JSON Schema of receiver channels (interface 2.5 request form, behavior 5.2). Shared by task
+ * JSON Schema of receiver channels (API guide §5.3 request form). Shared by task
  * receivers, dispatch items, reminder and upgrade receivers, alarm reports and alarm groups.
  */
 const uids = { type: 'array', items: ID_SCHEMA, maxItems: 500 };
@@ -22,7 +22,7 @@ export function robotsSchema(secretRequired: boolean) {
 
 const URL_MESSAGE = 'must be an http(s) URL';
 
-/** A URL string or `{url}` (behavior 5.2); both branches word their failure the same way. */
+/** A URL string or `{url}` (API guide §5.3); both branches word their failure the same way. */
 export const webhookUrlSchema = {
   anyOf: [
     { type: 'string', maxLength: 2000, pattern: '^(https?://[^\\s]+)?$', 'x-message': URL_MESSAGE },

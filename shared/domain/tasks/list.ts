@@ -1,5 +1,5 @@
 /**
- * GET /alarmtask/list (issue 10, item 1): the tasks the acting user may read, searched by a prefix of
+ * GET /alarmtask/list (API guide §13.2): the tasks the acting user may read, searched by a prefix of
  * the name or of its pinyin, filtered by department, status and tag, paged with a cursor.
  *
  * Order: by lower-cased pinyin (then id). With `q`, the tasks whose pinyin starts with it come first

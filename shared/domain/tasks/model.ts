@@ -1,5 +1,5 @@
 /**
- * Alarm task types (interface 2.4-2.12, request form as stored) and pure rules. No I/O here (the web
+ * Alarm task types (API guide §5.2-§5.5, §6, request form as stored) and pure rules. No I/O here (the web
  * console imports its lists too).
  */
 import type { NotifyScene } from '../../messaging/messages.ts';
@@ -176,7 +176,7 @@ export interface Task extends TaskConfig {
   rate_limit?: number;
   /**
    * SHA-256 (hex) of the task's intake token, a long-lived credential for monitors that cannot sign
-   * requests (README, "Connect your monitoring"); absent until one is issued.
+   * requests (API guide §3.4); absent until one is issued.
    */
   intake_hash?: string;
   /**
@@ -196,7 +196,7 @@ export interface Task extends TaskConfig {
   version: number;
 }
 
-/** A paused task whose time has passed is running (behavior 5.4). */
+/** A paused task whose time has passed is running (API guide §5.9). */
 export function effectiveStatus(task: Pick<Task, 'status' | 'paused_until'>, now: number): TaskStatus {
   if (task.status === TASK_PAUSED && task.paused_until !== undefined && task.paused_until <= now) {
     return TASK_RUNNING;
@@ -204,7 +204,7 @@ export function effectiveStatus(task: Pick<Task, 'status' | 'paused_until'>, now
   return task.status;
 }
 
-/** Condition operators (behavior 8). `isset`, `not-isset` and `eq-self` take no threshold. */
+/** Condition operators (API guide §6). `isset`, `not-isset` and `eq-self` take no threshold. */
 export const OPERATORS = [
   'eq-self',
   'eq',

@@ -1,5 +1,5 @@
 /**
- * The save-time half of the outbound URL guard (behavior 11): every URL a task, an alarm group or an
+ * The save-time half of the outbound URL guard (API guide §12.7): every URL a task, an alarm group or an
  * alarm report names that the service will call (the task webhook, and robot webhooks given as whole
  * URLs) must not point to a private or reserved address when the deployment blocks them. A refusal is
  * a 422 naming the field and the kind of address, never the URL (its path or query may hold a token).
@@ -158,7 +158,7 @@ export function taskOutboundUrlErrors(config: object, opts: OutboundUrlOptions =
   return errorsOf(named, opts);
 }
 
-/** Throws the 422 of behavior 11 when a task configuration names a blocked URL. */
+/** Throws the 422 of API guide §12.7 when a task configuration names a blocked URL. */
 export async function assertTaskOutboundUrls(config: object, opts: OutboundUrlOptions = {}): Promise<void> {
   const errors = await taskOutboundUrlErrors(config, opts);
   if (errors.length) throw new ValidationError(errors);

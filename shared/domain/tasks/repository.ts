@@ -398,7 +398,7 @@ export async function setTaskSetting(
 /** The listing indexes: gsi1 sorts the tasks by lower-cased pinyin, gsi2 by lower-cased name. */
 export type TaskListingIndex = 'gsi1' | 'gsi2';
 
-/** Filters of the listing other than the prefix (behavior: `status` is the effective status). */
+/** Filters of the listing other than the prefix (`status` is the effective status: API guide §5.9). */
 export interface TaskFilter {
   department_id?: number;
   status?: 0 | 1 | 2;

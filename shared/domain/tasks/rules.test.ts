@@ -42,7 +42,7 @@ const cond = (operator: string, threshold?: string) => ({
   rule: [{ field: 'ctn.host', operator, ...(threshold !== undefined ? { threshold } : {}) }],
 });
 
-describe('parseCreateBody: validation (interface 4.3, 7, 8; behavior 5.1, 5.2)', () => {
+describe('parseCreateBody: validation (API guide §5.2, §5.4, §5.6, §2, §16)', () => {
   const cases: [string, Body, string][] = [
     ['name too long', base({ name: 'x'.repeat(101) }), 'name must be at most 100 characters'],
     ['name missing', base({ name: undefined }), 'name is required'],
@@ -403,7 +403,7 @@ describe('directory references', () => {
   });
 });
 
-describe('applyFieldPaths (behavior 5.3)', () => {
+describe('applyFieldPaths (API guide §5.7)', () => {
   const stored = parseCreateBody(
     base({
       task_tags: [1],
@@ -476,7 +476,7 @@ describe('applyFieldPaths (behavior 5.3)', () => {
   });
 });
 
-describe('status transitions (behavior 5.4)', () => {
+describe('status transitions (API guide §5.9)', () => {
   const task = (status: 0 | 1 | 2, paused_until?: number) => ({ id: 7, status, paused_until }) as Task;
   const now = 1_000_000;
 

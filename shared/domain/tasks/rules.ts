@@ -82,7 +82,7 @@ const MAX_STORED_DEPTH = 24;
 const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
- * A disabled module is stored as sent (behavior 5.2), so its content must be plain data that reads
+ * A disabled module is stored as sent (API guide §5.4), so its content must be plain data that reads
  * back the same: keys that are names (not empty, not `__proto__` / `constructor` / `prototype`),
  * bounded nesting, and numbers a JavaScript number holds exactly. The first problem, naming its field.
  */
@@ -111,7 +111,7 @@ function freeFormError(v: unknown, field: string, depth = 0): FieldError | undef
 }
 
 /**
- * Rules the schema cannot word well (behavior 5.1, 5.2). Written defensively: they run on input the
+ * Rules the schema cannot word well (API guide §5.2-§5.6). Written defensively: they run on input the
  * schema may have refused, so every problem is listed at once.
  */
 export function semanticErrors(body: Raw, creator: number | undefined): FieldError[] {
@@ -161,7 +161,7 @@ export function semanticErrors(body: Raw, creator: number | undefined): FieldErr
 }
 
 /**
- * Validates a create body (interface 4.3) and returns the stored configuration. Throws a
+ * Validates a create body (API guide §5.2) and returns the stored configuration. Throws a
  * ValidationError listing every problem.
  */
 export function parseCreateBody(body: Raw): { created_by: number; config: TaskConfig } {
@@ -225,7 +225,7 @@ export function normReceiver(r: Raw, level: 'task' | 'sub'): ReceiverConfig {
   return out;
 }
 
-/** A disabled module is kept as sent, with `enable: false` (behavior 5.2). */
+/** A disabled module is kept as sent, with `enable: false` (API guide §5.4). */
 function disabled<T>(m: unknown): T {
   return { ...(isObj(m) ? m : {}), enable: false } as T;
 }
@@ -318,7 +318,7 @@ function normTemplate(t: unknown): TemplateConfig {
   return { template_id: t.template_id ?? 0, ...(Object.keys(udf).length ? { udf } : {}) };
 }
 
-/** rw always holds the creator; a uid in both lists is rw (interface 4.3, behavior 5.1). */
+/** rw always holds the creator; a uid in both lists is rw (API guide §5.2). */
 export function normPermission(p: Raw | undefined, creator: number): { rw: number[]; ro: number[] } {
   const rw = uniq([creator, ...((p?.rw ?? []) as number[])]);
   const ro = uniq((p?.ro ?? []) as number[]).filter((u) => !rw.includes(u));
@@ -397,7 +397,7 @@ export const webhookOf = (c: Pick<TaskConfig, 'receiver'>): string | undefined =
   c.receiver.channels?.webhook;
 
 // ---------------------------------------------------------------------------------------------
-// updatefields (behavior 5.3): copy dotted paths from the request into the stored configuration.
+// updatefields (API guide §5.7): copy dotted paths from the request into the stored configuration.
 
 const FORBIDDEN_SEGMENTS = new Set(['__proto__', 'prototype', 'constructor']);
 
@@ -513,7 +513,7 @@ export function applyFieldPaths(stored: TaskConfig, request: Raw, paths: string[
 }
 
 // ---------------------------------------------------------------------------------------------
-// Status transitions (behavior 5.4).
+// Status transitions (API guide §5.9).
 
 export const MAX_PAUSE_MINUTES = 10_080;
 

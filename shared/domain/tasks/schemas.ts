@@ -1,9 +1,9 @@
 import { ID_SCHEMA } from '../validation.ts';
 /**
- * JSON Schemas of the alarm task API (interface 4.3, 4.4, 7, 8; behavior 5). They check shape, types,
+ * JSON Schemas of the alarm task API (API guide §5.2, §5.7, §2, §16). They check shape, types,
  * enumerations and the "required when enabled" rules; the rules that need custom wording or span
  * several fields live in rules.ts. A module (workflow, filter, upgrade, compress, recovery) is only
- * checked in depth when its `enable` is true (behavior 5.2).
+ * checked in depth when its `enable` is true (API guide §5.4).
  */
 import { channelsSchema } from './channels-schema.ts';
 import { OPERATORS, OPERATORS_WITHOUT_THRESHOLD } from './model.ts';
@@ -24,7 +24,7 @@ const rule = {
     operator: { enum: [...OPERATORS], 'x-message': `must be one of ${OPERATORS.join(', ')}` },
     threshold: { type: 'string', maxLength: 2000 },
   },
-  // Every operator but isset, not-isset and eq-self compares with a threshold (behavior 8).
+  // Every operator but isset, not-isset and eq-self compares with a threshold (API guide §6.3).
   if: {
     required: ['operator'],
     properties: { operator: { not: { enum: [...OPERATORS_WITHOUT_THRESHOLD] } } },
@@ -44,7 +44,7 @@ const conditions = {
 
 const uidList = { type: 'array', items: id, maxItems: MAX_PERMISSION_USERS };
 
-/** A receiver (interface 2.5 request form). The task-level one requires robot secrets and may dispatch. */
+/** A receiver (API guide §5.3 request form). The task-level one requires robot secrets and may dispatch. */
 function receiverSchema(level: 'task' | 'sub') {
   return {
     type: 'object',
@@ -231,7 +231,7 @@ const template = {
   },
 };
 
-/** The task configuration of create and full update (interface 4.3 without created_by / task auth). */
+/** The task configuration of create and full update (API guide §5.2 without created_by / task auth). */
 const configProperties = {
   name: { type: 'string', minLength: 1, maxLength: 100 },
   department_id: id,
@@ -259,7 +259,7 @@ export const createTaskSchema = {
   properties: { created_by: id, ...configProperties },
 };
 
-/** First segments a `filter_fields` path may start with (behavior 5.3). */
+/** First segments a `filter_fields` path may start with (API guide §5.7). */
 export const UPDATABLE_FIELDS = [
   'name',
   'department_id',

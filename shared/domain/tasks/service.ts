@@ -1,5 +1,5 @@
 /**
- * Use cases of the alarm task API (interface 4.2-4.4; behavior 5): validate -> load -> transition ->
+ * Use cases of the alarm task API (API guide §5): validate -> load -> transition ->
  * conditional persist -> publish. Each takes a `deps` object defaulting to the real adapters.
  */
 import { nowSeconds } from '../../clock.ts';
@@ -58,7 +58,7 @@ export type TaskDeps = typeof taskDeps;
 const MAX_ATTEMPTS = 5;
 /**
  * How often a configuration write re-applies itself after losing races, with jittered backoff
- * (behavior 5.3: every concurrent partial update of different fields survives; twenty at once settle
+ * (API guide §5.6: every concurrent partial update of different fields survives; twenty at once settle
  * in a few rounds). About ten seconds of backoff in all before a 409.
  */
 export const MAX_UPDATE_ATTEMPTS = 40;
@@ -80,7 +80,7 @@ interface References {
  * template) and collects the users of phone/sms channels without a phone.
  */
 async function loadReferences(config: TaskConfig, creatorUid: number, deps: TaskDeps): Promise<References> {
-  await assertTaskOutboundUrls(config); // 422: a webhook or robot URL on a blocked address (behavior 11)
+  await assertTaskOutboundUrls(config); // 422: a webhook or robot URL on a blocked address (API guide §12.7)
   const groupIds = referencedGroupIds(config);
   const templateId = config.template.template_id ?? 0;
   const [creator, department, groups, template] = await Promise.all([
@@ -100,7 +100,7 @@ async function loadReferences(config: TaskConfig, creatorUid: number, deps: Task
   return { department, creator, nullPhoneUsers: phoneUsers.filter((u) => !u.phone) };
 }
 
-/** PING when the task now has a webhook URL it did not have before (behavior 11). */
+/** PING when the task now has a webhook URL it did not have before (API guide §12.4). */
 async function pingIfNewWebhook(task: Task, before: string | undefined, deps: TaskDeps): Promise<void> {
   const url = webhookOf(task);
   if (!url || url === before) return;
@@ -193,13 +193,13 @@ async function replaceConfig(
   }
 }
 
-/** PUT /alarmtask/update: whole configuration replaced (behavior 5.3). */
+/** PUT /alarmtask/update: whole configuration replaced (API guide §5.6). */
 export async function updateTask(task: Task, body: Body, deps: TaskDeps = taskDeps): Promise<TaskStored> {
   const config = parseConfig(body, task.created_by);
   return replaceConfig(task, () => config, deps);
 }
 
-/** PUT /alarmtask/updatefields: listed paths copied from the request, the rest kept (behavior 5.3). */
+/** PUT /alarmtask/updatefields: listed paths copied from the request, the rest kept (API guide §5.7). */
 export async function updateTaskFields(
   task: Task,
   body: Body,
@@ -218,7 +218,7 @@ export async function updateTaskFields(
 }
 
 /**
- * GET /alarmtask/show: interface 2.4, directory records read in batches. Robots (the task's and its
+ * GET /alarmtask/show: API guide §5.8, directory records read in batches. Robots (the task's and its
  * alarm groups') are shown in plain, as they were given.
  */
 export async function showTask(sealed: Task, deps: TaskDeps = taskDeps): Promise<TaskShown> {
@@ -272,7 +272,7 @@ async function changeStatus(
   throw raced(task.id);
 }
 
-/** PUT /alarmtask/stop: running or paused -> stopped (behavior 5.4). */
+/** PUT /alarmtask/stop: running or paused -> stopped (API guide §5.9). */
 export async function stopTask(task: Task, deps: TaskDeps = taskDeps): Promise<TaskChanged> {
   await changeStatus(task, stopTransition, deps);
   return { id: task.id };

@@ -25,7 +25,7 @@ export async function writeTaskSetting(
 }
 
 /**
- * `PUT /alarmtask/ratelimit`: the task's alarm rate limit (behavior 6.1: "configurable per task"),
+ * `PUT /alarmtask/ratelimit`: the task's alarm rate limit (API guide §5.11),
  * alarms per second shared by every container, and the most alerts one adapter request may hold
  * (docs/rate-limits.md); 0 returns to the deployment default (`ALARM_RATE_LIMIT`). It reaches the
  * alarm path within `TASK_CACHE_SECONDS`.

@@ -109,7 +109,7 @@ describe('detail view of reminder and upgrade receivers', () => {
     expect(view.upgrade).toEqual(t.upgrade);
   });
 
-  it('shows them in the response form of interface 2.5 and leaves reused ones without a receiver', () => {
+  it('shows them in the response form of API guide §5.8 and leaves reused ones without a receiver', () => {
     const dir = {
       users: new Map([1, 2, 3].map((u) => [u, user(u)])),
       groups: new Map([7, 8].map((g) => [g, group(g)])),

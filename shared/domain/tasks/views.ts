@@ -1,5 +1,5 @@
 /**
- * Response shapes of the alarm task API (interface 2.4-2.11, 4.2). Pure: the service loads the
+ * Response shapes of the alarm task API (API guide §5.3-§5.5, §5.8). Pure: the service loads the
  * directory records once (batched) and passes them in.
  */
 import {
@@ -105,7 +105,7 @@ function receiverView(r: ReceiverConfig, dir: DirectoryData): ReceiverView {
   };
 }
 
-/** A reminder or upgrade strategy with its own receiver (if any) in the response form (interface 2.6, 2.8). */
+/** A reminder or upgrade strategy with its own receiver (if any) in the response form (API guide §5.8). */
 function withReceiverView<T extends { receiver?: ReceiverConfig }>(
   item: T,
   dir: DirectoryData,
@@ -114,14 +114,14 @@ function withReceiverView<T extends { receiver?: ReceiverConfig }>(
   return receiver ? { ...rest, receiver: receiverView(receiver, dir) } : rest;
 }
 
-/** 0 system default, 1 predefined, 2 custom (udf present) (interface 2.11). */
+/** 0 system default, 1 predefined, 2 custom (udf present) (API guide §5.8). */
 export function templateType(t: Task['template']): 0 | 1 | 2 {
   if (t.udf && Object.keys(t.udf).length > 0) return 2;
   return (t.template_id ?? 0) > 0 ? 1 : 0;
 }
 
 /**
- * Interface 2.11: `template.template` describes the template in effect: the predefined template's
+ * API guide §5.8: `template.template` describes the template in effect: the predefined template's
  * record when the task names one (else the system default's, id 0), whose own `template` is the
  * effective template of every scene and channel.
  */
@@ -180,7 +180,7 @@ function tagsView(ids: number[], dir: DirectoryData): TagView[] {
 
 /**
  * Reminders and upgrade strategies of enabled modules: only those are expanded. A disabled module is
- * shown as it was sent (behavior 5.2), so its content is not trusted to have the stored shape.
+ * shown as it was sent (API guide §5.4), so its content is not trusted to have the stored shape.
  */
 const shownReminds = (task: Task) => (task.workflow.enable ? (task.workflow.reminds ?? []) : []);
 const shownStrategies = (task: Task) => (task.upgrade.enable ? (task.upgrade.strategies ?? []) : []);
@@ -208,7 +208,7 @@ export function detailUids(task: Task, tags: Tag[], template: Template | undefin
   return [...new Set(uids)].filter((u) => u > 0);
 }
 
-/** GET /alarmtask/show: interface 2.4. */
+/** GET /alarmtask/show: API guide §5.8. */
 export function taskDetail(task: Task, dir: DirectoryData, now: number): TaskDetail {
   return {
     id: task.id,
@@ -246,7 +246,7 @@ export function taskDetail(task: Task, dir: DirectoryData, now: number): TaskDet
   };
 }
 
-/** Output of store, update and updatefields (interface 4.2). */
+/** Output of store, update and updatefields (API guide §5.8). */
 export function storeView(
   task: Task,
   dept: Department | undefined,

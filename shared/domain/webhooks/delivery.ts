@@ -22,7 +22,7 @@ import { packBundles } from './publish.ts';
 import { signWebhook } from './signature.ts';
 
 /**
- * Outbound webhook delivery (behavior 11, interface 6.1): the consumer of the webhook queue, and the
+ * Outbound webhook delivery (API guide §12.1, §12.5): the consumer of the webhook queue, and the
  * first attempt a producer makes itself (deliverNow, the alarm pipeline: only what fails is queued).
  *
  * A message is a bundle (the events a producer raised for one task at once) or one event. Each event

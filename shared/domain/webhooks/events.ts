@@ -3,7 +3,7 @@ import type { HistoryRecord } from '../alarms/history.ts';
 import type { Person } from '../directory/model.ts';
 
 /**
- * Builders of the outbound event payloads (interface 6.2, behavior 11). Every producer (task API,
+ * Builders of the outbound event payloads (API guide §12.3, §12.4). Every producer (task API,
  * pipeline, workflows) builds its events here so the shapes cannot drift.
  */
 export const taskRef = (t: { id: number; name: string }) => ({ id: t.id, name: t.name });

@@ -15,7 +15,7 @@ export interface EventToPublish {
 }
 
 /**
- * What orders an event among its task's events (README, "Ordering"): a workflow's events go in
+ * What orders an event among its task's events (API guide §12.6): a workflow's events go in
  * order, and so do the events of one compression metric; everything else may go in parallel.
  */
 export function orderKeyOf(body: WebhookBody): string | undefined {

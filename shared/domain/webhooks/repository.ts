@@ -13,7 +13,7 @@ import {
 } from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
 
-/** Outcome of one delivery attempt (behavior 11). */
+/** Outcome of one delivery attempt (API guide §12.5). */
 export type AttemptOutcome = 'delivered' | 'failed' | 'skipped' | 'refused';
 
 /** One recorded delivery attempt of an outbound webhook event. No URL path, query or secret is kept. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { signWebhook, standardWebhookSecret, verifyWebhookSignature } from './signature.ts';
 
-describe('Standard Webhooks signature (behavior 11)', () => {
+describe('Standard Webhooks signature (API guide §12.2)', () => {
   const secret = 'c0ffee0123456789abcdef0123456789abcdef01';
   const body = '{"event":"PING","type":"ping","data":{},"extra":{}}';
 
@@ -29,7 +29,7 @@ describe('Standard Webhooks signature (behavior 11)', () => {
   });
 });
 
-describe('verification with the Standard Webhooks library (behavior 11)', () => {
+describe('verification with the Standard Webhooks library (API guide §12.2)', () => {
   const body = '{"event":"ALARM","type":"compress_disable","data":{"ctn":{"disk":"97%","n":1}},"extra":{}}';
   const signed = (secret: string, b = body, id = 'evt_1', at = Math.floor(Date.now() / 1000)) => ({
     'webhook-id': id,

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * Standard Webhooks signature of an outbound call (behavior 11):
+ * Standard Webhooks signature of an outbound call (API guide §12.2):
  * `webhook-signature: v1,<base64 hmac_sha256(key = task secret, id + "." + timestamp + "." + body)>`.
  * The key is the task secret's UTF-8 bytes (not a `whsec_` base64 key). A receiver verifies with the
  * same function and should also check that `webhook-timestamp` is recent and de-duplicate on

@@ -1,5 +1,5 @@
 /**
- * GET /workflow/list and GET /workflow/counts (issue 10, item 4): a task's workflows newest first,
+ * GET /workflow/list and GET /workflow/counts (API guide §13.5): a task's workflows newest first,
  * by status, claimer, assignee and creation time, and the counts by status of tasks.
  *
  * The listing reads gsi2 `WFTASK#<task>#<status>` (sorted by creation time, then id): one status is

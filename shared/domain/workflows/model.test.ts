@@ -15,7 +15,7 @@ import {
 
 const STATUSES: WorkflowStatus[] = [0, 1, 2, 9];
 
-/** Behavior 9, row by row: the allowed source states, the new status and the pipeline status. */
+/** API guide §10.2, row by row: the allowed source states, the new status and the pipeline status. */
 const TABLE: Record<Operation, { from: WorkflowStatus[]; to?: WorkflowStatus; pipeline: number }> = {
   claim: { from: [0], to: 1, pipeline: 1 },
   assign: { from: [0, 1], pipeline: 4 },
@@ -33,7 +33,7 @@ const REFUSALS: Record<Operation, string> = {
 };
 const NAMES: Record<WorkflowStatus, string> = { 0: 'pending', 1: 'processing', 2: 'done', 9: 'closed' };
 
-describe('workflow state table (behavior 9)', () => {
+describe('workflow state table (API guide §10.2)', () => {
   const cases = OPERATIONS.flatMap((op) => STATUSES.map((status) => ({ op, status })));
 
   it.each(cases)('$op from status $status', ({ op, status }) => {
@@ -54,7 +54,7 @@ describe('workflow state table (behavior 9)', () => {
     }
   });
 
-  it('names the example of behavior 2 exactly', () => {
+  it('names the example of API guide §2.1 exactly', () => {
     expect(refusal('claim', { id: 5, status: 9 })).toBe(
       'workflow [5] is closed, only pending workflows can be claimed',
     );

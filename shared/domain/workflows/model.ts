@@ -1,5 +1,5 @@
 /**
- * Workflow instances (interface 2.13, 3; behavior 9): types and pure transitions. No I/O here.
+ * Workflow instances (API guide §10.2, §10.4): types and pure transitions. No I/O here.
  */
 import type { HistoryRecord } from '../alarms/history.ts';
 import type { Person } from '../directory/model.ts';
@@ -64,7 +64,7 @@ export interface Workflow {
   counted?: boolean;
 }
 
-/** What a pipeline record's `props` holds (interface 2.13). */
+/** What a pipeline record's `props` holds (API guide §10.4). */
 export interface PipelineProps {
   assignto?: Person[];
   remind?: { interval: number; status: WorkflowStatus };
@@ -98,7 +98,7 @@ interface OperationRule {
   verb: string;
 }
 
-/** The state table of behavior 9. */
+/** The state table of API guide §10.2. */
 export const OPERATION_RULES: Record<Operation, OperationRule> = {
   claim: { from: [WF_PENDING], to: WF_PROCESSING, pipeline: WF_PROCESSING, verb: 'claimed' },
   assign: { from: [WF_PENDING, WF_PROCESSING], pipeline: PIPE_ASSIGN, verb: 'assigned' },
@@ -232,7 +232,7 @@ export function repeated(values: readonly number[]): number[] {
  */
 export const MAX_BATCH_IDS = 49;
 
-// ---- Reminders (behavior 9, 5.4) -------------------------------------------------------------
+// ---- Reminders (API guide §10.5, §9.8) -----------------------------------------------------------
 
 /** The reminders (with their index in the task's list) that apply to workflows in `status`. */
 export function remindersFor(reminds: readonly Reminder[] | undefined, status: WorkflowStatus) {

@@ -7,7 +7,7 @@ import { channelsOf, defaultDeps, noticeOf, type RemindPayload, type WorkflowDep
 import { eventIdOf, workflowEventData } from './views.ts';
 
 /**
- * The due handler of workflow reminders (behavior 9, 5.4). A reminder fires only while its workflow
+ * The due handler of workflow reminders (API guide §10.5, §9.8). A reminder fires only while its workflow
  * is still in the status and epoch it was scheduled in (any status change bumps the epoch, which is
  * how claim, processed, close and reactive cancel reminders). While the task is stopped or paused
  * the reminder is held and fires once the task runs again. Firing writes a status-3 pipeline record

@@ -1,7 +1,7 @@
 import { ID_SCHEMA } from '../validation.ts';
 import { MAX_BATCH_IDS, type Operation } from './model.ts';
 
-/** Input schemas of the workflow endpoints (interface 4.5, behavior 9). Distinctness is checked by the service. */
+/** Input schemas of the workflow endpoints (API guide §10.3). Distinctness is checked by the service. */
 const id = ID_SCHEMA;
 
 const ids = {

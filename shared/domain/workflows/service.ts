@@ -86,7 +86,7 @@ export type WorkflowDeps = typeof defaultDeps;
 // ---- Create / finish (called by the alarm pipeline) -------------------------------------------
 
 /**
- * Creates the pending workflow of an alarm (behavior 7.5): idempotent per alarm uuid (a redelivered
+ * Creates the pending workflow of an alarm (API guide §9.6): idempotent per alarm uuid (a redelivered
  * alarm returns the first workflow with `created: false`). The workflow, its first pipeline record,
  * the alarm guard and the announcement (outbox) are written in one transaction; the `generated`
  * event, its notifications and the pending reminders follow from the announcement, at once or, if
@@ -133,7 +133,7 @@ export async function createWorkflow(
 }
 
 /**
- * Finishes the open workflows of a task's metric after a recovery (behavior 7.1): status 2, a
+ * Finishes the open workflows of a task's metric after a recovery (API guide §10.6): status 2, a
  * pipeline record by user 0 with remark `recovered`, reminders cancelled (epoch bump). Each workflow
  * is finished on its own (a concurrent operation on one does not stop the others). Returns the ids
  * finished by this call.
@@ -233,7 +233,7 @@ function validateDistinct(input: OperationInput): void {
 }
 
 /**
- * PUT /workflow/claim|assign|processed|reactive|close (behavior 9). All or nothing: every id must
+ * PUT /workflow/claim|assign|processed|reactive|close (API guide §10.3). All or nothing: every id must
  * exist (404), the acting user must exist and may act on every workflow's task (404/403), every
  * workflow must be in a state the operation allows (409), and the changes commit in one
  * transaction conditioned on each workflow's status and version. A concurrent change of one of the
@@ -449,7 +449,7 @@ async function announceNow(outbox: DueItem, deps: WorkflowDeps): Promise<void> {
   }
 }
 
-/** Who receivers name, with their alarm groups (dispatch does not apply; robots per set, behavior 7.6). */
+/** Who receivers name, with their alarm groups (dispatch does not apply; robots per set, API guide §9.7). */
 export async function channelsOf(
   receivers: ReceiverConfig[],
   deps: WorkflowDeps = defaultDeps,

@@ -78,7 +78,7 @@ describe('workflow views', () => {
     expect(personOf(8, users)).toEqual({ uid: 8, username: '', user: '', email: '', department: '' });
   });
 
-  it('shows interface 2.13 with ctn as JSON text', () => {
+  it('shows API guide §10.4 with ctn as JSON text', () => {
     const view = workflowView({
       workflow,
       pipelines: [

@@ -18,7 +18,7 @@ export function orderedPipelines(pipelines: PipelineRecord[]): PipelineRecord[] 
   );
 }
 
-/** GET /workflow/show: interface 2.13. */
+/** GET /workflow/show: API guide §10.4. */
 export function workflowView(input: {
   workflow: Workflow;
   pipelines: PipelineRecord[];
@@ -58,7 +58,7 @@ export function workflowView(input: {
   };
 }
 
-/** Scenes of workflow events and notifications (behavior 10, 11). */
+/** Scenes of workflow events and notifications (API guide §11.2, §12.4). */
 export type WorkflowScene = Exclude<NotifyScene, 'compressed' | 'not_compress' | 'upgrade' | 'recovery'>;
 
 const OPERATION_SCENES = new Set<WorkflowScene>(['claim', 'assign', 'processed', 'reactive', 'close']);

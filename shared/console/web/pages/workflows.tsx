@@ -28,7 +28,7 @@ import { TaskHead } from './task.tsx';
 
 type Op = 'claim' | 'assign' | 'processed' | 'close' | 'reactive';
 
-/** The batch operations (behavior 9): from which statuses each may run, and what it is called here. */
+/** The batch operations (API guide §10.2): from which statuses each may run, and what it is called here. */
 const OPS: { op: Op; label: string; from: number[]; done: string }[] = [
   { op: 'claim', label: 'Claim', from: [0], done: 'claimed' },
   { op: 'assign', label: 'Assign', from: [0, 1], done: 'assigned' },

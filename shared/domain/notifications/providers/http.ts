@@ -37,7 +37,7 @@ const MAX_REPLY_BYTES = 256 * 1024;
  * One HTTP call through the outbound client (keep-alive, hard timeout, no redirects: a 3xx is an
  * answer like any other non-200); the body is parsed as JSON when it is JSON. `guard`: the URL was
  * named by a task or report (a robot given as a whole URL), so private and reserved targets are
- * refused (behavior 11); the deployment's own provider base URLs are trusted and not guarded.
+ * refused (API guide §12.7); the deployment's own provider base URLs are trusted and not guarded.
  */
 export async function httpCall(
   url: string | URL,

@@ -13,7 +13,7 @@ import { delivered, failed, maskMiddle, rejected, type SendOutcome, sanitizeDeta
  * timestamp + "\n" + secret))>`; the signature parameters only when the robot has a secret. A robot
  * whose `webhook` is already a whole http(s) URL is called at that URL (people paste whole robot URLs).
  * Such a URL was named by a task or report, so it goes through the URL guard at connect time when
- * the deployment blocks private targets (behavior 11); the base URL is operator configuration. No
+ * the deployment blocks private targets (API guide §12.7); the base URL is operator configuration. No
  * call follows a redirect: a 3xx is a refusal like any other non-200.
  */
 
