@@ -12,6 +12,7 @@ import { createTask } from '../support/tasks.ts';
  */
 const run = randomBytes(3).toString('hex');
 const ADMIN = 1;
+const PREFIX = `grants-${run}`;
 const PAL = { uid: 8201, user: `pal-${run}`, email: `pal-${run}@example.com`, username: 'Pal Grants' };
 
 async function createApp(): Promise<AppAuth> {
@@ -29,13 +30,16 @@ let otherTask: number;
 beforeAll(async () => {
   await addPeople([PAL]);
   app = await createApp();
-  palTask = (await createTask({ permission: { rw: [], ro: [PAL.uid] } })).id;
-  otherTask = (await createTask()).id;
+  // Named after the run: the listings below search for them (the table holds every suite's tasks, far
+  // more than a page).
+  palTask = (await createTask({ name: `${PREFIX}-pal`, permission: { rw: [], ro: [PAL.uid] } })).id;
+  otherTask = (await createTask({ name: `${PREFIX}-other` })).id;
 });
 
 const dlq = () => api.get('/delivery/dlq', { query: { uid: ADMIN, queue: 'webhook', limit: 1 }, app });
+/** The tasks of this file the app lists as `uid` (every one of them fits in a page). */
 const listAs = (uid: number) =>
-  api.get<{ tasks: { id: number }[] }>('/alarmtask/list', { query: { uid, limit: 100 }, app });
+  api.get<{ tasks: { id: number }[] }>('/alarmtask/list', { query: { uid, q: PREFIX, limit: 100 }, app });
 
 describe('app grants', () => {
   it('leaves the interface routes to every app, and refuses the others naming the missing grant', async () => {
