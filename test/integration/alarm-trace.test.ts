@@ -282,7 +282,10 @@ describe('npm run admin -- alarms | trace | tasks | workflows | deliveries | dlq
       'the dead webhook event',
       async () =>
         (
-          await api.get<Any>('/delivery/dlq', { query: { uid: ADMIN, queue: 'webhook', task_id: t.id } })
+          await api.get<Any>('/delivery/dlq', {
+            query: { uid: ADMIN, queue: 'webhook', task_id: t.id },
+            app: ADMIN_APP,
+          })
         ).data.dead_letters?.find((d: Any) => d.event_id === `${t.id}:${uuid}:ALARM`),
       60_000,
     );
@@ -328,11 +331,11 @@ describe('npm run admin -- alarms | trace | tasks | workflows | deliveries | dlq
     ]);
     // Clean up: the receiver is fixed and the dead event redriven.
     failing.delete(uuid);
-    const moved = await api.post<Any>('/delivery/dlq/redrive', {
-      uid: ADMIN,
-      queue: 'webhook',
-      message_id: deadLetter.message_id,
-    });
+    const moved = await api.post<Any>(
+      '/delivery/dlq/redrive',
+      { uid: ADMIN, queue: 'webhook', message_id: deadLetter.message_id },
+      { app: ADMIN_APP },
+    );
     expect(moved.data).toMatchObject({ redriven: 1 });
   }, 60_000);
 });
