@@ -4,9 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { schedule } from './definitions.ts';
@@ -92,6 +91,8 @@ export class TocsinStack extends Stack {
       table: this.data.table,
       queues: this.queues,
       sealKey: this.data.sealKey,
+      notifySecret: this.data.notifySecret,
+      notifyStatements: notifyProviderStatements(this, notifyEnvironment),
       settings,
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       skipBundling: props.skipBundling,
@@ -103,47 +104,29 @@ export class TocsinStack extends Stack {
       accessLogRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
     });
 
-    // Queue consumers: each consumes its own queue (incl. ChangeMessageVisibility for backoff). The
-    // notification consumer alone sees the provider settings, reads the provider credentials secret and
-    // gets the providers' permissions.
-    this.notifyStatements = notifyProviderStatements(this, notifyEnvironment);
+    // Queue consumers. The event source mapping reads the queue with the consumer's role (its access
+    // grants ReceiveMessage, DeleteMessage and GetQueueAttributes on it); the notification consumer
+    // alone sees the provider settings.
+    this.notifyStatements = this.functions.notifyStatements;
     let notifyConsumer: lambda.IFunction | undefined;
     for (const { def, queue } of this.queues.all) {
       const sendsNotifications = def.name === 'notify';
       const consumer = this.functions.add(`${pascal(def.name)}Consumer`, {
         entry: def.consumer,
         kind: 'consumer',
-        table: 'write',
-        publishes: def.publishes,
-        readsSealKey: true,
+        access: def.access,
         timeoutSeconds: def.timeoutSeconds,
-        environment: sendsNotifications
-          ? { ...notifyEnvironment, NOTIFY_SECRETS_ARN: this.data.notifySecret.secretArn }
-          : undefined,
-        statements: sendsNotifications
-          ? this.notifyStatements
-          : def.name === 'alarm'
-            ? [
-                // Alarm records are stored with PartiQL INSERTs (alarms/repository.putAlarmRecords).
-                new iam.PolicyStatement({
-                  actions: ['dynamodb:PartiQLInsert'],
-                  resources: [this.data.table.tableArn],
-                }),
-              ]
-            : undefined,
+        environment: sendsNotifications ? notifyEnvironment : undefined,
       });
-      if (sendsNotifications) {
-        this.data.notifySecret.grantRead(consumer);
-        notifyConsumer = consumer;
-      }
-      queue.grantConsumeMessages(consumer);
-      consumer.addEventSource(
-        new SqsEventSource(queue, {
-          batchSize: def.batchSize,
-          maxBatchingWindow: Duration.seconds(1),
-          reportBatchItemFailures: true,
-        }),
-      );
+      if (sendsNotifications) notifyConsumer = consumer;
+      // Not SqsEventSource: it would also grant the whole of grantConsumeMessages (GetQueueUrl,
+      // ChangeMessageVisibility) whether the consumer uses it or not.
+      consumer.addEventSourceMapping(`${pascal(def.name)}Source`, {
+        eventSourceArn: queue.queueArn,
+        batchSize: def.batchSize,
+        maxBatchingWindow: Duration.seconds(1),
+        reportBatchItemFailures: true,
+      });
     }
     if (!notifyConsumer) throw new Error('definitions.ts has no notify queue');
     this.notifyConsumer = notifyConsumer;
@@ -153,9 +136,7 @@ export class TocsinStack extends Stack {
     const runner = this.functions.add('RunDueWork', {
       entry: schedule.handler,
       kind: 'schedule',
-      table: 'write',
-      publishes: schedule.publishes,
-      readsSealKey: true,
+      access: schedule.access,
       timeoutSeconds: schedule.timeoutSeconds,
     });
     runner.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(2) });

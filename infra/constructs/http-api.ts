@@ -83,8 +83,7 @@ export class ServiceHttpApi extends Construct {
     const notFound = functions.add('NotFound', {
       entry: NOT_FOUND_HANDLER,
       kind: 'http',
-      table: 'none',
-      readsSealKey: false,
+      access: {},
     });
     this.api = new apigw.HttpApi(this, 'Api', {
       description: 'tocsin alarm task management API',
@@ -124,10 +123,7 @@ export class ServiceHttpApi extends Construct {
       const fn = functions.add(rid, {
         entry: route.handler,
         kind,
-        table: route.table,
-        publishes: route.publishes,
-        readsSealKey: route.auth !== 'none',
-        deadLetters: route.deadLetters,
+        access: route.access,
       });
       const [httpRoute] = this.api.addRoutes({
         path: route.path,

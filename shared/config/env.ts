@@ -334,7 +334,8 @@ export interface NotifySecretsDeps {
 
 async function fetchSecret(secretId: string, region: string): Promise<string> {
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const out = await new SecretsManagerClient({ region }).send(
+  const { recordCalls } = await import('../call-record.ts');
+  const out = await recordCalls(new SecretsManagerClient({ region })).send(
     new GetSecretValueCommand({ SecretId: secretId }),
   );
   return out.SecretString ?? '';

@@ -10,6 +10,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
+import { recordCalls } from '../call-record.ts';
 import { config } from '../config/env.ts';
 
 let doc: DynamoDBDocumentClient | undefined;
@@ -23,6 +24,7 @@ export function db(): DynamoDBDocumentClient {
       ...(cfg.dynamoEndpoint ? localEmulatorOptions(cfg.dynamoEndpoint) : {}),
     });
     withoutSdkLogging(client);
+    recordCalls(client);
     doc = DynamoDBDocumentClient.from(client, {
       marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
     });

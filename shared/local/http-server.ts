@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { type RouteDef, routes } from '../../infra/definitions.ts';
+import { asFunction } from '../call-record.ts';
 import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
@@ -130,9 +131,8 @@ export async function startHttpServer(
       const event = toApiGatewayEvent(req, route, path, body);
       const handler = await loadHandler(route?.handler ?? NOT_FOUND);
       const started = performance.now();
-      const result = (await handler(
-        event,
-        lambdaContext(route?.handler ?? 'not-found'),
+      const result = (await asFunction(route ? event.routeKey : '$default', () =>
+        handler(event, lambdaContext(route?.handler ?? 'not-found')),
       )) as APIGatewayProxyStructuredResultV2;
       recordInvocation(route ? `${route.method} ${route.path}` : 'not-found', performance.now() - started);
       const headers = { ...(result.headers as Record<string, string>) };

@@ -1,6 +1,8 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config/env.ts';
 import { inThreadWhenServed, localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
+import { recordCalls } from '../call-record.ts';
+import { perContainer } from '../container.ts';
 import { toWireJson } from '../json.ts';
 import type { QueueName } from './messages.ts';
 
@@ -20,6 +22,7 @@ export function sqs(): SQSClient {
       }),
     );
     if (cfg.sqsEndpoint) inThreadWhenServed(client, cfg.sqsEndpoint);
+    recordCalls(client);
   }
   return client;
 }
@@ -106,8 +109,8 @@ export async function publish(queue: QueueName, messages: OutboundMessage[]): Pr
   await done;
 }
 
-/** Messages waiting for a queue's send in flight, per queue. */
-const lines = new Map<QueueName, { sending: boolean; waiting: Entry[] }>();
+/** Messages waiting for a queue's send in flight, per queue (of this container). */
+const linesOf = perContainer(() => new Map<QueueName, { sending: boolean; waiting: Entry[] }>());
 
 /**
  * Puts one message on a queue, sharing a SendMessageBatch with the messages other requests of this
@@ -119,6 +122,7 @@ const lines = new Map<QueueName, { sending: boolean; waiting: Entry[] }>();
  */
 export function enqueue(queue: QueueName, message: OutboundMessage): Promise<void> {
   const { entries, done } = entriesOf([message]);
+  const lines = linesOf();
   let line = lines.get(queue);
   if (!line) {
     line = { sending: false, waiting: [] };

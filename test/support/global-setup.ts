@@ -3,8 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildConsole } from '../../scripts/build-console.ts';
+import { CALL_LOG_VARIABLE } from '../../shared/call-record.ts';
+import { NOTIFY_SECRET_NAMES } from '../../shared/config/env.ts';
+import { loadSealKey } from '../../shared/domain/auth/seal.ts';
 import { startLocalStack } from '../../shared/local/stack.ts';
+import { startFakeSecrets } from './fake-secrets.ts';
 import { startFakes } from './fakes.ts';
+import { proveLeastPrivilege } from './least-privilege.ts';
 import { seedTestDirectory, TEST_APP } from './seed.ts';
 
 declare module 'vitest' {
@@ -34,8 +39,18 @@ export default async function setup(project: TestProject) {
   await buildConsole();
   const dir = mkdtempSync(join(tmpdir(), 'tocsin-test-'));
   const stateFile = join(dir, 'state.json');
+  // Every AWS call the stack's functions make is recorded (checked against their roles at the end;
+  // TOCSIN_KEEP_CALL_LOG names a file to keep them in).
+  const callLog = process.env.TOCSIN_KEEP_CALL_LOG || join(dir, 'aws-calls.jsonl');
+  process.env[CALL_LOG_VARIABLE] = callLog;
   // Provider fakes first: the stack's notification providers are pointed at them.
   const fakes = await startFakes();
+  // The seal key and the provider credentials come from Secrets Manager, as on AWS.
+  const secrets = await startFakeSecrets();
+  const notifySecrets = Object.fromEntries(
+    Object.entries(fakes.env).filter(([k]) => (NOTIFY_SECRET_NAMES as readonly string[]).includes(k)),
+  );
+  secrets.set(NOTIFY_SECRETS_ARN, JSON.stringify(notifySecrets));
   const stack = await startLocalStack({
     port: 0,
     dataDir: ':memory:',
@@ -47,12 +62,18 @@ export default async function setup(project: TestProject) {
       WEBHOOK_BACKOFF_SECONDS: '1,1,1,1,1,1',
       NOTIFY_BACKOFF_SECONDS: '1,1,1,1,1,1',
       ALARM_RATE_LIMIT: '50',
-      ...fakes.env,
+      ...Object.fromEntries(Object.entries(fakes.env).filter(([k]) => !(k in notifySecrets))),
+      SEAL_KEY: '',
+      SEAL_KEY_SECRET_ARN,
+      NOTIFY_SECRETS_ARN,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.url,
     },
   }).catch(async (err) => {
-    await fakes.stop();
+    await Promise.all([fakes.stop(), secrets.stop()]);
     throw err;
   });
+  secrets.set(SEAL_KEY_SECRET_ARN, stack.sealKey);
+  await loadSealKey();
   const kill = () => void stack.stop();
   process.once('exit', kill);
   await seedTestDirectory();
@@ -70,10 +91,17 @@ export default async function setup(project: TestProject) {
   project.provide('fakes', { url: fakes.url, smtpPort: fakes.smtpPort, env: fakes.env });
   return async () => {
     await stack.stop();
-    await fakes.stop();
+    await Promise.all([fakes.stop(), secrets.stop()]);
     process.off('exit', kill);
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      await proveLeastPrivilege(project, callLog);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   };
 }
+
+const SEAL_KEY_SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:tocsin-seal-key';
+const NOTIFY_SECRETS_ARN = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:tocsin-notify';
 
 export { TEST_APP };
