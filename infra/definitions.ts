@@ -173,7 +173,12 @@ export const routes: RouteDef[] = [
     auth: 'alarm',
     // Reads the task; writes only the opt-in idempotency receipt of a client-chosen uuid.
     access: access(INTAKE, {
-      items: { GetItem: ['REPORT#'], PutItem: ['REPORT#'], UpdateItem: ['REPORT#'], BatchGetItem: ['GROUP#'] },
+      items: {
+        GetItem: ['REPORT#'],
+        PutItem: ['REPORT#'],
+        UpdateItem: ['REPORT#'],
+        BatchGetItem: ['GROUP#'],
+      },
     }),
   },
   {

@@ -11,7 +11,6 @@ import type { TocsinStack } from './stack.ts';
  */
 export function acknowledgeNagFindings(stack: TocsinStack): void {
   const { functions, data, http } = stack;
-  const tableIndexes = findingResource(stack, `${data.table.tableArn}/index/*`);
 
   // Findings on execution roles surface on the roles (shared by functions with the same grants).
   for (const fn of [...functions.functions, ...functions.roles.values()]) {
@@ -27,11 +26,6 @@ export function acknowledgeNagFindings(stack: TocsinStack): void {
       'X-Ray active tracing: CDK grants xray:PutTraceSegments and xray:PutTelemetryRecords, which support no ' +
         "resource-level permissions, so '*' is their only resource. The stack test checks that no other " +
         "action is granted on '*'.",
-    );
-    acknowledge(
-      fn,
-      `AwsSolutions-IAM5[Resource::${tableIndexes}]`,
-      "CDK's table grant includes the table's own indexes (Query on gsi1); the wildcard stays inside this one table.",
     );
   }
 

@@ -169,7 +169,8 @@ function describeDynamo(op: string, input: Input): Described[] {
       break;
     case 'BatchExecuteStatement':
     case 'ExecuteTransaction':
-      for (const s of (input.Statements ?? input.TransactStatements ?? []) as Statement[]) addStatement(add, s);
+      for (const s of (input.Statements ?? input.TransactStatements ?? []) as Statement[])
+        addStatement(add, s);
       break;
     default:
       add(op, input.TableName ?? '', undefined, []);
@@ -211,7 +212,9 @@ function addStatement(
   let pkValue: unknown = '?';
   const pkName = tableDef.partitionKey;
   const inValue = new RegExp(`'${pkName}'\\s*:\\s*(\\?|'([^']*)')`).exec(text);
-  const inWhere = new RegExp(`\\bWHERE\\b[\\s\\S]*?"?\\b${pkName}\\b"?\\s*=\\s*(\\?|'([^']*)')`, 'i').exec(text);
+  const inWhere = new RegExp(`\\bWHERE\\b[\\s\\S]*?"?\\b${pkName}\\b"?\\s*=\\s*(\\?|'([^']*)')`, 'i').exec(
+    text,
+  );
   const found = verb === 'INSERT' ? inValue : inWhere;
   if (found) {
     pkValue =

@@ -222,7 +222,8 @@ export class ServiceFunctions extends Construct {
     const env: Record<string, string> = {};
     const refs = new Set(Object.values(a.queues ?? {}).flat());
     for (const name of Object.keys(byName) as QueueName[]) {
-      if (refs.has(`${name}-dlq`)) env[`${name.toUpperCase()}_DLQ_URL`] = byName[name].deadLetterQueue.queueUrl;
+      if (refs.has(`${name}-dlq`))
+        env[`${name.toUpperCase()}_DLQ_URL`] = byName[name].deadLetterQueue.queueUrl;
     }
     if (a.secrets?.includes('notify-providers')) env.NOTIFY_SECRETS_ARN = this.props.notifySecret.secretArn;
     return env;
@@ -230,9 +231,7 @@ export class ServiceFunctions extends Construct {
 }
 
 /** Keys grouped by identical value lists: `{Get: [A], Put: [A], Query: [B]}` -> `[[A], [Get, Put]], [[B], [Query]]`. */
-function groupBy<K extends string, V extends string>(
-  record: Partial<Record<K, readonly V[]>>,
-): [V[], K[]][] {
+function groupBy<K extends string, V extends string>(record: Partial<Record<K, readonly V[]>>): [V[], K[]][] {
   const groups = new Map<string, [V[], K[]]>();
   for (const [k, values] of Object.entries(record) as [K, readonly V[]][]) {
     if (!values?.length) continue;

@@ -68,7 +68,8 @@ interface Grant {
 }
 
 function grantsOf(s: Statement): Grant[] {
-  const resources = s.Resource !== undefined ? asList(s.Resource) : [`not ${asList(s.NotResource).join(',')}`];
+  const resources =
+    s.Resource !== undefined ? asList(s.Resource) : [`not ${asList(s.NotResource).join(',')}`];
   const keys = Object.values(s.Condition ?? {}).flatMap((c) => asList(c[LEADING_KEYS]));
   return asList(s.Action).flatMap((action) =>
     resources.flatMap((resource) =>
@@ -154,7 +155,8 @@ export function checkLeastPrivilege(
       missing.push(`${g.action} on ${resource}${g.key ? ` for keys ${g.key}` : ''}`);
     }
     if (!options.unused || missing.length === 0) continue;
-    if (!reached.has(fn)) unused.push(`${label(fn)}: never ran in the suite, so none of its grants is proven`);
+    if (!reached.has(fn))
+      unused.push(`${label(fn)}: never ran in the suite, so none of its grants is proven`);
     else for (const m of missing) unused.push(`${label(fn)}: ${m} is granted but never used`);
   }
 
@@ -186,7 +188,7 @@ function exceptionCovers(e: Exception, action: string, resource: string): boolea
 }
 
 /** ARN -> recorded name, for the resources the recorder names (table, indexes, queues, secrets). */
-function resourceNames(view: TemplateView): Map<string, string> {
+export function resourceNames(view: TemplateView): Map<string, string> {
   const names = new Map<string, string>();
   const tryName = (name: string) => {
     try {

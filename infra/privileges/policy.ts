@@ -32,7 +32,8 @@ const list = (v: Strings | undefined): string[] => (v === undefined ? [] : Array
 /** IAM wildcard matching: `*` any run of characters, `?` one character; case-sensitive. */
 export function globMatch(pattern: string, value: string): boolean {
   let re = '^';
-  for (const ch of pattern) re += ch === '*' ? '.*' : ch === '?' ? '.' : ch.replace(/[.+^${}()|[\]\\/-]/g, '\\$&');
+  for (const ch of pattern)
+    re += ch === '*' ? '.*' : ch === '?' ? '.' : ch.replace(/[.+^${}()|[\]\\/-]/g, '\\$&');
   return new RegExp(`${re}$`, 's').test(value);
 }
 
@@ -69,10 +70,10 @@ export function conditionsHold(s: Statement, context: Record<string, string[]> =
       const values = context[key];
       const matches = (v: string) => list(patterns).some((p) => test(p, v));
       if (qualifier === 'ForAllValues') {
-        if (values && !values.every(matches)) return false;
+        if (!(values ?? []).every(matches)) return false;
       } else if (qualifier === 'ForAnyValue') {
         if (!values?.some(matches)) return false;
-      } else if (!values || values.length !== 1 || !matches(values[0])) return false;
+      } else if (values?.length !== 1 || !matches(values[0])) return false;
     }
   }
   return true;

@@ -15,7 +15,11 @@ export function synthProductionTemplate(): TemplateJson {
     JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }
   ).context;
   const app = new App({ context });
-  const stack = new TocsinStack(app, 'Tocsin-production', { env: ENV, envName: 'production', skipBundling: true });
+  const stack = new TocsinStack(app, 'Tocsin-production', {
+    env: ENV,
+    envName: 'production',
+    skipBundling: true,
+  });
   return app.synth().getStackByName(stack.stackName).template as TemplateJson;
 }
 

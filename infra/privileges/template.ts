@@ -150,7 +150,7 @@ export function readTemplate(t: TemplateJson, env: Environment): TemplateView {
           r.Type === 'AWS::IAM::Policy' &&
           ((r.Properties?.Roles ?? []) as { Ref?: string }[]).some((x) => x.Ref === role),
       )
-      .flatMap((r) => (r.Properties?.PolicyDocument as { Statement: Json[] }).Statement);
+      .flatMap((r) => (r.Properties?.PolicyDocument as { Statement: Json[] } | undefined)?.Statement ?? []);
     return [...inline, ...attached].map((s) => statementOf(s as Record<string, Json>));
   };
 

@@ -491,9 +491,7 @@ export function startPoller(
     try {
       const res = (await asFunction(`queue:${def.name}`, () =>
         handler(event, lambdaContext(fn, def.timeoutSeconds * 1000)),
-      )) as
-        | { batchItemFailures?: { itemIdentifier: string }[] }
-        | undefined;
+      )) as { batchItemFailures?: { itemIdentifier: string }[] } | undefined;
       failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (err) {
       logger.error('local consumer threw; the whole batch will be retried', {
