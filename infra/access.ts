@@ -166,19 +166,22 @@ export const TASK_STATUS = access(TASK_SETTING, { items: { PutItem: ['DUE#'] } }
 
 /**
  * Publishing a workflow announcement (workflows/service.ts announce): its pipeline records and
- * workflows, who acted and who is told, the task, webhook events and notification jobs, reminders.
+ * workflows, the task and its alarm groups, webhook events and notification jobs, reminders.
  */
 export const WORKFLOW_ANNOUNCE: Access = {
-  items: { GetItem: ['TASK#'], BatchGetItem: ['GROUP#', 'USER#', 'WF#'], PutItem: ['DUE#'] },
+  items: { GetItem: ['TASK#'], BatchGetItem: ['GROUP#', 'WF#'], PutItem: ['DUE#'] },
   queues: { SendMessage: ['notify', 'webhook'] },
 };
+
+/** The announcement of what a person did also names them (the pipeline's own are by nobody). */
+export const ANNOUNCE_PEOPLE: Access = { items: { BatchGetItem: ['USER#'] } };
 
 /**
  * A workflow operation (`PUT /workflow/<op>`): the workflows, the acting and assigned users, the
  * acting user's permissions, one transaction (workflows, pipeline records, the announcement as due
  * work), then the announcement published and its due item deleted.
  */
-export const WORKFLOW_OPERATION = access(APP_AUTH, WORKFLOW_ANNOUNCE, {
+export const WORKFLOW_OPERATION = access(APP_AUTH, WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, {
   items: {
     BatchGetItem: ['TASK#'],
     UpdateItem: ['WF#'],

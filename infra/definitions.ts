@@ -9,6 +9,7 @@ import {
   ALARM_DUE_WORK,
   ALARM_LOG,
   ALARM_PIPELINE,
+  ANNOUNCE_PEOPLE,
   APP_AUTH,
   type Access,
   access,
@@ -171,7 +172,8 @@ export const routes: RouteDef[] = [
     path: '/alarm/report',
     handler: 'functions/alarm/report-alarm.ts',
     auth: 'alarm',
-    // Reads the task; writes only the opt-in idempotency receipt of a client-chosen uuid.
+    // Writes only the opt-in idempotency receipt of a client-chosen uuid (and a sign of life); an
+    // override's alarm groups must exist.
     access: access(INTAKE, {
       items: {
         GetItem: ['REPORT#'],
@@ -482,7 +484,7 @@ export const schedule = {
   timeoutSeconds: 55,
   // The due work's partitions (query, lease, finish, reschedule, bury) and what each kind does:
   // workflow announcements and reminders, pause expiries, the pipeline's delayed work, heartbeat checks.
-  access: access(SEAL_KEY, ALARM_DUE_WORK, WORKFLOW_ANNOUNCE, WORKFLOW_COUNTS, {
+  access: access(SEAL_KEY, ALARM_DUE_WORK, WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, WORKFLOW_COUNTS, {
     items: {
       Query: ['DUE#'],
       GetItem: ['TASK#', 'WF#'],
