@@ -36,7 +36,7 @@ export function acknowledgeNagFindings(stack: TocsinStack): void {
     if (!reason) continue;
     for (const resource of statement.resources.filter((r) => r.includes('*'))) {
       acknowledge(
-        stack.notifyConsumer.role ?? stack.notifyConsumer,
+        functions.roleOf.get(stack.notifyConsumer) ?? stack.notifyConsumer,
         `AwsSolutions-IAM5[Resource::${findingResource(stack, resource)}]`,
         reason,
       );

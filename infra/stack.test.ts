@@ -106,9 +106,13 @@ function queueId(name: QueueName): string {
 /** All IAM statements attached to the function's execution role. */
 function statementsOf(functionId: string): Statement[] {
   const role = (resources[functionId].Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  const inline = (
+    (resources[role].Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]
+  ).flatMap((p) => p.PolicyDocument.Statement);
   return ofType('AWS::IAM::Policy')
     .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === role))
-    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+    .concat(inline);
 }
 
 function actionsOn(statements: Statement[], resourceId: string): Set<string> {

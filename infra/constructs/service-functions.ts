@@ -86,6 +86,8 @@ export class ServiceFunctions extends Construct {
    * two resources each (role and policy) and take the stack past CloudFormation's 500 resources.
    */
   readonly roles = new Map<string, iam.Role>();
+  /** Each function's execution role (the function itself holds it without policy updates). */
+  readonly roleOf = new Map<lambda.IFunction, iam.Role>();
   /** The statements of the notification providers (granted with `notifyProviders` access). */
   readonly notifyStatements: iam.PolicyStatement[];
   private readonly props: ServiceFunctionsProps;
@@ -130,7 +132,9 @@ export class ServiceFunctions extends Construct {
       timeout: Duration.seconds(spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS[spec.kind]),
       environment: { ...spec.environment, ...this.accessEnvironment(spec.access), ...this.environment },
       logGroup,
-      role: this.roleFor(spec),
+      // The role's policy is the function's access and nothing else: grants CDK would add on its own
+      // (an event source's, tracing's) are not taken (withoutPolicyUpdates); tracing's is in the policy.
+      role: this.roleFor(spec).withoutPolicyUpdates(),
       // X-Ray segments of every invocation (init, invoke, SQS event source); AWS SDK calls join them once
       // the code wraps its clients with Powertools Tracer.
       tracing: lambda.Tracing.ACTIVE,
@@ -146,10 +150,14 @@ export class ServiceFunctions extends Construct {
     });
     this.functions.push(fn);
     this.kinds.set(fn, spec.kind);
+    this.roleOf.set(fn, this.roleFor(spec));
     return fn;
   }
 
-  /** The role of the functions with `spec`'s access (created, with its grants, on first use). */
+  /**
+   * The role of the functions with `spec`'s access (created on first use), its whole policy inline:
+   * one resource per role, not two (the stack's resource budget).
+   */
   private roleFor(spec: FunctionSpec): iam.Role {
     const key = accessKey(spec.access);
     let role = this.roles.get(key);
@@ -159,8 +167,10 @@ export class ServiceFunctions extends Construct {
       managedPolicies: [
         iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole'),
       ],
+      inlinePolicies: {
+        Access: new iam.PolicyDocument({ statements: [...this.statementsOf(spec.access), XRAY_WRITES] }),
+      },
     });
-    for (const statement of this.statementsOf(spec.access)) role.addToPrincipalPolicy(statement);
     this.roles.set(key, role);
     return role;
   }
@@ -229,6 +239,12 @@ export class ServiceFunctions extends Construct {
     return env;
   }
 }
+
+/** Active tracing's writes, as CDK grants them (X-Ray has no resource-level permissions). */
+const XRAY_WRITES = new iam.PolicyStatement({
+  actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+  resources: ['*'],
+});
 
 /** Keys grouped by identical value lists: `{Get: [A], Put: [A], Query: [B]}` -> `[[A], [Get, Put]], [[B], [Query]]`. */
 function groupBy<K extends string, V extends string>(record: Partial<Record<K, readonly V[]>>): [V[], K[]][] {
