@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { SendMessageBatchCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { db, tableName } from '../../shared/db/client.ts';
@@ -8,6 +8,8 @@ import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
 import { hmacSign, md5Sign } from '../../shared/domain/auth/signature.ts';
 import { deleteDue, putDue, queryDue } from '../../shared/domain/due/repository.ts';
 import { listAttemptsOfJob } from '../../shared/domain/notifications/repository.ts';
+import { event } from '../../shared/domain/webhooks/events.ts';
+import { webhookBundles } from '../../shared/domain/webhooks/publish.ts';
 import { sqs } from '../../shared/messaging/sqs.ts';
 import { advanceClock, api, call, serviceNow, taskAuth } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
@@ -223,10 +225,21 @@ describe('dead letters of every queue', () => {
     sqs().send(new SendMessageCommand({ QueueUrl: dlqUrls[queue], MessageBody: JSON.stringify(body) }));
 
   it('lists a dead alarm as not processed, and redriven it is processed', async () => {
-    // Arrange: an alarm that went to the alarm queue's dead-letter queue
+    // Arrange: an alarm that went to the alarm queue's dead-letter queue, beside two of another task
     const t = await createTask({ receiver: { channels: { webhook: receiver.url } } });
+    const other = await createTask();
     const now = await serviceNow();
     const uuid = randomUUID();
+    const alarmOf = (task: CreatedTask, id: string) => ({
+      kind: 'alarm',
+      uuid: id,
+      task_id: task.id,
+      level: 2,
+      ctn: { dead: 'letter' },
+      notice_time: now,
+      reported_at: now,
+    });
+    for (const id of [randomUUID(), randomUUID()]) await deadLetter('alarm', alarmOf(other, id));
     await deadLetter('alarm', {
       kind: 'alarm',
       uuid,
@@ -248,17 +261,30 @@ describe('dead letters of every queue', () => {
     expect(await until('the redriven alarm processed', () => getAlarmRecord(t.id, uuid))).toMatchObject({
       history: { ctn: { dead: 'letter' } },
     });
+    // ... and the other task's, read on the way, are still there
+    const rest = await dlq({ uid: ADMIN, queue: 'alarm', task_id: other.id });
+    expect(rest.data.dead_letters).toHaveLength(2);
   });
 
   it('lists a dead notification job with its attempts, and redrives all of a task’s', async () => {
-    // Arrange: a job that went to the notification queue's dead-letter queue
+    // Arrange: a job that went to the notification queue's dead-letter queue, beside another task's
     const t = await createTask();
-    const jobId = `${t.id}:${randomUUID()}:alarm:email`;
+    const other = await createTask();
+    const jobId = `${t.id}:${randomUUID()}:not_compress:email`;
+    await deadLetter('notify', {
+      kind: 'notify',
+      job_id: `${other.id}:${randomUUID()}:not_compress:email`,
+      task_id: other.id,
+      scene: 'not_compress',
+      channel: 'email',
+      users: [99_999],
+      context: contextOf(other),
+    });
     await deadLetter('notify', {
       kind: 'notify',
       job_id: jobId,
       task_id: t.id,
-      scene: 'alarm',
+      scene: 'not_compress',
       channel: 'email',
       users: [99_999],
       context: contextOf(t),
@@ -278,6 +304,7 @@ describe('dead letters of every queue', () => {
     });
     expect(attempts[0]).toMatchObject({ outcome: 'skipped', code: 'unknown_user' });
     expect((await dlq({ uid: ADMIN, queue: 'notify', task_id: t.id })).data.dead_letters).toEqual([]);
+    expect((await dlq({ uid: ADMIN, queue: 'notify', task_id: other.id })).data.dead_letters).toHaveLength(1);
   });
 
   it('buries due work that keeps failing, lists it by task and revives it by id and all at once', async () => {
@@ -366,6 +393,7 @@ describe('workflows of users', () => {
     // Arrange: an alarm of a task with an alarm group, and its workflow
     const t = await createTask({
       permission: { rw: [USER], ro: [] },
+      compress: { enable: true, method: 4, strategy: 1, strategy_cycle: 600, not_match: 1 },
       workflow: { enable: true, reminds: [] },
       receiver: { alarmgroup: [1], channels: { webhook: receiver.url } },
     });
@@ -462,9 +490,78 @@ describe('the pipeline and its delayed work', () => {
     ).toBe(2);
   });
 
+  it('processes a consumer batch of alarms of several tasks, reading the tasks together', async () => {
+    // Arrange: one message each for two tasks no consumer has read yet, sent in one batch
+    const [a, b] = [await createTask(), await createTask()];
+    const now = await serviceNow();
+    const uuids = [randomUUID(), randomUUID()];
+    const alarmOf = (task: CreatedTask, uuid: string) => ({
+      kind: 'alarm',
+      uuid,
+      task_id: task.id,
+      level: 2,
+      ctn: { batch: 'of two' },
+      notice_time: now,
+      reported_at: now,
+    });
+    // Act
+    await sqs().send(
+      new SendMessageBatchCommand({
+        QueueUrl: inject('stack').queueUrls.alarm,
+        Entries: [
+          { Id: 'a', MessageBody: JSON.stringify(alarmOf(a, uuids[0])) },
+          { Id: 'b', MessageBody: JSON.stringify(alarmOf(b, uuids[1])) },
+        ],
+      }),
+    );
+    // Assert
+    await until('both recorded', () => getAlarmRecord(a.id, uuids[0]));
+    expect(await until('both recorded', () => getAlarmRecord(b.id, uuids[1]))).toMatchObject({
+      history: { ctn: { batch: 'of two' } },
+    });
+  });
+
+  it('delivers a consumer batch of webhook events of several tasks', async () => {
+    // Arrange: a bundle each for two tasks the webhook consumer has not read for a while (its task
+    // cache keeps them TASK_CACHE_SECONDS, 5 s, after their PINGs), sent in one batch
+    const paths = [`/a-${randomUUID()}`, `/b-${randomUUID()}`];
+    const [a, b] = await Promise.all(
+      paths.map((path) => createTask({ receiver: { channels: { webhook: `${receiver.url}${path}` } } })),
+    );
+    const pinged = () =>
+      paths.every((p) => receiver.received.some((r) => r.path === p && r.json?.event === 'PING'));
+    await until('both PINGs', async () => pinged() || undefined);
+    await new Promise((r) => setTimeout(r, 6_000));
+    await syncClock();
+    const ids = [`batch-${randomUUID()}`, `batch-${randomUUID()}`];
+    const [bundleA] = webhookBundles(a.id, [
+      { eventId: ids[0], body: event('ALARM', 'compress_disable', {}) },
+    ]);
+    const [bundleB] = webhookBundles(b.id, [
+      { eventId: ids[1], body: event('ALARM', 'compress_disable', {}) },
+    ]);
+    // Act
+    await sqs().send(
+      new SendMessageBatchCommand({
+        QueueUrl: inject('stack').queueUrls.webhook,
+        Entries: [
+          { Id: 'a', MessageBody: JSON.stringify(bundleA) },
+          { Id: 'b', MessageBody: JSON.stringify(bundleB) },
+        ],
+      }),
+    );
+    // Assert: each task's receiver gets its own event
+    const delivered = (id: string) => receiver.received.find((r) => r.headers['webhook-id'] === id);
+    const [first, second] = [
+      await until('a', async () => delivered(ids[0])),
+      await until('b', async () => delivered(ids[1])),
+    ];
+    expect([first.path, second.path]).toEqual(paths);
+  });
+
   it('records a notification run to more than 100 receivers with every attempt', async () => {
     const t = await createTask();
-    const jobId = `${t.id}:${randomUUID()}:alarm:email`;
+    const jobId = `${t.id}:${randomUUID()}:not_compress:email`;
     const users = Array.from({ length: 101 }, (_, i) => 900_000 + i);
     await sqs().send(
       new SendMessageCommand({
@@ -473,7 +570,7 @@ describe('the pipeline and its delayed work', () => {
           kind: 'notify',
           job_id: jobId,
           task_id: t.id,
-          scene: 'alarm',
+          scene: 'not_compress',
           channel: 'email',
           users,
           context: contextOf(t),

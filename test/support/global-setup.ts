@@ -74,6 +74,10 @@ export default async function setup(project: TestProject) {
   });
   secrets.set(SEAL_KEY_SECRET_ARN, stack.sealKey);
   await loadSealKey();
+  // The stack's threads have their environment: tests (and the stacks some start) see the provider
+  // credentials as plain variables, as before.
+  delete process.env.NOTIFY_SECRETS_ARN;
+  Object.assign(process.env, notifySecrets);
   const kill = () => void stack.stop();
   process.once('exit', kill);
   await seedTestDirectory();
