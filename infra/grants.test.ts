@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Access, accessKey } from './access.ts';
-import { NOT_FOUND_HANDLER, deployedRoutes } from './constructs/http-api.ts';
+import { deployedAccess, deployedRoutes, NOT_FOUND_HANDLER } from './constructs/http-api.ts';
 import { queues, schedule } from './definitions.ts';
 import { resourceNames } from './privileges/check.ts';
 import { asList, type Statement } from './privileges/policy.ts';
@@ -26,10 +26,13 @@ beforeAll(() => {
   names = resourceNames(view);
 }, SYNTH_TIMEOUT_MS);
 
-/** Every trigger and its declared access (a trigger is how the template names a function). */
+/**
+ * Every trigger and its declared access (a trigger is how the template names a function; the routes of
+ * a function group share its function, with the union of their access).
+ */
 function declared(): [string, Access][] {
   return [
-    ...deployedRoutes().map((r): [string, Access] => [`${r.method} ${r.path}`, r.access]),
+    ...deployedRoutes().map((r): [string, Access] => [`${r.method} ${r.path}`, deployedAccess(r)]),
     ['$default', {}],
     ...queues.map((q): [string, Access] => [`queue:${q.name}`, q.access]),
     ['schedule', schedule.access],

@@ -89,6 +89,7 @@ describe('describeCall', () => {
       NOTIFY_DLQ_URL: 'http://q/notify-dlq',
       SEAL_KEY_SECRET_ARN: 'arn:seal',
       NOTIFY_SECRETS_ARN: 'arn:notify',
+      OIDC_CLIENT_SECRET_ARN: 'arn:sso',
     });
     expect(describeCall('SQS', 'SendMessageBatch', { QueueUrl: 'http://q/alarm' })).toEqual([
       { action: 'sqs:SendMessage', resource: 'queue/alarm' },
@@ -98,6 +99,9 @@ describe('describeCall', () => {
     ]);
     expect(describeCall('SecretsManager', 'GetSecretValue', { SecretId: 'arn:notify' })).toEqual([
       { action: 'secretsmanager:GetSecretValue', resource: 'secret/notify-providers' },
+    ]);
+    expect(describeCall('SecretsManager', 'GetSecretValue', { SecretId: 'arn:sso' })).toEqual([
+      { action: 'secretsmanager:GetSecretValue', resource: 'secret/sso-client' },
     ]);
     expect(describeCall('SNS', 'Publish', { PhoneNumber: '+86138' })).toEqual([
       { action: 'sns:Publish', resource: 'sns/phone' },

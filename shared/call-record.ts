@@ -23,8 +23,8 @@ export interface CallRecord {
   action: string;
   /**
    * What it acts on, by its name in the stack: `table`, `table/index/<name>`, `queue/<name>`,
-   * `dlq/<name>`, `secret/seal-key`, `secret/notify-providers`, `sns/phone`, `ses/<from>`,
-   * `sms-voice/<origination identity>`; anything unknown as the raw name or URL.
+   * `dlq/<name>`, `secret/seal-key`, `secret/notify-providers`, `secret/sso-client`, `sns/phone`,
+   * `ses/<from>`, `sms-voice/<origination identity>`; anything unknown as the raw name or URL.
    */
   resource: string;
   /** DynamoDB: the partition-key prefixes it touches (`TASK#`, or a whole constant value such as `DEPTS`). */
@@ -256,5 +256,6 @@ function queueName(url: unknown): string {
 function secretName(id: unknown): string {
   if (id === process.env.SEAL_KEY_SECRET_ARN) return 'secret/seal-key';
   if (id === process.env.NOTIFY_SECRETS_ARN) return 'secret/notify-providers';
+  if (id === process.env.OIDC_CLIENT_SECRET_ARN) return 'secret/sso-client';
   return String(id);
 }

@@ -197,7 +197,8 @@ export function resourceNames(view: TemplateView): Map<string, string> {
       // not in this stack
     }
   };
-  for (const name of ['table', 'secret/seal-key', 'secret/notify-providers']) tryName(name);
+  for (const name of ['table', 'secret/seal-key', 'secret/notify-providers', 'secret/sso-client'])
+    tryName(name);
   for (const q of queues) for (const k of ['queue', 'dlq']) tryName(`${k}/${q.name}`);
   for (const i of table.globalSecondaryIndexes) tryName(`table/index/${i.indexName}`);
   return names;

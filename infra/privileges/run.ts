@@ -9,7 +9,16 @@ import { readTemplate, type TemplateJson } from './template.ts';
 
 const ENV = { account: '123456789012', region: 'eu-west-1' };
 
-/** A production stack as `cdk synth -c envName=production` makes it, without bundling the code. */
+/**
+ * Single sign-on as the test stack has it (its two functions read the client secret): the settings
+ * only decide whether the secret and its grants exist.
+ */
+const SINGLE_SIGN_ON = { issuer: 'https://sso.example.com', clientId: 'tocsin-console' };
+
+/**
+ * A production stack as `cdk synth -c envName=production` makes it, without bundling the code, with
+ * single sign-on configured.
+ */
 export function synthProductionTemplate(): TemplateJson {
   const context = (
     JSON.parse(readFileSync(join(PROJECT_ROOT, 'cdk.json'), 'utf8')) as { context: Record<string, unknown> }
@@ -19,6 +28,7 @@ export function synthProductionTemplate(): TemplateJson {
     env: ENV,
     envName: 'production',
     skipBundling: true,
+    singleSignOn: SINGLE_SIGN_ON,
   });
   return app.synth().getStackByName(stack.stackName).template as TemplateJson;
 }

@@ -33,6 +33,13 @@ type Json = unknown;
 
 const PASCAL = (s: string) => s[0].toUpperCase() + s.slice(1);
 
+/** The stack output naming each secret a function may read (infra/access.ts SecretName). */
+const SECRET_OUTPUTS: Record<string, string> = {
+  'seal-key': 'SealKeySecretArn',
+  'notify-providers': 'NotifySecretArn',
+  'sso-client': 'SsoClientSecretArn',
+};
+
 export function readTemplate(t: TemplateJson, env: Environment): TemplateView {
   const { Resources: resources } = t;
   const outputRef = (name: string): string => {
@@ -99,10 +106,27 @@ export function readTemplate(t: TemplateJson, env: Environment): TemplateView {
     return s as unknown as Statement;
   };
 
-  /** The function a target names: a function itself, or the function of an alias or a version. */
+  /**
+   * The function a target names: a function itself, or the function of an alias or a version. An event
+   * source mapping names an alias by `<function name>:<alias>`, joined from the alias's ARN: the one
+   * Lambda resource the expression refers to.
+   */
   const functionOfTarget = (v: Json): string => {
     const o = v as Record<string, Json>;
-    const id = 'Ref' in o ? (o.Ref as string) : 'Fn::GetAtt' in o ? (o['Fn::GetAtt'] as string[])[0] : '';
+    const referred = () => {
+      const ids = [...JSON.stringify(v).matchAll(/"Ref":"([^"]+)"/g)]
+        .map((m) => m[1])
+        .filter((ref) => resources[ref]?.Type.startsWith('AWS::Lambda::'));
+      return new Set(ids).size === 1 ? ids[0] : '';
+    };
+    const id =
+      'Ref' in o
+        ? (o.Ref as string)
+        : 'Fn::GetAtt' in o
+          ? (o['Fn::GetAtt'] as string[])[0]
+          : 'Fn::Join' in o
+            ? referred()
+            : '';
     const r = resources[id];
     if (!r) throw new Error(`template: target ${JSON.stringify(v)} is no resource`);
     if (r.Type === 'AWS::Lambda::Function') return id;
@@ -166,7 +190,7 @@ export function readTemplate(t: TemplateJson, env: Environment): TemplateView {
       case 'dlq':
         return arnOfId(outputRef(`${PASCAL(name)}DeadLetterQueueUrl`));
       case 'secret':
-        return arnOfId(outputRef(name === 'seal-key' ? 'SealKeySecretArn' : 'NotifySecretArn'));
+        return arnOfId(outputRef(SECRET_OUTPUTS[name] ?? `${name} (no such secret)`));
       case 'sns':
         // SMS goes to a phone number, which has no ARN.
         return '*';
