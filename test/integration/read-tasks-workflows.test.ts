@@ -642,7 +642,7 @@ describe('the local table gains a missing index', () => {
     );
     expect(found.Items).toEqual([{ pk: 'A', sk: 'B', gsi2pk: 'LISTED', gsi2sk: '1', x: 1 }]);
     // An item written after the change is indexed too: DynamoDB Local's writes see the new description
-    // at once (its launcher keeps parsed descriptions by their bytes: LocalDynamo.java).
+    // at once (its launcher keeps parsed descriptions by their bytes: dynamo/TableDescriptionMemo.java).
     await db().send(
       new PutCommand({ TableName: name, Item: { pk: 'C', sk: 'D', gsi2pk: 'LISTED', gsi2sk: '2' } }),
     );

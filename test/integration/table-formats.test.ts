@@ -310,8 +310,10 @@ describe('DynamoDB Local as the stack starts it', () => {
     });
     const dynamo = await startDynamo(port, null);
     try {
-      expect(dynamo.memoizesTables).toBe(true);
-      expect(dynamo.memoizesStatements).toBe(true);
+      expect(dynamo.patches).toEqual({
+        'statement-memo': 'applied',
+        'table-memo': 'applied',
+      });
     } finally {
       await dynamo.stop();
     }

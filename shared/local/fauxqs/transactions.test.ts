@@ -1,6 +1,16 @@
 import { DatabaseSync } from 'node:sqlite';
 import { describe, expect, it } from 'vitest';
-import { inTransaction } from './queues.ts';
+// The installed fauxqs, as patches/fauxqs+2.4.1+004+batch-transactions.patch changes it.
+import { PersistenceManager } from '../../../node_modules/fauxqs/dist/persistence.js';
+
+interface Db {
+  exec(sql: string): void;
+  readonly isTransaction: boolean;
+}
+
+/** PersistenceManager.inTransaction run against `db` (the store's own connection in fauxqs). */
+const inTransaction = <T>(p: { db: Db }, fn: () => T): T =>
+  (PersistenceManager.prototype.inTransaction as (this: { db: Db }, f: () => T) => T).call(p, fn);
 
 function store() {
   const db = new DatabaseSync(':memory:');
@@ -14,7 +24,7 @@ function store() {
   return { p: { db }, db, insert, ids };
 }
 
-describe('inTransaction (the SQS emulator commits a batch request at once)', () => {
+describe("the SQS emulator's inTransaction (a batch request or a receive commits at once)", () => {
   it('commits every write of the call in one transaction and returns its result', () => {
     const { p, db, insert, ids } = store();
     const out = inTransaction(p, () => {

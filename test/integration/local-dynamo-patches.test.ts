@@ -1,0 +1,169 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import {
+  BatchExecuteStatementCommand,
+  DynamoDBDocumentClient,
+  ExecuteStatementCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  DYNAMO_PATCHES,
+  type DynamoPatch,
+  ensureTable,
+  localDynamoClient,
+  startDynamo,
+} from '../../shared/local/dynamo.ts';
+
+/**
+ * DynamoDB Local as its launcher patches it (shared/local/dynamo/*.java), and with each patch left
+ * out (as on a release the patch does not fit): it answers the same. Each case starts a JVM of its
+ * own on 127.0.0.1 and makes the requests the stack depends on: PartiQL INSERT batches (one text, a
+ * duplicate key, a malformed statement), reads, a paginated PartiQL SELECT, and a write and a query
+ * after the table's description changed (an index added).
+ */
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const p = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(p));
+    });
+  });
+
+const TABLE = 'patches';
+const insert = (sk: string, v: string) => ({
+  Statement: `INSERT INTO "${TABLE}" VALUE {'pk': ?, 'sk': ?, 'v': ?}`,
+  Parameters: ['P', sk, v],
+});
+
+/** The requests, against DynamoDB Local at `endpoint`; what each answered. */
+async function exercise(endpoint: string) {
+  const raw = localDynamoClient(endpoint);
+  const doc = DynamoDBDocumentClient.from(raw);
+  try {
+    await ensureTable(raw, TABLE);
+    const batch = async (statements: ReturnType<typeof insert>[]) =>
+      ((await doc.send(new BatchExecuteStatementCommand({ Statements: statements }))).Responses ?? []).map(
+        (r) => r.Error?.Code ?? 'ok',
+      );
+    const first = await batch([insert('a', '1'), insert('b', '2'), insert('c', '3')]);
+    const second = await batch([
+      insert('a', 'again'),
+      { Statement: `INSERT INTO "${TABLE}" VALUE {'pk': ?,`, Parameters: ['P'] },
+      insert('d', '4'),
+    ]);
+    const got = (
+      await doc.send(new GetCommand({ TableName: TABLE, Key: { pk: 'P', sk: 'a' }, ConsistentRead: true }))
+    ).Item;
+
+    const pages: string[][] = [];
+    let token: string | undefined;
+    do {
+      const out = await doc.send(
+        new ExecuteStatementCommand({
+          Statement: `SELECT sk FROM "${TABLE}" WHERE pk = ?`,
+          Parameters: ['P'],
+          Limit: 3,
+          NextToken: token,
+        }),
+      );
+      pages.push((out.Items ?? []).map((i) => String(i.sk)));
+      token = out.NextToken;
+    } while (token && pages.length < 10);
+
+    // The description changes (an index added); a write after it is indexed.
+    await raw.send(
+      new UpdateTableCommand({
+        TableName: TABLE,
+        AttributeDefinitions: [
+          { AttributeName: 'xpk', AttributeType: 'S' },
+          { AttributeName: 'xsk', AttributeType: 'S' },
+        ],
+        GlobalSecondaryIndexUpdates: [
+          {
+            Create: {
+              IndexName: 'gsix',
+              KeySchema: [
+                { AttributeName: 'xpk', KeyType: 'HASH' },
+                { AttributeName: 'xsk', KeyType: 'RANGE' },
+              ],
+              Projection: { ProjectionType: 'ALL' },
+            },
+          },
+        ],
+      }),
+    );
+    for (let i = 0; i < 100; i++) {
+      const t = await raw.send(new DescribeTableCommand({ TableName: TABLE }));
+      if (t.Table?.GlobalSecondaryIndexes?.find((g) => g.IndexName === 'gsix')?.IndexStatus === 'ACTIVE') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await doc.send(new PutCommand({ TableName: TABLE, Item: { pk: 'Q', sk: '1', xpk: 'X', xsk: '1' } }));
+    const indexed = await doc.send(
+      new QueryCommand({
+        TableName: TABLE,
+        IndexName: 'gsix',
+        KeyConditionExpression: 'xpk = :p',
+        ExpressionAttributeValues: { ':p': 'X' },
+      }),
+    );
+    return { first, second, got, pages, indexed: indexed.Items };
+  } finally {
+    raw.destroy();
+  }
+}
+
+const ANSWERS = {
+  first: ['ok', 'ok', 'ok'],
+  second: ['DuplicateItem', 'ValidationError', 'ok'],
+  got: { pk: 'P', sk: 'a', v: '1' },
+  pages: [['a', 'b', 'c'], ['d']],
+  indexed: [{ pk: 'Q', sk: '1', xpk: 'X', xsk: '1' }],
+};
+
+/** DynamoDB Local with a database file (as `npm start` runs it) less `skip`; its answers and patches. */
+async function run(skip: DynamoPatch[]) {
+  const dir = mkdtempSync(join(tmpdir(), 'tocsin-ddb-patches-'));
+  dirs.push(dir);
+  const dynamo = await startDynamo(await freePort(), dir, { skip });
+  try {
+    return { answers: await exercise(dynamo.endpoint), patches: dynamo.patches };
+  } finally {
+    await dynamo.stop();
+  }
+}
+
+const outcomes = (skipped: DynamoPatch[]) =>
+  Object.fromEntries(DYNAMO_PATCHES.map((p) => [p, skipped.includes(p) ? 'skipped' : 'applied']));
+
+describe('DynamoDB Local as its launcher patches it', () => {
+  it('with every patch applied, answers as DynamoDB does', async () => {
+    const { answers, patches } = await run([]);
+    expect(patches).toEqual(outcomes([]));
+    expect(answers).toEqual(ANSWERS);
+  });
+
+  it('with every patch left out (as shipped), answers the same', async () => {
+    const { answers, patches } = await run([...DYNAMO_PATCHES]);
+    expect(patches).toEqual(outcomes([...DYNAMO_PATCHES]));
+    expect(answers).toEqual(ANSWERS);
+  });
+
+  for (const patch of DYNAMO_PATCHES) {
+    it(`without ${patch}, answers the same`, async () => {
+      const { answers, patches } = await run([patch]);
+      expect(patches).toEqual(outcomes([patch]));
+      expect(answers).toEqual(ANSWERS);
+    });
+  }
+});
