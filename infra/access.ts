@@ -214,11 +214,11 @@ export const WORKFLOW_ANNOUNCE: Access = {
 export const ANNOUNCE_PEOPLE: Access = { items: { BatchGetItem: ['USER#'] } };
 
 /**
- * A workflow operation (`PUT /workflow/<op>`): the workflows, the acting and assigned users, the
+ * A workflow operation (`PUT /workflow/<op>`, by an app or a signed-in person): the workflows, the acting and assigned users, the
  * acting user's permissions, one transaction (workflows, pipeline records, the announcement as due
  * work), then the announcement published and its due item deleted.
  */
-export const WORKFLOW_OPERATION = access(APP_AUTH, WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, {
+export const WORKFLOW_OPERATION = access(APP_OR_PERSON, WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, {
   items: {
     BatchGetItem: ['TASK#'],
     UpdateItem: ['WF#'],

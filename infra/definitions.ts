@@ -275,7 +275,8 @@ export const routes: RouteDef[] = [
     path: '/workflow/show',
     handler: 'functions/http/workflow/show-workflow.ts',
     auth: 'app|person',
-    access: access(APP_OR_PERSON, {
+    // A signed-in person sees it only when they may read its task.
+    access: access(APP_OR_PERSON, TASK_READER, {
       items: { Query: ['WF#'], GetItem: ['DEPT#', 'TASK#'], BatchGetItem: ['USER#'] },
     }),
   },
