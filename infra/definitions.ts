@@ -2,7 +2,37 @@
  * The one description of the service's resources. The CDK stack (infra/stack.ts) and the local
  * runtime (shared/local) both read these definitions, so the deployed API and `npm start` can never
  * disagree about a route, a queue or the table layout. Pure data: no runtime code is imported here.
+ * Every function says what it may do on AWS (`access`, built from the parts in infra/access.ts); its
+ * role grants exactly that, and the integration suite proves it (docs/aws-operations.md).
  */
+import {
+  ALARM_DUE_WORK,
+  ALARM_LOG,
+  ALARM_PIPELINE,
+  ANNOUNCE_PEOPLE,
+  APP_AUTH,
+  APP_OR_PERSON,
+  type Access,
+  access,
+  DEAD_LETTERS,
+  eventSource,
+  INTAKE,
+  PERSON_AUTH,
+  READER_AUTH,
+  SEAL_KEY,
+  SIGN_IN,
+  SSO_LOGIN,
+  TASK_AUTH,
+  TASK_CONFIG,
+  TASK_DETAIL,
+  TASK_READER,
+  TASK_SETTING,
+  TASK_STATUS,
+  WEBHOOK_ATTEMPTS,
+  WORKFLOW_ANNOUNCE,
+  WORKFLOW_COUNTS,
+  WORKFLOW_OPERATION,
+} from './access.ts';
 
 /**
  * How a route authenticates (shared/http/handler.ts says what each means): `app|person` is an
@@ -20,12 +50,11 @@ export type AuthKind =
   | 'reader'
   | 'admin'
   | 'person';
-export type TableAccess = 'read' | 'write' | 'none';
 export type QueueName = 'alarm' | 'webhook' | 'notify';
 
 /**
  * Routes deployed together in one Lambda (RouteDef.fn): its entry dispatches on the event's `routeKey`
- * to each route's own handler module, and its access is the union of its routes' access. The alarm
+ * to each route's own handler module, and its access is the union of its routes' (access(...)). The alarm
  * intake routes are two such functions, so that their reserved concurrency stays a small sum
  * (docs/aws-operations.md, "Concurrency"). The local runtime serves the routes through the same entry.
  */
@@ -43,9 +72,8 @@ export interface RouteDef {
   /** Handler entry, relative to the project root, exporting `handler`. */
   handler: string;
   auth: AuthKind;
-  table: TableAccess;
-  /** Queues the handler publishes to. */
-  publishes?: QueueName[];
+  /** What the function may do on AWS (its role grants this and nothing else). */
+  access: Access;
   /** Only mounted by the local runtime (never deployed). */
   localOnly?: boolean;
   /** The function group serving this route (functionGroups); without it the route has its own Lambda. */
@@ -55,11 +83,6 @@ export interface RouteDef {
    * a route's method exactly: a GET route alone leaves HEAD to the not-found default route.
    */
   head?: true;
-  /**
-   * The queues' dead-letter queues: `read` lists them without consuming (receive and change the
-   * visibility of their messages), `redrive` also deletes from them and sends to the source queues.
-   */
-  deadLetters?: 'read' | 'redrive';
 }
 
 export const routes: RouteDef[] = [
@@ -68,7 +91,7 @@ export const routes: RouteDef[] = [
     path: '/health',
     handler: 'functions/http/health/get-health.ts',
     auth: 'none',
-    table: 'none',
+    access: {},
     head: true,
   },
   // Directory
@@ -77,28 +100,28 @@ export const routes: RouteDef[] = [
     path: '/department/simple',
     handler: 'functions/http/department/list-departments.ts',
     auth: 'app|person',
-    table: 'read',
+    access: access(APP_OR_PERSON, { indexQueries: ['gsi1'] }),
   },
   {
     method: 'GET',
     path: '/department/show',
     handler: 'functions/http/department/show-department.ts',
     auth: 'app',
-    table: 'read',
+    access: access(APP_AUTH, { items: { GetItem: ['BU#', 'DEPT#'], BatchGetItem: ['USER#'] } }),
   },
   {
     method: 'GET',
     path: '/user/profile',
     handler: 'functions/http/user/show-profile.ts',
     auth: 'app',
-    table: 'read',
+    access: access(APP_AUTH, { items: { GetItem: ['USER#'] }, indexQueries: ['gsi1'] }),
   },
   {
     method: 'PUT',
     path: '/user/updatephone',
     handler: 'functions/http/user/update-phone.ts',
     auth: 'app',
-    table: 'write',
+    access: access(APP_AUTH, { items: { UpdateItem: ['USER#'] } }),
   },
   // Alarm tasks
   {
@@ -106,87 +129,84 @@ export const routes: RouteDef[] = [
     path: '/alarmtask/store',
     handler: 'functions/http/alarmtask/store-task.ts',
     auth: 'app',
-    table: 'write',
-    publishes: ['webhook'],
+    access: access(APP_AUTH, TASK_CONFIG, { items: { UpdateItem: ['COUNTER#'] } }),
   },
   {
     method: 'GET',
     path: '/alarmtask/show',
     handler: 'functions/http/alarmtask/show-task.ts',
     auth: 'app+task',
-    table: 'read',
+    access: access(TASK_AUTH, TASK_DETAIL),
   },
   {
     method: 'PUT',
     path: '/alarmtask/update',
     handler: 'functions/http/alarmtask/update-task.ts',
     auth: 'app+task',
-    table: 'write',
-    publishes: ['webhook'],
+    access: access(TASK_AUTH, TASK_CONFIG, { items: { DeleteItem: ['TASK#', 'TASKNAME#'] } }),
   },
   {
     method: 'PUT',
     path: '/alarmtask/updatefields',
     handler: 'functions/http/alarmtask/update-task-fields.ts',
     auth: 'app+task',
-    table: 'write',
-    publishes: ['webhook'],
+    access: access(TASK_AUTH, TASK_CONFIG, { items: { DeleteItem: ['TASK#', 'TASKNAME#'] } }),
   },
   {
     method: 'DELETE',
     path: '/alarmtask',
     handler: 'functions/http/alarmtask/delete-task.ts',
     auth: 'app+task',
-    table: 'write',
+    access: access(TASK_AUTH, { items: { Query: ['TASK#'], DeleteItem: ['TASK#', 'TASKNAME#'] } }),
   },
   {
     method: 'PUT',
     path: '/alarmtask/stop',
     handler: 'functions/http/alarmtask/stop-task.ts',
     auth: 'app+task',
-    table: 'write',
+    access: access(TASK_AUTH, TASK_SETTING),
   },
   {
     method: 'PUT',
     path: '/alarmtask/start',
     handler: 'functions/http/alarmtask/start-task.ts',
     auth: 'app+task',
-    table: 'write',
+    access: access(TASK_AUTH, TASK_SETTING),
   },
   {
     method: 'PUT',
     path: '/alarmtask/pause',
     handler: 'functions/http/alarmtask/pause-task.ts',
     auth: 'app+task',
-    table: 'write',
+    access: access(TASK_AUTH, TASK_STATUS),
   },
   {
     method: 'PUT',
     path: '/alarmtask/intake',
     handler: 'functions/http/alarmtask/intake-token.ts',
     auth: 'app+task',
-    table: 'write',
+    access: access(TASK_AUTH, TASK_SETTING),
   },
   {
     method: 'PUT',
     path: '/alarmtask/ratelimit',
     handler: 'functions/http/alarmtask/rate-limit-task.ts',
     auth: 'app+task',
-    table: 'write',
+    access: access(TASK_AUTH, TASK_SETTING),
   },
   {
     method: 'PUT',
     path: '/alarmtask/retention',
     handler: 'functions/http/alarmtask/retention-task.ts',
     auth: 'app+task',
-    table: 'write',
+    access: access(TASK_AUTH, TASK_SETTING),
   },
   {
     method: 'PUT',
     path: '/alarmtask/heartbeat',
     handler: 'functions/http/alarmtask/heartbeat-task.ts',
     auth: 'app+task',
-    table: 'write',
+    access: access(TASK_AUTH, TASK_STATUS, { queues: { SendMessage: ['alarm'] } }),
   },
   // Alarm ingestion
   {
@@ -195,9 +215,16 @@ export const routes: RouteDef[] = [
     handler: 'functions/alarm/report-alarm.ts',
     fn: 'alarm-report',
     auth: 'alarm',
-    // Reads the task; writes only the opt-in idempotency receipt of a client-chosen uuid.
-    table: 'write',
-    publishes: ['alarm'],
+    // Writes only the opt-in idempotency receipt of a client-chosen uuid (and a sign of life); an
+    // override's alarm groups must exist.
+    access: access(INTAKE, {
+      items: {
+        GetItem: ['REPORT#'],
+        PutItem: ['REPORT#'],
+        UpdateItem: ['REPORT#'],
+        BatchGetItem: ['GROUP#'],
+      },
+    }),
   },
   {
     method: 'POST',
@@ -205,7 +232,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/alarm/test-alarm.ts',
     fn: 'alarm-report',
     auth: 'alarm',
-    table: 'read',
+    access: access(SEAL_KEY, { items: { GetItem: ['TASK#'] } }),
   },
   // Inbound adapters for monitors (API guide §8): authenticated by `taskid` and
   // a fixed signature or the intake token in the query (or the token as a bearer header). They keep
@@ -229,8 +256,7 @@ export const routes: RouteDef[] = [
       handler: `functions/alarm/${file}.ts`,
       fn: 'alarm-monitors',
       auth: 'alarm',
-      table: 'write',
-      publishes: ['alarm'],
+      access: INTAKE,
     }),
   ),
   ...(['GET', 'POST'] as const).map(
@@ -240,8 +266,7 @@ export const routes: RouteDef[] = [
       handler: 'functions/alarm/heartbeat.ts',
       fn: 'alarm-monitors',
       auth: 'alarm',
-      table: 'write',
-      publishes: ['alarm'],
+      access: INTAKE,
     }),
   ),
   // Workflows
@@ -250,7 +275,10 @@ export const routes: RouteDef[] = [
     path: '/workflow/show',
     handler: 'functions/http/workflow/show-workflow.ts',
     auth: 'app|person',
-    table: 'read',
+    // A signed-in person sees it only when they may read its task.
+    access: access(APP_OR_PERSON, TASK_READER, {
+      items: { Query: ['WF#'], GetItem: ['DEPT#', 'TASK#'], BatchGetItem: ['USER#'] },
+    }),
   },
   ...(['claim', 'assign', 'processed', 'reactive', 'close'] as const).map(
     (op): RouteDef => ({
@@ -258,8 +286,8 @@ export const routes: RouteDef[] = [
       path: `/workflow/${op}`,
       handler: `functions/http/workflow/${op}-workflows.ts`,
       auth: 'app|person',
-      table: 'write',
-      publishes: ['webhook', 'notify'],
+      // Assigning keeps the status, so it never moves the counts.
+      access: op === 'assign' ? WORKFLOW_OPERATION : access(WORKFLOW_OPERATION, WORKFLOW_COUNTS),
     }),
   ),
   // ---- Read side (API guide §13). Every read: the acting user `uid` (role 9 or a permission on the task;
@@ -271,21 +299,30 @@ export const routes: RouteDef[] = [
     path: '/alarmtask/list',
     handler: 'functions/http/alarmtask/list-tasks.ts',
     auth: 'reader',
-    table: 'read',
+    access: access(READER_AUTH, {
+      items: { GetItem: ['USER#'], BatchGetItem: ['DEPT#', 'TAG#', 'TASK#'] },
+      indexQueries: ['gsi1', 'gsi2'],
+    }),
   },
   {
     method: 'GET',
     path: '/workflow/list',
     handler: 'functions/http/workflow/list-workflows.ts',
     auth: 'reader',
-    table: 'read',
+    access: access(READER_AUTH, TASK_READER, {
+      items: { GetItem: ['DEPT#'], BatchGetItem: ['USER#'] },
+      indexQueries: ['gsi2'],
+    }),
   },
   {
     method: 'GET',
     path: '/workflow/counts',
     handler: 'functions/http/workflow/count-workflows.ts',
     auth: 'reader',
-    table: 'read',
+    access: access(READER_AUTH, {
+      items: { GetItem: ['USER#'], BatchGetItem: ['TASK#', 'WFCOUNT#'] },
+      indexQueries: ['gsi1'],
+    }),
   },
   // [read:deliveries]
   {
@@ -293,7 +330,10 @@ export const routes: RouteDef[] = [
     path: '/alarmtask/deliveries',
     handler: 'functions/http/alarmtask/list-deliveries.ts',
     auth: 'reader',
-    table: 'read',
+    access: access(READER_AUTH, TASK_READER, {
+      items: { Query: ['ALOG#', 'WHLOG#'] },
+      indexQueries: ['gsi1'],
+    }),
   },
   {
     // Calls the task's webhook and records the attempt.
@@ -301,22 +341,21 @@ export const routes: RouteDef[] = [
     path: '/alarmtask/webhook/test',
     handler: 'functions/http/alarmtask/test-webhook.ts',
     auth: 'reader',
-    table: 'write',
+    access: access(READER_AUTH, TASK_READER, { items: { BatchWriteItem: ['WHEVT#', 'WHLOG#'] } }),
   },
   {
     method: 'POST',
     path: '/alarmtask/template/preview',
     handler: 'functions/http/alarmtask/preview-template.ts',
     auth: 'reader',
-    table: 'read',
+    access: access(READER_AUTH, TASK_READER, { items: { GetItem: ['ALARM#', 'TPL#'] } }),
   },
   {
     method: 'GET',
     path: '/delivery/dlq',
     handler: 'functions/http/delivery/list-dead-letters.ts',
     auth: 'admin',
-    table: 'read',
-    deadLetters: 'read',
+    access: access(DEAD_LETTERS, { items: { GetItem: ['ALARM#'], Query: ['NJOB#', 'WHEVT#'] } }),
   },
   {
     // Writes: the scheduler's dead due work (queue `due`) is put back as due work.
@@ -324,8 +363,18 @@ export const routes: RouteDef[] = [
     path: '/delivery/dlq/redrive',
     handler: 'functions/http/delivery/redrive-dead-letters.ts',
     auth: 'admin',
-    table: 'write',
-    deadLetters: 'redrive',
+    access: access(DEAD_LETTERS, {
+      items: {
+        GetItem: ['DUEDEAD#', 'NJOB#'],
+        Query: ['WHEVT#'],
+        PutItem: ['DUE#'],
+        DeleteItem: ['DUEDEAD#'],
+      },
+      queues: {
+        SendMessage: ['alarm', 'notify', 'webhook'],
+        DeleteMessage: ['alarm-dlq', 'notify-dlq', 'webhook-dlq'],
+      },
+    }),
   },
   // [read:alarms]
   {
@@ -333,23 +382,34 @@ export const routes: RouteDef[] = [
     path: '/alarmtask/status',
     handler: 'functions/http/alarmtask/status-task.ts',
     auth: 'reader',
-    table: 'write',
+    access: access(READER_AUTH, TASK_READER, TASK_STATUS),
   },
   ...(
     [
-      ['/alarmtask/view', 'view-task'],
-      ['/alarmtask/alarms', 'list-alarms'],
-      ['/alarmtask/alarms/stats', 'alarm-stats'],
-      ['/alarmtask/alarm', 'show-alarm'],
-      ['/alarmtask/alarm/trace', 'trace-alarm'],
+      ['/alarmtask/view', 'view-task', TASK_DETAIL],
+      ['/alarmtask/alarms', 'list-alarms', access(ALARM_LOG, { items: { BatchGetItem: ['ALARM#'] } })],
+      ['/alarmtask/alarms/stats', 'alarm-stats', ALARM_LOG],
+      ['/alarmtask/alarm', 'show-alarm', access(ALARM_LOG, { items: { GetItem: ['ALARM#'] } })],
+      [
+        '/alarmtask/alarm/trace',
+        'trace-alarm',
+        // The alarm, who it named, its webhook attempts, notification jobs and workflow.
+        access(ALARM_LOG, WEBHOOK_ATTEMPTS, {
+          items: {
+            GetItem: ['ALARM#', 'DEPT#', 'WFALARM#'],
+            Query: ['NJOB#', 'WF#'],
+            BatchGetItem: ['GROUP#', 'NJOB#', 'USER#'],
+          },
+        }),
+      ],
     ] as const
   ).map(
-    ([path, file]): RouteDef => ({
+    ([path, file, own]): RouteDef => ({
       method: 'GET',
       path,
       handler: `functions/http/alarmtask/${file}.ts`,
       auth: 'reader',
-      table: 'read',
+      access: access(READER_AUTH, TASK_READER, own),
     }),
   ),
   // [read:docs]
@@ -359,7 +419,7 @@ export const routes: RouteDef[] = [
     path: '/openapi.json',
     handler: 'functions/http/docs/get-openapi.ts',
     auth: 'none',
-    table: 'none',
+    access: {},
     head: true,
   },
   {
@@ -367,7 +427,7 @@ export const routes: RouteDef[] = [
     path: '/docs',
     handler: 'functions/http/docs/get-reference.ts',
     auth: 'none',
-    table: 'none',
+    access: {},
     head: true,
   },
   // [console] (docs/console.md)
@@ -378,7 +438,7 @@ export const routes: RouteDef[] = [
     path: '/console',
     handler: 'functions/http/console/get-console.ts',
     auth: 'none',
-    table: 'none',
+    access: {},
     head: true,
   },
   // [sign-in] People sign in to the console (docs/sign-in.md): account and password, or single
@@ -388,7 +448,7 @@ export const routes: RouteDef[] = [
     path: '/auth/signin',
     handler: 'functions/http/auth/sign-in.ts',
     auth: 'none',
-    table: 'write',
+    access: SIGN_IN,
   },
   {
     method: 'GET',
@@ -396,35 +456,49 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/auth/get-session.ts',
     auth: 'none',
     // Refreshes the session's last use (at most once a minute).
-    table: 'write',
+    access: PERSON_AUTH,
   },
   {
     method: 'POST',
     path: '/auth/signout',
     handler: 'functions/http/auth/sign-out.ts',
     auth: 'person',
-    table: 'write',
+    // Ends the session, or every session of the person (their credential's sign-out time).
+    access: access(PERSON_AUTH, { items: { DeleteItem: ['SESSION#'], UpdateItem: ['USER#'] } }),
   },
   {
     method: 'PUT',
     path: '/auth/password',
     handler: 'functions/http/auth/change-password.ts',
     auth: 'person',
-    table: 'write',
+    // The current password, the account's tries, the new password (every session ends) and a new
+    // session for this browser.
+    access: access(PERSON_AUTH, {
+      items: {
+        GetItem: ['SIGNIN#', 'USER#'],
+        UpdateItem: ['SIGNIN#', 'USER#'],
+        DeleteItem: ['SIGNIN#'],
+        PutItem: ['SESSION#'],
+      },
+    }),
   },
   {
     method: 'GET',
     path: '/auth/oidc/start',
     handler: 'functions/http/auth/oidc-start.ts',
     auth: 'none',
-    table: 'write',
+    access: access(SSO_LOGIN, { items: { PutItem: ['OIDC#'] } }),
   },
   {
     method: 'GET',
     path: '/auth/oidc/callback',
     handler: 'functions/http/auth/oidc-callback.ts',
     auth: 'none',
-    table: 'write',
+    // The login in flight taken once, the person of the verified e-mail, a new session.
+    access: access(SSO_LOGIN, {
+      items: { DeleteItem: ['OIDC#'], PutItem: ['SESSION#'] },
+      indexQueries: ['gsi2'],
+    }),
   },
   // Local runtime only: the test clock.
   {
@@ -432,7 +506,7 @@ export const routes: RouteDef[] = [
     path: '/_local/clock',
     handler: 'shared/local/clock-routes.ts',
     auth: 'none',
-    table: 'none',
+    access: {},
     localOnly: true,
   },
   {
@@ -440,7 +514,7 @@ export const routes: RouteDef[] = [
     path: '/_local/clock',
     handler: 'shared/local/clock-routes.ts',
     auth: 'none',
-    table: 'none',
+    access: {},
     localOnly: true,
   },
 ];
@@ -468,7 +542,8 @@ export interface QueueDef {
   gather: boolean;
   /** Consumer Lambda timeout. */
   timeoutSeconds: number;
-  publishes: QueueName[];
+  /** What the consumer may do on AWS, reading its own queue (its event source) included. */
+  access: Access;
 }
 
 export const queues: QueueDef[] = [
@@ -481,7 +556,7 @@ export const queues: QueueDef[] = [
     gather: true,
     timeoutSeconds: 30,
     // The alarm queue itself: alarms of a metric other consumers keep committing are handed back.
-    publishes: ['alarm', 'webhook', 'notify'],
+    access: access(eventSource('alarm'), SEAL_KEY, ALARM_PIPELINE, { queues: { SendMessage: ['alarm'] } }),
   },
   {
     name: 'webhook',
@@ -492,7 +567,12 @@ export const queues: QueueDef[] = [
     batchSize: 10,
     gather: false,
     timeoutSeconds: 10,
-    publishes: [],
+    // The task (cached), the event's past attempts and the delivery log, the attempts recorded, a
+    // retry's backoff (visibility), bundles queued again.
+    access: access(eventSource('webhook'), SEAL_KEY, WEBHOOK_ATTEMPTS, {
+      items: { GetItem: ['TASK#'], BatchGetItem: ['TASK#'], BatchWriteItem: ['WHEVT#', 'WHLOG#'] },
+      queues: { SendMessage: ['webhook'], ChangeMessageVisibility: ['webhook'] },
+    }),
   },
   {
     name: 'notify',
@@ -502,7 +582,19 @@ export const queues: QueueDef[] = [
     batchSize: 10,
     gather: true,
     timeoutSeconds: 30,
-    publishes: [],
+    // The job's state and its run recorded, the task (cached) and its template, the users, each
+    // robot's send slot, a retry's backoff; the provider credentials and the providers themselves.
+    access: access(eventSource('notify'), SEAL_KEY, {
+      items: {
+        GetItem: ['NJOB#', 'TASK#', 'TPL#'],
+        BatchGetItem: ['TASK#', 'USER#'],
+        UpdateItem: ['NJOB#', 'ROBOT#'],
+        BatchWriteItem: ['NJOB#'],
+      },
+      queues: { ChangeMessageVisibility: ['notify'] },
+      secrets: ['notify-providers'],
+      notifyProviders: true,
+    }),
   },
 ];
 
@@ -510,7 +602,19 @@ export const schedule = {
   handler: 'functions/schedule/run-due-work.ts',
   rateMinutes: 1,
   timeoutSeconds: 55,
-  publishes: ['alarm', 'webhook', 'notify'] as QueueName[],
+  // The due work's partitions (query, lease, finish, reschedule, bury) and what each kind does:
+  // workflow announcements and reminders, pause expiries, the pipeline's delayed work, heartbeat checks.
+  access: access(SEAL_KEY, ALARM_DUE_WORK, WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, WORKFLOW_COUNTS, {
+    items: {
+      Query: ['DUE#'],
+      GetItem: ['TASK#', 'WF#'],
+      PutItem: ['DUE#', 'DUEDEAD#', 'WF#'],
+      UpdateItem: ['DUE#', 'TASK#'],
+      DeleteItem: ['DUE#'],
+      ConditionCheckItem: ['WF#'],
+    },
+    queues: { SendMessage: ['alarm'] },
+  }),
 };
 
 /**

@@ -11,7 +11,8 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CHANNEL_OUTCOMES } from './constructs/dashboard.ts';
 import { PRODUCTION_DEPLOYMENT } from './constructs/deployments.ts';
-import { DEFAULT_INTAKE_CONCURRENCY, deployedRoutes, unionAccess } from './constructs/http-api.ts';
+import type { Access } from './access.ts';
+import { DEFAULT_INTAKE_CONCURRENCY, deployedRoutes, groupSpec } from './constructs/http-api.ts';
 import {
   type AlarmKind,
   DEFAULT_QUEUE_MAX_AGE_SECONDS,
@@ -20,7 +21,14 @@ import {
 } from './constructs/observability.ts';
 import { DEFAULT_CONSUMER_CONCURRENCY, maxConcurrency, pascal } from './constructs/queues.ts';
 import { stackFromContext } from './context.ts';
-import { type FunctionGroup, functionGroups, type QueueName, queues, table } from './definitions.ts';
+import {
+  type FunctionGroup,
+  functionGroups,
+  type QueueName,
+  queues,
+  type RouteDef,
+  table,
+} from './definitions.ts';
 import { METRICS } from './metrics.ts';
 import { PROJECT_ROOT, TocsinStack, type TocsinStackProps } from './stack.ts';
 
@@ -228,66 +236,60 @@ describe('queue consumers', () => {
 });
 
 describe('the access of a function serving several routes', () => {
-  it('is the union of its routes: levels take the higher, lists and flags unite', () => {
+  const route = (path: string, a: Access, extra: Partial<RouteDef> = {}): RouteDef => ({
+    method: 'POST',
+    path,
+    handler: `functions/alarm/${path.slice(1)}.ts`,
+    fn: 'alarm-report',
+    auth: 'alarm',
+    access: a,
+    ...extra,
+  });
+
+  it('is the union of its routes: each action on every prefix or queue any route names', () => {
     // Arrange
-    const report = { table: 'write', publishes: ['alarm'], readsSealKey: true, deadLetters: undefined };
-    const test = { table: 'read', publishes: undefined, readsSealKey: true, deadLetters: 'read' };
-    const health = {
-      table: 'none',
-      publishes: ['webhook', 'alarm'],
-      readsSealKey: false,
-      deadLetters: 'redrive',
-    };
+    const report = route('/report', {
+      items: { GetItem: ['TASK#'], PutItem: ['REPORT#'] },
+      queues: { SendMessage: ['alarm'] },
+      secrets: ['seal-key'],
+    });
+    const test = route('/test', { items: { GetItem: ['TASK#', 'GROUP#'] }, secrets: ['seal-key'] });
     // Act
-    const union = unionAccess([report, test, health]);
+    const spec = groupSpec([report, test]);
     // Assert
-    expect(union).toEqual({
-      table: 'write',
-      publishes: ['alarm', 'webhook'],
-      readsSealKey: true,
-      deadLetters: 'redrive',
-    });
-  });
-
-  it('merges access of any shape: nested objects key by key, lists of objects without duplicates', () => {
-    const a = { access: { dynamodb: [{ action: 'GetItem', prefix: 'TASK#' }], keys: { task: 'read' } } };
-    const b = {
+    expect(spec).toEqual({
+      entry: functionGroups['alarm-report'].handler,
+      kind: 'ingest',
       access: {
-        dynamodb: [
-          { action: 'GetItem', prefix: 'TASK#' },
-          { action: 'PutItem', prefix: 'UUID#' },
-        ],
-      },
-    };
-    expect(unionAccess([a, b])).toEqual({
-      access: {
-        dynamodb: [
-          { action: 'GetItem', prefix: 'TASK#' },
-          { action: 'PutItem', prefix: 'UUID#' },
-        ],
-        keys: { task: 'read' },
+        items: { GetItem: ['GROUP#', 'TASK#'], PutItem: ['REPORT#'] },
+        queues: { SendMessage: ['alarm'] },
+        secrets: ['seal-key'],
       },
     });
   });
 
-  it('refuses routes that disagree on anything else', () => {
-    expect(() => unionAccess([{ entry: 'a.ts' }, { entry: 'b.ts' }])).toThrow(/spec.entry: .*disagree/);
-    expect(() => unionAccess([])).toThrow(/no routes/);
+  it('refuses routes that disagree on the kind of function, and no routes at all', () => {
+    const intake = route('/report', {});
+    const app = route('/other', {}, { auth: 'app' });
+    expect(() => groupSpec([intake, app])).toThrow(/kind: the routes of one function disagree/);
+    expect(() => groupSpec([])).toThrow(/no routes/);
   });
 
   it("gives each intake group's function what its routes declare together", () => {
     // POST /alarm/test only reads; POST /alarm/report writes its idempotency receipt and queues alarms.
     const fn = functionOfEntry(res, functionGroups['alarm-report'].handler);
     const role = (res[fn].Properties.Role as { 'Fn::GetAtt': [string] })['Fn::GetAtt'][0];
-    const statements = ofType(res, 'AWS::IAM::Policy')
-      .filter(([, p]) => JSON.stringify(p.Properties.Roles).includes(`"${role}"`))
-      .flatMap(
-        ([, p]) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[] }[] }).Statement,
-      );
+    const statements = (
+      (res[role].Properties.Policies ?? []) as {
+        PolicyDocument: { Statement: { Action: string | string[] }[] };
+      }[]
+    ).flatMap((p) => p.PolicyDocument.Statement);
     const actions = new Set(statements.flatMap((s) => (Array.isArray(s.Action) ? s.Action : [s.Action])));
     expect(actions).toContain('sqs:SendMessage');
     expect(actions).toContain('dynamodb:PutItem');
     expect(actions).toContain('dynamodb:GetItem');
+    expect(actions).not.toContain('dynamodb:Scan');
+    expect(actions).not.toContain('dynamodb:DeleteItem');
   });
 });
 

@@ -45,10 +45,14 @@ function synth(singleSignOn?: { issuer?: string; clientId?: string }) {
     (resources[fn].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
   const canRead = (fn: string, secretId: string) => {
     const role = (resources[fn].Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-    return ofType('AWS::IAM::Policy')
+    type Document = { PolicyDocument: { Statement: Statement[] } };
+    const inline = ((resources[role].Properties.Policies ?? []) as Document[]).flatMap(
+      (p) => p.PolicyDocument.Statement,
+    );
+    const attached = ofType('AWS::IAM::Policy')
       .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === role))
-      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
-      .some(
+      .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    return [...inline, ...attached].some(
         (s) =>
           s.Effect === 'Allow' &&
           JSON.stringify(s.Resource ?? null).includes(`"${secretId}"`) &&

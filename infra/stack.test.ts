@@ -15,6 +15,7 @@ import {
 import { NOTIFY_SECRET_VARIABLES } from './constructs/notify-providers.ts';
 import { pascal } from './constructs/queues.ts';
 import { NOTIFY_SECRET_NAMES } from '../shared/config/env.ts';
+import { type Access, access, accessKey } from './access.ts';
 import { type QueueName, queues, routeEntry, routes, schedule, table } from './definitions.ts';
 import { METRICS } from './metrics.ts';
 import { PROJECT_ROOT, TocsinStack } from './stack.ts';
@@ -27,13 +28,6 @@ type Resource = {
 };
 type Statement = { Effect: string; Action: string | string[]; Resource: unknown; Condition?: unknown };
 
-const WRITE_ACTIONS = [
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:BatchWriteItem',
-];
-const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:BatchGetItem'];
 const XRAY_ACTIONS = ['xray:PutTelemetryRecords', 'xray:PutTraceSegments'];
 
 /** The context `cdk synth` runs with (feature flags), so that the tests see the deployed template. */
@@ -125,9 +119,13 @@ function queueId(name: QueueName): string {
 /** All IAM statements attached to the function's execution role. */
 function statementsOf(functionId: string): Statement[] {
   const role = (resources[functionId].Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+  const inline = (
+    (resources[role].Properties.Policies ?? []) as { PolicyDocument: { Statement: Statement[] } }[]
+  ).flatMap((p) => p.PolicyDocument.Statement);
   return ofType('AWS::IAM::Policy')
     .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === role))
-    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
+    .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement)
+    .concat(inline);
 }
 
 function actionsOn(statements: Statement[], resourceId: string): Set<string> {
@@ -150,10 +148,7 @@ interface FunctionSpec {
   /** Handler entry; with `routeKey` for the route's own Lambda (routes may share a handler file). */
   entry: string;
   routeKey?: string;
-  table: 'read' | 'write' | 'none';
-  publishes: QueueName[];
-  sealed: boolean;
-  deadLetters?: 'read' | 'redrive';
+  access: Access;
 }
 
 /**
@@ -161,42 +156,18 @@ interface FunctionSpec {
  * what it may do: a group's function may do what any of its routes may.
  */
 function functionSpecs(): FunctionSpec[] {
-  const levels = ['none', 'read', 'write'] as const;
   const byFunction = new Map<string, FunctionSpec>();
   for (const r of deployedRoutes()) {
-    const spec: FunctionSpec = {
-      entry: routeEntry(r),
-      routeKey: `${r.method} ${r.path}`,
-      table: r.table,
-      // A redrive sends dead letters back to their source queues.
-      publishes: r.deadLetters === 'redrive' ? queues.map((q) => q.name) : (r.publishes ?? []),
-      sealed: r.auth !== 'none',
-      ...(r.deadLetters ? { deadLetters: r.deadLetters } : {}),
-    };
-    const key = r.fn ?? spec.routeKey!;
+    const spec: FunctionSpec = { entry: routeEntry(r), routeKey: `${r.method} ${r.path}`, access: r.access };
+    const key = r.fn ?? `${r.method} ${r.path}`;
     const other = byFunction.get(key);
-    byFunction.set(
-      key,
-      other
-        ? {
-            ...other,
-            table: levels[Math.max(levels.indexOf(other.table), levels.indexOf(spec.table))],
-            publishes: [...new Set([...other.publishes, ...spec.publishes])],
-            sealed: other.sealed || spec.sealed,
-          }
-        : spec,
-    );
+    byFunction.set(key, other ? { ...other, access: access(other.access, spec.access) } : spec);
   }
   return [
     ...byFunction.values(),
-    { entry: NOT_FOUND_HANDLER, routeKey: '$default', table: 'none', publishes: [], sealed: false },
-    ...queues.map((q) => ({
-      entry: q.consumer,
-      table: 'write' as const,
-      publishes: q.publishes,
-      sealed: true,
-    })),
-    { entry: schedule.handler, table: 'write', publishes: schedule.publishes, sealed: true },
+    { entry: NOT_FOUND_HANDLER, routeKey: '$default', access: {} },
+    ...queues.map((q) => ({ entry: q.consumer, access: q.access })),
+    { entry: schedule.handler, access: schedule.access },
   ];
 }
 
@@ -238,7 +209,7 @@ describe('HTTP API', () => {
   it('gives routes that share a handler file the same access', () => {
     const byHandler = new Map<string, string[]>();
     for (const r of deployedRoutes()) {
-      const access = JSON.stringify([r.auth, r.table, [...(r.publishes ?? [])].sort()]);
+      const access = JSON.stringify([r.auth, accessKey(r.access)]);
       byHandler.set(r.handler, [...(byHandler.get(r.handler) ?? []), access]);
     }
     for (const [handler, accesses] of byHandler) expect(new Set(accesses).size, handler).toBe(1);
@@ -353,7 +324,7 @@ describe('queues', () => {
       expect(resources[consumer].Properties.Timeout).toBe(def.timeoutSeconds);
       expect(def.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * def.timeoutSeconds);
       const own = actionsOn(statementsOf(consumer), queueId(name));
-      for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:ChangeMessageVisibility']) {
+      for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes']) {
         expect(own, action).toContain(action);
       }
     },
@@ -381,126 +352,23 @@ describe('schedule', () => {
 });
 
 describe('grants', () => {
-  it('gives a read-only route read access to the table and no write action', () => {
-    // Arrange
-    const route = deployedRoutes().find((r) => r.method === 'GET' && r.path === '/alarmtask/show')!;
-    expect(route.table).toBe('read');
-    // Act
-    const onTable = actionsOn(statementsOf(functionFor(route.handler)), tableId());
-    // Assert
-    for (const a of READ_ACTIONS) expect(onTable).toContain(a);
-    for (const a of WRITE_ACTIONS) expect(onTable).not.toContain(a);
-  });
-
-  it('gives a write route the write actions', () => {
-    const route = deployedRoutes().find((r) => r.method === 'PUT' && r.path === '/alarmtask/update')!;
-    expect(route.table).toBe('write');
-    const onTable = actionsOn(statementsOf(functionFor(route.handler)), tableId());
-    for (const a of [...READ_ACTIONS, ...WRITE_ACTIONS]) expect(onTable).toContain(a);
-  });
-
-  it('matches every function table access to its definition', () => {
-    for (const spec of functionSpecs()) {
-      const onTable = actionsOn(statementsOf(functionOf(spec)), tableId());
-      expect(onTable.has('dynamodb:GetItem'), labelOf(spec)).toBe(spec.table !== 'none');
-      expect(onTable.has('dynamodb:PutItem'), labelOf(spec)).toBe(spec.table === 'write');
-    }
-  });
-
-  it('lets only the alarm consumer insert with PartiQL (its alarm records), on the table', () => {
-    const alarmConsumer = functionFor(queues.find((q) => q.name === 'alarm')!.consumer);
-    for (const spec of functionSpecs()) {
-      const id = functionOf(spec);
-      const onTable = actionsOn(statementsOf(id), tableId());
-      expect(onTable.has('dynamodb:PartiQLInsert'), labelOf(spec)).toBe(id === alarmConsumer);
-      expect(allActions(statementsOf(id)).has('dynamodb:PartiQLUpdate'), labelOf(spec)).toBe(false);
-    }
-  });
-
-  it('lets only the publishers of a queue send to it', () => {
-    for (const spec of functionSpecs()) {
-      const statements = statementsOf(functionOf(spec));
-      for (const q of queues) {
-        const canSend = actionsOn(statements, queueId(q.name)).has('sqs:SendMessage');
-        expect(canSend, `${labelOf(spec)} -> ${q.name}`).toBe(spec.publishes.includes(q.name));
-      }
-    }
-  });
-
-  it('lets only the dead-letter routes read the DLQs, and only the redrive delete from them', () => {
-    const readers = functionSpecs().filter((spec) => spec.deadLetters);
-    expect(readers.map((spec) => spec.routeKey).sort()).toEqual([
-      'GET /delivery/dlq',
-      'POST /delivery/dlq/redrive',
-    ]);
-    for (const spec of functionSpecs()) {
-      const statements = statementsOf(functionOf(spec));
-      for (const q of queues) {
-        const dlq = refOfOutput(`${pascal(q.name)}DeadLetterQueueUrl`);
-        const actions = actionsOn(statements, dlq);
-        const label = `${labelOf(spec)} -> ${q.name} DLQ`;
-        expect(actions.has('sqs:ReceiveMessage'), label).toBe(spec.deadLetters !== undefined);
-        expect(actions.has('sqs:ChangeMessageVisibility'), label).toBe(spec.deadLetters !== undefined);
-        expect(actions.has('sqs:DeleteMessage'), label).toBe(spec.deadLetters === 'redrive');
-        expect(actions.has('sqs:SendMessage'), label).toBe(false);
-      }
-      const env = (
-        resources[functionOf(spec)].Properties.Environment as { Variables: Record<string, unknown> }
-      ).Variables;
-      expect('WEBHOOK_DLQ_URL' in env, labelOf(spec)).toBe(spec.deadLetters !== undefined);
-    }
-  });
-
-  it('grants the seal key to everything that authenticates or consumes, and nothing else', () => {
-    for (const spec of functionSpecs()) {
-      const onSecret = actionsOn(statementsOf(functionOf(spec)), secretId());
-      expect(onSecret.has('secretsmanager:GetSecretValue'), labelOf(spec)).toBe(spec.sealed);
-    }
-  });
-
-  it('gives the health function no table, queue or secret access', () => {
-    const health = functionFor(deployedRoutes().find((r) => r.path === '/health')!.handler);
-    const actions = [...allActions(statementsOf(health))];
-    expect(actions.filter((a) => /^(dynamodb|sqs|secretsmanager):/.test(a))).toEqual([]);
-  });
-
-  it('shares an execution role only between functions granted exactly the same', () => {
-    const byRole = new Map<string, string[]>();
-    for (const [id, fn] of ofType('AWS::Lambda::Function')) {
-      const role = (fn.Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
-      byRole.set(role, [...(byRole.get(role) ?? []), id]);
-    }
-    const grants = (id: string) =>
-      JSON.stringify(statementsOf(id).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b))));
-    const seen = new Map<string, string>();
-    for (const [role, fns] of byRole) {
-      for (const fn of fns) expect(grants(fn), fn).toBe(grants(fns[0]));
-      // Two roles never hold the same grants: they would be one.
-      expect(seen.get(grants(fns[0])), role).toBeUndefined();
-      seen.set(grants(fns[0]), role);
-    }
-    expect(byRole.size).toBeLessThan(ofType('AWS::Lambda::Function').length);
-  });
-
-  it('lets only a queue’s consumer receive from it or delete from it (no role shared with a consumer)', () => {
-    for (const q of queues) {
-      const consumer = functionFor(q.consumer);
-      for (const [id] of ofType('AWS::Lambda::Function')) {
-        const actions = actionsOn(statementsOf(id), queueId(q.name));
-        const consumes = actions.has('sqs:ReceiveMessage') || actions.has('sqs:DeleteMessage');
-        expect(consumes, `${id} on the ${q.name} queue`).toBe(id === consumer);
-      }
-    }
-  });
-
+  // What each function is granted: infra/grants.test.ts.
   it('stays well below the 500 resources CloudFormation allows in a stack', () => {
     const count = Object.keys(resources).length;
     expect(count).toBeLessThan(450);
   });
 
   it("never grants a wildcard action, nor any resource '*' but X-Ray's", () => {
-    for (const [, policy] of ofType('AWS::IAM::Policy')) {
-      for (const s of (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement) {
+    // Policies, and the roles' inline ones (where the functions' roles hold their whole access).
+    const documents = [
+      ...ofType('AWS::IAM::Policy').map(([, p]) => p.Properties.PolicyDocument),
+      ...ofType('AWS::IAM::Role').flatMap(([, r]) =>
+        ((r.Properties.Policies ?? []) as { PolicyDocument: unknown }[]).map((p) => p.PolicyDocument),
+      ),
+    ] as { Statement: Statement[] }[];
+    expect(documents.length).toBeGreaterThan(0);
+    for (const document of documents) {
+      for (const s of document.Statement) {
         expect(allActions([s]).has('*')).toBe(false);
         // X-Ray trace writes have no resource-level permissions (acknowledged in infra/nag.ts).
         if (s.Resource === '*') expect([...allActions([s])].sort()).toEqual(XRAY_ACTIONS);

@@ -4,9 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
-import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { type FunctionGroup, type QueueName, schedule } from './definitions.ts';
@@ -111,11 +110,16 @@ export class TocsinStack extends Stack {
 
     this.data = new ServiceData(this, 'Data');
     this.queues = new ServiceQueues(this, 'Queues');
+    // Before the functions: the single sign-on functions' roles name its secret.
+    this.singleSignOn = new SingleSignOn(this, 'SingleSignOn', { ...props.singleSignOn });
     this.functions = new ServiceFunctions(this, 'Functions', {
       projectRoot: PROJECT_ROOT,
       table: this.data.table,
       queues: this.queues,
       sealKey: this.data.sealKey,
+      notifySecret: this.data.notifySecret,
+      notifyStatements: notifyProviderStatements(this, notifyEnvironment),
+      ssoClientSecret: this.singleSignOn.clientSecret,
       settings,
       logRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
       skipBundling: props.skipBundling,
@@ -127,12 +131,12 @@ export class TocsinStack extends Stack {
       intakeConcurrency: props.intakeConcurrency,
       accessLogRetention: props.logRetention ?? logs.RetentionDays.ONE_MONTH,
     });
-    this.singleSignOn = new SingleSignOn(this, 'SingleSignOn', { http: this.http, ...props.singleSignOn });
+    this.singleSignOn.configure(this.http);
 
-    // Queue consumers: each consumes its own queue (incl. ChangeMessageVisibility for backoff). The
-    // notification consumer alone sees the provider settings, reads the provider credentials secret and
-    // gets the providers' permissions.
-    this.notifyStatements = notifyProviderStatements(this, notifyEnvironment);
+    // Queue consumers. The event source mapping reads the queue with the consumer's role (its access
+    // grants ReceiveMessage, DeleteMessage and GetQueueAttributes on it); the notification consumer
+    // alone sees the provider settings.
+    this.notifyStatements = this.functions.notifyStatements;
     let notifyConsumer: lambda.IFunction | undefined;
     for (const { def, queue } of this.queues.all) {
       const sendsNotifications = def.name === 'notify';
@@ -140,40 +144,22 @@ export class TocsinStack extends Stack {
       const consumer = this.functions.add(`${pascal(def.name)}Consumer`, {
         entry: def.consumer,
         kind: 'consumer',
-        table: 'write',
-        publishes: def.publishes,
-        readsSealKey: true,
+        access: def.access,
         timeoutSeconds: def.timeoutSeconds,
         // The alarm path deploys gradually (infra/constructs/deployments.ts).
         alias: def.name === 'alarm',
-        environment: sendsNotifications
-          ? { ...notifyEnvironment, NOTIFY_SECRETS_ARN: this.data.notifySecret.secretArn }
-          : undefined,
-        statements: sendsNotifications
-          ? this.notifyStatements
-          : def.name === 'alarm'
-            ? [
-                // Alarm records are stored with PartiQL INSERTs (alarms/repository.putAlarmRecords).
-                new iam.PolicyStatement({
-                  actions: ['dynamodb:PartiQLInsert'],
-                  resources: [this.data.table.tableArn],
-                }),
-              ]
-            : undefined,
+        environment: sendsNotifications ? notifyEnvironment : undefined,
       });
-      if (sendsNotifications) {
-        this.data.notifySecret.grantRead(consumer);
-        notifyConsumer = consumer;
-      }
-      queue.grantConsumeMessages(consumer);
-      this.functions.invocable(consumer).addEventSource(
-        new SqsEventSource(queue, {
-          batchSize: def.batchSize,
-          maxBatchingWindow: Duration.seconds(1),
-          reportBatchItemFailures: true,
-          ...(cap ? { maxConcurrency: cap } : {}),
-        }),
-      );
+      if (sendsNotifications) notifyConsumer = consumer;
+      // Not SqsEventSource: it would also grant the whole of grantConsumeMessages (GetQueueUrl,
+      // ChangeMessageVisibility) whether the consumer uses it or not. On the alias where there is one.
+      this.functions.invocable(consumer).addEventSourceMapping(`${pascal(def.name)}Source`, {
+        eventSourceArn: queue.queueArn,
+        batchSize: def.batchSize,
+        maxBatchingWindow: Duration.seconds(1),
+        reportBatchItemFailures: true,
+        ...(cap ? { maxConcurrency: cap } : {}),
+      });
     }
     if (!notifyConsumer) throw new Error('definitions.ts has no notify queue');
     this.notifyConsumer = notifyConsumer;
@@ -183,9 +169,7 @@ export class TocsinStack extends Stack {
     const runner = this.functions.add('RunDueWork', {
       entry: schedule.handler,
       kind: 'schedule',
-      table: 'write',
-      publishes: schedule.publishes,
-      readsSealKey: true,
+      access: schedule.access,
       timeoutSeconds: schedule.timeoutSeconds,
     });
     this.runner = runner;

@@ -24,7 +24,7 @@ describe('the console function bundle', () => {
     // Arrange / Act
     const route = routes.find((r) => r.method === 'GET' && r.path === '/console');
     // Assert
-    expect(route).toMatchObject({ handler: CONSOLE_ENTRY, auth: 'none', table: 'none' });
+    expect(route).toMatchObject({ handler: CONSOLE_ENTRY, auth: 'none', access: {} });
   });
 
   it('holds console.html beside index.mjs, and the bundled handler serves it with a hash-only CSP', async () => {

@@ -5,6 +5,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { type Access, access } from '../access.ts';
 import { type FunctionGroup, type RouteDef, routeEntry, routes as routeDefs } from '../definitions.ts';
 import { pascal } from './queues.ts';
 import type { FunctionSpec, ServiceFunctions } from './service-functions.ts';
@@ -48,46 +49,29 @@ export const DEFAULT_INTAKE_CONCURRENCY: Record<FunctionGroup, number> = {
   'alarm-monitors': 50,
 };
 
-/** A route's function: its entry, and the access the route declares. */
+/** A route's function: its entry, what it is, and the access the route declares. */
 export function routeSpec(route: RouteDef): FunctionSpec {
-  return {
-    entry: routeEntry(route),
-    kind: route.auth === 'alarm' ? 'ingest' : 'http',
-    table: route.table,
-    publishes: route.publishes,
-    readsSealKey: route.auth !== 'none',
-    deadLetters: route.deadLetters,
-  };
+  return { entry: routeEntry(route), kind: route.auth === 'alarm' ? 'ingest' : 'http', access: route.access };
 }
 
-const ACCESS_LEVELS = ['none', 'read', 'write', 'redrive'];
-
 /**
- * The spec of one function serving several routes: the union of their access. It reads no field by
- * name, so any access a route declares composes: lists are united, flags or'ed, objects merged key by
- * key, access levels (`none` < `read` < `write` < `redrive`) take the higher; other values must agree.
+ * The spec of one function serving several routes (a function group): their entry and kind, which
+ * must agree, and the union of their access (infra/access.ts `access`).
  */
-export function unionAccess<T>(specs: readonly T[]): T {
-  const unite = (a: unknown, b: unknown, at: string): unknown => {
-    if (a === undefined) return b;
-    if (b === undefined || a === b) return a;
-    if (Array.isArray(a) && Array.isArray(b))
-      return [...new Map([...a, ...b].map((x) => [JSON.stringify(x), x])).values()];
-    if (typeof a === 'boolean' && typeof b === 'boolean') return a || b;
-    const plain = (x: unknown): x is Record<string, unknown> =>
-      typeof x === 'object' && x !== null && Object.getPrototypeOf(x) === Object.prototype;
-    if (plain(a) && plain(b))
-      return Object.fromEntries(
-        [...new Set([...Object.keys(a), ...Object.keys(b)])].map((k) => [k, unite(a[k], b[k], `${at}.${k}`)]),
-      );
-    const [i, j] = [ACCESS_LEVELS.indexOf(String(a)), ACCESS_LEVELS.indexOf(String(b))];
-    if (typeof a === 'string' && typeof b === 'string' && i >= 0 && j >= 0) return i > j ? a : b;
-    throw new Error(
-      `${at}: the routes of one function disagree (${JSON.stringify(a)}, ${JSON.stringify(b)})`,
-    );
-  };
-  if (specs.length === 0) throw new Error('unionAccess: no routes');
-  return specs.reduce((acc, spec) => unite(acc, spec, 'spec') as T);
+export function groupSpec(routes: readonly RouteDef[]): FunctionSpec {
+  if (routes.length === 0) throw new Error('groupSpec: no routes');
+  const specs = routes.map(routeSpec);
+  for (const field of ['entry', 'kind'] as const) {
+    const values = new Set(specs.map((s) => s[field]));
+    if (values.size > 1)
+      throw new Error(`${field}: the routes of one function disagree (${[...values].join(', ')})`);
+  }
+  return { ...specs[0], access: access(...routes.map((r) => r.access)) };
+}
+
+/** What the function serving `route` on AWS may do: the route's access, or its function group's. */
+export function deployedAccess(route: RouteDef, all: readonly RouteDef[] = deployedRoutes()): Access {
+  return route.fn ? groupSpec(all.filter((r) => r.fn === route.fn)).access : route.access;
 }
 
 /**
@@ -140,8 +124,7 @@ export class ServiceHttpApi extends Construct {
     const notFound = functions.add('NotFound', {
       entry: NOT_FOUND_HANDLER,
       kind: 'http',
-      table: 'none',
-      readsSealKey: false,
+      access: {},
     });
     this.api = new apigw.HttpApi(this, 'Api', {
       description: 'tocsin alarm task management API',
@@ -189,7 +172,7 @@ export class ServiceHttpApi extends Construct {
     const groupFunction = (group: FunctionGroup) => {
       let fn = groupFunctions.get(group);
       if (fn) return fn;
-      const spec = unionAccess(deployed.filter((r) => r.fn === group).map(routeSpec));
+      const spec = groupSpec(deployed.filter((r) => r.fn === group));
       const ingest = spec.kind === 'ingest';
       fn = functions.add(pascal(group), {
         ...spec,

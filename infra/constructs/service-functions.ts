@@ -8,10 +8,11 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import type { QueueName, RouteDef, TableAccess } from '../definitions.ts';
+import { type Access, accessKey, type QueueRef, type SecretName } from '../access.ts';
+import type { QueueName } from '../definitions.ts';
 import { METRICS } from '../metrics.ts';
 import { CONSOLE_ENTRY, consoleCommandHooks } from './console-bundling.ts';
-import { pascal, type ServiceQueues } from './queues.ts';
+import type { ServiceQueues } from './queues.ts';
 
 /** The alias every caller (API route, SQS event source) invokes, for functions deployed gradually. */
 export const LIVE_ALIAS = 'live';
@@ -37,17 +38,11 @@ export interface FunctionSpec {
   /** Handler entry relative to the project root (from definitions.ts), exporting `handler`. */
   entry: string;
   kind: FunctionKind;
-  table: TableAccess;
-  publishes?: readonly QueueName[];
-  /** Whether the function may need the seal key (anything that authenticates or reads sealed values). */
-  readsSealKey: boolean;
+  /** Everything the function may do on AWS (infra/access.ts): its role grants that and nothing else. */
+  access: Access;
   timeoutSeconds?: number;
   /** Variables for this function only, on top of the common environment. */
   environment?: Record<string, string>;
-  /** Further permissions this function alone needs. */
-  statements?: iam.PolicyStatement[];
-  /** Access to the queues' dead-letter queues (and, to redrive, sending to the source queues). */
-  deadLetters?: RouteDef['deadLetters'];
   /** Instances reserved for this function alone (and its ceiling); unset: the account's shared pool. */
   reservedConcurrency?: number;
   /**
@@ -73,6 +68,12 @@ export interface ServiceFunctionsProps {
   table: dynamodb.ITable;
   queues: ServiceQueues;
   sealKey: secretsmanager.ISecret;
+  /** Provider credentials, for the functions whose access names `notify-providers`. */
+  notifySecret: secretsmanager.ISecret;
+  /** Single sign-on's client secret (only in a stack with single sign-on), for `sso-client`. */
+  ssoClientSecret?: secretsmanager.ISecret;
+  /** The statements of `notifyProviders` access (the configured providers' actions). */
+  notifyStatements: iam.PolicyStatement[];
   settings: RuntimeSettings;
   logRetention: logs.RetentionDays;
   /**
@@ -92,19 +93,24 @@ export class ServiceFunctions extends Construct {
   /** What each function is (its alarms group HTTP routes; see observability.ts). */
   readonly kinds = new Map<lambda.IFunction, FunctionKind>();
   /**
-   * Execution roles, one per distinct set of grants: functions whose specs grant the same access share
-   * a role (each still gets exactly the permissions its own spec asks for). A role per function would
-   * cost two resources each (role and policy) and take the stack past CloudFormation's 500 resources.
+   * Execution roles, one per distinct access: functions declared with the same access share a role
+   * (each still gets exactly the permissions its own access asks for). A role per function would cost
+   * two resources each (role and policy) and take the stack past CloudFormation's 500 resources.
    */
   readonly roles = new Map<string, iam.Role>();
+  /** Each function's execution role (the function itself holds it without policy updates). */
+  readonly roleOf = new Map<lambda.IFunction, iam.Role>();
   /** The `live` alias of each function deployed through one (FunctionSpec.alias). */
   readonly aliases = new Map<lambda.IFunction, lambda.Alias>();
+  /** The statements of the notification providers (granted with `notifyProviders` access). */
+  readonly notifyStatements: iam.PolicyStatement[];
   private readonly props: ServiceFunctionsProps;
   private readonly environment: Record<string, string>;
 
   constructor(scope: Construct, id: string, props: ServiceFunctionsProps) {
     super(scope, id);
     this.props = props;
+    this.notifyStatements = props.notifyStatements;
     const { queues, settings } = props;
     this.environment = {
       ...settings.tuning,
@@ -138,9 +144,12 @@ export class ServiceFunctions extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: MEMORY_MB[spec.kind],
       timeout: Duration.seconds(spec.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS[spec.kind]),
-      environment: { ...spec.environment, ...this.deadLetterEnvironment(spec), ...this.environment },
+      environment: { ...spec.environment, ...this.accessEnvironment(spec.access), ...this.environment },
       logGroup,
-      role: this.roleFor(id, spec),
+      // The role's policy is the function's access and nothing else: grants CDK would add on its own
+      // (an event source's, tracing's, a secret's grantRead) are not taken (withoutPolicyUpdates), so
+      // whatever a function needs is declared in its access; tracing's is in the policy.
+      role: this.roleFor(spec).withoutPolicyUpdates(),
       // X-Ray segments of every invocation (init, invoke, SQS event source), with a subsegment per AWS SDK
       // and outbound HTTP call (shared/tracing.ts).
       tracing: lambda.Tracing.ACTIVE,
@@ -157,6 +166,7 @@ export class ServiceFunctions extends Construct {
     });
     this.functions.push(fn);
     this.kinds.set(fn, spec.kind);
+    this.roleOf.set(fn, this.roleFor(spec));
     if (spec.alias) {
       this.aliases.set(
         fn,
@@ -172,76 +182,117 @@ export class ServiceFunctions extends Construct {
   }
 
   /**
-   * The role of the functions granted what `spec` grants (created, with those grants, on first use).
-   * Queue consumers and the scheduled runner get a role of their own: the stack grants them more
-   * after creation (consuming their queue, the provider secret), which must reach no other function.
+   * The role of the functions with `spec`'s access (created on first use), its whole policy inline:
+   * one resource per role, not two (the stack's resource budget).
    */
-  private roleFor(id: string, spec: FunctionSpec): iam.Role {
-    const statements = (spec.statements ?? []).map((st) => st.toStatementJson());
-    const publishes = [...new Set(spec.publishes ?? [])].sort();
-    const own = spec.kind === 'consumer' || spec.kind === 'schedule';
-    const key = JSON.stringify([
-      own ? id : '',
-      spec.table,
-      publishes,
-      spec.readsSealKey,
-      spec.deadLetters ?? '',
-      statements,
-    ]);
+  private roleFor(spec: FunctionSpec): iam.Role {
+    const key = accessKey(spec.access);
     let role = this.roles.get(key);
     if (role) return role;
-    const name = [
-      own ? `${id}Role` : 'Role',
-      pascal(spec.table),
-      ...publishes.map(pascal),
-      spec.readsSealKey ? 'Seal' : '',
-      spec.deadLetters ? `DeadLetter${pascal(spec.deadLetters)}` : '',
-      statements.length
-        ? `X${createHash('sha1').update(JSON.stringify(statements)).digest('hex').slice(0, 8)}`
-        : '',
-    ].join('');
-    role = new iam.Role(this, name, {
+    role = new iam.Role(this, `Role${createHash('sha1').update(key).digest('hex').slice(0, 8)}`, {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
       managedPolicies: [
         iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole'),
       ],
+      inlinePolicies: {
+        Access: new iam.PolicyDocument({ statements: [...this.statementsOf(spec.access), XRAY_WRITES] }),
+      },
     });
-    this.grant(role, spec);
     this.roles.set(key, role);
     return role;
   }
 
-  private grant(
-    fn: iam.IGrantable & { addToPrincipalPolicy(s: iam.PolicyStatement): unknown },
-    spec: FunctionSpec,
-  ): void {
-    const { table, queues, sealKey } = this.props;
-    if (spec.table === 'read') table.grantReadData(fn);
-    if (spec.table === 'write') table.grantReadWriteData(fn);
-    for (const name of new Set(spec.publishes ?? [])) queues.byName[name].queue.grantSendMessages(fn);
-    if (spec.readsSealKey) sealKey.grantRead(fn);
-    for (const statement of spec.statements ?? []) fn.addToPrincipalPolicy(statement);
-    if (spec.deadLetters) {
-      // Listing receives and releases (visibility 0); a redrive also deletes, after sending to the source.
-      const actions = ['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:GetQueueAttributes'];
-      if (spec.deadLetters === 'redrive') actions.push('sqs:DeleteMessage');
-      for (const { queue, deadLetterQueue } of queues.all) {
-        deadLetterQueue.grant(fn, ...actions);
-        if (spec.deadLetters === 'redrive') queue.grantSendMessages(fn);
-      }
+  /**
+   * The statements of an access: table actions grouped by the key prefixes they may touch (one
+   * `dynamodb:LeadingKeys` condition each), index queries, SQS actions grouped by the queues they
+   * apply to, secret reads and the providers' statements.
+   */
+  statementsOf(a: Access): iam.PolicyStatement[] {
+    const { table, queues, sealKey, notifySecret, ssoClientSecret, notifyStatements } = this.props;
+    const statements: iam.PolicyStatement[] = [];
+    for (const [prefixes, actions] of groupBy(a.items ?? {})) {
+      statements.push(
+        new iam.PolicyStatement({
+          actions: actions.map((x) => `dynamodb:${x}`),
+          resources: [table.tableArn],
+          conditions: {
+            'ForAllValues:StringLike': {
+              'dynamodb:LeadingKeys': prefixes.map((p) => (p.endsWith('#') ? `${p}*` : p)),
+            },
+          },
+        }),
+      );
     }
+    if (a.indexQueries?.length) {
+      statements.push(
+        new iam.PolicyStatement({
+          actions: ['dynamodb:Query'],
+          resources: a.indexQueries.map((i) => `${table.tableArn}/index/${i}`),
+        }),
+      );
+    }
+    const queueArn = (ref: QueueRef) => {
+      const [name, dlq] = ref.split('-') as [QueueName, string | undefined];
+      return (dlq ? queues.byName[name].deadLetterQueue : queues.byName[name].queue).queueArn;
+    };
+    for (const [refs, actions] of groupBy(a.queues ?? {})) {
+      statements.push(
+        new iam.PolicyStatement({ actions: actions.map((x) => `sqs:${x}`), resources: refs.map(queueArn) }),
+      );
+    }
+    const arns: Record<SecretName, string | undefined> = {
+      'seal-key': sealKey.secretArn,
+      'notify-providers': notifySecret.secretArn,
+      // Without single sign-on there is no such secret, and nothing reads it.
+      'sso-client': ssoClientSecret?.secretArn,
+    };
+    const secretArns = (a.secrets ?? []).flatMap((s) => arns[s] ?? []);
+    if (secretArns.length) {
+      statements.push(
+        new iam.PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: secretArns }),
+      );
+    }
+    if (a.notifyProviders) statements.push(...notifyStatements);
+    return statements;
   }
 
-  /** The dead-letter queue URLs, only for the functions that read them. */
-  private deadLetterEnvironment(spec: FunctionSpec): Record<string, string> {
-    if (!spec.deadLetters) return {};
+  /**
+   * The variables naming what the function may use beyond the common ones (DLQ URLs, the provider
+   * secret, single sign-on's client secret).
+   */
+  private accessEnvironment(a: Access): Record<string, string> {
     const { byName } = this.props.queues;
-    return {
-      ALARM_DLQ_URL: byName.alarm.deadLetterQueue.queueUrl,
-      WEBHOOK_DLQ_URL: byName.webhook.deadLetterQueue.queueUrl,
-      NOTIFY_DLQ_URL: byName.notify.deadLetterQueue.queueUrl,
-    };
+    const env: Record<string, string> = {};
+    const refs = new Set(Object.values(a.queues ?? {}).flat());
+    for (const name of Object.keys(byName) as QueueName[]) {
+      if (refs.has(`${name}-dlq`))
+        env[`${name.toUpperCase()}_DLQ_URL`] = byName[name].deadLetterQueue.queueUrl;
+    }
+    if (a.secrets?.includes('notify-providers')) env.NOTIFY_SECRETS_ARN = this.props.notifySecret.secretArn;
+    const sso = this.props.ssoClientSecret;
+    if (sso && a.secrets?.includes('sso-client')) env.OIDC_CLIENT_SECRET_ARN = sso.secretArn;
+    return env;
   }
+}
+
+/** Active tracing's writes, as CDK grants them (X-Ray has no resource-level permissions). */
+const XRAY_WRITES = new iam.PolicyStatement({
+  actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+  resources: ['*'],
+});
+
+/** Keys grouped by identical value lists: `{Get: [A], Put: [A], Query: [B]}` -> `[[A], [Get, Put]], [[B], [Query]]`. */
+function groupBy<K extends string, V extends string>(record: Partial<Record<K, readonly V[]>>): [V[], K[]][] {
+  const groups = new Map<string, [V[], K[]]>();
+  for (const [k, values] of Object.entries(record) as [K, readonly V[]][]) {
+    if (!values?.length) continue;
+    const vs = [...new Set(values)].sort();
+    const id = vs.join(' ');
+    const group = groups.get(id) ?? [vs, []];
+    group[1].push(k);
+    groups.set(id, group);
+  }
+  return [...groups.values()].map(([vs, ks]) => [vs, ks.sort()]);
 }
 
 /**

@@ -11,11 +11,11 @@ import type { ServiceHttpApi } from './http-api.ts';
  * the provider issued is not in the template: it lives in the secret this construct makes (created as
  * `none`, a public client that authenticates with PKCE alone; the operator puts the provider's secret
  * with `aws secretsmanager put-secret-value`), which only the two single sign-on functions may read,
- * once per cold start. The session route learns only that single
- * sign-on is offered (the issuer and client id), for the sign-in page.
+ * once per cold start: they declare it in their access (`sso-client`, infra/definitions.ts), and the
+ * secret exists before the functions so that their roles can name it. The session route learns only
+ * that single sign-on is offered (the issuer and client id), for the sign-in page.
  */
 export interface SingleSignOnProps {
-  http: ServiceHttpApi;
   issuer?: string;
   clientId?: string;
 }
@@ -31,6 +31,7 @@ export const SSO_OFFER_ROUTE = 'GET /auth/session';
 export class SingleSignOn extends Construct {
   /** The provider's client secret (only when single sign-on is configured). */
   readonly clientSecret?: secretsmanager.Secret;
+  private readonly settings?: { issuer: string; clientId: string };
 
   constructor(scope: Construct, id: string, props: SingleSignOnProps) {
     super(scope, id);
@@ -39,6 +40,7 @@ export class SingleSignOn extends Construct {
     if (!issuer || !clientId) throw new Error('single sign-on: oidcIssuer and oidcClientId go together');
     if (!/^https:\/\/[^\s/?#]+(?:\/[^\s?#]*)?$/.test(issuer))
       throw new Error('single sign-on: oidcIssuer must be an https URL (the provider’s issuer)');
+    this.settings = { issuer, clientId };
     this.clientSecret = new secretsmanager.Secret(this, 'ClientSecret', {
       description:
         'tocsin single sign-on: the OpenID Connect client secret the identity provider issued for the console.',
@@ -52,17 +54,19 @@ export class SingleSignOn extends Construct {
         'A credential issued by the identity provider: Secrets Manager cannot rotate it at the provider; the ' +
         'operator puts the new value when the provider rotates it.',
     });
-    const fn = (routeKey: string) => {
-      const found = props.http.handlers.get(routeKey) as lambda.Function | undefined;
-      if (!found) throw new Error(`single sign-on: no function for ${routeKey} in the route table`);
-      return found;
-    };
+  }
+
+  /**
+   * The provider's settings for the functions that use them, once the API made them (the client
+   * secret's ARN comes with their access; ServiceFunctions).
+   */
+  configure(http: ServiceHttpApi): void {
+    if (!this.settings) return;
+    const { issuer, clientId } = this.settings;
     for (const routeKey of [...SSO_ROUTES, SSO_OFFER_ROUTE]) {
-      fn(routeKey).addEnvironment('OIDC_ISSUER', issuer).addEnvironment('OIDC_CLIENT_ID', clientId);
-    }
-    for (const routeKey of SSO_ROUTES) {
-      fn(routeKey).addEnvironment('OIDC_CLIENT_SECRET_ARN', this.clientSecret.secretArn);
-      this.clientSecret.grantRead(fn(routeKey));
+      const fn = http.handlers.get(routeKey) as lambda.Function | undefined;
+      if (!fn) throw new Error(`single sign-on: no function for ${routeKey} in the route table`);
+      fn.addEnvironment('OIDC_ISSUER', issuer).addEnvironment('OIDC_CLIENT_ID', clientId);
     }
   }
 }

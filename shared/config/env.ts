@@ -346,8 +346,9 @@ export interface NotifySecretsDeps {
  */
 export async function fetchSecret(secretId: string, region: string): Promise<string | undefined> {
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+  const { recordCalls } = await import('../call-record.ts');
   try {
-    const out = await traced(new SecretsManagerClient({ region })).send(
+    const out = await recordCalls(traced(new SecretsManagerClient({ region }))).send(
       new GetSecretValueCommand({ SecretId: secretId }),
     );
     return out.SecretString;

@@ -10,6 +10,7 @@ import {
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
+import { recordCalls } from '../call-record.ts';
 import { config } from '../config/env.ts';
 import { traced } from '../tracing.ts';
 
@@ -25,6 +26,7 @@ export function db(): DynamoDBDocumentClient {
     });
     withoutSdkLogging(client);
     traced(client);
+    recordCalls(client);
     doc = DynamoDBDocumentClient.from(client, {
       marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
     });

@@ -202,6 +202,49 @@ export const keys = {
   robotRate: (robotId: string) => ({ pk: `ROBOT#${robotId}`, sk: 'RATE' }),
 };
 
+/**
+ * The table's partition-key prefixes: the text up to and including the first `#` of every `pk` built
+ * above. Each function's role may touch only the prefixes infra/access.ts declares for it (IAM's
+ * `dynamodb:LeadingKeys`), so a new kind of partition is added here and declared there.
+ */
+export const PARTITION_PREFIXES = [
+  'BU#',
+  'DEPT#',
+  'USER#',
+  'GROUP#',
+  'TAG#',
+  'TPL#',
+  'APP#',
+  'SESSION#',
+  'SIGNIN#',
+  'OIDC#',
+  'COUNTER#',
+  'TASK#',
+  'TASKNAME#',
+  'WF#',
+  'WFCOUNT#',
+  'WFALARM#',
+  'ALARM#',
+  'ALOG#',
+  'METRIC#',
+  'DUE#',
+  'DUEDEAD#',
+  'REPORT#',
+  'RATE#',
+  'WHEVT#',
+  'WHLOG#',
+  'NJOB#',
+  'ROBOT#',
+] as const;
+
+export type PartitionPrefix = (typeof PARTITION_PREFIXES)[number];
+
+/** The prefix of a partition key value (`TASK#12` -> `TASK#`), or the whole value when it has no `#` (`DEPTS`). */
+export function partitionPrefix(value: string): string {
+  const i = value.indexOf('#');
+  return i < 0 ? value : value.slice(0, i + 1);
+}
+
 /** The one partition (of gsi1 and of gsi2) that lists every task. */
 const TASK_LISTING = 'TASKS';
 

@@ -225,12 +225,14 @@ export function httpHandler<TInput, TOutput>(
         ((kind === 'app|person' || kind === 'reader' || kind === 'admin') &&
           header(event, 'x-app-id') === undefined &&
           readCookie(event, SESSION_COOKIE) !== undefined);
+      // A route an app may call reads sealed values (the app's token, a task's secret and tokens)
+      // whoever calls it: the key, once per container. The person-only routes read none.
+      if (kind !== 'none' && kind !== 'alarm' && kind !== 'person') await loadSealKey();
       if (asPerson) {
         const signedIn = await authenticatePerson(event);
         ctx.person = signedIn.person;
         ctx.session = { id: signedIn.id, hash: signedIn.hash };
       } else if (kind !== 'none' && kind !== 'alarm') {
-        await loadSealKey();
         ctx.app = await authenticateApp(
           {
             appId: header(event, 'x-app-id'),

@@ -1,3 +1,4 @@
+import { asFunction } from '../call-record.ts';
 import { advanceClock, clockOffsetSeconds, nowSeconds } from '../clock.ts';
 import { httpHandler } from '../http/handler.ts';
 import { loadHandler } from './lambda.ts';
@@ -27,7 +28,9 @@ const advance = httpHandler<{ advance_seconds: number }, unknown>(
   async (input) => {
     advanceClock(input.advance_seconds);
     const run = await loadHandler(schedule.handler);
-    const due = await run({ source: 'local.clock' }, lambdaContext('tocsin-schedule'));
+    const due = await asFunction('schedule', () =>
+      run({ source: 'local.clock' }, lambdaContext('tocsin-schedule')),
+    );
     return { now: nowSeconds(), offset_seconds: clockOffsetSeconds(), due };
   },
 );

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { queues } from '../../infra/definitions.ts';
+import { recordCalls } from '../call-record.ts';
 import { shareClock } from '../clock.ts';
 import { logger } from '../log.ts';
 import { localSqsClient, type PollerScale, startPoller } from './queues.ts';
@@ -27,7 +28,8 @@ shareClock(data.clock);
 installStats();
 const def = queues.find((q) => q.name === data.queue);
 if (!def) throw new Error(`unknown queue ${data.queue}`);
-const client = localSqsClient(data.endpoint, data.region);
+// The event source mapping polls with the consumer's role: its calls are the consumer's.
+const client = recordCalls(localSqsClient(data.endpoint, data.region), `queue:${def.name}`);
 countSqsCalls(client);
 const poller = startPoller(client, def, data.url, data.region, {
   ...data.scale,

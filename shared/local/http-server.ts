@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { type RouteDef, routeEntry, routes } from '../../infra/definitions.ts';
+import { asFunction } from '../call-record.ts';
 import { logger } from '../log.ts';
 import { answerFramingError } from './framing-errors.ts';
 import { LOOPBACK } from './paths.ts';
@@ -142,9 +143,8 @@ export async function startHttpServer(
       // The Lambda that serves the route on AWS: a function group's entry dispatches on the routeKey.
       const handler = await loadHandler(route ? routeEntry(route) : NOT_FOUND);
       const started = performance.now();
-      const result = (await handler(
-        event,
-        lambdaContext(route?.handler ?? 'not-found'),
+      const result = (await asFunction(route ? event.routeKey : '$default', () =>
+        handler(event, lambdaContext(route?.handler ?? 'not-found')),
       )) as APIGatewayProxyStructuredResultV2;
       recordInvocation(route ? `${route.method} ${route.path}` : 'not-found', performance.now() - started);
       const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };

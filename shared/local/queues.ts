@@ -12,6 +12,7 @@ import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { type QueueDef, queues } from '../../infra/definitions.ts';
 import { localEmulatorOptions, serveInThread, withoutSdkLogging } from '../aws.ts';
+import { asFunction } from '../call-record.ts';
 import { logger } from '../log.ts';
 import { serveSqsInThread } from './fauxqs/in-thread.ts';
 import { LISTEN_ON_LOOPBACK, refuseUnlessLoopback } from './fauxqs/loopback.ts';
@@ -266,9 +267,9 @@ export function startPoller(
     let failed = new Set<string>();
     const started = performance.now();
     try {
-      const res = (await handler(event, lambdaContext(fn, def.timeoutSeconds * 1000))) as
-        | { batchItemFailures?: { itemIdentifier: string }[] }
-        | undefined;
+      const res = (await asFunction(`queue:${def.name}`, () =>
+        handler(event, lambdaContext(fn, def.timeoutSeconds * 1000)),
+      )) as { batchItemFailures?: { itemIdentifier: string }[] } | undefined;
       failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (err) {
       logger.error('local consumer threw; the whole batch will be retried', {

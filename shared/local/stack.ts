@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createServer as createNetServer, type Server } from 'node:net';
 import { resolve } from 'node:path';
 import { type QueueName, queues, schedule } from '../../infra/definitions.ts';
+import { asFunction } from '../call-record.ts';
 import { shareClock } from '../clock.ts';
 import { resetConfig } from '../config/env.ts';
 import { logger } from '../log.ts';
@@ -352,9 +353,8 @@ function startSchedule(): () => Promise<void> {
     running = (async () => {
       try {
         const run = await loadHandler(schedule.handler);
-        await run(
-          { source: 'aws.events', 'detail-type': 'Scheduled Event' },
-          lambdaContext('tocsin-schedule'),
+        await asFunction('schedule', () =>
+          run({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, lambdaContext('tocsin-schedule')),
         );
       } catch (err) {
         logger.error('scheduled function failed', { error: err as Error });

@@ -1,6 +1,8 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config/env.ts';
 import { inThreadWhenServed, localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
+import { recordCalls } from '../call-record.ts';
+import { perContainer } from '../container.ts';
 import { toWireJson } from '../json.ts';
 import { traced } from '../tracing.ts';
 import type { QueueName } from './messages.ts';
@@ -22,6 +24,7 @@ export function sqs(): SQSClient {
     );
     if (cfg.sqsEndpoint) inThreadWhenServed(client, cfg.sqsEndpoint);
     traced(client);
+    recordCalls(client);
   }
   return client;
 }
@@ -108,8 +111,8 @@ export async function publish(queue: QueueName, messages: OutboundMessage[]): Pr
   await done;
 }
 
-/** Messages waiting for a queue's send in flight, per queue. */
-const lines = new Map<QueueName, { sending: boolean; waiting: Entry[] }>();
+/** Messages waiting for a queue's send in flight, per queue (of this container). */
+const linesOf = perContainer(() => new Map<QueueName, { sending: boolean; waiting: Entry[] }>());
 
 /**
  * Puts one message on a queue, sharing a SendMessageBatch with the messages other requests of this
@@ -121,6 +124,7 @@ const lines = new Map<QueueName, { sending: boolean; waiting: Entry[] }>();
  */
 export function enqueue(queue: QueueName, message: OutboundMessage): Promise<void> {
   const { entries, done } = entriesOf([message]);
+  const lines = linesOf();
   let line = lines.get(queue);
   if (!line) {
     line = { sending: false, waiting: [] };

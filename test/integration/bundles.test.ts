@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { type CachedBundles, cachedBundles, deployedEntries } from '../../infra/bundles.ts';
-import { routeEntry, routes } from '../../infra/definitions.ts';
+import { type RouteDef, routeEntry, routes } from '../../infra/definitions.ts';
 import { routeName } from '../../scripts/gen-events.ts';
 import { nowSeconds } from '../../shared/clock.ts';
 import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
@@ -14,13 +14,21 @@ import { handlerOf, signEvent } from '../../shared/local/invoke.ts';
 import { BUNDLE_DIR_VARIABLE, handlerModule, lambdaContext, loadHandler } from '../../shared/local/lambda.ts';
 import { projectRoot } from '../../shared/local/paths.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
-import { api, taskAuth } from '../support/client.ts';
+import { api, baseUrl, taskAuth } from '../support/client.ts';
 import { FakeClient } from '../support/fakes.ts';
 import { TestReceiver } from '../support/receiver.ts';
-import { TEST_APP } from '../support/seed.ts';
+import { addPeople, Browser, Jar, signInAtProvider } from '../support/people.ts';
+import { ADMIN_APP, TEST_APP } from '../support/seed.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 import { newWorkflow, syncClock } from '../support/workflows.ts';
-import { type App, admin, createApp, createWebhookTask, reportAlarm, startChildStack } from './local-child-stack.ts';
+import {
+  type App,
+  admin,
+  createApp,
+  createWebhookTask,
+  reportAlarm,
+  startChildStack,
+} from './local-child-stack.ts';
 
 /**
  * What deploys is what is tested: every function's bundle, built as the CDK builds it
@@ -133,6 +141,158 @@ const before: Record<string, (task: CreatedTask, workflow: number) => Promise<un
 /** The routes whose answer is a document, not the envelope. */
 const RAW = new Set(['GetOpenapiJson', 'GetDocs', 'GetConsole']);
 
+// ---- The sign-in routes: their samples carry placeholders (an account, a password, a session cookie
+// and its CSRF token, an OpenID Connect code and state); each is made real for a person of the test's
+// own, whose password is set as the operator sets it.
+
+const run = randomUUID().slice(0, 8);
+let nextUid = 8601;
+
+interface SignedInPerson {
+  user: string;
+  email: string;
+  password: string;
+  browser: Browser;
+}
+
+/** A new directory person with a password, signed in through the test stack (cookie and CSRF token). */
+async function signedInPerson(): Promise<SignedInPerson> {
+  const uid = nextUid++;
+  const person = { uid, user: `bundle-${run}-${uid}`, email: `bundle-${run}-${uid}@example.com` };
+  const password = `bundle password ${randomUUID()}`;
+  await addPeople([{ ...person, username: `Bundle ${uid}`, password }]);
+  const browser = new Browser();
+  const answer = await browser.signIn(person.user, password);
+  if (answer.json.code !== 0) throw new Error(`sign-in failed: ${answer.text}`);
+  return { ...person, password, browser };
+}
+
+/** The event with the person's real session cookie and CSRF token in place of the placeholders. */
+function withSession(event: Event, p: SignedInPerson): Event {
+  const out = structuredClone(event);
+  out.cookies = [`tocsin_session=${p.browser.session}`];
+  if (out.headers['x-csrf-token']) out.headers['x-csrf-token'] = p.browser.csrf;
+  return out;
+}
+
+const jsonBody = (event: Event, body: Record<string, unknown>): Event => ({
+  ...event,
+  body: JSON.stringify({ ...JSON.parse(event.body), ...body }),
+});
+
+/**
+ * The event as the test stack's own API would hand it over (http://127.0.0.1:port, the local
+ * runtime's request context): the single sign-on callback registered at the test provider is the
+ * stack's.
+ */
+function atStack(event: Event): Event {
+  const host = new URL(baseUrl()).host;
+  const out = structuredClone(event);
+  out.headers.host = host;
+  out.requestContext = { ...out.requestContext, domainName: host, apiId: 'local' };
+  return out;
+}
+
+const setCookies = (res: { cookies?: string[] }) => res.cookies ?? [];
+
+/** GET /auth/oidc/start run from its bundle: the provider's authorization URL and the state cookie. */
+async function ssoStart(route: RouteDef): Promise<{ location: string; state: string }> {
+  const res = await invoke(routeEntry(route), atStack(sample('http/GetAuthOidcStart.json')));
+  const state = /^tocsin_oidc=([A-Za-z0-9_-]+);/.exec(setCookies(res).join('\n'))?.[1];
+  if (res.statusCode !== 303 || !state) throw new Error(`sso start: ${res.statusCode} ${res.body}`);
+  return { location: res.headers.location, state };
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a handler's result
+type Check = (res: Record<string, any>) => void;
+const takenWithCode0: Check = (res) => {
+  expect(res.statusCode, String(res.body).slice(0, 300)).toBe(200);
+  expect(JSON.parse(res.body), res.body).toMatchObject({ code: 0 });
+};
+
+/** How each sign-in route's sample is made real, and what its answer must be. */
+const personal: Record<string, (event: Event, route: RouteDef) => Promise<[Event, Check]>> = {
+  PostAuthSignin: async (event) => {
+    const p = await signedInPerson();
+    return [
+      jsonBody(event, { account: p.user, password: p.password }),
+      (res) => {
+        takenWithCode0(res);
+        expect(JSON.parse(res.body).data.person.user).toBe(p.user);
+        expect(setCookies(res).join('\n')).toMatch(
+          /^tocsin_session=[A-Za-z0-9_-]+; .*HttpOnly; SameSite=Strict; Secure$/m,
+        );
+      },
+    ];
+  },
+  GetAuthSession: async (event) => {
+    const p = await signedInPerson();
+    return [
+      withSession(event, p),
+      (res) => {
+        takenWithCode0(res);
+        expect(JSON.parse(res.body).data).toMatchObject({
+          person: { user: p.user },
+          csrf_token: p.browser.csrf,
+        });
+      },
+    ];
+  },
+  PostAuthSignout: async (event) => {
+    const p = await signedInPerson();
+    return [
+      withSession(event, p),
+      (res) => {
+        takenWithCode0(res);
+        expect(setCookies(res).join('\n')).toMatch(/^tocsin_session=; .*Max-Age=0/m);
+      },
+    ];
+  },
+  PutAuthPassword: async (event) => {
+    const p = await signedInPerson();
+    const password = `bundle new password ${randomUUID()}`;
+    return [
+      jsonBody(withSession(event, p), { current: p.password, password }),
+      (res) => {
+        takenWithCode0(res);
+        expect(setCookies(res).join('\n')).toMatch(/^tocsin_session=[A-Za-z0-9_-]+; /m);
+      },
+    ];
+  },
+  // Single sign-on is configured on the test stack (and so in this worker) against the test provider
+  // (test/support/oidc.ts): the start sends the browser there with a state cookie.
+  GetAuthOidcStart: async (event) => [
+    atStack(event),
+    (res) => {
+      expect(res.statusCode, String(res.body)).toBe(303);
+      const to = new URL(res.headers.location);
+      expect(to.origin).toBe(inject('oidc').issuer);
+      expect(to.searchParams.get('redirect_uri')).toBe(`${baseUrl()}/auth/oidc/callback`);
+      expect(setCookies(res).join('\n')).toMatch(/^tocsin_oidc=[A-Za-z0-9_-]{43}; /m);
+    },
+  ],
+  // The whole flow: the start (from its bundle), the provider's sign-in as the person's e-mail, and
+  // the callback with the code and state the provider sends back: the person is signed in.
+  GetAuthOidcCallback: async (event, route) => {
+    const p = await signedInPerson();
+    const start = routes.find((r) => r.path === '/auth/oidc/start') ?? route;
+    const { location, state } = await ssoStart(start);
+    const back = new URL(await signInAtProvider(location, p.email, new Jar()));
+    const out = atStack(event);
+    out.queryStringParameters = Object.fromEntries(back.searchParams);
+    out.rawQueryString = back.search.slice(1);
+    out.cookies = [`tocsin_oidc=${state}`];
+    return [
+      out,
+      (res) => {
+        expect(res.statusCode, String(res.body)).toBe(303);
+        expect(res.headers.location).toBe(`${baseUrl()}/console`);
+        expect(setCookies(res).join('\n')).toMatch(/^tocsin_session=[A-Za-z0-9_-]+; /m);
+      },
+    ];
+  },
+};
+
 describe('the deployed bundles', () => {
   it('are every deployed function, each run from its bundle', () => {
     const entries = deployedEntries().map((e) => e.entry);
@@ -152,15 +312,19 @@ describe('the deployed bundles', () => {
       const workflow = await newWorkflow(task);
       const uuid = name.startsWith('GetAlarmtaskAlarm') ? await processedAlarm(task) : randomUUID();
       await before[name]?.(task, workflow.id);
-      const event = signEvent(
+      // The dead letters are an `admin` route: the app holding that grant calls them.
+      const app = route.auth === 'admin' ? ADMIN_APP : TEST_APP;
+      let event = signEvent(
         retarget(sample(`http/${name}.json`), { task: task.id, workflow: workflow.id, uuid }),
         route,
-        { app: [TEST_APP.id, TEST_APP.token], task: [task.id, task.secret], alarm: [task.id, task.token] },
+        { app: [app.id, app.token], task: [task.id, task.secret], alarm: [task.id, task.token] },
         nowSeconds(),
       );
-      const res = await invoke(routeEntry(route), event);
-      expect(res.statusCode, String(res.body).slice(0, 300)).toBe(200);
-      if (!RAW.has(name)) expect(JSON.parse(res.body), res.body).toMatchObject({ code: 0 });
+      let check: Check = RAW.has(name)
+        ? (res) => expect(res.statusCode, String(res.body).slice(0, 300)).toBe(200)
+        : takenWithCode0;
+      if (personal[name]) [event, check] = await personal[name](event, route);
+      check(await invoke(routeEntry(route), event));
     },
   );
 

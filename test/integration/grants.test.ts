@@ -8,10 +8,12 @@ import { createTask } from '../support/tasks.ts';
 /**
  * What an app may do (docs/sign-in.md): every interface route, as before; the routes beyond it only
  * with a grant given by the operator (`npm run admin -- app grant APP read|admin`). A grant reaches
- * the running functions within the app cache time (30 s), so the checks after a change poll.
+ * each running function within the app cache time (30 s; each function caches the app on its own),
+ * so the checks after a change poll the route they check.
  */
 const run = randomBytes(3).toString('hex');
 const ADMIN = 1;
+const PREFIX = `grants-${run}`;
 const PAL = { uid: 8201, user: `pal-${run}`, email: `pal-${run}@example.com`, username: 'Pal Grants' };
 
 async function createApp(): Promise<AppAuth> {
@@ -29,13 +31,16 @@ let otherTask: number;
 beforeAll(async () => {
   await addPeople([PAL]);
   app = await createApp();
-  palTask = (await createTask({ permission: { rw: [], ro: [PAL.uid] } })).id;
-  otherTask = (await createTask()).id;
+  // Named after the run: the listings below search for them (the table holds every suite's tasks, far
+  // more than a page).
+  palTask = (await createTask({ name: `${PREFIX}-pal`, permission: { rw: [], ro: [PAL.uid] } })).id;
+  otherTask = (await createTask({ name: `${PREFIX}-other` })).id;
 });
 
 const dlq = () => api.get('/delivery/dlq', { query: { uid: ADMIN, queue: 'webhook', limit: 1 }, app });
+/** The tasks of this file the app lists as `uid` (every one of them fits in a page). */
 const listAs = (uid: number) =>
-  api.get<{ tasks: { id: number }[] }>('/alarmtask/list', { query: { uid, limit: 100 }, app });
+  api.get<{ tasks: { id: number }[] }>('/alarmtask/list', { query: { uid, q: PREFIX, limit: 100 }, app });
 
 describe('app grants', () => {
   it('leaves the interface routes to every app, and refuses the others naming the missing grant', async () => {
@@ -66,11 +71,14 @@ describe('app grants', () => {
   it('opens the dead letters and every task after `app grant APP admin`', async () => {
     // Act
     const granted = await admin(['app', 'grant', String(app.id), 'admin']);
-    const letters = await until('the grant to take effect', async () => {
+    const letters = await until('the grant to reach the dead letters', async () => {
       const res = await dlq();
       return res.status === 200 ? res : undefined;
     });
-    const asPal = await listAs(PAL.uid);
+    const asPal = await until('the grant to reach the listing', async () => {
+      const res = await listAs(PAL.uid);
+      return res.status === 200 ? res : undefined;
+    });
     // Assert
     expect(granted.stdout).toContain(`app ${app.id}: grants admin`);
     expect(letters.code).toBe(0);
@@ -88,12 +96,21 @@ describe('app grants', () => {
   it('reads within the named user’s permissions with `read` alone; revoking shuts the routes again', async () => {
     // Act
     const revoked = await admin(['app', 'revoke', String(app.id), 'admin']);
-    const asPal = await until('the revocation to take effect', async () => {
+    const refused = await until('the revocation to reach the dead letters', async () => {
       const res = await dlq();
-      return res.status === 403 ? listAs(PAL.uid) : undefined;
+      return res.status === 403 ? res : undefined;
     });
-    const view = await api.get('/alarmtask/view', { query: { uid: PAL.uid, task_id: otherTask }, app });
+    // Each route's function keeps the app in a cache of its own: each sees the revocation in its time.
+    const asPal = await until('the revocation to reach the listing', async () => {
+      const res = await listAs(PAL.uid);
+      return res.status === 200 && !res.data.tasks.some((t) => t.id === otherTask) ? res : undefined;
+    });
+    const view = await until('the revocation to reach the task view', async () => {
+      const res = await api.get('/alarmtask/view', { query: { uid: PAL.uid, task_id: otherTask }, app });
+      return res.status === 200 ? undefined : res;
+    });
     // Assert
+    expect(refused.msg).toContain('lacks the grant [admin]');
     expect(revoked.stdout).toContain(`app ${app.id}: grants read`);
     const ids = asPal.data.tasks.map((t) => t.id);
     expect(ids).toContain(palTask);
@@ -109,7 +126,7 @@ describe('app grants', () => {
       return res.status === 403 ? res : undefined;
     });
     expect(shut.msg).toContain('lacks the grant [read]');
-  });
+  }, 120_000); // two changes, each up to a cache time (30 s) to reach every function
 
   it('refuses an unknown grant or app at the command line', async () => {
     const bogus = await admin(['app', 'grant', String(app.id), 'root']);

@@ -37,8 +37,15 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-/** `npm start` as a user runs it, in a process group of its own (as a terminal's job is). */
-async function npmStart(dir = mkdtempSync(join(tmpdir(), 'tocsin-signals-'))): Promise<NpmStack> {
+/**
+ * `npm start` as a user runs it, in a process group of its own (as a terminal's job is). Resolves
+ * once it is ready, or with `ready: false` as soon as its start is under way (its data directory
+ * locked; only node's pid is known then).
+ */
+async function npmStart(
+  dir = mkdtempSync(join(tmpdir(), 'tocsin-signals-')),
+  opts: { ready: boolean } = { ready: true },
+): Promise<NpmStack> {
   if (!dirs.includes(dir)) dirs.push(dir);
   const dataDir = join(dir, 'data');
   const stateFile = join(dir, 'state.json');
@@ -58,13 +65,23 @@ async function npmStart(dir = mkdtempSync(join(tmpdir(), 'tocsin-signals-'))): P
     out += String(d);
   });
   const deadline = Date.now() + 90_000;
-  while (!/ready in/.test(out)) {
+  /** The node process holding the data directory's lock (written as the start begins). */
+  const locker = () => {
+    try {
+      return (JSON.parse(readFileSync(join(dataDir, 'stack.lock'), 'utf8')) as { pid: number }).pid;
+    } catch {
+      return undefined;
+    }
+  };
+  while (opts.ready ? !/ready in/.test(out) : !locker()) {
     if (npm.exitCode !== null || Date.now() > deadline)
       throw new Error(`npm start did not start:\n${out.slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, opts.ready ? 100 : 10));
   }
-  const state = JSON.parse(readFileSync(stateFile, 'utf8')) as LocalStackState;
-  pids.push(state.pid, state.javaPid);
+  const state = opts.ready
+    ? (JSON.parse(readFileSync(stateFile, 'utf8')) as LocalStackState)
+    : ({ pid: locker() } as LocalStackState);
+  pids.push(state.pid, ...(state.javaPid ? [state.javaPid] : []));
   return { npm, dir, dataDir, stateFile, state, output: () => out, closed };
 }
 
@@ -105,6 +122,25 @@ describe('npm start ends with npm', () => {
     },
     180_000,
   );
+
+  it('SIGTERM during the start: the stack stops cleanly as soon as it is up, never ready', async () => {
+    // Arrange: the start is under way (its data directory locked), not finished
+    const s = await npmStart(undefined, { ready: false });
+
+    // Act
+    s.npm.kill('SIGTERM');
+
+    // Assert: npm and node end after the whole clean stop, and the stack never said it was ready
+    const gone = [
+      await waitGone(s.npm.pid as number, GONE_WITHIN_MS),
+      await waitGone(s.state.pid, GONE_WITHIN_MS),
+    ];
+    expect(gone).toEqual([true, true]);
+    await s.closed;
+    expect(s.output()).toMatch(/SIGTERM: stopping \.\.\.\n(.*\n)* {2}dynamodb: stopped/);
+    expect(s.output()).not.toMatch(/ready in/);
+    expect(existsSync(join(s.dataDir, 'stack.lock'))).toBe(false);
+  }, 180_000);
 
   it('kill -9 of npm: node and the JVM stop cleanly, and the data stays', async () => {
     // Arrange: a stack with a directory, an app and a task

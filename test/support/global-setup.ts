@@ -3,9 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildConsole } from '../../scripts/build-console.ts';
+import { CALL_LOG_VARIABLE } from '../../shared/call-record.ts';
+import { NOTIFY_SECRET_NAMES } from '../../shared/config/env.ts';
+import { loadSealKey } from '../../shared/domain/auth/seal.ts';
 import { startLocalStack } from '../../shared/local/stack.ts';
+import { startFakeSecrets } from './fake-secrets.ts';
 import { startFakes } from './fakes.ts';
 import { OIDC_CLIENT, startOidcProvider } from './oidc.ts';
+import { proveLeastPrivilege } from './least-privilege.ts';
 import { seedTestDirectory, TEST_APP } from './seed.ts';
 
 declare module 'vitest' {
@@ -37,9 +42,21 @@ export default async function setup(project: TestProject) {
   await buildConsole();
   const dir = mkdtempSync(join(tmpdir(), 'tocsin-test-'));
   const stateFile = join(dir, 'state.json');
+  // Every AWS call the stack's functions make is recorded (checked against their roles at the end;
+  // TOCSIN_KEEP_CALL_LOG names a file to keep them in).
+  const callLog = process.env.TOCSIN_KEEP_CALL_LOG || join(dir, 'aws-calls.jsonl');
+  process.env[CALL_LOG_VARIABLE] = callLog;
   // Provider fakes first: the stack's notification providers are pointed at them.
   const fakes = await startFakes();
   const oidc = await startOidcProvider();
+  // The seal key and the provider credentials come from Secrets Manager, as on AWS.
+  const secrets = await startFakeSecrets();
+  const notifySecrets = Object.fromEntries(
+    Object.entries(fakes.env).filter(([k]) => (NOTIFY_SECRET_NAMES as readonly string[]).includes(k)),
+  );
+  secrets.set(NOTIFY_SECRETS_ARN, JSON.stringify(notifySecrets));
+  // ...and single sign-on's client secret (read by its two functions only).
+  secrets.set(SSO_SECRET_ARN, OIDC_CLIENT.secret);
   const stack = await startLocalStack({
     port: 0,
     dataDir: ':memory:',
@@ -60,14 +77,24 @@ export default async function setup(project: TestProject) {
       SIGNIN_ADDRESS_MAX_FAILURES: '20',
       OIDC_ISSUER: oidc.issuer,
       OIDC_CLIENT_ID: OIDC_CLIENT.id,
-      OIDC_CLIENT_SECRET: OIDC_CLIENT.secret,
-      ...fakes.env,
+      OIDC_CLIENT_SECRET_ARN: SSO_SECRET_ARN,
+      ...Object.fromEntries(Object.entries(fakes.env).filter(([k]) => !(k in notifySecrets))),
+      SEAL_KEY: '',
+      SEAL_KEY_SECRET_ARN,
+      NOTIFY_SECRETS_ARN,
+      AWS_ENDPOINT_URL_SECRETS_MANAGER: secrets.url,
     },
   }).catch(async (err) => {
-    await Promise.all([fakes.stop(), oidc.stop()]);
+    await Promise.all([fakes.stop(), oidc.stop(), secrets.stop()]);
     throw err;
   });
   await oidc.configure(`${stack.url}/auth/oidc/callback`);
+  secrets.set(SEAL_KEY_SECRET_ARN, stack.sealKey);
+  await loadSealKey();
+  // The stack's threads have their environment: tests (and the stacks some start) see the provider
+  // credentials as plain variables, as before.
+  delete process.env.NOTIFY_SECRETS_ARN;
+  Object.assign(process.env, notifySecrets);
   const kill = () => void stack.stop();
   process.once('exit', kill);
   await seedTestDirectory();
@@ -90,11 +117,18 @@ export default async function setup(project: TestProject) {
   });
   return async () => {
     await stack.stop();
-    await fakes.stop();
-    await oidc.stop();
+    await Promise.all([fakes.stop(), oidc.stop(), secrets.stop()]);
     process.off('exit', kill);
-    rmSync(dir, { recursive: true, force: true });
+    try {
+      await proveLeastPrivilege(project, callLog);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   };
 }
+
+const SEAL_KEY_SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:tocsin-seal-key';
+const NOTIFY_SECRETS_ARN = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:tocsin-notify';
+const SSO_SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:000000000000:secret:tocsin-sso-client';
 
 export { TEST_APP };

@@ -1,6 +1,7 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { formatDateTime, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
+import { perContainer } from '../../container.ts';
 import { db, isConditionFailure, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import { logger } from '../../log.ts';
@@ -102,7 +103,7 @@ export async function touchHeartbeat(task: Task, deps: HeartbeatDeps = defaultDe
 }
 
 /** When this container last recorded a task's sign of life (ms). */
-const touched = new Map<number, number>();
+const touchedOf = perContainer(() => new Map<number, number>());
 /** Alarms record a sign of life at most this often per container: a write per alarm is not needed. */
 const TOUCH_EVERY_MS = 30_000;
 
@@ -112,6 +113,7 @@ const TOUCH_EVERY_MS = 30_000;
  */
 export async function heartbeatOf(task: Task): Promise<void> {
   if (!task.heartbeat) return;
+  const touched = touchedOf();
   const now = Date.now();
   // A quarter of the interval at most, so a short interval is never missed for want of a record.
   const every = Math.min(TOUCH_EVERY_MS, (task.heartbeat.interval * 60_000) / 4);

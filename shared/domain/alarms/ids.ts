@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { perContainer } from '../../container.ts';
 import { reserveHistoryIds } from './repository.ts';
 
 /**
@@ -37,9 +38,9 @@ export class HistoryIdAllocator {
   }
 }
 
-const allocator = new HistoryIdAllocator();
+const allocatorOf = perContainer(() => new HistoryIdAllocator());
 
-export const nextHistoryId = () => allocator.nextId();
+export const nextHistoryId = () => allocatorOf().nextId();
 
 /** A UUID (version 8, RFC 9562) named by the task and a key: the same alert gives the same uuid. */
 export function namedUuid(taskId: number, key: string): string {

@@ -11,7 +11,7 @@ import type { Level, Task } from '../tasks/model.ts';
 import type { IntakeAlarm } from './adapters.ts';
 import { heartbeatOf } from './heartbeat.ts';
 import { namedUuid } from './ids.ts';
-import { alarmRateLimiter, type RateLimiter } from './rate-limit.ts';
+import { type AlarmLimiter, alarmRateLimiter } from './rate-limit.ts';
 import { admit, checkCtn, checkMessageSize, TASK_ID, TIMESTAMP } from './report.ts';
 import { getTaskCached } from './task-cache.ts';
 import type { FixedSignSet, IntakeTokenSet } from './responses.ts';
@@ -34,7 +34,7 @@ export interface IntakeDeps {
   publishAlarms: (messages: AlarmMessage[]) => Promise<void>;
   /** Records an accepted alarm as the task's sign of life (heartbeat). */
   signOfLife: (task: Task) => Promise<void>;
-  limiter: RateLimiter;
+  limiter: AlarmLimiter;
 }
 
 export const defaultIntakeDeps: IntakeDeps = {

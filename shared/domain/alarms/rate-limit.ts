@@ -1,4 +1,5 @@
 import { nowMs } from '../../clock.ts';
+import { perContainer } from '../../container.ts';
 import { logger } from '../../log.ts';
 import { count as countMetric } from '../../metrics.ts';
 import { leaseRateTokens, type RateLease } from './rate-repository.ts';
@@ -214,5 +215,12 @@ export class RateLimiter {
 
 const ADMITTED: Admission = { ok: true };
 
-/** The container's limiter. */
-export const alarmRateLimiter = new RateLimiter();
+/** What the intake needs of a limiter. */
+export type AlarmLimiter = Pick<RateLimiter, 'take'>;
+
+const limiterOf = perContainer(() => new RateLimiter());
+
+/** The container's limiter (its leases and counts are the container's state). */
+export const alarmRateLimiter: AlarmLimiter = {
+  take: (taskId, limit, count) => limiterOf().take(taskId, limit, count),
+};

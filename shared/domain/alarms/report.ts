@@ -21,7 +21,7 @@ import { effectiveStatus, ROBOT_CHANNELS, TASK_PAUSED, TASK_STOPPED, USER_CHANNE
 import { sealRobot } from '../tasks/robots.ts';
 import { compileSchema } from '../validation.ts';
 import { heartbeatOf } from './heartbeat.ts';
-import { alarmRateLimiter, type RateLimiter } from './rate-limit.ts';
+import { type AlarmLimiter, alarmRateLimiter } from './rate-limit.ts';
 import {
   getReportReceipt,
   markReceiptQueued,
@@ -71,7 +71,7 @@ export interface ReportDeps {
   markReceiptQueued: (uuid: string) => Promise<void>;
   /** Whether a receipt held by a concurrent request becomes `queued` within about a second. */
   queuedSoon: (uuid: string) => Promise<boolean>;
-  limiter: RateLimiter;
+  limiter: AlarmLimiter;
 }
 
 const RECEIPT_TTL_SECONDS = 24 * 3600;
@@ -328,7 +328,7 @@ export async function reportAlarm(
  * paused 4002, then the rate limit 4010 (all `count` or none; a request of more alarms than the
  * limit never passes, with a message naming the per-request cap).
  */
-export async function admit(task: Task, count: number, now: number, limiter: RateLimiter): Promise<void> {
+export async function admit(task: Task, count: number, now: number, limiter: AlarmLimiter): Promise<void> {
   const status = effectiveStatus(task, now);
   if (status === TASK_STOPPED) throw AlarmError.stopped();
   if (status === TASK_PAUSED) throw AlarmError.paused();

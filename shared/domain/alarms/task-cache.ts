@@ -1,5 +1,6 @@
 import { nowMs } from '../../clock.ts';
 import { config } from '../../config/env.ts';
+import { perContainer } from '../../container.ts';
 import type { Task } from '../tasks/model.ts';
 import { getTask, getTasks } from '../tasks/repository.ts';
 
@@ -21,7 +22,7 @@ interface Entry {
 }
 
 const MAX_ENTRIES = 5_000;
-const cache = new Map<number, Entry>();
+const cacheOf = perContainer(() => new Map<number, Entry>());
 
 export interface CacheOptions {
   /** Unix seconds: the entry must have been loaded after this second ended. */
@@ -68,13 +69,15 @@ export function batchedTaskLoader(
     });
 }
 
-const loadTask = batchedTaskLoader();
+const loaderOf = perContainer(() => batchedTaskLoader());
+const loadTask: TaskLoader = (id, consistent) => loaderOf()(id, consistent);
 
 export async function getTaskCached(
   id: number,
   opts: CacheOptions = {},
   deps: { getTask: TaskLoader } = { getTask: loadTask },
 ): Promise<Task | undefined> {
+  const cache = cacheOf();
   const now = nowMs();
   const hit = cache.get(id);
   const fresh =
@@ -94,5 +97,5 @@ export async function getTaskCached(
 
 /** Drops cached tasks (tests). */
 export function clearTaskCache(): void {
-  cache.clear();
+  cacheOf().clear();
 }

@@ -2,9 +2,12 @@ import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
 import { nowSeconds } from '../../clock.ts';
+import { recordCalls } from '../../call-record.ts';
+import { perContainer } from '../../container.ts';
 import { db, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import { logger } from '../../log.ts';
+import { traced } from '../../tracing.ts';
 import type { User } from '../directory/model.ts';
 import { isLoopback, type OidcSettings, signInSettings } from './settings.ts';
 import { personByEmail } from './signin.ts';
@@ -42,13 +45,14 @@ export class SsoRefused extends Error {
   }
 }
 
-let discovered: Promise<client.Configuration> | undefined;
+/** The provider's configuration, once per container (its client secret read with it). */
+const discoveredOf = perContainer((): { config?: Promise<client.Configuration> } => ({}));
 
 async function clientSecret(s: OidcSettings): Promise<string | undefined> {
   if (s.clientSecret) return s.clientSecret;
   if (!s.clientSecretArn) return undefined;
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const out = await new SecretsManagerClient({ region: process.env.AWS_REGION }).send(
+  const out = await recordCalls(traced(new SecretsManagerClient({ region: process.env.AWS_REGION }))).send(
     new GetSecretValueCommand({ SecretId: s.clientSecretArn }),
   );
   // `none` (the stack's placeholder): a public client, authenticated by PKCE alone.
@@ -58,7 +62,8 @@ async function clientSecret(s: OidcSettings): Promise<string | undefined> {
 
 /** The provider's configuration (discovery document, JWKS on demand), once per container. */
 function provider(s: OidcSettings): Promise<client.Configuration> {
-  discovered ??= (async () => {
+  const discovered = discoveredOf();
+  discovered.config ??= (async () => {
     const secret = await clientSecret(s);
     const url = new URL(s.issuer);
     const insecure = url.protocol === 'http:' && isLoopback(url.hostname);
@@ -73,10 +78,10 @@ function provider(s: OidcSettings): Promise<client.Configuration> {
     return config;
   })().catch((err: unknown) => {
     // Not remembered: the next sign-in tries again.
-    discovered = undefined;
+    discovered.config = undefined;
     throw err;
   });
-  return discovered;
+  return discovered.config;
 }
 
 function settings(): OidcSettings {
@@ -196,5 +201,5 @@ export async function finishSso(input: { callbackUrl: URL; cookieState: string |
 
 /** Tests: forget the discovered provider. */
 export function resetSso(): void {
-  discovered = undefined;
+  discoveredOf().config = undefined;
 }

@@ -1,4 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
+import { recordCalls } from '../../call-record.ts';
+import { perContainer } from '../../container.ts';
 import { config } from '../../config/env.ts';
 import { traced } from '../../tracing.ts';
 
@@ -8,20 +10,21 @@ import { traced } from '../../tracing.ts';
  * SEAL_KEY (local runtime) or a Secrets Manager secret read once at cold start (AWS).
  * Sealed form: `v1:<iv b64>:<tag b64>:<ciphertext b64>`.
  */
-let key: Buffer | undefined;
+const loaded = perContainer((): { key?: Buffer } => ({}));
 
 export async function loadSealKey(): Promise<Buffer> {
-  if (key) return key;
+  const state = loaded();
+  if (state.key) return state.key;
   const cfg = config();
   if (cfg.sealKey) {
-    key = cfg.sealKey;
-    return key;
+    state.key = cfg.sealKey;
+    return state.key;
   }
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const sm = traced(new SecretsManagerClient({ region: cfg.region }));
+  const sm = recordCalls(traced(new SecretsManagerClient({ region: cfg.region })));
   const out = await sm.send(new GetSecretValueCommand({ SecretId: cfg.sealKeySecretArn }));
-  key = sealKeyFromSecretString(out.SecretString ?? '');
-  return key;
+  state.key = sealKeyFromSecretString(out.SecretString ?? '');
+  return state.key;
 }
 
 /**
@@ -39,12 +42,13 @@ export function sealKeyFromSecretString(secret: string): Buffer {
 }
 
 function currentKey(): Buffer {
-  if (!key) {
+  const state = loaded();
+  if (!state.key) {
     const cfg = config();
     if (!cfg.sealKey) throw new Error('seal key not loaded: call loadSealKey() first');
-    key = cfg.sealKey;
+    state.key = cfg.sealKey;
   }
-  return key;
+  return state.key;
 }
 
 function sealWith(plain: string, iv: Buffer): string {

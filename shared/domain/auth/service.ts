@@ -1,5 +1,6 @@
 import { nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
+import { perContainer } from '../../container.ts';
 import { NotFoundError, UnauthorizedError } from '../errors.ts';
 import type { Task } from '../tasks/model.ts';
 import { getTask } from '../tasks/repository.ts';
@@ -13,9 +14,10 @@ export interface AppCredentials {
 }
 
 const APP_CACHE_MS = 30_000;
-const appCache = new Map<number, { app: App | undefined; at: number }>();
+const appCacheOf = perContainer(() => new Map<number, { app: App | undefined; at: number }>());
 
 async function cachedApp(id: number, deps: { getApp: typeof getApp }): Promise<App | undefined> {
+  const appCache = appCacheOf();
   const hit = appCache.get(id);
   if (hit && Date.now() - hit.at < APP_CACHE_MS && hit.app) return hit.app;
   const app = await deps.getApp(id);

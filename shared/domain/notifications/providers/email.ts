@@ -1,5 +1,6 @@
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { createTransport, type Transporter } from 'nodemailer';
+import { recordCalls } from '../../../call-record.ts';
 import type { NotifyConfig } from '../../../config/env.ts';
 import { mailSubject } from '../channel-message.ts';
 import { plainText, type RenderedMessage } from '../render.ts';
@@ -70,7 +71,7 @@ export function sesMailer(
   cfg: Extract<NonNullable<NotifyConfig['email']>, { provider: 'ses' }>,
   region: string,
 ): Mailer {
-  const client = traced(new SESv2Client(awsClientOptions(region, cfg.endpoint)));
+  const client = recordCalls(traced(new SESv2Client(awsClientOptions(region, cfg.endpoint))));
   return {
     async send(to, m) {
       const c = mailContent(m);

@@ -1,4 +1,5 @@
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { recordCalls } from '../../../call-record.ts';
 import type { NotifyConfig } from '../../../config/env.ts';
 import { SMS_MAX_CHARS } from '../channel-message.ts';
 import { truncate } from '../render.ts';
@@ -33,7 +34,7 @@ export function smsRequest(phone: string, text: string, countryCode: string): Pu
 
 /** Amazon SNS Publish to a phone number. */
 export function snsSms(cfg: NonNullable<NotifyConfig['sms']>, region: string): TextSender {
-  const client = traced(new SNSClient(awsClientOptions(region, cfg.endpoint)));
+  const client = recordCalls(traced(new SNSClient(awsClientOptions(region, cfg.endpoint))));
   return {
     async send(phone, text) {
       try {

@@ -1,4 +1,5 @@
 import { PinpointSMSVoiceV2Client, SendVoiceMessageCommand } from '@aws-sdk/client-pinpoint-sms-voice-v2';
+import { recordCalls } from '../../../call-record.ts';
 import type { NotifyConfig } from '../../../config/env.ts';
 import { VOICE_MAX_CHARS } from '../channel-message.ts';
 import { truncate } from '../render.ts';
@@ -25,7 +26,7 @@ export function voiceRequest(
 
 /** Amazon Pinpoint SMS and Voice v2 SendVoiceMessage (a text-to-speech call). */
 export function pinpointVoice(cfg: NonNullable<NotifyConfig['phone']>, region: string): TextSender {
-  const client = traced(new PinpointSMSVoiceV2Client(awsClientOptions(region, cfg.endpoint)));
+  const client = recordCalls(traced(new PinpointSMSVoiceV2Client(awsClientOptions(region, cfg.endpoint))));
   return {
     async send(phone, text) {
       try {
