@@ -41,7 +41,7 @@ import {
 import { type Notice, selectedReceivers, selectReceivers, sendNotice } from './notify.ts';
 import { recoveryDelaySeconds } from './recovery.ts';
 import * as repo from './repository.ts';
-import { getTaskCached } from './task-cache.ts';
+import { getTaskCached } from '../tasks/task-cache.ts';
 import { firstBucket, maxInterval, minuteOf, upgradeStrategies } from './upgrade.ts';
 
 /**

@@ -29,7 +29,7 @@ import {
   type ReportReceipt,
 } from './report-repository.ts';
 import { MAX_CTN_DEPTH, reportSchema } from './report-schemas.ts';
-import { getTaskCached } from './task-cache.ts';
+import { getTaskCached } from '../tasks/task-cache.ts';
 
 /**
  * Alarm ingestion (behavior 3.3, 6, 12). `POST /alarm/report`: authenticate with the task token ->

@@ -7,7 +7,7 @@ import { logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
 import type { NotificationJob } from '../../messaging/messages.ts';
 import { queueUrl, sqs } from '../../messaging/sqs.ts';
-import { getTaskCached } from '../alarms/task-cache.ts';
+import { getTaskCached } from '../tasks/task-cache.ts';
 import type { Template, User } from '../directory/model.ts';
 import { getTemplate, getUsers } from '../directory/repository.ts';
 import { ROBOT_CHANNELS, type RobotChannel, type Task, USER_CHANNELS } from '../tasks/model.ts';

@@ -9,7 +9,7 @@ import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../messagin
 import { publish, queueUrl, sqs } from '../../messaging/sqs.ts';
 import { outboundRequest } from '../../outbound/client.ts';
 import { checkOutboundUrl, type UrlCheck } from '../../outbound/url-guard.ts';
-import { getTaskCached } from '../alarms/task-cache.ts';
+import { getTaskCached } from '../tasks/task-cache.ts';
 import type { Task } from '../tasks/model.ts';
 import {
   type AttemptOutcome,
