@@ -56,7 +56,7 @@ import { firstBucket, maxInterval, minuteOf, upgradeStrategies } from './upgrade
  * counted twice and nothing is lost if the consumer dies between the write and the publishing.
  */
 
-/** Due-work kinds of this module (registered in due/handlers.ts). */
+/** Due-work kinds of this module (its handler: due-work.ts). */
 export const FLUSH_KIND = 'compress-flush';
 export const RECOVERY_DELAY_KIND = 'recovery-delay';
 

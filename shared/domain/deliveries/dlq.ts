@@ -207,7 +207,7 @@ export const dlqDeps: DlqDeps = {
 /** Dead workflow items read at most to filter them by task (dead work is rare; they stay 1,000). */
 const MAX_DUE_SCAN = 1_000;
 
-/** Every kind of due work (shared/domain/due/handlers.ts; a unit test keeps the two lists equal). */
+/** Every kind of due work (functions/schedule/due-handlers.ts; a unit test keeps the two lists equal). */
 export const DUE_KINDS = [
   'workflow-announce',
   'workflow-remind',

@@ -62,7 +62,7 @@ const MAX_ATTEMPTS = 5;
  */
 export const MAX_UPDATE_ATTEMPTS = 40;
 
-/** Due-work kind that ends a pause (registered in due/handlers.ts). */
+/** Due-work kind that ends a pause (its handler: due-work.ts). */
 export const PAUSE_EXPIRY = 'task-pause-expiry';
 
 // biome-ignore lint/suspicious/noExplicitAny: request bodies, validated in rules.ts

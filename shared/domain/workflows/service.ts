@@ -40,7 +40,7 @@ import {
   workflowView,
 } from './views.ts';
 
-/** Due-work kinds of this module (registered in due/handlers.ts). */
+/** Due-work kinds of this module (its handler: due-work.ts). */
 export const ANNOUNCE_KIND = 'workflow-announce';
 export const REMIND_KIND = 'workflow-remind';
 
