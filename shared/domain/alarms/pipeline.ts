@@ -9,7 +9,7 @@ import { getAlarmGroups } from '../directory/repository.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';
 import { effectiveStatus, TASK_PAUSED, TASK_RUNNING, type Task } from '../tasks/model.ts';
-import { sealReceiverRobots } from '../tasks/robots.ts';
+import { sealReceiverRobots } from '../channels/robots.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
 import { defaultDeliveryDeps, deliverNow } from '../webhooks/delivery.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';

@@ -10,11 +10,10 @@ import {
 } from '../deliveries/trace.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
-import { maskRobot } from '../notifications/providers/robot.ts';
+import { maskRobot, redact } from '../channels/redact.ts';
 import { recipientsOf } from '../notifications/receivers.ts';
 import { taskForUser } from '../tasks/access.ts';
-import { redact } from '../tasks/reader.ts';
-import { openReceiverRobots, openRobot } from '../tasks/robots.ts';
+import { openReceiverRobots, openRobot } from '../channels/robots.ts';
 import { LEVEL_NAMES, type Level, type Task } from '../tasks/model.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
 import { getWorkflowIdOfAlarm } from '../workflows/repository.ts';

@@ -15,10 +15,10 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../errors.ts';
-import { outboundUrlErrors, type ReceiverLike } from '../tasks/outbound-urls.ts';
+import { outboundUrlErrors, type ReceiverLike } from '../channels/outbound-urls.ts';
 import type { Channels, Level, ReceiverConfig, Robot, Task } from '../tasks/model.ts';
 import { effectiveStatus, ROBOT_CHANNELS, TASK_PAUSED, TASK_STOPPED, USER_CHANNELS } from '../tasks/model.ts';
-import { sealRobot } from '../tasks/robots.ts';
+import { sealRobot } from '../channels/robots.ts';
 import { compileSchema } from '../validation.ts';
 import { heartbeatOf } from './heartbeat.ts';
 import { alarmRateLimiter, type RateLimiter } from './rate-limit.ts';
@@ -202,7 +202,7 @@ function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
   }
   for (const ch of ROBOT_CHANNELS) {
     const robots = given[ch] as Robot[] | undefined;
-    // Queued and stored sealed (tasks/robots.ts): opened only where a robot is called.
+    // Queued and stored sealed (channels/robots.ts): opened only where a robot is called.
     if (robots?.length)
       channels[ch] = robots.map((r) =>
         sealRobot(r.secret ? { webhook: r.webhook, secret: r.secret } : { webhook: r.webhook }),

@@ -2,7 +2,7 @@ import { nowSeconds } from '../../clock.ts';
 import { putApp } from '../auth/apps.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { TemplateScenes } from '../tasks/model.ts';
-import { alarmGroupOutboundUrlErrors } from '../tasks/outbound-urls.ts';
+import { alarmGroupOutboundUrlErrors } from '../channels/outbound-urls.ts';
 import { listPermissionsOfUser } from '../tasks/repository.ts';
 import { compileSchema } from '../validation.ts';
 import {

@@ -1,4 +1,4 @@
-import { maskRobot } from '../notifications/providers/robot.ts';
+import { redact } from '../channels/redact.ts';
 import { taskForUser } from './access.ts';
 import { ValidationError } from '../errors.ts';
 import { pauseTask, showTask, startTask, stopTask } from './service.ts';
@@ -14,33 +14,6 @@ export async function viewTask(uid: number, taskId: number) {
   const { task: detail } = await showTask(task);
   const { token: _token, secret: _secret, ...rest } = detail as Record<string, unknown>;
   return { task: redact(rest) };
-}
-
-function webhookOrigin(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.origin}${u.pathname}${u.search ? '?…' : ''}`;
-  } catch {
-    return '(invalid URL)';
-  }
-}
-
-/** Credentials out of a configuration, at any depth (receivers, dispatch items, upgrades, reminders). */
-export function redact(value: unknown, key = ''): unknown {
-  if (Array.isArray(value)) return value.map((v) => redact(v, key));
-  if (value && typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    // A robot: {webhook, secret} (in a robot channel, also without a secret).
-    if (typeof o.webhook === 'string' && ('secret' in o || key === 'dinggroup' || key === 'yachgroup')) {
-      return { ...o, webhook: maskRobot(o.webhook), secret: o.secret ? '(set)' : '' };
-    }
-    // The task webhook in the detail view: {url}.
-    if (key === 'webhook' && typeof o.url === 'string')
-      return { ...o, url: o.url ? webhookOrigin(o.url) : '' };
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, redact(v, k)]));
-  }
-  if (key === 'webhook' && typeof value === 'string' && value !== '') return webhookOrigin(value);
-  return value;
 }
 
 export type StatusAction = 'stop' | 'start' | 'pause';

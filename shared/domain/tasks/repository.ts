@@ -18,7 +18,7 @@ import {
 import { keys } from '../../db/keys.ts';
 import { seal, unseal } from '../auth/seal.ts';
 import type { Task } from './model.ts';
-import { sealTaskRobots } from './robots.ts';
+import { sealTaskRobots } from '../channels/robots.ts';
 
 /**
  * The stored form of a task: token and secret are sealed (see auth/seal.ts), and so is every robot's

@@ -13,9 +13,9 @@ import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
 import { pingEvent } from '../webhooks/events.ts';
 import { publishWebhookEvents } from '../webhooks/publish.ts';
 import { TASK_RUNNING, type Task, type TaskConfig } from './model.ts';
-import { assertTaskOutboundUrls } from './outbound-urls.ts';
+import { assertTaskOutboundUrls } from '../channels/outbound-urls.ts';
 import * as repo from './repository.ts';
-import { openReceiverRobots, openTaskRobots } from './robots.ts';
+import { openReceiverRobots, openTaskRobots } from '../channels/robots.ts';
 import {
   applyFieldPaths,
   configOf,
