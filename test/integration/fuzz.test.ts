@@ -6,7 +6,7 @@ import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { importDirectory } from '../../shared/domain/directory/service.ts';
 import { hmacSign, md5Sign } from '../../shared/domain/auth/signature.ts';
-import { setPasswordByOperator } from '../../shared/domain/auth/signin.ts';
+import { setPasswordByOperator } from '../../shared/domain/signin/signin.ts';
 import { type AppAuth, api, appHeaders, baseUrl, serviceNow, taskAuth } from '../support/client.ts';
 import { Browser } from '../support/people.ts';
 import { TestReceiver } from '../support/receiver.ts';

@@ -1,4 +1,4 @@
-import { LOGIN_SECONDS, SsoRefused, startSso } from '#shared/domain/auth/oidc.ts';
+import { LOGIN_SECONDS, SsoRefused, startSso } from '#shared/domain/signin/oidc.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { oidcCookie, serviceLocation } from '#shared/http/session.ts';

@@ -6,7 +6,7 @@ import { db, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import { logger } from '../../log.ts';
 import type { User } from '../directory/model.ts';
-import { isLoopback, type OidcSettings, signInSettings } from './settings.ts';
+import { isLoopback, type OidcSettings, signInSettings } from '../auth/settings.ts';
 import { personByEmail } from './signin.ts';
 
 /**
