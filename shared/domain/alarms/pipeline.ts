@@ -13,8 +13,8 @@ import { sealReceiverRobots } from '../channels/robots.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
 import { defaultDeliveryDeps, deliverNow } from '../webhooks/delivery.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
-import { event, historyRef, msgRef, taskRef } from '../webhooks/events.ts';
-import { type EventToPublish, publishWebhookEvents, webhookBundles } from '../webhooks/publish.ts';
+import { event, historyRef, msgRef, taskRef } from '../events/payloads.ts';
+import { type EventToPublish, publishWebhookEvents, webhookBundles } from '../events/publish.ts';
 import { createWorkflow, finishWorkflowsOfMetric } from '../workflows/service.ts';
 import { strategyOf } from './compress.ts';
 import {

@@ -13,7 +13,7 @@ import { buildRenderValues, renderMessage } from '../notifications/render.ts';
 import { type NotifyChannel, resolveTemplate } from '../notifications/templates.ts';
 import { taskForUser } from '../tasks/access.ts';
 import type { Task } from '../tasks/model.ts';
-import { historyRef, pipelineRef, taskRef, workflowRef } from '../webhooks/events.ts';
+import { historyRef, pipelineRef, taskRef, workflowRef } from '../events/payloads.ts';
 
 /**
  * The template preview (`POST /alarmtask/template/preview`): a task's template for one scene and

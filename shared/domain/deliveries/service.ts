@@ -10,7 +10,7 @@ import {
 } from '../notifications/repository.ts';
 import { taskForUser } from '../tasks/access.ts';
 import { defaultDeliveryDeps, sendEventNow, webhookUrlOf } from '../webhooks/delivery.ts';
-import { pingEvent } from '../webhooks/events.ts';
+import { pingEvent } from '../events/payloads.ts';
 import {
   type DeliveryLogPosition,
   pageDeliveryLogOfTask,

@@ -10,8 +10,8 @@ import { type AlarmGroup, type Department, toPinyin, type User } from '../direct
 import type { DueItem } from '../due/repository.ts';
 import { putDue } from '../due/repository.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
-import { pingEvent } from '../webhooks/events.ts';
-import { publishWebhookEvents } from '../webhooks/publish.ts';
+import { pingEvent } from '../events/payloads.ts';
+import { publishWebhookEvents } from '../events/publish.ts';
 import { TASK_RUNNING, type Task, type TaskConfig } from './model.ts';
 import { assertTaskOutboundUrls } from '../channels/outbound-urls.ts';
 import * as repo from './repository.ts';

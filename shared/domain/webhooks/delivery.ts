@@ -18,7 +18,7 @@ import {
   putWebhookAttempts,
   type WebhookAttempt,
 } from './repository.ts';
-import { packBundles } from './publish.ts';
+import { packBundles } from '../events/publish.ts';
 import { signWebhook } from './signature.ts';
 
 /**

@@ -12,7 +12,7 @@ import { alarmGroupIds, channelJobs, type Recipients, recipientsOf } from '../no
 import { requireReadOf } from '../tasks/access.ts';
 import type { ReceiverConfig, Task } from '../tasks/model.ts';
 import { getTask } from '../tasks/repository.ts';
-import { publishWebhookEvents } from '../webhooks/publish.ts';
+import { publishWebhookEvents } from '../events/publish.ts';
 import {
   type CountMove,
   countDeltas,
