@@ -10,7 +10,7 @@ import { getTemplate } from '../directory/repository.ts';
 import { NotFoundError } from '../errors.ts';
 import { channelMessage } from '../notifications/channel-message.ts';
 import { buildRenderValues, renderMessage } from '../notifications/render.ts';
-import { type NotifyChannel, resolveTemplate } from '../notifications/templates.ts';
+import { type NotifyChannel, resolveTemplate } from '../tasks/templates.ts';
 import { taskForUser } from '../tasks/access.ts';
 import type { Task } from '../tasks/model.ts';
 import { historyRef, pipelineRef, taskRef, workflowRef } from '../events/payloads.ts';

@@ -1,4 +1,4 @@
-import { NOTIFY_CHANNELS, NOTIFY_SCENES } from '../notifications/templates.ts';
+import { NOTIFY_CHANNELS, NOTIFY_SCENES } from '../tasks/templates.ts';
 import { ID_SCHEMA } from '../validation.ts';
 
 /** Input schemas of the delivery endpoints (issue 10 item 5): app auth plus the acting user `uid`. */

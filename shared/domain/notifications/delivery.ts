@@ -30,7 +30,7 @@ import {
   type JobStatus,
   recordJobRun,
 } from './repository.ts';
-import { NOTIFY_CHANNELS, NOTIFY_SCENES, resolveTemplate } from './templates.ts';
+import { NOTIFY_CHANNELS, NOTIFY_SCENES, resolveTemplate } from '../tasks/templates.ts';
 import { type RobotThrottle, robotThrottle } from './throttle.ts';
 
 /**

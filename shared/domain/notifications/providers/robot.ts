@@ -3,7 +3,7 @@ import { config } from '../../../config/env.ts';
 import type { Robot } from '../../tasks/model.ts';
 import { isRobotUrl } from '../../channels/outbound-urls.ts';
 import { plainText, type RenderedMessage } from '../render.ts';
-import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN } from '../templates.ts';
+import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN } from '../../tasks/templates.ts';
 import { guard, httpStatusOutcome, type ProviderJson, postJson } from './http.ts';
 import { delivered, failed, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
 

@@ -1,6 +1,6 @@
 import type { NotifyConfig } from '../../../config/env.ts';
 import { plainText, type RenderedMessage } from '../render.ts';
-import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN } from '../templates.ts';
+import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN } from '../../tasks/templates.ts';
 import {
   guard,
   httpCall,

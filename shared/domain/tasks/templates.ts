@@ -6,7 +6,7 @@ import {
   TEMPLATE_SCENES,
   type TemplateConfig,
   type TemplateEntry,
-} from '../tasks/model.ts';
+} from './model.ts';
 
 /**
  * Message templates (interface 2.11, behavior 10): the system defaults for every scene and channel,
