@@ -181,7 +181,7 @@ export async function view(command: string | undefined, args: string[], values: 
     }
     case 'alarms': {
       if (args.length !== 1) return false;
-      const { listAlarms } = await import('../domain/alarms/reads.ts');
+      const { listAlarms } = await import('../domain/reads/alarm-history.ts');
       data = await listAlarms(
         (await inputFor('functions/http/alarmtask/list-alarms.ts', {
           task_id: first,
@@ -204,7 +204,7 @@ export async function view(command: string | undefined, args: string[], values: 
     }
     case 'trace': {
       if (args.length !== 2) return false;
-      const { traceAlarm } = await import('../domain/alarms/reads.ts');
+      const { traceAlarm } = await import('../domain/reads/alarm-trace.ts');
       data = await traceAlarm(
         (await inputFor('functions/http/alarmtask/trace-alarm.ts', {
           task_id: first,
