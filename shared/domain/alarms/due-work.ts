@@ -1,6 +1,6 @@
 import type { DueHandler } from '../due/runner.ts';
 import { checkHeartbeat, HEARTBEAT_KIND } from './heartbeat.ts';
-import { FLUSH_KIND, flushCompressWindow, RECOVERY_DELAY_KIND, runRecoveryDelay } from './pipeline.ts';
+import { FLUSH_KIND, flushCompressWindow, RECOVERY_DELAY_KIND, runRecoveryDelay } from './delayed.ts';
 
 /** Due work of the alarm path. */
 export const alarmDueHandlers: Record<string, DueHandler> = {

@@ -58,7 +58,7 @@ const WORKFLOW_STATUS: Partial<Record<NotifyScene, number>> = {
 };
 
 /**
- * What the producers put in a job's render context for `scene` (alarms/pipeline.ts notices,
+ * What the producers put in a job's render context for `scene` (alarms/effects.ts notices,
  * workflows/views.ts), with the given alarm (stored or sample) and sample values for the rest.
  */
 export function previewContext(
