@@ -6,8 +6,9 @@
  * request. Every text from the document is HTML-escaped; the page is served with a CSP that allows no
  * script at all. Pure: document in, HTML out.
  */
+import { isObject } from '../json.ts';
+
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',

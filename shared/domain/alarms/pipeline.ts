@@ -1,4 +1,4 @@
-import { parseJson } from '../../json.ts';
+import { isObject, parseJson } from '../../json.ts';
 import { nowMs } from '../../clock.ts';
 import { logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
@@ -40,7 +40,6 @@ export function parseAlarmMessage(body: string): AlarmMessage | undefined {
   }
   if (!v || typeof v !== 'object') return undefined;
   const m = v as Record<string, unknown>;
-  const isObject = (x: unknown) => !!x && typeof x === 'object' && !Array.isArray(x);
   const ok =
     m.kind === 'alarm' &&
     typeof m.uuid === 'string' &&

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { formatDateTime, nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
-import { isRawJson, nestingDepth, toWireJson } from '../../json.ts';
+import { isObject, isRawJson, nestingDepth, toWireJson } from '../../json.ts';
 import { logger } from '../../log.ts';
 import type { AlarmMessage } from '../../messaging/messages.ts';
 import { enqueue } from '../../messaging/sqs.ts';
@@ -163,10 +163,6 @@ export async function testAlarm(
 }
 
 const validateReport = compileSchema(reportSchema);
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 interface ReportBody {
   ctn: Record<string, unknown>;

@@ -1,5 +1,5 @@
 import { nowSeconds } from '../../clock.ts';
-import { parseJson, toWireJson } from '../../json.ts';
+import { isObject, parseJson, toWireJson } from '../../json.ts';
 import {
   type DeadLetter,
   MAX_SCAN,
@@ -55,8 +55,6 @@ export type Carried =
     }
   | { kind: 'malformed'; task_id?: number };
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 const int = (v: unknown) => (Number.isSafeInteger(v) ? (v as number) : undefined);
 

@@ -2,7 +2,7 @@
  * Pure rules of the alarm task API: validation beyond the JSON Schema, normalization of a request
  * into the stored configuration, `filter_fields` path copying, and the status transitions. No I/O.
  */
-import { nestingDepth } from '../../json.ts';
+import { isObject, nestingDepth } from '../../json.ts';
 import { ConflictError, type FieldError, ValidationError } from '../errors.ts';
 import { compileSchema } from '../validation.ts';
 import type {
@@ -39,7 +39,6 @@ import { createTaskSchema, MAX_PERMISSION_USERS, taskConfigSchema, UPDATABLE_FIE
 // biome-ignore lint/suspicious/noExplicitAny: request bodies are checked by the schema before use
 type Raw = Record<string, any>;
 
-const isObj = (v: unknown): v is Raw => typeof v === 'object' && v !== null && !Array.isArray(v);
 const uniq = <T>(xs: T[]): T[] => [...new Set(xs)];
 
 const validateCreateShape = compileSchema(createTaskSchema);
@@ -57,10 +56,10 @@ function schemaErrors(validate: (v: unknown) => void, value: unknown): FieldErro
 
 /** Whether a receiver names anyone: an alarm group, a user, a robot or a webhook URL. */
 export function receiverHasTargets(r: unknown): boolean {
-  if (!isObj(r)) return false;
+  if (!isObject(r)) return false;
   if (Array.isArray(r.alarmgroup) && r.alarmgroup.length > 0) return true;
   const c = r.channels;
-  if (!isObj(c)) return false;
+  if (!isObject(c)) return false;
   for (const ch of [...USER_CHANNELS, ...ROBOT_CHANNELS]) {
     if (Array.isArray(c[ch]) && c[ch].length > 0) return true;
   }
@@ -69,11 +68,11 @@ export function receiverHasTargets(r: unknown): boolean {
 
 function webhookUrl(v: unknown): string | undefined {
   if (typeof v === 'string' && v !== '') return v;
-  if (isObj(v) && typeof v.url === 'string' && v.url !== '') return v.url;
+  if (isObject(v) && typeof v.url === 'string' && v.url !== '') return v.url;
   return undefined;
 }
 
-const enabled = (m: unknown): m is Raw => isObj(m) && m.enable === true;
+const enabled = (m: unknown): m is Raw => isObject(m) && m.enable === true;
 
 const MODULES = ['workflow', 'filter', 'upgrade', 'compress', 'recovery'] as const;
 /** How deeply a disabled module may nest (it is stored as sent, two levels down in the task). */
@@ -117,36 +116,36 @@ function freeFormError(v: unknown, field: string, depth = 0): FieldError | undef
 export function semanticErrors(body: Raw, creator: number | undefined): FieldError[] {
   const errors: FieldError[] = [];
   const needTargets = (r: unknown, field: string) => {
-    if (isObj(r) && !receiverHasTargets(r))
+    if (isObject(r) && !receiverHasTargets(r))
       errors.push({ field, message: 'must have alarmgroup or channels' });
   };
   needTargets(body.receiver, 'receiver');
-  if (isObj(body.receiver) && Array.isArray(body.receiver.dispatch)) {
+  if (isObject(body.receiver) && Array.isArray(body.receiver.dispatch)) {
     body.receiver.dispatch.forEach((d: unknown, i: number) => {
-      if (isObj(d)) needTargets(d.receiver, `receiver.dispatch.${i}.receiver`);
+      if (isObject(d)) needTargets(d.receiver, `receiver.dispatch.${i}.receiver`);
     });
   }
   if (enabled(body.workflow) && Array.isArray(body.workflow.reminds)) {
     body.workflow.reminds.forEach((r: unknown, i: number) => {
-      if (isObj(r) && r.reuse_receiver === 0) needTargets(r.receiver, `workflow.reminds.${i}.receiver`);
+      if (isObject(r) && r.reuse_receiver === 0) needTargets(r.receiver, `workflow.reminds.${i}.receiver`);
     });
   }
   if (enabled(body.upgrade) && Array.isArray(body.upgrade.strategies)) {
     body.upgrade.strategies.forEach((s: unknown, i: number) => {
-      if (isObj(s) && s.reuse_receiver === 0) needTargets(s.receiver, `upgrade.strategies.${i}.receiver`);
+      if (isObject(s) && s.reuse_receiver === 0) needTargets(s.receiver, `upgrade.strategies.${i}.receiver`);
     });
   }
   for (const m of MODULES) {
-    const err = isObj(body[m]) && !enabled(body[m]) ? freeFormError(body[m], m) : undefined;
+    const err = isObject(body[m]) && !enabled(body[m]) ? freeFormError(body[m], m) : undefined;
     if (err) errors.push(err);
   }
   if (enabled(body.compress) && body.compress.method === 2) {
     errors.push({ field: 'compress', message: 'method 2 is not supported' });
   }
-  if (isObj(body.template) && body.template.udf !== undefined && body.template.template_id === undefined) {
+  if (isObject(body.template) && body.template.udf !== undefined && body.template.template_id === undefined) {
     errors.push({ field: 'template.template_id', message: 'is required when udf is given' });
   }
-  if (isObj(body.permission)) {
+  if (isObject(body.permission)) {
     const list = (v: unknown) => (Array.isArray(v) ? v : []);
     const users = new Set([...list(body.permission.rw), ...list(body.permission.ro)]);
     if (creator !== undefined) users.add(creator);
@@ -227,7 +226,7 @@ export function normReceiver(r: Raw, level: 'task' | 'sub'): ReceiverConfig {
 
 /** A disabled module is kept as sent, with `enable: false` (behavior 5.2). */
 function disabled<T>(m: unknown): T {
-  return { ...(isObj(m) ? m : {}), enable: false } as T;
+  return { ...(isObject(m) ? m : {}), enable: false } as T;
 }
 
 const withReceiver = (x: Raw) =>
@@ -297,15 +296,15 @@ function normRecovery(r: unknown): RecoveryConfig {
 }
 
 function normTemplate(t: unknown): TemplateConfig {
-  if (!isObj(t)) return { template_id: 0 };
+  if (!isObject(t)) return { template_id: 0 };
   const udf: TemplateScenes = {};
-  if (isObj(t.udf)) {
+  if (isObject(t.udf)) {
     for (const scene of TEMPLATE_SCENES) {
       const s = t.udf[scene];
-      if (!isObj(s)) continue;
+      if (!isObject(s)) continue;
       const entries: Raw = {};
       for (const ch of NOTIFY_CHANNELS) {
-        if (!isObj(s[ch])) continue;
+        if (!isObject(s[ch])) continue;
         const { format, template } = s[ch];
         entries[ch] = {
           ...(format !== undefined ? { format } : {}),
@@ -315,7 +314,7 @@ function normTemplate(t: unknown): TemplateConfig {
       if (Object.keys(entries).length) udf[scene] = entries;
     }
   }
-  return { template_id: t.template_id ?? 0, ...(Object.keys(udf).length ? { udf } : {}) };
+  return { template_id: (t.template_id as number | undefined) ?? 0, ...(Object.keys(udf).length ? { udf } : {}) };
 }
 
 /** rw always holds the creator; a uid in both lists is rw (interface 4.3, behavior 5.1). */
@@ -419,7 +418,7 @@ function getPath(obj: unknown, segs: string[]): unknown {
   let cur = obj;
   for (const s of segs) {
     if (Array.isArray(cur) && isIndex(s)) cur = cur[Number(s)];
-    else if (isObj(cur) && Object.hasOwn(cur, s)) cur = cur[s];
+    else if (isObject(cur) && Object.hasOwn(cur, s)) cur = cur[s];
     else return undefined;
   }
   return cur;
@@ -437,14 +436,14 @@ function setPath(obj: Raw, segs: string[], value: unknown, path: string): void {
       if (last) cur[Number(s)] = value;
       else {
         const next = cur[Number(s)];
-        if (!isObj(next) && !Array.isArray(next)) cur[Number(s)] = {};
+        if (!isObject(next) && !Array.isArray(next)) cur[Number(s)] = {};
         cur = cur[Number(s)] as Raw;
       }
     } else {
       if (last) cur[s] = value;
       else {
         const next = cur[s];
-        if (!isObj(next) && !Array.isArray(next)) cur[s] = {};
+        if (!isObject(next) && !Array.isArray(next)) cur[s] = {};
         cur = cur[s];
       }
     }
@@ -456,7 +455,7 @@ function deletePath(obj: Raw, segs: string[]): void {
   const s = segs[segs.length - 1];
   if (Array.isArray(parent) && isIndex(s)) {
     if (Number(s) < parent.length) parent.splice(Number(s), 1);
-  } else if (isObj(parent)) {
+  } else if (isObject(parent)) {
     delete parent[s];
   }
 }
