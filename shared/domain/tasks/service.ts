@@ -16,19 +16,11 @@ import { TASK_RUNNING, type Task, type TaskConfig } from './model.ts';
 import { assertTaskOutboundUrls } from '../channels/outbound-urls.ts';
 import * as repo from './repository.ts';
 import { openReceiverRobots, openTaskRobots } from '../channels/robots.ts';
-import {
-  applyFieldPaths,
-  configOf,
-  fieldPathErrors,
-  parseConfig,
-  parseCreateBody,
-  pauseTransition,
-  phoneChannelUids,
-  referencedGroupIds,
-  startTransition,
-  stopTransition,
-  webhookOf,
-} from './rules.ts';
+import { applyFieldPaths, fieldPathErrors } from './field-paths.ts';
+import { configOf } from './normalize.ts';
+import { phoneChannelUids, referencedGroupIds, webhookOf } from './references.ts';
+import { parseConfig, parseCreateBody } from './rules.ts';
+import { pauseTransition, startTransition, stopTransition } from './transitions.ts';
 import { detailGroupIds, detailUids, storeView, taskDetail } from './views.ts';
 
 export const taskDeps = {
