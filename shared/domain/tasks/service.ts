@@ -15,6 +15,7 @@ import { publishWebhookEvents } from '../events/publish.ts';
 import { TASK_RUNNING, type Task, type TaskConfig } from './model.ts';
 import { assertTaskOutboundUrls } from '../channels/outbound-urls.ts';
 import * as repo from './repository.ts';
+import * as taskWrites from './repository-writes.ts';
 import { openReceiverRobots, openTaskRobots } from '../channels/robots.ts';
 import { applyFieldPaths, fieldPathErrors } from './field-paths.ts';
 import { configOf } from './normalize.ts';
@@ -26,13 +27,13 @@ import { detailGroupIds, detailUids, storeView, taskDetail } from './views.ts';
 export const taskDeps = {
   now: nowSeconds,
   getTask: repo.getTask,
-  allocateTaskId: repo.allocateTaskId,
-  createTaskItems: repo.createTaskItems,
-  replaceTaskItems: repo.replaceTaskItems,
-  deleteTaskItems: repo.deleteTaskItems,
+  allocateTaskId: taskWrites.allocateTaskId,
+  createTaskItems: taskWrites.createTaskItems,
+  replaceTaskItems: taskWrites.replaceTaskItems,
+  deleteTaskItems: taskWrites.deleteTaskItems,
   listTaskPermissions: repo.listTaskPermissions,
-  updateTaskStatus: repo.updateTaskStatus,
-  resumePausedTask: repo.resumePausedTask,
+  updateTaskStatus: taskWrites.updateTaskStatus,
+  resumePausedTask: taskWrites.resumePausedTask,
   getUser: directory.getUser,
   getUsers: directory.getUsers,
   getDepartment: directory.getDepartment,
@@ -155,11 +156,11 @@ async function replaceConfig(task: Task, derive: (current: Task) => TaskConfig, 
     const key = JSON.stringify([current.created_by, config]);
     if (loaded?.key !== key) loaded = { key, refs: await loadReferences(config, current.created_by, deps) };
     const refs = loaded.refs;
-    const writes = repo.permissionWriteCount(current.permission, config.permission);
-    if (writes + 3 > repo.MAX_TRANSACTION_ITEMS) {
+    const writes = taskWrites.permissionWriteCount(current.permission, config.permission);
+    if (writes + 3 > taskWrites.MAX_TRANSACTION_ITEMS) {
       throw ValidationError.of(
         'permission',
-        `may change at most ${repo.MAX_TRANSACTION_ITEMS - 3} users at once`,
+        `may change at most ${taskWrites.MAX_TRANSACTION_ITEMS - 3} users at once`,
       );
     }
     const now = deps.now();

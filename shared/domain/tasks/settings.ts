@@ -2,7 +2,8 @@ import { nowSeconds } from '../../clock.ts';
 import { config, defaultAlarmRetentionDays } from '../../config/env.ts';
 import { ConflictError } from '../errors.ts';
 import type { Task } from './model.ts';
-import { getTask, setTaskSetting } from './repository.ts';
+import { getTask } from './repository.ts';
+import { setTaskSetting } from './repository-writes.ts';
 
 /**
  * Sets (or, with `undefined`, removes) one of a task's own settings under its version, re-reading
