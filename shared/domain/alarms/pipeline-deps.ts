@@ -4,7 +4,8 @@ import type { AlarmMessage, NotificationJob, WebhookBundle } from '../../messagi
 import { publish } from '../../messaging/sqs.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import type { Task } from '../tasks/model.ts';
-import { defaultDeliveryDeps, deliverNow } from '../webhooks/delivery.ts';
+import { deliverNow } from '../webhooks/deliver-now.ts';
+import { defaultDeliveryDeps } from '../webhooks/delivery-deps.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
 import { type EventToPublish, publishWebhookEvents } from '../events/publish.ts';
 import { createWorkflow, finishWorkflowsOfMetric } from '../workflows/service.ts';

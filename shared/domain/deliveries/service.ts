@@ -10,7 +10,9 @@ import {
   pageAttemptsOfTaskShard,
 } from '../notifications/repository.ts';
 import { taskForUser } from '../tasks/access.ts';
-import { defaultDeliveryDeps, sendEventNow, webhookUrlOf } from '../webhooks/delivery.ts';
+import { webhookUrlOf } from '../webhooks/attempt.ts';
+import { sendEventNow } from '../webhooks/deliver-now.ts';
+import { defaultDeliveryDeps } from '../webhooks/delivery-deps.ts';
 import { pingEvent } from '../events/payloads.ts';
 import {
   type DeliveryLogPosition,
