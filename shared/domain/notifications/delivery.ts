@@ -7,6 +7,7 @@ import { logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
 import type { NotificationJob } from '../../messaging/messages.ts';
 import { queueUrl, sqs } from '../../messaging/sqs.ts';
+import { retryDelaySeconds } from '../../messaging/retry.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
 import type { Template, User } from '../directory/model.ts';
 import { getTemplate, getUsers } from '../directory/repository.ts';
@@ -108,12 +109,6 @@ export async function deliverNotificationBatch(
     }),
   );
   return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
-}
-
-/** Visibility after a failed attempt: that retry's backoff; 0 once the retries are used up (on to the DLQ). */
-export function retryDelaySeconds(attempt: number, backoff: number[]): number {
-  if (backoff.length === 0 || attempt > backoff.length) return 0;
-  return Math.min(43_200, Math.max(0, Math.round(backoff[Math.max(0, attempt - 1)])));
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>

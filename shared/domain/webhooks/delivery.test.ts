@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookMessage } from '../../messaging/messages.ts';
-import { deliverWebhooks, retryDelaySeconds } from './delivery.ts';
+import { deliverWebhooks } from './delivery.ts';
 import { verifyWebhookSignature } from './signature.ts';
 import { fakes, message, type Posted, rec, SECRET, task, useDeliveryConfig } from './test-delivery.ts';
 
@@ -233,12 +233,3 @@ describe('an event redriven from the dead-letter queue', () => {
   });
 });
 
-describe('retryDelaySeconds', () => {
-  it('follows the backoff per retry, then 0 once retries are used up', () => {
-    const b = [5, 30, 120, 600, 1800, 3600];
-    expect([1, 2, 3, 4, 5, 6, 7, 8].map((a) => retryDelaySeconds(a, b))).toEqual([
-      5, 30, 120, 600, 1800, 3600, 0, 0,
-    ]);
-    expect(retryDelaySeconds(1, [])).toBe(0);
-  });
-});

@@ -3,6 +3,7 @@ import { config } from '../../config/env.ts';
 import { parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
 import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
+import { retryDelaySeconds } from '../../messaging/retry.ts';
 import type { UrlCheck } from '../../outbound/url-guard.ts';
 import {
   attemptOf,
@@ -46,12 +47,6 @@ export interface DeliveryRecord {
 
 /** How many sends of one batch are in flight at once (one receiver that takes 50 ms still gets 200/s per poller). */
 const SEND_CONCURRENCY = 16;
-
-/** Visibility after a failed attempt: the backoff of that retry; 0 once the retries are used up. */
-export function retryDelaySeconds(attempt: number, backoff: number[]): number {
-  if (backoff.length === 0 || attempt > backoff.length) return 0;
-  return Math.min(43_200, Math.max(0, Math.round(backoff[Math.max(0, attempt - 1)])));
-}
 
 const validEvent = (e: Partial<WebhookMessage> | undefined): boolean =>
   !!e && typeof e.event_id === 'string' && e.event_id !== '' && !!e.body && typeof e.body === 'object';

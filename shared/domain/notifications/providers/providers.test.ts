@@ -1,7 +1,8 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_CREDENTIALS, FakeClient, type Fakes, startFakes } from '../../../../test/support/fakes.ts';
-import { parseJob, retryDelaySeconds } from '../delivery.ts';
+import { retryDelaySeconds } from '../../../messaging/retry.ts';
+import { parseJob } from '../delivery.ts';
 import type { RenderedMessage } from '../render.ts';
 import { awsErrorOutcome } from './aws.ts';
 import { mailContent, sesMailer, sesRequest, smtpErrorOutcome } from './email.ts';
