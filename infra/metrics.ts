@@ -38,5 +38,8 @@ export const METRICS = {
   channelDelivery: { name: 'ChannelDelivery', unit: 'Count', dimensions: ['channel', 'outcome'] },
 } as const;
 
-export type MetricKey = Exclude<keyof typeof METRICS, 'namespace' | 'service' | 'serviceDimension' | 'environmentDimension'>;
+export type MetricKey = Exclude<
+  keyof typeof METRICS,
+  'namespace' | 'service' | 'serviceDimension' | 'environmentDimension'
+>;
 export type MetricName = (typeof METRICS)[MetricKey]['name'];

@@ -53,11 +53,11 @@ function synth(singleSignOn?: { issuer?: string; clientId?: string }) {
       .filter(([, p]) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === role))
       .flatMap(([, p]) => (p.Properties.PolicyDocument as { Statement: Statement[] }).Statement);
     return [...inline, ...attached].some(
-        (s) =>
-          s.Effect === 'Allow' &&
-          JSON.stringify(s.Resource ?? null).includes(`"${secretId}"`) &&
-          [s.Action].flat().includes('secretsmanager:GetSecretValue'),
-      );
+      (s) =>
+        s.Effect === 'Allow' &&
+        JSON.stringify(s.Resource ?? null).includes(`"${secretId}"`) &&
+        [s.Action].flat().includes('secretsmanager:GetSecretValue'),
+    );
   };
   return { stack, resources, ofType, functionOf, envOf, canRead };
 }

@@ -269,7 +269,9 @@ const queueSamples: Record<string, unknown[]> = {
       kind: 'webhooks',
       task_id: FIRST_TASK,
       created_at: T,
-      events: [{ event_id: `${FIRST_TASK}:sample:PING`, body: { event: 'PING', type: 'ping', data: {}, extra: {} } }],
+      events: [
+        { event_id: `${FIRST_TASK}:sample:PING`, body: { event: 'PING', type: 'ping', data: {}, extra: {} } },
+      ],
     },
   ],
   notify: [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRawJson, nestingDepth, parseJson, textOf, toWireJson } from './json.ts';
+import { isObject, isRawJson, nestingDepth, parseJson, textOf, toWireJson } from './json.ts';
 
 describe('parseJson keeps numbers as written', () => {
   it.each([
@@ -87,5 +87,13 @@ describe('textOf', () => {
   it('does not walk a value nested deeper than any accepted one', () => {
     const deep = parseJson(`${'['.repeat(100_000)}1${']'.repeat(100_000)}`);
     expect(textOf(deep)).toBe('(nested too deep)');
+  });
+});
+
+describe('isObject', () => {
+  it('is true for JSON objects only', () => {
+    expect(isObject({})).toBe(true);
+    expect(isObject(parseJson('{"a":1}'))).toBe(true);
+    for (const v of [null, undefined, [], [1], 'x', 1, true]) expect(isObject(v)).toBe(false);
   });
 });

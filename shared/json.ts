@@ -23,6 +23,11 @@ interface JsonWithRaw {
 
 const J = JSON as unknown as JSON & JsonWithRaw;
 
+/** Whether a value is a JSON object: not null, not an array. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** Whether a value is a number kept as its source text. */
 export function isRawJson(value: unknown): value is RawJson {
   return typeof value === 'object' && value !== null && J.isRawJSON(value);

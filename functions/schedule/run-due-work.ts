@@ -1,6 +1,6 @@
 import { observed } from '#shared/observe.ts';
 import { loadSealKey } from '#shared/domain/auth/seal.ts';
-import { dueHandlers } from '#shared/domain/due/handlers.ts';
+import { dueHandlers } from './due-handlers.ts';
 import { runDueWork } from '#shared/domain/due/runner.ts';
 import { logger } from '#shared/log.ts';
 

@@ -23,7 +23,10 @@ export function okResponse(data: unknown, msg = 'success'): APIGatewayProxyStruc
 }
 
 /** The one place errors become envelopes. Unexpected errors are logged and hidden. */
-export function errorResponse(err: unknown, requestId: string | undefined): APIGatewayProxyStructuredResultV2 {
+export function errorResponse(
+  err: unknown,
+  requestId: string | undefined,
+): APIGatewayProxyStructuredResultV2 {
   if (err instanceof AppError) return envelope(err.status, err.code, err.message, err.data, err.headers);
   logger.error('unhandled error', { requestId, error: err as Error });
   return envelope(500, 500, 'internal error', {});

@@ -4,7 +4,12 @@ import { BadRequestError, PayloadTooLargeError } from '../domain/errors.ts';
 import { readInput } from './handler.ts';
 
 const event = (over: Partial<APIGatewayProxyEventV2>): APIGatewayProxyEventV2 =>
-  ({ headers: {}, rawPath: '/', requestContext: { http: { method: 'GET' } }, ...over }) as APIGatewayProxyEventV2;
+  ({
+    headers: {},
+    rawPath: '/',
+    requestContext: { http: { method: 'GET' } },
+    ...over,
+  }) as APIGatewayProxyEventV2;
 
 describe('readInput', () => {
   it('reads the query string for GET', () => {
@@ -16,15 +21,20 @@ describe('readInput', () => {
     expect(readInput(json, 'json')).toEqual({ a: 1 });
     const text = event({ body: '{"a":1}', headers: { 'content-type': 'text/plain' } });
     expect(() => readInput(text, 'json')).toThrow(BadRequestError);
-    expect(() => readInput(event({ body: '[1]', headers: { 'content-type': 'application/json' } }), 'json')).toThrow(
-      'request body must be a JSON object',
-    );
+    expect(() =>
+      readInput(event({ body: '[1]', headers: { 'content-type': 'application/json' } }), 'json'),
+    ).toThrow('request body must be a JSON object');
   });
 
   it('reads alarm bodies as JSON whatever the content type says', () => {
-    const e = event({ body: '{"taskid":"1"}', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const e = event({
+      body: '{"taskid":"1"}',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expect(readInput(e, 'any-json')).toEqual({ taskid: '1' });
-    expect(() => readInput(event({ body: 'taskid=1' }), 'any-json')).toThrow('request body is not valid JSON');
+    expect(() => readInput(event({ body: 'taskid=1' }), 'any-json')).toThrow(
+      'request body is not valid JSON',
+    );
   });
 
   it('merges a form body over the query string (DELETE)', () => {
@@ -44,7 +54,10 @@ describe('readInput', () => {
       headers: { 'content-type': 'application/json' },
     });
     expect(readInput(b64, 'json')).toEqual({ a: 2 });
-    const big = event({ body: `{"a":"${'x'.repeat(256 * 1024)}"}`, headers: { 'content-type': 'application/json' } });
+    const big = event({
+      body: `{"a":"${'x'.repeat(256 * 1024)}"}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(() => readInput(big, 'json')).toThrow(PayloadTooLargeError);
   });
 });

@@ -6,8 +6,9 @@
  * request. Every text from the document is HTML-escaped; the page is served with a CSP that allows no
  * script at all. Pure: document in, HTML out.
  */
+import { isObject } from '../json.ts';
+
 type Json = Record<string, unknown>;
-const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -310,8 +311,7 @@ export function exampleRequest(doc: Json, method: string, path: string, op: Json
   ];
   // Routes a person may call with the session cookie are shown as an app calls them.
   const signs = ['app+task', 'app|person', 'reader', 'admin'].includes(auth) ? 'app' : auth;
-  for (const h of AUTH_PLACEHOLDERS[signs] ?? [])
-    lines.push(`  -H ${shellQuote(h)}`);
+  for (const h of AUTH_PLACEHOLDERS[signs] ?? []) lines.push(`  -H ${shellQuote(h)}`);
   if (type && media) {
     const ex = media.example;
     const text =

@@ -68,7 +68,7 @@ export async function authCommand(
   const [sub, first, second] = args;
   if (command === 'user' && sub === 'password' && args.length === 2) {
     const uid = id(first, 'UID');
-    const { setPasswordByOperator } = await import('../domain/auth/signin.ts');
+    const { setPasswordByOperator } = await import('../domain/signin/signin.ts');
     const password = values.clear ? undefined : await readPassword();
     const user = await setPasswordByOperator(uid, password);
     console.log(
@@ -80,7 +80,7 @@ export async function authCommand(
     const uid = id(first, 'UID');
     const { getUser } = await import('../domain/directory/repository.ts');
     if (!(await getUser(uid))) throw new Error(`user [${uid}] not found`);
-    const { signOutPersonEverywhere } = await import('../domain/auth/signin.ts');
+    const { signOutPersonEverywhere } = await import('../domain/signin/signin.ts');
     await signOutPersonEverywhere(uid);
     console.log(`every console session of user ${uid} was signed out`);
     return true;

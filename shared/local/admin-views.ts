@@ -145,161 +145,182 @@ async function inputFor(handlerFile: string, raw: Record<string, string | undefi
   return { ...input, uid: OPERATOR };
 }
 
-const print = (values: Values, data: unknown, text: () => string) =>
-  console.log(values.json ? JSON.stringify(data, null, 2) : text());
+// biome-ignore lint/suspicious/noExplicitAny: the views print what the domain returns
+type Data = any;
 
-/** Runs a read view; false when `command` is not one. */
-export async function view(command: string | undefined, args: string[], values: Values): Promise<boolean> {
-  const [first, second, third] = args;
-  // biome-ignore lint/suspicious/noExplicitAny: the views print what the domain returns
-  let data: any;
-  switch (command) {
-    case 'tasks': {
-      if (args.length) return false;
-      const { listTasks } = await import('../domain/tasks/list.ts');
-      data = await listTasks(
-        (await inputFor('functions/http/alarmtask/list-tasks.ts', {
-          q: values.q,
-          status: values.status,
-          department_id: values.department,
-          tag_id: values.tag,
-          limit: values.limit,
-        })) as never,
-      );
-      print(values, data, () =>
-        table(
-          data.tasks.map((t: Row & { department: { name: string }; tags: { name: string }[] }) => ({
-            ...t,
-            department: t.department.name,
-            tags: t.tags.map((x) => x.name).join(','),
-            updated: time(t.updated_at),
-          })),
-          ['id', 'name', 'status', 'department', 'tags', 'updated'],
-        ),
-      );
-      return true;
-    }
-    case 'alarms': {
-      if (args.length !== 1) return false;
-      const { listAlarms } = await import('../domain/alarms/reads.ts');
-      data = await listAlarms(
-        (await inputFor('functions/http/alarmtask/list-alarms.ts', {
-          task_id: first,
-          outcome: values.outcome,
-          level: values.level,
-          metric: values.metric,
-          batch: values.batch,
-          from: values.from,
-          to: values.to,
-          limit: values.limit,
-        })) as never,
-      );
-      print(values, data, () =>
-        table(
-          data.alarms.map((a: Row) => ({ ...a, time: time(a.created_at), id: a.history_id || '' })),
-          ['time', 'uuid', 'id', 'level_name', 'outcome', 'batch', 'k', 'ctn'],
-        ),
-      );
-      return true;
-    }
-    case 'trace': {
-      if (args.length !== 2) return false;
-      const { traceAlarm } = await import('../domain/alarms/reads.ts');
-      data = await traceAlarm(
-        (await inputFor('functions/http/alarmtask/trace-alarm.ts', {
-          task_id: first,
-          uuid: second,
-        })) as never,
-      );
-      print(values, data, () => traceText(data));
-      return true;
-    }
-    case 'workflows': {
-      if (args.length !== 1) return false;
-      const { listWorkflows } = await import('../domain/workflows/list.ts');
-      data = await listWorkflows(
-        (await inputFor('functions/http/workflow/list-workflows.ts', {
-          task_id: first,
-          status: values.status,
-          claimer: values.claimer,
-          assignee: values.assignee,
-          from: values.from,
-          to: values.to,
-          limit: values.limit,
-        })) as never,
-      );
-      print(values, data, () =>
-        table(
-          data.workflows.map((w: Row & { claimer?: { username: string }; history?: { uuid: string } }) => ({
-            ...w,
-            created: time(w.created_at),
-            claimer: w.claimer?.username ?? '',
-            alarm: w.history?.uuid ?? '',
-          })),
-          ['id', 'status', 'created', 'claimer', 'alarm'],
-        ),
-      );
-      return true;
-    }
-    case 'deliveries': {
-      if (args.length !== 1) return false;
-      const { listDeliveries } = await import('../domain/deliveries/service.ts');
-      data = await listDeliveries(
-        (await inputFor('functions/http/alarmtask/list-deliveries.ts', {
-          task_id: first,
-          kind: values.kind,
-          limit: values.limit,
-        })) as never,
-      );
-      print(values, data, () =>
-        table(
-          data.deliveries.map((d: Row) => ({ ...d, time: time(d.at) })),
-          ['time', 'kind', 'id', 'channel', 'target', 'attempt', 'outcome', 'status', 'error'],
-        ),
-      );
-      return true;
-    }
-    case 'dlq': {
-      const dlq = await import('../domain/deliveries/dlq.ts');
-      if (first === 'redrive') {
-        if (!second || (third === undefined) === !values.all || args.length > 3) return false;
-        data = await dlq.redriveDeadLetters(
-          (await inputFor('functions/http/delivery/redrive-dead-letters.ts', {
-            queue: second,
-            ...(third ? { message_id: third } : { all: '1' }),
-            task_id: values.task,
-          })) as never,
-        );
-        print(values, data, () => `redriven: ${data.redriven}${data.more ? ' (more left: run again)' : ''}`);
-        return true;
-      }
-      if (args.length > 1) return false;
-      data = await dlq.listDeadLetters(
-        (await inputFor('functions/http/delivery/list-dead-letters.ts', {
-          queue: first ?? 'webhook',
-          task_id: values.task,
-          limit: values.limit,
-        })) as never,
-      );
-      print(values, data, () =>
-        [
+/** One read view: the route it stands for, its input from the command line, its text. */
+interface View {
+  /** Whether the positional arguments (and options) are this view's. */
+  fits: (args: string[], values: Values) => boolean;
+  /** The route's handler: its schema checks the input, so the CLI takes exactly what the API takes. */
+  route: string;
+  input: (args: string[], values: Values) => Record<string, string | undefined>;
+  /** The domain read the route serves, loaded when the view runs. */
+  read: () => Promise<(input: never) => Promise<Data>>;
+  text: (data: Data) => string;
+}
+
+/** The views of each command, the first that fits runs. */
+const VIEWS = new Map<string, View[]>([
+  [
+    'tasks',
+    [
+      {
+        fits: (args) => args.length === 0,
+        route: 'functions/http/alarmtask/list-tasks.ts',
+        input: (_, v) => ({
+          q: v.q,
+          status: v.status,
+          department_id: v.department,
+          tag_id: v.tag,
+          limit: v.limit,
+        }),
+        read: async () => (await import('../domain/tasks/list.ts')).listTasks,
+        text: (data) =>
           table(
-            data.dead_letters.map((d: Row & { reason?: { error?: string; status?: number } }) => ({
-              ...d,
-              carries: d.event_id ?? d.job_id ?? d.uuid ?? d.kind,
-              why: d.reason ? `${d.reason.status ?? ''} ${d.reason.error ?? ''}`.trim() : '',
-              last: time(d.last_failure_at),
+            data.tasks.map((t: Row & { department: { name: string }; tags: { name: string }[] }) => ({
+              ...t,
+              department: t.department.name,
+              tags: t.tags.map((x) => x.name).join(','),
+              updated: time(t.updated_at),
             })),
-            ['message_id', 'task_id', 'carries', 'attempts', 'last', 'why'],
-            64,
+            ['id', 'name', 'status', 'department', 'tags', 'updated'],
           ),
-          ...(data.note ? [`note: ${data.note}`] : []),
-          ...(data.more ? ['(more dead letters than listed)'] : []),
-        ].join('\n'),
-      );
-      return true;
-    }
-    default:
-      return false;
-  }
+      },
+    ],
+  ],
+  [
+    'alarms',
+    [
+      {
+        fits: (args) => args.length === 1,
+        route: 'functions/http/alarmtask/list-alarms.ts',
+        input: ([task], v) => ({
+          task_id: task,
+          outcome: v.outcome,
+          level: v.level,
+          metric: v.metric,
+          batch: v.batch,
+          from: v.from,
+          to: v.to,
+          limit: v.limit,
+        }),
+        read: async () => (await import('../domain/reads/alarm-history.ts')).listAlarms,
+        text: (data) =>
+          table(
+            data.alarms.map((a: Row) => ({ ...a, time: time(a.created_at), id: a.history_id || '' })),
+            ['time', 'uuid', 'id', 'level_name', 'outcome', 'batch', 'k', 'ctn'],
+          ),
+      },
+    ],
+  ],
+  [
+    'trace',
+    [
+      {
+        fits: (args) => args.length === 2,
+        route: 'functions/http/alarmtask/trace-alarm.ts',
+        input: ([task, uuid]) => ({ task_id: task, uuid }),
+        read: async () => (await import('../domain/reads/alarm-trace.ts')).traceAlarm,
+        text: traceText,
+      },
+    ],
+  ],
+  [
+    'workflows',
+    [
+      {
+        fits: (args) => args.length === 1,
+        route: 'functions/http/workflow/list-workflows.ts',
+        input: ([task], v) => ({
+          task_id: task,
+          status: v.status,
+          claimer: v.claimer,
+          assignee: v.assignee,
+          from: v.from,
+          to: v.to,
+          limit: v.limit,
+        }),
+        read: async () => (await import('../domain/workflows/list.ts')).listWorkflows,
+        text: (data) =>
+          table(
+            data.workflows.map((w: Row & { claimer?: { username: string }; history?: { uuid: string } }) => ({
+              ...w,
+              created: time(w.created_at),
+              claimer: w.claimer?.username ?? '',
+              alarm: w.history?.uuid ?? '',
+            })),
+            ['id', 'status', 'created', 'claimer', 'alarm'],
+          ),
+      },
+    ],
+  ],
+  [
+    'deliveries',
+    [
+      {
+        fits: (args) => args.length === 1,
+        route: 'functions/http/alarmtask/list-deliveries.ts',
+        input: ([task], v) => ({ task_id: task, kind: v.kind, limit: v.limit }),
+        read: async () => (await import('../domain/deliveries/service.ts')).listDeliveries,
+        text: (data) =>
+          table(
+            data.deliveries.map((d: Row) => ({ ...d, time: time(d.at) })),
+            ['time', 'kind', 'id', 'channel', 'target', 'attempt', 'outcome', 'status', 'error'],
+          ),
+      },
+    ],
+  ],
+  [
+    'dlq',
+    [
+      {
+        // dlq redrive QUEUE (MESSAGE_ID | --all)
+        fits: (args, v) => {
+          const [sub, queue, id] = args;
+          return sub === 'redrive' && !!queue && (id === undefined) !== !v.all && args.length <= 3;
+        },
+        route: 'functions/http/delivery/redrive-dead-letters.ts',
+        input: ([, queue, id], v) => ({
+          queue,
+          ...(id ? { message_id: id } : { all: '1' }),
+          task_id: v.task,
+        }),
+        read: async () => (await import('../domain/deliveries/dlq.ts')).redriveDeadLetters,
+        text: (data) => `redriven: ${data.redriven}${data.more ? ' (more left: run again)' : ''}`,
+      },
+      {
+        // dlq [QUEUE]
+        fits: (args) => args[0] !== 'redrive' && args.length <= 1,
+        route: 'functions/http/delivery/list-dead-letters.ts',
+        input: ([queue], v) => ({ queue: queue ?? 'webhook', task_id: v.task, limit: v.limit }),
+        read: async () => (await import('../domain/deliveries/dlq.ts')).listDeadLetters,
+        text: (data) =>
+          [
+            table(
+              data.dead_letters.map((d: Row & { reason?: { error?: string; status?: number } }) => ({
+                ...d,
+                carries: d.event_id ?? d.job_id ?? d.uuid ?? d.kind,
+                why: d.reason ? `${d.reason.status ?? ''} ${d.reason.error ?? ''}`.trim() : '',
+                last: time(d.last_failure_at),
+              })),
+              ['message_id', 'task_id', 'carries', 'attempts', 'last', 'why'],
+              64,
+            ),
+            ...(data.note ? [`note: ${data.note}`] : []),
+            ...(data.more ? ['(more dead letters than listed)'] : []),
+          ].join('\n'),
+      },
+    ],
+  ],
+]);
+
+/** Runs a read view; false when `command` is not one, or its arguments fit none of its views. */
+export async function view(command: string | undefined, args: string[], values: Values): Promise<boolean> {
+  const chosen = command === undefined ? undefined : VIEWS.get(command)?.find((v) => v.fits(args, values));
+  if (!chosen) return false;
+  const read = await chosen.read();
+  const data = await read((await inputFor(chosen.route, chosen.input(args, values))) as never);
+  console.log(values.json ? JSON.stringify(data, null, 2) : chosen.text(data));
+  return true;
 }

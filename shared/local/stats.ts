@@ -164,7 +164,8 @@ export function installStats(): void {
         out = await next(args);
       } catch (err) {
         // A refused call is a request too (a lost conditional commit, say): counted apart, no units.
-        counter(stats.dynamodb, `${command.replace('Command', '')} ${entityOf(input)} refused`, ddbInit).calls++;
+        counter(stats.dynamodb, `${command.replace('Command', '')} ${entityOf(input)} refused`, ddbInit)
+          .calls++;
         throw err;
       }
       const consumed = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setPasswordByOperator } from '../../shared/domain/auth/signin.ts';
+import { setPasswordByOperator } from '../../shared/domain/signin/signin.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { projectRoot } from '../../shared/local/paths.ts';
 import { launchChromium, pageOf } from '../support/chromium.ts';

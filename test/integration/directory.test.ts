@@ -25,8 +25,20 @@ describe('GET /department/show', () => {
       remark: 'logging',
       created_by: 1,
       updated_by: 2,
-      creator: { uid: 1, username: 'Ann Lee', user: 'annlee', email: 'annlee@example.com', department: 'Online School-Infra' },
-      updator: { uid: 2, username: '张三', user: 'zhangsan', email: 'zhangsan@example.com', department: '基础架构-日志中心' },
+      creator: {
+        uid: 1,
+        username: 'Ann Lee',
+        user: 'annlee',
+        email: 'annlee@example.com',
+        department: 'Online School-Infra',
+      },
+      updator: {
+        uid: 2,
+        username: '张三',
+        user: 'zhangsan',
+        email: 'zhangsan@example.com',
+        department: '基础架构-日志中心',
+      },
       business_unit: { id: 2, name: '基础架构', remark: 'infrastructure', pinyin: 'jichujiagou' },
     });
     expect(typeof d.created_at).toBe('number');
@@ -39,7 +51,11 @@ describe('GET /department/show', () => {
       code: 404,
       msg: 'department [999] not found',
     });
-    expect(await api.get('/department/show')).toMatchObject({ status: 422, code: 422, msg: 'id is required' });
+    expect(await api.get('/department/show')).toMatchObject({
+      status: 422,
+      code: 422,
+      msg: 'id is required',
+    });
     expect(await api.get('/department/show', { query: { id: 'abc' } })).toMatchObject({
       status: 422,
       msg: 'id must be an integer',

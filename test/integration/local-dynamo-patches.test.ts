@@ -105,7 +105,8 @@ async function exercise(endpoint: string) {
     );
     for (let i = 0; i < 100; i++) {
       const t = await raw.send(new DescribeTableCommand({ TableName: TABLE }));
-      if (t.Table?.GlobalSecondaryIndexes?.find((g) => g.IndexName === 'gsix')?.IndexStatus === 'ACTIVE') break;
+      if (t.Table?.GlobalSecondaryIndexes?.find((g) => g.IndexName === 'gsix')?.IndexStatus === 'ACTIVE')
+        break;
       await new Promise((r) => setTimeout(r, 100));
     }
     await doc.send(new PutCommand({ TableName: TABLE, Item: { pk: 'Q', sk: '1', xpk: 'X', xsk: '1' } }));

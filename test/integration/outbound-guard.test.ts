@@ -9,7 +9,7 @@ import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { deliverNotification } from '../../shared/domain/notifications/delivery.ts';
 import { getJobState, listAttemptsOfJob } from '../../shared/domain/notifications/repository.ts';
 import { getTask } from '../../shared/domain/tasks/repository.ts';
-import { openRobot } from '../../shared/domain/tasks/robots.ts';
+import { openRobot } from '../../shared/domain/channels/robots.ts';
 import { lambdaContext } from '../../shared/local/lambda.ts';
 import type { NotificationJob } from '../../shared/messaging/messages.ts';
 import { TEST_APP } from '../support/seed.ts';

@@ -7,7 +7,7 @@ import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
 import { isSealed } from '../../shared/domain/auth/seal.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { importDirectory } from '../../shared/domain/directory/service.ts';
-import { maskRobot } from '../../shared/domain/notifications/providers/robot.ts';
+import { maskRobot } from '../../shared/domain/channels/redact.ts';
 import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/repository.ts';
 import type { AlarmMessage, NotificationJob } from '../../shared/messaging/messages.ts';
 import { enqueue } from '../../shared/messaging/sqs.ts';

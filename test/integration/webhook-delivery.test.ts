@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { WebhookMessage } from '../../shared/messaging/messages.ts';
-import { event } from '../../shared/domain/webhooks/events.ts';
-import { publishWebhookEvents } from '../../shared/domain/webhooks/publish.ts';
+import { event } from '../../shared/domain/events/payloads.ts';
+import { publishWebhookEvents } from '../../shared/domain/events/publish.ts';
 import {
   listAttemptsOfEvent,
   listRecentAttemptsOfTask,

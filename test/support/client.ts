@@ -75,7 +75,9 @@ export async function call<T = Record<string, unknown>>(
 ): Promise<Envelope<T>> {
   const url = new URL(path, baseUrl());
   for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, String(v));
-  const headers: Record<string, string> = { ...(opts.app === null ? {} : await appHeaders(opts.app ?? TEST_APP)) };
+  const headers: Record<string, string> = {
+    ...(opts.app === null ? {} : await appHeaders(opts.app ?? TEST_APP)),
+  };
   let body: string | undefined;
   if (opts.json !== undefined) {
     headers['content-type'] = 'application/json';

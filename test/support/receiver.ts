@@ -81,7 +81,9 @@ export class TestReceiver {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(this.received)) {
       if (Date.now() > deadline) {
-        throw new Error(`receiver: condition not met within ${timeoutMs} ms; got ${this.received.length} request(s)`);
+        throw new Error(
+          `receiver: condition not met within ${timeoutMs} ms; got ${this.received.length} request(s)`,
+        );
       }
       await new Promise((r) => setTimeout(r, 50));
     }
@@ -90,6 +92,8 @@ export class TestReceiver {
 
   /** Received JSON bodies matching an event (and type). */
   events(event?: string, type?: string): Received[] {
-    return this.received.filter((r) => (!event || r.json?.event === event) && (!type || r.json?.type === type));
+    return this.received.filter(
+      (r) => (!event || r.json?.event === event) && (!type || r.json?.type === type),
+    );
   }
 }

@@ -1,5 +1,5 @@
-import { alarmStatsSchema } from '#shared/domain/alarms/read-schemas.ts';
-import { alarmStats } from '#shared/domain/alarms/reads.ts';
+import { alarmStatsSchema } from '#shared/domain/reads/schemas.ts';
+import { alarmStats } from '#shared/domain/reads/alarm-history.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { AlarmStats } from '#shared/domain/alarms/responses.ts';
 

@@ -1,5 +1,5 @@
-import { listAlarmsSchema } from '#shared/domain/alarms/read-schemas.ts';
-import { type HistoryQuery, listAlarms } from '#shared/domain/alarms/reads.ts';
+import { listAlarmsSchema } from '#shared/domain/reads/schemas.ts';
+import { type HistoryQuery, listAlarms } from '#shared/domain/reads/alarm-history.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { AlarmList } from '#shared/domain/alarms/responses.ts';
 

@@ -1,5 +1,5 @@
-import { alarmRefSchema } from '#shared/domain/alarms/read-schemas.ts';
-import { type AlarmRef, showAlarm } from '#shared/domain/alarms/reads.ts';
+import { alarmRefSchema } from '#shared/domain/reads/schemas.ts';
+import { type AlarmRef, showAlarm } from '#shared/domain/reads/alarm-history.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { AlarmShown } from '#shared/domain/alarms/responses.ts';
 

@@ -1,5 +1,6 @@
-import { alarmRefSchema } from '#shared/domain/alarms/read-schemas.ts';
-import { type AlarmRef, traceAlarm } from '#shared/domain/alarms/reads.ts';
+import { alarmRefSchema } from '#shared/domain/reads/schemas.ts';
+import type { AlarmRef } from '#shared/domain/reads/alarm-history.ts';
+import { traceAlarm } from '#shared/domain/reads/alarm-trace.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { AlarmTrace } from '#shared/domain/alarms/responses.ts';
 

@@ -1,10 +1,16 @@
-import { finishSso, SsoRefused } from '#shared/domain/auth/oidc.ts';
+import { finishSso, SsoRefused } from '#shared/domain/signin/oidc.ts';
 import { oidcCallbackSchema } from '#shared/domain/auth/schemas.ts';
 import { signInSettings } from '#shared/domain/auth/settings.ts';
-import { startSession } from '#shared/domain/auth/signin.ts';
+import { startSession } from '#shared/domain/signin/signin.ts';
 import { NotFoundError } from '#shared/domain/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
-import { clearedCookie, OIDC_COOKIE, readCookie, serviceLocation, sessionCookie } from '#shared/http/session.ts';
+import {
+  clearedCookie,
+  OIDC_COOKIE,
+  readCookie,
+  serviceLocation,
+  sessionCookie,
+} from '#shared/http/session.ts';
 import { redirect, signInPage } from '#shared/http/sso.ts';
 
 /**

@@ -1,7 +1,7 @@
 import { signInSchema } from '#shared/domain/auth/schemas.ts';
 import { csrfToken } from '#shared/domain/auth/sessions.ts';
 import { signInSettings } from '#shared/domain/auth/settings.ts';
-import { signInWithPassword } from '#shared/domain/auth/signin.ts';
+import { signInWithPassword } from '#shared/domain/signin/signin.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { checkOrigin, sessionCookie, sourceAddress } from '#shared/http/session.ts';
 import type { SignedInAnswer } from '#shared/domain/auth/responses.ts';

@@ -1,6 +1,6 @@
 import { signOutSchema } from '#shared/domain/auth/schemas.ts';
 import { deleteSession } from '#shared/domain/auth/sessions.ts';
-import { signOutPersonEverywhere } from '#shared/domain/auth/signin.ts';
+import { signOutPersonEverywhere } from '#shared/domain/signin/signin.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { clearedCookie, SESSION_COOKIE } from '#shared/http/session.ts';
 import type { NoData } from '#shared/domain/responses.ts';

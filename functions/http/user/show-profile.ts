@@ -1,4 +1,4 @@
-import { userProfile } from '#shared/domain/directory/service.ts';
+import { userProfile } from '#shared/domain/tasks/access.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { UserProfile } from '#shared/domain/directory/responses.ts';
 

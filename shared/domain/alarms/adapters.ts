@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { formatDateTime } from '../../clock.ts';
-import { isRawJson, textOf } from '../../json.ts';
+import { isObject, isRawJson, textOf } from '../../json.ts';
 import { AlarmError } from '../errors.ts';
 import type { Level } from '../tasks/model.ts';
 
@@ -23,8 +23,8 @@ export interface IntakeAlarm {
   dedupKey?: string;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v) && !isRawJson(v);
+/** A JSON object of the request (a number kept as its source text is not one). */
+const isBodyObject = (v: unknown): v is Record<string, unknown> => isObject(v) && !isRawJson(v);
 
 /**
  * Severity labels (`severity`, else `level` or `priority`) to alarm levels (interface: 0 notice,
@@ -63,7 +63,7 @@ const SEVERITIES: Record<string, Level> = {
 };
 
 export function severityLevel(labels: unknown): Level | undefined {
-  if (!isObject(labels)) return undefined;
+  if (!isBodyObject(labels)) return undefined;
   for (const name of ['severity', 'level', 'priority']) {
     const v = labels[name];
     if (typeof v === 'string') {
@@ -77,7 +77,7 @@ export function severityLevel(labels: unknown): Level | undefined {
 /** Alertmanager and Grafana alerts carry a fingerprint; an alert without one is named by its labels. */
 function fingerprintOf(alert: Record<string, unknown>): string {
   if (typeof alert.fingerprint === 'string' && alert.fingerprint !== '') return alert.fingerprint;
-  const labels = isObject(alert.labels) ? alert.labels : {};
+  const labels = isBodyObject(alert.labels) ? alert.labels : {};
   const text = Object.keys(labels)
     .sort()
     .map((k) => `${k}=${textOf(labels[k])}`)
@@ -93,13 +93,13 @@ function fingerprintOf(alert: Record<string, unknown>): string {
  * left out for that reason.
  */
 function alertToAlarm(alert: unknown, i: number, source: string, extra: readonly string[]): IntakeAlarm {
-  if (!isObject(alert)) throw AlarmError.invalid(`alerts[${i}] must be a JSON object`);
-  if (!isObject(alert.labels)) throw AlarmError.invalid(`alerts[${i}].labels must be a JSON object`);
+  if (!isBodyObject(alert)) throw AlarmError.invalid(`alerts[${i}] must be a JSON object`);
+  if (!isBodyObject(alert.labels)) throw AlarmError.invalid(`alerts[${i}].labels must be a JSON object`);
   const status = alert.status === 'resolved' ? 'resolved' : 'firing';
   const fingerprint = fingerprintOf(alert);
   const ctn: Record<string, unknown> = {
     labels: alert.labels,
-    annotations: isObject(alert.annotations) ? alert.annotations : {},
+    annotations: isBodyObject(alert.annotations) ? alert.annotations : {},
     startsAt: alert.startsAt ?? null,
     generatorURL: alert.generatorURL ?? '',
     fingerprint,
@@ -148,7 +148,7 @@ export function fromGrafana(body: Record<string, unknown>): IntakeAlarm[] {
   if (typeof msgtype !== 'string' || msgtype === '')
     throw AlarmError.invalid('alerts (Grafana alerting) or msgtype (DingDing notifier) is required');
   const message = body[msgtype];
-  if (!isObject(message)) throw AlarmError.invalid(`${msgtype} is required when msgtype is ${msgtype}`);
+  if (!isBodyObject(message)) throw AlarmError.invalid(`${msgtype} is required when msgtype is ${msgtype}`);
   const link = message[msgtype === 'link' ? 'messageUrl' : 'singleURL'];
   const ctn: Record<string, unknown> = { ...message, msgtype, grafanaUrl: grafanaUrlOf(link) };
   if (typeof ctn.text === 'string') ctn.text = ctn.text.replaceAll('\\n', '\n');
@@ -167,7 +167,7 @@ function grafanaUrlOf(link: unknown): string {
 
 /** `/alarm/jsonbody`: the whole body is the alarm content. */
 export function fromJsonBody(body: unknown): IntakeAlarm[] {
-  if (!isObject(body)) throw AlarmError.invalid('request body must be a JSON object');
+  if (!isBodyObject(body)) throw AlarmError.invalid('request body must be a JSON object');
   return [{ ctn: body }];
 }
 

@@ -4,7 +4,8 @@ import type { Task } from '../tasks/model.ts';
 import { testTask } from '../tasks/test-task.ts';
 import { commitBackoffMs, commitDeadline, EFFECTS_RESERVE_MS, handbackDelaySeconds } from './contention.ts';
 import type { AlarmRecord, MetricState } from './model.ts';
-import { type PipelineDeps, parseAlarmMessage, processAlarmBatch } from './pipeline.ts';
+import { parseAlarmMessage, processAlarmBatch } from './pipeline.ts';
+import type { PipelineDeps } from './pipeline-deps.ts';
 import type { CommitResult, MetricCommit } from './repository.ts';
 
 /**

@@ -13,7 +13,7 @@ import { heartbeatOf } from './heartbeat.ts';
 import { namedUuid } from './ids.ts';
 import { type AlarmLimiter, alarmRateLimiter } from './rate-limit.ts';
 import { admit, checkCtn, checkMessageSize, TASK_ID, TIMESTAMP } from './report.ts';
-import { getTaskCached } from './task-cache.ts';
+import { getTaskCached } from '../tasks/task-cache.ts';
 import type { FixedSignSet, IntakeTokenSet } from './responses.ts';
 
 /**

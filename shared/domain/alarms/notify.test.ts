@@ -4,7 +4,7 @@ import { isSealed } from '../auth/seal.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import type { ReceiverSet } from '../notifications/receivers.ts';
 import type { ReceiverConfig } from '../tasks/model.ts';
-import { openRobot } from '../tasks/robots.ts';
+import { openRobot } from '../channels/robots.ts';
 import { noticeJobs, selectedReceivers, selectReceivers, taskContext } from './notify.ts';
 
 beforeAll(() => {

@@ -3,7 +3,7 @@ import type { Task } from '../tasks/model.ts';
 
 /**
  * The recovery stage (API guide §9.2), pure decisions. The delay mode's due work lives in
- * pipeline.ts (it needs I/O).
+ * delayed.ts (it needs I/O).
  */
 export const RECOVERY_CONDITION = 1;
 export const RECOVERY_DELAY = 2;

@@ -1,4 +1,4 @@
-import { channelsSchema, webhookUrlSchema } from '../tasks/channels-schema.ts';
+import { channelsSchema, webhookUrlSchema } from '../channels/schema.ts';
 import { ID_SCHEMA } from '../validation.ts';
 
 /**

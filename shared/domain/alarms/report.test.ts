@@ -5,7 +5,7 @@ import { hmacSign, md5Sign } from '../auth/signature.ts';
 import { AlarmError, PayloadTooLargeError, UnauthorizedError } from '../errors.ts';
 import { isSealed } from '../auth/seal.ts';
 import type { ReceiverConfig, Task } from '../tasks/model.ts';
-import { openReceiverRobots } from '../tasks/robots.ts';
+import { openReceiverRobots } from '../channels/robots.ts';
 import { MemoryRateStore, RateLimiter } from './rate-limit.ts';
 import type { ReportReceipt } from './report-repository.ts';
 import { formatDateTime } from '../../clock.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { formatDateTime, nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
-import { isRawJson, nestingDepth, toWireJson } from '../../json.ts';
+import { isObject, isRawJson, nestingDepth, toWireJson } from '../../json.ts';
 import { logger } from '../../log.ts';
 import type { AlarmMessage } from '../../messaging/messages.ts';
 import { enqueue } from '../../messaging/sqs.ts';
@@ -15,10 +15,10 @@ import {
   UnauthorizedError,
   ValidationError,
 } from '../errors.ts';
-import { outboundUrlErrors, type ReceiverLike } from '../tasks/outbound-urls.ts';
+import { outboundUrlErrors, type ReceiverLike } from '../channels/outbound-urls.ts';
 import type { Channels, Level, ReceiverConfig, Robot, Task } from '../tasks/model.ts';
 import { effectiveStatus, ROBOT_CHANNELS, TASK_PAUSED, TASK_STOPPED, USER_CHANNELS } from '../tasks/model.ts';
-import { sealRobot } from '../tasks/robots.ts';
+import { sealRobot } from '../channels/robots.ts';
 import { compileSchema } from '../validation.ts';
 import { heartbeatOf } from './heartbeat.ts';
 import { type AlarmLimiter, alarmRateLimiter } from './rate-limit.ts';
@@ -29,8 +29,8 @@ import {
   type ReportReceipt,
 } from './report-repository.ts';
 import { MAX_CTN_DEPTH, reportSchema } from './report-schemas.ts';
+import { getTaskCached } from '../tasks/task-cache.ts';
 import type { NoData } from '../responses.ts';
-import { getTaskCached } from './task-cache.ts';
 
 /**
  * Alarm ingestion (API guide §7; behaviour §15). `POST /alarm/report`: authenticate with the task token ->
@@ -167,10 +167,6 @@ export async function testAlarm(
 
 const validateReport = compileSchema(reportSchema);
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 interface ReportBody {
   ctn: Record<string, unknown>;
   level: Level;
@@ -205,7 +201,7 @@ function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
   }
   for (const ch of ROBOT_CHANNELS) {
     const robots = given[ch] as Robot[] | undefined;
-    // Queued and stored sealed (tasks/robots.ts): opened only where a robot is called.
+    // Queued and stored sealed (channels/robots.ts): opened only where a robot is called.
     if (robots?.length)
       channels[ch] = robots.map((r) =>
         sealRobot(r.secret ? { webhook: r.webhook, secret: r.secret } : { webhook: r.webhook }),

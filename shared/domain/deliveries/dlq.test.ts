@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { DeadLetter, Move } from '../../messaging/dead-letters.ts';
 import type { QueueName } from '../../messaging/messages.ts';
-import { dueHandlers } from '../due/handlers.ts';
 import type { DeadDueItem } from '../due/repository.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import {
   carriedBy,
   type DlqDeps,
-  DUE_KINDS,
   failuresOf,
   listDeadLetters,
   redriveBody,
@@ -107,12 +105,6 @@ describe('failuresOf', () => {
       { outcome: 'rejected', attempt: 1, code: 'smtp_550', detail: 'no mailbox', at: 1, at_ms: 1 },
     ]);
     expect(out.reason).toMatchObject({ code: 'smtp_550', error: 'no mailbox' });
-  });
-});
-
-describe('DUE_KINDS', () => {
-  it('is every kind the scheduler runs', () => {
-    expect([...DUE_KINDS].sort()).toEqual(Object.keys(dueHandlers).sort());
   });
 });
 

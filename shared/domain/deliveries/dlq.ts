@@ -1,5 +1,5 @@
 import { nowSeconds } from '../../clock.ts';
-import { parseJson, toWireJson } from '../../json.ts';
+import { isObject, parseJson, toWireJson } from '../../json.ts';
 import {
   type DeadLetter,
   MAX_SCAN,
@@ -56,8 +56,6 @@ export type Carried =
     }
   | { kind: 'malformed'; task_id?: number };
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
 const int = (v: unknown) => (Number.isSafeInteger(v) ? (v as number) : undefined);
 
@@ -208,7 +206,7 @@ export const dlqDeps: DlqDeps = {
 /** Dead workflow items read at most to filter them by task (dead work is rare; they stay 1,000). */
 const MAX_DUE_SCAN = 1_000;
 
-/** Every kind of due work (shared/domain/due/handlers.ts; a unit test keeps the two lists equal). */
+/** Every kind of due work (functions/schedule/due-handlers.ts; a unit test keeps the two lists equal). */
 export const DUE_KINDS = [
   'workflow-announce',
   'workflow-remind',

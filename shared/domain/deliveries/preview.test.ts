@@ -3,7 +3,7 @@ import type { NotifyScene } from '../../messaging/messages.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import type { Template } from '../directory/model.ts';
 import { NotFoundError } from '../errors.ts';
-import { NOTIFY_SCENES } from '../notifications/templates.ts';
+import { NOTIFY_SCENES } from '../tasks/templates.ts';
 import type { Task } from '../tasks/model.ts';
 import { type PreviewDeps, previewTemplate } from './preview.ts';
 

@@ -10,11 +10,11 @@ import { getTemplate } from '../directory/repository.ts';
 import { NotFoundError } from '../errors.ts';
 import { channelMessage } from '../notifications/channel-message.ts';
 import { buildRenderValues, renderMessage } from '../notifications/render.ts';
-import { type NotifyChannel, resolveTemplate } from '../notifications/templates.ts';
+import { type NotifyChannel, resolveTemplate } from '../tasks/templates.ts';
 import type { TemplatePreview } from './responses.ts';
 import { taskForUser } from '../tasks/access.ts';
 import type { Task } from '../tasks/model.ts';
-import { historyRef, pipelineRef, taskRef, workflowRef } from '../webhooks/events.ts';
+import { historyRef, pipelineRef, taskRef, workflowRef } from '../events/payloads.ts';
 
 /**
  * The template preview (`POST /alarmtask/template/preview`): a task's template for one scene and
@@ -59,7 +59,7 @@ const WORKFLOW_STATUS: Partial<Record<NotifyScene, number>> = {
 };
 
 /**
- * What the producers put in a job's render context for `scene` (alarms/pipeline.ts notices,
+ * What the producers put in a job's render context for `scene` (alarms/effects.ts notices,
  * workflows/views.ts), with the given alarm (stored or sample) and sample values for the rest.
  */
 export function previewContext(

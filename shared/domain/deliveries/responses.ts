@@ -3,7 +3,7 @@
  * the OpenAPI document describes (npm run gen:openapi).
  */
 import type { NotifyScene } from '../../messaging/messages.ts';
-import type { NotifyChannel } from '../notifications/templates.ts';
+import type { NotifyChannel } from '../tasks/templates.ts';
 import type { Carried, Failures, Reason } from './dlq.ts';
 import type { DeliveryKind, DlqQueue } from './schemas.ts';
 import type { DeliveryView } from './service.ts';

@@ -1,4 +1,4 @@
-import { NOTIFY_CHANNELS, NOTIFY_SCENES } from '../notifications/templates.ts';
+import { NOTIFY_CHANNELS, NOTIFY_SCENES } from '../tasks/templates.ts';
 import { ID_SCHEMA } from '../validation.ts';
 
 /** Input schemas of the delivery endpoints (API guide §13.4, §14): app auth plus the acting user `uid`. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { nowMs, nowSeconds } from '../../clock.ts';
+import { isObject } from '../../json.ts';
 import { NOTIFY_TASK_SHARDS, webhookLogDayOf } from '../../db/keys.ts';
 import type { WebhookMessage } from '../../messaging/messages.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
@@ -9,8 +10,10 @@ import {
   pageAttemptsOfTaskShard,
 } from '../notifications/repository.ts';
 import { taskForUser } from '../tasks/access.ts';
-import { defaultDeliveryDeps, sendEventNow, webhookUrlOf } from '../webhooks/delivery.ts';
-import { pingEvent } from '../webhooks/events.ts';
+import { webhookUrlOf } from '../webhooks/attempt.ts';
+import { sendEventNow } from '../webhooks/deliver-now.ts';
+import { defaultDeliveryDeps } from '../webhooks/delivery-deps.ts';
+import { pingEvent } from '../events/payloads.ts';
 import {
   type DeliveryLogPosition,
   pageDeliveryLogOfTask,
@@ -160,8 +163,6 @@ interface DeliveriesCursor {
   d: SourceId[];
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 /**
  * A position is a sort key as the source writes it, and the entries of its item already read; a
  * delivery log position's day is the day its sort key's time falls in (the item's partition).

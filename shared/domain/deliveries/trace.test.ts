@@ -66,7 +66,7 @@ const record = (over: Partial<AlarmRecord> = {}) =>
     ...over,
   }) as unknown as AlarmRecord;
 
-/** The job ids the pipeline makes for a notice (alarms/pipeline.ts + notifications/receivers.ts). */
+/** The job ids the pipeline makes for a notice (alarms/effects.ts + notifications/receivers.ts). */
 function jobIdsOf(prefix: string, receivers: Parameters<typeof recipientsOf>[0]): string[] {
   const context = { task: { id: 7, name: 't' } };
   return channelJobs(recipientsOf(receivers, groups), {

@@ -11,7 +11,7 @@ import { listAttemptsOfEvents, type WebhookAttempt } from '../webhooks/repositor
  * The deliveries of one alarm, for its decision trace: every webhook event and notification job the
  * alarm produced, with every attempt, and each notification's message as the channel sent it.
  *
- * Their ids are deterministic (alarms/pipeline.ts, notifications/receivers.ts): events
+ * Their ids are deterministic (alarms/effects.ts, notifications/receivers.ts): events
  * `<task>:<uuid>:ALARM|RECOVERY|UPGRADE:<strategy>`, jobs `<task>:<uuid>:<scene>[:<strategy>]:<channel>`
  * for people and `...:<channel>:<set>` for robots, the set being the receiver set the robots came from
  * (`default`, `override`, `d<i>` dispatch item i, `g<id>` alarm group, `r0` an upgrade's own receiver).

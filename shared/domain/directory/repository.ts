@@ -10,7 +10,7 @@ import {
   tableName,
 } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
-import { sealReceiverRobots } from '../tasks/robots.ts';
+import { sealReceiverRobots } from '../channels/robots.ts';
 import type { AlarmGroup, BusinessUnit, Department, Tag, Template, User } from './model.ts';
 
 type Key = { pk: string; sk: string };
@@ -157,7 +157,7 @@ function toItem(d: DirectoryItem): Record<string, unknown> {
     case 'user':
       return { ...keys.user(d.value.uid), ...keys.userSignInKeys(d.value), ...base, ...d.value };
     case 'alarm_group':
-      // Robot webhooks and secrets are stored sealed (tasks/robots.ts); reads keep them sealed.
+      // Robot webhooks and secrets are stored sealed (channels/robots.ts); reads keep them sealed.
       return {
         ...keys.alarmGroup(d.value.id),
         ...base,

@@ -1,5 +1,5 @@
 import { ID_SCHEMA } from '../validation.ts';
-import { channelsSchema } from '../tasks/channels-schema.ts';
+import { channelsSchema } from '../channels/schema.ts';
 
 const id = ID_SCHEMA;
 const text = (max = 200) => ({ type: 'string', maxLength: max });

@@ -2,26 +2,11 @@ import { nowSeconds } from '../../clock.ts';
 import { putApp } from '../auth/apps.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { TemplateScenes } from '../tasks/model.ts';
-import { alarmGroupOutboundUrlErrors } from '../tasks/outbound-urls.ts';
-import { listPermissionsOfUser } from '../tasks/repository.ts';
+import { alarmGroupOutboundUrlErrors } from '../channels/outbound-urls.ts';
 import { compileSchema } from '../validation.ts';
-import {
-  type AlarmGroup,
-  type Department,
-  person,
-  ROLE_SUPER_ADMIN,
-  toPinyin,
-  type User,
-  userView,
-} from './model.ts';
+import { type AlarmGroup, type Department, person, toPinyin, type User, userView } from './model.ts';
 import * as repo from './repository.ts';
-import type {
-  DepartmentDetail,
-  DepartmentList,
-  DepartmentShown,
-  UserProfile,
-  UserUpdated,
-} from './responses.ts';
+import type { DepartmentDetail, DepartmentList, DepartmentShown, UserUpdated } from './responses.ts';
 import { directorySchema } from './schemas.ts';
 
 const validateDirectory = compileSchema(directorySchema);
@@ -205,21 +190,6 @@ function departmentDetail(
     business_unit: bu
       ? { id: bu.id, name: bu.name, remark: bu.remark, pinyin: bu.pinyin }
       : { id: d.bu_id, name: '', remark: '', pinyin: '' },
-  };
-}
-
-/** GET /user/profile: the user and the tasks they may read / write. */
-export async function userProfile(uid: number): Promise<UserProfile> {
-  const user = await repo.getUser(uid);
-  if (!user) throw new NotFoundError(`user [${uid}] not found`);
-  const perms = user.role === ROLE_SUPER_ADMIN ? [] : await listPermissionsOfUser(uid);
-  return {
-    user: userView(user),
-    permission: {
-      role: user.role,
-      read: perms.filter((p) => p.access === 'ro').map((p) => p.task_id),
-      write: perms.filter((p) => p.access === 'rw').map((p) => p.task_id),
-    },
   };
 }
 

@@ -1,5 +1,10 @@
 import { plainText, type RenderedMessage, truncate } from './render.ts';
-import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN, type NotifyChannel, type TemplateFormat } from './templates.ts';
+import {
+  FORMAT_ACTION_CARD,
+  FORMAT_MARKDOWN,
+  type NotifyChannel,
+  type TemplateFormat,
+} from '../tasks/templates.ts';
 
 /**
  * What a channel sends of a rendered message (API guide §11.1): the title it shows, if any, and the text,

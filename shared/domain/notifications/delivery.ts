@@ -7,14 +7,16 @@ import { logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
 import type { NotificationJob } from '../../messaging/messages.ts';
 import { queueUrl, sqs } from '../../messaging/sqs.ts';
-import { getTaskCached } from '../alarms/task-cache.ts';
+import { retryDelaySeconds } from '../../messaging/retry.ts';
+import { getTaskCached } from '../tasks/task-cache.ts';
 import type { Template, User } from '../directory/model.ts';
 import { getTemplate, getUsers } from '../directory/repository.ts';
 import { ROBOT_CHANNELS, type RobotChannel, type Task, USER_CHANNELS } from '../tasks/model.ts';
-import { openRobot } from '../tasks/robots.ts';
+import { openRobot } from '../channels/robots.ts';
 import { dingWorker, wechatWorker, type WorkNoticeProvider, yachWorker } from './providers/work-notice.ts';
 import { type Mailer, sesMailer, smtpMailer } from './providers/email.ts';
-import { maskRobot, sendToRobot } from './providers/robot.ts';
+import { sendToRobot } from './providers/robot.ts';
+import { maskRobot } from '../channels/redact.ts';
 import { snsSms, type TextSender } from './providers/sms.ts';
 import { maskEmail, maskPhone, type SendOutcome } from './providers/types.ts';
 import { pinpointVoice } from './providers/voice.ts';
@@ -29,7 +31,7 @@ import {
   type JobStatus,
   recordJobRun,
 } from './repository.ts';
-import { NOTIFY_CHANNELS, NOTIFY_SCENES, resolveTemplate } from './templates.ts';
+import { NOTIFY_CHANNELS, NOTIFY_SCENES, resolveTemplate } from '../tasks/templates.ts';
 import { type RobotThrottle, robotThrottle } from './throttle.ts';
 
 /**
@@ -107,12 +109,6 @@ export async function deliverNotificationBatch(
     }),
   );
   return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
-}
-
-/** Visibility after a failed attempt: that retry's backoff; 0 once the retries are used up (on to the DLQ). */
-export function retryDelaySeconds(attempt: number, backoff: number[]): number {
-  if (backoff.length === 0 || attempt > backoff.length) return 0;
-  return Math.min(43_200, Math.max(0, Math.round(backoff[Math.max(0, attempt - 1)])));
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>

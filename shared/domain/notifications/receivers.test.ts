@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
 import { isSealed } from '../auth/seal.ts';
-import { openRobot, sealRobot } from '../tasks/robots.ts';
+import { openRobot, sealRobot } from '../channels/robots.ts';
 import { recipientsOf } from './receivers.ts';
 
 beforeAll(() => {

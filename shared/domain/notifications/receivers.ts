@@ -8,7 +8,7 @@ import {
   type RobotChannel,
   USER_CHANNELS,
 } from '../tasks/model.ts';
-import { sealRobot } from '../tasks/robots.ts';
+import { sealRobot } from '../channels/robots.ts';
 
 /**
  * One receiver set of a message (API guide §9.7): a receiver configuration and, in `set`, a key naming

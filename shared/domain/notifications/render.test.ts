@@ -16,7 +16,7 @@ import {
   NOTIFY_CHANNELS,
   NOTIFY_SCENES,
   resolveTemplate,
-} from './templates.ts';
+} from '../tasks/templates.ts';
 import type { Template } from '../directory/model.ts';
 
 const task = {

@@ -2,7 +2,7 @@ import { isRawJson } from '../../json.ts';
 import { formatDateTime } from '../../clock.ts';
 import type { RenderContext } from '../../messaging/messages.ts';
 import { LEVEL_NAMES, type Task } from '../tasks/model.ts';
-import { FORMAT_HTML, type ResolvedTemplate, type TemplateFormat } from './templates.ts';
+import { FORMAT_HTML, type ResolvedTemplate, type TemplateFormat } from '../tasks/templates.ts';
 
 /**
  * Template rendering (API guide §11.4). Pure: no I/O, no clock. Placeholders are `{namespace.path}` with

@@ -12,7 +12,7 @@ import {
 import { keys, NOTIFY_TASK_SHARDS, shardOf } from '../../db/keys.ts';
 import type { NotifyScene } from '../../messaging/messages.ts';
 import type { StoredMessage } from './channel-message.ts';
-import type { NotifyChannel } from './templates.ts';
+import type { NotifyChannel } from '../tasks/templates.ts';
 
 /**
  * The only DynamoDB code of the notification module: a job's state and attempts (one item per job,

@@ -15,7 +15,7 @@ process.env.SEAL_KEY = randomBytes(32).toString('base64');
 const { resetConfig } = await import('../../config/env.ts');
 resetConfig();
 const { isSealed } = await import('../auth/seal.ts');
-const { sealRobot } = await import('../tasks/robots.ts');
+const { sealRobot } = await import('../channels/robots.ts');
 const { deliverNotificationBatch } = await import('./delivery.ts');
 type NotifyDeps = import('./delivery.ts').NotifyDeps;
 type AttemptRecord = import('./repository.ts').AttemptRecord;

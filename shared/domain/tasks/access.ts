@@ -1,11 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
-import { ROLE_SUPER_ADMIN, type User } from '../directory/model.ts';
+import { ROLE_SUPER_ADMIN, type User, userView } from '../directory/model.ts';
 import { getUser } from '../directory/repository.ts';
+import type { UserProfile } from '../directory/responses.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
 import type { Task } from './model.ts';
-import { getTask } from './repository.ts';
+import { getTask, listPermissionsOfUser } from './repository.ts';
 
 /**
  * Who may read what (the read side: lists, history, traces, deliveries). Every read names its acting
@@ -87,4 +88,19 @@ export async function requireAdmin(uid: number): Promise<Reader> {
   const reader = await loadReader(uid);
   if (!reader.admin) throw new ForbiddenError(`user [${uid}] is not a super administrator (role 9)`);
   return reader;
+}
+
+/** GET /user/profile: the user and the tasks they may read / write. */
+export async function userProfile(uid: number): Promise<UserProfile> {
+  const user = await getUser(uid);
+  if (!user) throw new NotFoundError(`user [${uid}] not found`);
+  const perms = user.role === ROLE_SUPER_ADMIN ? [] : await listPermissionsOfUser(uid);
+  return {
+    user: userView(user),
+    permission: {
+      role: user.role,
+      read: perms.filter((p) => p.access === 'ro').map((p) => p.task_id),
+      write: perms.filter((p) => p.access === 'rw').map((p) => p.task_id),
+    },
+  };
 }

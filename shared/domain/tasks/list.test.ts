@@ -12,7 +12,8 @@ import {
   type Place,
   placeOf,
 } from './list.ts';
-import type { ListedTask, PermissionItem, TaskFilter } from './repository.ts';
+import type { PermissionItem } from './repository.ts';
+import type { ListedTask, TaskFilter } from './repository-listing.ts';
 
 const NOW = 1_700_000_000;
 

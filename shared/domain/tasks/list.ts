@@ -17,6 +17,7 @@ import { loadReader } from './access.ts';
 import { effectiveStatus, TASK_PAUSED, type Task } from './model.ts';
 import * as repo from './repository.ts';
 import type { TaskList, TaskSummary } from './responses.ts';
+import * as listing from './repository-listing.ts';
 
 // ---- Paging (shared by the listings of this issue) ---------------------------------------------
 
@@ -89,7 +90,7 @@ export function comparePlaces(a: Place, b: Place): number {
 }
 
 /** The filters of a listing, other than the prefix (the repository's FilterExpression says the same). */
-export function matchesFilter(task: Task, filter: repo.TaskFilter, now: number): boolean {
+export function matchesFilter(task: Task, filter: listing.TaskFilter, now: number): boolean {
   if (filter.department_id !== undefined && task.department_id !== filter.department_id) return false;
   if (filter.tag_id !== undefined && !task.task_tags.includes(filter.tag_id)) return false;
   if (filter.status !== undefined && effectiveStatus(task, now) !== filter.status) return false;
@@ -145,7 +146,7 @@ export const listDeps = {
   loadReader,
   listPermissionsOfUser: repo.listPermissionsOfUser,
   getTasks: repo.getTasks,
-  queryTaskListing: repo.queryTaskListing,
+  queryTaskListing: listing.queryTaskListing,
   getDepartments,
   getTags,
 };
@@ -168,7 +169,7 @@ interface Page {
 /** The super administrator's listing: the index ranges of the query, phase by phase. */
 async function pageFromIndex(
   lq: string,
-  filter: repo.TaskFilter,
+  filter: listing.TaskFilter,
   limit: number,
   after: Place | undefined,
   now: number,
@@ -209,7 +210,7 @@ async function pageFromIndex(
 function pageFromTasks(
   tasks: Task[],
   lq: string,
-  filter: repo.TaskFilter,
+  filter: listing.TaskFilter,
   limit: number,
   after: Place | undefined,
   now: number,
@@ -233,7 +234,7 @@ export async function listTasks(input: ListTasksInput, deps: ListDeps = listDeps
   const lq = (input.q ?? '').trim().toLowerCase();
   const limit = input.limit ?? DEFAULT_LIMIT;
   const after = input.cursor ? decodeCursor(input.cursor, isCursorOf(lq)) : undefined;
-  const filter: repo.TaskFilter = {
+  const filter: listing.TaskFilter = {
     ...(input.department_id !== undefined ? { department_id: input.department_id } : {}),
     ...(input.status !== undefined ? { status: input.status } : {}),
     ...(input.tag_id !== undefined ? { tag_id: input.tag_id } : {}),
@@ -285,8 +286,8 @@ async function namesOf(tasks: Task[], deps: ListDeps): Promise<Names> {
  */
 export async function backfillTaskIndex(
   deps = {
-    scan: repo.scanTasksWithoutListing,
-    setKeys: repo.setTaskListingKeys,
+    scan: listing.scanTasksWithoutListing,
+    setKeys: listing.setTaskListingKeys,
     getTask: repo.getTask,
   },
 ): Promise<{ scanned: number; updated: number }> {

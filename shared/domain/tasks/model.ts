@@ -3,6 +3,7 @@
  * console imports its lists too).
  */
 import type { NotifyScene } from '../../messaging/messages.ts';
+import type { Channels } from '../channels/model.ts';
 
 export type Level = 0 | 1 | 2 | 3;
 export const LEVEL_NAMES = ['notice', 'warning', 'error', 'urgent'] as const;
@@ -16,40 +17,17 @@ export interface Condition {
   rule: Rule[];
 }
 
-export interface Robot {
-  webhook: string;
-  secret?: string;
-}
-
-export const USER_CHANNELS = ['sms', 'email', 'phone', 'dingworker', 'yachworker', 'wechat'] as const;
-export const ROBOT_CHANNELS = ['dinggroup', 'yachgroup'] as const;
-export type UserChannel = (typeof USER_CHANNELS)[number];
-/** Every channel a message can be sent on (templates are per scene and per one of these). */
-export const NOTIFY_CHANNELS = [
-  'sms',
-  'email',
-  'phone',
-  'dingworker',
-  'dinggroup',
-  'yachworker',
-  'yachgroup',
-  'wechat',
-] as const;
-export type RobotChannel = (typeof ROBOT_CHANNELS)[number];
-export type Channel = UserChannel | RobotChannel | 'webhook';
-
-export interface Channels {
-  sms?: number[];
-  email?: number[];
-  phone?: number[];
-  dingworker?: number[];
-  yachworker?: number[];
-  wechat?: number[];
-  dinggroup?: Robot[];
-  yachgroup?: Robot[];
-  /** Stored as the URL string. */
-  webhook?: string;
-}
+/** The channel vocabulary lives in channels/model.ts (the directory's alarm groups use it too). */
+export {
+  type Channel,
+  type Channels,
+  NOTIFY_CHANNELS,
+  ROBOT_CHANNELS,
+  type Robot,
+  type RobotChannel,
+  USER_CHANNELS,
+  type UserChannel,
+} from '../channels/model.ts';
 
 export interface DispatchItem {
   conditions: Condition[];

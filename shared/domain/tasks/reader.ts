@@ -1,4 +1,4 @@
-import { maskRobot } from '../notifications/providers/robot.ts';
+import { redact } from '../channels/redact.ts';
 import { taskForUser } from './access.ts';
 import { ValidationError } from '../errors.ts';
 import { TASK_PAUSED } from './model.ts';
@@ -20,33 +20,6 @@ export async function viewTask(uid: number, taskId: number): Promise<TaskViewed>
   // The console shows when a pause ends.
   const paused = detail.status === TASK_PAUSED && task.paused_until !== undefined;
   return { task: paused ? { ...view, paused_until: task.paused_until } : view };
-}
-
-function webhookOrigin(url: string): string {
-  try {
-    const u = new URL(url);
-    return `${u.origin}${u.pathname}${u.search ? '?…' : ''}`;
-  } catch {
-    return '(invalid URL)';
-  }
-}
-
-/** Credentials out of a configuration, at any depth (receivers, dispatch items, upgrades, reminders). */
-export function redact(value: unknown, key = ''): unknown {
-  if (Array.isArray(value)) return value.map((v) => redact(v, key));
-  if (value && typeof value === 'object') {
-    const o = value as Record<string, unknown>;
-    // A robot: {webhook, secret} (in a robot channel, also without a secret).
-    if (typeof o.webhook === 'string' && ('secret' in o || key === 'dinggroup' || key === 'yachgroup')) {
-      return { ...o, webhook: maskRobot(o.webhook), secret: o.secret ? '(set)' : '' };
-    }
-    // The task webhook in the detail view: {url}.
-    if (key === 'webhook' && typeof o.url === 'string')
-      return { ...o, url: o.url ? webhookOrigin(o.url) : '' };
-    return Object.fromEntries(Object.entries(o).map(([k, v]) => [k, redact(v, k)]));
-  }
-  if (key === 'webhook' && typeof value === 'string' && value !== '') return webhookOrigin(value);
-  return value;
 }
 
 export type StatusAction = 'stop' | 'start' | 'pause';

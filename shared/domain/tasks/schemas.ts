@@ -5,7 +5,7 @@ import { ID_SCHEMA } from '../validation.ts';
  * several fields live in rules.ts. A module (workflow, filter, upgrade, compress, recovery) is only
  * checked in depth when its `enable` is true (API guide §5.4).
  */
-import { channelsSchema } from './channels-schema.ts';
+import { channelsSchema } from '../channels/schema.ts';
 import { OPERATORS, OPERATORS_WITHOUT_THRESHOLD } from './model.ts';
 
 const id = ID_SCHEMA;

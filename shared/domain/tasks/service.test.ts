@@ -3,7 +3,7 @@ import type { AlarmGroup, Department, User } from '../directory/model.ts';
 import type { DueItem } from '../due/repository.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { Task } from './model.ts';
-import type { TaskWriteResult } from './repository.ts';
+import type { TaskWriteResult } from './repository-writes.ts';
 import {
   createTask,
   expirePause,

@@ -10,38 +10,31 @@ import { type AlarmGroup, type Department, toPinyin, type User } from '../direct
 import type { DueItem } from '../due/repository.ts';
 import { putDue } from '../due/repository.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../errors.ts';
-import { pingEvent } from '../webhooks/events.ts';
-import { publishWebhookEvents } from '../webhooks/publish.ts';
+import { pingEvent } from '../events/payloads.ts';
+import { publishWebhookEvents } from '../events/publish.ts';
 import { TASK_RUNNING, type Task, type TaskConfig } from './model.ts';
-import { assertTaskOutboundUrls } from './outbound-urls.ts';
+import { assertTaskOutboundUrls } from '../channels/outbound-urls.ts';
 import * as repo from './repository.ts';
+import * as taskWrites from './repository-writes.ts';
+import { openReceiverRobots, openTaskRobots } from '../channels/robots.ts';
+import { applyFieldPaths, fieldPathErrors } from './field-paths.ts';
+import { configOf } from './normalize.ts';
+import { phoneChannelUids, referencedGroupIds, webhookOf } from './references.ts';
+import { parseConfig, parseCreateBody } from './rules.ts';
+import { pauseTransition, startTransition, stopTransition } from './transitions.ts';
 import type { TaskChanged, TaskPaused, TaskShown, TaskStored } from './responses.ts';
-import { openReceiverRobots, openTaskRobots } from './robots.ts';
-import {
-  applyFieldPaths,
-  configOf,
-  fieldPathErrors,
-  parseConfig,
-  parseCreateBody,
-  pauseTransition,
-  phoneChannelUids,
-  referencedGroupIds,
-  startTransition,
-  stopTransition,
-  webhookOf,
-} from './rules.ts';
 import { detailGroupIds, detailUids, storeView, taskDetail } from './views.ts';
 
 export const taskDeps = {
   now: nowSeconds,
   getTask: repo.getTask,
-  allocateTaskId: repo.allocateTaskId,
-  createTaskItems: repo.createTaskItems,
-  replaceTaskItems: repo.replaceTaskItems,
-  deleteTaskItems: repo.deleteTaskItems,
+  allocateTaskId: taskWrites.allocateTaskId,
+  createTaskItems: taskWrites.createTaskItems,
+  replaceTaskItems: taskWrites.replaceTaskItems,
+  deleteTaskItems: taskWrites.deleteTaskItems,
   listTaskPermissions: repo.listTaskPermissions,
-  updateTaskStatus: repo.updateTaskStatus,
-  resumePausedTask: repo.resumePausedTask,
+  updateTaskStatus: taskWrites.updateTaskStatus,
+  resumePausedTask: taskWrites.resumePausedTask,
   getUser: directory.getUser,
   getUsers: directory.getUsers,
   getDepartment: directory.getDepartment,
@@ -63,7 +56,7 @@ const MAX_ATTEMPTS = 5;
  */
 export const MAX_UPDATE_ATTEMPTS = 40;
 
-/** Due-work kind that ends a pause (registered in due/handlers.ts). */
+/** Due-work kind that ends a pause (its handler: due-work.ts). */
 export const PAUSE_EXPIRY = 'task-pause-expiry';
 
 // biome-ignore lint/suspicious/noExplicitAny: request bodies, validated in rules.ts
@@ -168,11 +161,11 @@ async function replaceConfig(
     const key = JSON.stringify([current.created_by, config]);
     if (loaded?.key !== key) loaded = { key, refs: await loadReferences(config, current.created_by, deps) };
     const refs = loaded.refs;
-    const writes = repo.permissionWriteCount(current.permission, config.permission);
-    if (writes + 3 > repo.MAX_TRANSACTION_ITEMS) {
+    const writes = taskWrites.permissionWriteCount(current.permission, config.permission);
+    if (writes + 3 > taskWrites.MAX_TRANSACTION_ITEMS) {
       throw ValidationError.of(
         'permission',
-        `may change at most ${repo.MAX_TRANSACTION_ITEMS - 3} users at once`,
+        `may change at most ${taskWrites.MAX_TRANSACTION_ITEMS - 3} users at once`,
       );
     }
     const now = deps.now();

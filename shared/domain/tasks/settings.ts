@@ -2,7 +2,8 @@ import { nowSeconds } from '../../clock.ts';
 import { config, defaultAlarmRetentionDays } from '../../config/env.ts';
 import { ConflictError } from '../errors.ts';
 import type { Task } from './model.ts';
-import { getTask, setTaskSetting } from './repository.ts';
+import { getTask } from './repository.ts';
+import { setTaskSetting } from './repository-writes.ts';
 import type { RateLimitSet, RetentionSet } from './responses.ts';
 
 /**

@@ -13,7 +13,7 @@ import {
   type Template,
   type User,
 } from '../directory/model.ts';
-import { effectiveTemplate } from '../notifications/templates.ts';
+import { effectiveTemplate } from './templates.ts';
 import { type Channels, effectiveStatus, type ReceiverConfig, type Task } from './model.ts';
 import type {
   AlarmGroupView,

@@ -19,7 +19,7 @@ import {
   type WorkflowStatus,
 } from './model.ts';
 import * as repo from './repository.ts';
-import type { WorkflowFilter } from './repository.ts';
+import type { WorkflowFilter } from './repository-listing.ts';
 import { ANNOUNCE_KIND, defaultDeps, runAnnouncement } from './service.ts';
 
 const sk = (at: number, id: number) => `${String(at).padStart(10, '0')}#${String(id).padStart(12, '0')}`;

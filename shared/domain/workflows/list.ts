@@ -24,6 +24,7 @@ import { ID_SCHEMA } from '../validation.ts';
 import { ownershipOfRecords, type Workflow, type WorkflowStatus } from './model.ts';
 import type { WorkflowCountList, WorkflowList, WorkflowSummary } from './responses.ts';
 import * as repo from './repository.ts';
+import * as listing from './repository-listing.ts';
 import { personOf, workflowView } from './views.ts';
 
 // ---- Input --------------------------------------------------------------------------------------
@@ -142,8 +143,8 @@ export const workflowListDeps = {
   existingTaskIds,
   getUsers,
   getDepartment,
-  queryWorkflowsOfTask: repo.queryWorkflowsOfTask,
-  getWorkflowCounts: repo.getWorkflowCounts,
+  queryWorkflowsOfTask: listing.queryWorkflowsOfTask,
+  getWorkflowCounts: listing.getWorkflowCounts,
 };
 export type WorkflowListDeps = typeof workflowListDeps;
 
@@ -173,7 +174,7 @@ export async function listWorkflows(
   const task = await deps.taskForUser(input.uid, input.task_id, 'read');
   const limit = input.limit ?? DEFAULT_LIMIT;
   const range = keyRange(input.from, input.to, cursor);
-  const filter: repo.WorkflowFilter = {
+  const filter: listing.WorkflowFilter = {
     ...(input.claimer !== undefined ? { claimer: input.claimer } : {}),
     ...(input.assignee !== undefined ? { assignee: input.assignee } : {}),
   };
@@ -309,9 +310,9 @@ export async function countWorkflows(
  */
 export async function backfillWorkflowIndex(
   deps = {
-    scan: repo.scanUncountedWorkflows,
+    scan: listing.scanUncountedWorkflows,
     load: repo.getWorkflowWithPipelines,
-    count: repo.countStoredWorkflow,
+    count: listing.countStoredWorkflow,
   },
 ): Promise<{ scanned: number; counted: number }> {
   let scanned = 0;

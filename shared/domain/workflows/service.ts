@@ -12,7 +12,7 @@ import { alarmGroupIds, channelJobs, type Recipients, recipientsOf } from '../no
 import { requireReadOf } from '../tasks/access.ts';
 import type { ReceiverConfig, Task } from '../tasks/model.ts';
 import { getTask } from '../tasks/repository.ts';
-import { publishWebhookEvents } from '../webhooks/publish.ts';
+import { publishWebhookEvents } from '../events/publish.ts';
 import {
   type CountMove,
   countDeltas,
@@ -41,7 +41,7 @@ import {
   workflowView,
 } from './views.ts';
 
-/** Due-work kinds of this module (registered in due/handlers.ts). */
+/** Due-work kinds of this module (its handler: due-work.ts). */
 export const ANNOUNCE_KIND = 'workflow-announce';
 export const REMIND_KIND = 'workflow-remind';
 

@@ -1,6 +1,6 @@
 import type { NotifyScene, RenderContext, WebhookBody } from '../../messaging/messages.ts';
 import { type Person, person, type User } from '../directory/model.ts';
-import { event, historyRef, pipelineRef, taskRef, workflowRef } from '../webhooks/events.ts';
+import { event, historyRef, pipelineRef, taskRef, workflowRef } from '../events/payloads.ts';
 import type { PipelineRecord, Workflow, WorkflowStatus } from './model.ts';
 import type { WorkflowDetail, WorkflowsOperated } from './responses.ts';
 

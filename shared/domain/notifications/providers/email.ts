@@ -4,7 +4,7 @@ import { recordCalls } from '../../../call-record.ts';
 import type { NotifyConfig } from '../../../config/env.ts';
 import { mailSubject } from '../channel-message.ts';
 import { plainText, type RenderedMessage } from '../render.ts';
-import { FORMAT_HTML } from '../templates.ts';
+import { FORMAT_HTML } from '../../tasks/templates.ts';
 import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { delivered, failed, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
 import { traced } from '../../../tracing.ts';

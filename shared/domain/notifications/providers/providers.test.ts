@@ -1,11 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_CREDENTIALS, FakeClient, type Fakes, startFakes } from '../../../../test/support/fakes.ts';
-import { parseJob, retryDelaySeconds } from '../delivery.ts';
+import { retryDelaySeconds } from '../../../messaging/retry.ts';
+import { parseJob } from '../delivery.ts';
 import type { RenderedMessage } from '../render.ts';
 import { awsErrorOutcome } from './aws.ts';
 import { mailContent, sesMailer, sesRequest, smtpErrorOutcome } from './email.ts';
-import { classifyRobotReply, maskRobot, robotBody, robotSign, robotUrl } from './robot.ts';
+import { classifyRobotReply, robotBody, robotSign, robotUrl } from './robot.ts';
 import { e164, SMS_MAX_CHARS, smsRequest, snsSms } from './sms.ts';
 import { maskEmail, maskPhone, sanitizeDetail } from './types.ts';
 import { pinpointVoice, VOICE_MAX_CHARS, voiceRequest } from './voice.ts';
@@ -38,16 +39,6 @@ describe('robot protocol', () => {
       1,
     );
     expect(url.toString()).toBe('https://x.example/robot/send?access_token=abc');
-  });
-
-  it('masks robot tokens', () => {
-    expect(maskRobot('0123456789abcdef')).toBe('0123***cdef');
-    expect(maskRobot('https://x.example/robot/send?access_token=0123456789abcdef')).toBe(
-      'https://x.example/robot/send?access_token=0123***cdef',
-    );
-    expect(maskRobot('https://hooks.example/services/T000/B000/XXXXXXXXXXXX')).toBe(
-      'https://hooks.example/serv***XXXX',
-    );
   });
 
   it('builds text, markdown and actionCard bodies', () => {

@@ -1,11 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { config } from '../../../config/env.ts';
 import type { Robot } from '../../tasks/model.ts';
-import { isRobotUrl } from '../../tasks/outbound-urls.ts';
+import { isRobotUrl } from '../../channels/outbound-urls.ts';
 import { plainText, type RenderedMessage } from '../render.ts';
-import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN } from '../templates.ts';
+import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN } from '../../tasks/templates.ts';
 import { guard, httpStatusOutcome, type ProviderJson, postJson } from './http.ts';
-import { delivered, failed, maskMiddle, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
+import { delivered, failed, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
 
 /**
  * Group robots (dinggroup / yachgroup): DingTalk's custom robot API, which Yach robots copy.
@@ -34,19 +34,6 @@ export function robotUrl(base: string, robot: Robot, timestampMs: number): URL {
     url.searchParams.set('sign', robotSign(robot.secret, timestampMs));
   }
   return url;
-}
-
-/** The robot as it may appear in records and logs: the access token masked. */
-export function maskRobot(webhook: string): string {
-  if (!isRobotUrl(webhook)) return maskMiddle(webhook);
-  try {
-    const url = new URL(webhook);
-    const token = url.searchParams.get('access_token');
-    if (token) return `${url.origin}${url.pathname}?access_token=${maskMiddle(token)}`;
-    return `${url.origin}/${maskMiddle(url.pathname.replace(/^\//, ''))}`;
-  } catch {
-    return maskMiddle(webhook);
-  }
 }
 
 /** Message body per format: 1 text, 2 markdown, 4 actionCard (markdown without a link to show), 3 as text. */

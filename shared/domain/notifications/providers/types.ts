@@ -1,3 +1,4 @@
+import { maskMiddle } from '../../channels/redact.ts';
 import type { NotifyOutcome } from '../repository.ts';
 
 /** What one provider call came to. `code` is the provider's own code (errcode, SMTP/HTTP status, AWS error). */
@@ -30,11 +31,6 @@ export function sanitizeDetail(text: unknown): string | undefined {
 }
 
 /** Masks all but the first and last characters of a secret-ish value. */
-export function maskMiddle(value: string, keep = 4): string {
-  if (value.length <= keep * 2) return `${value.slice(0, 1)}***`;
-  return `${value.slice(0, keep)}***${value.slice(-keep)}`;
-}
-
 export function maskEmail(email: string): string {
   const at = email.lastIndexOf('@');
   if (at < 1) return maskMiddle(email, 2);

@@ -1,6 +1,6 @@
 import type { NotifyConfig } from '../../../config/env.ts';
 import { plainText, type RenderedMessage } from '../render.ts';
-import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN } from '../templates.ts';
+import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN } from '../../tasks/templates.ts';
 import {
   guard,
   httpCall,
@@ -122,112 +122,136 @@ function markdownOrText(m: RenderedMessage) {
   return m.format === FORMAT_MARKDOWN || m.format === FORMAT_ACTION_CARD;
 }
 
+/**
+ * A provider that sends with an access token: the token from `<base>/gettoken` with the app's
+ * credentials as query parameters, cached per `cacheKey` (withToken); `send` calls the API at
+ * `api(path)`, `<base><path>?access_token=<token>`, behind the provider guard.
+ */
+function tokenWorker(spec: {
+  baseUrl: string;
+  credentials: Record<string, string>;
+  cacheKey: string;
+  timeoutMs: number;
+  nowMs: () => number;
+  send: (
+    api: (path: string) => URL,
+    recipients: string[],
+    m: RenderedMessage,
+    jobId: string,
+  ) => Promise<SendOutcome & { tokenInvalid?: boolean }>;
+}): WorkNoticeProvider {
+  const tokenUrl = new URL(`${spec.baseUrl}/gettoken`);
+  for (const [name, value] of Object.entries(spec.credentials)) tokenUrl.searchParams.set(name, value);
+  const fetchToken = tokenFetcher(tokenUrl, spec.timeoutMs);
+  return {
+    send: (recipients, m, jobId) =>
+      withToken(spec.cacheKey, fetchToken, spec.nowMs, (token) =>
+        guard(() => {
+          const api = (path: string) => {
+            const url = new URL(`${spec.baseUrl}${path}`);
+            url.searchParams.set('access_token', token);
+            return url;
+          };
+          return spec.send(api, recipients, m, jobId);
+        }),
+      ),
+  };
+}
+
 export function dingWorker(
   cfg: NonNullable<NotifyConfig['dingworker']>,
   opts: { timeoutMs: number; linkUrl?: string; nowMs: () => number },
 ): WorkNoticeProvider {
-  const tokenUrl = new URL(`${cfg.baseUrl}/gettoken`);
-  tokenUrl.searchParams.set('appkey', cfg.appKey);
-  tokenUrl.searchParams.set('appsecret', cfg.appSecret);
-  const fetchToken = tokenFetcher(tokenUrl, opts.timeoutMs);
-  return {
-    send: (recipients, m) =>
-      withToken(`ding:${cfg.baseUrl}:${cfg.appKey}`, fetchToken, opts.nowMs, (token) =>
-        guard(async () => {
-          const url = new URL(`${cfg.baseUrl}/topapi/message/corpconversation/asyncsend_v2`);
-          url.searchParams.set('access_token', token);
-          let msg: Record<string, unknown>;
-          if (m.format === FORMAT_ACTION_CARD && opts.linkUrl) {
-            msg = {
-              msgtype: 'action_card',
-              action_card: {
-                title: m.title,
-                markdown: m.body,
-                single_title: 'View',
-                single_url: opts.linkUrl,
-              },
-            };
-          } else if (markdownOrText(m)) {
-            msg = { msgtype: 'markdown', markdown: { title: m.title, text: m.body } };
-          } else {
-            msg = { msgtype: 'text', text: { content: plainText(m) } };
-          }
-          const reply = await postJson(
-            url,
-            { agent_id: Number(cfg.agentId) || cfg.agentId, userid_list: recipients.join(','), msg },
-            opts.timeoutMs,
-          );
-          return classify(reply.status, reply.json, reply.text, [0]);
-        }),
-      ),
-  };
+  return tokenWorker({
+    baseUrl: cfg.baseUrl,
+    credentials: { appkey: cfg.appKey, appsecret: cfg.appSecret },
+    cacheKey: `ding:${cfg.baseUrl}:${cfg.appKey}`,
+    timeoutMs: opts.timeoutMs,
+    nowMs: opts.nowMs,
+    send: async (api, recipients, m) => {
+      let msg: Record<string, unknown>;
+      if (m.format === FORMAT_ACTION_CARD && opts.linkUrl) {
+        msg = {
+          msgtype: 'action_card',
+          action_card: {
+            title: m.title,
+            markdown: m.body,
+            single_title: 'View',
+            single_url: opts.linkUrl,
+          },
+        };
+      } else if (markdownOrText(m)) {
+        msg = { msgtype: 'markdown', markdown: { title: m.title, text: m.body } };
+      } else {
+        msg = { msgtype: 'text', text: { content: plainText(m) } };
+      }
+      const reply = await postJson(
+        api('/topapi/message/corpconversation/asyncsend_v2'),
+        { agent_id: Number(cfg.agentId) || cfg.agentId, userid_list: recipients.join(','), msg },
+        opts.timeoutMs,
+      );
+      return classify(reply.status, reply.json, reply.text, [0]);
+    },
+  });
 }
 
 export function wechatWorker(
   cfg: NonNullable<NotifyConfig['wechat']>,
   opts: { timeoutMs: number; nowMs: () => number },
 ): WorkNoticeProvider {
-  const tokenUrl = new URL(`${cfg.baseUrl}/gettoken`);
-  tokenUrl.searchParams.set('corpid', cfg.corpId);
-  tokenUrl.searchParams.set('corpsecret', cfg.corpSecret);
-  const fetchToken = tokenFetcher(tokenUrl, opts.timeoutMs);
-  return {
-    send: (recipients, m) =>
-      withToken(`wechat:${cfg.baseUrl}:${cfg.corpId}:${cfg.agentId}`, fetchToken, opts.nowMs, (token) =>
-        guard(async () => {
-          const url = new URL(`${cfg.baseUrl}/message/send`);
-          url.searchParams.set('access_token', token);
-          const body = markdownOrText(m)
-            ? { msgtype: 'markdown', markdown: { content: m.body } }
-            : { msgtype: 'text', text: { content: plainText(m) } };
-          const reply = await postJson(
-            url,
-            { touser: recipients.join('|'), agentid: Number(cfg.agentId) || cfg.agentId, ...body },
-            opts.timeoutMs,
-          );
-          const out = classify(reply.status, reply.json, reply.text, [0]);
-          const invalid = reply.json?.invaliduser;
-          return invalid && out.outcome === 'delivered'
-            ? { ...out, detail: sanitizeDetail(`invaliduser ${invalid}`) }
-            : out;
-        }),
-      ),
-  };
+  return tokenWorker({
+    baseUrl: cfg.baseUrl,
+    credentials: { corpid: cfg.corpId, corpsecret: cfg.corpSecret },
+    cacheKey: `wechat:${cfg.baseUrl}:${cfg.corpId}:${cfg.agentId}`,
+    timeoutMs: opts.timeoutMs,
+    nowMs: opts.nowMs,
+    send: async (api, recipients, m) => {
+      const body = markdownOrText(m)
+        ? { msgtype: 'markdown', markdown: { content: m.body } }
+        : { msgtype: 'text', text: { content: plainText(m) } };
+      const reply = await postJson(
+        api('/message/send'),
+        { touser: recipients.join('|'), agentid: Number(cfg.agentId) || cfg.agentId, ...body },
+        opts.timeoutMs,
+      );
+      const out = classify(reply.status, reply.json, reply.text, [0]);
+      const invalid = reply.json?.invaliduser;
+      return invalid && out.outcome === 'delivered'
+        ? { ...out, detail: sanitizeDetail(`invaliduser ${invalid}`) }
+        : out;
+    },
+  });
 }
 
 export function yachWorker(
   cfg: NonNullable<NotifyConfig['yachworker']>,
   opts: { timeoutMs: number; nowMs: () => number },
 ): WorkNoticeProvider {
-  const tokenUrl = new URL(`${cfg.baseUrl}/gettoken`);
-  tokenUrl.searchParams.set('appkey', cfg.appKey);
-  tokenUrl.searchParams.set('appsecret', cfg.appSecret);
-  const fetchToken = tokenFetcher(tokenUrl, opts.timeoutMs);
-  return {
-    send: (recipients, m, jobId) =>
-      withToken(`yach:${cfg.baseUrl}:${cfg.appKey}`, fetchToken, opts.nowMs, (token) =>
-        guard(async () => {
-          const url = new URL(`${cfg.baseUrl}/v1/single/message/send`);
-          url.searchParams.set('access_token', token);
-          const message = markdownOrText(m)
-            ? { msgtype: 'markdown', markdown: { title: m.title, text: m.body } }
-            : { msgtype: 'text', text: { content: plainText(m) } };
-          const form = new URLSearchParams({
-            to_work_code: recipients.join('|'),
-            message: JSON.stringify(message),
-            message_id: jobId,
-          });
-          const reply = await httpCall(
-            url,
-            {
-              method: 'POST',
-              headers: { 'content-type': 'application/x-www-form-urlencoded' },
-              body: form.toString(),
-            },
-            opts.timeoutMs,
-          );
-          return classify(reply.status, reply.json, reply.text, [200, 0]);
-        }),
-      ),
-  };
+  return tokenWorker({
+    baseUrl: cfg.baseUrl,
+    credentials: { appkey: cfg.appKey, appsecret: cfg.appSecret },
+    cacheKey: `yach:${cfg.baseUrl}:${cfg.appKey}`,
+    timeoutMs: opts.timeoutMs,
+    nowMs: opts.nowMs,
+    send: async (api, recipients, m, jobId) => {
+      const message = markdownOrText(m)
+        ? { msgtype: 'markdown', markdown: { title: m.title, text: m.body } }
+        : { msgtype: 'text', text: { content: plainText(m) } };
+      const form = new URLSearchParams({
+        to_work_code: recipients.join('|'),
+        message: JSON.stringify(message),
+        message_id: jobId,
+      });
+      const reply = await httpCall(
+        api('/v1/single/message/send'),
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: form.toString(),
+        },
+        opts.timeoutMs,
+      );
+      return classify(reply.status, reply.json, reply.text, [200, 0]);
+    },
+  });
 }

@@ -9,7 +9,7 @@ import { keys } from '../../db/keys.ts';
 import { logger } from '../../log.ts';
 import { traced } from '../../tracing.ts';
 import type { User } from '../directory/model.ts';
-import { isLoopback, type OidcSettings, signInSettings } from './settings.ts';
+import { isLoopback, type OidcSettings, signInSettings } from '../auth/settings.ts';
 import { personByEmail } from './signin.ts';
 
 /**

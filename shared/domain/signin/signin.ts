@@ -3,7 +3,7 @@ import type { User } from '../directory/model.ts';
 import { findUsersBySignInName, getUser } from '../directory/repository.ts';
 import { AppError, ConflictError, NotFoundError, UnauthorizedError, ValidationError } from '../errors.ts';
 import { logger } from '../../log.ts';
-import { getCredential, signOutEverywhere, writePassword } from './credentials.ts';
+import { getCredential, signOutEverywhere, writePassword } from '../auth/credentials.ts';
 import {
   addressSubject,
   clearSlots,
@@ -14,10 +14,10 @@ import {
   type Slot,
   takeSlot,
   unknownAccountSubject,
-} from './lockout.ts';
-import { hashPassword, passwordProblem, verifyNothing, verifyPassword } from './passwords.ts';
-import { createSession, type SignedInPerson, personOf, type SignInMethod } from './sessions.ts';
-import { signInSettings } from './settings.ts';
+} from '../auth/lockout.ts';
+import { hashPassword, passwordProblem, verifyNothing, verifyPassword } from '../auth/passwords.ts';
+import { createSession, type SignedInPerson, personOf, type SignInMethod } from '../auth/sessions.ts';
+import { signInSettings } from '../auth/settings.ts';
 
 /**
  * Signing in with an account and a password, and what a person or an operator does with passwords.

@@ -1,8 +1,8 @@
 import { nowMs } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { perContainer } from '../../container.ts';
-import type { Task } from '../tasks/model.ts';
-import { getTask, getTasks } from '../tasks/repository.ts';
+import type { Task } from './model.ts';
+import { getTask, getTasks } from './repository.ts';
 
 /**
  * Task reads cached in module scope (one per container) for `config().taskCacheSeconds`, so the hot

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { advanceClock, nowSeconds } from '../../clock.ts';
 import { resetConfig } from '../../config/env.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Task } from './model.ts';
 import { batchedTaskLoader, clearTaskCache, getTaskCached } from './task-cache.ts';
 
 beforeAll(() => {

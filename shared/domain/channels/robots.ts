@@ -1,3 +1,4 @@
+import { isObject } from '../../json.ts';
 import { isSealed, sealStable, unseal } from '../auth/seal.ts';
 import { ROBOT_CHANNELS, type Robot } from './model.ts';
 
@@ -31,9 +32,6 @@ export const sealRobot = (r: Robot): Robot => mapRobot(r, sealValue);
 
 /** A robot with its webhook and secret in plain, to call it or to show it. */
 export const openRobot = (r: Robot): Robot => mapRobot(r, openValue);
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
  * A receiver (its channels, and the receivers of its dispatch items) with every robot mapped. Read

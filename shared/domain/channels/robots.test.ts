@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
 import { isSealed } from '../auth/seal.ts';
-import type { TaskConfig } from './model.ts';
+import type { TaskConfig } from '../tasks/model.ts';
 import { openRobot, openTaskRobots, sealReceiverRobots, sealRobot, sealTaskRobots } from './robots.ts';
 
 beforeAll(() => {

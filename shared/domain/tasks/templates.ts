@@ -6,8 +6,8 @@ import {
   TEMPLATE_SCENES,
   type TemplateConfig,
   type TemplateEntry,
-} from '../tasks/model.ts';
-import type { EffectiveTemplate } from '../tasks/responses.ts';
+} from './model.ts';
+import type { EffectiveTemplate } from './responses.ts';
 
 /**
  * Message templates (API guide §5.5, §11.3): the system defaults for every scene and channel,

@@ -1,5 +1,5 @@
 import { ID_SCHEMA } from '../validation.ts';
-import { ALARM_RESULTS } from './log.ts';
+import { ALARM_RESULTS } from '../alarms/log.ts';
 
 /** Input schemas of the alarm read endpoints (query strings: numbers are coerced). */
 const time = { type: 'integer', minimum: 0, maximum: 99_999_999_999 };

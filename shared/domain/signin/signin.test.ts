@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { User } from '../directory/model.ts';
 import { AppError } from '../errors.ts';
-import type { Limits, Slot } from './lockout.ts';
-import { hashPassword } from './passwords.ts';
-import { resetSignInSettings } from './settings.ts';
+import type { Limits, Slot } from '../auth/lockout.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { resetSignInSettings } from '../auth/settings.ts';
 import { type SignInDeps, signInWithPassword, WRONG } from './signin.ts';
 
 /**

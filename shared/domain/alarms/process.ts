@@ -1,0 +1,217 @@
+import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { DueItem } from '../due/repository.ts';
+import type { Task } from '../tasks/model.ts';
+import { event, msgRef, taskRef } from '../events/payloads.ts';
+import { strategyOf } from './compress.ts';
+import { commitBackoffMs, MetricContended, VersionWatch } from './contention.ts';
+import type { Why } from './explain.ts';
+import { type AlarmRecord, advanceMetric, factsOf, type Plan } from './model.ts';
+import { selectedReceivers, selectReceivers, sendNotice } from './notify.ts';
+import { recoveryDelaySeconds } from './recovery.ts';
+import { firstBucket, maxInterval, minuteOf, upgradeStrategies } from './upgrade.ts';
+import { FLUSH_KIND, RECOVERY_DELAY_KIND } from './delayed.ts';
+import { replaying, runEffects } from './effects.ts';
+import type { PipelineDeps } from './pipeline-deps.ts';
+import { buildRecord, HELD_WORK_MARGIN_SECONDS, logged, loggedUnstored } from './records.ts';
+
+/**
+ * One unit of an alarm batch (pipeline.ts): an alarm that goes through no metric state, or the alarms
+ * of one metric together. Each records its decision first and only then runs its side effects.
+ */
+
+export interface GroupItem {
+  /** SQS message ids carrying this alarm. */
+  ids: string[];
+  alarm: AlarmMessage;
+  /** The level after the filter. */
+  level: Plan['level'];
+  why: Why;
+}
+
+/** An alarm that does not go through a metric's state. */
+export async function processSingle(
+  task: Task,
+  alarm: AlarmMessage,
+  plan: Exclude<Plan, { kind: 'compressed' }>,
+  why: Why,
+  deps: PipelineDeps,
+) {
+  if (plan.kind === 'drop') return deps.logAlarms([loggedUnstored(task, alarm, plan, why, deps.now())]);
+  if (plan.kind === 'not_save_db' || (plan.kind === 'recovery' && !plan.store)) {
+    const recovery = plan.kind === 'recovery';
+    // A monitor's alert may be sent again (an Alertmanager group re-sent whole): with no record to
+    // recognise it by, a marker does; a second time, its effects go out as replays (skipped by the
+    // consumers when already delivered).
+    const seenAt = alarm.dedup ? await deps.repo.markAlarmSeen(task.id, alarm.uuid, deps.now()) : undefined;
+    const effects = seenAt === undefined ? deps : replaying(deps, seenAt);
+    const msg = msgRef({
+      uuid: alarm.uuid,
+      level: plan.level,
+      ctn: alarm.ctn,
+      notice_time: alarm.notice_time,
+    });
+    const selection = selectReceivers(task.receiver, factsOf(alarm, plan.level), alarm.receiver);
+    await sendNotice(
+      {
+        task,
+        receivers: selectedReceivers(task.receiver, selection, alarm.receiver),
+        scene: recovery ? 'recovery' : 'not_compress',
+        jobId: `${alarm.task_id}:${alarm.uuid}:${recovery ? 'recovery' : 'not_compress'}`,
+        history: msg,
+        context: { type: 'not_save_db' },
+        event: {
+          body: event(recovery ? 'RECOVERY' : 'ALARM', 'not_save_db', { task: taskRef(task), msg }),
+          eventId: `${alarm.task_id}:${alarm.uuid}:${recovery ? 'RECOVERY' : 'ALARM'}`,
+        },
+      },
+      effects,
+    );
+    if (recovery && plan.metric) await deps.finishWorkflowsOfMetric({ task, metric: plan.metric });
+    return deps.logAlarms([loggedUnstored(task, alarm, plan, why, deps.now())]);
+  }
+  const record = buildRecord(task, alarm, {
+    outcome: plan.kind,
+    level: plan.level,
+    id: await deps.nextHistoryId(),
+    now: deps.now(),
+    recoveryMetric: plan.kind === 'recovery' ? plan.metric : undefined,
+    why,
+  });
+  if ((await deps.recordAlarm(record)) === 'created') {
+    await runEffects(task, record, deps);
+    return deps.logAlarms([logged(task, record)]);
+  }
+  const stored = await deps.repo.getAlarmRecord(task.id, alarm.uuid);
+  if (!stored) throw new Error(`alarm ${alarm.uuid}: record not found after a duplicate put`);
+  await runEffects(task, stored, replaying(deps, stored.processed_at));
+  await deps.logAlarms([logged(task, stored)]);
+}
+
+/**
+ * Alarms of one metric: read the metric's state, advance it through every alarm in order, and commit
+ * state, minute bucket, alarm records and due work in one transaction conditioned on the state's
+ * version. Contention (another consumer committed first) re-reads and retries with jittered backoff
+ * until `commitUntil` (deps.clockMs), then throws MetricContended (the alarms are handed back); a
+ * commit refused all along while the state did not move throws a plain error (a real failure). Alarms
+ * found already recorded are taken out and only have their side effects re-run.
+ */
+export async function processGroup(
+  task: Task,
+  metric: string,
+  items: GroupItem[],
+  deps: PipelineDeps,
+  commitUntil: number,
+) {
+  const strategy = strategyOf(task.compress);
+  const upgrades = upgradeStrategies(task.upgrade);
+  const longest = maxInterval(upgrades);
+  const delay = recoveryDelaySeconds(task);
+  const levels = new Map<string, Plan['level']>();
+  const whys = new Map<string, Why>();
+  const historyIds = new Map<string, number>();
+  for (const { alarm, level, why } of items) {
+    levels.set(alarm.uuid, level);
+    whys.set(alarm.uuid, why);
+    historyIds.set(alarm.uuid, await deps.nextHistoryId());
+  }
+  let pending = items.map((i) => i.alarm);
+  const replays: string[] = [];
+  let committed: AlarmRecord[] = [];
+  const versions = new VersionWatch();
+  for (let attempt = 0; pending.length > 0; attempt++) {
+    const now = deps.now();
+    const state = await deps.repo.getMetricState(task.id, metric);
+    versions.see(state?.version);
+    const buckets =
+      upgrades.length > 0
+        ? await deps.repo.queryMetricMinutes(task.id, metric, firstBucket(now, longest), minuteOf(now))
+        : new Map<number, number>();
+    const result = advanceMetric({
+      state,
+      taskId: task.id,
+      metric,
+      alarms: pending.map((a) => ({ uuid: a.uuid, historyId: historyIds.get(a.uuid) as number })),
+      now,
+      strategy,
+      upgrades,
+      buckets,
+      recoveryDelay: delay,
+    });
+    const records = pending.map((alarm, i) => {
+      const step = result.steps[i];
+      return buildRecord(task, alarm, {
+        outcome: 'compressed',
+        level: levels.get(alarm.uuid) as Plan['level'],
+        id: historyIds.get(alarm.uuid) as number,
+        now,
+        metric,
+        batch: step.batch,
+        notify: step.notify,
+        k: step.k,
+        upgrades: step.upgrades,
+        why: whys.get(alarm.uuid) as Why,
+        window: { start: step.windowStart, end: step.windowEnd },
+        upgradeCounts: step.counts,
+        keepAtLeast: Math.max(step.windowEnd - now, delay ?? 0) + HELD_WORK_MARGIN_SECONDS,
+      });
+    });
+    const dues: DueItem[] = result.flushes.map((f) => ({
+      kind: FLUSH_KIND,
+      ref: `${task.id}:${metric}:${f.batch}`,
+      due_at: f.dueAt,
+      payload: { task_id: task.id, uuid: f.uuid },
+    }));
+    if (result.recoveryDueAt !== undefined) {
+      dues.push({
+        kind: RECOVERY_DELAY_KIND,
+        ref: `${task.id}:${metric}`,
+        due_at: result.recoveryDueAt,
+        payload: { task_id: task.id, metric },
+      });
+    }
+    const keep = Math.max(strategy.cycleSeconds, longest * 60, delay ?? 0);
+    const res = await deps.repo.commitMetricGroup({
+      state: result.state,
+      expectedVersion: state?.version,
+      stateTtl: now + keep + 86_400,
+      bucket:
+        result.bucketAdd > 0
+          ? {
+              minute: minuteOf(now),
+              add: result.bucketAdd,
+              ttl: (minuteOf(now) + 1) * 60 + longest * 60 + 3600,
+            }
+          : undefined,
+      records,
+      dues,
+    });
+    if (res.ok) {
+      committed = records;
+      break;
+    }
+    if (res.duplicates.length > 0) {
+      replays.push(...res.duplicates);
+      pending = pending.filter((a) => !res.duplicates.includes(a.uuid));
+    }
+    if (!res.conflict) continue;
+    if (deps.clockMs() >= commitUntil) {
+      // Contention only if someone else moved the state meanwhile (one more read tells, if need be).
+      if (!versions.moved) versions.see((await deps.repo.getMetricState(task.id, metric))?.version);
+      if (versions.moved) throw new MetricContended(metric, attempt + 1);
+      throw new Error(
+        `metric ${metric}: no commit after ${attempt + 1} attempts, and its state did not move`,
+      );
+    }
+    await deps.sleep(commitBackoffMs(attempt));
+  }
+  const recorded = [...committed];
+  for (const r of committed) await runEffects(task, r, deps);
+  for (const uuid of replays) {
+    const r = await deps.repo.getAlarmRecord(task.id, uuid);
+    if (r) {
+      await runEffects(task, r, replaying(deps, r.processed_at));
+      recorded.push(r);
+    }
+  }
+  await deps.logAlarms(recorded.map((r) => logged(task, r)));
+}

@@ -1,0 +1,26 @@
+import { nowSeconds } from '../../clock.ts';
+import { config } from '../../config/env.ts';
+import { verifySignature, withinSkew } from '../auth/signature.ts';
+import { NotFoundError, UnauthorizedError } from '../errors.ts';
+import type { Task } from './model.ts';
+import { getTask } from './repository.ts';
+
+export interface TaskCredentials {
+  id: number;
+  timestamp: number | string;
+  sign: string;
+}
+
+/** Task authentication (API guide §3.2): unknown task 404, skew 401, bad signature 401. */
+export async function authenticateTask(creds: TaskCredentials, deps = { getTask }): Promise<Task> {
+  const task = await deps.getTask(creds.id, true);
+  if (!task) throw new NotFoundError(`task [${creds.id}] not found`);
+  const cfg = config();
+  if (!withinSkew(Number(creds.timestamp), nowSeconds(), cfg.signSkewSeconds)) {
+    throw new UnauthorizedError('signature was expired');
+  }
+  if (!verifySignature(task.secret, creds.id, creds.timestamp, creds.sign.toLowerCase(), cfg.legacySign)) {
+    throw new UnauthorizedError('signature invalid');
+  }
+  return task;
+}
