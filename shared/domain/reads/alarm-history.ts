@@ -18,7 +18,7 @@ import {
 } from '../alarms/log.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import { alarmRecordOf, getAlarmRecord } from '../alarms/repository.ts';
-import type { AlarmList, AlarmShown, AlarmStats } from '../alarms/responses.ts';
+import type { AlarmList, AlarmShown, AlarmStats, AlarmView } from '../alarms/responses.ts';
 
 /**
  * The read side of the alarm pipeline: a task's alarm history from its alarm log and one alarm (its
@@ -64,26 +64,6 @@ function windowOf(q: { from?: number; to?: number }, now: number) {
       { field: 'from', message: `the window may span at most ${MAX_WINDOW_DAYS} days` },
     ]);
   return { from, to };
-}
-
-/** An entry of the history listing. */
-export interface AlarmView {
-  uuid: string;
-  history_id: number;
-  created_at: number;
-  level: Level;
-  level_name: string;
-  reported_level: Level;
-  outcome: AlarmResult;
-  decision: string;
-  metric?: string;
-  batch?: number;
-  k?: number;
-  upgrades: number;
-  stored: boolean;
-  notice_time?: number;
-  /** The alarm content (stored alarms only: a task that stores nothing keeps no content). */
-  ctn?: Record<string, unknown>;
 }
 
 export function viewOf(
