@@ -54,6 +54,9 @@ Object.assign(process.env, {
 delete process.env.TOCSIN_LOCAL;
 delete process.env.SEAL_KEY;
 delete process.env.POWERTOOLS_TRACE_ENABLED;
+// Its service endpoints too (the fake Secrets Manager): every client here must reach the fake above.
+for (const name of Object.keys(process.env))
+  if (name.startsWith('AWS_ENDPOINT_URL_')) delete process.env[name];
 
 const { tracingEnabled } = await import('./tracing.ts');
 const { db } = await import('./db/client.ts');
