@@ -1328,7 +1328,7 @@ export interface components {
             /** @description Stored as the URL string. */
             webhook?: string;
         };
-        /** @description The receiver channels of a task, an alarm group, a dispatch item or a report override (interface 2.5): people by uid per user channel, group robots, the task webhook. No I/O here (the web console imports these lists through tasks/model.ts). */
+        /** @description The receiver channels of a task, an alarm group, a dispatch item or a report override (API guide §5.3): people by uid per user channel, group robots, the task webhook. No I/O here (the web console imports these lists through tasks/model.ts). */
         Robot: {
             webhook: string;
             secret?: string;
