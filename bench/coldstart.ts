@@ -1,6 +1,6 @@
 /**
  * `npm run bench:coldstart` — the cold import of every Lambda bundle, measured against the budget
- * of the cold-start issue: no HTTP function's cold import may take more than 1.5x that of /health.
+ * the cold-start budget: no HTTP function's cold import may take more than 1.5x that of /health.
  *
  * Every deployed entry (the routes of definitions.ts, the `$default` 404 handler, the queue
  * consumers and the scheduled runner) is bundled as the CDK bundles it (infra/bundles.ts: the

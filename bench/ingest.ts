@@ -1,6 +1,6 @@
 /**
- * `npm run bench:ingest` — the alarm path end to end, measured against the targets of the
- * performance issue: POST /alarm/report (signed like a real client) -> alarm queue -> pipeline ->
+ * `npm run bench:ingest` — the alarm path end to end, measured against its performance targets
+ * (docs/performance.md): POST /alarm/report (signed like a real client) -> alarm queue -> pipeline ->
  * webhook queue -> delivery to a real HTTP receiver on 127.0.0.1.
  *
  * The stack runs as `npm start` runs it (a child process: the API thread, a consumer thread per
@@ -441,7 +441,7 @@ const details: string[] = [];
 /** Figures beside the targets that are not targets themselves. */
 const notes: string[] = [];
 const target = (name: string, value: string, pass: boolean) => targets.push({ name, value, pass });
-/** Table writes are items written (the issue counted record, claim, attempt, release: 4). */
+/** Table writes are items written (the first design wrote record, claim, attempt, release: 4). */
 const writesOf = (a: Account) =>
   `${fmt(a.itemsPerAlarm, 2)} items written (${fmt(a.wcuPerAlarm, 2)} WCU) in ${fmt(a.writeCallsPerAlarm, 2)} write calls`;
 const writesOk = (a: Account) => a.itemsPerAlarm <= 2;
@@ -560,7 +560,7 @@ async function main() {
         `${fmt(r.e2eP99)} ms, ${r.lost} lost, ${r.duplicates} duplicates`,
         r.e2eP99 <= 250 && r.lost === 0 && r.duplicates === 0,
       );
-      // Not targets (the issue sets them for one task): what sharing the load between tasks costs.
+      // Not targets (the write targets are set for one task): what sharing the load between tasks costs.
       // Alarms sent round robin put every alarm of a consumer batch in a task of its own, so each
       // costs its record and its task's alarm log item of the batch (docs/performance.md).
       notes.push(
