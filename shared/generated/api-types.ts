@@ -441,14 +441,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The query parameters as an alarm
-         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: the query parameters but the credentials are the content, as /alarm/falcon takes them.
+         * An alarm without a body (its query parameters added)
+         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: no body, so `{body: ""}`, with the query parameters but the credentials added to it.
          */
         get: operations["GetAlarmRawbody"];
         put?: never;
         /**
          * Any text body as an alarm
-         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: the query parameters but the credentials are the content, as /alarm/falcon takes them.
+         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: no body, so `{body: ""}`, with the query parameters but the credentials added to it.
          */
         post: operations["PostAlarmRawbody"];
         delete?: never;
@@ -468,7 +468,7 @@ export interface paths {
         put?: never;
         /**
          * Any text body as an alarm (ARMS)
-         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: the query parameters but the credentials are the content, as /alarm/falcon takes them.
+         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: no body, so `{body: ""}`, with the query parameters but the credentials added to it.
          */
         post: operations["PostAlarmArms"];
         delete?: never;
@@ -4514,7 +4514,7 @@ export interface operations {
             query?: {
                 /** @description The alarm level when the alert carries none (0 notice, 1 warning, 2 error, 3 urgent). */
                 level?: 0 | 1 | 2 | 3;
-                /** @description Without a body (GET): the alarm content. Every parameter but taskid, timestamp, sign, token, level. */
+                /** @description Without a body (GET): added to the alarm content `{body: ""}`. Every parameter but taskid, timestamp, sign, token, level. */
                 content?: {
                     [key: string]: string;
                 };
@@ -4553,7 +4553,7 @@ export interface operations {
             query?: {
                 /** @description The alarm level when the alert carries none (0 notice, 1 warning, 2 error, 3 urgent). */
                 level?: 0 | 1 | 2 | 3;
-                /** @description Without a body (GET): the alarm content. Every parameter but taskid, timestamp, sign, token, level. */
+                /** @description Without a body (GET): added to the alarm content `{body: ""}`. Every parameter but taskid, timestamp, sign, token, level. */
                 content?: {
                     [key: string]: string;
                 };
@@ -4597,7 +4597,7 @@ export interface operations {
             query?: {
                 /** @description The alarm level when the alert carries none (0 notice, 1 warning, 2 error, 3 urgent). */
                 level?: 0 | 1 | 2 | 3;
-                /** @description Without a body (GET): the alarm content. Every parameter but taskid, timestamp, sign, token, level. */
+                /** @description Without a body (GET): added to the alarm content `{body: ""}`. Every parameter but taskid, timestamp, sign, token, level. */
                 content?: {
                     [key: string]: string;
                 };
