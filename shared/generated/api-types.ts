@@ -2121,10 +2121,16 @@ export interface components {
             notifications: components["schemas"]["JobDeliveries"][];
             webhooks: components["schemas"]["EventDeliveries"][];
             workflow: components["schemas"]["WorkflowDetail"] | null;
+            /** @description The people the trace names by uid (receivers, notification targets), as the directory names them. */
+            users: {
+                uid: number;
+                username: string;
+            }[];
         };
         DeliverySummary: {
             result: components["schemas"]["DeliveryResult"];
-            /** @description Per channel, in the order the trace lists them (`email delivered, webhook failed`). */
+            reach: components["schemas"]["Reach"];
+            /** @description Per channel, in the order the trace lists them (`email delivered, webhook failed (HTTP 503)`). */
             text: string;
             channels: components["schemas"]["ChannelDelivery"][];
         };
@@ -2133,6 +2139,11 @@ export interface components {
          * @enum {string}
          */
         DeliveryResult: "delivered" | "partly delivered" | "failed" | "skipped" | "pending" | "none";
+        /**
+         * @description Whether the alarm reached a person: `notified` when at least one notification (any channel but the webhook, which reaches a system) was delivered to, or accepted by, its provider; `not notified yet` while none was and some still wait their turn; `nobody reached` otherwise (every notification skipped or failed, or none sent).
+         * @enum {string}
+         */
+        Reach: "notified" | "not notified yet" | "nobody reached";
         ChannelDelivery: {
             delivered: number;
             failed: number;
@@ -2141,6 +2152,12 @@ export interface components {
             /** @description A notification channel (`email`, `dinggroup`, ...) or `webhook` for the task's webhook events. */
             channel: string;
             result: components["schemas"]["DeliveryResult"];
+            reasons?: components["schemas"]["DeliveryReasons"];
+        };
+        /** @description Why targets were skipped or failed: the distinct reasons of their latest attempts. */
+        DeliveryReasons: {
+            failed?: string[];
+            skipped?: string[];
         };
         /** @description One stage of the pipeline's decision: its result in words, and the stage's own details. */
         TraceStage: components["schemas"]["RecoveryStage"] | components["schemas"]["FilterStage"] | components["schemas"]["CompressStage"] | components["schemas"]["UpgradeStage"];

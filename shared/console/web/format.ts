@@ -2,6 +2,12 @@ import { serviceNow } from './api.ts';
 
 export { LEVEL_NAMES as LEVELS } from '../../domain/tasks/model.ts';
 export const OUTCOMES = ['notified', 'deferred', 'compressed', 'filtered', 'recovered', 'stored'] as const;
+/**
+ * The history's outcomes in words. `notified` is the pipeline's decision to send the alarm to its
+ * receivers, not proof that anyone got it, so it reads `sent`; the trace says who was reached.
+ */
+export const OUTCOME_LABELS: Record<string, string> = { notified: 'sent' };
+export const outcomeLabel = (outcome: string): string => OUTCOME_LABELS[outcome] ?? outcome;
 export const TASK_STATUS: Record<number, string> = { 0: 'stopped', 1: 'running', 2: 'paused' };
 /** The workflow statuses by number, named as GET /workflow/counts names its counts. */
 export const WORKFLOW_STATUS: Record<number, 'pending' | 'processing' | 'done' | 'closed'> = {
