@@ -1034,7 +1034,7 @@ export interface paths {
         };
         /**
          * The signed-in person and the CSRF token
-         * @description GET /auth/session: who is signed in (the session cookie), the session's CSRF token for the requests that change something, and its limits. Without a standing session: 401, with `data.sso` telling the sign-in page whether to offer single sign-on.
+         * @description GET /auth/session: who is signed in (the session cookie), the session's CSRF token for the requests that change something, and its limits. Without a session cookie nobody is: `person` null (the console asks on every load; that is no error). A cookie whose session no longer stands: 401. Either way `sso` tells the sign-in page whether to offer single sign-on.
          */
         get: operations["GetAuthSession"];
         put?: never;
@@ -2355,12 +2355,20 @@ export interface components {
             email: string;
             role: number;
         };
+        /** @description GET /auth/session: the standing session, or nobody (no session cookie). */
+        SessionState: components["schemas"]["SessionAnswer"] | components["schemas"]["SignedOutAnswer"];
         /** @description GET /auth/session: the standing session. */
         SessionAnswer: {
             person: components["schemas"]["SignedInPerson"];
             csrf_token: string;
             /** @description Minutes without a request after which the session ends. */
             idle_minutes: number;
+            /** @description Whether single sign-on is offered. */
+            sso: boolean;
+        };
+        /** @description GET /auth/session without a session cookie: nobody is signed in (an answer, not a refusal). */
+        SignedOutAnswer: {
+            person: null;
             /** @description Whether single sign-on is offered. */
             sso: boolean;
         };
@@ -5893,7 +5901,7 @@ export interface operations {
                         code?: 0;
                         /** @constant */
                         msg?: "success";
-                        data?: components["schemas"]["SessionAnswer"];
+                        data?: components["schemas"]["SessionState"];
                     };
                 };
             };
