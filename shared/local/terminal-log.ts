@@ -62,7 +62,7 @@ export function terminalLine(a: Attributes): string {
   if (a.message === 'request')
     return `${at} ${a.method} ${a.path} ${a.status} ${a.ms} ms${a.code !== undefined ? ` code ${a.code}` : ''}`;
   if (a.message === 'delivery')
-    return `${at} ${a.channel} ${a.target || '-'}: ${a.outcome}${a.code ? ` (${value(a.code)})` : ''}${
+    return `${at} ${a.channel} ${a.target || '(none)'}: ${a.outcome}${a.code ? ` (${value(a.code)})` : ''}${
       Number(a.attempt) > 1 ? `, attempt ${a.attempt}` : ''
     }`;
   const level = a.level === 'INFO' ? '' : `${a.level} `;
