@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { logger } from '../log.ts';
 
@@ -80,9 +81,16 @@ export function terminalLine(a: Attributes): string {
   return [`${at} ${level}${a.message}${fields.length ? ` ${fields.join(' ')}` : ''}`, ...stack].join('\n');
 }
 
-/** Where a line goes: warnings and errors to standard error, as Powertools sends them. */
-const toConsole = (line: string, level: unknown) =>
-  level === 'INFO' || level === 'DEBUG' ? console.log(line) : console.error(line);
+/**
+ * Where a line goes: the file TOCSIN_LOG_FILE names (every thread of the stack appends to it), else
+ * the terminal, warnings and errors to standard error as Powertools sends them.
+ */
+function toTerminal(line: string, level: unknown): void {
+  const file = process.env.TOCSIN_LOG_FILE;
+  if (file) appendFileSync(file, `${line}\n`);
+  else if (level === 'INFO' || level === 'DEBUG') console.log(line);
+  else console.error(line);
+}
 
 const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const;
 
@@ -90,7 +98,7 @@ const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'CRITICAL', 'SILENT'] as const
  * Prints this thread's log items as terminal lines (the local runtime's threads call it once, after
  * the stack's environment is set: its LOG_LEVEL applies, even to a logger made before).
  */
-export function installTerminalLog(target: Logger = logger, write = toConsole): void {
+export function installTerminalLog(target: Logger = logger, write = toTerminal): void {
   const level = process.env.LOG_LEVEL?.toUpperCase();
   if (LEVELS.includes(level as (typeof LEVELS)[number])) target.setLogLevel(level as (typeof LEVELS)[number]);
   (target as unknown as Printer).printLog = (_level, log) => {

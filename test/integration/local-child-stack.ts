@@ -42,6 +42,8 @@ export function baseEnv(): NodeJS.ProcessEnv {
     'NOTIFY_QUEUE_URL',
     'SEAL_KEY',
     'BLOCK_PRIVATE_WEBHOOKS',
+    // The shared stack's log file: a child stack prints its own.
+    'TOCSIN_LOG_FILE',
   ])
     delete env[k];
   return env;

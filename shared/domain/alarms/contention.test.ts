@@ -7,6 +7,7 @@ import type { AlarmRecord, MetricState } from './model.ts';
 import { parseAlarmMessage, processAlarmBatch } from './pipeline.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import type { CommitResult, MetricCommit } from './repository.ts';
+import { logged } from '../../testing/logs.ts';
 
 /**
  * Contention on one metric: a group's commit lost to other consumers is retried within its budget,
@@ -208,10 +209,13 @@ describe('contention on one metric', () => {
     });
     const [a, b] = [alarm(), alarm()];
     // Act
-    const failed = await processAlarmBatch([msg(a), msg(b)], w.deps);
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a), msg(b)], w.deps));
     // Assert
     expect(failed.sort()).toEqual([`m-${a.uuid}`, `m-${b.uuid}`].sort());
     expect(w.records.size).toBe(0);
+    expect(errors.map(([m]) => m)).toEqual([
+      'could not hand contended alarms back to the queue; they will be retried',
+    ]);
   });
 
   it('hands nothing back when the batch fails on its effects: every message is retried as before', async () => {
@@ -223,10 +227,13 @@ describe('contention on one metric', () => {
     });
     const [hot, other] = [alarm(compressing.id), alarm(plain.id)];
     // Act
-    const failed = await processAlarmBatch([msg(hot), msg(other)], w.deps);
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(hot), msg(other)], w.deps));
     // Assert
     expect(failed.sort()).toEqual([`m-${hot.uuid}`, `m-${other.uuid}`].sort());
     expect(w.handedBack).toEqual([]);
+    expect(errors.map(([m]) => m)).toEqual([
+      'could not send or queue the side effects of a batch; it will be retried',
+    ]);
   });
 
   it('a real failure still counts toward the dead-letter queue: a commit that throws is reported failed', async () => {
@@ -234,9 +241,12 @@ describe('contention on one metric', () => {
     const w = world({ commitError: new Error('ResourceNotFoundException: table down') });
     const [a, b] = [alarm(), alarm()];
     // Act
-    const failed = await processAlarmBatch([msg(a), msg(b)], w.deps);
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a), msg(b)], w.deps));
     // Assert
     expect(failed.sort()).toEqual([`m-${a.uuid}`, `m-${b.uuid}`].sort());
+    expect(errors.map(([m, x]) => [m, (x.error as Error).message])).toEqual([
+      ['alarm processing failed; will be retried', 'ResourceNotFoundException: table down'],
+    ]);
     expect(w.attempts()).toBe(1);
     expect(w.handedBack).toEqual([]);
   });
@@ -246,11 +256,12 @@ describe('contention on one metric', () => {
     const w = world({ stuck: Number.POSITIVE_INFINITY, contentionMs: 1_000 });
     const a = alarm();
     // Act
-    const failed = await processAlarmBatch([msg(a)], w.deps);
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a)], w.deps));
     // Assert
     expect(failed).toEqual([`m-${a.uuid}`]);
     expect(w.handedBack).toEqual([]);
     expect(w.elapsedMs()).toBeGreaterThanOrEqual(1_000);
+    expect(errors.map(([m]) => m)).toEqual(['alarm processing failed; will be retried']);
   });
 
   it('a single refused attempt at the deadline is told apart by one more read of the state', async () => {
@@ -260,7 +271,10 @@ describe('contention on one metric', () => {
     const [a, b] = [alarm(), alarm()];
     // Act
     const failedContended = await processAlarmBatch([msg(a)], contended.deps, { remainingMs: 5_000 });
-    const failedFaulty = await processAlarmBatch([msg(b)], faulty.deps, { remainingMs: 5_000 });
+    const [failedFaulty, errors] = await logged('error', () =>
+      processAlarmBatch([msg(b)], faulty.deps, { remainingMs: 5_000 }),
+    );
+    expect(errors.map(([m]) => m)).toEqual(['alarm processing failed; will be retried']);
     // Assert
     expect(failedContended).toEqual([]);
     expect(contended.handedBack.map((x) => x.uuid)).toEqual([a.uuid]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deliverNow, sendEventNow } from './deliver-now.ts';
+import { logged } from '../../testing/logs.ts';
 import { bundle, fakes, message, useDeliveryConfig } from './test-delivery.ts';
 
 useDeliveryConfig();
@@ -42,7 +43,10 @@ describe("deliverNow (a producer's first attempt)", () => {
     f.deps.getTask = async () => {
       throw new Error('throttled');
     };
-    await deliverNow([bundle([1], 27)], f.deps);
+    const [, errors] = await logged('error', () => deliverNow([bundle([1], 27)], f.deps));
+    expect(errors).toEqual([
+      ['webhook delivery failed', { eventId: 'evt-27-1', error: new Error('throttled') }],
+    ]);
     f.deps.getTask = read;
     await deliverNow([bundle([2], 27)], f.deps);
     expect(f.own).toEqual([

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookMessage } from '../../messaging/messages.ts';
 import { deliverWebhooks } from './delivery.ts';
+import { logged } from '../../testing/logs.ts';
 import { bundle, failedAttempt, fakes, message, rec, useDeliveryConfig } from './test-delivery.ts';
 
 useDeliveryConfig();
@@ -155,8 +156,9 @@ describe('deliverWebhooks: bundles', () => {
     const f = fakes();
     const b = bundle([1, 2]);
     (b.events[1] as { event_id?: string }).event_id = undefined;
-    const res = await deliverWebhooks([rec(b, 1, 'bad-bundle')], f.deps);
+    const [res, errors] = await logged('error', () => deliverWebhooks([rec(b, 1, 'bad-bundle')], f.deps));
     expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'bad-bundle' }]);
+    expect(errors).toEqual([['malformed webhook message', { messageId: 'bad-bundle' }]]);
     expect(f.posted).toHaveLength(0);
   });
 });
