@@ -139,7 +139,9 @@ type Values = Partial<Record<(typeof VIEW_OPTIONS)[number], string>> & { json?: 
  * handler validates with (so the CLI takes exactly what the API takes), then run as the operator.
  */
 async function inputFor(handlerFile: string, raw: Record<string, string | undefined>) {
-  const { handler } = (await import(`../../${handlerFile}`)) as { handler: { spec: { schema?: object } } };
+  const { handler } = (await import(/* @vite-ignore */ `../../${handlerFile}`)) as {
+    handler: { spec: { schema?: object } };
+  };
   const { compileCoercingSchema } = await import('../domain/validation.ts');
   const { OPERATOR } = await import('../domain/tasks/access.ts');
   const input: Record<string, unknown> = { uid: '1' };
