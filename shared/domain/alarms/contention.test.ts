@@ -159,9 +159,14 @@ describe('contention on one metric', () => {
     const w = world({ rivals: Number.POSITIVE_INFINITY, contentionMs: 1_000 });
     const [a, b] = [alarm(), alarm()];
     // Act
-    const failed = await processAlarmBatch([msg(a), msg(b), { ...msg(a), id: 'copy-a' }], w.deps);
+    const [failed, warnings] = await logged('warn', () =>
+      processAlarmBatch([msg(a), msg(b), { ...msg(a), id: 'copy-a' }], w.deps),
+    );
     // Assert: nothing for the dead-letter queue; each alarm queued again once, its handbacks counted
     expect(failed).toEqual([]);
+    expect(warnings).toEqual([
+      ['metric contended: alarms handed back to the queue', { uuids: [a.uuid, b.uuid], handedBack: 1 }],
+    ]);
     expect(w.handedBack).toEqual([
       { ...a, handed_back: 1 },
       { ...b, handed_back: 1 },
@@ -178,7 +183,12 @@ describe('contention on one metric', () => {
     const contended = world({ rivals: Number.POSITIVE_INFINITY, contentionMs: 500 });
     const calm = world();
     // Act
-    const failedContended = await processAlarmBatch([msg(again)], contended.deps);
+    const [failedContended, warnings] = await logged('warn', () =>
+      processAlarmBatch([msg(again)], contended.deps),
+    );
+    expect(warnings).toEqual([
+      ['metric contended: alarms handed back to the queue', { uuids: [again.uuid], handedBack: 3 }],
+    ]);
     const failedCalm = await processAlarmBatch([msg(again)], calm.deps);
     // Assert
     expect(failedContended).toEqual([]);
@@ -192,10 +202,13 @@ describe('contention on one metric', () => {
     const w = world({ rivals: Number.POSITIVE_INFINITY, contentionMs: 500 });
     const [hot, other] = [alarm(compressing.id), alarm(plain.id)];
     // Act
-    const failed = await processAlarmBatch([msg(hot), msg(other)], w.deps);
+    const [failed, warnings] = await logged('warn', () => processAlarmBatch([msg(hot), msg(other)], w.deps));
     // Assert
     expect(failed).toEqual([]);
     expect(w.handedBack.map((x) => x.uuid)).toEqual([hot.uuid]);
+    expect(warnings).toEqual([
+      ['metric contended: alarms handed back to the queue', { uuids: [hot.uuid], handedBack: 1 }],
+    ]);
     expect(w.records.get(`43#${other.uuid}`)).toMatchObject({ outcome: 'compress_disable' });
     expect(w.logged).toEqual([other.uuid]);
   });
@@ -270,7 +283,12 @@ describe('contention on one metric', () => {
     const faulty = world({ stuck: 1 });
     const [a, b] = [alarm(), alarm()];
     // Act
-    const failedContended = await processAlarmBatch([msg(a)], contended.deps, { remainingMs: 5_000 });
+    const [failedContended, warnings] = await logged('warn', () =>
+      processAlarmBatch([msg(a)], contended.deps, { remainingMs: 5_000 }),
+    );
+    expect(warnings).toEqual([
+      ['metric contended: alarms handed back to the queue', { uuids: [a.uuid], handedBack: 1 }],
+    ]);
     const [failedFaulty, errors] = await logged('error', () =>
       processAlarmBatch([msg(b)], faulty.deps, { remainingMs: 5_000 }),
     );
@@ -286,11 +304,12 @@ describe('contention on one metric', () => {
     // Arrange
     const w = world({ rivals: Number.POSITIVE_INFINITY });
     // Act
-    const failed = await processAlarmBatch([msg(alarm())], w.deps, {
-      remainingMs: EFFECTS_RESERVE_MS + 300,
-    });
+    const [failed, warnings] = await logged('warn', () =>
+      processAlarmBatch([msg(alarm())], w.deps, { remainingMs: EFFECTS_RESERVE_MS + 300 }),
+    );
     // Assert
     expect(failed).toEqual([]);
+    expect(warnings.map(([m]) => m)).toEqual(['metric contended: alarms handed back to the queue']);
     expect(w.handedBack).toHaveLength(1);
     expect(w.elapsedMs()).toBeGreaterThanOrEqual(300);
     expect(w.elapsedMs()).toBeLessThan(300 + 600);

@@ -282,7 +282,10 @@ describe('processAlarmBatch', () => {
     expect(f.events).toHaveLength(1);
 
     const gone = fakes(undefined);
-    expect(await processAlarmBatch([msg(alarm({ x: 1 }))], gone.deps)).toEqual([]);
+    const lost = alarm({ x: 1 });
+    const [acknowledged, warnings] = await logged('warn', () => processAlarmBatch([msg(lost)], gone.deps));
+    expect(acknowledged).toEqual([]);
+    expect(warnings).toEqual([['alarm of an unknown task dropped', { uuid: lost.uuid, taskId: 42 }]]);
     expect(gone.events).toEqual([]);
   });
 

@@ -70,7 +70,8 @@ describe('deliverWebhooks: bundles', () => {
     f.failRequeue(1);
     const b = bundle([1, 2, 3]);
     // Act
-    const first = await deliverWebhooks([rec(b, 1, 'b1')], f.deps);
+    const [first, warnings] = await logged('warn', () => deliverWebhooks([rec(b, 1, 'b1')], f.deps));
+    expect(warnings.map(([m, a]) => [m, a.count])).toEqual([['could not queue webhook retries', 1]]);
     const sentFirst = f.posted.map((p) => p.headers['webhook-id']);
     const again = await deliverWebhooks([rec(b, 2, 'b1')], f.deps);
     // Assert
