@@ -2,13 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import {
   admin,
   type ChildStack,
   createApp,
   reportAlarm,
+  requestTask,
   startChildStack,
   waitGone,
 } from './local-child-stack.ts';
@@ -40,27 +40,12 @@ describe('the local stack terminal', () => {
     stack = await startChildStack({ dataDir: join(dir, 'data'), stateFile, env: { LOG_LEVEL: 'INFO' } });
     expect((await admin(stateFile, 'import', 'test/fixtures/directory.json')).code).toBe(0);
     const app = await createApp(stateFile);
-    const ts = Math.floor(Date.now() / 1000);
-    const created = (await (
-      await fetch(`${stack.url}/alarmtask/store`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'x-app-id': String(app.id),
-          'x-app-timestamp': String(ts),
-          'x-app-sign': hmacSign(app.token, app.id, ts),
-        },
-        body: JSON.stringify({
-          name: 'terminal',
-          created_by: 1,
-          department_id: 1,
-          flag_save_db: 1,
-          receiver: { channels: { email: [1], webhook: `${receiver.url}/hook?key=hook-secret-1` } },
-        }),
-      })
-    ).json()) as { code: number; data: { task: { id: number; token: string } } };
+    const created = await requestTask(stack.url, app, {
+      email: [1],
+      webhook: `${receiver.url}/hook?key=hook-secret-1`,
+    });
     expect(created.code).toBe(0);
-    const task = created.data.task;
+    const task = created.task as { id: number; token: string };
     // Act: a report, and a refused request whose query carries a would-be token
     const report = await reportAlarm(stack.url, task, { host: 'web-1' });
     const refused = await fetch(`${stack.url}/alarm/rawbody?taskid=${task.id}&token=query-secret-2`);
