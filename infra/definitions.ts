@@ -477,7 +477,6 @@ export const routes: RouteDef[] = [
       items: {
         GetItem: ['SIGNIN#', 'USER#'],
         UpdateItem: ['SIGNIN#', 'USER#'],
-        DeleteItem: ['SIGNIN#'],
         PutItem: ['SESSION#'],
       },
     }),
