@@ -58,6 +58,11 @@ export const keys = {
   // Alarm tasks
   task: (id: number) => ({ pk: `TASK#${id}`, sk: 'TASK' }),
   taskName: (name: string) => ({ pk: `TASKNAME#${name}`, sk: 'TASKNAME' }),
+  /**
+   * A task's intake token (its SHA-256), beside the task item and read on every use, never cached: a
+   * new token replaces the old one at once.
+   */
+  taskIntake: (id: number) => ({ pk: `TASK#${id}`, sk: 'INTAKE' }),
   /** A task's heartbeat state (last alarm or ping, a miss raised): beside the task item. */
   taskHeartbeat: (id: number) => ({ pk: `TASK#${id}`, sk: 'HEARTBEAT' }),
   /** Permission of one user on one task; listed per user through gsi1. */

@@ -11,6 +11,7 @@ export const AUTH_USAGE = `  npm run admin -- user password UID       set a pers
   npm run admin -- user signout UID        end every console session of the person
   npm run admin -- user unlock UID         lift the person's sign-in lockout
   npm run admin -- user deactivate UID     end the person's sessions and sign-in (activate: undo)
+  npm run admin -- user unlink-sso UID     unbind the person from their single sign-on identity
   npm run admin -- app grant APP read|operate|admin   let an app call the routes beyond the interface
   npm run admin -- app revoke APP read|operate|admin  take that away again
   npm run admin -- app bind APP UID[,UID...]   let the app act only as these users (unbind APP: any)
@@ -104,6 +105,19 @@ export async function authCommand(
           : `user ${uid} (${user.username}) is deactivated: every console session ended, sign-in refused`,
       );
     }
+    return true;
+  }
+  if (command === 'user' && sub === 'unlink-sso' && args.length === 2) {
+    const uid = id(first, 'UID');
+    const { unbindIdentity } = await import('../domain/auth/sso-identity.ts');
+    const { audit } = await import('../domain/auth/audit.ts');
+    const was = await unbindIdentity(uid);
+    if (was) audit('sso-link', { uid, unbound: true, by: 'operator' });
+    console.log(
+      was
+        ? `user ${uid}: unbound from their single sign-on identity (the next sign-on binds them by e-mail)`
+        : `user ${uid} was bound to no single sign-on identity`,
+    );
     return true;
   }
   if (command === 'app' && (sub === 'grant' || sub === 'revoke') && args.length === 3) {

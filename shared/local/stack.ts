@@ -250,6 +250,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       ...opts.env,
     });
     resetConfig();
+    // The handlers run in this process, whose logger was made before the stack's environment was set.
+    if (opts.env?.LOG_LEVEL)
+      logger.setLogLevel(opts.env.LOG_LEVEL as Parameters<typeof logger.setLogLevel>[0]);
 
     // Consumers before the API: an alarm accepted at once is processed at once. Every thread of the
     // stack shares the clock (the test clock moves for the consumers too).

@@ -16,7 +16,6 @@ export type AuthEvent =
   | 'password-change'
   | 'password-rehash'
   | 'sso-link'
-  | 'sso-refused'
   | 'grant-change'
   | 'app-binding'
   | 'app-signature'
