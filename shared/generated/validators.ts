@@ -5381,15 +5381,17 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate291;
-  const schema106 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports.a712d45f7e604f2623d5128d5a5e723ed76bc9d4 = validate291;
+  const schema106 = {"type":"object","properties":{"token":{"type":"integer","enum":[0,1],"description":"1: a new task token."},"secret":{"type":"integer","enum":[0,1],"description":"1: a new task secret."},"overlap_minutes":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes","description":"How long the old credentials stay valid (default 60; 0: they end at once)."}}};
 
   function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema106.required,parentSchema:schema106,data};
+  if(data.token !== undefined){
+  let data0 = data.token;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err0 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.token.type,parentSchema:schema106.properties.token,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5398,8 +5400,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.queue === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema106.required,parentSchema:schema106,data};
+  if(!((data0 === 0) || (data0 === 1))){
+  const err1 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/enum",keyword:"enum",params:{allowedValues: schema106.properties.token.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.token.enum,parentSchema:schema106.properties.token,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5408,16 +5410,11 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
   }
-  }
-  if(data.queue !== undefined){
-  let data1 = data.queue;
-  if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
-  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema106.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.queue.enum,parentSchema:schema106.properties.queue,data:data1};
+  if(data.secret !== undefined){
+  let data1 = data.secret;
+  if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
+  const err2 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.secret.type,parentSchema:schema106.properties.secret,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5426,12 +5423,8 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  if(data.message_id !== undefined){
-  let data2 = data.message_id;
-  if(typeof data2 === "string"){
-  if(func2(data2) > 512){
-  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema106.properties.message_id,data:data2};
+  if(!((data1 === 0) || (data1 === 1))){
+  const err3 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/enum",keyword:"enum",params:{allowedValues: schema106.properties.secret.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.secret.enum,parentSchema:schema106.properties.secret,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5440,8 +5433,11 @@ const json = once(() => {
   }
   errors++;
   }
-  if(func2(data2) < 1){
-  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema106.properties.message_id,data:data2};
+  }
+  if(data.overlap_minutes !== undefined){
+  let data2 = data.overlap_minutes;
+  if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+  const err4 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema106.properties.overlap_minutes.type,parentSchema:schema106.properties.overlap_minutes,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5450,9 +5446,9 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  else {
-  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.message_id.type,parentSchema:schema106.properties.message_id,data:data2};
+  if(typeof data2 == "number"){
+  if(data2 > 10080 || isNaN(data2)){
+  const err5 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema106.properties.overlap_minutes,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5461,11 +5457,8 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  if(data.all !== undefined){
-  let data3 = data.all;
-  if(!((data3 === 1) || (data3 === true))){
-  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema106.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.all.enum,parentSchema:schema106.properties.all,data:data3};
+  if(data2 < 0 || isNaN(data2)){
+  const err6 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema106.properties.overlap_minutes,data:data2};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -5474,11 +5467,6 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  if(data.task_id !== undefined){
-  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
   }
   }
   }
@@ -5496,16 +5484,131 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate294;
-  const schema107 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
-  const schema108 = {"type":"string","maxLength":100};
+  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate292;
+  const schema107 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema107.required,parentSchema:schema107,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.queue === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema107.required,parentSchema:schema107,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.queue !== undefined){
+  let data1 = data.queue;
+  if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema107.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.queue.enum,parentSchema:schema107.properties.queue,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.message_id !== undefined){
+  let data2 = data.message_id;
+  if(typeof data2 === "string"){
+  if(func2(data2) > 512){
+  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema107.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(func2(data2) < 1){
+  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema107.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.message_id.type,parentSchema:schema107.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.all !== undefined){
+  let data3 = data.all;
+  if(!((data3 === 1) || (data3 === true))){
+  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema107.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.all.enum,parentSchema:schema107.properties.all,data:data3};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate292.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate295;
+  const schema108 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
+  const schema109 = {"type":"string","maxLength":100};
+
+  function validate297(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema108,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema109,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5516,7 +5619,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.type,parentSchema:schema108,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema109.type,parentSchema:schema109,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5525,20 +5628,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate296.errors = vErrors;
+  validate297.errors = vErrors;
   return errors === 0;
   }
 
   const func24 = Object.prototype.hasOwnProperty;
   const pattern6 = new RegExp("^[0-9a-f]{40}$", "u");
 
-  function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   for(const key0 in data){
   if(!(((((((key0 === "business_units") || (key0 === "departments")) || (key0 === "users")) || (key0 === "alarm_groups")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "apps"))){
-  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema107,data};
+  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema108,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5556,7 +5659,7 @@ const json = once(() => {
   let data1 = data0[i0];
   if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
   if(data1.id === undefined){
-  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.business_units.items.required,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.business_units.items.required,parentSchema:schema108.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5566,7 +5669,7 @@ const json = once(() => {
   errors++;
   }
   if(data1.name === undefined){
-  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.business_units.items.required,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.business_units.items.required,parentSchema:schema108.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5577,7 +5680,7 @@ const json = once(() => {
   }
   for(const key1 in data1){
   if(!(((((key1 === "id") || (key1 === "name")) || (key1 === "remark")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5594,8 +5697,8 @@ const json = once(() => {
   }
   }
   if(data1.name !== undefined){
-  if(!(validate296(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate297(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
   errors = vErrors.length;
   }
   }
@@ -5619,7 +5722,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.business_units.items.type,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.business_units.items.type,parentSchema:schema108.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5631,7 +5734,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.business_units.type,parentSchema:schema107.properties.business_units,data:data0};
+  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.business_units.type,parentSchema:schema108.properties.business_units,data:data0};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5649,7 +5752,7 @@ const json = once(() => {
   let data8 = data7[i1];
   if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
   if(data8.id === undefined){
-  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
+  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.departments.items.required,parentSchema:schema108.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -5659,7 +5762,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.bu_id === undefined){
-  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
+  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema108.properties.departments.items.required,parentSchema:schema108.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -5669,7 +5772,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.name === undefined){
-  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
+  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.departments.items.required,parentSchema:schema108.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -5680,7 +5783,7 @@ const json = once(() => {
   }
   for(const key2 in data8){
   if(!((((((((key2 === "id") || (key2 === "bu_id")) || (key2 === "name")) || (key2 === "remark")) || (key2 === "created_by")) || (key2 === "updated_by")) || (key2 === "created_at")) || (key2 === "updated_at"))){
-  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.departments.items,data:data8};
+  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -5703,8 +5806,8 @@ const json = once(() => {
   }
   }
   if(data8.name !== undefined){
-  if(!(validate296(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate297(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
   errors = vErrors.length;
   }
   }
@@ -5740,7 +5843,7 @@ const json = once(() => {
   }
   }
   else {
-  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.departments.items.type,parentSchema:schema107.properties.departments.items,data:data8};
+  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.departments.items.type,parentSchema:schema108.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err10];
   }
@@ -5752,7 +5855,7 @@ const json = once(() => {
   }
   }
   else {
-  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.departments.type,parentSchema:schema107.properties.departments,data:data7};
+  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.departments.type,parentSchema:schema108.properties.departments,data:data7};
   if(vErrors === null){
   vErrors = [err11];
   }
@@ -5770,7 +5873,7 @@ const json = once(() => {
   let data18 = data17[i2];
   if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
   if(data18.uid === undefined){
-  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema108.properties.users.items.required,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err12];
   }
@@ -5780,7 +5883,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.username === undefined){
-  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema108.properties.users.items.required,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err13];
   }
@@ -5790,7 +5893,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.user === undefined){
-  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema108.properties.users.items.required,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err14];
   }
@@ -5800,7 +5903,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.email === undefined){
-  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema108.properties.users.items.required,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err15];
   }
@@ -5810,8 +5913,8 @@ const json = once(() => {
   errors++;
   }
   for(const key3 in data18){
-  if(!(func24.call(schema107.properties.users.items.properties, key3))){
-  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.users.items,data:data18};
+  if(!(func24.call(schema108.properties.users.items.properties, key3))){
+  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err16];
   }
@@ -5828,14 +5931,14 @@ const json = once(() => {
   }
   }
   if(data18.username !== undefined){
-  if(!(validate296(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate297(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
+  vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
   errors = vErrors.length;
   }
   }
   if(data18.user !== undefined){
-  if(!(validate296(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate297(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
+  vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
   errors = vErrors.length;
   }
   }
@@ -5855,7 +5958,7 @@ const json = once(() => {
   let data24 = data18.phone;
   if(typeof data24 === "string"){
   if(func2(data24) > 20){
-  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema107.properties.users.items.properties.phone,data:data24};
+  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema108.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err17];
   }
@@ -5866,7 +5969,7 @@ const json = once(() => {
   }
   }
   else {
-  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.users.items.properties.phone.type,parentSchema:schema107.properties.users.items.properties.phone,data:data24};
+  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.users.items.properties.phone.type,parentSchema:schema108.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err18];
   }
@@ -5877,15 +5980,15 @@ const json = once(() => {
   }
   }
   if(data18.wechatid !== undefined){
-  if(!(validate296(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate297(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
+  vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
   errors = vErrors.length;
   }
   }
   if(data18.role !== undefined){
   let data26 = data18.role;
   if(!((data26 === 0) || (data26 === 9))){
-  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema107.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.users.items.properties.role.enum,parentSchema:schema107.properties.users.items.properties.role,data:data26};
+  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema108.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.users.items.properties.role.enum,parentSchema:schema108.properties.users.items.properties.role,data:data26};
   if(vErrors === null){
   vErrors = [err19];
   }
@@ -5909,7 +6012,7 @@ const json = once(() => {
   }
   }
   else {
-  const err20 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.users.items.type,parentSchema:schema107.properties.users.items,data:data18};
+  const err20 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.users.items.type,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err20];
   }
@@ -5921,7 +6024,7 @@ const json = once(() => {
   }
   }
   else {
-  const err21 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.users.type,parentSchema:schema107.properties.users,data:data17};
+  const err21 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.users.type,parentSchema:schema108.properties.users,data:data17};
   if(vErrors === null){
   vErrors = [err21];
   }
@@ -5939,7 +6042,7 @@ const json = once(() => {
   let data30 = data29[i3];
   if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
   if(data30.id === undefined){
-  const err22 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  const err22 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.alarm_groups.items.required,parentSchema:schema108.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err22];
   }
@@ -5949,7 +6052,7 @@ const json = once(() => {
   errors++;
   }
   if(data30.name === undefined){
-  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.alarm_groups.items.required,parentSchema:schema108.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err23];
   }
@@ -5959,7 +6062,7 @@ const json = once(() => {
   errors++;
   }
   if(data30.receiver === undefined){
-  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema108.properties.alarm_groups.items.required,parentSchema:schema108.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err24];
   }
@@ -5970,7 +6073,7 @@ const json = once(() => {
   }
   for(const key4 in data30){
   if(!((((((key4 === "id") || (key4 === "name")) || (key4 === "remark")) || (key4 === "receiver")) || (key4 === "created_at")) || (key4 === "updated_at"))){
-  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err25];
   }
@@ -5987,8 +6090,8 @@ const json = once(() => {
   }
   }
   if(data30.name !== undefined){
-  if(!(validate296(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate297(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
   errors = vErrors.length;
   }
   }
@@ -6002,7 +6105,7 @@ const json = once(() => {
   let data34 = data30.receiver;
   if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
   if(data34.channels === undefined){
-  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema107.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema108.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema108.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err26];
   }
@@ -6013,7 +6116,7 @@ const json = once(() => {
   }
   for(const key5 in data34){
   if(!(key5 === "channels")){
-  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err27];
   }
@@ -6031,7 +6134,7 @@ const json = once(() => {
   }
   }
   else {
-  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema108.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err28];
   }
@@ -6055,7 +6158,7 @@ const json = once(() => {
   }
   }
   else {
-  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.alarm_groups.items.type,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.alarm_groups.items.type,parentSchema:schema108.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err29];
   }
@@ -6067,7 +6170,7 @@ const json = once(() => {
   }
   }
   else {
-  const err30 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.alarm_groups.type,parentSchema:schema107.properties.alarm_groups,data:data29};
+  const err30 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.alarm_groups.type,parentSchema:schema108.properties.alarm_groups,data:data29};
   if(vErrors === null){
   vErrors = [err30];
   }
@@ -6085,7 +6188,7 @@ const json = once(() => {
   let data39 = data38[i4];
   if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
   if(data39.id === undefined){
-  const err31 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.tags.items.required,parentSchema:schema107.properties.tags.items,data:data39};
+  const err31 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.tags.items.required,parentSchema:schema108.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err31];
   }
@@ -6095,7 +6198,7 @@ const json = once(() => {
   errors++;
   }
   if(data39.name === undefined){
-  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.tags.items.required,parentSchema:schema107.properties.tags.items,data:data39};
+  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.tags.items.required,parentSchema:schema108.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err32];
   }
@@ -6106,7 +6209,7 @@ const json = once(() => {
   }
   for(const key6 in data39){
   if(!((((((key6 === "id") || (key6 === "name")) || (key6 === "remark")) || (key6 === "created_by")) || (key6 === "created_at")) || (key6 === "updated_at"))){
-  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.tags.items,data:data39};
+  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err33];
   }
@@ -6123,8 +6226,8 @@ const json = once(() => {
   }
   }
   if(data39.name !== undefined){
-  if(!(validate296(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate297(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
   errors = vErrors.length;
   }
   }
@@ -6154,7 +6257,7 @@ const json = once(() => {
   }
   }
   else {
-  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.tags.items.type,parentSchema:schema107.properties.tags.items,data:data39};
+  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.tags.items.type,parentSchema:schema108.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err34];
   }
@@ -6166,7 +6269,7 @@ const json = once(() => {
   }
   }
   else {
-  const err35 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.tags.type,parentSchema:schema107.properties.tags,data:data38};
+  const err35 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.tags.type,parentSchema:schema108.properties.tags,data:data38};
   if(vErrors === null){
   vErrors = [err35];
   }
@@ -6184,7 +6287,7 @@ const json = once(() => {
   let data47 = data46[i5];
   if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
   if(data47.id === undefined){
-  const err36 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
+  const err36 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.templates.items.required,parentSchema:schema108.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err36];
   }
@@ -6194,7 +6297,7 @@ const json = once(() => {
   errors++;
   }
   if(data47.name === undefined){
-  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
+  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.templates.items.required,parentSchema:schema108.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err37];
   }
@@ -6204,7 +6307,7 @@ const json = once(() => {
   errors++;
   }
   if(data47.template === undefined){
-  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
+  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema108.properties.templates.items.required,parentSchema:schema108.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err38];
   }
@@ -6215,7 +6318,7 @@ const json = once(() => {
   }
   for(const key7 in data47){
   if(!((((((((key7 === "id") || (key7 === "name")) || (key7 === "remark")) || (key7 === "created_by")) || (key7 === "permission")) || (key7 === "template")) || (key7 === "created_at")) || (key7 === "updated_at"))){
-  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.templates.items,data:data47};
+  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err39];
   }
@@ -6232,8 +6335,8 @@ const json = once(() => {
   }
   }
   if(data47.name !== undefined){
-  if(!(validate296(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate297(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
   errors = vErrors.length;
   }
   }
@@ -6261,7 +6364,7 @@ const json = once(() => {
   }
   }
   else {
-  const err40 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.templates.items.properties.permission.type,parentSchema:schema107.properties.templates.items.properties.permission,data:data52};
+  const err40 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.templates.items.properties.permission.type,parentSchema:schema108.properties.templates.items.properties.permission,data:data52};
   if(vErrors === null){
   vErrors = [err40];
   }
@@ -6274,7 +6377,7 @@ const json = once(() => {
   if(data47.template !== undefined){
   let data54 = data47.template;
   if(!(data54 && typeof data54 == "object" && !Array.isArray(data54))){
-  const err41 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.templates.items.properties.template.type,parentSchema:schema107.properties.templates.items.properties.template,data:data54};
+  const err41 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.templates.items.properties.template.type,parentSchema:schema108.properties.templates.items.properties.template,data:data54};
   if(vErrors === null){
   vErrors = [err41];
   }
@@ -6298,7 +6401,7 @@ const json = once(() => {
   }
   }
   else {
-  const err42 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.templates.items.type,parentSchema:schema107.properties.templates.items,data:data47};
+  const err42 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.templates.items.type,parentSchema:schema108.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err42];
   }
@@ -6310,7 +6413,7 @@ const json = once(() => {
   }
   }
   else {
-  const err43 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.templates.type,parentSchema:schema107.properties.templates,data:data46};
+  const err43 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.templates.type,parentSchema:schema108.properties.templates,data:data46};
   if(vErrors === null){
   vErrors = [err43];
   }
@@ -6328,7 +6431,7 @@ const json = once(() => {
   let data58 = data57[i7];
   if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
   if(data58.id === undefined){
-  const err44 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
+  const err44 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.apps.items.required,parentSchema:schema108.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err44];
   }
@@ -6338,7 +6441,7 @@ const json = once(() => {
   errors++;
   }
   if(data58.name === undefined){
-  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
+  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.apps.items.required,parentSchema:schema108.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err45];
   }
@@ -6348,7 +6451,7 @@ const json = once(() => {
   errors++;
   }
   if(data58.token === undefined){
-  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
+  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema108.properties.apps.items.required,parentSchema:schema108.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err46];
   }
@@ -6359,7 +6462,7 @@ const json = once(() => {
   }
   for(const key8 in data58){
   if(!(((((key8 === "id") || (key8 === "name")) || (key8 === "token")) || (key8 === "created_at")) || (key8 === "updated_at"))){
-  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.apps.items,data:data58};
+  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err47];
   }
@@ -6376,8 +6479,8 @@ const json = once(() => {
   }
   }
   if(data58.name !== undefined){
-  if(!(validate296(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate297(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate297.errors : vErrors.concat(validate297.errors);
   errors = vErrors.length;
   }
   }
@@ -6385,7 +6488,7 @@ const json = once(() => {
   let data61 = data58.token;
   if(typeof data61 === "string"){
   if(!pattern6.test(data61)){
-  const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema107.properties.apps.items.properties.token,data:data61};
+  const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema108.properties.apps.items.properties.token,data:data61};
   if(vErrors === null){
   vErrors = [err48];
   }
@@ -6396,7 +6499,7 @@ const json = once(() => {
   }
   }
   else {
-  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.apps.items.properties.token.type,parentSchema:schema107.properties.apps.items.properties.token,data:data61};
+  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.apps.items.properties.token.type,parentSchema:schema108.properties.apps.items.properties.token,data:data61};
   if(vErrors === null){
   vErrors = [err49];
   }
@@ -6420,7 +6523,7 @@ const json = once(() => {
   }
   }
   else {
-  const err50 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.apps.items.type,parentSchema:schema107.properties.apps.items,data:data58};
+  const err50 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.apps.items.type,parentSchema:schema108.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err50];
   }
@@ -6432,7 +6535,7 @@ const json = once(() => {
   }
   }
   else {
-  const err51 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.apps.type,parentSchema:schema107.properties.apps,data:data57};
+  const err51 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.apps.type,parentSchema:schema108.properties.apps,data:data57};
   if(vErrors === null){
   vErrors = [err51];
   }
@@ -6444,7 +6547,7 @@ const json = once(() => {
   }
   }
   else {
-  const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data};
+  const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.type,parentSchema:schema108,data};
   if(vErrors === null){
   vErrors = [err52];
   }
@@ -6453,19 +6556,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate294.errors = vErrors;
+  validate295.errors = vErrors;
   return errors === 0;
   }
 
-  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate340;
-  const schema109 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate341;
+  const schema110 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
 
-  function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema109.required,parentSchema:schema109,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema110.required,parentSchema:schema110,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6477,7 +6580,7 @@ const json = once(() => {
   if(data.interval !== undefined){
   let data0 = data.interval;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.properties.interval.type,parentSchema:schema109.properties.interval,data:data0};
+  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.interval.type,parentSchema:schema110.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6488,7 +6591,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 10080 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema109.properties.interval,data:data0};
+  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema110.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6498,7 +6601,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema109.properties.interval,data:data0};
+  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema110.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6512,7 +6615,7 @@ const json = once(() => {
   if(data.level !== undefined){
   let data1 = data.level;
   if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.properties.level.type,parentSchema:schema109.properties.level,data:data1};
+  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.level.type,parentSchema:schema110.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6522,7 +6625,7 @@ const json = once(() => {
   errors++;
   }
   if(!((((data1 === 0) || (data1 === 1)) || (data1 === 2)) || (data1 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema109.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.level.enum,parentSchema:schema109.properties.level,data:data1};
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema110.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.level.enum,parentSchema:schema110.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6534,7 +6637,7 @@ const json = once(() => {
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema109.type,parentSchema:schema109,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -6543,19 +6646,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate340.errors = vErrors;
+  validate341.errors = vErrors;
   return errors === 0;
   }
 
-  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate341;
-  const schema110 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
+  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate342;
+  const schema111 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
 
-  function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate342(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema111.required,parentSchema:schema111,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6565,7 +6668,7 @@ const json = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema111.required,parentSchema:schema111,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6575,7 +6678,7 @@ const json = once(() => {
   errors++;
   }
   if(data.action === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema111.required,parentSchema:schema111,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6599,7 +6702,7 @@ const json = once(() => {
   if(data.action !== undefined){
   let data2 = data.action;
   if(typeof data2 !== "string"){
-  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.action.type,parentSchema:schema110.properties.action,data:data2};
+  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.action.type,parentSchema:schema111.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6609,7 +6712,7 @@ const json = once(() => {
   errors++;
   }
   if(!(((data2 === "stop") || (data2 === "start")) || (data2 === "pause"))){
-  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema110.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.action.enum,parentSchema:schema110.properties.action,data:data2};
+  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema111.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema111.properties.action.enum,parentSchema:schema111.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6627,7 +6730,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6636,19 +6739,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate341.errors = vErrors;
+  validate342.errors = vErrors;
   return errors === 0;
   }
 
-  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate345;
-  const schema111 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
+  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate346;
+  const schema112 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
 
-  function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate346(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.account === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema112.required,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6658,7 +6761,7 @@ const json = once(() => {
   errors++;
   }
   if(data.password === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema112.required,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6671,7 +6774,7 @@ const json = once(() => {
   let data0 = data.account;
   if(typeof data0 === "string"){
   if(func2(data0) > 254){
-  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema111.properties.account,data:data0};
+  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema112.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6681,7 +6784,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data0) < 1){
-  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema111.properties.account,data:data0};
+  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema112.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6692,7 +6795,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.account.type,parentSchema:schema111.properties.account,data:data0};
+  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.account.type,parentSchema:schema112.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6710,7 +6813,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6719,19 +6822,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate345.errors = vErrors;
+  validate346.errors = vErrors;
   return errors === 0;
   }
 
-  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate347;
-  const schema112 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate348;
+  const schema113 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema113.required,parentSchema:schema113,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6741,7 +6844,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema113.required,parentSchema:schema113,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6770,7 +6873,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.type,parentSchema:schema113,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6779,7 +6882,7 @@ const json = once(() => {
   }
   errors++;
   }
-  validate347.errors = vErrors;
+  validate348.errors = vErrors;
   return errors === 0;
   }
 
@@ -8620,6 +8723,8 @@ export const validators: Record<string, () => ValidateFunction> = {
   '9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8': () => json()['9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8'],
   // coercing {uid, task_id, from, to}
   'a458b96a44febcde97dc014d379fc65877185e66': () => coercing()['a458b96a44febcde97dc014d379fc65877185e66'],
+  // json {token, secret, overlap_minutes}
+  'a712d45f7e604f2623d5128d5a5e723ed76bc9d4': () => json()['a712d45f7e604f2623d5128d5a5e723ed76bc9d4'],
   // json {uid, queue, message_id, all, task_id}
   'b78a374a7860dad7f0d63873234ede1811b2d1bb': () => json()['b78a374a7860dad7f0d63873234ede1811b2d1bb'],
   // json {business_units, departments, users, alarm_groups, tags, templates, apps}

@@ -83,7 +83,7 @@ const ttlOf = (now: number) => now + KNOWN_SECONDS + ESCALATION_SECONDS;
 /** AP-S5: take a slot for one try of a counter, or learn until when it is refused. */
 export async function takeSlot(key: Key, limits: Limits, now: number): Promise<Slot> {
   const cut = now - limits.windowSeconds;
-  const values = { ':now': now, ':cut': cut, ':max': limits.max, ':one': 1, ':zero': 0, ':ttl': ttlOf(now) };
+  const values = { ':now': now, ':cut': cut, ':one': 1, ':ttl': ttlOf(now) };
   for (let round = 0; round < 4; round++) {
     try {
       // (a) The window is open, has room, and no lock holds: one more try.
@@ -94,7 +94,7 @@ export async function takeSlot(key: Key, limits: Limits, now: number): Promise<S
           UpdateExpression: 'SET tries = tries + :one, #ttl = :ttl',
           ConditionExpression: 'window_start > :cut AND tries < :max AND locked_until <= :now',
           ExpressionAttributeNames: { '#ttl': 'ttl' },
-          ExpressionAttributeValues: values,
+          ExpressionAttributeValues: { ...values, ':max': limits.max },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -117,7 +117,7 @@ export async function takeSlot(key: Key, limits: Limits, now: number): Promise<S
             'attribute_not_exists(window_start) OR attribute_not_exists(tries) OR attribute_not_exists(locked_until) OR ' +
             '((window_start <= :cut OR locked_until > :zero) AND locked_until <= :now)',
           ExpressionAttributeNames: { '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ...values, ':e': FIELDS.entity, ':v': FIELDS.schema_version },
+          ExpressionAttributeValues: { ...values, ':zero': 0, ':e': FIELDS.entity, ':v': FIELDS.schema_version },
           ReturnValues: 'ALL_NEW',
         }),
       );
