@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { importDirectory } from '../../shared/domain/directory/service.ts';
-import { advanceClock, serviceNow } from '../support/client.ts';
+import { advanceClock } from '../support/client.ts';
 import { addPeople, admin, Browser, send } from '../support/people.ts';
 import { createTask } from '../support/tasks.ts';
 

@@ -65,8 +65,9 @@ describe('PUT /alarmtask/credentials', () => {
     // Act: the overlap passes
     await advanceClock(125);
     // Assert: only the new ones
+    // (the alarm door answers refusals with HTTP 200, the code in the envelope: API guide §2.2)
     expect(await report(t, t.token, { by: 'old token, late' })).toMatchObject({
-      status: 401,
+      code: 401,
       msg: 'signature invalid',
     });
     expect(await show(t, t.secret)).toMatchObject({ status: 401, msg: 'signature invalid' });

@@ -72,7 +72,7 @@ export async function writePassword(uid: number, hash: string | undefined, nowMs
 }
 
 /**
- * AP-S13: replace a password's hash by a stronger one of the same password (made at a successful
+ * AP-S14: replace a password's hash by a stronger one of the same password (made at a successful
  * sign-in), unless it was changed meanwhile; sessions stay.
  */
 export async function rehashPassword(uid: number, old: string, hash: string): Promise<boolean> {
@@ -94,7 +94,7 @@ export async function rehashPassword(uid: number, old: string, hash: string): Pr
 }
 
 /**
- * AP-S14: deactivate a person (every session ends: `sessions_not_before` = now) or make them active
+ * AP-S15: deactivate a person (every session ends: `sessions_not_before` = now) or make them active
  * again.
  */
 export async function setDeactivated(uid: number, deactivated: boolean, nowMs: number): Promise<void> {

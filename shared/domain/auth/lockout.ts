@@ -71,7 +71,7 @@ const counterOf = (item: Record<string, unknown> | undefined): Counter => ({
   tries: num(item?.tries),
   window_start: num(item?.window_start),
   locked_until: num(item?.locked_until),
-  locks: num(item?.locks),
+  locks: num(item?.lock_count),
   locked_at: num(item?.locked_at),
   known_until: num(item?.known_until),
 });
@@ -111,13 +111,18 @@ export async function takeSlot(key: Key, limits: Limits, now: number): Promise<S
           Key: key,
           UpdateExpression:
             'SET entity = :e, schema_version = :v, tries = :one, window_start = :now, locked_until = :zero, ' +
-            'locks = if_not_exists(locks, :zero), locked_at = if_not_exists(locked_at, :zero), ' +
+            'lock_count = if_not_exists(lock_count, :zero), locked_at = if_not_exists(locked_at, :zero), ' +
             'known_until = if_not_exists(known_until, :zero), #ttl = :ttl',
           ConditionExpression:
             'attribute_not_exists(window_start) OR attribute_not_exists(tries) OR attribute_not_exists(locked_until) OR ' +
             '((window_start <= :cut OR locked_until > :zero) AND locked_until <= :now)',
           ExpressionAttributeNames: { '#ttl': 'ttl' },
-          ExpressionAttributeValues: { ...values, ':zero': 0, ':e': FIELDS.entity, ':v': FIELDS.schema_version },
+          ExpressionAttributeValues: {
+            ...values,
+            ':zero': 0,
+            ':e': FIELDS.entity,
+            ':v': FIELDS.schema_version,
+          },
           ReturnValues: 'ALL_NEW',
         }),
       );
@@ -159,7 +164,7 @@ export async function lock(slot: Slot & { taken: true }, limits: Limits, now: nu
       TableName: tableName(),
       Key: slot.key,
       UpdateExpression:
-        'SET entity = :e, schema_version = :v, locked_until = :until, locked_at = :now, locks = :locks, ' +
+        'SET entity = :e, schema_version = :v, locked_until = :until, locked_at = :now, lock_count = :locks, ' +
         'window_start = if_not_exists(window_start, :now), tries = if_not_exists(tries, :max), ' +
         'known_until = if_not_exists(known_until, :zero), #ttl = :ttl',
       ExpressionAttributeNames: { '#ttl': 'ttl' },
@@ -191,7 +196,7 @@ export async function clearSlot(key: Key, now: number, known: boolean): Promise<
         Key: key,
         UpdateExpression:
           'SET entity = :e, schema_version = :v, tries = :zero, window_start = :now, locked_until = :zero, ' +
-          `locks = :zero, locked_at = :zero, known_until = ${known ? ':known' : 'if_not_exists(known_until, :zero)'}, #ttl = :ttl`,
+          `lock_count = :zero, locked_at = :zero, known_until = ${known ? ':known' : 'if_not_exists(known_until, :zero)'}, #ttl = :ttl`,
         ConditionExpression: 'attribute_not_exists(locked_until) OR locked_until <= :now',
         ExpressionAttributeNames: { '#ttl': 'ttl' },
         ExpressionAttributeValues: {
@@ -230,7 +235,7 @@ export async function returnSlot(key: Key): Promise<void> {
 }
 
 /**
- * AP-S12: lift every lock of an account (the operator's `user unlock`, a password set or reset): its
+ * AP-S13: lift every lock of an account (the operator's `user unlock`, a password set or reset): its
  * counter and its counters at each address (one Query of its partition) start afresh; the addresses
  * known to it stay known. Returns how many counters were locked.
  */
@@ -254,7 +259,7 @@ export async function unlockAccount(subject: Subject, now: number): Promise<numb
           TableName: tableName(),
           Key: { pk: String(item.pk), sk: String(item.sk) },
           UpdateExpression:
-            'SET tries = :zero, window_start = :now, locked_until = :zero, locks = :zero, locked_at = :zero',
+            'SET tries = :zero, window_start = :now, locked_until = :zero, lock_count = :zero, locked_at = :zero',
           ExpressionAttributeValues: { ':zero': 0, ':now': now },
         }),
       );

@@ -19,7 +19,7 @@ import { keys } from '../../db/keys.ts';
 export const identityOf = (iss: string, sub: string): string =>
   createHash('sha256').update(`${iss}\n${sub}`, 'utf8').digest('hex');
 
-/** AP-S15: the person an identity is bound to (consistent), if any. */
+/** AP-S16: the person an identity is bound to (consistent), if any. */
 export async function personOfIdentity(identity: string): Promise<number | undefined> {
   const out = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.ssoIdentity(identity), ConsistentRead: true }),
@@ -28,7 +28,7 @@ export async function personOfIdentity(identity: string): Promise<number | undef
 }
 
 /**
- * AP-S16: bind a person to an identity, in one transaction: the link item (new) and the person's
+ * AP-S17: bind a person to an identity, in one transaction: the link item (new) and the person's
  * credential (no identity yet, or this one). `bound`; `taken` when the identity is bound already (a
  * parallel first sign-on: read it again); `other` when the person is bound to another identity.
  */
@@ -84,7 +84,7 @@ export async function bindIdentity(
 }
 
 /**
- * AP-S17: unbind a person from their identity (the operator's `user unlink-sso`): the next sign-on
+ * AP-S18: unbind a person from their identity (the operator's `user unlink-sso`): the next sign-on
  * binds them again by their verified e-mail address. Whether they were bound.
  */
 export async function unbindIdentity(uid: number): Promise<boolean> {

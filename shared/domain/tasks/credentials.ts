@@ -43,7 +43,7 @@ export function signedWith(
 export const MAX_OVERLAP_MINUTES = 10_080;
 
 /**
- * PUT /alarmtask/credentials: new token and/or secret for the task (40-hex, CSPRNG), shown once; the
+ * AP-T18, PUT /alarmtask/credentials: new token and/or secret for the task (40-hex, CSPRNG), shown once; the
  * old ones stay valid for `overlap_minutes` (default 60, 0 ends them at once). Conditioned on the
  * task's version (a concurrent change: read again, up to a few times).
  */

@@ -293,7 +293,7 @@ export async function setTaskSetting(
 }
 
 /**
- * AP-T13: a task's intake token item, read strongly consistent on every use (never cached): its
+ * AP-T16: a task's intake token item, read strongly consistent on every use (never cached): its
  * hash, '' once revoked; undefined when the task never had one written there.
  */
 export async function getIntakeHash(taskId: number): Promise<{ hash: string } | undefined> {
@@ -303,7 +303,7 @@ export async function getIntakeHash(taskId: number): Promise<{ hash: string } | 
   return out.Item ? { hash: String(out.Item.hash ?? '') } : undefined;
 }
 
-/** AP-T14: set a task's intake token hash ('' or undefined: none; the old one stops working at once). */
+/** AP-T17: set a task's intake token hash ('' or undefined: none; the old one stops working at once). */
 export async function putIntakeHash(taskId: number, hash: string | undefined): Promise<void> {
   await db().send(
     new UpdateCommand({
