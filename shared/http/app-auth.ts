@@ -66,6 +66,9 @@ export function actAs(app: App, uid: number | undefined, event: HttpEvent): void
   audit('app-call', {
     app: app.id,
     ...(uid === undefined ? {} : { uid }),
-    route: `${event.requestContext?.http?.method ?? ''} ${routePath(event)}`,
+    route:
+      event.routeKey && event.routeKey !== '$default'
+        ? event.routeKey
+        : `${event.requestContext?.http?.method ?? ''} ${routePath(event)}`,
   });
 }

@@ -188,7 +188,7 @@ export function readInput(event: HttpEvent, source: InputSource): Record<string,
 }
 
 /** The grant an app needs for a route, if any (`reader` and `admin` routes; strict workflow routes). */
-function grantFor(kind: AuthKind, options: HandlerOptions): Grant | undefined {
+export function grantFor(kind: AuthKind, options: Pick<HandlerOptions, 'grant'>): Grant | undefined {
   if (kind === 'admin') return 'admin';
   if (kind === 'reader') return options.grant ?? 'read';
   if (kind === 'app|person' && options.grant && config().strictAppGrants) return options.grant;

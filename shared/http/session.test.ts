@@ -1,5 +1,9 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { resetConfig } from '../config/env.ts';
+import { mustBindRequests } from '../domain/auth/service.ts';
+import { logger } from '../log.ts';
+import { grantFor } from './handler.ts';
 import type { App, Grant } from '../domain/auth/apps.ts';
 import { csrfMatches, csrfToken, hashSessionId, isSessionId } from '../domain/auth/sessions.ts';
 import { AppError } from '../domain/errors.ts';
@@ -181,5 +185,87 @@ describe('app grants', () => {
       'app [42] may not act as user [1]: it acts only for the users it is bound to',
     ]);
     expect(refusal(() => actAs(app(['read']), 1, e))).toBeUndefined();
+  });
+});
+
+describe('the grant a route needs, and the operator settings that harden the interface', () => {
+  const saved = { ...process.env };
+  const withEnv = (env: Record<string, string>, fn: () => void) => {
+    Object.assign(process.env, {
+      TABLE_NAME: 'unit',
+      SEAL_KEY: Buffer.alloc(32, 1).toString('base64'),
+      ...env,
+    });
+    resetConfig();
+    try {
+      fn();
+    } finally {
+      process.env = { ...saved };
+      resetConfig();
+    }
+  };
+
+  it('asks read, operate or admin beyond the interface; on the workflow routes only with STRICT_APP_GRANTS', () => {
+    withEnv({}, () => {
+      expect(grantFor('reader', {})).toBe('read');
+      expect(grantFor('reader', { grant: 'operate' })).toBe('operate');
+      expect(grantFor('admin', {})).toBe('admin');
+      expect(grantFor('app|person', { grant: 'operate' })).toBeUndefined();
+      expect(grantFor('app', {})).toBeUndefined();
+    });
+    withEnv({ STRICT_APP_GRANTS: '1' }, () => {
+      expect(grantFor('app|person', { grant: 'operate' })).toBe('operate');
+      expect(grantFor('app|person', { grant: 'read' })).toBe('read');
+      expect(grantFor('app|person', {})).toBeUndefined();
+    });
+  });
+
+  it('requires the request-bound signature of apps that opted in, and per APP_REQUEST_SIGNATURE', () => {
+    const app = (grants: App['grants'], request_signature = false) => ({ grants, request_signature });
+    withEnv({}, () => {
+      expect(mustBindRequests(app([]))).toBe(false);
+      expect(mustBindRequests(app(['admin']))).toBe(false);
+      expect(mustBindRequests(app([], true))).toBe(true);
+    });
+    withEnv({ APP_REQUEST_SIGNATURE: 'grants' }, () => {
+      expect(mustBindRequests(app([]))).toBe(false);
+      expect(mustBindRequests(app(['read']))).toBe(true);
+    });
+    withEnv({ APP_REQUEST_SIGNATURE: 'all' }, () => expect(mustBindRequests(app([]))).toBe(true));
+    withEnv({ APP_REQUEST_SIGNATURE: 'sometimes' }, () => {
+      expect(() => mustBindRequests(app([]))).toThrow('APP_REQUEST_SIGNATURE must be optional, grants, all');
+    });
+  });
+
+  it('logs every app call with the app and the acting uid, and nothing of its credentials', () => {
+    const lines: unknown[] = [];
+    const spy = vi.spyOn(logger, 'info').mockImplementation((...args: unknown[]) => {
+      lines.push(args);
+    });
+    try {
+      const e = event({
+        routeKey: 'PUT /alarmtask/status',
+        headers: { 'x-app-sign': 'f'.repeat(64), 'x-app-nonce': 'n'.repeat(22) },
+      });
+      actAs(
+        {
+          id: 42,
+          name: 'a',
+          token: 'secret-token',
+          created_at: 0,
+          grants: ['operate'],
+          uids: [],
+          request_signature: false,
+        },
+        7,
+        e,
+      );
+    } finally {
+      spy.mockRestore();
+    }
+    expect(lines).toEqual([
+      ['audit: app-call', { audit: 'app-call', app: 42, uid: 7, route: 'PUT /alarmtask/status' }],
+    ]);
+    expect(JSON.stringify(lines)).not.toMatch(/secret-token|ffff|nnnn/);
   });
 });
