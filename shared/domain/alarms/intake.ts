@@ -45,7 +45,7 @@ export interface IntakeDeps {
 export const defaultIntakeDeps: IntakeDeps = {
   getTask: (id) => getTaskCached(id),
   getIntake: getIntakeHash,
-  getFreshTask: (id) => getTaskCached(id, { notOlderThan: nowSeconds() - 1 }),
+  getFreshTask: (id) => getTaskCached(id, { refresh: true }),
   publishAlarms: (messages) =>
     messages.length === 1
       ? enqueue('alarm', { body: messages[0] })

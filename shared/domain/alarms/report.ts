@@ -97,7 +97,7 @@ async function missingAlarmGroups(ids: number[]): Promise<number[]> {
 
 export const defaultReportDeps: ReportDeps = {
   getTask: (id) => getTaskCached(id),
-  getFreshTask: (id) => getTaskCached(id, { notOlderThan: nowSeconds() - 1 }),
+  getFreshTask: (id) => getTaskCached(id, { refresh: true }),
   missingAlarmGroups,
   outboundUrlErrors: (receiver, prefix) => outboundUrlErrors(receiver as ReceiverLike, prefix),
   publishAlarm: (message) => enqueue('alarm', { body: message }),

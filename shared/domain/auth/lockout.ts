@@ -1,5 +1,5 @@
-import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { db, isConditionFailure, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import { keyedDigest } from './seal.ts';
 
@@ -240,31 +240,21 @@ export async function returnSlot(key: Key): Promise<void> {
  * known to it stay known. Returns how many counters were locked.
  */
 export async function unlockAccount(subject: Subject, now: number): Promise<number> {
-  let lifted = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out = await db().send(
-      new QueryCommand({
+  const items = await queryAll({
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': keys.signInThrottle(subject).pk },
+    ConsistentRead: true,
+  });
+  for (const item of items) {
+    await db().send(
+      new UpdateCommand({
         TableName: tableName(),
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': keys.signInThrottle(subject).pk },
-        ConsistentRead: true,
-        ExclusiveStartKey: start,
+        Key: { pk: String(item.pk), sk: String(item.sk) },
+        UpdateExpression:
+          'SET tries = :zero, window_start = :now, locked_until = :zero, lock_count = :zero, locked_at = :zero',
+        ExpressionAttributeValues: { ':zero': 0, ':now': now },
       }),
     );
-    for (const item of out.Items ?? []) {
-      if (counterOf(item).locked_until > now) lifted++;
-      await db().send(
-        new UpdateCommand({
-          TableName: tableName(),
-          Key: { pk: String(item.pk), sk: String(item.sk) },
-          UpdateExpression:
-            'SET tries = :zero, window_start = :now, locked_until = :zero, lock_count = :zero, locked_at = :zero',
-          ExpressionAttributeValues: { ':zero': 0, ':now': now },
-        }),
-      );
-    }
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return lifted;
+  }
+  return items.filter((item) => counterOf(item).locked_until > now).length;
 }

@@ -302,6 +302,18 @@ Object.assign(SPECS, {
     }),
     poisons: [[['retention_days'], fc.constantFrom<Json>(-1, 3651, 1.5, '30', null, { $raw: '1e20' })]],
   },
+  'PUT /alarmtask/credentials': {
+    valid: async () => ({
+      auth: 'app+task',
+      input: { ...(await taskAuthNow()), secret: 1, overlap_minutes: 60 },
+      source: 'json',
+    }),
+    poisons: [
+      [['overlap_minutes'], fc.constantFrom<Json>(-1, 10_081, 1.5, '60', null, { $raw: '1e20' })],
+      [['secret'], fc.constantFrom<Json>(2, -1, '1', true, null)],
+      [['token'], fc.constantFrom<Json>(2, '1', false, [1])],
+    ],
+  },
   'GET /alarmtask/alarms': {
     valid: readQuery(),
     poisons: [
