@@ -32,7 +32,7 @@ export interface OidcSettings {
   clientSecret?: string;
   clientSecretArn?: string;
   /**
-   * Take an e-mail address the provider does not mark verified (`email_verified` absent or false):
+   * Take an e-mail address the provider does not mark verified (no `email_verified` claim at all):
    * only for providers that never send the claim and verify every address themselves.
    */
   allowUnverifiedEmail: boolean;
