@@ -6,6 +6,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { type Key, type Limits, lock, takeSlot } from '../../shared/domain/auth/lockout.ts';
 import { hashPassword } from '../../shared/domain/auth/passwords.ts';
 import { loadSealKey } from '../../shared/domain/auth/seal.ts';
+import { importDirectory } from '../../shared/domain/directory/service.ts';
 import { failedTry, goodTry, takeTries } from '../../shared/domain/signin/throttle.ts';
 import { advanceClock, serviceNow } from '../support/client.ts';
 import { addPeople, admin, Browser } from '../support/people.ts';
@@ -237,5 +238,11 @@ describe('over HTTP', () => {
     expect(session.status).toBe(401);
     expect([again.status, again.json.msg]).toEqual([401, 'account or password is wrong']);
     expect(back.json.code).toBe(0);
-  });
+    // The same through the directory import: `active: false`, then an import without it keeps it
+    await importDirectory({ users: [{ ...IVY, active: false }] });
+    await importDirectory({ users: [IVY] });
+    expect((await new Browser('127.0.1.8').signIn(IVY.user, PASSWORDS[IVY.uid])).status).toBe(401);
+    await importDirectory({ users: [{ ...IVY, active: true }] });
+    expect((await new Browser('127.0.1.8').signIn(IVY.user, PASSWORDS[IVY.uid])).json.code).toBe(0);
+  }, 120_000);
 });
