@@ -313,6 +313,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/alarmtask/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * {token?: 1, secret?: 1, overlap_minutes?}: new task token and/or secret, shown once
+         * @description PUT /alarmtask/credentials {token?: 1, secret?: 1, overlap_minutes?}: new task token and/or secret, shown once; the old ones stay valid for the overlap.
+         */
+        put: operations["PutAlarmtaskCredentials"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/alarmtask/heartbeat": {
         parameters: {
             query?: never;
@@ -1075,7 +1095,7 @@ export interface paths {
         get?: never;
         /**
          * Change your own password
-         * @description PUT /auth/password {current, password}: the signed-in person changes their own password (8 to 256 characters), proving the current one. Every session of the person ends; the answer sets a new session cookie for this browser and gives its CSRF token.
+         * @description PUT /auth/password {current, password}: the signed-in person changes their own password (8 to 256 characters, not a common one, not the current one), proving the current one. Every session of the person ends; the answer sets a new session cookie for this browser and gives its CSRF token.
          */
         put: operations["PutAuthPassword"];
         post?: never;
@@ -1547,6 +1567,16 @@ export interface components {
             retention_days: number;
             /** @description Whether that is the deployment default. */
             default: boolean;
+        };
+        /** @description PUT /alarmtask/credentials: the new credentials, shown this once. */
+        CredentialsRotated: {
+            id: number;
+            /** @description The new task token (when rotated): signs alarm reports and the fixed signature. */
+            token?: string;
+            /** @description The new task secret (when rotated): signs task requests and the task's webhook events. */
+            secret?: string;
+            /** @description Unix seconds until when the rotated ones are still accepted. */
+            previous_valid_until: number;
         };
         /** @description PUT /alarmtask/heartbeat */
         HeartbeatSet: {
@@ -4113,6 +4143,70 @@ export interface operations {
                         /** @constant */
                         msg?: "success";
                         data?: components["schemas"]["RetentionSet"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PutAlarmtaskCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 1,
+                 *       "timestamp": "1795536000",
+                 *       "sign": "SIGN",
+                 *       "token": 1,
+                 *       "secret": 1,
+                 *       "overlap_minutes": 60
+                 *     }
+                 */
+                "application/json": {
+                    id: number;
+                    timestamp: number | string;
+                    sign: string;
+                    /**
+                     * @description 1: a new task token.
+                     * @enum {integer}
+                     */
+                    token?: 0 | 1;
+                    /**
+                     * @description 1: a new task secret.
+                     * @enum {integer}
+                     */
+                    secret?: 0 | 1;
+                    /** @description How long the old credentials stay valid (default 60; 0: they end at once). */
+                    overlap_minutes?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["CredentialsRotated"];
                     };
                 };
             };

@@ -118,7 +118,7 @@ beforeAll(async () => {
       // Content compression: each distinct alarm opens its own window, notified, with its workflow.
       compress: { enable: true, method: 3, strategy: 1, strategy_cycle: 600, not_match: 1 },
       workflow: { enable: true },
-      permission: { rw: [], ro: [4] },
+      permission: { rw: [4], ro: [] },
     }),
     launch(),
   ]);

@@ -1,5 +1,6 @@
+import { keysOf } from '../tasks/credentials.ts';
 import { performance } from 'node:perf_hooks';
-import { nowMs } from '../../clock.ts';
+import { nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { logDelivery, logger } from '../../log.ts';
 import { count, webhookLatency } from '../../metrics.ts';
@@ -114,7 +115,11 @@ export async function attemptOne(
       'user-agent': `svc/${cfg.serviceVersion}`,
       'webhook-id': msg.event_id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signWebhook(task.secret, msg.event_id, timestamp, body),
+      // During a secret rotation's overlap, signed with the new secret and the old one (Standard
+      // Webhooks' space-separated list): a receiver still holding the old secret keeps verifying.
+      'webhook-signature': keysOf(task, 'secret', nowSeconds())
+        .map((secret) => signWebhook(secret, msg.event_id, timestamp, body))
+        .join(' '),
     };
     const started = performance.now();
     const res = await deps.post(checked.url, headers, body, cfg.webhookTimeoutMs, cfg.blockPrivateWebhooks);
