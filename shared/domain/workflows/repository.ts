@@ -169,13 +169,18 @@ export async function getWorkflows(ids: number[]): Promise<Map<number, Workflow>
   return new Map(items.map((i) => [Number(i.id), fromWorkflowItem(i)]));
 }
 
-/** AP-F6: a workflow and all its pipeline records: one Query on the item collection `WF#<id>`. */
+/**
+ * AP-F6: a workflow and all its pipeline records: one Query on the item collection `WF#<id>`
+ * (`consistent` for a claim link's answer, which must show the claim that just won).
+ */
 export async function getWorkflowWithPipelines(
   id: number,
+  consistent = false,
 ): Promise<{ workflow: Workflow; pipelines: PipelineRecord[] } | undefined> {
   let workflow: Workflow | undefined;
   const pipelines: PipelineRecord[] = [];
   const items = await queryAll({
+    ...(consistent ? { ConsistentRead: true } : {}),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.workflowCollection(id) },
   });
