@@ -21,7 +21,16 @@ import { snsSms, type TextSender } from './providers/sms.ts';
 import { maskEmail, maskPhone, type SendOutcome } from './providers/types.ts';
 import { pinpointVoice } from './providers/voice.ts';
 import { channelMessage, type StoredMessage, storedMessage } from './channel-message.ts';
-import { buildRenderValues, plainText, type RenderedMessage, renderMessage } from './render.ts';
+import { buildRenderValues, plainText, renderMessage } from './render.ts';
+import {
+  isClaimTarget,
+  claimLinkOf,
+  type LinkedMessage,
+  linkedMessage,
+  withClaimLink,
+  withClaimUrl,
+  withShownClaimLink,
+} from './claim-links.ts';
 import {
   ATTEMPT_TTL_DAYS,
   type AttemptRecord,
@@ -71,7 +80,8 @@ export interface Providers {
 }
 
 export interface NotifyDeps {
-  cfg: Pick<Config, 'envName' | 'timeZone' | 'notifyBackoffSeconds' | 'notify'>;
+  cfg: Pick<Config, 'envName' | 'timeZone' | 'notifyBackoffSeconds' | 'notify'> &
+    Partial<Pick<Config, 'publicBaseUrl' | 'claimLink'>>;
   getTask(id: number): Promise<Task | undefined>;
   getTemplate(id: number): Promise<Template | undefined>;
   getUsers(uids: number[]): Promise<User[]>;
@@ -143,6 +153,7 @@ export function parseJob(body: string): NotificationJob | undefined {
   ) {
     return undefined;
   }
+  if (j.claim !== undefined && !isClaimTarget(j.claim)) return undefined;
   return j as unknown as NotificationJob;
 }
 
@@ -176,7 +187,7 @@ export async function deliverNotification(
   try {
     const message = await render(job, deps);
     // The job record keeps what the channel sends (first run only: see recordJobRun).
-    run.message = storedMessage(channelMessage(job.channel, message));
+    run.message = storedMessage(channelMessage(job.channel, withShownClaimLink(message)));
     await sendChannel(job, message, run, deps);
   } catch (err) {
     await persist(run, 'pending', deps).catch(() => undefined);
@@ -215,13 +226,14 @@ async function persist(run: Run, status: JobStatus, deps: NotifyDeps) {
   });
 }
 
-async function render(job: NotificationJob, deps: NotifyDeps): Promise<RenderedMessage> {
+async function render(job: NotificationJob, deps: NotifyDeps): Promise<LinkedMessage> {
   const task = await deps.getTask(job.task_id);
   const templateId = task?.template?.template_id;
   const predefined = templateId ? await deps.getTemplate(templateId) : undefined;
-  const resolved = resolveTemplate(task?.template, predefined, job.scene, job.channel);
+  const link = claimLinkOf(job, deps.cfg);
+  const resolved = resolveTemplate(task?.template, predefined, job.scene, job.channel, { claimLink: !!link });
   const values = buildRenderValues(job.context, task, { env: deps.cfg.envName, timeZone: deps.cfg.timeZone });
-  return renderMessage(resolved, values);
+  return linkedMessage(renderMessage(resolved, withClaimUrl(values, link)), link);
 }
 
 /** The attempts of one delivery run and what they add up to. */
@@ -288,7 +300,7 @@ async function timed(call: () => Promise<SendOutcome>): Promise<[SendOutcome, nu
 
 async function sendChannel(
   job: NotificationJob,
-  m: RenderedMessage,
+  m: LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ): Promise<void> {
@@ -318,7 +330,7 @@ async function sendChannel(
         (u) => u.email,
         'no_email',
         maskEmail,
-        (to) => mailer!.send(to, m),
+        async (to, uid) => mailer!.send(to, await withClaimLink(m, uid)),
       );
     }
     case 'sms': {
@@ -331,7 +343,7 @@ async function sendChannel(
         (u) => u.phone,
         'no_phone',
         maskPhone,
-        (p) => sms!.send(p, plainText(m)),
+        async (p, uid) => sms!.send(p, plainText(await withClaimLink(m, uid))),
       );
     }
     case 'phone': {
@@ -354,7 +366,7 @@ async function sendChannel(
 async function sendRobots(
   channel: RobotChannel,
   job: NotificationJob,
-  m: RenderedMessage,
+  m: LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ) {
@@ -373,6 +385,8 @@ async function sendRobots(
   // Robots are tried in order until one takes the message; each try is recorded, and the channel's
   // outcome is decided at the end: delivered, retried (some failure was transient) or refused.
   const cfg = deps.cfg.notify;
+  // The group's link (uid 0): whoever claims with it signs in first.
+  const sent = await withClaimLink(m, 0);
   let transient = false;
   for (const sealed of robots) {
     // Robots travel sealed: each is opened when it is tried, and only then.
@@ -389,7 +403,7 @@ async function sendRobots(
       continue;
     }
     const [r, ms] = await timed(() =>
-      sendToRobot(base, robot, m, { timeoutMs: cfg.httpTimeoutMs, linkUrl: cfg.linkUrl, nowMs: nowMs() }),
+      sendToRobot(base, robot, sent, { timeoutMs: cfg.httpTimeoutMs, linkUrl: cfg.linkUrl, nowMs: nowMs() }),
     );
     run.record(key, target, r, ms, false);
     if (r.outcome === 'delivered') {
@@ -410,7 +424,7 @@ async function perUser(
   address: (u: User) => string,
   missingCode: string,
   mask: (a: string) => string,
-  send: (address: string) => Promise<SendOutcome>,
+  send: (address: string, uid: number) => Promise<SendOutcome>,
 ) {
   const todo = uids.filter((uid) => !run.done.has(`uid:${uid}`));
   if (todo.length === 0) return;
@@ -442,7 +456,7 @@ async function perUser(
         });
         continue;
       }
-      const [r, ms] = await timed(() => send(to));
+      const [r, ms] = await timed(() => send(to, uid));
       run.record(key, `uid ${uid} ${mask(to)}`, r, ms);
     }
   };
@@ -453,7 +467,7 @@ async function sendWorkNotice(
   channel: 'dingworker' | 'yachworker' | 'wechat',
   uids: number[],
   users: Map<number, User>,
-  m: RenderedMessage,
+  m: LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ) {
@@ -485,8 +499,29 @@ async function sendWorkNotice(
     run.done.add(key);
     return;
   }
+  if (m.claimLink) return sendWorkNoticeEach(provider, recipients, served, m, run);
   const [r, ms] = await timed(() => provider.send(recipients, m, run.job.job_id));
   run.record(key, `uids ${served.join(',')}`, r, ms);
+}
+
+/**
+ * A work notice with a claim link: each person's own message (their own link), one call each, served
+ * one by one (`uid:<uid>`); Yach de-duplicates on the message id, so each call has its own.
+ */
+async function sendWorkNoticeEach(
+  provider: WorkNoticeProvider,
+  recipients: string[],
+  uids: number[],
+  m: LinkedMessage,
+  run: Run,
+) {
+  for (const [i, uid] of uids.entries()) {
+    const key = `uid:${uid}`;
+    if (run.done.has(key)) continue;
+    const personal = await withClaimLink(m, uid);
+    const [r, ms] = await timed(() => provider.send([recipients[i]], personal, `${run.job.job_id}:${uid}`));
+    run.record(key, `uid ${uid}`, r, ms);
+  }
 }
 
 // --- real adapters -------------------------------------------------------------------------------
