@@ -109,6 +109,7 @@ export function stackFromContext(scope: Construct): { id: string; props: TocsinS
       ),
       ignoreDeploymentAlarms: flag('ignoreDeploymentAlarms', false),
       singleSignOn: { issuer: context('oidcIssuer'), clientId: context('oidcClientId') },
+      publicBaseUrl: context('publicBaseUrl'),
     },
   };
 }

@@ -18,6 +18,11 @@ export const TUNING_VARIABLES = [
   'SIGNIN_ADDRESS_MAX_FAILURES',
   'SIGNIN_WINDOW_MINUTES',
   'SIGNIN_LOCK_MINUTES',
+  // Claim links (API guide §11.7): key rotation, lifetime, rate limits.
+  'CLAIM_LINK_KEYS',
+  'CLAIM_LINK_HOURS',
+  'CLAIM_LINK_ADDRESS_PER_MINUTE',
+  'CLAIM_LINK_PER_MINUTE',
 ] as const;
 
 /**

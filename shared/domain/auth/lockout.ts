@@ -31,30 +31,45 @@ export interface Limits {
 /** A try's slot: taken (with how many tries the window holds now), or refused until `until`. */
 export type Slot = { taken: true; tries: number } | { taken: false; until: number };
 
-const base = { entity: 'signin_throttle', schema_version: SCHEMA_VERSION };
-
 /** AP-S5: take a slot for one try of `subject`, or learn until when it is refused. */
-export async function takeSlot(subject: Subject, limits: Limits, now: number): Promise<Slot> {
-  const key = keys.signInThrottle(subject);
+export function takeSlot(subject: Subject, limits: Limits, now: number): Promise<Slot> {
+  return takeWindowSlot(keys.signInThrottle(subject), 'signin_throttle', limits, now);
+}
+
+/**
+ * A slot of the fixed-window counter item `key` (the item `entity`): the sign-in throttle's, and
+ * the claim links' rate limits (claims/repository.ts), which never lock (`lockSeconds` 0).
+ */
+export async function takeWindowSlot(
+  key: { pk: string; sk: string },
+  entity: string,
+  limits: Limits,
+  now: number,
+): Promise<Slot> {
   const cut = now - limits.windowSeconds;
   const ttl = now + Math.max(limits.windowSeconds, limits.lockSeconds) + 3600;
-  try {
-    // The window is open, below the limit, not locked: one more try.
-    const out = await db().send(
-      new UpdateCommand({
-        TableName: tableName(),
-        Key: key,
-        UpdateExpression: 'SET tries = tries + :one',
-        ConditionExpression:
-          'window_start > :cut AND tries < :max AND (attribute_not_exists(locked_until) OR locked_until <= :now)',
-        ExpressionAttributeValues: { ':one': 1, ':cut': cut, ':max': limits.max, ':now': now },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
-    return { taken: true, tries: Number(out.Attributes?.tries) };
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
+  // The window is open, below the limit, not locked: one more try.
+  const more = async (): Promise<Slot | undefined> => {
+    try {
+      const out = await db().send(
+        new UpdateCommand({
+          TableName: tableName(),
+          Key: key,
+          UpdateExpression: 'SET tries = tries + :one',
+          ConditionExpression:
+            'window_start > :cut AND tries < :max AND (attribute_not_exists(locked_until) OR locked_until <= :now)',
+          ExpressionAttributeValues: { ':one': 1, ':cut': cut, ':max': limits.max, ':now': now },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      return { taken: true, tries: Number(out.Attributes?.tries) };
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+      return undefined;
+    }
+  };
+  const taken = await more();
+  if (taken) return taken;
   try {
     // No window, or it has ended and no lock holds: a new window with this try.
     await db().send(
@@ -67,8 +82,8 @@ export async function takeSlot(subject: Subject, limits: Limits, now: number): P
           'attribute_not_exists(pk) OR (window_start <= :cut AND (attribute_not_exists(locked_until) OR locked_until <= :now))',
         ExpressionAttributeNames: { '#ttl': 'ttl' },
         ExpressionAttributeValues: {
-          ':e': base.entity,
-          ':v': base.schema_version,
+          ':e': entity,
+          ':v': SCHEMA_VERSION,
           ':one': 1,
           ':now': now,
           ':cut': cut,
@@ -80,6 +95,9 @@ export async function takeSlot(subject: Subject, limits: Limits, now: number): P
   } catch (err) {
     if (!isConditionFailure(err)) throw err;
   }
+  // A concurrent try may have opened the window meanwhile: one more try in it.
+  const again = await more();
+  if (again) return again;
   const out = await db().send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
   const item = out.Item ?? {};
   const until = Math.max(

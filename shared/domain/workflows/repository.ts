@@ -211,7 +211,8 @@ export interface WorkflowChange {
 }
 
 /**
- * The update of one workflow: status, version, epoch, its owners (claimer, assignees), the sparse
+ * The update of one workflow: status, version, epoch, its owners (claimer, assignees), its round (a
+ * reactivation), the sparse
  * open entry (gsi1) and, for a counted workflow, its listing entry (gsi2 moves to the new status's
  * partition). Conditioned on status and version, and on `counted` being what it was read as: the
  * count moves announced with the change assume it (the backfill may count a workflow meanwhile).
@@ -248,6 +249,10 @@ function updateOf(change: WorkflowChange): TransactItem {
   if (after.assignees !== undefined) {
     set.push('assignees = :assignees');
     values[':assignees'] = after.assignees;
+  }
+  if (after.round !== before.round && after.round !== undefined) {
+    set.push('round = :round');
+    values[':round'] = after.round;
   }
   let condition = 'version = :fromVersion AND #status = :fromStatus';
   if (before.counted) {
