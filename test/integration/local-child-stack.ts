@@ -42,6 +42,7 @@ export function baseEnv(): NodeJS.ProcessEnv {
     'NOTIFY_QUEUE_URL',
     'SEAL_KEY',
     'BLOCK_PRIVATE_WEBHOOKS',
+    'PUBLIC_BASE_URL',
   ])
     delete env[k];
   return env;
