@@ -8,16 +8,15 @@ import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localDynamoClient } from '../../shared/local/dynamo.ts';
 import { localSqsClient } from '../../shared/local/queues.ts';
-import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { linksIn } from '../support/claims.ts';
 import { FakeClient, type Fakes, startFakes } from '../support/fakes.ts';
 import { fixturePath } from '../support/seed.ts';
 import {
   admin,
-  type App,
   type ChildStack,
   createApp,
   reportAlarm,
+  requestTask,
   startChildStack,
   waitGone,
 } from './local-child-stack.ts';
@@ -64,22 +63,6 @@ afterAll(async () => {
   await fakes?.stop();
   rmSync(dir, { recursive: true, force: true });
 }, 60_000);
-
-/** POST `path` signed as `app` (API guide §3.1). */
-async function signedPost(app: App, path: string, body: unknown) {
-  const ts = Math.floor(Date.now() / 1000);
-  const res = await fetch(`${stack.url}${path}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      'x-app-id': String(app.id),
-      'x-app-timestamp': String(ts),
-      'x-app-sign': hmacSign(app.token, app.id, ts),
-    },
-    body: JSON.stringify(body),
-  });
-  return (await res.json()) as { code: number; msg: string; data: { task: { id: number; token: string } } };
-}
 
 /** Every item of the stack's table, as text (compressed log rows inflated). */
 async function tableTexts(): Promise<string[]> {
@@ -151,7 +134,7 @@ describe('a 1,000-alarm run', () => {
     const robot = `tok${randomUUID().replace(/-/g, '')}`;
     const client = new FakeClient(fakes.url);
     await client.robot(robot);
-    const created = await signedPost(app, '/alarmtask/store', {
+    const created = await requestTask(stack.url, app, {
       name: `leaks-${run}`,
       created_by: 1,
       department_id: 1,
@@ -161,8 +144,8 @@ describe('a 1,000-alarm run', () => {
       permission: { rw: [person.uid], ro: [] },
       receiver: { channels: { email: [person.uid], dinggroup: [{ webhook: robot, secret: `SEC${run}` }] } },
     });
-    expect(created.code).toBe(0);
-    const task = created.data.task;
+    expect([created.code, created.msg]).toEqual([0, 'success']);
+    const task = created.task!;
     const markers = Array.from({ length: ALARMS }, () => randomUUID());
     // Both of a dead marker's e-mail jobs fail every one of their 7 attempts.
     await client.script(

@@ -131,11 +131,11 @@ export interface Task {
   token: string;
 }
 
-/** Asks for a task whose only receiver is a webhook, signed with the app (API guide §3.1); returns the answer. */
-export async function requestWebhookTask(
+/** Asks for a task (`POST /alarmtask/store`), signed with the app (API guide §3.1); returns the answer. */
+export async function requestTask(
   url: string,
   app: App,
-  webhook: string,
+  body: Record<string, unknown>,
 ): Promise<{ code: number; msg: string; task?: Task }> {
   const ts = Math.floor(Date.now() / 1000);
   const res = await fetch(`${url}/alarmtask/store`, {
@@ -146,17 +146,26 @@ export async function requestWebhookTask(
       'x-app-timestamp': String(ts),
       'x-app-sign': hmacSign(app.token, app.id, ts),
     },
-    body: JSON.stringify({
-      name: `crash-${randomUUID().slice(0, 12)}`,
-      created_by: 1,
-      department_id: 1,
-      flag_save_db: 1,
-      receiver: { channels: { webhook } },
-    }),
+    body: JSON.stringify(body),
   });
-  const body = (await res.json()) as { code: number; msg: string; data?: { task?: Task } };
-  const task = body.data?.task;
-  return { code: body.code, msg: body.msg, task: task ? { id: task.id, token: task.token } : undefined };
+  const answer = (await res.json()) as { code: number; msg: string; data?: { task?: Task } };
+  const task = answer.data?.task;
+  return { code: answer.code, msg: answer.msg, task: task ? { id: task.id, token: task.token } : undefined };
+}
+
+/** Asks for a task whose only receiver is a webhook; returns the answer. */
+export function requestWebhookTask(
+  url: string,
+  app: App,
+  webhook: string,
+): Promise<{ code: number; msg: string; task?: Task }> {
+  return requestTask(url, app, {
+    name: `crash-${randomUUID().slice(0, 12)}`,
+    created_by: 1,
+    department_id: 1,
+    flag_save_db: 1,
+    receiver: { channels: { webhook } },
+  });
 }
 
 /** Creates a task whose only receiver is a webhook; fails when the service refuses it. */

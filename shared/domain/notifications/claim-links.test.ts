@@ -177,7 +177,7 @@ describe('claim links in messages', () => {
     const claim = { workflow_id: 7, round: 1 };
     expect(claimLinkOf({ claim, channel: 'email' }, cfg)).toMatchObject({
       target: claim,
-      prefix: `${BASE}/claim?t=`,
+      base: BASE,
     });
     expect(claimLinkOf({ claim, channel: 'phone' }, cfg)).toBeUndefined();
     expect(claimLinkOf({ claim, channel: 'email' }, { claimLink: CLAIM_LINK })).toBeUndefined();

@@ -1,12 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { nowSeconds } from '../../clock.ts';
 import type { ClaimLinkConfig } from '../../config/env.ts';
-import type { ClaimTarget, NotificationJob } from '../../messaging/messages.ts';
+import type { ClaimTarget, NotificationJob, NotifyScene } from '../../messaging/messages.ts';
 import { linkKey, mintClaimToken } from '../auth/claim-token.ts';
 import { loadSealKey } from '../auth/seal.ts';
-import type { NotifyChannel } from '../tasks/templates.ts';
-import { escapeHtml, type RenderedMessage, type RenderValues } from './render.ts';
-import { FORMAT_HTML } from '../tasks/templates.ts';
+import type { Task } from '../tasks/model.ts';
+import {
+  FORMAT_HTML,
+  type NotifyChannel,
+  type ResolvedTemplate,
+  type TemplateOptions,
+} from '../tasks/templates.ts';
+import { escapeHtml, type RenderedMessage, type RenderValues, renderMessage } from './render.ts';
 
 /**
  * Claim links in messages (API guide §11.7). A job about a pending workflow (`job.claim`) renders its
@@ -22,8 +27,8 @@ import { FORMAT_HTML } from '../tasks/templates.ts';
 export interface ClaimLinkMark {
   /** The text standing for the link in the rendered message (random per job run). */
   mark: string;
-  /** `<public base URL>/claim?t=`. */
-  prefix: string;
+  /** The public base URL: the link is `<base>/claim?t=<token>`. */
+  base: string;
   target: ClaimTarget;
   channel: NotifyChannel;
   keyId: number;
@@ -50,7 +55,7 @@ export function claimLinkOf(
   if (!job.claim || !cfg.publicBaseUrl || !cfg.claimLink || job.channel === 'phone') return undefined;
   return {
     mark: `tocsin-claim-link-${randomBytes(8).toString('hex')}`,
-    prefix: `${cfg.publicBaseUrl}/claim?t=`,
+    base: cfg.publicBaseUrl,
     target: job.claim,
     channel: job.channel,
     keyId: cfg.claimLink.keyIds[0],
@@ -59,7 +64,7 @@ export function claimLinkOf(
 }
 
 /** The render values with `{workflow.claim_url}` (the mark) and `{workflow.id}`. */
-export function withClaimUrl(values: RenderValues, link: ClaimLinkMark | undefined): RenderValues {
+function withClaimUrl(values: RenderValues, link: ClaimLinkMark | undefined): RenderValues {
   if (!link) return values;
   return {
     ...values,
@@ -67,9 +72,45 @@ export function withClaimUrl(values: RenderValues, link: ClaimLinkMark | undefin
   };
 }
 
+/** A link as the job record and the template preview show it: without a token. */
+export const shownClaimUrl = (publicBaseUrl: string) => `${publicBaseUrl}/claim?t=…`;
+
+/**
+ * Whether the messages of `scene` on `channel` carry a claim link, as far as a task's configuration
+ * tells (the template preview): the scenes about a pending workflow, and a compressed alarm's notice
+ * when the task's alarms open workflows (an upgrade's only when its alarm opened one, which the
+ * configuration cannot tell). Never a call.
+ */
+export function scenesClaimLink(
+  task: Pick<Task, 'workflow'>,
+  scene: NotifyScene,
+  channel: NotifyChannel,
+): boolean {
+  if (channel === 'phone') return false;
+  if (scene === 'generated' || scene === 'reactive' || scene === 'remind_pending') return true;
+  return scene === 'compressed' && task.workflow?.enable === true;
+}
+
 /** The rendered message with its link's mark, when the mark made it in (a custom template may have no link). */
-export function linkedMessage(m: RenderedMessage, link: ClaimLinkMark | undefined): LinkedMessage {
+function linkedMessage(m: RenderedMessage, link: ClaimLinkMark | undefined): LinkedMessage {
   return link && (m.title.includes(link.mark) || m.body.includes(link.mark)) ? { ...m, claimLink: link } : m;
+}
+
+/**
+ * A job's message, rendered once (the consumer's render hook): with the template `resolve` gives for
+ * `{claimLink}` and `{workflow.claim_url}` standing for the link, when the job's messages carry one.
+ */
+export function render(
+  job: Pick<NotificationJob, 'claim' | 'channel'>,
+  cfg: { publicBaseUrl?: string; claimLink?: ClaimLinkConfig },
+  values: RenderValues,
+  resolve: (opts: TemplateOptions) => ResolvedTemplate,
+): LinkedMessage {
+  const link = claimLinkOf(job, cfg);
+  return linkedMessage(
+    renderMessage(resolve({ claimLink: link !== undefined }), withClaimUrl(values, link)),
+    link,
+  );
 }
 
 function replaceMark(m: LinkedMessage, link: ClaimLinkMark, url: string): LinkedMessage {
@@ -83,7 +124,7 @@ function replaceMark(m: LinkedMessage, link: ClaimLinkMark, url: string): Linked
 
 /** The message as a job record keeps it: the link shown without a token. */
 export function withShownClaimLink(m: LinkedMessage): LinkedMessage {
-  return m.claimLink ? replaceMark(m, m.claimLink, `${m.claimLink.prefix}…`) : m;
+  return m.claimLink ? replaceMark(m, m.claimLink, shownClaimUrl(m.claimLink.base)) : m;
 }
 
 /** The message for one recipient (`uid`; 0 for a group robot): its own link, minted now. */
@@ -101,5 +142,5 @@ export async function withClaimLink(m: LinkedMessage, uid: number): Promise<Link
     },
     key,
   );
-  return replaceMark(m, link, `${link.prefix}${token}`);
+  return replaceMark(m, link, `${link.base}/claim?t=${token}`);
 }

@@ -21,16 +21,9 @@ import { snsSms, type TextSender } from './providers/sms.ts';
 import { maskEmail, maskPhone, type SendOutcome } from './providers/types.ts';
 import { pinpointVoice } from './providers/voice.ts';
 import { channelMessage, type StoredMessage, storedMessage } from './channel-message.ts';
-import { buildRenderValues, plainText, renderMessage } from './render.ts';
-import {
-  isClaimTarget,
-  claimLinkOf,
-  type LinkedMessage,
-  linkedMessage,
-  withClaimLink,
-  withClaimUrl,
-  withShownClaimLink,
-} from './claim-links.ts';
+import { buildRenderValues, plainText } from './render.ts';
+import * as claimLinks from './claim-links.ts';
+import type { LinkedMessage } from './claim-links.ts';
 import {
   ATTEMPT_TTL_DAYS,
   type AttemptRecord,
@@ -153,7 +146,7 @@ export function parseJob(body: string): NotificationJob | undefined {
   ) {
     return undefined;
   }
-  if (j.claim !== undefined && !isClaimTarget(j.claim)) return undefined;
+  if (j.claim !== undefined && !claimLinks.isClaimTarget(j.claim)) return undefined;
   return j as unknown as NotificationJob;
 }
 
@@ -187,7 +180,7 @@ export async function deliverNotification(
   try {
     const message = await render(job, deps);
     // The job record keeps what the channel sends (first run only: see recordJobRun).
-    run.message = storedMessage(channelMessage(job.channel, withShownClaimLink(message)));
+    run.message = storedMessage(channelMessage(job.channel, claimLinks.withShownClaimLink(message)));
     await sendChannel(job, message, run, deps);
   } catch (err) {
     await persist(run, 'pending', deps).catch(() => undefined);
@@ -230,10 +223,10 @@ async function render(job: NotificationJob, deps: NotifyDeps): Promise<LinkedMes
   const task = await deps.getTask(job.task_id);
   const templateId = task?.template?.template_id;
   const predefined = templateId ? await deps.getTemplate(templateId) : undefined;
-  const link = claimLinkOf(job, deps.cfg);
-  const resolved = resolveTemplate(task?.template, predefined, job.scene, job.channel, { claimLink: !!link });
   const values = buildRenderValues(job.context, task, { env: deps.cfg.envName, timeZone: deps.cfg.timeZone });
-  return linkedMessage(renderMessage(resolved, withClaimUrl(values, link)), link);
+  return claimLinks.render(job, deps.cfg, values, (opts) =>
+    resolveTemplate(task?.template, predefined, job.scene, job.channel, opts),
+  );
 }
 
 /** The attempts of one delivery run and what they add up to. */
@@ -330,7 +323,7 @@ async function sendChannel(
         (u) => u.email,
         'no_email',
         maskEmail,
-        async (to, uid) => mailer!.send(to, await withClaimLink(m, uid)),
+        async (to, uid) => mailer!.send(to, await claimLinks.withClaimLink(m, uid)),
       );
     }
     case 'sms': {
@@ -343,7 +336,7 @@ async function sendChannel(
         (u) => u.phone,
         'no_phone',
         maskPhone,
-        async (p, uid) => sms!.send(p, plainText(await withClaimLink(m, uid))),
+        async (p, uid) => sms!.send(p, plainText(await claimLinks.withClaimLink(m, uid))),
       );
     }
     case 'phone': {
@@ -386,7 +379,7 @@ async function sendRobots(
   // outcome is decided at the end: delivered, retried (some failure was transient) or refused.
   const cfg = deps.cfg.notify;
   // The group's link (uid 0): whoever claims with it signs in first.
-  const sent = await withClaimLink(m, 0);
+  const sent = await claimLinks.withClaimLink(m, 0);
   let transient = false;
   for (const sealed of robots) {
     // Robots travel sealed: each is opened when it is tried, and only then.
@@ -504,10 +497,7 @@ async function sendWorkNotice(
   run.record(key, `uids ${served.join(',')}`, r, ms);
 }
 
-/**
- * A work notice with a claim link: each person's own message (their own link), one call each, served
- * one by one (`uid:<uid>`); Yach de-duplicates on the message id, so each call has its own.
- */
+/** A work notice with claim links: one call per person (`uid:<uid>`), each with its own message id. */
 async function sendWorkNoticeEach(
   provider: WorkNoticeProvider,
   recipients: string[],
@@ -518,7 +508,7 @@ async function sendWorkNoticeEach(
   for (const [i, uid] of uids.entries()) {
     const key = `uid:${uid}`;
     if (run.done.has(key)) continue;
-    const personal = await withClaimLink(m, uid);
+    const personal = await claimLinks.withClaimLink(m, uid);
     const [r, ms] = await timed(() => provider.send([recipients[i]], personal, `${run.job.job_id}:${uid}`));
     run.record(key, `uid ${uid}`, r, ms);
   }
