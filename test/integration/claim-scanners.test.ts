@@ -24,7 +24,8 @@ import { showWorkflow } from '../support/workflows.ts';
 /**
  * Claim links against what opens every link (API guide §11.7): mail and chat link scanners and
  * previews fetch a link over and over, and a browser with scripts on loads the page and waits; none of
- * it may claim. Only pressing the button does. Requests come from 127.0.32.x.
+ * it may claim. Only pressing the button does (scripts off too; a group link's after the console's
+ * sign-in, which comes back to the link). Requests come from 127.0.32.x.
  */
 const [ANN, BEN] = people(8_200, ['Ann', 'Ben']);
 const hook = new TestReceiver();
@@ -154,6 +155,31 @@ describe('a browser', () => {
     expect(errors).toEqual([]);
     await ctx.close();
   }, 120_000);
+
+  it('takes a group link’s claimant through the console’s sign-in and back to the link', async () => {
+    // Arrange
+    const marker = randomUUID();
+    await reportAlarm(world.task, marker);
+    const [robot] = await robotMessages(world.robot, marker, /workflow #\d+ created/);
+    const token = linksIn(robot.json.markdown.text)[0];
+    const wf = (await readLink(token))!.workflowId;
+    const ctx = await chromium.newContext();
+    const page = await pageOf(ctx, []);
+    // Act: nobody signed in; sign in where the page sends us.
+    await page.goto(`${baseUrl()}/claim?t=${token}`);
+    await page.getByRole('link', { name: 'Sign in to claim' }).click();
+    await page.getByLabel('Account').fill(BEN.user);
+    await page.getByLabel('Password').fill(BEN.password);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    // Assert: back on the link's page, which now claims as Ben.
+    await page.getByRole('button', { name: `Claim as ${BEN.username}` }).click();
+    await page.getByText(new RegExp(`you claimed workflow \\[${wf}\\] at `)).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/claim');
+    expect(await claimRecords(wf)).toEqual([
+      expect.objectContaining({ created_by: BEN.uid, props: { link: { channel: 'dinggroup' } } }),
+    ]);
+    await ctx.close();
+  }, 60_000);
 
   it('works with scripts off', async () => {
     // Arrange
