@@ -42,6 +42,9 @@ export function baseEnv(): NodeJS.ProcessEnv {
     'NOTIFY_QUEUE_URL',
     'SEAL_KEY',
     'BLOCK_PRIVATE_WEBHOOKS',
+    // The shared stack's log file: a child stack prints its own.
+    'TOCSIN_LOG_FILE',
+    // Where the shared stack's claim links lead: a child stack's lead to itself.
     'PUBLIC_BASE_URL',
   ])
     delete env[k];
@@ -131,11 +134,24 @@ export interface Task {
   token: string;
 }
 
-/** Asks for a task (`POST /alarmtask/store`), signed with the app (API guide §3.1); returns the answer. */
+/** Asks for a task whose only receiver is a webhook, signed with the app (API guide §3.1); returns the answer. */
+export function requestWebhookTask(
+  url: string,
+  app: App,
+  webhook: string,
+): Promise<{ code: number; msg: string; task?: Task }> {
+  return requestTask(url, app, { webhook });
+}
+
+/**
+ * Asks for a task with these receiver channels (and the other fields of `more`), signed with the app
+ * (API guide §3.1); returns the answer.
+ */
 export async function requestTask(
   url: string,
   app: App,
-  body: Record<string, unknown>,
+  channels: Record<string, unknown>,
+  more: Record<string, unknown> = {},
 ): Promise<{ code: number; msg: string; task?: Task }> {
   const ts = Math.floor(Date.now() / 1000);
   const res = await fetch(`${url}/alarmtask/store`, {
@@ -146,26 +162,18 @@ export async function requestTask(
       'x-app-timestamp': String(ts),
       'x-app-sign': hmacSign(app.token, app.id, ts),
     },
-    body: JSON.stringify(body),
+    body: JSON.stringify({
+      name: `crash-${randomUUID().slice(0, 12)}`,
+      created_by: 1,
+      department_id: 1,
+      flag_save_db: 1,
+      receiver: { channels },
+      ...more,
+    }),
   });
-  const answer = (await res.json()) as { code: number; msg: string; data?: { task?: Task } };
-  const task = answer.data?.task;
-  return { code: answer.code, msg: answer.msg, task: task ? { id: task.id, token: task.token } : undefined };
-}
-
-/** Asks for a task whose only receiver is a webhook; returns the answer. */
-export function requestWebhookTask(
-  url: string,
-  app: App,
-  webhook: string,
-): Promise<{ code: number; msg: string; task?: Task }> {
-  return requestTask(url, app, {
-    name: `crash-${randomUUID().slice(0, 12)}`,
-    created_by: 1,
-    department_id: 1,
-    flag_save_db: 1,
-    receiver: { channels: { webhook } },
-  });
+  const body = (await res.json()) as { code: number; msg: string; data?: { task?: Task } };
+  const task = body.data?.task;
+  return { code: body.code, msg: body.msg, task: task ? { id: task.id, token: task.token } : undefined };
 }
 
 /** Creates a task whose only receiver is a webhook; fails when the service refuses it. */

@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { assertNotifySecretsLoaded, type Config, config } from '../../config/env.ts';
-import { logger } from '../../log.ts';
+import { logDelivery, logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
 import type { NotificationJob } from '../../messaging/messages.ts';
 import { queueUrl, sqs } from '../../messaging/sqs.ts';
@@ -23,7 +23,6 @@ import { pinpointVoice } from './providers/voice.ts';
 import { channelMessage, type StoredMessage, storedMessage } from './channel-message.ts';
 import { buildRenderValues, plainText } from './render.ts';
 import * as claimLinks from './claim-links.ts';
-import type { LinkedMessage } from './claim-links.ts';
 import {
   ATTEMPT_TTL_DAYS,
   type AttemptRecord,
@@ -188,17 +187,25 @@ export async function deliverNotification(
   }
   const status = run.status();
   await persist(run, status, deps);
-  if (status !== 'delivered') {
-    // Codes and masked targets only: never a token, secret or address in the logs.
-    const outcomes = run.records.map((r) => `${r.outcome}:${r.code}`);
-    const log =
-      status === 'rejected' || receiveCount >= deps.cfg.notifyBackoffSeconds.length + 1 ? 'warn' : 'info';
-    logger[log]('notification not delivered', {
+  // Codes and masked targets only: never a token, secret or address in the logs.
+  for (const r of run.records)
+    logDelivery({
+      channel: job.channel,
+      target: r.target,
+      outcome: r.outcome,
+      code: r.code,
+      id: job.job_id,
+      attempt,
+    });
+  // A refusal, or the last attempt of a job still not delivered: an operator's business.
+  const last = receiveCount >= deps.cfg.notifyBackoffSeconds.length + 1;
+  if (status === 'rejected' || (status !== 'delivered' && last)) {
+    logger.warn('notification not delivered', {
       job_id: job.job_id,
       channel: job.channel,
       status,
       attempt,
-      outcomes,
+      outcomes: run.records.map((r) => `${r.outcome}:${r.code}`),
     });
   }
   return status === 'pending' ? 'retry' : 'done';
@@ -219,7 +226,7 @@ async function persist(run: Run, status: JobStatus, deps: NotifyDeps) {
   });
 }
 
-async function render(job: NotificationJob, deps: NotifyDeps): Promise<LinkedMessage> {
+async function render(job: NotificationJob, deps: NotifyDeps): Promise<claimLinks.LinkedMessage> {
   const task = await deps.getTask(job.task_id);
   const templateId = task?.template?.template_id;
   const predefined = templateId ? await deps.getTemplate(templateId) : undefined;
@@ -293,7 +300,7 @@ async function timed(call: () => Promise<SendOutcome>): Promise<[SendOutcome, nu
 
 async function sendChannel(
   job: NotificationJob,
-  m: LinkedMessage,
+  m: claimLinks.LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ): Promise<void> {
@@ -359,7 +366,7 @@ async function sendChannel(
 async function sendRobots(
   channel: RobotChannel,
   job: NotificationJob,
-  m: LinkedMessage,
+  m: claimLinks.LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ) {
@@ -460,7 +467,7 @@ async function sendWorkNotice(
   channel: 'dingworker' | 'yachworker' | 'wechat',
   uids: number[],
   users: Map<number, User>,
-  m: LinkedMessage,
+  m: claimLinks.LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ) {
@@ -492,25 +499,16 @@ async function sendWorkNotice(
     run.done.add(key);
     return;
   }
-  if (m.claimLink) return sendWorkNoticeEach(provider, recipients, served, m, run);
-  const [r, ms] = await timed(() => provider.send(recipients, m, run.job.job_id));
-  run.record(key, `uids ${served.join(',')}`, r, ms);
-}
-
-/** A work notice with claim links: one call per person (`uid:<uid>`), each with its own message id. */
-async function sendWorkNoticeEach(
-  provider: WorkNoticeProvider,
-  recipients: string[],
-  uids: number[],
-  m: LinkedMessage,
-  run: Run,
-) {
-  for (const [i, uid] of uids.entries()) {
-    const key = `uid:${uid}`;
-    if (run.done.has(key)) continue;
-    const personal = await claimLinks.withClaimLink(m, uid);
-    const [r, ms] = await timed(() => provider.send([recipients[i]], personal, `${run.job.job_id}:${uid}`));
-    run.record(key, `uid ${uid}`, r, ms);
+  if (!m.claimLink) {
+    const [r, ms] = await timed(() => provider.send(recipients, m, run.job.job_id));
+    return run.record(key, `uids ${served.join(',')}`, r, ms);
+  }
+  // Claim links: one call per person (`uid:<uid>`), each with its own message and message id.
+  for (const [i, uid] of served.entries()) {
+    if (run.done.has(`uid:${uid}`)) continue;
+    const own = await claimLinks.withClaimLink(m, uid);
+    const [r, ms] = await timed(() => provider.send([recipients[i]], own, `${run.job.job_id}:${uid}`));
+    run.record(`uid:${uid}`, `uid ${uid}`, r, ms);
   }
 }
 
