@@ -21,6 +21,7 @@ const LAYERS = [
   'webhooks',
   'notifications',
   'workflows',
+  'claims',
   'alarms',
   'deliveries',
   'reads',

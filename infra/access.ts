@@ -217,17 +217,29 @@ export const WORKFLOW_ANNOUNCE: Access = {
 export const ANNOUNCE_PEOPLE: Access = { items: { BatchGetItem: ['USER#'] } };
 
 /**
- * A workflow operation (`PUT /workflow/<op>`, by an app or a signed-in person): the workflows, the acting and assigned users, the
+ * What a workflow operation does, whoever asks: the workflows, the acting and assigned users, the
  * acting user's permissions, one transaction (workflows, pipeline records, the announcement as due
  * work), then the announcement published and its due item deleted.
  */
-export const WORKFLOW_OPERATION = access(APP_OR_PERSON, WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, {
+export const WORKFLOW_CHANGE = access(WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, {
   items: {
     BatchGetItem: ['TASK#'],
     UpdateItem: ['WF#'],
     PutItem: ['WF#'],
     DeleteItem: ['DUE#'],
   },
+});
+
+/** A workflow operation (`PUT /workflow/<op>`), by an app or a signed-in person. */
+export const WORKFLOW_OPERATION = access(APP_OR_PERSON, WORKFLOW_CHANGE);
+
+/**
+ * A claim link's page (`GET /claim`, claims/): the link key (from the seal key), the source address's
+ * rate limit (read when refused), the workflow with its pipeline records, the people it names, and a
+ * group link's signed-in person.
+ */
+export const CLAIM_LINK = access(SEAL_KEY, PERSON_AUTH, {
+  items: { UpdateItem: ['CLAIM#'], GetItem: ['CLAIM#'], Query: ['WF#'], BatchGetItem: ['USER#'] },
 });
 
 /** An operation that changes a workflow's status also moves the task's workflow counts (exactly once). */

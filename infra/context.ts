@@ -113,6 +113,7 @@ export function stackFromContext(scope: Construct): { id: string; props: TocsinS
         clientId: context('oidcClientId'),
         allowUnverifiedEmail: flag('oidcAllowUnverifiedEmail', false),
       },
+      publicBaseUrl: context('publicBaseUrl'),
     },
   };
 }

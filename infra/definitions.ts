@@ -14,6 +14,7 @@ import {
   APP_OR_PERSON,
   type Access,
   access,
+  CLAIM_LINK,
   DEAD_LETTERS,
   eventSource,
   INTAKE,
@@ -30,6 +31,7 @@ import {
   TASK_STATUS,
   WEBHOOK_ATTEMPTS,
   WORKFLOW_ANNOUNCE,
+  WORKFLOW_CHANGE,
   WORKFLOW_COUNTS,
   WORKFLOW_OPERATION,
 } from './access.ts';
@@ -298,6 +300,25 @@ export const routes: RouteDef[] = [
       access: op === 'assign' ? WORKFLOW_OPERATION : access(WORKFLOW_OPERATION, WORKFLOW_COUNTS),
     }),
   ),
+  // Claim links (API guide §11.7): public, the link's token is the credential. The page changes
+  // nothing; the claim is the claim of PUT /workflow/claim, and marks the link used (or gives it back).
+  {
+    method: 'GET',
+    path: '/claim',
+    handler: 'functions/http/claim/get-claim.ts',
+    auth: 'none',
+    access: CLAIM_LINK,
+    head: true,
+  },
+  {
+    method: 'POST',
+    path: '/claim',
+    handler: 'functions/http/claim/post-claim.ts',
+    auth: 'none',
+    access: access(CLAIM_LINK, WORKFLOW_CHANGE, WORKFLOW_COUNTS, {
+      items: { PutItem: ['CLAIM#'], DeleteItem: ['CLAIM#'] },
+    }),
+  },
   // ---- Read side (API guide §13). Every read: the acting user `uid` (role 9 or a permission on the task;
   // shared/domain/tasks/access.ts): a signed-in person, or an app holding the grant `read` (`admin`
   // for the dead letters) naming the uid. Each group below is added by its own change.

@@ -51,6 +51,9 @@ export const samples: Record<string, Sample> = {
   'GET /openapi.json': {},
   'GET /docs': {},
   'GET /console': {},
+  // A claim link's token and page nonce are placeholders (a real token comes in a message).
+  'GET /claim': { query: { t: 'TOKEN' } },
+  'POST /claim': { form: { t: 'TOKEN', n: 'PAGE_NONCE' } },
   'GET /department/simple': {},
   'GET /department/show': { query: { id: '1' } },
   'GET /user/profile': { query: { uid: '1' } },

@@ -4,6 +4,7 @@
  * and refusals (the envelope codes it can answer). Pure: the generator hands in what it read.
  */
 import { AUTH_TEXT, authOf, SECURITY_SCHEMES, securityOf } from './auth.ts';
+import { claimResponses } from './claim.ts';
 import { inputOf, validatesInput } from './inputs.ts';
 import { descriptionOf, operationId, summaryOf, tagOf } from './naming.ts';
 import { ERROR_CODES, REFUSALS, type RefusalName, refusalsOf } from './refusals.ts';
@@ -69,6 +70,8 @@ const foldedInto200 = (doc: RouteDoc, r: RefusalName) =>
   doc.spec.refusalsAsHttp200 && REFUSALS[r].status !== 413 && REFUSALS[r].status < 500;
 
 function responsesOf(doc: RouteDoc, data: DataSchema | undefined): Json {
+  // A claim link answers browsers with a page, refusals included.
+  if (doc.route.path === '/claim') return claimResponses(doc.route.method);
   const refusals = refusalsOf(doc, validatesInput(doc));
   const responses: Json = {};
   if (doc.spec.rawResponse && doc.route.path.startsWith('/auth/oidc/')) {

@@ -52,6 +52,11 @@ export const keys = {
   ssoIdentity: (identityHash: string) => ({ pk: `SSOID#${identityHash}`, sk: 'SSOID' }),
   oidcLogin: (stateHash: string) => ({ pk: `OIDC#${stateHash}`, sk: 'LOGIN' }),
 
+  // Claim links (shared/domain/claims): a link's use, by its nonce (a token itself is never stored),
+  // beside the link's rate limit; and the rate limit of a source address. All carry a `ttl`.
+  claimLinkUse: (nonce: string) => ({ pk: `CLAIM#link#${nonce}`, sk: 'USED' }),
+  claimThrottle: (subject: string) => ({ pk: `CLAIM#${subject}`, sk: 'THROTTLE' }),
+
   // Counters that allocate ids.
   counter: (name: 'task' | 'workflow' | 'history') => ({ pk: `COUNTER#${name}`, sk: 'COUNTER' }),
 
@@ -237,6 +242,7 @@ export const PARTITION_PREFIXES = [
   'SIGNIN#',
   'OIDC#',
   'SSOID#',
+  'CLAIM#',
   'COUNTER#',
   'TASK#',
   'TASKNAME#',

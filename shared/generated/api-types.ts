@@ -685,6 +685,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A claim link's page
+         * @description GET /claim?t=<token> (and HEAD): the page of a claim link (API guide §11.7): the workflow, its status and a button to claim it, or why the link no longer claims. Changes nothing, whoever asks (link scanners and previews open every link). An HTML page, or the envelope with `Accept: application/json`.
+         */
+        get: operations["GetClaim"];
+        put?: never;
+        /**
+         * Claim a workflow with a claim link
+         * @description POST /claim {t, n}: claims a claim link's workflow (API guide §11.7), as the link's recipient or, for a group robot's link, as the person signed in to the console (else to the sign-in and back). The claim of PUT /workflow/claim: exactly one winner. `n` is the page nonce of a page served in the last 10 to 20 minutes; an `Origin`, when sent, must be the service's own. An HTML page, or the envelope with `Accept: application/json` (409 when someone else claimed it).
+         */
+        post: operations["PostClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/alarmtask/list": {
         parameters: {
             query?: never;
@@ -1647,7 +1671,17 @@ export interface components {
                 interval: number;
                 status: components["schemas"]["WorkflowStatus"];
             };
+            /** @description A claim made with a claim link, and the channel of the message that carried it (API guide §11.7). */
+            link?: {
+                channel: components["schemas"]["NotifyChannel"];
+            };
         };
+        /** @description Message templates (API guide §5.5, §11.3): the system defaults for every scene and channel, and the resolution order of a task's templates (custom udf > predefined > default, per scene and channel, each of `format` / `template` falling back on its own). */
+        NotifyChannel: components["schemas"]["UserChannel"] | components["schemas"]["RobotChannel"];
+        /** @enum {string} */
+        UserChannel: "sms" | "email" | "phone" | "dingworker" | "yachworker" | "wechat";
+        /** @enum {string} */
+        RobotChannel: "dinggroup" | "yachgroup";
         /** @description The task of a workflow as it is now (else as it was when the workflow was opened). */
         WorkflowTask: {
             id: number;
@@ -1830,12 +1864,6 @@ export interface components {
          * @enum {string}
          */
         NotifyScene: "compressed" | "not_compress" | "upgrade" | "recovery" | "generated" | "claim" | "assign" | "processed" | "reactive" | "close" | "remind_pending" | "remind_processing";
-        /** @description Message templates (API guide §5.5, §11.3): the system defaults for every scene and channel, and the resolution order of a task's templates (custom udf > predefined > default, per scene and channel, each of `format` / `template` falling back on its own). */
-        NotifyChannel: components["schemas"]["UserChannel"] | components["schemas"]["RobotChannel"];
-        /** @enum {string} */
-        UserChannel: "sms" | "email" | "phone" | "dingworker" | "yachworker" | "wechat";
-        /** @enum {string} */
-        RobotChannel: "dinggroup" | "yachgroup";
         /** @description GET /delivery/dlq */
         DeadLetterList: {
             queue: components["schemas"]["DlqQueue"];
@@ -5249,6 +5277,300 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    GetClaim: {
+        parameters: {
+            query: {
+                /**
+                 * @description The link's token (base64url), as the message carried it.
+                 * @example TOKEN
+                 */
+                t: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow, its status, and while it is pending the form to claim it (`offer`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @description The claim view: `status`, `code`, `msg`, `channel`, `workflow` {id, status, status_name, task {id, name}, level, level_name, summary, created_at, created_at_text}, `claim` {uid, username, at, at_text, you, link?} when claimed, `offer` {claimant {uid, username} or null, page_nonce} while it can be claimed. */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description The link is not valid (altered, unknown key) or has expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 401;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description The workflow is gone; for a claim, the person is not in the directory. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 404;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Claimed by someone else ("workflow [5] was claimed by Ann at ..."), done, closed, or reactivated since the link was sent. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 409;
+                        /** @description The claim view: `status`, `code`, `msg`, `channel`, `workflow` {id, status, status_name, task {id, name}, level, level_name, summary, created_at, created_at_text}, `claim` {uid, username, at, at_text, you, link?} when claimed, `offer` {claimant {uid, username} or null, page_nonce} while it can be claimed. */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Too many requests from the address, or claims with the link. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 429;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 500;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+        };
+    };
+    PostClaim: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The link's token (base64url), as the message carried it.
+                 * @example TOKEN
+                 */
+                t?: string;
+                /**
+                 * @description The page nonce of the form (`offer.page_nonce`): good for 10 to 20 minutes.
+                 * @example PAGE_NONCE
+                 */
+                n?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The parameters in a form (or JSON) body, or in the query string; the body wins. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "t": "TOKEN",
+                 *       "n": "PAGE_NONCE"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description The link's token (base64url), as the message carried it. */
+                    t: string;
+                    /** @description The page nonce of the form (`offer.page_nonce`): good for 10 to 20 minutes. */
+                    n: string;
+                };
+                "application/json": {
+                    /** @description The link's token (base64url), as the message carried it. */
+                    t: string;
+                    /** @description The page nonce of the form (`offer.page_nonce`): good for 10 to 20 minutes. */
+                    n: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Claimed (by this request, or earlier by the same person: "you claimed workflow [5] at ..."). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @description The claim view: `status`, `code`, `msg`, `channel`, `workflow` {id, status, status_name, task {id, name}, level, level_name, summary, created_at, created_at_text}, `claim` {uid, username, at, at_text, you, link?} when claimed, `offer` {claimant {uid, username} or null, page_nonce} while it can be claimed. */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description A group link and nobody signed in: to the console sign-in, which comes back to the link (`Location`). */
+            303: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A body that is not a form (or JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 400;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description The link is not valid (altered, unknown key) or has expired; JSON callers: a group link and nobody signed in. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 401;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description An `Origin` of another site (reason only), or a form older than 20 minutes: the page again, with a fresh form. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 403;
+                        /** @description The claim view: `status`, `code`, `msg`, `channel`, `workflow` {id, status, status_name, task {id, name}, level, level_name, summary, created_at, created_at_text}, `claim` {uid, username, at, at_text, you, link?} when claimed, `offer` {claimant {uid, username} or null, page_nonce} while it can be claimed. */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description The workflow is gone; for a claim, the person is not in the directory. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 404;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Claimed by someone else ("workflow [5] was claimed by Ann at ..."), done, closed, or reactivated since the link was sent. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 409;
+                        /** @description The claim view: `status`, `code`, `msg`, `channel`, `workflow` {id, status, status_name, task {id, name}, level, level_name, summary, created_at, created_at_text}, `claim` {uid, username, at, at_text, you, link?} when claimed, `offer` {claimant {uid, username} or null, page_nonce} while it can be claimed. */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description A body larger than 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 413;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Too many requests from the address, or claims with the link. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 429;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 500;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
         };
     };
     GetAlarmtaskList: {

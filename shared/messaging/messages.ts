@@ -136,4 +136,15 @@ export interface NotificationJob {
    * queue): attempts are numbered on from there, and the job's state is read first.
    */
   attempts_before?: number;
+  /**
+   * The pending workflow the message is about, in the reactivation round it was sent for: its
+   * messages carry claim links, each recipient's minted when the message is sent (API guide §11.7).
+   */
+  claim?: ClaimTarget;
+}
+
+/** A workflow a claim link may claim, and its reactivation round. */
+export interface ClaimTarget {
+  workflow_id: number;
+  round: number;
 }

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { resumeSession, type Session, type SignOutReason, signOut } from './api.ts';
+import { BASE, resumeSession, type Session, type SignOutReason, signOut } from './api.ts';
 import { AlarmsPage } from './pages/alarms.tsx';
 import { ChartsPage } from './pages/charts.tsx';
 import { DeadLettersPage, DeliveriesPage } from './pages/deliveries.tsx';
@@ -22,10 +22,28 @@ function NotFound() {
   );
 }
 
+/** A claim link's token (API guide §11.7): base64url, as the link carries it. */
+const CLAIM_TOKEN = /^[A-Za-z0-9_-]{20,100}$/;
+
+/**
+ * `#/claim?t=<token>`: where a group claim link sends a person to sign in. Signed in, the browser goes
+ * back to the link's page (this origin's `/claim` only), which now offers to claim as them.
+ */
+function ClaimReturn({ query }: { query: URLSearchParams }) {
+  const token = query.get('t') ?? '';
+  const ok = CLAIM_TOKEN.test(token);
+  useEffect(() => {
+    if (ok) location.replace(`${BASE}/claim?t=${encodeURIComponent(token)}`);
+  }, [ok, token]);
+  if (!ok) return <NotFound />;
+  return <Loading what="Back to the claim link" />;
+}
+
 /** The page of a route (`#/tasks/12/alarms/<uuid>` ...). */
 function Page({ route, session }: { route: Route; session: Session }) {
   const [section = 'tasks', id, sub, item] = route.parts;
   const admin = session.person.role === ADMIN_ROLE;
+  if (section === 'claim' && !id) return <ClaimReturn query={route.query} />;
   if (section === 'password' && !id) return <PasswordPage />;
   if (section === 'dead-letters') return admin ? <DeadLettersPage route={route} /> : <NotFound />;
   if (section !== 'tasks') return <NotFound />;

@@ -41,8 +41,10 @@ export async function flushCompressWindow(item: DueItem, now: number, deps: Pipe
     logger.error('compress flush: alarm record not found', { uuid });
     return undefined;
   }
-  if (task.workflow?.enable) await deps.createWorkflow({ task, history: record.history });
-  await sendNotice(alarmNotice(task, record, 'compressed'), deps);
+  const workflow = task.workflow?.enable
+    ? await deps.createWorkflow({ task, history: record.history })
+    : undefined;
+  await sendNotice(alarmNotice(task, record, 'compressed', workflow), deps);
   return undefined;
 }
 

@@ -1,4 +1,10 @@
-import type { NotificationJob, NotifyScene, RenderContext, WebhookBody } from '../../messaging/messages.ts';
+import type {
+  ClaimTarget,
+  NotificationJob,
+  NotifyScene,
+  RenderContext,
+  WebhookBody,
+} from '../../messaging/messages.ts';
 import type { AlarmFacts } from '../conditions/evaluate.ts';
 import { firstMatch } from '../conditions/evaluate.ts';
 import type { AlarmGroup } from '../directory/model.ts';
@@ -93,6 +99,8 @@ export interface Notice {
   history: Record<string, unknown>;
   context: Record<string, unknown>;
   event: { body: WebhookBody; eventId: string };
+  /** The pending workflow the alarm opened: its messages carry claim links (API guide §11.7). */
+  claim?: ClaimTarget;
 }
 
 /** The channel jobs of a notice: people merged over its receiver sets, robots per set (API guide §9.7). */
@@ -107,6 +115,7 @@ export async function noticeJobs(
     task_id: n.task.id,
     scene: n.scene,
     context: { task: taskContext(n.task), history: n.history, context: n.context },
+    ...(n.claim ? { claim: n.claim } : {}),
   });
 }
 

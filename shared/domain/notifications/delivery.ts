@@ -21,7 +21,8 @@ import { snsSms, type TextSender } from './providers/sms.ts';
 import { maskEmail, maskPhone, type SendOutcome } from './providers/types.ts';
 import { pinpointVoice } from './providers/voice.ts';
 import { channelMessage, type StoredMessage, storedMessage } from './channel-message.ts';
-import { buildRenderValues, plainText, type RenderedMessage, renderMessage } from './render.ts';
+import { buildRenderValues, plainText } from './render.ts';
+import * as claimLinks from './claim-links.ts';
 import {
   ATTEMPT_TTL_DAYS,
   type AttemptRecord,
@@ -71,7 +72,8 @@ export interface Providers {
 }
 
 export interface NotifyDeps {
-  cfg: Pick<Config, 'envName' | 'timeZone' | 'notifyBackoffSeconds' | 'notify'>;
+  cfg: Pick<Config, 'envName' | 'timeZone' | 'notifyBackoffSeconds' | 'notify'> &
+    Partial<Pick<Config, 'publicBaseUrl' | 'claimLink'>>;
   getTask(id: number): Promise<Task | undefined>;
   getTemplate(id: number): Promise<Template | undefined>;
   getUsers(uids: number[]): Promise<User[]>;
@@ -143,6 +145,7 @@ export function parseJob(body: string): NotificationJob | undefined {
   ) {
     return undefined;
   }
+  if (j.claim !== undefined && !claimLinks.isClaimTarget(j.claim)) return undefined;
   return j as unknown as NotificationJob;
 }
 
@@ -176,7 +179,7 @@ export async function deliverNotification(
   try {
     const message = await render(job, deps);
     // The job record keeps what the channel sends (first run only: see recordJobRun).
-    run.message = storedMessage(channelMessage(job.channel, message));
+    run.message = storedMessage(channelMessage(job.channel, claimLinks.withShownClaimLink(message)));
     await sendChannel(job, message, run, deps);
   } catch (err) {
     await persist(run, 'pending', deps).catch(() => undefined);
@@ -223,13 +226,14 @@ async function persist(run: Run, status: JobStatus, deps: NotifyDeps) {
   });
 }
 
-async function render(job: NotificationJob, deps: NotifyDeps): Promise<RenderedMessage> {
+async function render(job: NotificationJob, deps: NotifyDeps): Promise<claimLinks.LinkedMessage> {
   const task = await deps.getTask(job.task_id);
   const templateId = task?.template?.template_id;
   const predefined = templateId ? await deps.getTemplate(templateId) : undefined;
-  const resolved = resolveTemplate(task?.template, predefined, job.scene, job.channel);
   const values = buildRenderValues(job.context, task, { env: deps.cfg.envName, timeZone: deps.cfg.timeZone });
-  return renderMessage(resolved, values);
+  return claimLinks.render(job, deps.cfg, values, (opts) =>
+    resolveTemplate(task?.template, predefined, job.scene, job.channel, opts),
+  );
 }
 
 /** The attempts of one delivery run and what they add up to. */
@@ -296,7 +300,7 @@ async function timed(call: () => Promise<SendOutcome>): Promise<[SendOutcome, nu
 
 async function sendChannel(
   job: NotificationJob,
-  m: RenderedMessage,
+  m: claimLinks.LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ): Promise<void> {
@@ -326,7 +330,7 @@ async function sendChannel(
         (u) => u.email,
         'no_email',
         maskEmail,
-        (to) => mailer!.send(to, m),
+        async (to, uid) => mailer!.send(to, await claimLinks.withClaimLink(m, uid)),
       );
     }
     case 'sms': {
@@ -339,7 +343,7 @@ async function sendChannel(
         (u) => u.phone,
         'no_phone',
         maskPhone,
-        (p) => sms!.send(p, plainText(m)),
+        async (p, uid) => sms!.send(p, plainText(await claimLinks.withClaimLink(m, uid))),
       );
     }
     case 'phone': {
@@ -362,7 +366,7 @@ async function sendChannel(
 async function sendRobots(
   channel: RobotChannel,
   job: NotificationJob,
-  m: RenderedMessage,
+  m: claimLinks.LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ) {
@@ -381,6 +385,8 @@ async function sendRobots(
   // Robots are tried in order until one takes the message; each try is recorded, and the channel's
   // outcome is decided at the end: delivered, retried (some failure was transient) or refused.
   const cfg = deps.cfg.notify;
+  // The group's link (uid 0): whoever claims with it signs in first.
+  const sent = await claimLinks.withClaimLink(m, 0);
   let transient = false;
   for (const sealed of robots) {
     // Robots travel sealed: each is opened when it is tried, and only then.
@@ -397,7 +403,7 @@ async function sendRobots(
       continue;
     }
     const [r, ms] = await timed(() =>
-      sendToRobot(base, robot, m, { timeoutMs: cfg.httpTimeoutMs, linkUrl: cfg.linkUrl, nowMs: nowMs() }),
+      sendToRobot(base, robot, sent, { timeoutMs: cfg.httpTimeoutMs, linkUrl: cfg.linkUrl, nowMs: nowMs() }),
     );
     run.record(key, target, r, ms, false);
     if (r.outcome === 'delivered') {
@@ -418,7 +424,7 @@ async function perUser(
   address: (u: User) => string,
   missingCode: string,
   mask: (a: string) => string,
-  send: (address: string) => Promise<SendOutcome>,
+  send: (address: string, uid: number) => Promise<SendOutcome>,
 ) {
   const todo = uids.filter((uid) => !run.done.has(`uid:${uid}`));
   if (todo.length === 0) return;
@@ -450,7 +456,7 @@ async function perUser(
         });
         continue;
       }
-      const [r, ms] = await timed(() => send(to));
+      const [r, ms] = await timed(() => send(to, uid));
       run.record(key, `uid ${uid} ${mask(to)}`, r, ms);
     }
   };
@@ -461,7 +467,7 @@ async function sendWorkNotice(
   channel: 'dingworker' | 'yachworker' | 'wechat',
   uids: number[],
   users: Map<number, User>,
-  m: RenderedMessage,
+  m: claimLinks.LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ) {
@@ -493,8 +499,17 @@ async function sendWorkNotice(
     run.done.add(key);
     return;
   }
-  const [r, ms] = await timed(() => provider.send(recipients, m, run.job.job_id));
-  run.record(key, `uids ${served.join(',')}`, r, ms);
+  if (!m.claimLink) {
+    const [r, ms] = await timed(() => provider.send(recipients, m, run.job.job_id));
+    return run.record(key, `uids ${served.join(',')}`, r, ms);
+  }
+  // Claim links: one call per person (`uid:<uid>`), each with its own message and message id.
+  for (const [i, uid] of served.entries()) {
+    if (run.done.has(`uid:${uid}`)) continue;
+    const own = await claimLinks.withClaimLink(m, uid);
+    const [r, ms] = await timed(() => provider.send([recipients[i]], own, `${run.job.job_id}:${uid}`));
+    run.record(`uid:${uid}`, `uid ${uid}`, r, ms);
+  }
 }
 
 // --- real adapters -------------------------------------------------------------------------------

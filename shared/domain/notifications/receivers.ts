@@ -1,4 +1,4 @@
-import type { NotificationJob, NotifyScene, RenderContext } from '../../messaging/messages.ts';
+import type { NotificationJob } from '../../messaging/messages.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import {
   type Channels,
@@ -98,7 +98,7 @@ export function alarmGroupIds(receivers: ReceiverConfig[]): number[] {
  */
 export function channelJobs(
   recipients: Recipients,
-  base: { job_id: string; task_id: number; scene: NotifyScene; context: RenderContext },
+  base: Pick<NotificationJob, 'job_id' | 'task_id' | 'scene' | 'context' | 'claim'>,
 ): NotificationJob[] {
   const jobs: NotificationJob[] = [];
   for (const ch of USER_CHANNELS) {

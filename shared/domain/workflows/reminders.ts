@@ -64,6 +64,8 @@ export async function fireReminder(
     data,
     eventId: eventIdOf(record),
     channels: await channelsOf(receivers, deps),
+    // A pending workflow's reminder carries claim links (API guide §11.7).
+    ...(scene === 'remind_pending' ? { claim: { workflow_id: id, round: workflow.round ?? 0 } } : {}),
   });
   await deps.publishWebhookEvents(task.id, [notice.event]);
   if (notice.jobs.length) await deps.publishJobs(notice.jobs);
