@@ -35,7 +35,7 @@ export interface Sample {
 }
 
 /** A signed-in browser's session cookie (a placeholder: a real one comes from POST /auth/signin). */
-const SESSION = ['tocsin_session=SESSION'];
+const SESSION = ['__Host-tocsin_session=SESSION'];
 
 const taskBody = {
   name: 'sample-task',
@@ -170,7 +170,7 @@ export const samples: Record<string, Sample> = {
   'POST /auth/signout': { json: { everywhere: 0 } },
   'PUT /auth/password': { json: { current: 'CURRENT-PASSWORD', password: 'NEW-PASSWORD' } },
   'GET /auth/oidc/start': {},
-  'GET /auth/oidc/callback': { query: { code: 'CODE', state: 'STATE' }, cookies: ['tocsin_oidc=STATE'] },
+  'GET /auth/oidc/callback': { query: { code: 'CODE', state: 'STATE' }, cookies: ['__Host-tocsin_oidc=STATE'] },
 };
 
 /** Routes an app may call (every kind but a signed-in person's own). */

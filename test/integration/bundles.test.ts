@@ -13,6 +13,7 @@ import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
 import { handlerOf, signEvent } from '../../shared/local/invoke.ts';
 import { BUNDLE_DIR_VARIABLE, handlerModule, lambdaContext, loadHandler } from '../../shared/local/lambda.ts';
 import { projectRoot } from '../../shared/local/paths.ts';
+import { linkKey, mintClaimToken, pageNonce } from '../../shared/domain/auth/claim-token.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { api, baseUrl, taskAuth } from '../support/client.ts';
 import { FakeClient } from '../support/fakes.ts';
@@ -170,7 +171,7 @@ async function signedInPerson(): Promise<SignedInPerson> {
 /** The event with the person's real session cookie and CSRF token in place of the placeholders. */
 function withSession(event: Event, p: SignedInPerson): Event {
   const out = structuredClone(event);
-  out.cookies = [`tocsin_session=${p.browser.session}`];
+  out.cookies = [`__Host-tocsin_session=${p.browser.session}`];
   if (out.headers['x-csrf-token']) out.headers['x-csrf-token'] = p.browser.csrf;
   return out;
 }
@@ -211,7 +212,45 @@ const takenWithCode0: Check = (res) => {
 };
 
 /** How each sign-in route's sample is made real, and what its answer must be. */
-const personal: Record<string, (event: Event, route: RouteDef) => Promise<[Event, Check]>> = {
+/** A claim link of the test's workflow for uid 1 by e-mail, signed as the stack signs its links. */
+function claimLinkOf(workflow: number): { token: string; nonce: string } {
+  const key = linkKey(Buffer.from(inject('stack').sealKey, 'base64'), 1);
+  const token = mintClaimToken(
+    { workflowId: workflow, round: 0, uid: 1, channel: 'email', expiresAt: nowSeconds() + 3600 },
+    key,
+  );
+  return { token, nonce: pageNonce(token, key, nowSeconds()) };
+}
+
+const personal: Record<string, (event: Event, route: RouteDef, workflow: number) => Promise<[Event, Check]>> = {
+  // The claim page and its form, for a real link of the test's workflow (the samples hold placeholders).
+  GetClaim: async (event, _route, workflow) => {
+    const out = atStack(event);
+    const { token } = claimLinkOf(workflow);
+    out.queryStringParameters = { t: token };
+    out.rawQueryString = `t=${token}`;
+    return [
+      out,
+      (res) => {
+        expect(res.statusCode, String(res.body).slice(0, 300)).toBe(200);
+        expect(res.headers['content-type']).toMatch(/^text\/html/);
+        expect(res.headers['cache-control']).toBe('no-store');
+        expect(String(res.body)).toContain('Claim as');
+      },
+    ];
+  },
+  PostClaim: async (event, _route, workflow) => {
+    const out = atStack(event);
+    const { token, nonce } = claimLinkOf(workflow);
+    out.body = new URLSearchParams({ t: token, n: nonce }).toString();
+    return [
+      out,
+      (res) => {
+        expect(res.statusCode, String(res.body).slice(0, 300)).toBe(200);
+        expect(String(res.body)).toContain('claimed');
+      },
+    ];
+  },
   PostAuthSignin: async (event) => {
     const p = await signedInPerson();
     return [
@@ -220,7 +259,7 @@ const personal: Record<string, (event: Event, route: RouteDef) => Promise<[Event
         takenWithCode0(res);
         expect(JSON.parse(res.body).data.person.user).toBe(p.user);
         expect(setCookies(res).join('\n')).toMatch(
-          /^tocsin_session=[A-Za-z0-9_-]+; .*HttpOnly; SameSite=Strict; Secure$/m,
+          /^__Host-tocsin_session=[A-Za-z0-9_-]+; .*HttpOnly; SameSite=Strict; Secure$/m,
         );
       },
     ];
@@ -244,7 +283,7 @@ const personal: Record<string, (event: Event, route: RouteDef) => Promise<[Event
       withSession(event, p),
       (res) => {
         takenWithCode0(res);
-        expect(setCookies(res).join('\n')).toMatch(/^tocsin_session=; .*Max-Age=0/m);
+        expect(setCookies(res).join('\n')).toMatch(/^__Host-tocsin_session=; .*Max-Age=0/m);
       },
     ];
   },
@@ -255,7 +294,7 @@ const personal: Record<string, (event: Event, route: RouteDef) => Promise<[Event
       jsonBody(withSession(event, p), { current: p.password, password }),
       (res) => {
         takenWithCode0(res);
-        expect(setCookies(res).join('\n')).toMatch(/^tocsin_session=[A-Za-z0-9_-]+; /m);
+        expect(setCookies(res).join('\n')).toMatch(/^__Host-tocsin_session=[A-Za-z0-9_-]+; /m);
       },
     ];
   },
@@ -323,7 +362,7 @@ describe('the deployed bundles', () => {
       let check: Check = RAW.has(name)
         ? (res) => expect(res.statusCode, String(res.body).slice(0, 300)).toBe(200)
         : takenWithCode0;
-      if (personal[name]) [event, check] = await personal[name](event, route);
+      if (personal[name]) [event, check] = await personal[name](event, route, workflow.id);
       check(await invoke(routeEntry(route), event));
     },
   );
