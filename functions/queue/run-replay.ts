@@ -5,7 +5,7 @@ import { runQueuedReplayMessages } from '#shared/domain/replay/service.ts';
 
 /**
  * SQS consumer of the replay queue: what-if replays of windows too large to answer in their request
- * (API guide §13.6). A replay that fails for good is recorded as failed; one that fails otherwise is
+ * (API guide §13.7). A replay that fails for good is recorded as failed; one that fails otherwise is
  * reported and comes back once more.
  */
 export const handler = observed(async (event: SQSEvent): Promise<SQSBatchResponse> => {

@@ -44,8 +44,10 @@ export function messageOf(record: AlarmRecord): AlarmMessage {
 }
 
 /**
- * The recorded processing order: by time; within a second, each metric's alarms in the order its
- * windows took them (window, then position), the others by history id.
+ * The recorded processing order: by time, and each metric's compressed alarms in the order its
+ * windows took them. A metric's windows follow one another (one opens when the one before has ended
+ * or closed), so its alarms are its windows in order, each by position; two windows that opened in the
+ * same second (a count closed the first) go the full one first.
  */
 export function inRecordedOrder(records: AlarmRecord[]): AlarmRecord[] {
   const byTime = [...records].sort(
@@ -54,7 +56,6 @@ export function inRecordedOrder(records: AlarmRecord[]): AlarmRecord[] {
       a.history.id - b.history.id ||
       (a.uuid < b.uuid ? -1 : a.uuid > b.uuid ? 1 : 0),
   );
-  // Positions of each metric's compressed alarms; their order within a second is the windows'.
   const slots = new Map<string, number[]>();
   byTime.forEach((r, i) => {
     if (r.outcome !== 'compressed') return;
@@ -64,17 +65,24 @@ export function inRecordedOrder(records: AlarmRecord[]): AlarmRecord[] {
   });
   const out = [...byTime];
   for (const positions of slots.values()) {
-    const alarms = positions.map((i) => byTime[i]);
-    alarms.sort(
-      (a, b) =>
-        a.processed_at - b.processed_at ||
-        (a.window?.start ?? 0) - (b.window?.start ?? 0) ||
-        a.history.batch - b.history.batch ||
-        (a.k ?? 0) - (b.k ?? 0) ||
-        a.history.id - b.history.id,
-    );
+    const windows = new Map<number, AlarmRecord[]>();
+    for (const i of positions) {
+      const r = byTime[i];
+      const w = windows.get(r.history.batch);
+      if (w) w.push(r);
+      else windows.set(r.history.batch, [r]);
+    }
+    const ordered = [...windows.entries()]
+      .map(([batch, alarms]) => ({
+        batch,
+        start: Math.min(...alarms.map((a) => a.window?.start ?? a.processed_at)),
+        full: Math.max(...alarms.map((a) => a.k ?? 0)),
+        alarms: alarms.sort((a, b) => (a.k ?? 0) - (b.k ?? 0) || a.history.id - b.history.id),
+      }))
+      .sort((a, b) => a.start - b.start || b.full - a.full || a.batch - b.batch)
+      .flatMap((w) => w.alarms);
     positions.forEach((p, j) => {
-      out[p] = alarms[j];
+      out[p] = ordered[j];
     });
   }
   return out;

@@ -6,7 +6,7 @@ import type { AlarmRecord } from '../alarms/model.ts';
 import { alarmRecordOf } from '../alarms/repository.ts';
 
 /**
- * The storage of what-if replays (KEY-DESIGN.md, AP-R1..AP-R3): the records of a window's alarms,
+ * The storage of what-if replays (KEY-DESIGN.md, AP-Y1..AP-Y3): the records of a window's alarms,
  * read by key, and a replay's result item `REPLAY#<id>`, the only item a replay writes. The result
  * (and the request of a replay waiting for its queue) is kept as raw-DEFLATE compressed JSON; the item
  * expires REPLAY_TTL_DAYS after it was written.
@@ -39,7 +39,7 @@ const pack = (v: unknown) => deflateRawSync(JSON.stringify(v));
 const unpack = (z: unknown) =>
   z instanceof Uint8Array ? JSON.parse(inflateRawSync(z).toString('utf8')) : undefined;
 
-/** AP-R1: the stored records of a task's alarms (BatchGetItem, consistent); expired ones are absent. */
+/** AP-Y1: the stored records of a task's alarms (BatchGetItem, consistent); expired ones are absent. */
 export async function getAlarmRecords(taskId: number, uuids: string[]): Promise<AlarmRecord[]> {
   const items = await getItems(
     uuids.map((u) => keys.alarm(taskId, u)),
@@ -48,7 +48,7 @@ export async function getAlarmRecords(taskId: number, uuids: string[]): Promise<
   return items.map((i) => alarmRecordOf(i) as AlarmRecord);
 }
 
-/** AP-R2: write a replay's item (its request while running, its result when done or why it failed). */
+/** AP-Y2: write a replay's item (its request while running, its result when done or why it failed). */
 export async function putReplay(item: ReplayItem): Promise<void> {
   const { request, result, ...rest } = item;
   await db().send(
@@ -67,7 +67,7 @@ export async function putReplay(item: ReplayItem): Promise<void> {
   );
 }
 
-/** AP-R3: a replay's item by id (consistent: a replay just finished is read back at once). */
+/** AP-Y3: a replay's item by id (consistent: a replay just finished is read back at once). */
 export async function getReplay(id: string): Promise<ReplayItem | undefined> {
   const out = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.replay(id), ConsistentRead: true }),

@@ -4,7 +4,7 @@ import { USER_CHANNELS } from '../tasks/model.ts';
 import { ID_SCHEMA } from '../validation.ts';
 import { MAX_LAST } from './source.ts';
 
-/** Input schemas of the what-if replay routes (API guide §13.6). */
+/** Input schemas of the what-if replay routes (API guide §13.7). */
 const time = { type: 'integer', minimum: 0, maximum: 99_999_999_999 };
 const name = { type: 'string', minLength: 1, maxLength: 64 };
 const uids = { type: 'array', items: ID_SCHEMA, maxItems: 100 };

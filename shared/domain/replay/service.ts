@@ -26,7 +26,7 @@ import {
 } from './source.ts';
 
 /**
- * What-if replays (API guide §13.6): `POST /alarmtask/replay` replays a window of a task's stored
+ * What-if replays (API guide §13.7): `POST /alarmtask/replay` replays a window of a task's stored
  * alarms through the production pipeline under the saved configuration and an edited one, and
  * answers at once when the window holds at most INLINE_MAX_ALARMS alarms; a larger one runs on the
  * replay queue and is read back with `GET /alarmtask/replay`. Its result is the one item it writes.

@@ -275,7 +275,7 @@ export const UPDATABLE_FIELDS = [
   'template',
 ] as const;
 
-/** A what-if replay the save must match (API guide §13.6): update and updatefields take it. */
+/** A what-if replay the save must match (API guide §13.7): update and updatefields take it. */
 export const replayIdSchema = { type: 'string', minLength: 1, maxLength: 64 };
 
 export const updateFieldsSchema = {
