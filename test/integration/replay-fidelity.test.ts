@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AlarmLogEntry, queryAlarmLog } from '../../shared/domain/alarms/log.ts';
 import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
 import { type Outcome, outcomeOf } from '../../shared/domain/replay/outcomes.ts';
+import type { ReplaySummary } from '../../shared/domain/replay/summary.ts';
 import { type LocalStack, startLocalStack } from '../../shared/local/stack.ts';
 import type { Stats } from '../../shared/local/stats.ts';
 import { drained, StackClient } from '../support/replay.ts';
@@ -106,6 +107,12 @@ const alarmOf = (i: number) => ({
   level: i % 4,
 });
 
+/** What a run decided, without what it sent (the recorded run has no delay recoveries to send). */
+const outcomeCounts = (s: ReplaySummary) => {
+  const { delay_recoveries: _d, reminders: _r, messages: _m, webhook_events: _w, ...counts } = s;
+  return counts;
+};
+
 async function stats(reset = false): Promise<Stats> {
   return (await (await fetch(`${stack.url}/_local/stats${reset ? '?reset=1' : ''}`)).json()) as Stats;
 }
@@ -160,28 +167,7 @@ describe('replaying recorded alarms', () => {
       });
       expect(a.fidelity.mismatches).toEqual([]);
       expect(a.fidelity).toMatchObject({ share: 1, compared: tasks[n].reported, mismatches_total: 0 });
-      const {
-        alarms,
-        notified,
-        deferred,
-        compressed,
-        filtered,
-        recovered,
-        stored,
-        upgrades,
-        workflows_opened,
-      } = a.summary.recorded;
-      expect(a.summary.current).toMatchObject({
-        alarms,
-        notified,
-        deferred,
-        compressed,
-        filtered,
-        recovered,
-        stored,
-        upgrades,
-        workflows_opened,
-      });
+      expect(outcomeCounts(a.summary.current)).toEqual(outcomeCounts(a.summary.recorded));
       expect(a.summary.recorded.filtered, TASKS[n].name).toBeGreaterThan(0);
       expect(a.summary.recorded.compressed, TASKS[n].name).toBeGreaterThan(0);
       expect(a.summary.recorded.upgrades, TASKS[n].name).toBeGreaterThan(0);

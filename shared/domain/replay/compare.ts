@@ -55,7 +55,8 @@ export interface Change {
 /** Most mismatches and changes an answer lists (the totals count them all). */
 export const MAX_LISTED = 200;
 
-const iso = (t: number) => new Date(t * 1000).toISOString().replace('.000Z', 'Z');
+/** Unix seconds as ISO 8601 UTC, to the second. */
+export const iso = (t: number) => new Date(t * 1000).toISOString().replace('.000Z', 'Z');
 
 /** Whether the configuration was saved after `record` was decided (its reasons name the version). */
 export function configurationChanged(task: Task, record: AlarmRecord): string | undefined {
@@ -88,7 +89,7 @@ export function warmMetrics(records: AlarmRecord[]): Map<string, string> {
     if ((r.k ?? 1) > 1)
       warm.set(
         metric,
-        `its metric's compression window began before the replay window (at ${iso(r.window?.start ?? r.processed_at)}, this alarm was its ${r.k}th): the replay starts each metric from nothing`,
+        `its metric's compression window began before the replay window (at ${iso(r.window?.start ?? r.processed_at)}; this alarm was at position ${r.k} in it): the replay starts each metric from nothing`,
       );
     else if ((r.upgrade_counts ?? []).some((n) => n > 1))
       warm.set(

@@ -3,7 +3,7 @@ import type { Task } from '../tasks/model.ts';
 import { configOf } from '../tasks/normalize.ts';
 import { referencedGroupIds } from '../tasks/references.ts';
 import { recoveryDelaySeconds } from '../alarms/recovery.ts';
-import { changesOf, fidelityOf } from './compare.ts';
+import { changesOf, fidelityOf, iso } from './compare.ts';
 import { replayTask } from './config.ts';
 import { inRecordedOrder, runReplay } from './engine.ts';
 import { outcomeOfRecord } from './outcomes.ts';
@@ -26,8 +26,6 @@ export interface ComputeDeps {
   getTemplate: (id: number) => Promise<Template | undefined>;
   env: () => { env: string; timeZone: string };
 }
-
-const iso = (t: number) => new Date(t * 1000).toISOString().replace('.000Z', 'Z');
 
 function notesOf(input: {
   task: Task;

@@ -113,4 +113,28 @@ describe('runReplay', () => {
       ]);
     }
   });
+
+  it('orders alarms of one second as their metric took them, whichever container numbered them', async () => {
+    // Arrange: two windows of 2 opened in one second by two consumers; the later-numbered went first
+    const rec = (uuid: string, batch: number, k: number, id: number, counts?: number[]): AlarmRecord =>
+      ({
+        uuid,
+        outcome: 'compressed',
+        processed_at: T0,
+        k,
+        window: { start: T0, end: T0 + 600 },
+        history: { id, batch, metric: 'm' },
+        ...(counts ? { upgrade_counts: counts } : {}),
+      }) as AlarmRecord;
+    const withCounts = [
+      rec('a', 500, 1, 500, [3]),
+      rec('b', 500, 2, 501, [4]),
+      rec('c', 90, 1, 90, [1]),
+      rec('d', 90, 2, 91, [2]),
+    ];
+    const withoutCounts = [rec('a', 500, 1, 500), rec('c', 90, 1, 90), rec('d', 90, 2, 91)];
+    // Act / Assert: the counts give the order; without them the full window goes first
+    expect(inRecordedOrder(withCounts).map((r) => r.uuid)).toEqual(['c', 'd', 'a', 'b']);
+    expect(inRecordedOrder(withoutCounts).map((r) => r.uuid)).toEqual(['c', 'd', 'a']);
+  });
 });

@@ -44,10 +44,12 @@ export function messageOf(record: AlarmRecord): AlarmMessage {
 }
 
 /**
- * The recorded processing order: by time, and each metric's compressed alarms in the order its
- * windows took them. A metric's windows follow one another (one opens when the one before has ended
- * or closed), so its alarms are its windows in order, each by position; two windows that opened in the
- * same second (a count closed the first) go the full one first.
+ * The recorded processing order: by time, and each metric's compressed alarms within a second in the
+ * order the metric took them. With upgrade on, each record keeps the metric's trailing counts after
+ * it, which grow by one with each alarm: they give that order exactly. Without, the windows do: a
+ * metric's windows follow one another (one opens when the one before has ended or closed), so its
+ * alarms are its windows in order, each by position; of two windows that opened in the same second (a
+ * count closed the first) the full one goes first (when both are full, either order decides the same).
  */
 export function inRecordedOrder(records: AlarmRecord[]): AlarmRecord[] {
   const byTime = [...records].sort(
@@ -65,27 +67,41 @@ export function inRecordedOrder(records: AlarmRecord[]): AlarmRecord[] {
   });
   const out = [...byTime];
   for (const positions of slots.values()) {
-    const windows = new Map<number, AlarmRecord[]>();
-    for (const i of positions) {
-      const r = byTime[i];
-      const w = windows.get(r.history.batch);
-      if (w) w.push(r);
-      else windows.set(r.history.batch, [r]);
-    }
-    const ordered = [...windows.entries()]
-      .map(([batch, alarms]) => ({
-        batch,
-        start: Math.min(...alarms.map((a) => a.window?.start ?? a.processed_at)),
-        full: Math.max(...alarms.map((a) => a.k ?? 0)),
-        alarms: alarms.sort((a, b) => (a.k ?? 0) - (b.k ?? 0) || a.history.id - b.history.id),
-      }))
-      .sort((a, b) => a.start - b.start || b.full - a.full || a.batch - b.batch)
-      .flatMap((w) => w.alarms);
+    const alarms = positions.map((i) => byTime[i]);
+    const ordered = alarms.every((r) => r.upgrade_counts?.length) ? byCount(alarms) : byWindow(alarms);
     positions.forEach((p, j) => {
       out[p] = ordered[j];
     });
   }
   return out;
+}
+
+/** A metric's alarms by time, then by the trailing count each left (upgrade on). */
+const byCount = (alarms: AlarmRecord[]) =>
+  [...alarms].sort(
+    (a, b) =>
+      a.processed_at - b.processed_at ||
+      (a.upgrade_counts?.[0] ?? 0) - (b.upgrade_counts?.[0] ?? 0) ||
+      a.history.id - b.history.id,
+  );
+
+/** A metric's alarms window after window, each by position. */
+function byWindow(alarms: AlarmRecord[]): AlarmRecord[] {
+  const windows = new Map<number, AlarmRecord[]>();
+  for (const r of alarms) {
+    const w = windows.get(r.history.batch);
+    if (w) w.push(r);
+    else windows.set(r.history.batch, [r]);
+  }
+  return [...windows.entries()]
+    .map(([batch, list]) => ({
+      batch,
+      start: Math.min(...list.map((a) => a.window?.start ?? a.processed_at)),
+      full: Math.max(...list.map((a) => a.k ?? 0)),
+      list: list.sort((a, b) => (a.k ?? 0) - (b.k ?? 0) || a.history.id - b.history.id),
+    }))
+    .sort((a, b) => a.start - b.start || b.full - a.full || a.batch - b.batch)
+    .flatMap((w) => w.list);
 }
 
 function outcomesOf(world: World, uuids: Iterable<string>): Map<string, Outcome> {

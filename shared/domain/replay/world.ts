@@ -6,7 +6,13 @@ import type { Task } from '../tasks/model.ts';
 import { webhookOf } from '../tasks/references.ts';
 import { runAnnouncement, ANNOUNCE_KIND, REMIND_KIND } from '../workflows/service.ts';
 import { fireReminder } from '../workflows/reminders.ts';
-import { FLUSH_KIND, flushCompressWindow, RECOVERY_DELAY_KIND, runRecoveryDelay } from '../alarms/delayed.ts';
+import {
+  FLUSH_KIND,
+  flushCompressWindow,
+  flushItem,
+  RECOVERY_DELAY_KIND,
+  runRecoveryDelay,
+} from '../alarms/delayed.ts';
 import { runEffects } from '../alarms/effects.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import { processAlarmBatch } from '../alarms/pipeline.ts';
@@ -92,7 +98,7 @@ export class World {
 
   /** A copy of this world as it is now, deciding with `task` from here on, sending into a new collector. */
   fork(task: Task): World {
-    const copy = new World(
+    return new World(
       task,
       this.directory,
       this.clock.now,
@@ -100,7 +106,6 @@ export class World {
       this.workflows.clone(),
       this.due.clone(),
     );
-    return copy;
   }
 
   /** Runs the due work of the time before `at`, then moves the clock to `at`. */
@@ -153,14 +158,16 @@ export class World {
     this.collector.current = record.uuid;
     this.store.records.set(record.uuid, record);
     await runEffects(this.task, record, this.pipeline);
-    if (record.notify === 'deferred' && record.window) {
-      this.due.put({
-        kind: FLUSH_KIND,
-        ref: `${record.task_id}:${record.history.metric}:${record.history.batch}`,
-        due_at: record.window.end,
-        payload: { task_id: record.task_id, uuid: record.uuid },
-      });
-    }
+    if (record.notify === 'deferred' && record.window)
+      this.due.put(
+        flushItem(
+          record.task_id,
+          record.history.metric,
+          record.history.batch,
+          record.uuid,
+          record.window.end,
+        ),
+      );
   }
 
   /**

@@ -92,6 +92,19 @@ const body = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
+/** A partial update (`flag_save_db` 0) as a replay replayed it over `task`: the guard a save with its id gets. */
+function replayedEdit(task: Task) {
+  const edit = { filter_fields: ['flag_save_db'], flag_save_db: 0 };
+  return {
+    edit,
+    guard: {
+      what: 'replay [r1]',
+      version: task.version,
+      fingerprint: configFingerprint(updatedFieldsConfig(task, edit)),
+    },
+  };
+}
+
 describe('tasks service', () => {
   it('creates a task even when its PING cannot be queued', async () => {
     const { deps, tasks } = fakeDeps({
@@ -223,12 +236,7 @@ describe('tasks service', () => {
     const { deps, tasks } = fakeDeps();
     await createTask(body(), deps);
     const task = tasks.get(100) as Task;
-    const edit = { filter_fields: ['flag_save_db'], flag_save_db: 0 };
-    const guard = {
-      what: 'replay [r1]',
-      version: 1,
-      fingerprint: configFingerprint(updatedFieldsConfig(task, edit)),
-    };
+    const { edit, guard } = replayedEdit(task);
     // Act / Assert: another configuration: 409, nothing written
     await expect(
       updateTaskFields(task, { filter_fields: ['name'], name: 'other' }, deps, guard),
@@ -251,12 +259,7 @@ describe('tasks service', () => {
     const { deps, tasks } = fakeDeps();
     await createTask(body(), deps);
     const task = tasks.get(100) as Task;
-    const edit = { filter_fields: ['flag_save_db'], flag_save_db: 0 };
-    const guard = {
-      what: 'replay [r1]',
-      version: 1,
-      fingerprint: configFingerprint(updatedFieldsConfig(task, edit)),
-    };
+    const { edit, guard } = replayedEdit(task);
     // Another writer moves the task between the read and the write
     deps.replaceTaskItems = async () => {
       tasks.set(100, { ...task, version: 2 });
