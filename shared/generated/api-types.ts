@@ -143,7 +143,7 @@ export interface paths {
         get?: never;
         /**
          * Replace an alarm task
-         * @description PUT /alarmtask/update: full replace; the body is validated by the service (API guide §5.6). With `replay_id`, only the configuration that what-if replay replayed, over the task it read (§13.6).
+         * @description PUT /alarmtask/update: full replace; the body is validated by the service (API guide §5.6). With `replay_id`, only the configuration that what-if replay replayed, over the task it read (§13.7).
          */
         put: operations["PutAlarmtaskUpdate"];
         post?: never;
@@ -163,7 +163,7 @@ export interface paths {
         get?: never;
         /**
          * Update fields of an alarm task
-         * @description PUT /alarmtask/updatefields: the listed paths are copied into the task (API guide §5.7). With `replay_id`, only the configuration that what-if replay replayed, over the task it read (§13.6).
+         * @description PUT /alarmtask/updatefields: the listed paths are copied into the task (API guide §5.7). With `replay_id`, only the configuration that what-if replay replayed, over the task it read (§13.7).
          */
         put: operations["PutAlarmtaskUpdatefields"];
         post?: never;
@@ -954,13 +954,13 @@ export interface paths {
         };
         /**
          * A replay, running, failed or done
-         * @description GET /alarmtask/replay?uid=&replay_id=: a replay, running, failed or done (API guide §13.6).
+         * @description GET /alarmtask/replay?uid=&replay_id=: a replay, running, failed or done (API guide §13.7).
          */
         get: operations["GetAlarmtaskReplay"];
         put?: never;
         /**
          * {uid, task_id, config?, last? | from & to, scenario?, expect?}: what a configuration wo...
-         * @description POST /alarmtask/replay {uid, task_id, config?, last? | from & to, scenario?, expect?}: what a configuration would have done to the task's recorded alarms (API guide §13.6).
+         * @description POST /alarmtask/replay {uid, task_id, config?, last? | from & to, scenario?, expect?}: what a configuration would have done to the task's recorded alarms (API guide §13.7).
          */
         post: operations["PostAlarmtaskReplay"];
         delete?: never;

@@ -4,6 +4,7 @@ import { type AlarmLogEntry, queryAlarmLog } from '../../shared/domain/alarms/lo
 import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
 import { type Outcome, outcomeOf } from '../../shared/domain/replay/outcomes.ts';
 import type { ReplaySummary } from '../../shared/domain/replay/summary.ts';
+import { loadSealKey } from '../../shared/domain/auth/seal.ts';
 import { type LocalStack, startLocalStack } from '../../shared/local/stack.ts';
 import type { Stats } from '../../shared/local/stats.ts';
 import { drained, StackClient } from '../support/replay.ts';
@@ -37,8 +38,14 @@ beforeAll(async () => {
       TOCSIN_STATS: '1',
       WEBHOOK_BACKOFF_SECONDS: '1,1,1,1,1,1',
       NOTIFY_BACKOFF_SECONDS: '1,1,1,1,1,1',
+      // The seal key from the suite's Secrets Manager, as on AWS (and as the shared test stack has it):
+      // the replay queue's consumer reads it there.
+      SEAL_KEY: '',
+      SEAL_KEY_SECRET_ARN: process.env.SEAL_KEY_SECRET_ARN ?? '',
     },
   });
+  // This process reports alarms through the report route's code: it reads the key too.
+  await loadSealKey();
   await seedTestDirectory();
   client = new StackClient(stack.url);
 }, 120_000);

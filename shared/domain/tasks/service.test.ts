@@ -236,7 +236,7 @@ describe('tasks service', () => {
     const { deps, tasks } = fakeDeps();
     await createTask(body(), deps);
     const task = tasks.get(100) as Task;
-    const { edit, guard } = replayedEdit(task);
+    const { guard } = replayedEdit(task);
     // Act / Assert: another configuration: 409, nothing written
     await expect(
       updateTaskFields(task, { filter_fields: ['name'], name: 'other' }, deps, guard),
