@@ -422,7 +422,6 @@ describe('the web console in a browser', () => {
     expect(await changed.first().textContent()).toContain('filter');
     expect(await changed.first().textContent()).toContain('whitelist');
     expect(await page.locator('.save-hint').textContent()).toContain('replay_id');
-    if (SHOTS) await shot('what-if');
   });
 
   it('keeps the session across a reload, without a script error', async () => {

@@ -178,158 +178,154 @@ export function Configuration({ task }: { task: TaskDetail }) {
   const matrix = template.template.template;
   const channels = Object.keys(matrix.compressed);
   return (
-    <>
+    <div class="config-grid">
       <WhatIf task={task} />
-      <div class="config-grid">
-        <Section title="Receivers">
-          <Receiver r={task.receiver} />
-        </Section>
-        <Section title="Filter" on={Boolean(filter.enable)}>
-          {filter.enable && (
-            <>
-              <p>
-                {filter.mode === 2
-                  ? 'Blacklist: an alarm matching a condition is rejected; the others are kept.'
-                  : 'Whitelist: an alarm matching a condition is kept; the others are rejected.'}{' '}
-                A rejected alarm is {filter.not_match === 1 ? 'stored without notification' : 'dropped'}.
-              </p>
-              <Conditions list={filter.conditions} levels />
-            </>
-          )}
-        </Section>
-        <Section title="Compression" on={Boolean(compress.enable)}>
-          {compress.enable && (
-            <>
-              <p>
-                {COMPRESS_METHOD[compress.method ?? 0] ?? compress.method} method,{' '}
-                {strategy?.[0] ?? compress.strategy} strategy: {strategy?.[1](compress.strategy_count ?? 1)}
-                {'; '}windows of {compress.strategy_cycle} min.
-              </p>
-              {compress.method === 1 && (
-                <>
-                  <Conditions list={compress.conditions} />
-                  <p>
-                    An alarm matching no condition is{' '}
-                    {compress.not_match === 1 ? 'notified uncompressed' : 'stored without notification'}.
-                  </p>
-                </>
-              )}
-              {task.flag_save_db !== 1 && (
-                <p class="warn">The task stores no alarms, so nothing is compressed.</p>
-              )}
-            </>
-          )}
-        </Section>
-        <Section title="Upgrade" on={Boolean(upgrade.enable)}>
-          {upgrade.enable && (
-            <ol>
-              {(upgrade.strategies ?? []).map((s, i) => (
-                <li key={i}>
-                  When {s.count} alarms of one metric arrive within {s.interval} min: an{' '}
-                  {LEVELS[s.level] ?? s.level} upgrade notice to
-                  {receiverOf(s)}
-                </li>
-              ))}
-            </ol>
-          )}
-        </Section>
-        <Section title="Recovery" on={Boolean(recovery.enable)}>
-          {recovery.enable &&
-            (recovery.mode === 2 ? (
-              <p>
-                Delay: a metric recovers after {recovery.delay_interval} min without an alarm (needs
-                compression).
-              </p>
-            ) : (
+      <Section title="Receivers">
+        <Receiver r={task.receiver} />
+      </Section>
+      <Section title="Filter" on={Boolean(filter.enable)}>
+        {filter.enable && (
+          <>
+            <p>
+              {filter.mode === 2
+                ? 'Blacklist: an alarm matching a condition is rejected; the others are kept.'
+                : 'Whitelist: an alarm matching a condition is kept; the others are rejected.'}{' '}
+              A rejected alarm is {filter.not_match === 1 ? 'stored without notification' : 'dropped'}.
+            </p>
+            <Conditions list={filter.conditions} levels />
+          </>
+        )}
+      </Section>
+      <Section title="Compression" on={Boolean(compress.enable)}>
+        {compress.enable && (
+          <>
+            <p>
+              {COMPRESS_METHOD[compress.method ?? 0] ?? compress.method} method,{' '}
+              {strategy?.[0] ?? compress.strategy} strategy: {strategy?.[1](compress.strategy_count ?? 1)}
+              {'; '}windows of {compress.strategy_cycle} min.
+            </p>
+            {compress.method === 1 && (
               <>
-                <p>An alarm matching a condition is a recovery:</p>
-                <Conditions list={recovery.conditions} />
+                <Conditions list={compress.conditions} />
+                <p>
+                  An alarm matching no condition is{' '}
+                  {compress.not_match === 1 ? 'notified uncompressed' : 'stored without notification'}.
+                </p>
               </>
+            )}
+            {task.flag_save_db !== 1 && (
+              <p class="warn">The task stores no alarms, so nothing is compressed.</p>
+            )}
+          </>
+        )}
+      </Section>
+      <Section title="Upgrade" on={Boolean(upgrade.enable)}>
+        {upgrade.enable && (
+          <ol>
+            {(upgrade.strategies ?? []).map((s, i) => (
+              <li key={i}>
+                When {s.count} alarms of one metric arrive within {s.interval} min: an{' '}
+                {LEVELS[s.level] ?? s.level} upgrade notice to
+                {receiverOf(s)}
+              </li>
             ))}
-        </Section>
-        <Section title="Workflow" on={Boolean(workflow.enable)}>
-          {workflow.enable && (
+          </ol>
+        )}
+      </Section>
+      <Section title="Recovery" on={Boolean(recovery.enable)}>
+        {recovery.enable &&
+          (recovery.mode === 2 ? (
+            <p>
+              Delay: a metric recovers after {recovery.delay_interval} min without an alarm (needs
+              compression).
+            </p>
+          ) : (
             <>
-              <p>A pending workflow opens for each compressed alarm that is notified.</p>
-              {(workflow.reminds ?? []).length > 0 && (
-                <ol>
-                  {(workflow.reminds ?? []).map((r, i) => (
-                    <li key={i}>
-                      {r.mode === 'cycle' ? `Every ${r.interval} min` : `Once after ${r.interval} min`} while{' '}
-                      {r.status === 1 ? 'processing' : 'pending'}: remind {receiverOf(r)}
-                    </li>
-                  ))}
-                </ol>
-              )}
+              <p>An alarm matching a condition is a recovery:</p>
+              <Conditions list={recovery.conditions} />
             </>
-          )}
-        </Section>
-        <Section title="Templates">
-          <p>
-            {template.template_id ? `Predefined template #${template.template_id}` : 'No predefined template'}
-            {'; '}where each scene's message comes from, per channel:
-          </p>
-          {channels.length > 0 && (
-            <div class="scroll">
-              <table class="grid small">
-                <thead>
-                  <tr>
-                    <th scope="col">Scene</th>
-                    {channels.map((c) => (
-                      <th scope="col" key={c}>
-                        {c}
-                      </th>
-                    ))}
-                  </tr>
-                </thead>
-                <tbody>
-                  {SCENES.map((scene) => (
-                    <tr key={scene}>
-                      <th scope="row">{scene}</th>
-                      {channels.map((c) => {
-                        const type = TEMPLATE_TYPES[matrix[scene][c]?.type ?? 0];
-                        return (
-                          <td key={c}>
-                            <a
-                              class={`tpl tpl-${type}`}
-                              href={href('tasks', task.id, 'deliveries', { scene, channel: c })}
-                              title={`Preview the ${scene} message on ${c}`}
-                            >
-                              {type}
-                            </a>
-                          </td>
-                        );
-                      })}
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-          )}
-        </Section>
-        <Section title="Storage and access">
-          <dl class="facts">
-            <div>
-              <dt>Stores alarms</dt>
-              <dd>{task.flag_save_db === 1 ? 'yes' : 'no (alarms are notified, never stored)'}</dd>
-            </div>
-            <div>
-              <dt>Read-write</dt>
-              <dd>{permission.rw.length ? people(permission.rw) : <span class="muted">nobody</span>}</dd>
-            </div>
-            <div>
-              <dt>Read-only</dt>
-              <dd>{permission.ro.length ? people(permission.ro) : <span class="muted">nobody</span>}</dd>
-            </div>
-            <div>
-              <dt>Created by</dt>
-              <dd>
-                <Person user={task.creator} />
-              </dd>
-            </div>
-          </dl>
-        </Section>
-      </div>
-    </>
+          ))}
+      </Section>
+      <Section title="Workflow" on={Boolean(workflow.enable)}>
+        {workflow.enable && (
+          <>
+            <p>A pending workflow opens for each compressed alarm that is notified.</p>
+            {(workflow.reminds ?? []).length > 0 && (
+              <ol>
+                {(workflow.reminds ?? []).map((r, i) => (
+                  <li key={i}>
+                    {r.mode === 'cycle' ? `Every ${r.interval} min` : `Once after ${r.interval} min`} while{' '}
+                    {r.status === 1 ? 'processing' : 'pending'}: remind {receiverOf(r)}
+                  </li>
+                ))}
+              </ol>
+            )}
+          </>
+        )}
+      </Section>
+      <Section title="Templates">
+        <p>
+          {template.template_id ? `Predefined template #${template.template_id}` : 'No predefined template'}
+          {'; '}where each channel's message comes from, per scene:
+        </p>
+        {channels.length > 0 && (
+          <table class="grid small templates">
+            <thead>
+              <tr>
+                <th scope="col">Channel</th>
+                {SCENES.map((scene) => (
+                  <th scope="col" key={scene}>
+                    {scene}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {channels.map((c) => (
+                <tr key={c}>
+                  <th scope="row">{CHANNEL_NAMES[c] ?? c}</th>
+                  {SCENES.map((scene) => {
+                    const type = TEMPLATE_TYPES[matrix[scene][c]?.type ?? 0];
+                    return (
+                      <td key={scene}>
+                        <a
+                          class={`tpl tpl-${type}`}
+                          href={href('tasks', task.id, 'deliveries', { scene, channel: c })}
+                          title={`Preview the ${scene} message on ${c}`}
+                        >
+                          {type}
+                        </a>
+                      </td>
+                    );
+                  })}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Section>
+      <Section title="Storage and access">
+        <dl class="facts">
+          <div>
+            <dt>Stores alarms</dt>
+            <dd>{task.flag_save_db === 1 ? 'yes' : 'no (alarms are notified, never stored)'}</dd>
+          </div>
+          <div>
+            <dt>Read-write</dt>
+            <dd>{permission.rw.length ? people(permission.rw) : <span class="muted">nobody</span>}</dd>
+          </div>
+          <div>
+            <dt>Read-only</dt>
+            <dd>{permission.ro.length ? people(permission.ro) : <span class="muted">nobody</span>}</dd>
+          </div>
+          <div>
+            <dt>Created by</dt>
+            <dd>
+              <Person user={task.creator} />
+            </dd>
+          </div>
+        </dl>
+      </Section>
+    </div>
   );
 }
