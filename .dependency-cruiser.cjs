@@ -25,6 +25,7 @@ const LAYERS = [
   'alarms',
   'deliveries',
   'reads',
+  'replay',
 ];
 
 const RUNTIME_ONLY = ['type-only', 'type-import'];

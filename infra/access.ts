@@ -295,6 +295,20 @@ export const ALARM_PIPELINE = access(ALARM_DUE_WORK, {
 /** The alarm log of a task (`ALOG#<task>#<day>`), read by day. */
 export const ALARM_LOG: Access = { items: { Query: ['ALOG#'] } };
 
+/**
+ * A what-if replay of a task's alarms (`POST /alarmtask/replay` and the replay queue's consumer): the
+ * window's alarm log and records, the alarm groups and people its receivers name, the predefined
+ * template of its sample messages, and its result item, the one item it writes.
+ */
+export const REPLAY_RUN: Access = {
+  items: {
+    Query: ['ALOG#'],
+    BatchGetItem: ['ALARM#', 'GROUP#', 'USER#'],
+    GetItem: ['TPL#'],
+    PutItem: ['REPLAY#'],
+  },
+};
+
 /** A webhook event's own attempts (`WHEVT#`) and a task's delivery log (`WHLOG#`, and alarm-log days). */
 export const WEBHOOK_ATTEMPTS: Access = { items: { Query: ['ALOG#', 'WHEVT#', 'WHLOG#'] } };
 

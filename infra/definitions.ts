@@ -20,6 +20,7 @@ import {
   INTAKE,
   PERSON_AUTH,
   READER_AUTH,
+  REPLAY_RUN,
   SEAL_KEY,
   SIGN_IN,
   SSO_LOGIN,
@@ -52,7 +53,7 @@ export type AuthKind =
   | 'reader'
   | 'admin'
   | 'person';
-export type QueueName = 'alarm' | 'webhook' | 'notify';
+export type QueueName = 'alarm' | 'webhook' | 'notify' | 'replay';
 
 /**
  * Routes deployed together in one Lambda (RouteDef.fn): its entry dispatches on the event's `routeKey`
@@ -145,14 +146,19 @@ export const routes: RouteDef[] = [
     path: '/alarmtask/update',
     handler: 'functions/http/alarmtask/update-task.ts',
     auth: 'app+task',
-    access: access(TASK_AUTH, TASK_CONFIG, { items: { DeleteItem: ['TASK#', 'TASKNAME#'] } }),
+    // With `replay_id`: the replay it must save (its task version and configuration).
+    access: access(TASK_AUTH, TASK_CONFIG, {
+      items: { DeleteItem: ['TASK#', 'TASKNAME#'], GetItem: ['REPLAY#'] },
+    }),
   },
   {
     method: 'PUT',
     path: '/alarmtask/updatefields',
     handler: 'functions/http/alarmtask/update-task-fields.ts',
     auth: 'app+task',
-    access: access(TASK_AUTH, TASK_CONFIG, { items: { DeleteItem: ['TASK#', 'TASKNAME#'] } }),
+    access: access(TASK_AUTH, TASK_CONFIG, {
+      items: { DeleteItem: ['TASK#', 'TASKNAME#'], GetItem: ['REPLAY#'] },
+    }),
   },
   {
     method: 'DELETE',
@@ -441,6 +447,22 @@ export const routes: RouteDef[] = [
       access: access(READER_AUTH, TASK_READER, own),
     }),
   ),
+  // [read:replay] What-if replays (API guide §13.6): small windows answer at once, larger ones run on
+  // the replay queue and are read back.
+  {
+    method: 'POST',
+    path: '/alarmtask/replay',
+    handler: 'functions/http/alarmtask/start-replay.ts',
+    auth: 'reader',
+    access: access(READER_AUTH, TASK_READER, REPLAY_RUN, { queues: { SendMessage: ['replay'] } }),
+  },
+  {
+    method: 'GET',
+    path: '/alarmtask/replay',
+    handler: 'functions/http/alarmtask/show-replay.ts',
+    auth: 'reader',
+    access: access(READER_AUTH, TASK_READER, { items: { GetItem: ['REPLAY#'] } }),
+  },
   // [read:docs]
   // The API's OpenAPI document and its reference page (npm run gen:openapi), public like /health.
   {
@@ -630,6 +652,18 @@ export const queues: QueueDef[] = [
       secrets: ['notify-providers'],
       notifyProviders: true,
     }),
+  },
+  {
+    name: 'replay',
+    // A replay of a large window (up to 20,000 alarms) runs for minutes; a failed one is tried once more.
+    visibilityTimeoutSeconds: 1800,
+    maxReceiveCount: 2,
+    consumer: 'functions/queue/run-replay.ts',
+    batchSize: 1,
+    gather: false,
+    timeoutSeconds: 300,
+    // The replay's request and result, the task (its robots sealed), and what a replay reads.
+    access: access(eventSource('replay'), SEAL_KEY, REPLAY_RUN, { items: { GetItem: ['REPLAY#', 'TASK#'] } }),
   },
 ];
 

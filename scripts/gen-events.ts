@@ -79,6 +79,17 @@ export const samples: Record<string, Sample> = {
   'GET /alarmtask/alarm/trace': {
     query: { uid: '1', task_id: '1', uuid: '8c6bd1d8-0c4c-4a43-9f4c-0d2f5d0e8f4b' },
   },
+  'POST /alarmtask/replay': {
+    json: {
+      uid: 1,
+      task_id: 1,
+      config: { filter_fields: ['compress.strategy_cycle'], compress: { strategy_cycle: 30 } },
+      last: 500,
+      scenario: [{ name: 'disk-full', ctn: { host: 'web-1', error: 'disk full' }, level: 2 }],
+      expect: [{ alarm: 'disk-full', outcome: 'notified', receivers: { include: [1] } }],
+    },
+  },
+  'GET /alarmtask/replay': { query: { uid: '1', replay_id: '5f1c2a0e-8d3b-4f6a-9c7e-2b1d0a9f8e7c' } },
   'POST /alarm/report': { json: { ...ALARM, level: 1, ctn: { host: 'web-1', error: 'disk full' } } },
   'POST /alarm/test': { json: ALARM },
   'POST /alarm/alertmanager': {
@@ -299,6 +310,7 @@ const queueSamples: Record<string, unknown[]> = {
       },
     },
   ],
+  replay: [{ kind: 'replay', replay_id: '5f1c2a0e-8d3b-4f6a-9c7e-2b1d0a9f8e7c' }],
 };
 
 export function allEvents(): Record<string, unknown> {

@@ -92,6 +92,9 @@ export const keys = {
   /** `<text lower-cased>#<id, 12 digits>`: unique per task, and a prefix of the text is a key prefix. */
   taskListingSk: (text: string, id: number) => `${text.toLowerCase()}#${pad(id)}`,
 
+  // What-if replays: a replay's result (and, while it runs on its queue, its request), with a `ttl`.
+  replay: (id: string) => ({ pk: `REPLAY#${id}`, sk: 'REPLAY' }),
+
   // Workflows: the workflow item and its pipeline records share one item collection `WF#<id>`.
   workflow: (id: number) => ({ pk: `WF#${id}`, sk: 'WF' }),
   workflowCollection: (id: number) => `WF#${id}`,
@@ -260,6 +263,7 @@ export const PARTITION_PREFIXES = [
   'WHLOG#',
   'NJOB#',
   'ROBOT#',
+  'REPLAY#',
 ] as const;
 
 export type PartitionPrefix = (typeof PARTITION_PREFIXES)[number];

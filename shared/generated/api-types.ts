@@ -143,7 +143,7 @@ export interface paths {
         get?: never;
         /**
          * Replace an alarm task
-         * @description PUT /alarmtask/update: full replace; the body is validated by the service (API guide §5.6).
+         * @description PUT /alarmtask/update: full replace; the body is validated by the service (API guide §5.6). With `replay_id`, only the configuration that what-if replay replayed, over the task it read (§13.7).
          */
         put: operations["PutAlarmtaskUpdate"];
         post?: never;
@@ -163,7 +163,7 @@ export interface paths {
         get?: never;
         /**
          * Update fields of an alarm task
-         * @description PUT /alarmtask/updatefields: the listed paths are copied into the task (API guide §5.7).
+         * @description PUT /alarmtask/updatefields: the listed paths are copied into the task (API guide §5.7). With `replay_id`, only the configuration that what-if replay replayed, over the task it read (§13.7).
          */
         put: operations["PutAlarmtaskUpdatefields"];
         post?: never;
@@ -983,6 +983,30 @@ export interface paths {
         get: operations["GetAlarmtaskAlarmTrace"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/alarmtask/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A replay, running, failed or done
+         * @description GET /alarmtask/replay?uid=&replay_id=: a replay, running, failed or done (API guide §13.7).
+         */
+        get: operations["GetAlarmtaskReplay"];
+        put?: never;
+        /**
+         * {uid, task_id, config?, last? | from & to, scenario?, expect?}: what a configuration wo...
+         * @description POST /alarmtask/replay {uid, task_id, config?, last? | from & to, scenario?, expect?}: what a configuration would have done to the task's recorded alarms (API guide §13.7).
+         */
+        post: operations["PostAlarmtaskReplay"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2397,6 +2421,201 @@ export interface components {
          * @enum {string}
          */
         AttemptOutcome: "delivered" | "failed" | "skipped" | "refused";
+        ReplayAnswer: components["schemas"]["ReplayRunning"] | components["schemas"]["ReplayFailed"] | components["schemas"]["ReplayDone"];
+        /** @description `POST /alarmtask/replay`, `GET /alarmtask/replay`: a replay still running on its queue. */
+        ReplayRunning: {
+            replay_id: string;
+            /** @constant */
+            status: "running";
+            task_id: number;
+            created_at: number;
+        };
+        /** @description A replay that could not finish (its window held too many alarms, the task was deleted ...). */
+        ReplayFailed: {
+            replay_id: string;
+            /** @constant */
+            status: "failed";
+            task_id: number;
+            created_at: number;
+            error: {
+                code: number;
+                msg: string;
+            };
+        };
+        /** @description A finished replay: what the window's alarms came to, and would come to under the edited configuration. */
+        ReplayDone: {
+            replay_id: string;
+            /** @constant */
+            status: "done";
+            task_id: number;
+            created_at: number;
+            /** @description The task's version the replay read: a save with `replay_id` must find it unchanged. */
+            task_version: number;
+            /** @description Whether a configuration was asked about (else `edited` is the saved configuration again). */
+            edited: boolean;
+            window: {
+                from: number;
+                to: number;
+                last?: number;
+            };
+            alarms: {
+                /** @description Every alarm the task's log holds in the window: skipped + replayable. */
+                in_window: number;
+                replayable: number;
+                skipped: number;
+                /** @description Not stored (the task stored nothing, the filter dropped it), or stored but expired since. */
+                skipped_not_stored: number;
+                skipped_expired: number;
+            };
+            /** @description How far the saved configuration, replayed, reproduces what was recorded. */
+            fidelity: components["schemas"]["Fidelity"];
+            summary: {
+                recorded: components["schemas"]["ReplaySummary"];
+                current: components["schemas"]["ReplaySummary"];
+                edited: components["schemas"]["ReplaySummary"];
+            };
+            /** @description Per person: messages the recorded decisions sent, and the edited configuration would send. */
+            people: components["schemas"]["PersonMessages"][];
+            /** @description Alarms whose outcome the edited configuration changes (result, level, who is told, upgrades, workflow; not merely their place in a window): the first 200. */
+            changes: components["schemas"]["Change"][];
+            changes_total: number;
+            /** @description One rendered message per scene the changed alarms would send. */
+            samples: components["schemas"]["SampleMessage"][];
+            /** @description The scenario's alarms as the edited configuration decides them, after the window. */
+            scenario: components["schemas"]["ScenarioResult"][];
+            assertions: components["schemas"]["AssertionResult"][];
+            /** @description Every assertion passed (null without any). */
+            passed: boolean | null;
+            /** @description What the replay could not know, in words (today's directory used, a configuration saved within the window ...). */
+            notes: string[];
+        };
+        Fidelity: {
+            /** @description The share of replayed alarms the saved configuration decides as recorded (1 when none). */
+            share: number;
+            matched: number;
+            compared: number;
+            /** @description The first MAX_LISTED mismatches, in order. */
+            mismatches: components["schemas"]["Mismatch"][];
+            mismatches_total: number;
+        };
+        Mismatch: {
+            uuid: string;
+            history_id: number;
+            processed_at: number;
+            fields: components["schemas"]["OutcomeField"][];
+            recorded: components["schemas"]["Outcome"];
+            current: components["schemas"]["Outcome"];
+            reasons: {
+                reason: components["schemas"]["MismatchReason"];
+                text: string;
+            }[];
+        };
+        /** @enum {string} */
+        OutcomeField: "result" | "decision" | "level" | "notify" | "metric" | "batch" | "k" | "upgrades" | "receivers" | "workflow";
+        /** @description What became of one alarm, in the terms a replay compares: the pipeline's decision (as the alarm log words it), its place in its metric's window, the upgrades it fired, the receiver sets it went to and whether it opened a workflow. The same shape for the recorded decision and a replayed one. */
+        Outcome: {
+            result: components["schemas"]["AlarmResult"];
+            decision: components["schemas"]["PlanKind"];
+            /** @description The level after the filter. */
+            level: components["schemas"]["Level"];
+            notify: components["schemas"]["CompressNotify"];
+            metric?: string;
+            batch?: number;
+            k?: number;
+            /** @description Upgrade strategies fired (`<index>.<interval>.<count>`). */
+            upgrades: string[];
+            /** @description The receiver sets notified (`default`, `d<i>` dispatch item i, `override` the report's own): empty when the alarm notifies nobody (filtered, compressed away, stored only). */
+            receivers: string[];
+            /** @description A workflow opened for it. */
+            workflow: boolean;
+        };
+        /** @enum {string} */
+        PlanKind: "drop" | "recovery" | "rejected" | "not_save_db" | "compress_disable" | "compress_not_match" | "not_match_stored" | "compressed";
+        /**
+         * @description `now`: notify inline; `deferred`: the window's first alarm of the delay strategy, notified once when its window ends; `none`: compressed away (stored only).
+         * @enum {string}
+         */
+        CompressNotify: "now" | "deferred" | "none";
+        /**
+         * @description What a replay compares: the recorded decisions against the saved configuration's (fidelity, each mismatch with why), and against the edited configuration's (the changes, each with the stage and rule that decided it, in the decision trace's words). Pure.
+         * @enum {string}
+         */
+        MismatchReason: "configuration" | "warm-up" | "unexplained";
+        /** @description What each run of a replay comes to: counts per outcome, the messages per channel and the webhook events it would send, and per person the messages before (recorded) and after (edited). Pure. */
+        ReplaySummary: {
+            alarms: number;
+            notified: number;
+            deferred: number;
+            compressed: number;
+            filtered: number;
+            recovered: number;
+            stored: number;
+            /** @description Workflows opened. */
+            workflows_opened: number;
+            /** @description Upgrade strategies fired. */
+            upgrades: number;
+            /** @description Metrics recovered by delay recovery (null for the recorded run: alarm records do not keep them). */
+            delay_recoveries: number | null;
+            /** @description Workflow reminders fired. */
+            reminders: number;
+            /** @description Messages per channel: one per person on a person's channel, one per robot set on a robot channel. */
+            messages: {
+                [key: string]: number;
+            };
+            webhook_events: number;
+        };
+        PersonMessages: {
+            uid: number;
+            username: string;
+            /** @description Messages per channel the recorded decisions sent this person. */
+            before: {
+                [key: string]: number;
+            };
+            /** @description Messages per channel the edited configuration would send. */
+            after: {
+                [key: string]: number;
+            };
+        };
+        Change: {
+            uuid: string;
+            history_id: number;
+            processed_at: number;
+            level: number;
+            fields: components["schemas"]["OutcomeField"][];
+            recorded: components["schemas"]["Outcome"];
+            edited: components["schemas"]["Outcome"];
+            /** @description The first stage that decided differently, and how the edited configuration decided there. */
+            stage: components["schemas"]["ChangeStage"];
+            text: string;
+            /** @description The condition that matched at that stage, with the values its rules saw. */
+            rule?: components["schemas"]["ConditionTrace"];
+            /** @description How that stage decided when the alarm was recorded. */
+            recorded_text: string;
+        };
+        /** @enum {string} */
+        ChangeStage: "recovery" | "filter" | "compress" | "upgrade" | "receivers" | "workflow";
+        /** @description One rendered message per scene the changed alarms would send under the edited configuration, as its channel would send it (template, values and cut as the notification consumer's), so a change of template or of who is told can be read before it is saved. */
+        SampleMessage: {
+            scene: string;
+            channel: string;
+            /** @description The changed alarm whose message it is. */
+            uuid: string;
+            message: components["schemas"]["StoredMessage"];
+        };
+        ScenarioResult: {
+            name: string;
+            uuid: string;
+            at: number;
+            outcome: components["schemas"]["Outcome"];
+            /** @description People notified of it (any channel, deferred and upgrade messages included). */
+            people: number[];
+        };
+        AssertionResult: {
+            alarm: string;
+            pass: boolean;
+            /** @description What failed, in words (empty when it passed). */
+            failures: string[];
+        };
         /** @description POST /auth/signin, PUT /auth/password: the session cookie is set; its CSRF token. */
         SignedInAnswer: {
             person: components["schemas"]["SignedInPerson"];
@@ -3789,6 +4008,7 @@ export interface operations {
                         };
                     };
                     filter_fields: string[];
+                    replay_id?: string;
                 };
             };
         };
@@ -6183,6 +6403,164 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetAlarmtaskReplay: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 5f1c2a0e-8d3b-4f6a-9c7e-2b1d0a9f8e7c */
+                replay_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ReplayAnswer"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PostAlarmtaskReplay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "task_id": 1,
+                 *       "config": {
+                 *         "filter_fields": [
+                 *           "compress.strategy_cycle"
+                 *         ],
+                 *         "compress": {
+                 *           "strategy_cycle": 30
+                 *         }
+                 *       },
+                 *       "last": 500,
+                 *       "scenario": [
+                 *         {
+                 *           "name": "disk-full",
+                 *           "ctn": {
+                 *             "host": "web-1",
+                 *             "error": "disk full"
+                 *           },
+                 *           "level": 2
+                 *         }
+                 *       ],
+                 *       "expect": [
+                 *         {
+                 *           "alarm": "disk-full",
+                 *           "outcome": "notified",
+                 *           "receivers": {
+                 *             "include": [
+                 *               1
+                 *             ]
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    task_id: number;
+                    config?: Record<string, never>;
+                    last?: number;
+                    from?: number;
+                    to?: number;
+                    scenario?: {
+                        name: string;
+                        ctn: Record<string, never>;
+                        /** @enum {unknown} */
+                        level?: 0 | 1 | 2 | 3;
+                        at?: number;
+                        receiver?: {
+                            alarmgroup?: number[];
+                            channels?: {
+                                sms?: number[];
+                                email?: number[];
+                                phone?: number[];
+                                dingworker?: number[];
+                                yachworker?: number[];
+                                wechat?: number[];
+                                dinggroup?: {
+                                    webhook: string;
+                                    secret?: string;
+                                }[];
+                                yachgroup?: {
+                                    webhook: string;
+                                    secret?: string;
+                                }[];
+                                webhook?: string | {
+                                    url: string;
+                                };
+                            };
+                        };
+                        recovery?: boolean;
+                    }[];
+                    expect?: {
+                        alarm: string;
+                        /** @enum {unknown} */
+                        outcome?: "notified" | "deferred" | "compressed" | "filtered" | "recovered" | "stored";
+                        receivers?: {
+                            include?: number[];
+                            exclude?: number[];
+                        };
+                        /** @enum {unknown} */
+                        channel?: "sms" | "email" | "phone" | "dingworker" | "yachworker" | "wechat";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ReplayAnswer"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
             500: components["responses"]["InternalError"];
         };

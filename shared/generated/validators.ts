@@ -83,57 +83,17 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports["0fceab8c90e8a1641a7d842ef258beed3d78903e"] = validate22;
-  const schema7 = {"type":"object","required":["ids","remark","assignto"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"},"assignto":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"shared_228a7d7b7778"}}}};
-  const schema8 = {"type":"array","minItems":1,"maxItems":49,"items":{"$ref":"shared_228a7d7b7778"}};
-  const schema9 = {"type":"integer","minimum":1,"maximum":9007199254740991};
-
-  function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema9.type,parentSchema:schema9,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(typeof data == "number"){
-  if(data > 9007199254740991 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema9,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema9,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate24.errors = vErrors;
-  return errors === 0;
-  }
-
+  exports["0df6d8f095f58aa727b25bd143817e7ed9f8d983"] = validate22;
+  const schema7 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}},"replay_id":{"$ref":"shared_5b3ca550b11f"}}};
+  const schema8 = {"type":"string","minLength":1,"maxLength":200};
+  const func2 = runtime_ucs2length.default;
 
   function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 49){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 49},message:"must NOT have more than 49 items",schema:49,parentSchema:schema8,data};
+  if(typeof data === "string"){
+  if(func2(data) > 200){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema8,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -142,8 +102,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema8,data};
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema8,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -152,16 +112,9 @@ const json = once(() => {
   }
   errors++;
   }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema8.type,parentSchema:schema8,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema8.type,parentSchema:schema8,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -174,15 +127,14 @@ const json = once(() => {
   return errors === 0;
   }
 
-  const schema10 = {"type":"string","maxLength":200,"minLength":1};
-  const func2 = runtime_ucs2length.default;
+  const schema9 = {"type":"string","minLength":1,"maxLength":64};
 
-  function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
-  if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema10,data};
+  if(func2(data) > 64){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema9,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -192,7 +144,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema10,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema9,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -203,7 +155,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema10.type,parentSchema:schema10,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema9.type,parentSchema:schema9,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -212,7 +164,7 @@ const json = once(() => {
   }
   errors++;
   }
-  validate27.errors = vErrors;
+  validate25.errors = vErrors;
   return errors === 0;
   }
 
@@ -221,8 +173,218 @@ const json = once(() => {
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.filter_fields === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema7.required,parentSchema:schema7,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.filter_fields !== undefined){
+  let data0 = data.filter_fields;
+  if(Array.isArray(data0)){
+  if(data0.length > 50){
+  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema7.properties.filter_fields,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data0.length < 1){
+  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema7.properties.filter_fields,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  const len0 = data0.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate23(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema7.properties.filter_fields.type,parentSchema:schema7.properties.filter_fields,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(data.replay_id !== undefined){
+  if(!(validate25(data.replay_id, {instancePath:instancePath+"/replay_id",parentData:data,parentDataProperty:"replay_id",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema7.type,parentSchema:schema7,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate22.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["0fceab8c90e8a1641a7d842ef258beed3d78903e"] = validate27;
+  const schema10 = {"type":"object","required":["ids","remark","assignto"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"},"assignto":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"shared_228a7d7b7778"}}}};
+  const schema11 = {"type":"array","minItems":1,"maxItems":49,"items":{"$ref":"shared_228a7d7b7778"}};
+  const schema12 = {"type":"integer","minimum":1,"maximum":9007199254740991};
+
+  function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema12.type,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 9007199254740991 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 1 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate29.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 49){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 49},message:"must NOT have more than 49 items",schema:49,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate29(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.type,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate28.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema13 = {"type":"string","maxLength":200,"minLength":1};
+
+  function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 200){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.type,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate32.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema7.required,parentSchema:schema7,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema10.required,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -232,7 +394,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema7.required,parentSchema:schema7,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema10.required,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -242,7 +404,7 @@ const json = once(() => {
   errors++;
   }
   if(data.assignto === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "assignto"},message:"must have required property '"+"assignto"+"'",schema:schema7.required,parentSchema:schema7,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "assignto"},message:"must have required property '"+"assignto"+"'",schema:schema10.required,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -252,20 +414,20 @@ const json = once(() => {
   errors++;
   }
   if(data.ids !== undefined){
-  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
-  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+  if(!(validate28(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
+  vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
   errors = vErrors.length;
   }
   }
   if(data.remark !== undefined){
-  if(!(validate27(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+  if(!(validate32(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
   errors = vErrors.length;
   }
   }
   if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
@@ -273,7 +435,7 @@ const json = once(() => {
   let data3 = data.assignto;
   if(Array.isArray(data3)){
   if(data3.length > 100){
-  const err3 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema7.properties.assignto,data:data3};
+  const err3 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema10.properties.assignto,data:data3};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -283,7 +445,7 @@ const json = once(() => {
   errors++;
   }
   if(data3.length < 1){
-  const err4 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema7.properties.assignto,data:data3};
+  const err4 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema10.properties.assignto,data:data3};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -294,14 +456,14 @@ const json = once(() => {
   }
   const len0 = data3.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data3[i0], {instancePath:instancePath+"/assignto/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data3[i0], {instancePath:instancePath+"/assignto/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema7.properties.assignto.type,parentSchema:schema7.properties.assignto,data:data3};
+  const err5 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema10.properties.assignto.type,parentSchema:schema10.properties.assignto,data:data3};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -313,7 +475,7 @@ const json = once(() => {
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema7.type,parentSchema:schema7,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema10.type,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -322,20 +484,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate22.errors = vErrors;
+  validate27.errors = vErrors;
   return errors === 0;
   }
 
-  exports["1fb47bf8539e4d1af885939515ee98ecfd78ea31"] = validate31;
-  const schema11 = {"type":"object","required":["uid","task_id","scene","channel"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"scene":{"enum":["compressed","not_compress","upgrade","recovery","generated","claim","assign","processed","reactive","close","remind_pending","remind_processing"],"x-message":"must be one of compressed, not_compress, upgrade, recovery, generated, claim, assign, processed, reactive, close, remind_pending, remind_processing"},"channel":{"enum":["sms","email","phone","dingworker","dinggroup","yachworker","yachgroup","wechat"],"x-message":"must be one of sms, email, phone, dingworker, dinggroup, yachworker, yachgroup, wechat"},"uuid":{"$ref":"shared_25039ecb5cfa"}}};
-  const schema12 = {"type":"string","minLength":1,"maxLength":128};
+  exports["1fb47bf8539e4d1af885939515ee98ecfd78ea31"] = validate36;
+  const schema14 = {"type":"object","required":["uid","task_id","scene","channel"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"scene":{"enum":["compressed","not_compress","upgrade","recovery","generated","claim","assign","processed","reactive","close","remind_pending","remind_processing"],"x-message":"must be one of compressed, not_compress, upgrade, recovery, generated, claim, assign, processed, reactive, close, remind_pending, remind_processing"},"channel":{"enum":["sms","email","phone","dingworker","dinggroup","yachworker","yachgroup","wechat"],"x-message":"must be one of sms, email, phone, dingworker, dinggroup, yachworker, yachgroup, wechat"},"uuid":{"$ref":"shared_25039ecb5cfa"}}};
+  const schema15 = {"type":"string","minLength":1,"maxLength":128};
 
-  function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 128){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema12,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -345,7 +507,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema12,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -356,7 +518,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.type,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -365,17 +527,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate34.errors = vErrors;
+  validate39.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema11.required,parentSchema:schema11,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -385,7 +547,7 @@ const json = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema11.required,parentSchema:schema11,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -395,7 +557,7 @@ const json = once(() => {
   errors++;
   }
   if(data.scene === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scene"},message:"must have required property '"+"scene"+"'",schema:schema11.required,parentSchema:schema11,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scene"},message:"must have required property '"+"scene"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -405,7 +567,7 @@ const json = once(() => {
   errors++;
   }
   if(data.channel === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"},message:"must have required property '"+"channel"+"'",schema:schema11.required,parentSchema:schema11,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"},message:"must have required property '"+"channel"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -415,21 +577,21 @@ const json = once(() => {
   errors++;
   }
   if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.task_id !== undefined){
-  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.scene !== undefined){
   let data2 = data.scene;
   if(!((((((((((((data2 === "compressed") || (data2 === "not_compress")) || (data2 === "upgrade")) || (data2 === "recovery")) || (data2 === "generated")) || (data2 === "claim")) || (data2 === "assign")) || (data2 === "processed")) || (data2 === "reactive")) || (data2 === "close")) || (data2 === "remind_pending")) || (data2 === "remind_processing"))){
-  const err4 = {instancePath:instancePath+"/scene",schemaPath:"#/properties/scene/enum",keyword:"enum",params:{allowedValues: schema11.properties.scene.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.scene.enum,parentSchema:schema11.properties.scene,data:data2};
+  const err4 = {instancePath:instancePath+"/scene",schemaPath:"#/properties/scene/enum",keyword:"enum",params:{allowedValues: schema14.properties.scene.enum},message:"must be equal to one of the allowed values",schema:schema14.properties.scene.enum,parentSchema:schema14.properties.scene,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -442,7 +604,7 @@ const json = once(() => {
   if(data.channel !== undefined){
   let data3 = data.channel;
   if(!((((((((data3 === "sms") || (data3 === "email")) || (data3 === "phone")) || (data3 === "dingworker")) || (data3 === "dinggroup")) || (data3 === "yachworker")) || (data3 === "yachgroup")) || (data3 === "wechat"))){
-  const err5 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/enum",keyword:"enum",params:{allowedValues: schema11.properties.channel.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.channel.enum,parentSchema:schema11.properties.channel,data:data3};
+  const err5 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/enum",keyword:"enum",params:{allowedValues: schema14.properties.channel.enum},message:"must be equal to one of the allowed values",schema:schema14.properties.channel.enum,parentSchema:schema14.properties.channel,data:data3};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -453,14 +615,14 @@ const json = once(() => {
   }
   }
   if(data.uuid !== undefined){
-  if(!(validate34(data.uuid, {instancePath:instancePath+"/uuid",parentData:data,parentDataProperty:"uuid",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if(!(validate39(data.uuid, {instancePath:instancePath+"/uuid",parentData:data,parentDataProperty:"uuid",rootData}))){
+  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -469,19 +631,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate31.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
   }
 
-  exports["265fcc304698208d5cd359019168824763f56bea"] = validate36;
-  const schema13 = {"type":"object","properties":{"level":{"enum":[0,1,2,3]},"notice_time":{"anyOf":[{"$ref":"shared_0cdccc82053f"},{"type":"string","pattern":"^[0-9]{1,11}$","x-message":"must be a Unix time in seconds"}]},"uuid":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","x-message":"must be a UUID"},"receiver":{"type":"object","properties":{"alarmgroup":{"$ref":"shared_2152b05a6bb3"},"channels":{"anyOf":[{"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"anyOf":[{"$ref":"shared_d091c39dff63"},{"type":"array","maxItems":6,"items":{"$ref":"shared_4d2de5327a17"}}]}}},{"type":"array","maxItems":0,"x-message":"must be an object"}]}}}}};
-  const schema14 = {"type":"integer","minimum":0,"maximum":99999999999};
+  exports["265fcc304698208d5cd359019168824763f56bea"] = validate41;
+  const schema16 = {"type":"object","properties":{"level":{"enum":[0,1,2,3]},"notice_time":{"anyOf":[{"$ref":"shared_0cdccc82053f"},{"type":"string","pattern":"^[0-9]{1,11}$","x-message":"must be a Unix time in seconds"}]},"uuid":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","x-message":"must be a UUID"},"receiver":{"type":"object","properties":{"alarmgroup":{"$ref":"shared_2152b05a6bb3"},"channels":{"anyOf":[{"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"anyOf":[{"$ref":"shared_d091c39dff63"},{"type":"array","maxItems":6,"items":{"$ref":"shared_4d2de5327a17"}}]}}},{"type":"array","maxItems":0,"x-message":"must be an object"}]}}}}};
+  const schema17 = {"type":"integer","minimum":0,"maximum":99999999999};
 
-  function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.type,parentSchema:schema14,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.type,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -492,7 +654,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 99999999999 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema14,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -502,7 +664,7 @@ const json = once(() => {
   errors++;
   }
   if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema14,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -512,18 +674,18 @@ const json = once(() => {
   errors++;
   }
   }
-  validate37.errors = vErrors;
+  validate42.errors = vErrors;
   return errors === 0;
   }
 
-  const schema15 = {"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxItems":100,"uniqueItems":true};
+  const schema18 = {"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxItems":100,"uniqueItems":true};
 
-  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema15,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema18,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -536,7 +698,7 @@ const json = once(() => {
   for(let i0=0; i0<len0; i0++){
   let data0 = data[i0];
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.items.type,parentSchema:schema15.items,data:data0};
+  const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.items.type,parentSchema:schema18.items,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -547,7 +709,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 9007199254740991 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema15.items,data:data0};
+  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema18.items,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -557,7 +719,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 1 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema15.items,data:data0};
+  const err3 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.items,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -579,7 +741,7 @@ const json = once(() => {
   }
   if(typeof indices0[item0] == "number"){
   j0 = indices0[item0];
-  const err4 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema15,data};
+  const err4 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema18,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -594,7 +756,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema15.type,parentSchema:schema15,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema18.type,parentSchema:schema18,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -603,18 +765,18 @@ const json = once(() => {
   }
   errors++;
   }
-  validate39.errors = vErrors;
+  validate44.errors = vErrors;
   return errors === 0;
   }
 
-  const schema16 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":500};
+  const schema19 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":500};
 
-  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 500){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items",schema:500,parentSchema:schema16,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items",schema:500,parentSchema:schema19,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -625,14 +787,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema16.type,parentSchema:schema16,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema19.type,parentSchema:schema19,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -641,20 +803,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate41.errors = vErrors;
+  validate46.errors = vErrors;
   return errors === 0;
   }
 
-  const schema17 = {"type":"array","maxItems":6,"items":{"$ref":"shared_c698c6568781"}};
-  const schema18 = {"type":"object","required":["webhook"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_d17fb4d261f5"}}};
-  const schema19 = {"type":"string","minLength":1,"maxLength":500};
+  const schema20 = {"type":"array","maxItems":6,"items":{"$ref":"shared_c698c6568781"}};
+  const schema21 = {"type":"object","required":["webhook"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_d17fb4d261f5"}}};
+  const schema22 = {"type":"string","minLength":1,"maxLength":500};
 
-  function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 500){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema19,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema22,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -664,160 +826,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema19,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.type,parentSchema:schema19,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate51.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema20 = {"type":"string","maxLength":200};
-
-  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate53.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema18.required,parentSchema:schema18,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.webhook !== undefined){
-  if(!(validate51(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.secret !== undefined){
-  if(!(validate53(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate50.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema17,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate50(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema17.type,parentSchema:schema17,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate49.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema21 = {"anyOf":[{"$ref":"shared_4d2de5327a17"},{"$ref":"shared_79171af8a7f8"}]};
-  const schema22 = {"type":"string","maxLength":2000,"pattern":"^(https?://[^\\s]+)?$","x-message":"must be an http(s) URL"};
-  const pattern2 = new RegExp("^(https?://[^\\s]+)?$", "u");
-
-  function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema22,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(!pattern2.test(data)){
-  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(https?://[^\\s]+)?$"},message:"must match pattern \""+"^(https?://[^\\s]+)?$"+"\"",schema:"^(https?://[^\\s]+)?$",parentSchema:schema22,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema22,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -837,20 +846,173 @@ const json = once(() => {
   }
   errors++;
   }
-  validate59.errors = vErrors;
+  validate56.errors = vErrors;
   return errors === 0;
   }
 
-  const schema23 = {"type":"object","required":["url"],"properties":{"url":{"$ref":"shared_66db8db027db"}},"x-message":"must be an http(s) URL"};
-  const schema24 = {"type":"string","maxLength":2000,"pattern":"^https?://[^\\s]+$","x-message":"must be an http(s) URL"};
-  const pattern3 = new RegExp("^https?://[^\\s]+$", "u");
+  const schema23 = {"type":"string","maxLength":200};
 
-  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 200){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema23,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.type,parentSchema:schema23,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate58.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.webhook === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.webhook !== undefined){
+  if(!(validate56(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.secret !== undefined){
+  if(!(validate58(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate55.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 6){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate55(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema20.type,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate54.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema24 = {"anyOf":[{"$ref":"shared_4d2de5327a17"},{"$ref":"shared_79171af8a7f8"}]};
+  const schema25 = {"type":"string","maxLength":2000,"pattern":"^(https?://[^\\s]+)?$","x-message":"must be an http(s) URL"};
+  const pattern2 = new RegExp("^(https?://[^\\s]+)?$", "u");
+
+  function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema24,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!pattern2.test(data)){
+  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(https?://[^\\s]+)?$"},message:"must match pattern \""+"^(https?://[^\\s]+)?$"+"\"",schema:"^(https?://[^\\s]+)?$",parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema25.type,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate64.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema26 = {"type":"object","required":["url"],"properties":{"url":{"$ref":"shared_66db8db027db"}},"x-message":"must be an http(s) URL"};
+  const schema27 = {"type":"string","maxLength":2000,"pattern":"^https?://[^\\s]+$","x-message":"must be an http(s) URL"};
+  const pattern3 = new RegExp("^https?://[^\\s]+$", "u");
+
+  function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 2000){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -860,7 +1022,7 @@ const json = once(() => {
   errors++;
   }
   if(!pattern3.test(data)){
-  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\"",schema:"^https?://[^\\s]+$",parentSchema:schema24,data};
+  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\"",schema:"^https?://[^\\s]+$",parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -871,7 +1033,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.type,parentSchema:schema24,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema27.type,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -880,17 +1042,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate62.errors = vErrors;
+  validate67.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.url === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema23.required,parentSchema:schema23,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema26.required,parentSchema:schema26,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -900,14 +1062,14 @@ const json = once(() => {
   errors++;
   }
   if(data.url !== undefined){
-  if(!(validate62(data.url, {instancePath:instancePath+"/url",parentData:data,parentDataProperty:"url",rootData}))){
-  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+  if(!(validate67(data.url, {instancePath:instancePath+"/url",parentData:data,parentDataProperty:"url",rootData}))){
+  vErrors = vErrors === null ? validate67.errors : vErrors.concat(validate67.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema26.type,parentSchema:schema26,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -916,34 +1078,34 @@ const json = once(() => {
   }
   errors++;
   }
-  validate61.errors = vErrors;
+  validate66.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate59(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+  if(!(validate64(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
   valid0 = valid0 || _valid0;
   if(!valid0){
   const _errs2 = errors;
-  if(!(validate61(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+  if(!(validate66(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = valid0 || _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema21.anyOf,parentSchema:schema21,data};
+  const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema24.anyOf,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -963,21 +1125,21 @@ const json = once(() => {
   }
   }
   }
-  validate58.errors = vErrors;
+  validate63.errors = vErrors;
   return errors === 0;
   }
 
   const pattern0 = new RegExp("^[0-9]{1,11}$", "u");
   const pattern1 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", "u");
 
-  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.level !== undefined){
   let data0 = data.level;
   if(!((((data0 === 0) || (data0 === 1)) || (data0 === 2)) || (data0 === 3))){
-  const err0 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema13.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema13.properties.level.enum,parentSchema:schema13.properties.level,data:data0};
+  const err0 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema16.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema16.properties.level.enum,parentSchema:schema16.properties.level,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -992,8 +1154,8 @@ const json = once(() => {
   const _errs3 = errors;
   let valid1 = false;
   const _errs4 = errors;
-  if(!(validate37(data1, {instancePath:instancePath+"/notice_time",parentData:data,parentDataProperty:"notice_time",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data1, {instancePath:instancePath+"/notice_time",parentData:data,parentDataProperty:"notice_time",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs4 === errors;
@@ -1002,7 +1164,7 @@ const json = once(() => {
   const _errs5 = errors;
   if(typeof data1 === "string"){
   if(!pattern0.test(data1)){
-  const err1 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,11}$"},message:"must match pattern \""+"^[0-9]{1,11}$"+"\"",schema:"^[0-9]{1,11}$",parentSchema:schema13.properties.notice_time.anyOf[1],data:data1};
+  const err1 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,11}$"},message:"must match pattern \""+"^[0-9]{1,11}$"+"\"",schema:"^[0-9]{1,11}$",parentSchema:schema16.properties.notice_time.anyOf[1],data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1013,7 +1175,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.notice_time.anyOf[1].type,parentSchema:schema13.properties.notice_time.anyOf[1],data:data1};
+  const err2 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.properties.notice_time.anyOf[1].type,parentSchema:schema16.properties.notice_time.anyOf[1],data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1026,7 +1188,7 @@ const json = once(() => {
   valid1 = valid1 || _valid0;
   }
   if(!valid1){
-  const err3 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.notice_time.anyOf,parentSchema:schema13.properties.notice_time,data:data1};
+  const err3 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema16.properties.notice_time.anyOf,parentSchema:schema16.properties.notice_time,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1051,7 +1213,7 @@ const json = once(() => {
   let data2 = data.uuid;
   if(typeof data2 === "string"){
   if(!pattern1.test(data2)){
-  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\"",schema:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",parentSchema:schema13.properties.uuid,data:data2};
+  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\"",schema:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",parentSchema:schema16.properties.uuid,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1062,7 +1224,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.uuid.type,parentSchema:schema13.properties.uuid,data:data2};
+  const err5 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.properties.uuid.type,parentSchema:schema16.properties.uuid,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -1076,8 +1238,8 @@ const json = once(() => {
   let data3 = data.receiver;
   if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
   if(data3.alarmgroup !== undefined){
-  if(!(validate39(data3.alarmgroup, {instancePath:instancePath+"/receiver/alarmgroup",parentData:data3,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+  if(!(validate44(data3.alarmgroup, {instancePath:instancePath+"/receiver/alarmgroup",parentData:data3,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
   errors = vErrors.length;
   }
   }
@@ -1088,50 +1250,50 @@ const json = once(() => {
   const _errs14 = errors;
   if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
   if(data5.sms !== undefined){
-  if(!(validate41(data5.sms, {instancePath:instancePath+"/receiver/channels/sms",parentData:data5,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data5.sms, {instancePath:instancePath+"/receiver/channels/sms",parentData:data5,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data5.email !== undefined){
-  if(!(validate41(data5.email, {instancePath:instancePath+"/receiver/channels/email",parentData:data5,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data5.email, {instancePath:instancePath+"/receiver/channels/email",parentData:data5,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data5.phone !== undefined){
-  if(!(validate41(data5.phone, {instancePath:instancePath+"/receiver/channels/phone",parentData:data5,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data5.phone, {instancePath:instancePath+"/receiver/channels/phone",parentData:data5,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data5.dingworker !== undefined){
-  if(!(validate41(data5.dingworker, {instancePath:instancePath+"/receiver/channels/dingworker",parentData:data5,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data5.dingworker, {instancePath:instancePath+"/receiver/channels/dingworker",parentData:data5,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data5.yachworker !== undefined){
-  if(!(validate41(data5.yachworker, {instancePath:instancePath+"/receiver/channels/yachworker",parentData:data5,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data5.yachworker, {instancePath:instancePath+"/receiver/channels/yachworker",parentData:data5,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data5.wechat !== undefined){
-  if(!(validate41(data5.wechat, {instancePath:instancePath+"/receiver/channels/wechat",parentData:data5,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data5.wechat, {instancePath:instancePath+"/receiver/channels/wechat",parentData:data5,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data5.dinggroup !== undefined){
-  if(!(validate49(data5.dinggroup, {instancePath:instancePath+"/receiver/channels/dinggroup",parentData:data5,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+  if(!(validate54(data5.dinggroup, {instancePath:instancePath+"/receiver/channels/dinggroup",parentData:data5,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
   errors = vErrors.length;
   }
   }
   if(data5.yachgroup !== undefined){
-  if(!(validate49(data5.yachgroup, {instancePath:instancePath+"/receiver/channels/yachgroup",parentData:data5,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+  if(!(validate54(data5.yachgroup, {instancePath:instancePath+"/receiver/channels/yachgroup",parentData:data5,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
   errors = vErrors.length;
   }
   }
@@ -1140,8 +1302,8 @@ const json = once(() => {
   const _errs25 = errors;
   let valid5 = false;
   const _errs26 = errors;
-  if(!(validate58(data14, {instancePath:instancePath+"/receiver/channels/webhook",parentData:data5,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+  if(!(validate63(data14, {instancePath:instancePath+"/receiver/channels/webhook",parentData:data5,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
   errors = vErrors.length;
   }
   var _valid2 = _errs26 === errors;
@@ -1150,7 +1312,7 @@ const json = once(() => {
   const _errs27 = errors;
   if(Array.isArray(data14)){
   if(data14.length > 6){
-  const err6 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
+  const err6 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema16.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -1161,14 +1323,14 @@ const json = once(() => {
   }
   const len0 = data14.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate59(data14[i0], {instancePath:instancePath+"/receiver/channels/webhook/" + i0,parentData:data14,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+  if(!(validate64(data14[i0], {instancePath:instancePath+"/receiver/channels/webhook/" + i0,parentData:data14,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err7 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
+  const err7 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema16.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1].type,parentSchema:schema16.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -1181,7 +1343,7 @@ const json = once(() => {
   valid5 = valid5 || _valid2;
   }
   if(!valid5){
-  const err8 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook,data:data14};
+  const err8 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema16.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf,parentSchema:schema16.properties.receiver.properties.channels.anyOf[0].properties.webhook,data:data14};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -1204,7 +1366,7 @@ const json = once(() => {
   }
   }
   else {
-  const err9 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.properties.receiver.properties.channels.anyOf[0].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0],data:data5};
+  const err9 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.properties.receiver.properties.channels.anyOf[0].type,parentSchema:schema16.properties.receiver.properties.channels.anyOf[0],data:data5};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -1219,7 +1381,7 @@ const json = once(() => {
   const _errs30 = errors;
   if(Array.isArray(data5)){
   if(data5.length > 0){
-  const err10 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema13.properties.receiver.properties.channels.anyOf[1],data:data5};
+  const err10 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema16.properties.receiver.properties.channels.anyOf[1],data:data5};
   if(vErrors === null){
   vErrors = [err10];
   }
@@ -1230,7 +1392,7 @@ const json = once(() => {
   }
   }
   else {
-  const err11 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema13.properties.receiver.properties.channels.anyOf[1].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[1],data:data5};
+  const err11 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema16.properties.receiver.properties.channels.anyOf[1].type,parentSchema:schema16.properties.receiver.properties.channels.anyOf[1],data:data5};
   if(vErrors === null){
   vErrors = [err11];
   }
@@ -1243,7 +1405,7 @@ const json = once(() => {
   valid3 = valid3 || _valid1;
   }
   if(!valid3){
-  const err12 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.receiver.properties.channels.anyOf,parentSchema:schema13.properties.receiver.properties.channels,data:data5};
+  const err12 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema16.properties.receiver.properties.channels.anyOf,parentSchema:schema16.properties.receiver.properties.channels,data:data5};
   if(vErrors === null){
   vErrors = [err12];
   }
@@ -1266,7 +1428,7 @@ const json = once(() => {
   }
   }
   else {
-  const err13 = {instancePath:instancePath+"/receiver",schemaPath:"#/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.properties.receiver.type,parentSchema:schema13.properties.receiver,data:data3};
+  const err13 = {instancePath:instancePath+"/receiver",schemaPath:"#/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.properties.receiver.type,parentSchema:schema16.properties.receiver,data:data3};
   if(vErrors === null){
   vErrors = [err13];
   }
@@ -1278,7 +1440,7 @@ const json = once(() => {
   }
   }
   else {
-  const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
+  const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err14];
   }
@@ -1287,211 +1449,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate36.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
   }
 
-  exports["38eba87052bb969c7df65781205645042d0d5ec3"] = validate67;
-  const schema25 = {"type":"object","required":["current","password"],"properties":{"current":{"$ref":"shared_a2f6a96cf565"},"password":{"type":"string","minLength":8,"maxLength":256,"writeOnly":true,"description":"The new password: 8 to 256 characters."}}};
-  const schema26 = {"type":"string","minLength":1,"maxLength":256,"writeOnly":true};
+  exports["38eba87052bb969c7df65781205645042d0d5ec3"] = validate72;
+  const schema28 = {"type":"object","required":["current","password"],"properties":{"current":{"$ref":"shared_a2f6a96cf565"},"password":{"type":"string","minLength":8,"maxLength":256,"writeOnly":true,"description":"The new password: 8 to 256 characters."}}};
+  const schema29 = {"type":"string","minLength":1,"maxLength":256,"writeOnly":true};
 
-  function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 256){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema26,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema26,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema26.type,parentSchema:schema26,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate68.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.current === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "current"},message:"must have required property '"+"current"+"'",schema:schema25.required,parentSchema:schema25,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.password === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema25.required,parentSchema:schema25,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.current !== undefined){
-  if(!(validate68(data.current, {instancePath:instancePath+"/current",parentData:data,parentDataProperty:"current",rootData}))){
-  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.password !== undefined){
-  let data1 = data.password;
-  if(typeof data1 === "string"){
-  if(func2(data1) > 256){
-  const err2 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema25.properties.password,data:data1};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(func2(data1) < 8){
-  const err3 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/minLength",keyword:"minLength",params:{limit: 8},message:"must NOT have fewer than 8 characters",schema:8,parentSchema:schema25.properties.password,data:data1};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err4 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema25.properties.password.type,parentSchema:schema25.properties.password,data:data1};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  validate67.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["38f899ae123fe0872ef81372cb2f7c3156239de8"] = validate70;
-  const schema27 = {"type":"object","required":["retention_days"],"properties":{"retention_days":{"type":"integer","minimum":0,"maximum":3650,"x-message":"must be 0 (the deployment default) to 3650 days"}}};
-
-  function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.retention_days === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retention_days"},message:"must have required property '"+"retention_days"+"'",schema:schema27.required,parentSchema:schema27,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.retention_days !== undefined){
-  let data0 = data.retention_days;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema27.properties.retention_days.type,parentSchema:schema27.properties.retention_days,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(typeof data0 == "number"){
-  if(data0 > 3650 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650",schema:3650,parentSchema:schema27.properties.retention_days,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema27.properties.retention_days,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  }
-  else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  validate70.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate71;
-  const schema28 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
-  const schema29 = {"type":"string","minLength":1,"maxLength":200};
-
-  function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema29,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema29,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1521,17 +1492,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate72.errors = vErrors;
+  validate73.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.filter_fields === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema28.required,parentSchema:schema28,data};
+  if(data.current === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "current"},message:"must have required property '"+"current"+"'",schema:schema28.required,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1540,11 +1511,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.filter_fields !== undefined){
-  let data0 = data.filter_fields;
-  if(Array.isArray(data0)){
-  if(data0.length > 50){
-  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema28.properties.filter_fields,data:data0};
+  if(data.password === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema28.required,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1553,8 +1521,17 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data0.length < 1){
-  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema28.properties.filter_fields,data:data0};
+  if(data.current !== undefined){
+  if(!(validate73(data.current, {instancePath:instancePath+"/current",parentData:data,parentDataProperty:"current",rootData}))){
+  vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.password !== undefined){
+  let data1 = data.password;
+  if(typeof data1 === "string"){
+  if(func2(data1) > 256){
+  const err2 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema28.properties.password,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1563,16 +1540,85 @@ const json = once(() => {
   }
   errors++;
   }
-  const len0 = data0.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate72(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
-  errors = vErrors.length;
+  if(func2(data1) < 8){
+  const err3 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/minLength",keyword:"minLength",params:{limit: 8},message:"must NOT have fewer than 8 characters",schema:8,parentSchema:schema28.properties.password,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err4 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema28.properties.password.type,parentSchema:schema28.properties.password,data:data1};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
   }
   }
   }
   else {
-  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema28.properties.filter_fields.type,parentSchema:schema28.properties.filter_fields,data:data0};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate72.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["38f899ae123fe0872ef81372cb2f7c3156239de8"] = validate75;
+  const schema30 = {"type":"object","required":["retention_days"],"properties":{"retention_days":{"type":"integer","minimum":0,"maximum":3650,"x-message":"must be 0 (the deployment default) to 3650 days"}}};
+
+  function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.retention_days === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retention_days"},message:"must have required property '"+"retention_days"+"'",schema:schema30.required,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.retention_days !== undefined){
+  let data0 = data.retention_days;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err1 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema30.properties.retention_days.type,parentSchema:schema30.properties.retention_days,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(typeof data0 == "number"){
+  if(data0 > 3650 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650",schema:3650,parentSchema:schema30.properties.retention_days,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data0 < 0 || isNaN(data0)){
+  const err3 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema30.properties.retention_days,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1583,8 +1629,9 @@ const json = once(() => {
   }
   }
   }
+  }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1593,19 +1640,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate71.errors = vErrors;
+  validate75.errors = vErrors;
   return errors === 0;
   }
 
-  exports["57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74"] = validate74;
-  const schema30 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74"] = validate76;
+  const schema31 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema30.required,parentSchema:schema30,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema31.required,parentSchema:schema31,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1615,7 +1662,7 @@ const json = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema30.required,parentSchema:schema30,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema31.required,parentSchema:schema31,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1625,20 +1672,20 @@ const json = once(() => {
   errors++;
   }
   if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.task_id !== undefined){
-  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1647,19 +1694,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate74.errors = vErrors;
+  validate76.errors = vErrors;
   return errors === 0;
   }
 
-  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate77;
-  const schema31 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
+  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate79;
+  const schema32 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
 
-  function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.advance_seconds === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema31.required,parentSchema:schema31,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema32.required,parentSchema:schema32,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1671,7 +1718,7 @@ const json = once(() => {
   if(data.advance_seconds !== undefined){
   let data0 = data.advance_seconds;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.advance_seconds.type,parentSchema:schema31.properties.advance_seconds,data:data0};
+  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.properties.advance_seconds.type,parentSchema:schema32.properties.advance_seconds,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1682,7 +1729,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 31536000 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema31.properties.advance_seconds,data:data0};
+  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema32.properties.advance_seconds,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1692,7 +1739,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.advance_seconds,data:data0};
+  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema32.properties.advance_seconds,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1705,7 +1752,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1714,19 +1761,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate77.errors = vErrors;
+  validate79.errors = vErrors;
   return errors === 0;
   }
 
-  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate78;
-  const schema32 = {"type":"object","required":["time"],"properties":{"time":{"$ref":"shared_a18160daf67c"}}};
-  const schema33 = {"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"};
+  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate80;
+  const schema33 = {"type":"object","required":["time"],"properties":{"time":{"$ref":"shared_a18160daf67c"}}};
+  const schema34 = {"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"};
 
-  function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.type,parentSchema:schema33,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.type,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1737,7 +1784,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 10080 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema33,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1747,7 +1794,7 @@ const json = once(() => {
   errors++;
   }
   if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema33,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1757,17 +1804,17 @@ const json = once(() => {
   errors++;
   }
   }
-  validate79.errors = vErrors;
+  validate81.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.time === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema32.required,parentSchema:schema32,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema33.required,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1777,14 +1824,14 @@ const json = once(() => {
   errors++;
   }
   if(data.time !== undefined){
-  if(!(validate79(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+  if(!(validate81(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1793,20 +1840,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate78.errors = vErrors;
+  validate80.errors = vErrors;
   return errors === 0;
   }
 
-  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate81;
-  const schema34 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"$ref":"shared_25039ecb5cfa"}}};
+  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate83;
+  const schema35 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"$ref":"shared_25039ecb5cfa"}}};
   const pattern4 = new RegExp("^[0-9]{1,12}$", "u");
 
-  function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema34.required,parentSchema:schema34,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema35.required,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1816,7 +1863,7 @@ const json = once(() => {
   errors++;
   }
   if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema34.required,parentSchema:schema34,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema35.required,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1826,7 +1873,7 @@ const json = once(() => {
   errors++;
   }
   if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema34.required,parentSchema:schema34,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema35.required,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1836,15 +1883,15 @@ const json = once(() => {
   errors++;
   }
   if(data.id !== undefined){
-  if(!(validate24(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.timestamp !== undefined){
   let data1 = data.timestamp;
   if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (typeof data1 !== "string")){
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema34.properties.timestamp.type},message:"must be integer,string",schema:schema34.properties.timestamp.type,parentSchema:schema34.properties.timestamp,data:data1};
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema35.properties.timestamp.type},message:"must be integer,string",schema:schema35.properties.timestamp.type,parentSchema:schema35.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1855,7 +1902,7 @@ const json = once(() => {
   }
   if(typeof data1 === "string"){
   if(!pattern4.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema34.properties.timestamp,data:data1};
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema35.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1867,14 +1914,14 @@ const json = once(() => {
   }
   }
   if(data.sign !== undefined){
-  if(!(validate34(data.sign, {instancePath:instancePath+"/sign",parentData:data,parentDataProperty:"sign",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if(!(validate39(data.sign, {instancePath:instancePath+"/sign",parentData:data,parentDataProperty:"sign",rootData}))){
+  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -1883,20 +1930,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate81.errors = vErrors;
+  validate83.errors = vErrors;
   return errors === 0;
   }
 
-  exports["6ca03613d09e57f22f92ad98d3028bd1d1df1e74"] = validate84;
-  const schema35 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
-  const schema36 = {"type":"string","minLength":1,"maxLength":100};
+  exports["6ca03613d09e57f22f92ad98d3028bd1d1df1e74"] = validate86;
+  const schema36 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  const schema37 = {"type":"string","minLength":1,"maxLength":100};
 
-  function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema36,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema37,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1906,7 +1953,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema37,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1917,7 +1964,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.type,parentSchema:schema37,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1926,19 +1973,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate86.errors = vErrors;
+  validate88.errors = vErrors;
   return errors === 0;
   }
 
-  const schema37 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
-  const schema38 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
+  const schema38 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
+  const schema39 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
 
-  function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 90){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema38,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema39,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1949,14 +1996,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema38.type,parentSchema:schema38,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema39.type,parentSchema:schema39,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1965,30 +2012,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate91.errors = vErrors;
+  validate93.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.rw !== undefined){
-  if(!(validate91(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
-  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+  if(!(validate93(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
+  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
   errors = vErrors.length;
   }
   }
   if(data.ro !== undefined){
-  if(!(validate91(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
-  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+  if(!(validate93(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
+  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.type,parentSchema:schema38,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1997,19 +2044,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate90.errors = vErrors;
+  validate92.errors = vErrors;
   return errors === 0;
   }
 
-  const schema39 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"dispatch":{"$ref":"shared_370cd8c2e564"},"mode":{"enum":[1,2]}}};
-  const schema40 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
+  const schema40 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"dispatch":{"$ref":"shared_370cd8c2e564"},"mode":{"enum":[1,2]}}};
+  const schema41 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
 
-  function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema40,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema41,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2020,14 +2067,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.type,parentSchema:schema40,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema41.type,parentSchema:schema41,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2036,20 +2083,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate97.errors = vErrors;
+  validate99.errors = vErrors;
   return errors === 0;
   }
 
-  const schema41 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
-  const schema42 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
-  const schema43 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
+  const schema42 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema43 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
+  const schema44 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
 
-  function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema43.required,parentSchema:schema43,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema44.required,parentSchema:schema44,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2059,7 +2106,7 @@ const json = once(() => {
   errors++;
   }
   if(data.secret === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema43.required,parentSchema:schema43,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema44.required,parentSchema:schema44,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2069,20 +2116,20 @@ const json = once(() => {
   errors++;
   }
   if(data.webhook !== undefined){
-  if(!(validate51(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+  if(!(validate56(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
   errors = vErrors.length;
   }
   }
   if(data.secret !== undefined){
-  if(!(validate27(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
-  vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+  if(!(validate32(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
+  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2091,17 +2138,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate108.errors = vErrors;
+  validate110.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema42,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema43,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2112,14 +2159,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate108(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+  if(!(validate110(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema42.type,parentSchema:schema42,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema43.type,parentSchema:schema43,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2128,72 +2175,72 @@ const json = once(() => {
   }
   errors++;
   }
-  validate107.errors = vErrors;
+  validate109.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.sms !== undefined){
-  if(!(validate41(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data.email !== undefined){
-  if(!(validate41(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data.phone !== undefined){
-  if(!(validate41(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data.dingworker !== undefined){
-  if(!(validate41(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachworker !== undefined){
-  if(!(validate41(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data.wechat !== undefined){
-  if(!(validate41(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate46(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
   errors = vErrors.length;
   }
   }
   if(data.dinggroup !== undefined){
-  if(!(validate107(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+  if(!(validate109(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachgroup !== undefined){
-  if(!(validate107(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
+  if(!(validate109(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
   errors = vErrors.length;
   }
   }
   if(data.webhook !== undefined){
-  if(!(validate58(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+  if(!(validate63(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2202,25 +2249,25 @@ const json = once(() => {
   }
   errors++;
   }
-  validate100.errors = vErrors;
+  validate102.errors = vErrors;
   return errors === 0;
   }
 
-  const schema44 = {"type":"array","maxItems":20,"items":{"$ref":"shared_3ded6561f714"}};
-  const schema45 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_11fbf18e0190"}}};
-  const schema46 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
-  const schema47 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
-  const schema48 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
-  const schema49 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
-  const schema50 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
-  const schema51 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
-  const schema52 = {"enum":["eq-self","isset","not-isset"]};
+  const schema45 = {"type":"array","maxItems":20,"items":{"$ref":"shared_3ded6561f714"}};
+  const schema46 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_11fbf18e0190"}}};
+  const schema47 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
+  const schema48 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
+  const schema49 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
+  const schema50 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
+  const schema51 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
+  const schema52 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
+  const schema53 = {"enum":["eq-self","isset","not-isset"]};
 
-  function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((data === "eq-self") || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values",schema:schema52.enum,parentSchema:schema52,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema53.enum},message:"must be equal to one of the allowed values",schema:schema53.enum,parentSchema:schema53,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2229,23 +2276,23 @@ const json = once(() => {
   }
   errors++;
   }
-  validate124.errors = vErrors;
+  validate126.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   const _errs1 = errors;
-  if(!(validate124(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+  if(!(validate126(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate126.errors : vErrors.concat(validate126.errors);
   errors = vErrors.length;
   }
   var valid0 = _errs1 === errors;
   if(valid0){
-  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema51.not,parentSchema:schema51,data};
+  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema52.not,parentSchema:schema52,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2265,17 +2312,17 @@ const json = once(() => {
   }
   }
   }
-  validate123.errors = vErrors;
+  validate125.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.operator === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema50.required,parentSchema:schema50,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema51.required,parentSchema:schema51,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2285,24 +2332,24 @@ const json = once(() => {
   errors++;
   }
   if(data.operator !== undefined){
-  if(!(validate123(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
+  if(!(validate125(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate125.errors : vErrors.concat(validate125.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate122.errors = vErrors;
+  validate124.errors = vErrors;
   return errors === 0;
   }
 
-  const schema53 = {"required":["threshold"]};
+  const schema54 = {"required":["threshold"]};
 
-  function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.threshold === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema53.required,parentSchema:schema53,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema54.required,parentSchema:schema54,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2312,37 +2359,37 @@ const json = once(() => {
   errors++;
   }
   }
-  validate128.errors = vErrors;
+  validate130.errors = vErrors;
   return errors === 0;
   }
 
-  const schema54 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
-
-  function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(((((((((((((data === "eq-self") || (data === "eq")) || (data === "neq")) || (data === "gt")) || (data === "gte")) || (data === "lt")) || (data === "lte")) || (data === "in")) || (data === "not-in")) || (data === "contain")) || (data === "not-contain")) || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema54.enum},message:"must be equal to one of the allowed values",schema:schema54.enum,parentSchema:schema54,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate131.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema55 = {"type":"string","maxLength":2000};
+  const schema55 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
 
   function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
+  if(!(((((((((((((data === "eq-self") || (data === "eq")) || (data === "neq")) || (data === "gt")) || (data === "gte")) || (data === "lt")) || (data === "lte")) || (data === "in")) || (data === "not-in")) || (data === "contain")) || (data === "not-contain")) || (data === "isset")) || (data === "not-isset"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema55.enum},message:"must be equal to one of the allowed values",schema:schema55.enum,parentSchema:schema55,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate133.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema56 = {"type":"string","maxLength":2000};
+
+  function validate135(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema55,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema56,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2353,7 +2400,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.type,parentSchema:schema55,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema56.type,parentSchema:schema56,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2362,19 +2409,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate133.errors = vErrors;
+  validate135.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate122(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+  if(!(validate124(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -2389,15 +2436,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate128(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+  if(!(validate130(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema49.if,parentSchema:schema49,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema50.if,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2408,7 +2455,7 @@ const json = once(() => {
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.field === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema49.required,parentSchema:schema49,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema50.required,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2418,7 +2465,7 @@ const json = once(() => {
   errors++;
   }
   if(data.operator === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema49.required,parentSchema:schema49,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema50.required,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2428,31 +2475,114 @@ const json = once(() => {
   errors++;
   }
   if(data.field !== undefined){
-  if(!(validate72(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
-  vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+  if(!(validate23(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
+  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
   errors = vErrors.length;
   }
   }
   if(data.operator !== undefined){
-  if(!(validate131(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+  if(!(validate133(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
   errors = vErrors.length;
   }
   }
   if(data.threshold !== undefined){
-  if(!(validate133(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
-  vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+  if(!(validate135(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
+  vErrors = vErrors === null ? validate135.errors : vErrors.concat(validate135.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema50.type,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err3];
   }
   else {
   vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate123.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate123(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema49.type,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate122.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.rule === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema48.required,parentSchema:schema48,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.rule !== undefined){
+  if(!(validate122(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema48.type,parentSchema:schema48,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
   }
   errors++;
   }
@@ -2466,7 +2596,7 @@ const json = once(() => {
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema48,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema47,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2476,7 +2606,7 @@ const json = once(() => {
   errors++;
   }
   if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema48,data};
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema47,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2494,7 +2624,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema48.type,parentSchema:schema48,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema47.type,parentSchema:schema47,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2507,13 +2637,70 @@ const json = once(() => {
   return errors === 0;
   }
 
+  const schema57 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"}}};
+  const schema58 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
 
-  function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema47.required,parentSchema:schema47,data};
+  if(data.sms !== undefined){
+  if(!(validate46(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.email !== undefined){
+  if(!(validate46(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.phone !== undefined){
+  if(!(validate46(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dingworker !== undefined){
+  if(!(validate46(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachworker !== undefined){
+  if(!(validate46(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.wechat !== undefined){
+  if(!(validate46(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dinggroup !== undefined){
+  if(!(validate54(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachgroup !== undefined){
+  if(!(validate54(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.webhook !== undefined){
+  if(!(validate63(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema58.type,parentSchema:schema58,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2522,132 +2709,24 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.rule !== undefined){
-  if(!(validate120(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate119.errors = vErrors;
+  validate143.errors = vErrors;
   return errors === 0;
   }
 
-
-  function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema46,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema46,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate119(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.type,parentSchema:schema46,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate118.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema56 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"}}};
-  const schema57 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
 
   function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.sms !== undefined){
-  if(!(validate41(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(data.alarmgroup !== undefined){
+  if(!(validate99(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
-  if(data.email !== undefined){
-  if(!(validate41(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.phone !== undefined){
-  if(!(validate41(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dingworker !== undefined){
-  if(!(validate41(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachworker !== undefined){
-  if(!(validate41(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.wechat !== undefined){
-  if(!(validate41(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dinggroup !== undefined){
-  if(!(validate49(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachgroup !== undefined){
-  if(!(validate49(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.webhook !== undefined){
-  if(!(validate58(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+  if(data.channels !== undefined){
+  if(!(validate143(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
@@ -2667,44 +2746,12 @@ const json = once(() => {
   }
 
 
-  function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.alarmgroup !== undefined){
-  if(!(validate97(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.channels !== undefined){
-  if(!(validate141(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate139.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema45.required,parentSchema:schema45,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema46.required,parentSchema:schema46,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2714,7 +2761,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema45.required,parentSchema:schema45,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema46.required,parentSchema:schema46,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2724,20 +2771,20 @@ const json = once(() => {
   errors++;
   }
   if(data.conditions !== undefined){
-  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+  if(!(validate120(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  if(!(validate141(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2746,17 +2793,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate117.errors = vErrors;
+  validate119.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema44,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema45,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2767,14 +2814,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate117(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+  if(!(validate119(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.type,parentSchema:schema44,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema45.type,parentSchema:schema45,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2783,37 +2830,37 @@ const json = once(() => {
   }
   errors++;
   }
-  validate116.errors = vErrors;
+  validate118.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.alarmgroup !== undefined){
-  if(!(validate97(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+  if(!(validate99(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   if(data.channels !== undefined){
-  if(!(validate100(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+  if(!(validate102(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate102.errors : vErrors.concat(validate102.errors);
   errors = vErrors.length;
   }
   }
   if(data.dispatch !== undefined){
-  if(!(validate116(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
-  vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+  if(!(validate118(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
+  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
   errors = vErrors.length;
   }
   }
   if(data.mode !== undefined){
   let data3 = data.mode;
   if(!((data3 === 1) || (data3 === 2))){
-  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema39.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema39.properties.mode.enum,parentSchema:schema39.properties.mode,data:data3};
+  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema40.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema40.properties.mode.enum,parentSchema:schema40.properties.mode,data:data3};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2825,7 +2872,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema40.type,parentSchema:schema40,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2834,19 +2881,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate96.errors = vErrors;
+  validate98.errors = vErrors;
   return errors === 0;
   }
 
-  const schema58 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_664e01661883"}};
-  const schema59 = {"required":["enable"],"properties":{"enable":{"const":true}}};
+  const schema59 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_664e01661883"}};
+  const schema60 = {"required":["enable"],"properties":{"enable":{"const":true}}};
 
-  function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.enable === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema59.required,parentSchema:schema59,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema60.required,parentSchema:schema60,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2858,7 +2905,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(true !== data0){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema59.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema60.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2869,21 +2916,21 @@ const json = once(() => {
   }
   }
   }
-  validate157.errors = vErrors;
+  validate159.errors = vErrors;
   return errors === 0;
   }
 
-  const schema60 = {"properties":{"reminds":{"$ref":"shared_a1efe4087acc"}}};
-  const schema61 = {"type":"array","maxItems":20,"items":{"$ref":"shared_887d33b9853c"}};
-  const schema62 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema63 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
+  const schema61 = {"properties":{"reminds":{"$ref":"shared_a1efe4087acc"}}};
+  const schema62 = {"type":"array","maxItems":20,"items":{"$ref":"shared_887d33b9853c"}};
+  const schema63 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema64 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
 
-  function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.reuse_receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema63.required,parentSchema:schema63,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema64.required,parentSchema:schema64,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2895,7 +2942,7 @@ const json = once(() => {
   if(data.reuse_receiver !== undefined){
   let data0 = data.reuse_receiver;
   if(0 !== data0){
-  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema63.properties.reuse_receiver,data:data0};
+  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema64.properties.reuse_receiver,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2906,38 +2953,18 @@ const json = once(() => {
   }
   }
   }
-  validate162.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema64 = {"required":["receiver"]};
-
-  function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema64.required,parentSchema:schema64,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
   validate164.errors = vErrors;
   return errors === 0;
   }
 
-  const schema65 = {"enum":["once","cycle"]};
+  const schema65 = {"required":["receiver"]};
 
   function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!((data === "once") || (data === "cycle"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values",schema:schema65.enum,parentSchema:schema65,data};
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.receiver === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema65.required,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2945,18 +2972,38 @@ const json = once(() => {
   vErrors.push(err0);
   }
   errors++;
+  }
   }
   validate166.errors = vErrors;
   return errors === 0;
   }
 
-  const schema66 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
+  const schema66 = {"enum":["once","cycle"]};
 
   function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
+  if(!((data === "once") || (data === "cycle"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema66.enum},message:"must be equal to one of the allowed values",schema:schema66.enum,parentSchema:schema66,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate168.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema67 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
+
+  function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.type,parentSchema:schema66,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema67.type,parentSchema:schema67,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2967,7 +3014,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 525600 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema66,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema67,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2977,7 +3024,7 @@ const json = once(() => {
   errors++;
   }
   if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema66,data};
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema67,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2987,19 +3034,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate168.errors = vErrors;
+  validate170.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+  if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3014,15 +3061,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+  if(!(validate166(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema62.if,parentSchema:schema62,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema63.if,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3033,7 +3080,7 @@ const json = once(() => {
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema62.required,parentSchema:schema62,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema63.required,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3043,7 +3090,7 @@ const json = once(() => {
   errors++;
   }
   if(data.status === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema62.required,parentSchema:schema62,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema63.required,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3053,7 +3100,7 @@ const json = once(() => {
   errors++;
   }
   if(data.interval === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema62.required,parentSchema:schema62,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema63.required,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -3063,7 +3110,7 @@ const json = once(() => {
   errors++;
   }
   if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema62.required,parentSchema:schema62,data};
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema63.required,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -3073,15 +3120,15 @@ const json = once(() => {
   errors++;
   }
   if(data.mode !== undefined){
-  if(!(validate166(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
-  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
+  if(!(validate168(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
+  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
   errors = vErrors.length;
   }
   }
   if(data.status !== undefined){
   let data1 = data.status;
   if(!((data1 === 0) || (data1 === 1))){
-  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema62.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.status.enum,parentSchema:schema62.properties.status,data:data1};
+  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema63.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema63.properties.status.enum,parentSchema:schema63.properties.status,data:data1};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -3092,15 +3139,15 @@ const json = once(() => {
   }
   }
   if(data.interval !== undefined){
-  if(!(validate168(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  if(!(validate170(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
   errors = vErrors.length;
   }
   }
   if(data.reuse_receiver !== undefined){
   let data3 = data.reuse_receiver;
   if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema62.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.reuse_receiver.enum,parentSchema:schema62.properties.reuse_receiver,data:data3};
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema63.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema63.properties.reuse_receiver.enum,parentSchema:schema63.properties.reuse_receiver,data:data3};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -3111,14 +3158,14 @@ const json = once(() => {
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  if(!(validate141(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data};
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema63.type,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -3127,17 +3174,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate161.errors = vErrors;
+  validate163.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema61,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3148,14 +3195,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate161(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+  if(!(validate163(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema61.type,parentSchema:schema61,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema62.type,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3164,35 +3211,35 @@ const json = once(() => {
   }
   errors++;
   }
-  validate160.errors = vErrors;
+  validate162.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.reminds !== undefined){
-  if(!(validate160(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
-  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+  if(!(validate162(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
+  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate159.errors = vErrors;
+  validate161.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3207,15 +3254,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+  if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema58.if,parentSchema:schema58,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema59.if,parentSchema:schema59,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3228,7 +3275,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema58.properties.enable.type,parentSchema:schema58.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema59.properties.enable.type,parentSchema:schema59.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3240,7 +3287,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema58.type,parentSchema:schema58,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema59.type,parentSchema:schema59,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3249,21 +3296,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate156.errors = vErrors;
+  validate158.errors = vErrors;
   return errors === 0;
   }
 
-  const schema67 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
-  const schema68 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
-  const schema69 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
-  const schema70 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
-  const schema71 = {"enum":[0,1,2,3,9]};
+  const schema68 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
+  const schema69 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
+  const schema70 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
+  const schema71 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
+  const schema72 = {"enum":[0,1,2,3,9]};
 
-  function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((((data === 0) || (data === 1)) || (data === 2)) || (data === 3)) || (data === 9))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values",schema:schema71.enum,parentSchema:schema71,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema72.enum},message:"must be equal to one of the allowed values",schema:schema72.enum,parentSchema:schema72,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3272,17 +3319,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate181.errors = vErrors;
+  validate183.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema70.required,parentSchema:schema70,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema71.required,parentSchema:schema71,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3292,7 +3339,7 @@ const json = once(() => {
   errors++;
   }
   if(data.level === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema70.required,parentSchema:schema70,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema71.required,parentSchema:schema71,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3302,20 +3349,20 @@ const json = once(() => {
   errors++;
   }
   if(data.rule !== undefined){
-  if(!(validate120(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+  if(!(validate122(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
   errors = vErrors.length;
   }
   }
   if(data.level !== undefined){
-  if(!(validate181(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
-  vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+  if(!(validate183(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
+  vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema71.type,parentSchema:schema71,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3324,17 +3371,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate179.errors = vErrors;
+  validate181.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema69,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema70,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3344,7 +3391,7 @@ const json = once(() => {
   errors++;
   }
   if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema69,data};
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema70,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3355,14 +3402,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate179(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
+  if(!(validate181(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema69.type,parentSchema:schema69,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema70.type,parentSchema:schema70,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3371,17 +3418,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate178.errors = vErrors;
+  validate180.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema68.required,parentSchema:schema68,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema69.required,parentSchema:schema69,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3391,7 +3438,7 @@ const json = once(() => {
   errors++;
   }
   if(data.conditions === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema68.required,parentSchema:schema68,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema69.required,parentSchema:schema69,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3403,7 +3450,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(!((data0 === 1) || (data0 === 2))){
-  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema68.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.mode.enum,parentSchema:schema68.properties.mode,data:data0};
+  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema69.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema69.properties.mode.enum,parentSchema:schema69.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3414,15 +3461,15 @@ const json = once(() => {
   }
   }
   if(data.conditions !== undefined){
-  if(!(validate178(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+  if(!(validate180(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
   errors = vErrors.length;
   }
   }
   if(data.not_match !== undefined){
   let data2 = data.not_match;
   if(!((data2 === 0) || (data2 === 1))){
-  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema68.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.not_match.enum,parentSchema:schema68.properties.not_match,data:data2};
+  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema69.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema69.properties.not_match.enum,parentSchema:schema69.properties.not_match,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -3433,19 +3480,19 @@ const json = once(() => {
   }
   }
   }
-  validate177.errors = vErrors;
+  validate179.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3460,15 +3507,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate177(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+  if(!(validate179(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema67.if,parentSchema:schema67,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema68.if,parentSchema:schema68,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3481,7 +3528,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema67.properties.enable.type,parentSchema:schema67.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema68.properties.enable.type,parentSchema:schema68.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3493,7 +3540,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema67.type,parentSchema:schema67,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema68.type,parentSchema:schema68,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3502,21 +3549,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate175.errors = vErrors;
+  validate177.errors = vErrors;
   return errors === 0;
   }
 
-  const schema72 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_70b6d137004a"}};
-  const schema73 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_a272d926ee04"}}};
-  const schema74 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_44b1033f50de"}};
-  const schema75 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema76 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
+  const schema73 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_70b6d137004a"}};
+  const schema74 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_a272d926ee04"}}};
+  const schema75 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_44b1033f50de"}};
+  const schema76 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema77 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
 
-  function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate197(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema76.type,parentSchema:schema76,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema77.type,parentSchema:schema77,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3527,7 +3574,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 1000000 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema76,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema77,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3537,7 +3584,7 @@ const json = once(() => {
   errors++;
   }
   if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema76,data};
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema77,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3547,19 +3594,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate195.errors = vErrors;
+  validate197.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+  if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3574,15 +3621,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+  if(!(validate166(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema75.if,parentSchema:schema75,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema76.if,parentSchema:schema76,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3593,7 +3640,7 @@ const json = once(() => {
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.interval === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema75.required,parentSchema:schema75,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema76.required,parentSchema:schema76,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3603,7 +3650,7 @@ const json = once(() => {
   errors++;
   }
   if(data.count === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema75.required,parentSchema:schema75,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema76.required,parentSchema:schema76,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3613,7 +3660,7 @@ const json = once(() => {
   errors++;
   }
   if(data.level === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema75.required,parentSchema:schema75,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema76.required,parentSchema:schema76,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -3623,7 +3670,7 @@ const json = once(() => {
   errors++;
   }
   if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema75.required,parentSchema:schema75,data};
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema76.required,parentSchema:schema76,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -3633,21 +3680,21 @@ const json = once(() => {
   errors++;
   }
   if(data.interval !== undefined){
-  if(!(validate168(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  if(!(validate170(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
   errors = vErrors.length;
   }
   }
   if(data.count !== undefined){
-  if(!(validate195(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
-  vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+  if(!(validate197(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
+  vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
   errors = vErrors.length;
   }
   }
   if(data.level !== undefined){
   let data2 = data.level;
   if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema75.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema75.properties.level.enum,parentSchema:schema75.properties.level,data:data2};
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema76.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema76.properties.level.enum,parentSchema:schema76.properties.level,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -3660,7 +3707,7 @@ const json = once(() => {
   if(data.reuse_receiver !== undefined){
   let data3 = data.reuse_receiver;
   if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema75.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema75.properties.reuse_receiver.enum,parentSchema:schema75.properties.reuse_receiver,data:data3};
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema76.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema76.properties.reuse_receiver.enum,parentSchema:schema76.properties.reuse_receiver,data:data3};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -3671,14 +3718,14 @@ const json = once(() => {
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  if(!(validate141(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema75.type,parentSchema:schema75,data};
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema76.type,parentSchema:schema76,data};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -3687,17 +3734,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate191.errors = vErrors;
+  validate193.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema74,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema75,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3707,7 +3754,7 @@ const json = once(() => {
   errors++;
   }
   if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema74,data};
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema75,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3718,14 +3765,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate191(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+  if(!(validate193(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema74.type,parentSchema:schema74,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema75.type,parentSchema:schema75,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3734,17 +3781,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate190.errors = vErrors;
+  validate192.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.strategies === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema73.required,parentSchema:schema73,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema74.required,parentSchema:schema74,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3754,25 +3801,25 @@ const json = once(() => {
   errors++;
   }
   if(data.strategies !== undefined){
-  if(!(validate190(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
-  vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
+  if(!(validate192(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
+  vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate189.errors = vErrors;
+  validate191.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3787,15 +3834,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate189(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+  if(!(validate191(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema72.if,parentSchema:schema72,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema73.if,parentSchema:schema73,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3808,7 +3855,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema72.properties.enable.type,parentSchema:schema72.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema73.properties.enable.type,parentSchema:schema73.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3820,7 +3867,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema73.type,parentSchema:schema73,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3829,21 +3876,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate187.errors = vErrors;
+  validate189.errors = vErrors;
   return errors === 0;
   }
 
-  const schema77 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
-  const schema78 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
-  const schema79 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema80 = {"required":["method"],"properties":{"method":{"const":1}}};
+  const schema78 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
+  const schema79 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
+  const schema80 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema81 = {"required":["method"],"properties":{"method":{"const":1}}};
 
-  function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema80.required,parentSchema:schema80,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema81.required,parentSchema:schema81,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3855,7 +3902,7 @@ const json = once(() => {
   if(data.method !== undefined){
   let data0 = data.method;
   if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema80.properties.method,data:data0};
+  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema81.properties.method,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3866,18 +3913,18 @@ const json = once(() => {
   }
   }
   }
-  validate206.errors = vErrors;
+  validate208.errors = vErrors;
   return errors === 0;
   }
 
-  const schema81 = {"required":["conditions"]};
+  const schema82 = {"required":["conditions"]};
 
-  function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema81.required,parentSchema:schema81,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema82.required,parentSchema:schema82,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3887,19 +3934,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate208.errors = vErrors;
+  validate210.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate206(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
+  if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -3914,15 +3961,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+  if(!(validate210(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema79.if,parentSchema:schema79,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema80.if,parentSchema:schema80,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3931,19 +3978,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate205.errors = vErrors;
+  validate207.errors = vErrors;
   return errors === 0;
   }
 
-  const schema82 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
-  const schema83 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
+  const schema83 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
+  const schema84 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
 
-  function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.strategy === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema83.required,parentSchema:schema83,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema84.required,parentSchema:schema84,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3955,7 +4002,7 @@ const json = once(() => {
   if(data.strategy !== undefined){
   let data0 = data.strategy;
   if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
-  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema83.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema83.properties.strategy.enum,parentSchema:schema83.properties.strategy,data:data0};
+  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema84.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema84.properties.strategy.enum,parentSchema:schema84.properties.strategy,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3966,18 +4013,18 @@ const json = once(() => {
   }
   }
   }
-  validate212.errors = vErrors;
+  validate214.errors = vErrors;
   return errors === 0;
   }
 
-  const schema84 = {"required":["strategy_count"]};
+  const schema85 = {"required":["strategy_count"]};
 
-  function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.strategy_count === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema84.required,parentSchema:schema84,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema85.required,parentSchema:schema85,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3987,19 +4034,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate214.errors = vErrors;
+  validate216.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate213(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+  if(!(validate214(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -4014,15 +4061,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate214(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
+  if(!(validate216(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema82.if,parentSchema:schema82,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema83.if,parentSchema:schema83,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4031,17 +4078,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate211.errors = vErrors;
+  validate213.errors = vErrors;
   return errors === 0;
   }
 
-  const schema85 = {"enum":[1,2,3,4,5]};
+  const schema86 = {"enum":[1,2,3,4,5]};
 
-  function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate220(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema85.enum},message:"must be equal to one of the allowed values",schema:schema85.enum,parentSchema:schema85,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema86.enum},message:"must be equal to one of the allowed values",schema:schema86.enum,parentSchema:schema86,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4050,25 +4097,25 @@ const json = once(() => {
   }
   errors++;
   }
-  validate218.errors = vErrors;
+  validate220.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(validate205(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
+  if(!(validate207(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
   errors = vErrors.length;
   }
-  if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+  if(!(validate213(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate213.errors : vErrors.concat(validate213.errors);
   errors = vErrors.length;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema78.required,parentSchema:schema78,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema79.required,parentSchema:schema79,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4078,7 +4125,7 @@ const json = once(() => {
   errors++;
   }
   if(data.strategy === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema78.required,parentSchema:schema78,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema79.required,parentSchema:schema79,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4088,7 +4135,7 @@ const json = once(() => {
   errors++;
   }
   if(data.strategy_cycle === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema78.required,parentSchema:schema78,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema79.required,parentSchema:schema79,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4100,7 +4147,7 @@ const json = once(() => {
   if(data.method !== undefined){
   let data0 = data.method;
   if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema78.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.method.enum,parentSchema:schema78.properties.method,data:data0};
+  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema79.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema79.properties.method.enum,parentSchema:schema79.properties.method,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4111,33 +4158,33 @@ const json = once(() => {
   }
   }
   if(data.conditions !== undefined){
-  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+  if(!(validate120(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
   errors = vErrors.length;
   }
   }
   if(data.strategy !== undefined){
-  if(!(validate218(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
-  vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+  if(!(validate220(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
+  vErrors = vErrors === null ? validate220.errors : vErrors.concat(validate220.errors);
   errors = vErrors.length;
   }
   }
   if(data.strategy_cycle !== undefined){
-  if(!(validate168(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  if(!(validate170(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
+  vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
   errors = vErrors.length;
   }
   }
   if(data.strategy_count !== undefined){
-  if(!(validate195(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
-  vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+  if(!(validate197(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
+  vErrors = vErrors === null ? validate197.errors : vErrors.concat(validate197.errors);
   errors = vErrors.length;
   }
   }
   if(data.not_match !== undefined){
   let data5 = data.not_match;
   if(!((data5 === 0) || (data5 === 1))){
-  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema78.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.not_match.enum,parentSchema:schema78.properties.not_match,data:data5};
+  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema79.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema79.properties.not_match.enum,parentSchema:schema79.properties.not_match,data:data5};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4148,19 +4195,19 @@ const json = once(() => {
   }
   }
   }
-  validate204.errors = vErrors;
+  validate206.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4175,15 +4222,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+  if(!(validate206(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema77.if,parentSchema:schema77,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema78.if,parentSchema:schema78,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4196,7 +4243,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema77.properties.enable.type,parentSchema:schema77.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema78.properties.enable.type,parentSchema:schema78.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4208,7 +4255,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema77.type,parentSchema:schema77,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema78.type,parentSchema:schema78,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4217,21 +4264,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate202.errors = vErrors;
+  validate204.errors = vErrors;
   return errors === 0;
   }
 
-  const schema86 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
-  const schema87 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
-  const schema88 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema89 = {"required":["mode"],"properties":{"mode":{"const":1}}};
+  const schema87 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
+  const schema88 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
+  const schema89 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema90 = {"required":["mode"],"properties":{"mode":{"const":1}}};
 
-  function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema89.required,parentSchema:schema89,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema90.required,parentSchema:schema90,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4243,7 +4290,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema89.properties.mode,data:data0};
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema90.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4254,19 +4301,19 @@ const json = once(() => {
   }
   }
   }
-  validate228.errors = vErrors;
+  validate230.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+  if(!(validate230(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -4281,15 +4328,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+  if(!(validate210(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema88.if,parentSchema:schema88,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema89.if,parentSchema:schema89,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4298,19 +4345,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate227.errors = vErrors;
+  validate229.errors = vErrors;
   return errors === 0;
   }
 
-  const schema90 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
-  const schema91 = {"required":["mode"],"properties":{"mode":{"const":2}}};
+  const schema91 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
+  const schema92 = {"required":["mode"],"properties":{"mode":{"const":2}}};
 
-  function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema91.required,parentSchema:schema91,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema92.required,parentSchema:schema92,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4322,7 +4369,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(2 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema91.properties.mode,data:data0};
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema92.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4333,18 +4380,18 @@ const json = once(() => {
   }
   }
   }
-  validate233.errors = vErrors;
+  validate235.errors = vErrors;
   return errors === 0;
   }
 
-  const schema92 = {"required":["delay_interval"]};
+  const schema93 = {"required":["delay_interval"]};
 
-  function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate237(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.delay_interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema92.required,parentSchema:schema92,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema93.required,parentSchema:schema93,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4354,19 +4401,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate235.errors = vErrors;
+  validate237.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+  if(!(validate235(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -4381,15 +4428,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate235(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
+  if(!(validate237(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate237.errors : vErrors.concat(validate237.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema90.if,parentSchema:schema90,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema91.if,parentSchema:schema91,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4398,25 +4445,25 @@ const json = once(() => {
   }
   errors++;
   }
-  validate232.errors = vErrors;
+  validate234.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(validate227(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+  if(!(validate229(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
   errors = vErrors.length;
   }
-  if(!(validate232(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  if(!(validate234(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
   errors = vErrors.length;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema87.required,parentSchema:schema87,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema88.required,parentSchema:schema88,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4428,7 +4475,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(!((data0 === 1) || (data0 === 2))){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema87.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema87.properties.mode.enum,parentSchema:schema87.properties.mode,data:data0};
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema88.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema88.properties.mode.enum,parentSchema:schema88.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4439,31 +4486,31 @@ const json = once(() => {
   }
   }
   if(data.conditions !== undefined){
-  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+  if(!(validate120(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
   errors = vErrors.length;
   }
   }
   if(data.delay_interval !== undefined){
-  if(!(validate168(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  if(!(validate170(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
+  vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate226.errors = vErrors;
+  validate228.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4478,15 +4525,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate226(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
+  if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema86.if,parentSchema:schema86,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema87.if,parentSchema:schema87,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4499,7 +4546,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema86.properties.enable.type,parentSchema:schema86.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema87.properties.enable.type,parentSchema:schema87.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4511,7 +4558,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema87.type,parentSchema:schema87,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4520,18 +4567,18 @@ const json = once(() => {
   }
   errors++;
   }
-  validate224.errors = vErrors;
+  validate226.errors = vErrors;
   return errors === 0;
   }
 
-  const schema93 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
-  const schema94 = {"type":"integer","minimum":0,"maximum":9007199254740991};
+  const schema94 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
+  const schema95 = {"type":"integer","minimum":0,"maximum":9007199254740991};
 
-  function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema94.type,parentSchema:schema94,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema95.type,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4542,7 +4589,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 9007199254740991 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema94,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4552,7 +4599,7 @@ const json = once(() => {
   errors++;
   }
   if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema94,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4562,21 +4609,21 @@ const json = once(() => {
   errors++;
   }
   }
-  validate243.errors = vErrors;
+  validate245.errors = vErrors;
   return errors === 0;
   }
 
-  const schema95 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
-  const schema96 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
-  const schema97 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
-  const schema98 = {"type":"string","maxLength":10000};
+  const schema96 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
+  const schema97 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
+  const schema98 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
+  const schema99 = {"type":"string","maxLength":10000};
 
-  function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate250(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 10000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema98,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema99,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4587,12 +4634,119 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.type,parentSchema:schema98,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema99.type,parentSchema:schema99,data};
   if(vErrors === null){
   vErrors = [err1];
   }
   else {
   vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate250.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate249(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.format !== undefined){
+  let data0 = data.format;
+  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
+  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema98.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema98.properties.format.enum,parentSchema:schema98.properties.format,data:data0};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(data.template !== undefined){
+  if(!(validate250(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate250.errors : vErrors.concat(validate250.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate249.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.sms !== undefined){
+  if(!(validate249(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.email !== undefined){
+  if(!(validate249(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.phone !== undefined){
+  if(!(validate249(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dingworker !== undefined){
+  if(!(validate249(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dinggroup !== undefined){
+  if(!(validate249(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachworker !== undefined){
+  if(!(validate249(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachgroup !== undefined){
+  if(!(validate249(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.wechat !== undefined){
+  if(!(validate249(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate249.errors : vErrors.concat(validate249.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
   }
   errors++;
   }
@@ -4605,90 +4759,27 @@ const json = once(() => {
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.format !== undefined){
-  let data0 = data.format;
-  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema97.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema97.properties.format.enum,parentSchema:schema97.properties.format,data:data0};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  if(data.template !== undefined){
-  if(!(validate248(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  if(data.compressed !== undefined){
+  if(!(validate248(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
   vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
   errors = vErrors.length;
   }
   }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate247.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.sms !== undefined){
-  if(!(validate247(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(data.not_compress !== undefined){
+  if(!(validate248(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
+  vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
   errors = vErrors.length;
   }
   }
-  if(data.email !== undefined){
-  if(!(validate247(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(data.upgrade !== undefined){
+  if(!(validate248(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
   errors = vErrors.length;
   }
   }
-  if(data.phone !== undefined){
-  if(!(validate247(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dingworker !== undefined){
-  if(!(validate247(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dinggroup !== undefined){
-  if(!(validate247(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachworker !== undefined){
-  if(!(validate247(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachgroup !== undefined){
-  if(!(validate247(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.wechat !== undefined){
-  if(!(validate247(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(data.recovery !== undefined){
+  if(!(validate248(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
   errors = vErrors.length;
   }
   }
@@ -4703,74 +4794,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate246.errors = vErrors;
+  validate247.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.compressed !== undefined){
-  if(!(validate246(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_compress !== undefined){
-  if(!(validate246(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate246(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.recovery !== undefined){
-  if(!(validate246(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate245.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.template_id !== undefined){
-  if(!(validate243(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate245(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   if(data.udf !== undefined){
-  if(!(validate245(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
+  if(!(validate247(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
+  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema93.type,parentSchema:schema93,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema94.type,parentSchema:schema94,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4779,17 +4826,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate242.errors = vErrors;
+  validate244.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.created_by === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema36.required,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4799,7 +4846,7 @@ const json = once(() => {
   errors++;
   }
   if(data.name === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema36.required,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4809,7 +4856,7 @@ const json = once(() => {
   errors++;
   }
   if(data.department_id === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema36.required,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4819,7 +4866,7 @@ const json = once(() => {
   errors++;
   }
   if(data.flag_save_db === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema36.required,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4829,7 +4876,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema36.required,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4839,27 +4886,27 @@ const json = once(() => {
   errors++;
   }
   if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.name !== undefined){
-  if(!(validate86(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+  if(!(validate88(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
   errors = vErrors.length;
   }
   }
   if(data.department_id !== undefined){
-  if(!(validate24(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.flag_save_db !== undefined){
   let data3 = data.flag_save_db;
   if(!((data3 === 0) || (data3 === 1))){
-  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema35.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema35.properties.flag_save_db.enum,parentSchema:schema35.properties.flag_save_db,data:data3};
+  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema36.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema36.properties.flag_save_db.enum,parentSchema:schema36.properties.flag_save_db,data:data3};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -4870,62 +4917,62 @@ const json = once(() => {
   }
   }
   if(data.task_tags !== undefined){
-  if(!(validate39(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
-  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+  if(!(validate44(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
+  vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
   errors = vErrors.length;
   }
   }
   if(data.permission !== undefined){
-  if(!(validate90(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+  if(!(validate92(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate96(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+  if(!(validate98(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   if(data.workflow !== undefined){
-  if(!(validate156(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+  if(!(validate158(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
   errors = vErrors.length;
   }
   }
   if(data.filter !== undefined){
-  if(!(validate175(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+  if(!(validate177(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
   errors = vErrors.length;
   }
   }
   if(data.upgrade !== undefined){
-  if(!(validate187(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+  if(!(validate189(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
   errors = vErrors.length;
   }
   }
   if(data.compress !== undefined){
-  if(!(validate202(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+  if(!(validate204(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
   errors = vErrors.length;
   }
   }
   if(data.recovery !== undefined){
-  if(!(validate224(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+  if(!(validate226(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
   errors = vErrors.length;
   }
   }
   if(data.template !== undefined){
-  if(!(validate242(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
+  if(!(validate244(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema36.type,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -4934,19 +4981,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate84.errors = vErrors;
+  validate86.errors = vErrors;
   return errors === 0;
   }
 
-  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate264;
-  const schema99 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
-  const schema100 = {"type":"integer","enum":[0,1]};
+  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate266;
+  const schema100 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
+  const schema101 = {"type":"integer","enum":[0,1]};
 
-  function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.type,parentSchema:schema100,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema101.type,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4956,7 +5003,7 @@ const json = once(() => {
   errors++;
   }
   if(!((data === 0) || (data === 1))){
-  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values",schema:schema100.enum,parentSchema:schema100,data};
+  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema101.enum},message:"must be equal to one of the allowed values",schema:schema101.enum,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4965,30 +5012,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate265.errors = vErrors;
+  validate267.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.revoke !== undefined){
-  if(!(validate265(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
-  vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
+  if(!(validate267(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
+  vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
   errors = vErrors.length;
   }
   }
   if(data.fixed_sign !== undefined){
-  if(!(validate265(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
-  vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
+  if(!(validate267(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
+  vErrors = vErrors === null ? validate267.errors : vErrors.concat(validate267.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4997,19 +5044,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate264.errors = vErrors;
+  validate266.errors = vErrors;
   return errors === 0;
   }
 
-  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate268;
-  const schema101 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate270;
+  const schema102 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema101.required,parentSchema:schema101,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema102.required,parentSchema:schema102,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5019,26 +5066,26 @@ const json = once(() => {
   errors++;
   }
   if(data.ids !== undefined){
-  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
-  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+  if(!(validate28(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
+  vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
   errors = vErrors.length;
   }
   }
   if(data.remark !== undefined){
-  if(!(validate53(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate58(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
   errors = vErrors.length;
   }
   }
   if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.type,parentSchema:schema101,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.type,parentSchema:schema102,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5047,21 +5094,363 @@ const json = once(() => {
   }
   errors++;
   }
-  validate268.errors = vErrors;
+  validate270.errors = vErrors;
   return errors === 0;
   }
 
-  exports["84d6215b2664b728ecd828fd425cb56dfe7b6fa0"] = validate272;
-  const schema102 = {"type":"object","properties":{"everywhere":{"type":"integer","enum":[0,1],"description":"1: end every session of the person, in every browser."}}};
+  exports["7c4201347b5b029c46c94806e25ea7c5a437a8b8"] = validate274;
+  const schema103 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"config":{"type":"object"},"last":{"type":"integer","minimum":1,"maximum":5000},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"scenario":{"type":"array","maxItems":200,"items":{"type":"object","required":["name","ctn"],"properties":{"name":{"$ref":"shared_5b3ca550b11f"},"ctn":{"type":"object"},"level":{"enum":[0,1,2,3]},"at":{"$ref":"shared_0cdccc82053f"},"receiver":{"$ref":"shared_11fbf18e0190"},"recovery":{"type":"boolean"}}}},"expect":{"type":"array","maxItems":200,"items":{"type":"object","required":["alarm"],"properties":{"alarm":{"$ref":"shared_5b3ca550b11f"},"outcome":{"enum":["notified","deferred","compressed","filtered","recovered","stored"],"x-message":"must be one of notified, deferred, compressed, filtered, recovered, stored"},"receivers":{"type":"object","properties":{"include":{"$ref":"shared_c1459efe0b39"},"exclude":{"$ref":"shared_c1459efe0b39"}}},"channel":{"enum":["sms","email","phone","dingworker","yachworker","wechat"],"x-message":"must be one of sms, email, phone, dingworker, yachworker, wechat"}}}}}};
 
-  function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema103.required,parentSchema:schema103,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema103.required,parentSchema:schema103,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate29(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.config !== undefined){
+  let data2 = data.config;
+  if(!(data2 && typeof data2 == "object" && !Array.isArray(data2))){
+  const err2 = {instancePath:instancePath+"/config",schemaPath:"#/properties/config/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.properties.config.type,parentSchema:schema103.properties.config,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.last !== undefined){
+  let data3 = data.last;
+  if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+  const err3 = {instancePath:instancePath+"/last",schemaPath:"#/properties/last/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.last.type,parentSchema:schema103.properties.last,data:data3};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(typeof data3 == "number"){
+  if(data3 > 5000 || isNaN(data3)){
+  const err4 = {instancePath:instancePath+"/last",schemaPath:"#/properties/last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000",schema:5000,parentSchema:schema103.properties.last,data:data3};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data3 < 1 || isNaN(data3)){
+  const err5 = {instancePath:instancePath+"/last",schemaPath:"#/properties/last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema103.properties.last,data:data3};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate42(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate42(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.scenario !== undefined){
+  let data6 = data.scenario;
+  if(Array.isArray(data6)){
+  if(data6.length > 200){
+  const err6 = {instancePath:instancePath+"/scenario",schemaPath:"#/properties/scenario/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items",schema:200,parentSchema:schema103.properties.scenario,data:data6};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  const len0 = data6.length;
+  for(let i0=0; i0<len0; i0++){
+  let data7 = data6[i0];
+  if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+  if(data7.name === undefined){
+  const err7 = {instancePath:instancePath+"/scenario/" + i0,schemaPath:"#/properties/scenario/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema103.properties.scenario.items.required,parentSchema:schema103.properties.scenario.items,data:data7};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  if(data7.ctn === undefined){
+  const err8 = {instancePath:instancePath+"/scenario/" + i0,schemaPath:"#/properties/scenario/items/required",keyword:"required",params:{missingProperty: "ctn"},message:"must have required property '"+"ctn"+"'",schema:schema103.properties.scenario.items.required,parentSchema:schema103.properties.scenario.items,data:data7};
+  if(vErrors === null){
+  vErrors = [err8];
+  }
+  else {
+  vErrors.push(err8);
+  }
+  errors++;
+  }
+  if(data7.name !== undefined){
+  if(!(validate25(data7.name, {instancePath:instancePath+"/scenario/" + i0+"/name",parentData:data7,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data7.ctn !== undefined){
+  let data9 = data7.ctn;
+  if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
+  const err9 = {instancePath:instancePath+"/scenario/" + i0+"/ctn",schemaPath:"#/properties/scenario/items/properties/ctn/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.properties.scenario.items.properties.ctn.type,parentSchema:schema103.properties.scenario.items.properties.ctn,data:data9};
+  if(vErrors === null){
+  vErrors = [err9];
+  }
+  else {
+  vErrors.push(err9);
+  }
+  errors++;
+  }
+  }
+  if(data7.level !== undefined){
+  let data10 = data7.level;
+  if(!((((data10 === 0) || (data10 === 1)) || (data10 === 2)) || (data10 === 3))){
+  const err10 = {instancePath:instancePath+"/scenario/" + i0+"/level",schemaPath:"#/properties/scenario/items/properties/level/enum",keyword:"enum",params:{allowedValues: schema103.properties.scenario.items.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.scenario.items.properties.level.enum,parentSchema:schema103.properties.scenario.items.properties.level,data:data10};
+  if(vErrors === null){
+  vErrors = [err10];
+  }
+  else {
+  vErrors.push(err10);
+  }
+  errors++;
+  }
+  }
+  if(data7.at !== undefined){
+  if(!(validate42(data7.at, {instancePath:instancePath+"/scenario/" + i0+"/at",parentData:data7,parentDataProperty:"at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data7.receiver !== undefined){
+  if(!(validate141(data7.receiver, {instancePath:instancePath+"/scenario/" + i0+"/receiver",parentData:data7,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data7.recovery !== undefined){
+  let data13 = data7.recovery;
+  if(typeof data13 !== "boolean"){
+  const err11 = {instancePath:instancePath+"/scenario/" + i0+"/recovery",schemaPath:"#/properties/scenario/items/properties/recovery/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema103.properties.scenario.items.properties.recovery.type,parentSchema:schema103.properties.scenario.items.properties.recovery,data:data13};
+  if(vErrors === null){
+  vErrors = [err11];
+  }
+  else {
+  vErrors.push(err11);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err12 = {instancePath:instancePath+"/scenario/" + i0,schemaPath:"#/properties/scenario/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.properties.scenario.items.type,parentSchema:schema103.properties.scenario.items,data:data7};
+  if(vErrors === null){
+  vErrors = [err12];
+  }
+  else {
+  vErrors.push(err12);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err13 = {instancePath:instancePath+"/scenario",schemaPath:"#/properties/scenario/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema103.properties.scenario.type,parentSchema:schema103.properties.scenario,data:data6};
+  if(vErrors === null){
+  vErrors = [err13];
+  }
+  else {
+  vErrors.push(err13);
+  }
+  errors++;
+  }
+  }
+  if(data.expect !== undefined){
+  let data14 = data.expect;
+  if(Array.isArray(data14)){
+  if(data14.length > 200){
+  const err14 = {instancePath:instancePath+"/expect",schemaPath:"#/properties/expect/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items",schema:200,parentSchema:schema103.properties.expect,data:data14};
+  if(vErrors === null){
+  vErrors = [err14];
+  }
+  else {
+  vErrors.push(err14);
+  }
+  errors++;
+  }
+  const len1 = data14.length;
+  for(let i1=0; i1<len1; i1++){
+  let data15 = data14[i1];
+  if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
+  if(data15.alarm === undefined){
+  const err15 = {instancePath:instancePath+"/expect/" + i1,schemaPath:"#/properties/expect/items/required",keyword:"required",params:{missingProperty: "alarm"},message:"must have required property '"+"alarm"+"'",schema:schema103.properties.expect.items.required,parentSchema:schema103.properties.expect.items,data:data15};
+  if(vErrors === null){
+  vErrors = [err15];
+  }
+  else {
+  vErrors.push(err15);
+  }
+  errors++;
+  }
+  if(data15.alarm !== undefined){
+  if(!(validate25(data15.alarm, {instancePath:instancePath+"/expect/" + i1+"/alarm",parentData:data15,parentDataProperty:"alarm",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data15.outcome !== undefined){
+  let data17 = data15.outcome;
+  if(!((((((data17 === "notified") || (data17 === "deferred")) || (data17 === "compressed")) || (data17 === "filtered")) || (data17 === "recovered")) || (data17 === "stored"))){
+  const err16 = {instancePath:instancePath+"/expect/" + i1+"/outcome",schemaPath:"#/properties/expect/items/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema103.properties.expect.items.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.expect.items.properties.outcome.enum,parentSchema:schema103.properties.expect.items.properties.outcome,data:data17};
+  if(vErrors === null){
+  vErrors = [err16];
+  }
+  else {
+  vErrors.push(err16);
+  }
+  errors++;
+  }
+  }
+  if(data15.receivers !== undefined){
+  let data18 = data15.receivers;
+  if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
+  if(data18.include !== undefined){
+  if(!(validate99(data18.include, {instancePath:instancePath+"/expect/" + i1+"/receivers/include",parentData:data18,parentDataProperty:"include",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data18.exclude !== undefined){
+  if(!(validate99(data18.exclude, {instancePath:instancePath+"/expect/" + i1+"/receivers/exclude",parentData:data18,parentDataProperty:"exclude",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err17 = {instancePath:instancePath+"/expect/" + i1+"/receivers",schemaPath:"#/properties/expect/items/properties/receivers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.properties.expect.items.properties.receivers.type,parentSchema:schema103.properties.expect.items.properties.receivers,data:data18};
+  if(vErrors === null){
+  vErrors = [err17];
+  }
+  else {
+  vErrors.push(err17);
+  }
+  errors++;
+  }
+  }
+  if(data15.channel !== undefined){
+  let data21 = data15.channel;
+  if(!((((((data21 === "sms") || (data21 === "email")) || (data21 === "phone")) || (data21 === "dingworker")) || (data21 === "yachworker")) || (data21 === "wechat"))){
+  const err18 = {instancePath:instancePath+"/expect/" + i1+"/channel",schemaPath:"#/properties/expect/items/properties/channel/enum",keyword:"enum",params:{allowedValues: schema103.properties.expect.items.properties.channel.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.expect.items.properties.channel.enum,parentSchema:schema103.properties.expect.items.properties.channel,data:data21};
+  if(vErrors === null){
+  vErrors = [err18];
+  }
+  else {
+  vErrors.push(err18);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err19 = {instancePath:instancePath+"/expect/" + i1,schemaPath:"#/properties/expect/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.properties.expect.items.type,parentSchema:schema103.properties.expect.items,data:data15};
+  if(vErrors === null){
+  vErrors = [err19];
+  }
+  else {
+  vErrors.push(err19);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err20 = {instancePath:instancePath+"/expect",schemaPath:"#/properties/expect/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema103.properties.expect.type,parentSchema:schema103.properties.expect,data:data14};
+  if(vErrors === null){
+  vErrors = [err20];
+  }
+  else {
+  vErrors.push(err20);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
+  if(vErrors === null){
+  vErrors = [err21];
+  }
+  else {
+  vErrors.push(err21);
+  }
+  errors++;
+  }
+  validate274.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["84d6215b2664b728ecd828fd425cb56dfe7b6fa0"] = validate285;
+  const schema104 = {"type":"object","properties":{"everywhere":{"type":"integer","enum":[0,1],"description":"1: end every session of the person, in every browser."}}};
+
+  function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.everywhere !== undefined){
   let data0 = data.everywhere;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err0 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema102.properties.everywhere.type,parentSchema:schema102.properties.everywhere,data:data0};
+  const err0 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema104.properties.everywhere.type,parentSchema:schema104.properties.everywhere,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5071,7 +5460,7 @@ const json = once(() => {
   errors++;
   }
   if(!((data0 === 0) || (data0 === 1))){
-  const err1 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/enum",keyword:"enum",params:{allowedValues: schema102.properties.everywhere.enum},message:"must be equal to one of the allowed values",schema:schema102.properties.everywhere.enum,parentSchema:schema102.properties.everywhere,data:data0};
+  const err1 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/enum",keyword:"enum",params:{allowedValues: schema104.properties.everywhere.enum},message:"must be equal to one of the allowed values",schema:schema104.properties.everywhere.enum,parentSchema:schema104.properties.everywhere,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5083,7 +5472,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.type,parentSchema:schema102,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.type,parentSchema:schema104,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5092,19 +5481,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate272.errors = vErrors;
+  validate285.errors = vErrors;
   return errors === 0;
   }
 
-  exports["8b237ad3ba59233a0da15dd9a11994ee9468560f"] = validate273;
-  const schema103 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  exports["8b237ad3ba59233a0da15dd9a11994ee9468560f"] = validate286;
+  const schema105 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
 
-  function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate286(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.name === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema103.required,parentSchema:schema103,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema105.required,parentSchema:schema105,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5114,7 +5503,7 @@ const json = once(() => {
   errors++;
   }
   if(data.department_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema103.required,parentSchema:schema103,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema105.required,parentSchema:schema105,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5124,7 +5513,7 @@ const json = once(() => {
   errors++;
   }
   if(data.flag_save_db === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema103.required,parentSchema:schema103,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema105.required,parentSchema:schema105,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5134,7 +5523,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema103.required,parentSchema:schema103,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema105.required,parentSchema:schema105,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5144,21 +5533,21 @@ const json = once(() => {
   errors++;
   }
   if(data.name !== undefined){
-  if(!(validate86(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+  if(!(validate88(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate88.errors : vErrors.concat(validate88.errors);
   errors = vErrors.length;
   }
   }
   if(data.department_id !== undefined){
-  if(!(validate24(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.flag_save_db !== undefined){
   let data2 = data.flag_save_db;
   if(!((data2 === 0) || (data2 === 1))){
-  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema103.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.flag_save_db.enum,parentSchema:schema103.properties.flag_save_db,data:data2};
+  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema105.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema105.properties.flag_save_db.enum,parentSchema:schema105.properties.flag_save_db,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5169,62 +5558,62 @@ const json = once(() => {
   }
   }
   if(data.task_tags !== undefined){
-  if(!(validate39(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
-  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+  if(!(validate44(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
+  vErrors = vErrors === null ? validate44.errors : vErrors.concat(validate44.errors);
   errors = vErrors.length;
   }
   }
   if(data.permission !== undefined){
-  if(!(validate90(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+  if(!(validate92(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate96(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+  if(!(validate98(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   if(data.workflow !== undefined){
-  if(!(validate156(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+  if(!(validate158(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
   errors = vErrors.length;
   }
   }
   if(data.filter !== undefined){
-  if(!(validate175(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+  if(!(validate177(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
   errors = vErrors.length;
   }
   }
   if(data.upgrade !== undefined){
-  if(!(validate187(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+  if(!(validate189(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
   errors = vErrors.length;
   }
   }
   if(data.compress !== undefined){
-  if(!(validate202(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+  if(!(validate204(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
   errors = vErrors.length;
   }
   }
   if(data.recovery !== undefined){
-  if(!(validate224(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+  if(!(validate226(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
   errors = vErrors.length;
   }
   }
   if(data.template !== undefined){
-  if(!(validate242(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
+  if(!(validate244(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5233,19 +5622,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate273.errors = vErrors;
+  validate286.errors = vErrors;
   return errors === 0;
   }
 
-  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate285;
-  const schema104 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate298;
+  const schema106 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema104.required,parentSchema:schema104,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema106.required,parentSchema:schema106,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5255,7 +5644,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema104.required,parentSchema:schema104,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema106.required,parentSchema:schema106,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5265,7 +5654,7 @@ const json = once(() => {
   errors++;
   }
   if(data.created_by === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema104.required,parentSchema:schema104,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema106.required,parentSchema:schema106,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5275,26 +5664,26 @@ const json = once(() => {
   errors++;
   }
   if(data.ids !== undefined){
-  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
-  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+  if(!(validate28(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
+  vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
   errors = vErrors.length;
   }
   }
   if(data.remark !== undefined){
-  if(!(validate27(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+  if(!(validate32(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
   errors = vErrors.length;
   }
   }
   if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.type,parentSchema:schema104,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5303,20 +5692,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate285.errors = vErrors;
+  validate298.errors = vErrors;
   return errors === 0;
   }
 
-  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate289;
-  const schema105 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
+  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate302;
+  const schema107 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
   const pattern5 = new RegExp("^1[3-9]\\d{9}$", "u");
 
-  function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema105.required,parentSchema:schema105,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema107.required,parentSchema:schema107,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5326,7 +5715,7 @@ const json = once(() => {
   errors++;
   }
   if(data.phone === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema105.required,parentSchema:schema105,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema107.required,parentSchema:schema107,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5336,8 +5725,8 @@ const json = once(() => {
   errors++;
   }
   if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
@@ -5345,7 +5734,7 @@ const json = once(() => {
   let data1 = data.phone;
   if(typeof data1 === "string"){
   if(!pattern5.test(data1)){
-  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema105.properties.phone,data:data1};
+  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema107.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5356,7 +5745,7 @@ const json = once(() => {
   }
   }
   else {
-  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.phone.type,parentSchema:schema105.properties.phone,data:data1};
+  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.phone.type,parentSchema:schema107.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5368,7 +5757,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5377,20 +5766,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate289.errors = vErrors;
+  validate302.errors = vErrors;
   return errors === 0;
   }
 
-  exports.a24c3009b7dccdb62b48f8b025048fca2223b7d5 = validate291;
-  const schema106 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"active":{"type":"boolean"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
-  const schema107 = {"type":"string","maxLength":100};
+  exports.a24c3009b7dccdb62b48f8b025048fca2223b7d5 = validate304;
+  const schema108 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"active":{"type":"boolean"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
+  const schema109 = {"type":"string","maxLength":100};
 
-  function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate306(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema107,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema109,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5401,7 +5790,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.type,parentSchema:schema107,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema109.type,parentSchema:schema109,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5410,20 +5799,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate293.errors = vErrors;
+  validate306.errors = vErrors;
   return errors === 0;
   }
 
-  const func22 = Object.prototype.hasOwnProperty;
+  const func24 = Object.prototype.hasOwnProperty;
   const pattern6 = new RegExp("^[0-9a-f]{40}$", "u");
 
-  function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate304(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   for(const key0 in data){
   if(!(((((((key0 === "business_units") || (key0 === "departments")) || (key0 === "users")) || (key0 === "alarm_groups")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "apps"))){
-  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema106,data};
+  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema108,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5441,7 +5830,7 @@ const json = once(() => {
   let data1 = data0[i0];
   if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
   if(data1.id === undefined){
-  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.business_units.items.required,parentSchema:schema106.properties.business_units.items,data:data1};
+  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.business_units.items.required,parentSchema:schema108.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5451,7 +5840,7 @@ const json = once(() => {
   errors++;
   }
   if(data1.name === undefined){
-  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.business_units.items.required,parentSchema:schema106.properties.business_units.items,data:data1};
+  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.business_units.items.required,parentSchema:schema108.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5462,7 +5851,7 @@ const json = once(() => {
   }
   for(const key1 in data1){
   if(!(((((key1 === "id") || (key1 === "name")) || (key1 === "remark")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.business_units.items,data:data1};
+  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5473,38 +5862,38 @@ const json = once(() => {
   }
   }
   if(data1.id !== undefined){
-  if(!(validate24(data1.id, {instancePath:instancePath+"/business_units/" + i0+"/id",parentData:data1,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data1.id, {instancePath:instancePath+"/business_units/" + i0+"/id",parentData:data1,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data1.name !== undefined){
-  if(!(validate293(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate306(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
   errors = vErrors.length;
   }
   }
   if(data1.remark !== undefined){
-  if(!(validate53(data1.remark, {instancePath:instancePath+"/business_units/" + i0+"/remark",parentData:data1,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate58(data1.remark, {instancePath:instancePath+"/business_units/" + i0+"/remark",parentData:data1,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
   errors = vErrors.length;
   }
   }
   if(data1.created_at !== undefined){
-  if(!(validate37(data1.created_at, {instancePath:instancePath+"/business_units/" + i0+"/created_at",parentData:data1,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data1.created_at, {instancePath:instancePath+"/business_units/" + i0+"/created_at",parentData:data1,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   if(data1.updated_at !== undefined){
-  if(!(validate37(data1.updated_at, {instancePath:instancePath+"/business_units/" + i0+"/updated_at",parentData:data1,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data1.updated_at, {instancePath:instancePath+"/business_units/" + i0+"/updated_at",parentData:data1,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.business_units.items.type,parentSchema:schema106.properties.business_units.items,data:data1};
+  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.business_units.items.type,parentSchema:schema108.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5516,7 +5905,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.business_units.type,parentSchema:schema106.properties.business_units,data:data0};
+  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.business_units.type,parentSchema:schema108.properties.business_units,data:data0};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5534,7 +5923,7 @@ const json = once(() => {
   let data8 = data7[i1];
   if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
   if(data8.id === undefined){
-  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.departments.items.required,parentSchema:schema106.properties.departments.items,data:data8};
+  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.departments.items.required,parentSchema:schema108.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -5544,7 +5933,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.bu_id === undefined){
-  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema106.properties.departments.items.required,parentSchema:schema106.properties.departments.items,data:data8};
+  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema108.properties.departments.items.required,parentSchema:schema108.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -5554,7 +5943,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.name === undefined){
-  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.departments.items.required,parentSchema:schema106.properties.departments.items,data:data8};
+  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.departments.items.required,parentSchema:schema108.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -5565,7 +5954,7 @@ const json = once(() => {
   }
   for(const key2 in data8){
   if(!((((((((key2 === "id") || (key2 === "bu_id")) || (key2 === "name")) || (key2 === "remark")) || (key2 === "created_by")) || (key2 === "updated_by")) || (key2 === "created_at")) || (key2 === "updated_at"))){
-  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.departments.items,data:data8};
+  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -5576,56 +5965,56 @@ const json = once(() => {
   }
   }
   if(data8.id !== undefined){
-  if(!(validate24(data8.id, {instancePath:instancePath+"/departments/" + i1+"/id",parentData:data8,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data8.id, {instancePath:instancePath+"/departments/" + i1+"/id",parentData:data8,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data8.bu_id !== undefined){
-  if(!(validate24(data8.bu_id, {instancePath:instancePath+"/departments/" + i1+"/bu_id",parentData:data8,parentDataProperty:"bu_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data8.bu_id, {instancePath:instancePath+"/departments/" + i1+"/bu_id",parentData:data8,parentDataProperty:"bu_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data8.name !== undefined){
-  if(!(validate293(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate306(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
   errors = vErrors.length;
   }
   }
   if(data8.remark !== undefined){
-  if(!(validate53(data8.remark, {instancePath:instancePath+"/departments/" + i1+"/remark",parentData:data8,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate58(data8.remark, {instancePath:instancePath+"/departments/" + i1+"/remark",parentData:data8,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
   errors = vErrors.length;
   }
   }
   if(data8.created_by !== undefined){
-  if(!(validate243(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate245(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   if(data8.updated_by !== undefined){
-  if(!(validate243(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate245(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   if(data8.created_at !== undefined){
-  if(!(validate37(data8.created_at, {instancePath:instancePath+"/departments/" + i1+"/created_at",parentData:data8,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data8.created_at, {instancePath:instancePath+"/departments/" + i1+"/created_at",parentData:data8,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   if(data8.updated_at !== undefined){
-  if(!(validate37(data8.updated_at, {instancePath:instancePath+"/departments/" + i1+"/updated_at",parentData:data8,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data8.updated_at, {instancePath:instancePath+"/departments/" + i1+"/updated_at",parentData:data8,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.departments.items.type,parentSchema:schema106.properties.departments.items,data:data8};
+  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.departments.items.type,parentSchema:schema108.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err10];
   }
@@ -5637,7 +6026,7 @@ const json = once(() => {
   }
   }
   else {
-  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.departments.type,parentSchema:schema106.properties.departments,data:data7};
+  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.departments.type,parentSchema:schema108.properties.departments,data:data7};
   if(vErrors === null){
   vErrors = [err11];
   }
@@ -5655,7 +6044,7 @@ const json = once(() => {
   let data18 = data17[i2];
   if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
   if(data18.uid === undefined){
-  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
+  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema108.properties.users.items.required,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err12];
   }
@@ -5665,7 +6054,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.username === undefined){
-  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
+  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema108.properties.users.items.required,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err13];
   }
@@ -5675,7 +6064,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.user === undefined){
-  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
+  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema108.properties.users.items.required,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err14];
   }
@@ -5685,7 +6074,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.email === undefined){
-  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
+  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema108.properties.users.items.required,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err15];
   }
@@ -5695,8 +6084,8 @@ const json = once(() => {
   errors++;
   }
   for(const key3 in data18){
-  if(!(func22.call(schema106.properties.users.items.properties, key3))){
-  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.users.items,data:data18};
+  if(!(func24.call(schema108.properties.users.items.properties, key3))){
+  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err16];
   }
@@ -5707,32 +6096,32 @@ const json = once(() => {
   }
   }
   if(data18.uid !== undefined){
-  if(!(validate24(data18.uid, {instancePath:instancePath+"/users/" + i2+"/uid",parentData:data18,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data18.uid, {instancePath:instancePath+"/users/" + i2+"/uid",parentData:data18,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data18.username !== undefined){
-  if(!(validate293(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate306(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
+  vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
   errors = vErrors.length;
   }
   }
   if(data18.user !== undefined){
-  if(!(validate293(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate306(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
+  vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
   errors = vErrors.length;
   }
   }
   if(data18.email !== undefined){
-  if(!(validate53(data18.email, {instancePath:instancePath+"/users/" + i2+"/email",parentData:data18,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate58(data18.email, {instancePath:instancePath+"/users/" + i2+"/email",parentData:data18,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
   errors = vErrors.length;
   }
   }
   if(data18.department !== undefined){
-  if(!(validate53(data18.department, {instancePath:instancePath+"/users/" + i2+"/department",parentData:data18,parentDataProperty:"department",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate58(data18.department, {instancePath:instancePath+"/users/" + i2+"/department",parentData:data18,parentDataProperty:"department",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
   errors = vErrors.length;
   }
   }
@@ -5740,7 +6129,7 @@ const json = once(() => {
   let data24 = data18.phone;
   if(typeof data24 === "string"){
   if(func2(data24) > 20){
-  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema106.properties.users.items.properties.phone,data:data24};
+  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema108.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err17];
   }
@@ -5751,7 +6140,7 @@ const json = once(() => {
   }
   }
   else {
-  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.users.items.properties.phone.type,parentSchema:schema106.properties.users.items.properties.phone,data:data24};
+  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.users.items.properties.phone.type,parentSchema:schema108.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err18];
   }
@@ -5762,15 +6151,15 @@ const json = once(() => {
   }
   }
   if(data18.wechatid !== undefined){
-  if(!(validate293(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate306(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
+  vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
   errors = vErrors.length;
   }
   }
   if(data18.role !== undefined){
   let data26 = data18.role;
   if(!((data26 === 0) || (data26 === 9))){
-  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema106.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.users.items.properties.role.enum,parentSchema:schema106.properties.users.items.properties.role,data:data26};
+  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema108.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.users.items.properties.role.enum,parentSchema:schema108.properties.users.items.properties.role,data:data26};
   if(vErrors === null){
   vErrors = [err19];
   }
@@ -5783,7 +6172,7 @@ const json = once(() => {
   if(data18.active !== undefined){
   let data27 = data18.active;
   if(typeof data27 !== "boolean"){
-  const err20 = {instancePath:instancePath+"/users/" + i2+"/active",schemaPath:"#/properties/users/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema106.properties.users.items.properties.active.type,parentSchema:schema106.properties.users.items.properties.active,data:data27};
+  const err20 = {instancePath:instancePath+"/users/" + i2+"/active",schemaPath:"#/properties/users/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema108.properties.users.items.properties.active.type,parentSchema:schema108.properties.users.items.properties.active,data:data27};
   if(vErrors === null){
   vErrors = [err20];
   }
@@ -5794,20 +6183,20 @@ const json = once(() => {
   }
   }
   if(data18.created_at !== undefined){
-  if(!(validate37(data18.created_at, {instancePath:instancePath+"/users/" + i2+"/created_at",parentData:data18,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data18.created_at, {instancePath:instancePath+"/users/" + i2+"/created_at",parentData:data18,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   if(data18.updated_at !== undefined){
-  if(!(validate37(data18.updated_at, {instancePath:instancePath+"/users/" + i2+"/updated_at",parentData:data18,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data18.updated_at, {instancePath:instancePath+"/users/" + i2+"/updated_at",parentData:data18,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err21 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.users.items.type,parentSchema:schema106.properties.users.items,data:data18};
+  const err21 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.users.items.type,parentSchema:schema108.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err21];
   }
@@ -5819,7 +6208,7 @@ const json = once(() => {
   }
   }
   else {
-  const err22 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.users.type,parentSchema:schema106.properties.users,data:data17};
+  const err22 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.users.type,parentSchema:schema108.properties.users,data:data17};
   if(vErrors === null){
   vErrors = [err22];
   }
@@ -5837,7 +6226,7 @@ const json = once(() => {
   let data31 = data30[i3];
   if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
   if(data31.id === undefined){
-  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.alarm_groups.items.required,parentSchema:schema106.properties.alarm_groups.items,data:data31};
+  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.alarm_groups.items.required,parentSchema:schema108.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err23];
   }
@@ -5847,7 +6236,7 @@ const json = once(() => {
   errors++;
   }
   if(data31.name === undefined){
-  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.alarm_groups.items.required,parentSchema:schema106.properties.alarm_groups.items,data:data31};
+  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.alarm_groups.items.required,parentSchema:schema108.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err24];
   }
@@ -5857,7 +6246,7 @@ const json = once(() => {
   errors++;
   }
   if(data31.receiver === undefined){
-  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema106.properties.alarm_groups.items.required,parentSchema:schema106.properties.alarm_groups.items,data:data31};
+  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema108.properties.alarm_groups.items.required,parentSchema:schema108.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err25];
   }
@@ -5868,7 +6257,7 @@ const json = once(() => {
   }
   for(const key4 in data31){
   if(!((((((key4 === "id") || (key4 === "name")) || (key4 === "remark")) || (key4 === "receiver")) || (key4 === "created_at")) || (key4 === "updated_at"))){
-  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.alarm_groups.items,data:data31};
+  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err26];
   }
@@ -5879,20 +6268,20 @@ const json = once(() => {
   }
   }
   if(data31.id !== undefined){
-  if(!(validate24(data31.id, {instancePath:instancePath+"/alarm_groups/" + i3+"/id",parentData:data31,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data31.id, {instancePath:instancePath+"/alarm_groups/" + i3+"/id",parentData:data31,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data31.name !== undefined){
-  if(!(validate293(data31.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data31,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate306(data31.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data31,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
   errors = vErrors.length;
   }
   }
   if(data31.remark !== undefined){
-  if(!(validate53(data31.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data31,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate58(data31.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data31,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
   errors = vErrors.length;
   }
   }
@@ -5900,7 +6289,7 @@ const json = once(() => {
   let data35 = data31.receiver;
   if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
   if(data35.channels === undefined){
-  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema106.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema106.properties.alarm_groups.items.properties.receiver,data:data35};
+  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema108.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema108.properties.alarm_groups.items.properties.receiver,data:data35};
   if(vErrors === null){
   vErrors = [err27];
   }
@@ -5911,7 +6300,7 @@ const json = once(() => {
   }
   for(const key5 in data35){
   if(!(key5 === "channels")){
-  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.alarm_groups.items.properties.receiver,data:data35};
+  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.alarm_groups.items.properties.receiver,data:data35};
   if(vErrors === null){
   vErrors = [err28];
   }
@@ -5922,14 +6311,14 @@ const json = once(() => {
   }
   }
   if(data35.channels !== undefined){
-  if(!(validate141(data35.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data35,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
+  if(!(validate143(data35.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data35,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema106.properties.alarm_groups.items.properties.receiver,data:data35};
+  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema108.properties.alarm_groups.items.properties.receiver,data:data35};
   if(vErrors === null){
   vErrors = [err29];
   }
@@ -5940,20 +6329,20 @@ const json = once(() => {
   }
   }
   if(data31.created_at !== undefined){
-  if(!(validate37(data31.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data31,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data31.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data31,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   if(data31.updated_at !== undefined){
-  if(!(validate37(data31.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data31,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data31.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data31,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err30 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.alarm_groups.items.type,parentSchema:schema106.properties.alarm_groups.items,data:data31};
+  const err30 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.alarm_groups.items.type,parentSchema:schema108.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err30];
   }
@@ -5965,7 +6354,7 @@ const json = once(() => {
   }
   }
   else {
-  const err31 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.alarm_groups.type,parentSchema:schema106.properties.alarm_groups,data:data30};
+  const err31 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.alarm_groups.type,parentSchema:schema108.properties.alarm_groups,data:data30};
   if(vErrors === null){
   vErrors = [err31];
   }
@@ -5983,7 +6372,7 @@ const json = once(() => {
   let data40 = data39[i4];
   if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
   if(data40.id === undefined){
-  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.tags.items.required,parentSchema:schema106.properties.tags.items,data:data40};
+  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.tags.items.required,parentSchema:schema108.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err32];
   }
@@ -5993,7 +6382,7 @@ const json = once(() => {
   errors++;
   }
   if(data40.name === undefined){
-  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.tags.items.required,parentSchema:schema106.properties.tags.items,data:data40};
+  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.tags.items.required,parentSchema:schema108.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err33];
   }
@@ -6004,7 +6393,7 @@ const json = once(() => {
   }
   for(const key6 in data40){
   if(!((((((key6 === "id") || (key6 === "name")) || (key6 === "remark")) || (key6 === "created_by")) || (key6 === "created_at")) || (key6 === "updated_at"))){
-  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.tags.items,data:data40};
+  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err34];
   }
@@ -6015,44 +6404,44 @@ const json = once(() => {
   }
   }
   if(data40.id !== undefined){
-  if(!(validate24(data40.id, {instancePath:instancePath+"/tags/" + i4+"/id",parentData:data40,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data40.id, {instancePath:instancePath+"/tags/" + i4+"/id",parentData:data40,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data40.name !== undefined){
-  if(!(validate293(data40.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data40,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate306(data40.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data40,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
   errors = vErrors.length;
   }
   }
   if(data40.remark !== undefined){
-  if(!(validate53(data40.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data40,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate58(data40.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data40,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
   errors = vErrors.length;
   }
   }
   if(data40.created_by !== undefined){
-  if(!(validate243(data40.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data40,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate245(data40.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data40,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   if(data40.created_at !== undefined){
-  if(!(validate37(data40.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data40,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data40.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data40,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   if(data40.updated_at !== undefined){
-  if(!(validate37(data40.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data40,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data40.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data40,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err35 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.tags.items.type,parentSchema:schema106.properties.tags.items,data:data40};
+  const err35 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.tags.items.type,parentSchema:schema108.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err35];
   }
@@ -6064,7 +6453,7 @@ const json = once(() => {
   }
   }
   else {
-  const err36 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.tags.type,parentSchema:schema106.properties.tags,data:data39};
+  const err36 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.tags.type,parentSchema:schema108.properties.tags,data:data39};
   if(vErrors === null){
   vErrors = [err36];
   }
@@ -6082,7 +6471,7 @@ const json = once(() => {
   let data48 = data47[i5];
   if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
   if(data48.id === undefined){
-  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.templates.items.required,parentSchema:schema106.properties.templates.items,data:data48};
+  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.templates.items.required,parentSchema:schema108.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err37];
   }
@@ -6092,7 +6481,7 @@ const json = once(() => {
   errors++;
   }
   if(data48.name === undefined){
-  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.templates.items.required,parentSchema:schema106.properties.templates.items,data:data48};
+  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.templates.items.required,parentSchema:schema108.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err38];
   }
@@ -6102,7 +6491,7 @@ const json = once(() => {
   errors++;
   }
   if(data48.template === undefined){
-  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema106.properties.templates.items.required,parentSchema:schema106.properties.templates.items,data:data48};
+  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema108.properties.templates.items.required,parentSchema:schema108.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err39];
   }
@@ -6113,7 +6502,7 @@ const json = once(() => {
   }
   for(const key7 in data48){
   if(!((((((((key7 === "id") || (key7 === "name")) || (key7 === "remark")) || (key7 === "created_by")) || (key7 === "permission")) || (key7 === "template")) || (key7 === "created_at")) || (key7 === "updated_at"))){
-  const err40 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.templates.items,data:data48};
+  const err40 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err40];
   }
@@ -6124,26 +6513,26 @@ const json = once(() => {
   }
   }
   if(data48.id !== undefined){
-  if(!(validate24(data48.id, {instancePath:instancePath+"/templates/" + i5+"/id",parentData:data48,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data48.id, {instancePath:instancePath+"/templates/" + i5+"/id",parentData:data48,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data48.name !== undefined){
-  if(!(validate293(data48.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data48,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate306(data48.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data48,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
   errors = vErrors.length;
   }
   }
   if(data48.remark !== undefined){
-  if(!(validate53(data48.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data48,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate58(data48.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data48,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
   errors = vErrors.length;
   }
   }
   if(data48.created_by !== undefined){
-  if(!(validate243(data48.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data48,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate245(data48.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data48,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
@@ -6152,14 +6541,14 @@ const json = once(() => {
   if(Array.isArray(data53)){
   const len6 = data53.length;
   for(let i6=0; i6<len6; i6++){
-  if(!(validate24(data53[i6], {instancePath:instancePath+"/templates/" + i5+"/permission/" + i6,parentData:data53,parentDataProperty:i6,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data53[i6], {instancePath:instancePath+"/templates/" + i5+"/permission/" + i6,parentData:data53,parentDataProperty:i6,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err41 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.templates.items.properties.permission.type,parentSchema:schema106.properties.templates.items.properties.permission,data:data53};
+  const err41 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.templates.items.properties.permission.type,parentSchema:schema108.properties.templates.items.properties.permission,data:data53};
   if(vErrors === null){
   vErrors = [err41];
   }
@@ -6172,7 +6561,7 @@ const json = once(() => {
   if(data48.template !== undefined){
   let data55 = data48.template;
   if(!(data55 && typeof data55 == "object" && !Array.isArray(data55))){
-  const err42 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.templates.items.properties.template.type,parentSchema:schema106.properties.templates.items.properties.template,data:data55};
+  const err42 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.templates.items.properties.template.type,parentSchema:schema108.properties.templates.items.properties.template,data:data55};
   if(vErrors === null){
   vErrors = [err42];
   }
@@ -6183,20 +6572,20 @@ const json = once(() => {
   }
   }
   if(data48.created_at !== undefined){
-  if(!(validate37(data48.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data48,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data48.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data48,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   if(data48.updated_at !== undefined){
-  if(!(validate37(data48.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data48,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data48.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data48,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err43 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.templates.items.type,parentSchema:schema106.properties.templates.items,data:data48};
+  const err43 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.templates.items.type,parentSchema:schema108.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err43];
   }
@@ -6208,7 +6597,7 @@ const json = once(() => {
   }
   }
   else {
-  const err44 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.templates.type,parentSchema:schema106.properties.templates,data:data47};
+  const err44 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.templates.type,parentSchema:schema108.properties.templates,data:data47};
   if(vErrors === null){
   vErrors = [err44];
   }
@@ -6226,7 +6615,7 @@ const json = once(() => {
   let data59 = data58[i7];
   if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
   if(data59.id === undefined){
-  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.apps.items.required,parentSchema:schema106.properties.apps.items,data:data59};
+  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema108.properties.apps.items.required,parentSchema:schema108.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err45];
   }
@@ -6236,7 +6625,7 @@ const json = once(() => {
   errors++;
   }
   if(data59.name === undefined){
-  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.apps.items.required,parentSchema:schema106.properties.apps.items,data:data59};
+  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema108.properties.apps.items.required,parentSchema:schema108.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err46];
   }
@@ -6246,7 +6635,7 @@ const json = once(() => {
   errors++;
   }
   if(data59.token === undefined){
-  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema106.properties.apps.items.required,parentSchema:schema106.properties.apps.items,data:data59};
+  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema108.properties.apps.items.required,parentSchema:schema108.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err47];
   }
@@ -6257,7 +6646,7 @@ const json = once(() => {
   }
   for(const key8 in data59){
   if(!(((((key8 === "id") || (key8 === "name")) || (key8 === "token")) || (key8 === "created_at")) || (key8 === "updated_at"))){
-  const err48 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.apps.items,data:data59};
+  const err48 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema108.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err48];
   }
@@ -6268,14 +6657,14 @@ const json = once(() => {
   }
   }
   if(data59.id !== undefined){
-  if(!(validate24(data59.id, {instancePath:instancePath+"/apps/" + i7+"/id",parentData:data59,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data59.id, {instancePath:instancePath+"/apps/" + i7+"/id",parentData:data59,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data59.name !== undefined){
-  if(!(validate293(data59.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data59,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate306(data59.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data59,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate306.errors : vErrors.concat(validate306.errors);
   errors = vErrors.length;
   }
   }
@@ -6283,7 +6672,7 @@ const json = once(() => {
   let data62 = data59.token;
   if(typeof data62 === "string"){
   if(!pattern6.test(data62)){
-  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema106.properties.apps.items.properties.token,data:data62};
+  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema108.properties.apps.items.properties.token,data:data62};
   if(vErrors === null){
   vErrors = [err49];
   }
@@ -6294,7 +6683,7 @@ const json = once(() => {
   }
   }
   else {
-  const err50 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.apps.items.properties.token.type,parentSchema:schema106.properties.apps.items.properties.token,data:data62};
+  const err50 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.properties.apps.items.properties.token.type,parentSchema:schema108.properties.apps.items.properties.token,data:data62};
   if(vErrors === null){
   vErrors = [err50];
   }
@@ -6305,20 +6694,20 @@ const json = once(() => {
   }
   }
   if(data59.created_at !== undefined){
-  if(!(validate37(data59.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data59,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data59.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data59,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   if(data59.updated_at !== undefined){
-  if(!(validate37(data59.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data59,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate42(data59.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data59,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err51 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.apps.items.type,parentSchema:schema106.properties.apps.items,data:data59};
+  const err51 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.properties.apps.items.type,parentSchema:schema108.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err51];
   }
@@ -6330,7 +6719,7 @@ const json = once(() => {
   }
   }
   else {
-  const err52 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.apps.type,parentSchema:schema106.properties.apps,data:data58};
+  const err52 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema108.properties.apps.type,parentSchema:schema108.properties.apps,data:data58};
   if(vErrors === null){
   vErrors = [err52];
   }
@@ -6342,7 +6731,7 @@ const json = once(() => {
   }
   }
   else {
-  const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
+  const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.type,parentSchema:schema108,data};
   if(vErrors === null){
   vErrors = [err53];
   }
@@ -6351,21 +6740,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate291.errors = vErrors;
+  validate304.errors = vErrors;
   return errors === 0;
   }
 
-  exports.a712d45f7e604f2623d5128d5a5e723ed76bc9d4 = validate337;
-  const schema108 = {"type":"object","properties":{"token":{"type":"integer","enum":[0,1],"description":"1: a new task token."},"secret":{"type":"integer","enum":[0,1],"description":"1: a new task secret."},"overlap_minutes":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes","description":"How long the old credentials stay valid (default 60; 0: they end at once)."}}};
+  exports.a712d45f7e604f2623d5128d5a5e723ed76bc9d4 = validate350;
+  const schema110 = {"type":"object","properties":{"token":{"type":"integer","enum":[0,1],"description":"1: a new task token."},"secret":{"type":"integer","enum":[0,1],"description":"1: a new task secret."},"overlap_minutes":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes","description":"How long the old credentials stay valid (default 60; 0: they end at once)."}}};
 
-  function validate337(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate350(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.token !== undefined){
   let data0 = data.token;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err0 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.token.type,parentSchema:schema108.properties.token,data:data0};
+  const err0 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.token.type,parentSchema:schema110.properties.token,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6375,7 +6764,7 @@ const json = once(() => {
   errors++;
   }
   if(!((data0 === 0) || (data0 === 1))){
-  const err1 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/enum",keyword:"enum",params:{allowedValues: schema108.properties.token.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.token.enum,parentSchema:schema108.properties.token,data:data0};
+  const err1 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/enum",keyword:"enum",params:{allowedValues: schema110.properties.token.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.token.enum,parentSchema:schema110.properties.token,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6388,7 +6777,7 @@ const json = once(() => {
   if(data.secret !== undefined){
   let data1 = data.secret;
   if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-  const err2 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.secret.type,parentSchema:schema108.properties.secret,data:data1};
+  const err2 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.secret.type,parentSchema:schema110.properties.secret,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6398,7 +6787,7 @@ const json = once(() => {
   errors++;
   }
   if(!((data1 === 0) || (data1 === 1))){
-  const err3 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/enum",keyword:"enum",params:{allowedValues: schema108.properties.secret.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.secret.enum,parentSchema:schema108.properties.secret,data:data1};
+  const err3 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/enum",keyword:"enum",params:{allowedValues: schema110.properties.secret.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.secret.enum,parentSchema:schema110.properties.secret,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6411,7 +6800,7 @@ const json = once(() => {
   if(data.overlap_minutes !== undefined){
   let data2 = data.overlap_minutes;
   if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-  const err4 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.overlap_minutes.type,parentSchema:schema108.properties.overlap_minutes,data:data2};
+  const err4 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.overlap_minutes.type,parentSchema:schema110.properties.overlap_minutes,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6422,7 +6811,7 @@ const json = once(() => {
   }
   if(typeof data2 == "number"){
   if(data2 > 10080 || isNaN(data2)){
-  const err5 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema108.properties.overlap_minutes,data:data2};
+  const err5 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema110.properties.overlap_minutes,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6432,7 +6821,7 @@ const json = once(() => {
   errors++;
   }
   if(data2 < 0 || isNaN(data2)){
-  const err6 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema108.properties.overlap_minutes,data:data2};
+  const err6 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema110.properties.overlap_minutes,data:data2};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -6445,7 +6834,7 @@ const json = once(() => {
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.type,parentSchema:schema108,data};
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -6454,219 +6843,14 @@ const json = once(() => {
   }
   errors++;
   }
-  validate337.errors = vErrors;
+  validate350.errors = vErrors;
   return errors === 0;
   }
 
-  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate338;
-  const schema109 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate351;
+  const schema111 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate338(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema109.required,parentSchema:schema109,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.queue === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema109.required,parentSchema:schema109,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.queue !== undefined){
-  let data1 = data.queue;
-  if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
-  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema109.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.queue.enum,parentSchema:schema109.properties.queue,data:data1};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  if(data.message_id !== undefined){
-  let data2 = data.message_id;
-  if(typeof data2 === "string"){
-  if(func2(data2) > 512){
-  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema109.properties.message_id,data:data2};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(func2(data2) < 1){
-  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema109.properties.message_id,data:data2};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema109.properties.message_id.type,parentSchema:schema109.properties.message_id,data:data2};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.all !== undefined){
-  let data3 = data.all;
-  if(!((data3 === 1) || (data3 === true))){
-  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema109.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.all.enum,parentSchema:schema109.properties.all,data:data3};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  }
-  if(data.task_id !== undefined){
-  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema109.type,parentSchema:schema109,data};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  validate338.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate341;
-  const schema110 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
-
-  function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema110.required,parentSchema:schema110,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.interval !== undefined){
-  let data0 = data.interval;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.interval.type,parentSchema:schema110.properties.interval,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(typeof data0 == "number"){
-  if(data0 > 10080 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema110.properties.interval,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema110.properties.interval,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  if(data.level !== undefined){
-  let data1 = data.level;
-  if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.level.type,parentSchema:schema110.properties.level,data:data1};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  if(!((((data1 === 0) || (data1 === 1)) || (data1 === 2)) || (data1 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema110.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.level.enum,parentSchema:schema110.properties.level,data:data1};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  validate341.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate342;
-  const schema111 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
-
-  function validate342(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate351(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -6680,8 +6864,213 @@ const json = once(() => {
   }
   errors++;
   }
+  if(data.queue === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema111.required,parentSchema:schema111,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.queue !== undefined){
+  let data1 = data.queue;
+  if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema111.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema111.properties.queue.enum,parentSchema:schema111.properties.queue,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.message_id !== undefined){
+  let data2 = data.message_id;
+  if(typeof data2 === "string"){
+  if(func2(data2) > 512){
+  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema111.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(func2(data2) < 1){
+  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema111.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.message_id.type,parentSchema:schema111.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.all !== undefined){
+  let data3 = data.all;
+  if(!((data3 === 1) || (data3 === true))){
+  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema111.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema111.properties.all.enum,parentSchema:schema111.properties.all,data:data3};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate29(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate351.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate354;
+  const schema112 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+
+  function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.interval === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema112.required,parentSchema:schema112,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.interval !== undefined){
+  let data0 = data.interval;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema112.properties.interval.type,parentSchema:schema112.properties.interval,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(typeof data0 == "number"){
+  if(data0 > 10080 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema112.properties.interval,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data0 < 0 || isNaN(data0)){
+  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema112.properties.interval,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  if(data.level !== undefined){
+  let data1 = data.level;
+  if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
+  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema112.properties.level.type,parentSchema:schema112.properties.level,data:data1};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(!((((data1 === 0) || (data1 === 1)) || (data1 === 2)) || (data1 === 3))){
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema112.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.level.enum,parentSchema:schema112.properties.level,data:data1};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  validate354.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate355;
+  const schema113 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
+
+  function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema113.required,parentSchema:schema113,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema113.required,parentSchema:schema113,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6691,7 +7080,7 @@ const json = once(() => {
   errors++;
   }
   if(data.action === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema113.required,parentSchema:schema113,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6701,21 +7090,21 @@ const json = once(() => {
   errors++;
   }
   if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.task_id !== undefined){
-  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.action !== undefined){
   let data2 = data.action;
   if(typeof data2 !== "string"){
-  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.action.type,parentSchema:schema111.properties.action,data:data2};
+  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.properties.action.type,parentSchema:schema113.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6725,7 +7114,7 @@ const json = once(() => {
   errors++;
   }
   if(!(((data2 === "stop") || (data2 === "start")) || (data2 === "pause"))){
-  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema111.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema111.properties.action.enum,parentSchema:schema111.properties.action,data:data2};
+  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema113.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema113.properties.action.enum,parentSchema:schema113.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6736,14 +7125,14 @@ const json = once(() => {
   }
   }
   if(data.time !== undefined){
-  if(!(validate79(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+  if(!(validate81(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.type,parentSchema:schema113,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6752,19 +7141,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate342.errors = vErrors;
+  validate355.errors = vErrors;
   return errors === 0;
   }
 
-  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate346;
-  const schema112 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
+  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate359;
+  const schema114 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
 
-  function validate346(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.account === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema114.required,parentSchema:schema114,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6774,7 +7163,7 @@ const json = once(() => {
   errors++;
   }
   if(data.password === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema114.required,parentSchema:schema114,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6787,7 +7176,7 @@ const json = once(() => {
   let data0 = data.account;
   if(typeof data0 === "string"){
   if(func2(data0) > 254){
-  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema112.properties.account,data:data0};
+  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema114.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6797,7 +7186,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data0) < 1){
-  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema112.properties.account,data:data0};
+  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema114.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6808,7 +7197,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.account.type,parentSchema:schema112.properties.account,data:data0};
+  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema114.properties.account.type,parentSchema:schema114.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6819,14 +7208,14 @@ const json = once(() => {
   }
   }
   if(data.password !== undefined){
-  if(!(validate68(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
-  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+  if(!(validate73(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
+  vErrors = vErrors === null ? validate73.errors : vErrors.concat(validate73.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema114.type,parentSchema:schema114,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6835,19 +7224,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate346.errors = vErrors;
+  validate359.errors = vErrors;
   return errors === 0;
   }
 
-  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate348;
-  const schema113 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate361;
+  const schema115 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate361(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema113.required,parentSchema:schema113,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema115.required,parentSchema:schema115,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6857,7 +7246,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema113.required,parentSchema:schema113,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema115.required,parentSchema:schema115,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6867,26 +7256,26 @@ const json = once(() => {
   errors++;
   }
   if(data.ids !== undefined){
-  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
-  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+  if(!(validate28(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
+  vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
   errors = vErrors.length;
   }
   }
   if(data.remark !== undefined){
-  if(!(validate27(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+  if(!(validate32(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
   errors = vErrors.length;
   }
   }
   if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.type,parentSchema:schema113,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.type,parentSchema:schema115,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6895,7 +7284,7 @@ const json = once(() => {
   }
   errors++;
   }
-  validate348.errors = vErrors;
+  validate361.errors = vErrors;
   return errors === 0;
   }
 
@@ -6906,7 +7295,7 @@ const json = once(() => {
 const coercing = once(() => {
   const exports = {};
   exports["1697e0281f4014794fcf268ff70ac4bd80883801"] = validate21;
-  const schema6 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"level":{"type":"integer","enum":[0,1,2,3]},"outcome":{"type":"string","enum":["notified","deferred","compressed","filtered","recovered","stored"]},"metric":{"type":"string","minLength":1,"maxLength":64},"batch":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"type":"string","minLength":1,"maxLength":300}}};
+  const schema6 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"level":{"type":"integer","enum":[0,1,2,3]},"outcome":{"type":"string","enum":["notified","deferred","compressed","filtered","recovered","stored"]},"metric":{"$ref":"shared_5b3ca550b11f"},"batch":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"type":"string","minLength":1,"maxLength":300}}};
   const schema7 = {"type":"integer","minimum":1,"maximum":9007199254740991};
 
   function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -7021,9 +7410,69 @@ const coercing = once(() => {
   return errors === 0;
   }
 
-  const schema9 = {"type":"integer","minimum":1,"maximum":100};
+  const schema9 = {"type":"string","minLength":1,"maxLength":64};
+  const func2 = runtime_ucs2length.default;
 
-  function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data !== "string"){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data;
+  }
+  else if(data === null){
+  coerced0 = "";
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema9.type,parentSchema:schema9,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data === "string"){
+  if(func2(data) > 64){
+  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema9,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err2 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema9,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate28.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema10 = {"type":"integer","minimum":1,"maximum":100};
+
+  function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
@@ -7035,7 +7484,7 @@ const coercing = once(() => {
   coerced0 = +data;
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema9.type,parentSchema:schema9,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema10.type,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7054,7 +7503,7 @@ const coercing = once(() => {
   }
   if(typeof data == "number"){
   if(data > 100 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema9,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7064,7 +7513,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema9,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7074,11 +7523,10 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate29.errors = vErrors;
+  validate31.errors = vErrors;
   return errors === 0;
   }
 
-  const func2 = runtime_ucs2length.default;
 
   function validate21(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
@@ -7209,19 +7657,37 @@ const coercing = once(() => {
   }
   }
   if(data.metric !== undefined){
-  let data6 = data.metric;
-  if(typeof data6 !== "string"){
-  let dataType2 = typeof data6;
+  if(!(validate28(data.metric, {instancePath:instancePath+"/metric",parentData:data,parentDataProperty:"metric",rootData}))){
+  vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.batch !== undefined){
+  if(!(validate22(data.batch, {instancePath:instancePath+"/batch",parentData:data,parentDataProperty:"batch",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.limit !== undefined){
+  if(!(validate31(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.cursor !== undefined){
+  let data9 = data.cursor;
+  if(typeof data9 !== "string"){
+  let dataType2 = typeof data9;
   let coerced2 = undefined;
   if(!(coerced2 !== undefined)){
   if(dataType2 == "number" || dataType2 == "boolean"){
-  coerced2 = "" + data6;
+  coerced2 = "" + data9;
   }
-  else if(data6 === null){
+  else if(data9 === null){
   coerced2 = "";
   }
   else {
-  const err6 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.metric.type,parentSchema:schema6.properties.metric,data:data6};
+  const err6 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.cursor.type,parentSchema:schema6.properties.cursor,data:data9};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -7232,15 +7698,15 @@ const coercing = once(() => {
   }
   }
   if(coerced2 !== undefined){
-  data6 = coerced2;
+  data9 = coerced2;
   if(data !== undefined){
-  data["metric"] = coerced2;
+  data["cursor"] = coerced2;
   }
   }
   }
-  if(typeof data6 === "string"){
-  if(func2(data6) > 64){
-  const err7 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema6.properties.metric,data:data6};
+  if(typeof data9 === "string"){
+  if(func2(data9) > 300){
+  const err7 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 300},message:"must NOT have more than 300 characters",schema:300,parentSchema:schema6.properties.cursor,data:data9};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -7249,8 +7715,8 @@ const coercing = once(() => {
   }
   errors++;
   }
-  if(func2(data6) < 1){
-  const err8 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema6.properties.metric,data:data6};
+  if(func2(data9) < 1){
+  const err8 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema6.properties.cursor,data:data9};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -7261,32 +7727,9 @@ const coercing = once(() => {
   }
   }
   }
-  if(data.batch !== undefined){
-  if(!(validate22(data.batch, {instancePath:instancePath+"/batch",parentData:data,parentDataProperty:"batch",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.limit !== undefined){
-  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.cursor !== undefined){
-  let data9 = data.cursor;
-  if(typeof data9 !== "string"){
-  let dataType3 = typeof data9;
-  let coerced3 = undefined;
-  if(!(coerced3 !== undefined)){
-  if(dataType3 == "number" || dataType3 == "boolean"){
-  coerced3 = "" + data9;
-  }
-  else if(data9 === null){
-  coerced3 = "";
   }
   else {
-  const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.cursor.type,parentSchema:schema6.properties.cursor,data:data9};
+  const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema6.type,parentSchema:schema6,data};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -7295,57 +7738,15 @@ const coercing = once(() => {
   }
   errors++;
   }
-  }
-  if(coerced3 !== undefined){
-  data9 = coerced3;
-  if(data !== undefined){
-  data["cursor"] = coerced3;
-  }
-  }
-  }
-  if(typeof data9 === "string"){
-  if(func2(data9) > 300){
-  const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 300},message:"must NOT have more than 300 characters",schema:300,parentSchema:schema6.properties.cursor,data:data9};
-  if(vErrors === null){
-  vErrors = [err10];
-  }
-  else {
-  vErrors.push(err10);
-  }
-  errors++;
-  }
-  if(func2(data9) < 1){
-  const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema6.properties.cursor,data:data9};
-  if(vErrors === null){
-  vErrors = [err11];
-  }
-  else {
-  vErrors.push(err11);
-  }
-  errors++;
-  }
-  }
-  }
-  }
-  else {
-  const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema6.type,parentSchema:schema6,data};
-  if(vErrors === null){
-  vErrors = [err12];
-  }
-  else {
-  vErrors.push(err12);
-  }
-  errors++;
-  }
   validate21.errors = vErrors;
   return errors === 0;
   }
 
-  exports["18c6ac81e91f162236a21abd7e30e31cc250361e"] = validate31;
-  const schema10 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"kind":{"enum":["webhook","notify","all"],"x-message":"must be one of webhook, notify, all"},"limit":{"$ref":"shared_b433a39ac863"},"cursor":{"$ref":"shared_94c666f40273"}}};
-  const schema11 = {"type":"integer","minimum":1,"maximum":100,"x-message":"must be an integer from 1 to 100"};
+  exports["18c6ac81e91f162236a21abd7e30e31cc250361e"] = validate33;
+  const schema11 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"kind":{"enum":["webhook","notify","all"],"x-message":"must be one of webhook, notify, all"},"limit":{"$ref":"shared_b433a39ac863"},"cursor":{"$ref":"shared_94c666f40273"}}};
+  const schema12 = {"type":"integer","minimum":1,"maximum":100,"x-message":"must be an integer from 1 to 100"};
 
-  function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
@@ -7357,7 +7758,7 @@ const coercing = once(() => {
   coerced0 = +data;
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.type,parentSchema:schema11,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema12.type,parentSchema:schema12,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7376,7 +7777,7 @@ const coercing = once(() => {
   }
   if(typeof data == "number"){
   if(data > 100 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema11,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema12,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7386,7 +7787,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema12,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7396,13 +7797,13 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate34.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
   }
 
-  const schema12 = {"type":"string","maxLength":4096};
+  const schema13 = {"type":"string","maxLength":4096};
 
-  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data !== "string"){
@@ -7416,7 +7817,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.type,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7435,7 +7836,7 @@ const coercing = once(() => {
   }
   if(typeof data === "string"){
   if(func2(data) > 4096){
-  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema12,data};
+  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7445,17 +7846,17 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate36.errors = vErrors;
+  validate38.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate33(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema10.required,parentSchema:schema10,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema11.required,parentSchema:schema11,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7465,7 +7866,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema10.required,parentSchema:schema10,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema11.required,parentSchema:schema11,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7489,7 +7890,7 @@ const coercing = once(() => {
   if(data.kind !== undefined){
   let data2 = data.kind;
   if(!(((data2 === "webhook") || (data2 === "notify")) || (data2 === "all"))){
-  const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema10.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema10.properties.kind.enum,parentSchema:schema10.properties.kind,data:data2};
+  const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema11.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.kind.enum,parentSchema:schema11.properties.kind,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7500,20 +7901,20 @@ const coercing = once(() => {
   }
   }
   if(data.limit !== undefined){
-  if(!(validate34(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if(!(validate36(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
   errors = vErrors.length;
   }
   }
   if(data.cursor !== undefined){
-  if(!(validate36(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate38(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema10.type,parentSchema:schema10,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7522,20 +7923,20 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate31.errors = vErrors;
+  validate33.errors = vErrors;
   return errors === 0;
   }
 
-  exports["21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660"] = validate38;
-  const schema13 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"task_ids":{"type":"string","maxLength":2000,"pattern":"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$","x-message":"must be task ids separated by commas"}}};
+  exports["21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660"] = validate40;
+  const schema14 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"task_ids":{"type":"string","maxLength":2000,"pattern":"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$","x-message":"must be task ids separated by commas"}}};
   const pattern0 = new RegExp("^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$", "u");
 
-  function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema13.required,parentSchema:schema13,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7569,7 +7970,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err1 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.task_ids.type,parentSchema:schema13.properties.task_ids,data:data2};
+  const err1 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.task_ids.type,parentSchema:schema14.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7588,7 +7989,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 2000){
-  const err2 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema13.properties.task_ids,data:data2};
+  const err2 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema14.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7598,7 +7999,7 @@ const coercing = once(() => {
   errors++;
   }
   if(!pattern0.test(data2)){
-  const err3 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"},message:"must match pattern \""+"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"+"\"",schema:"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$",parentSchema:schema13.properties.task_ids,data:data2};
+  const err3 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"},message:"must match pattern \""+"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"+"\"",schema:"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$",parentSchema:schema14.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7611,7 +8012,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7620,19 +8021,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate38.errors = vErrors;
+  validate40.errors = vErrors;
   return errors === 0;
   }
 
-  exports["29c2a07984801b62a3d18b10ad6c40395757789d"] = validate41;
-  const schema14 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"uuid":{"type":"string","minLength":1,"maxLength":100},"history_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["29c2a07984801b62a3d18b10ad6c40395757789d"] = validate43;
+  const schema15 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"uuid":{"type":"string","minLength":1,"maxLength":100},"history_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema14.required,parentSchema:schema14,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema15.required,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7642,7 +8043,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema14.required,parentSchema:schema14,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema15.required,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7688,7 +8089,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err2 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.uuid.type,parentSchema:schema14.properties.uuid,data:data4};
+  const err2 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.uuid.type,parentSchema:schema15.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7707,7 +8108,7 @@ const coercing = once(() => {
   }
   if(typeof data4 === "string"){
   if(func2(data4) > 100){
-  const err3 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema14.properties.uuid,data:data4};
+  const err3 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema15.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7717,7 +8118,7 @@ const coercing = once(() => {
   errors++;
   }
   if(func2(data4) < 1){
-  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.uuid,data:data4};
+  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema15.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7736,7 +8137,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -7745,20 +8146,20 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate41.errors = vErrors;
+  validate43.errors = vErrors;
   return errors === 0;
   }
 
-  exports["3ffd62cf8785afe5b248c4e45099533a378327d5"] = validate47;
-  const schema15 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
+  exports["3ffd62cf8785afe5b248c4e45099533a378327d5"] = validate49;
+  const schema16 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
   const pattern1 = new RegExp("^[0-9]{1,12}$", "u");
 
-  function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema15.required,parentSchema:schema15,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema16.required,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7768,7 +8169,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema15.required,parentSchema:schema15,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema16.required,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7778,7 +8179,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema15.required,parentSchema:schema15,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema16.required,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7810,7 +8211,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema15.properties.timestamp.type},message:"must be integer,string",schema:schema15.properties.timestamp.type,parentSchema:schema15.properties.timestamp,data:data1};
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema16.properties.timestamp.type},message:"must be integer,string",schema:schema16.properties.timestamp.type,parentSchema:schema16.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7829,7 +8230,7 @@ const coercing = once(() => {
   }
   if(typeof data1 === "string"){
   if(!pattern1.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema15.properties.timestamp,data:data1};
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema16.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7853,7 +8254,7 @@ const coercing = once(() => {
   coerced1 = "";
   }
   else {
-  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.sign.type,parentSchema:schema15.properties.sign,data:data2};
+  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.properties.sign.type,parentSchema:schema16.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -7872,7 +8273,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 128){
-  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema15.properties.sign,data:data2};
+  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema16.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -7882,7 +8283,7 @@ const coercing = once(() => {
   errors++;
   }
   if(func2(data2) < 1){
-  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema15.properties.sign,data:data2};
+  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema16.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -7895,7 +8296,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
+  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -7904,19 +8305,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate47.errors = vErrors;
+  validate49.errors = vErrors;
   return errors === 0;
   }
 
-  exports["505bc52172db75f14a8a6431e16a150d8f93dc3d"] = validate49;
-  const schema16 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"task_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_b433a39ac863"}}};
+  exports["505bc52172db75f14a8a6431e16a150d8f93dc3d"] = validate51;
+  const schema17 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"task_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_b433a39ac863"}}};
 
-  function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema16.required,parentSchema:schema16,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema17.required,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7926,7 +8327,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.queue === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema16.required,parentSchema:schema16,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema17.required,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7944,7 +8345,7 @@ const coercing = once(() => {
   if(data.queue !== undefined){
   let data1 = data.queue;
   if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
-  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema16.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema16.properties.queue.enum,parentSchema:schema16.properties.queue,data:data1};
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema17.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema17.properties.queue.enum,parentSchema:schema17.properties.queue,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7961,14 +8362,14 @@ const coercing = once(() => {
   }
   }
   if(data.limit !== undefined){
-  if(!(validate34(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if(!(validate36(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema17.type,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7977,19 +8378,73 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate49.errors = vErrors;
+  validate51.errors = vErrors;
   return errors === 0;
   }
 
-  exports["7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a"] = validate53;
-  const schema17 = {"type":"object","required":["id"],"properties":{"id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["648314f55ef8be33499873bf8692a8788b9188c4"] = validate55;
+  const schema18 = {"type":"object","required":["uid","replay_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"replay_id":{"$ref":"shared_5b3ca550b11f"}}};
 
-  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema18.required,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.replay_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "replay_id"},message:"must have required property '"+"replay_id"+"'",schema:schema18.required,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.replay_id !== undefined){
+  if(!(validate28(data.replay_id, {instancePath:instancePath+"/replay_id",parentData:data,parentDataProperty:"replay_id",rootData}))){
+  vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate55.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a"] = validate58;
+  const schema19 = {"type":"object","required":["id"],"properties":{"id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema17.required,parentSchema:schema17,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema19.required,parentSchema:schema19,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8006,7 +8461,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema17.type,parentSchema:schema17,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema19.type,parentSchema:schema19,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8015,15 +8470,15 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate53.errors = vErrors;
+  validate58.errors = vErrors;
   return errors === 0;
   }
 
-  exports["99837269b1289abe1e1a5eb5a9460acc4f1655ce"] = validate55;
-  const schema18 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2,9]},"claimer":{"$ref":"shared_228a7d7b7778"},"assignee":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_efe871795f0c"},"to":{"$ref":"shared_efe871795f0c"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
-  const schema19 = {"type":"integer","minimum":0,"maximum":9999999999};
+  exports["99837269b1289abe1e1a5eb5a9460acc4f1655ce"] = validate60;
+  const schema20 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2,9]},"claimer":{"$ref":"shared_228a7d7b7778"},"assignee":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_efe871795f0c"},"to":{"$ref":"shared_efe871795f0c"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
+  const schema21 = {"type":"integer","minimum":0,"maximum":9999999999};
 
-  function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
@@ -8035,7 +8490,7 @@ const coercing = once(() => {
   coerced0 = +data;
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.type,parentSchema:schema19,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.type,parentSchema:schema21,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8054,7 +8509,7 @@ const coercing = once(() => {
   }
   if(typeof data == "number"){
   if(data > 9999999999 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9999999999},message:"must be <= 9999999999",schema:9999999999,parentSchema:schema19,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9999999999},message:"must be <= 9999999999",schema:9999999999,parentSchema:schema21,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8064,7 +8519,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema19,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema21,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8074,13 +8529,13 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate60.errors = vErrors;
+  validate65.errors = vErrors;
   return errors === 0;
   }
 
-  const schema20 = {"type":"string","maxLength":2048};
+  const schema22 = {"type":"string","maxLength":2048};
 
-  function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data !== "string"){
@@ -8094,7 +8549,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.type,parentSchema:schema22,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8113,7 +8568,7 @@ const coercing = once(() => {
   }
   if(typeof data === "string"){
   if(func2(data) > 2048){
-  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema20,data};
+  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema22,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8123,17 +8578,17 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate64.errors = vErrors;
+  validate69.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema18.required,parentSchema:schema18,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema20.required,parentSchema:schema20,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8143,7 +8598,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema18.required,parentSchema:schema18,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema20.required,parentSchema:schema20,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8175,7 +8630,7 @@ const coercing = once(() => {
   coerced0 = +data2;
   }
   else {
-  const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.status.type,parentSchema:schema18.properties.status,data:data2};
+  const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema20.properties.status.type,parentSchema:schema20.properties.status,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8193,7 +8648,7 @@ const coercing = once(() => {
   }
   }
   if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 9))){
-  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema18.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema18.properties.status.enum,parentSchema:schema18.properties.status,data:data2};
+  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema20.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema20.properties.status.enum,parentSchema:schema20.properties.status,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -8216,32 +8671,32 @@ const coercing = once(() => {
   }
   }
   if(data.from !== undefined){
-  if(!(validate60(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-  vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+  if(!(validate65(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
   errors = vErrors.length;
   }
   }
   if(data.to !== undefined){
-  if(!(validate60(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-  vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+  if(!(validate65(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
   errors = vErrors.length;
   }
   }
   if(data.limit !== undefined){
-  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  if(!(validate31(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
   errors = vErrors.length;
   }
   }
   if(data.cursor !== undefined){
-  if(!(validate64(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  if(!(validate69(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema20.type,parentSchema:schema20,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -8250,19 +8705,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate55.errors = vErrors;
+  validate60.errors = vErrors;
   return errors === 0;
   }
 
-  exports["999e046510ba3c7e5df0daf3cef75cb653be8a7d"] = validate66;
-  const schema21 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["999e046510ba3c7e5df0daf3cef75cb653be8a7d"] = validate71;
+  const schema23 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema21.required,parentSchema:schema21,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema23.required,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8272,7 +8727,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema21.required,parentSchema:schema21,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema23.required,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8295,7 +8750,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8304,19 +8759,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate66.errors = vErrors;
+  validate71.errors = vErrors;
   return errors === 0;
   }
 
-  exports.a458b96a44febcde97dc014d379fc65877185e66 = validate69;
-  const schema22 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"}}};
+  exports.a458b96a44febcde97dc014d379fc65877185e66 = validate74;
+  const schema24 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"}}};
 
-  function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema22.required,parentSchema:schema22,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema24.required,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8326,7 +8781,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema22.required,parentSchema:schema22,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema24.required,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8361,7 +8816,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.type,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8370,20 +8825,20 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate69.errors = vErrors;
+  validate74.errors = vErrors;
   return errors === 0;
   }
 
-  exports.cb756d22f4c4046669a6fe5ba0cc60e85617d9c3 = validate74;
-  const schema23 = {"type":"object","properties":{"code":{"$ref":"shared_94c666f40273"},"state":{"type":"string","maxLength":512},"error":{"type":"string","maxLength":256},"error_description":{"$ref":"shared_c8b6ca6d7af1"}}};
+  exports.cb756d22f4c4046669a6fe5ba0cc60e85617d9c3 = validate79;
+  const schema25 = {"type":"object","properties":{"code":{"$ref":"shared_94c666f40273"},"state":{"type":"string","maxLength":512},"error":{"type":"string","maxLength":256},"error_description":{"$ref":"shared_c8b6ca6d7af1"}}};
 
-  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.code !== undefined){
-  if(!(validate36(data.code, {instancePath:instancePath+"/code",parentData:data,parentDataProperty:"code",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate38(data.code, {instancePath:instancePath+"/code",parentData:data,parentDataProperty:"code",rootData}))){
+  vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
   errors = vErrors.length;
   }
   }
@@ -8400,7 +8855,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err0 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.state.type,parentSchema:schema23.properties.state,data:data1};
+  const err0 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema25.properties.state.type,parentSchema:schema25.properties.state,data:data1};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8419,7 +8874,7 @@ const coercing = once(() => {
   }
   if(typeof data1 === "string"){
   if(func2(data1) > 512){
-  const err1 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema23.properties.state,data:data1};
+  const err1 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema25.properties.state,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8443,7 +8898,7 @@ const coercing = once(() => {
   coerced1 = "";
   }
   else {
-  const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.error.type,parentSchema:schema23.properties.error,data:data2};
+  const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema25.properties.error.type,parentSchema:schema25.properties.error,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8462,7 +8917,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 256){
-  const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema23.properties.error,data:data2};
+  const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema25.properties.error,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -8474,14 +8929,14 @@ const coercing = once(() => {
   }
   }
   if(data.error_description !== undefined){
-  if(!(validate64(data.error_description, {instancePath:instancePath+"/error_description",parentData:data,parentDataProperty:"error_description",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  if(!(validate69(data.error_description, {instancePath:instancePath+"/error_description",parentData:data,parentDataProperty:"error_description",rootData}))){
+  vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -8490,19 +8945,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate74.errors = vErrors;
+  validate79.errors = vErrors;
   return errors === 0;
   }
 
-  exports.cd9a76a490e2042dee91058b3d69c9eb76bd0eb2 = validate77;
-  const schema24 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"q":{"type":"string","maxLength":100},"department_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2]},"tag_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
+  exports.cd9a76a490e2042dee91058b3d69c9eb76bd0eb2 = validate82;
+  const schema26 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"q":{"type":"string","maxLength":100},"department_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2]},"tag_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
 
-  function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema24.required,parentSchema:schema24,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema26.required,parentSchema:schema26,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8530,7 +8985,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err1 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.properties.q.type,parentSchema:schema24.properties.q,data:data1};
+  const err1 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema26.properties.q.type,parentSchema:schema26.properties.q,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8549,7 +9004,7 @@ const coercing = once(() => {
   }
   if(typeof data1 === "string"){
   if(func2(data1) > 100){
-  const err2 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema24.properties.q,data:data1};
+  const err2 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema26.properties.q,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8577,7 +9032,7 @@ const coercing = once(() => {
   coerced1 = +data3;
   }
   else {
-  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema24.properties.status.type,parentSchema:schema24.properties.status,data:data3};
+  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema26.properties.status.type,parentSchema:schema26.properties.status,data:data3};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -8595,7 +9050,7 @@ const coercing = once(() => {
   }
   }
   if(!(((data3 === 0) || (data3 === 1)) || (data3 === 2))){
-  const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema24.properties.status.enum,parentSchema:schema24.properties.status,data:data3};
+  const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema26.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema26.properties.status.enum,parentSchema:schema26.properties.status,data:data3};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -8612,20 +9067,20 @@ const coercing = once(() => {
   }
   }
   if(data.limit !== undefined){
-  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  if(!(validate31(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate31.errors : vErrors.concat(validate31.errors);
   errors = vErrors.length;
   }
   }
   if(data.cursor !== undefined){
-  if(!(validate64(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  if(!(validate69(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.type,parentSchema:schema24,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema26.type,parentSchema:schema26,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -8634,19 +9089,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate77.errors = vErrors;
+  validate82.errors = vErrors;
   return errors === 0;
   }
 
-  exports.f837b20535f1c46b4db2a0d66c10304eab9087ad = validate83;
-  const schema25 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"}}};
+  exports.f837b20535f1c46b4db2a0d66c10304eab9087ad = validate88;
+  const schema27 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema25.required,parentSchema:schema25,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema27.required,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8663,7 +9118,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8672,7 +9127,7 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate83.errors = vErrors;
+  validate88.errors = vErrors;
   return errors === 0;
   }
 
@@ -8682,6 +9137,8 @@ const coercing = once(() => {
 export const validators: Record<string, () => ValidateFunction> = {
   // json {rate_limit}
   '00a0c02bab229b7c5da9052733a611c2dae60440': () => json()['00a0c02bab229b7c5da9052733a611c2dae60440'],
+  // json {filter_fields, replay_id}
+  '0df6d8f095f58aa727b25bd143817e7ed9f8d983': () => json()['0df6d8f095f58aa727b25bd143817e7ed9f8d983'],
   // json {ids, remark, created_by, assignto}
   '0fceab8c90e8a1641a7d842ef258beed3d78903e': () => json()['0fceab8c90e8a1641a7d842ef258beed3d78903e'],
   // coercing {uid, task_id, from, to, level, outcome, metric, batch, limit, cursor}
@@ -8702,8 +9159,6 @@ export const validators: Record<string, () => ValidateFunction> = {
   '38f899ae123fe0872ef81372cb2f7c3156239de8': () => json()['38f899ae123fe0872ef81372cb2f7c3156239de8'],
   // coercing {id, timestamp, sign}
   '3ffd62cf8785afe5b248c4e45099533a378327d5': () => coercing()['3ffd62cf8785afe5b248c4e45099533a378327d5'],
-  // json {filter_fields}
-  '4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9': () => json()['4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9'],
   // coercing {uid, queue, task_id, limit}
   '505bc52172db75f14a8a6431e16a150d8f93dc3d': () => coercing()['505bc52172db75f14a8a6431e16a150d8f93dc3d'],
   // json {uid, task_id}
@@ -8712,6 +9167,8 @@ export const validators: Record<string, () => ValidateFunction> = {
   '5fb7d93653d85a534b04d2fbd1a9cd46d39db03d': () => json()['5fb7d93653d85a534b04d2fbd1a9cd46d39db03d'],
   // json {time}
   '623ba465af64b962f398608edac7e25801a0610d': () => json()['623ba465af64b962f398608edac7e25801a0610d'],
+  // coercing {uid, replay_id}
+  '648314f55ef8be33499873bf8692a8788b9188c4': () => coercing()['648314f55ef8be33499873bf8692a8788b9188c4'],
   // json {id, timestamp, sign}
   '67705262db91851598ebfb08b02bd9794d388fdc': () => json()['67705262db91851598ebfb08b02bd9794d388fdc'],
   // json {created_by, name, department_id, flag_save_db, task_tags, permission, receiver, workfl...
@@ -8720,6 +9177,8 @@ export const validators: Record<string, () => ValidateFunction> = {
   '6f44053b6ab16bf0d8a2df27824a0cb13dfa586a': () => json()['6f44053b6ab16bf0d8a2df27824a0cb13dfa586a'],
   // json {ids, remark, created_by}
   '7a1b580cae4a6304d3924e6fc8cdb72d26028685': () => json()['7a1b580cae4a6304d3924e6fc8cdb72d26028685'],
+  // json {uid, task_id, config, last, from, to, scenario, expect}
+  '7c4201347b5b029c46c94806e25ea7c5a437a8b8': () => json()['7c4201347b5b029c46c94806e25ea7c5a437a8b8'],
   // coercing {id}
   '7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a': () => coercing()['7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a'],
   // json {everywhere}

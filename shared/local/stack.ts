@@ -250,9 +250,11 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       ALARM_QUEUE_URL: sqs.urls.alarm,
       WEBHOOK_QUEUE_URL: sqs.urls.webhook,
       NOTIFY_QUEUE_URL: sqs.urls.notify,
+      REPLAY_QUEUE_URL: sqs.urls.replay,
       ALARM_DLQ_URL: sqs.dlqUrls.alarm,
       WEBHOOK_DLQ_URL: sqs.dlqUrls.webhook,
       NOTIFY_DLQ_URL: sqs.dlqUrls.notify,
+      REPLAY_DLQ_URL: sqs.dlqUrls.replay,
       SEAL_KEY: sealKey,
       TOCSIN_LOCAL: '1',
       // Local webhook receivers usually live on this machine: the private-address guard is off

@@ -4,7 +4,7 @@
  */
 import type { Channel, Level, ReceiverConfig, Robot } from '../domain/tasks/model.ts';
 
-export type QueueName = 'alarm' | 'webhook' | 'notify';
+export type QueueName = 'alarm' | 'webhook' | 'notify' | 'replay';
 
 /** An accepted alarm report, on the alarm queue (API guide §7, §9). */
 export interface AlarmMessage {

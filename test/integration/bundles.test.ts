@@ -10,6 +10,10 @@ import { type RouteDef, routeEntry, routes } from '../../infra/definitions.ts';
 import { routeName } from '../../scripts/gen-events.ts';
 import { nowSeconds } from '../../shared/clock.ts';
 import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
+import { editedConfig } from '../../shared/domain/replay/config.ts';
+import { putReplay } from '../../shared/domain/replay/repository.ts';
+import type { Task } from '../../shared/domain/tasks/model.ts';
+import { getTask } from '../../shared/domain/tasks/repository.ts';
 import { handlerOf, signEvent } from '../../shared/local/invoke.ts';
 import { BUNDLE_DIR_VARIABLE, handlerModule, lambdaContext, loadHandler } from '../../shared/local/lambda.ts';
 import { projectRoot } from '../../shared/local/paths.ts';
@@ -83,6 +87,8 @@ interface Targets {
   task: number;
   workflow: number;
   uuid: string;
+  /** A finished replay of the task (GET /alarmtask/replay). */
+  replay?: string;
 }
 
 /**
@@ -96,6 +102,7 @@ function retarget(event: Event, to: Targets): Event {
     if ('task_ids' in o) o.task_ids = String(to.task);
     if ('uuid' in o) o.uuid = to.uuid;
     if (Array.isArray(o.ids)) o.ids = [to.workflow];
+    if ('replay_id' in o && to.replay) o.replay_id = to.replay;
     if (typeof o.name === 'string') o.name = `${o.name}-${randomUUID().slice(0, 8)}`;
   };
   if (out.queryStringParameters) {
@@ -123,6 +130,13 @@ async function processedAlarm(task: CreatedTask): Promise<string> {
   for (let i = 0; i < 300 && !(await getAlarmRecord(task.id, uuid)); i++)
     await new Promise((r) => setTimeout(r, 50));
   return uuid;
+}
+
+/** A finished what-if replay of the task's last alarm (answered at once); its id. */
+async function replayOf(task: CreatedTask): Promise<string> {
+  const res = await api.post('/alarmtask/replay', { uid: 1, task_id: task.id, last: 1 });
+  if (res.code !== 0) throw new Error(`replay: ${res.code} ${res.msg}`);
+  return res.data.replay_id as string;
 }
 
 /**
@@ -350,11 +364,12 @@ describe('the deployed bundles', () => {
       const task = await ownTask();
       const workflow = await newWorkflow(task);
       const uuid = name.startsWith('GetAlarmtaskAlarm') ? await processedAlarm(task) : randomUUID();
+      const replay = name === 'GetAlarmtaskReplay' ? await replayOf(task) : undefined;
       await before[name]?.(task, workflow.id);
       // The dead letters are an `admin` route: the app holding that grant calls them.
       const app = route.auth === 'admin' ? ADMIN_APP : TEST_APP;
       let event = signEvent(
-        retarget(sample(`http/${name}.json`), { task: task.id, workflow: workflow.id, uuid }),
+        retarget(sample(`http/${name}.json`), { task: task.id, workflow: workflow.id, uuid, replay }),
         route,
         { app: [app.id, app.token], task: [task.id, task.secret], alarm: [task.id, task.token] },
         nowSeconds(),
@@ -397,6 +412,38 @@ describe('the deployed bundles', () => {
     expect(res).toEqual({ batchItemFailures: [] });
     const got = await receiver.waitFor((all) => all.some((r) => r.headers['webhook-id'] === eventId));
     expect(got.find((r) => r.headers['webhook-id'] === eventId)?.json).toMatchObject({ event: 'PING' });
+  });
+
+  it('the replay consumer runs the replay its sample names', async () => {
+    // Arrange: a replay waiting for the queue, as POST /alarmtask/replay leaves one (a window too
+    // large to answer at once; here the task's last alarm)
+    const task = await ownTask();
+    await processedAlarm(task);
+    const replayId = randomUUID();
+    const now = nowSeconds();
+    const { fingerprint } = editedConfig((await getTask(task.id, true)) as Task, undefined);
+    await putReplay({
+      replay_id: replayId,
+      task_id: task.id,
+      uid: 1,
+      status: 'running',
+      created_at: now,
+      task_version: 1,
+      config_fingerprint: fingerprint,
+      request: { spec: { last: 1 }, now, fingerprint, task_version: 1 },
+    });
+    const event = sample('sqs/run-replay.json');
+    event.Records[0].body = JSON.stringify({ kind: 'replay', replay_id: replayId });
+    // Act
+    const res = await invoke(handlerOf('run-replay').file, event);
+    // Assert
+    expect(res).toEqual({ batchItemFailures: [] });
+    const done = await api.get('/alarmtask/replay', { query: { uid: 1, replay_id: replayId } });
+    expect(done.data).toMatchObject({
+      status: 'done',
+      alarms: { in_window: 1, replayable: 1 },
+      fidelity: { share: 1 },
+    });
   });
 
   it('the notification consumer sends its sample job (an e-mail to user 1)', async () => {

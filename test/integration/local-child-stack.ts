@@ -40,6 +40,7 @@ export function baseEnv(): NodeJS.ProcessEnv {
     'ALARM_QUEUE_URL',
     'WEBHOOK_QUEUE_URL',
     'NOTIFY_QUEUE_URL',
+    'REPLAY_QUEUE_URL',
     'SEAL_KEY',
     'BLOCK_PRIVATE_WEBHOOKS',
     // The shared stack's log file: a child stack prints its own.

@@ -46,3 +46,7 @@ export type SessionAnswer = Schemas['SessionAnswer'];
 export type SessionState = Schemas['SessionState'];
 export type SignedInAnswer = Schemas['SignedInAnswer'];
 export type FieldError = Schemas['FieldError'];
+/** POST and GET /alarmtask/replay: a what-if replay, running, failed or done. */
+export type ReplayDone = Schemas['ReplayDone'];
+export type ReplayAnswer = Schemas['ReplayRunning'] | Schemas['ReplayFailed'] | ReplayDone;
+export type ReplaySummary = Schemas['ReplaySummary'];

@@ -16,6 +16,22 @@ import { defaultDeps, type PipelineDeps } from './pipeline-deps.ts';
 export const FLUSH_KIND = 'compress-flush';
 export const RECOVERY_DELAY_KIND = 'recovery-delay';
 
+/** The `compress-flush` item of a delayed window: its first alarm, notified at the window's end. */
+export function flushItem(
+  taskId: number,
+  metric: string,
+  batch: number,
+  uuid: string,
+  dueAt: number,
+): DueItem {
+  return {
+    kind: FLUSH_KIND,
+    ref: `${taskId}:${metric}:${batch}`,
+    due_at: dueAt,
+    payload: { task_id: taskId, uuid },
+  };
+}
+
 /** Holds work of a paused task until it runs again; undefined when the task runs. */
 function heldFor(task: Task, now: number): DueResult | 'drop' | undefined {
   const status = effectiveStatus(task, now);

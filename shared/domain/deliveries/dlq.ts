@@ -222,7 +222,7 @@ export const REDRIVE_MAX = 100;
 const taskOf = (c: Carried) => c.task_id;
 
 async function describe(
-  queue: QueueName,
+  queue: QueueDeadLetter['queue'],
   letter: DeadLetter,
   carried: Carried,
   deps: DlqDeps,

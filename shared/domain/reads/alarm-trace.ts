@@ -17,7 +17,7 @@ import { showWorkflow } from '../workflows/service.ts';
 import type { Why } from '../alarms/explain.ts';
 import { type AlarmLogEntry, entryOfRecord, resultOf } from '../alarms/log.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
-import { selectedReceivers } from '../alarms/notify.ts';
+import { type ReceiverSelection, selectedReceivers } from '../alarms/notify.ts';
 import type { AlarmTrace, TraceReceivers, TraceStage } from '../alarms/responses.ts';
 import { upgradeStrategies } from '../alarms/upgrade.ts';
 
@@ -52,7 +52,8 @@ function ordinal(n: number): string {
   return `${n}${s}`;
 }
 
-function stagesOf(
+/** The stages an alarm went through, in the decision trace's words (pure). */
+export function stagesOf(
   task: Task,
   e: AlarmLogEntry,
   why: Why | undefined,
@@ -161,30 +162,24 @@ function stagesOf(
   return stages;
 }
 
-/** Who the alarm went to and why. */
-async function receiversOf(
-  task: Task,
-  e: AlarmLogEntry,
-  why: Why | undefined,
-  record: AlarmRecord | undefined,
-): Promise<TraceReceivers | undefined> {
-  if (!record && e.decision !== 'not_save_db') return undefined;
-  // A task that stores nothing keeps no selection: it is the dispatch the reasons recorded.
+/**
+ * Which receiver sets an alarm went to: its record's selection, or for a task that stores nothing
+ * (no record), the dispatch its reasons recorded.
+ */
+export function selectionOf(record: AlarmRecord | undefined, why: Why | undefined): ReceiverSelection {
   const d = why?.dispatch;
-  const selection = record?.selection ?? {
-    override: why?.override === true,
-    dispatch: (d?.matched ?? []).map((m) => m.index),
-    defaults: !why?.override && (!d || d.mode === 'non-lazy' || d.matched.length === 0),
-  };
-  if (selection.override && !record?.receiver)
-    return {
-      text: "the report carried its own receiver, which replaces the task's (not stored: the task stores no alarms)",
-      sets: [],
-    };
-  const sets = selectedReceivers(task.receiver, selection, record?.receiver);
-  const groups = await getAlarmGroups([...new Set(sets.flatMap((s) => s.alarmgroup ?? []))]);
-  const recipients = recipientsOf(sets, groups);
-  const reasons = sets.map((s) => {
+  return (
+    record?.selection ?? {
+      override: why?.override === true,
+      dispatch: (d?.matched ?? []).map((m) => m.index),
+      defaults: !why?.override && (!d || d.mode === 'non-lazy' || d.matched.length === 0),
+    }
+  );
+}
+
+/** Why each receiver set was notified, in the decision trace's words (pure). */
+export function receiverReasons(sets: { set?: string }[], why: Why | undefined): TraceReceivers['sets'] {
+  return sets.map((s) => {
     if (s.set === 'override')
       return { set: 'override', text: "the report carried its own receiver, which replaces the task's" };
     if (s.set && /^d\d+$/.test(s.set)) {
@@ -202,6 +197,26 @@ async function receiversOf(
         : 'no dispatch item matched: the default receivers',
     };
   });
+}
+
+/** Who the alarm went to and why. */
+async function receiversOf(
+  task: Task,
+  e: AlarmLogEntry,
+  why: Why | undefined,
+  record: AlarmRecord | undefined,
+): Promise<TraceReceivers | undefined> {
+  if (!record && e.decision !== 'not_save_db') return undefined;
+  const selection = selectionOf(record, why);
+  if (selection.override && !record?.receiver)
+    return {
+      text: "the report carried its own receiver, which replaces the task's (not stored: the task stores no alarms)",
+      sets: [],
+    };
+  const sets = selectedReceivers(task.receiver, selection, record?.receiver);
+  const groups = await getAlarmGroups([...new Set(sets.flatMap((s) => s.alarmgroup ?? []))]);
+  const recipients = recipientsOf(sets, groups);
+  const reasons = receiverReasons(sets, why);
   return {
     text: reasons.map((r) => r.text).join('; '),
     sets: reasons,

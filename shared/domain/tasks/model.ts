@@ -180,6 +180,13 @@ export interface Task extends TaskConfig {
   updated_at: number;
   /** Optimistic-concurrency version, incremented by every write. */
   version: number;
+  /**
+   * The version the configuration (store, update, updatefields) was last saved at, and when: a status
+   * change or a setting moves `version` and `updated_at`, not these. Absent on a task whose
+   * configuration was last saved before they were kept.
+   */
+  config_version?: number;
+  config_saved_at?: number;
 }
 
 /** A paused task whose time has passed is running (API guide §5.9). */

@@ -2,7 +2,9 @@
  * Normalization of a validated request into the stored configuration (unknown fields dropped,
  * defaults applied). No I/O.
  */
-import { isObject } from '../../json.ts';
+import { createHash } from 'node:crypto';
+import { isObject, stableStringify } from '../../json.ts';
+import { sealTaskRobots } from '../channels/robots.ts';
 import type {
   Channels,
   CompressConfig,
@@ -219,4 +221,15 @@ export function configOf(task: Task): TaskConfig {
     recovery: task.recovery,
     template: task.template,
   };
+}
+
+/**
+ * A digest of a configuration, the same for the same configuration however its request was written
+ * (object keys sorted at every depth, robots sealed as stored): what a what-if replay replayed, and
+ * what a save after it must write (tasks/service.ts `SaveGuard`).
+ */
+export function configFingerprint(config: TaskConfig): string {
+  return createHash('sha256')
+    .update(stableStringify(sealTaskRobots(config)))
+    .digest('hex');
 }

@@ -275,6 +275,9 @@ export const UPDATABLE_FIELDS = [
   'template',
 ] as const;
 
+/** A what-if replay the save must match (API guide §13.7): update and updatefields take it. */
+export const replayIdSchema = { type: 'string', minLength: 1, maxLength: 64 };
+
 export const updateFieldsSchema = {
   type: 'object',
   required: ['filter_fields'],
@@ -285,6 +288,7 @@ export const updateFieldsSchema = {
       maxItems: 50,
       items: { type: 'string', minLength: 1, maxLength: 200 },
     },
+    replay_id: replayIdSchema,
   },
 };
 

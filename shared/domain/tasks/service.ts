@@ -18,7 +18,7 @@ import * as repo from './repository.ts';
 import * as taskWrites from './repository-writes.ts';
 import { openReceiverRobots, openTaskRobots } from '../channels/robots.ts';
 import { applyFieldPaths, fieldPathErrors } from './field-paths.ts';
-import { configOf } from './normalize.ts';
+import { configFingerprint, configOf } from './normalize.ts';
 import { phoneChannelUids, referencedGroupIds, webhookOf } from './references.ts';
 import { parseConfig, parseCreateBody } from './rules.ts';
 import { pauseTransition, startTransition, stopTransition } from './transitions.ts';
@@ -129,6 +129,8 @@ export async function createTask(body: Body, deps: TaskDeps = taskDeps): Promise
     created_at: now,
     updated_at: now,
     version: 1,
+    config_version: 1,
+    config_saved_at: now,
   };
   const result = await deps.createTaskItems(task);
   if (result === 'name-taken') throw new ConflictError(`task [${task.name}] already exists`);
@@ -145,6 +147,7 @@ async function replaceConfig(
   task: Task,
   derive: (current: Task) => TaskConfig,
   deps: TaskDeps,
+  guard?: SaveGuard,
 ): Promise<TaskStored> {
   let current = task;
   // References depend on the configuration only: a retry whose configuration names the same ones
@@ -158,6 +161,7 @@ async function replaceConfig(
       current = await reread(task.id, deps);
     }
     const config = derive(current);
+    if (guard) checkGuard(guard, current, config);
     const key = JSON.stringify([current.created_by, config]);
     if (loaded?.key !== key) loaded = { key, refs: await loadReferences(config, current.created_by, deps) };
     const refs = loaded.refs;
@@ -176,6 +180,8 @@ async function replaceConfig(
       pinyin: config.name === current.name ? current.pinyin : toPinyin(config.name),
       updated_at: Math.max(now, current.updated_at),
       version: current.version + 1,
+      config_version: current.version + 1,
+      config_saved_at: Math.max(now, current.updated_at),
     };
     const result = await deps.replaceTaskItems(current, next);
     if (result === 'name-taken') throw new ConflictError(`task [${next.name}] already exists`);
@@ -186,10 +192,52 @@ async function replaceConfig(
   }
 }
 
+/**
+ * A save that must write exactly the configuration a what-if replay replayed, over the task as the
+ * replay read it (`PUT /alarmtask/update|updatefields` with `replay_id`): 409 otherwise, and a lost
+ * race is a 409 too (the task changed), never retried.
+ */
+export interface SaveGuard {
+  /** Who asks (`replay [id]`), for the messages. */
+  what: string;
+  /** The task's version when the replay read it. */
+  version: number;
+  /** configFingerprint of the configuration replayed. */
+  fingerprint: string;
+}
+
+function checkGuard(guard: SaveGuard, current: Task, config: TaskConfig): void {
+  if (current.version !== guard.version)
+    throw new ConflictError(
+      `task [${current.id}] changed since ${guard.what} (version ${guard.version} then, ${current.version} now): replay again`,
+    );
+  if (configFingerprint(config) !== guard.fingerprint)
+    throw new ConflictError(`the configuration differs from the one ${guard.what} replayed`);
+}
+
+/** The configuration PUT /alarmtask/update saves over `task` (validated: 4000/422 otherwise). */
+export function updatedConfig(task: Task, body: Body): TaskConfig {
+  return parseConfig(body, task.created_by);
+}
+
+/** The configuration PUT /alarmtask/updatefields saves over `task`: the listed paths copied in. */
+export function updatedFieldsConfig(task: Task, body: Body): TaskConfig {
+  const paths = body.filter_fields as string[];
+  const errors = fieldPathErrors(paths);
+  if (errors.length) throw new ValidationError(errors);
+  // The stored robots are sealed: the configuration is edited and validated in plain.
+  return parseConfig(applyFieldPaths(configOf(openTaskRobots(task)), body, paths), task.created_by);
+}
+
 /** PUT /alarmtask/update: whole configuration replaced (API guide §5.6). */
-export async function updateTask(task: Task, body: Body, deps: TaskDeps = taskDeps): Promise<TaskStored> {
-  const config = parseConfig(body, task.created_by);
-  return replaceConfig(task, () => config, deps);
+export async function updateTask(
+  task: Task,
+  body: Body,
+  deps: TaskDeps = taskDeps,
+  guard?: SaveGuard,
+): Promise<TaskStored> {
+  const config = updatedConfig(task, body);
+  return replaceConfig(task, () => config, deps, guard);
 }
 
 /** PUT /alarmtask/updatefields: listed paths copied from the request, the rest kept (API guide §5.7). */
@@ -197,17 +245,9 @@ export async function updateTaskFields(
   task: Task,
   body: Body,
   deps: TaskDeps = taskDeps,
+  guard?: SaveGuard,
 ): Promise<TaskStored> {
-  const paths = body.filter_fields as string[];
-  const errors = fieldPathErrors(paths);
-  if (errors.length) throw new ValidationError(errors);
-  return replaceConfig(
-    task,
-    // The stored robots are sealed: the configuration is edited and validated in plain.
-    (current) =>
-      parseConfig(applyFieldPaths(configOf(openTaskRobots(current)), body, paths), current.created_by),
-    deps,
-  );
+  return replaceConfig(task, (current) => updatedFieldsConfig(current, body), deps, guard);
 }
 
 /**
