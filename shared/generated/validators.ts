@@ -3,10 +3,12 @@
 // the schemas the Lambda entry points compile, keyed by validatorKey(mode, schema) of
 // shared/domain/validation.ts. Do not edit; a unit test fails when this file is out of date.
 import type { ValidateFunction } from 'ajv';
+import runtime_equal_module from 'ajv/dist/runtime/equal.js';
 import runtime_ucs2length_module from 'ajv/dist/runtime/ucs2length.js';
 
 /** A CommonJS module's `default` export, whether the importer follows Node or Babel interop. */
 const defaultOf = (m) => m.default ?? m;
+const runtime_equal = { default: defaultOf(runtime_equal_module) };
 const runtime_ucs2length = { default: defaultOf(runtime_ucs2length_module) };
 const once = (make) => {
   let made;
@@ -473,188 +475,16 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports["265fcc304698208d5cd359019168824763f56bea"] = validate36;
-  const schema13 = {"type":"object","properties":{"level":{"enum":[0,1,2,3]},"notice_time":{"anyOf":[{"$ref":"shared_0cdccc82053f"},{"type":"string","pattern":"^[0-9]{1,11}$","x-message":"must be a Unix time in seconds"}]},"uuid":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","x-message":"must be a UUID"},"receiver":{"type":"object","properties":{"alarmgroup":{"$ref":"shared_2152b05a6bb3"},"channels":{"anyOf":[{"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"anyOf":[{"$ref":"shared_d091c39dff63"},{"type":"array","maxItems":6,"items":{"$ref":"shared_4d2de5327a17"}}]}}},{"type":"array","maxItems":0,"x-message":"must be an object"}]}}}}};
-  const schema14 = {"type":"integer","minimum":0,"maximum":99999999999};
+  exports["38eba87052bb969c7df65781205645042d0d5ec3"] = validate36;
+  const schema13 = {"type":"object","required":["current","password"],"properties":{"current":{"$ref":"shared_a2f6a96cf565"},"password":{"type":"string","minLength":8,"maxLength":256,"writeOnly":true,"description":"The new password: 8 to 256 characters."}}};
+  const schema14 = {"type":"string","minLength":1,"maxLength":256,"writeOnly":true};
 
   function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.type,parentSchema:schema14,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(typeof data == "number"){
-  if(data > 99999999999 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema14,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema14,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate37.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema15 = {"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxItems":100,"uniqueItems":true};
-
-  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema15,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  let data0 = data[i0];
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.items.type,parentSchema:schema15.items,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(typeof data0 == "number"){
-  if(data0 > 9007199254740991 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema15.items,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data0 < 1 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema15.items,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  let i1 = data.length;
-  let j0;
-  if(i1 > 1){
-  const indices0 = {};
-  for(;i1--;){
-  let item0 = data[i1];
-  if(!((typeof item0 == "number") && (!(item0 % 1) && !isNaN(item0)))){
-  continue;
-  }
-  if(typeof indices0[item0] == "number"){
-  j0 = indices0[item0];
-  const err4 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema15,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  break;
-  }
-  indices0[item0] = i1;
-  }
-  }
-  }
-  else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema15.type,parentSchema:schema15,data};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  validate39.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema16 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":500};
-
-  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 500){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items",schema:500,parentSchema:schema16,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema16.type,parentSchema:schema16,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate41.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema17 = {"type":"array","maxItems":6,"items":{"$ref":"shared_c698c6568781"}};
-  const schema18 = {"type":"object","required":["webhook"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_d17fb4d261f5"}}};
-  const schema19 = {"type":"string","minLength":1,"maxLength":500};
-
-  function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
   if(typeof data === "string"){
-  if(func2(data) > 500){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema19,data};
+  if(func2(data) > 256){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -664,7 +494,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema19,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -675,7 +505,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.type,parentSchema:schema19,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.type,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -684,300 +514,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate51.errors = vErrors;
+  validate37.errors = vErrors;
   return errors === 0;
   }
 
-  const schema20 = {"type":"string","maxLength":200};
-
-  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate53.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema18.required,parentSchema:schema18,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.webhook !== undefined){
-  if(!(validate51(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.secret !== undefined){
-  if(!(validate53(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate50.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema17,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate50(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema17.type,parentSchema:schema17,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate49.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema21 = {"anyOf":[{"$ref":"shared_4d2de5327a17"},{"$ref":"shared_79171af8a7f8"}]};
-  const schema22 = {"type":"string","maxLength":2000,"pattern":"^(https?://[^\\s]+)?$","x-message":"must be an http(s) URL"};
-  const pattern2 = new RegExp("^(https?://[^\\s]+)?$", "u");
-
-  function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema22,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(!pattern2.test(data)){
-  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(https?://[^\\s]+)?$"},message:"must match pattern \""+"^(https?://[^\\s]+)?$"+"\"",schema:"^(https?://[^\\s]+)?$",parentSchema:schema22,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.type,parentSchema:schema22,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate59.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema23 = {"type":"object","required":["url"],"properties":{"url":{"$ref":"shared_66db8db027db"}},"x-message":"must be an http(s) URL"};
-  const schema24 = {"type":"string","maxLength":2000,"pattern":"^https?://[^\\s]+$","x-message":"must be an http(s) URL"};
-  const pattern3 = new RegExp("^https?://[^\\s]+$", "u");
-
-  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema24,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(!pattern3.test(data)){
-  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\"",schema:"^https?://[^\\s]+$",parentSchema:schema24,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.type,parentSchema:schema24,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate62.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.url === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema23.required,parentSchema:schema23,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.url !== undefined){
-  if(!(validate62(data.url, {instancePath:instancePath+"/url",parentData:data,parentDataProperty:"url",rootData}))){
-  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate61.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = false;
-  const _errs1 = errors;
-  if(!(validate59(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  valid0 = valid0 || _valid0;
-  if(!valid0){
-  const _errs2 = errors;
-  if(!(validate61(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = valid0 || _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema21.anyOf,parentSchema:schema21,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  else {
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  }
-  validate58.errors = vErrors;
-  return errors === 0;
-  }
-
-  const pattern0 = new RegExp("^[0-9]{1,11}$", "u");
-  const pattern1 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", "u");
 
   function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.level !== undefined){
-  let data0 = data.level;
-  if(!((((data0 === 0) || (data0 === 1)) || (data0 === 2)) || (data0 === 3))){
-  const err0 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema13.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema13.properties.level.enum,parentSchema:schema13.properties.level,data:data0};
+  if(data.current === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "current"},message:"must have required property '"+"current"+"'",schema:schema13.required,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -986,23 +533,8 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  if(data.notice_time !== undefined){
-  let data1 = data.notice_time;
-  const _errs3 = errors;
-  let valid1 = false;
-  const _errs4 = errors;
-  if(!(validate37(data1, {instancePath:instancePath+"/notice_time",parentData:data,parentDataProperty:"notice_time",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs4 === errors;
-  valid1 = valid1 || _valid0;
-  if(!valid1){
-  const _errs5 = errors;
-  if(typeof data1 === "string"){
-  if(!pattern0.test(data1)){
-  const err1 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,11}$"},message:"must match pattern \""+"^[0-9]{1,11}$"+"\"",schema:"^[0-9]{1,11}$",parentSchema:schema13.properties.notice_time.anyOf[1],data:data1};
+  if(data.password === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema13.required,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1011,9 +543,17 @@ const json = once(() => {
   }
   errors++;
   }
+  if(data.current !== undefined){
+  if(!(validate37(data.current, {instancePath:instancePath+"/current",parentData:data,parentDataProperty:"current",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
   }
-  else {
-  const err2 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.notice_time.anyOf[1].type,parentSchema:schema13.properties.notice_time.anyOf[1],data:data1};
+  }
+  if(data.password !== undefined){
+  let data1 = data.password;
+  if(typeof data1 === "string"){
+  if(func2(data1) > 256){
+  const err2 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema13.properties.password,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1022,11 +562,8 @@ const json = once(() => {
   }
   errors++;
   }
-  var _valid0 = _errs5 === errors;
-  valid1 = valid1 || _valid0;
-  }
-  if(!valid1){
-  const err3 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.notice_time.anyOf,parentSchema:schema13.properties.notice_time,data:data1};
+  if(func2(data1) < 8){
+  const err3 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/minLength",keyword:"minLength",params:{limit: 8},message:"must NOT have fewer than 8 characters",schema:8,parentSchema:schema13.properties.password,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1035,23 +572,9 @@ const json = once(() => {
   }
   errors++;
   }
-  else {
-  errors = _errs3;
-  if(vErrors !== null){
-  if(_errs3){
-  vErrors.length = _errs3;
   }
   else {
-  vErrors = null;
-  }
-  }
-  }
-  }
-  if(data.uuid !== undefined){
-  let data2 = data.uuid;
-  if(typeof data2 === "string"){
-  if(!pattern1.test(data2)){
-  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\"",schema:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",parentSchema:schema13.properties.uuid,data:data2};
+  const err4 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.password.type,parentSchema:schema13.properties.password,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1061,8 +584,9 @@ const json = once(() => {
   errors++;
   }
   }
+  }
   else {
-  const err5 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.uuid.type,parentSchema:schema13.properties.uuid,data:data2};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -1071,236 +595,555 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  if(data.receiver !== undefined){
-  let data3 = data.receiver;
-  if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-  if(data3.alarmgroup !== undefined){
-  if(!(validate39(data3.alarmgroup, {instancePath:instancePath+"/receiver/alarmgroup",parentData:data3,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data3.channels !== undefined){
-  let data5 = data3.channels;
-  const _errs13 = errors;
-  let valid3 = false;
-  const _errs14 = errors;
-  if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-  if(data5.sms !== undefined){
-  if(!(validate41(data5.sms, {instancePath:instancePath+"/receiver/channels/sms",parentData:data5,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.email !== undefined){
-  if(!(validate41(data5.email, {instancePath:instancePath+"/receiver/channels/email",parentData:data5,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.phone !== undefined){
-  if(!(validate41(data5.phone, {instancePath:instancePath+"/receiver/channels/phone",parentData:data5,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.dingworker !== undefined){
-  if(!(validate41(data5.dingworker, {instancePath:instancePath+"/receiver/channels/dingworker",parentData:data5,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.yachworker !== undefined){
-  if(!(validate41(data5.yachworker, {instancePath:instancePath+"/receiver/channels/yachworker",parentData:data5,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.wechat !== undefined){
-  if(!(validate41(data5.wechat, {instancePath:instancePath+"/receiver/channels/wechat",parentData:data5,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.dinggroup !== undefined){
-  if(!(validate49(data5.dinggroup, {instancePath:instancePath+"/receiver/channels/dinggroup",parentData:data5,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.yachgroup !== undefined){
-  if(!(validate49(data5.yachgroup, {instancePath:instancePath+"/receiver/channels/yachgroup",parentData:data5,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.webhook !== undefined){
-  let data14 = data5.webhook;
-  const _errs25 = errors;
-  let valid5 = false;
-  const _errs26 = errors;
-  if(!(validate58(data14, {instancePath:instancePath+"/receiver/channels/webhook",parentData:data5,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
-  errors = vErrors.length;
-  }
-  var _valid2 = _errs26 === errors;
-  valid5 = valid5 || _valid2;
-  if(!valid5){
-  const _errs27 = errors;
-  if(Array.isArray(data14)){
-  if(data14.length > 6){
-  const err6 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  const len0 = data14.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate59(data14[i0], {instancePath:instancePath+"/receiver/channels/webhook/" + i0,parentData:data14,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err7 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  var _valid2 = _errs27 === errors;
-  valid5 = valid5 || _valid2;
-  }
-  if(!valid5){
-  const err8 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook,data:data14};
-  if(vErrors === null){
-  vErrors = [err8];
-  }
-  else {
-  vErrors.push(err8);
-  }
-  errors++;
-  }
-  else {
-  errors = _errs25;
-  if(vErrors !== null){
-  if(_errs25){
-  vErrors.length = _errs25;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  }
-  }
-  }
-  else {
-  const err9 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.properties.receiver.properties.channels.anyOf[0].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0],data:data5};
-  if(vErrors === null){
-  vErrors = [err9];
-  }
-  else {
-  vErrors.push(err9);
-  }
-  errors++;
-  }
-  var _valid1 = _errs14 === errors;
-  valid3 = valid3 || _valid1;
-  if(!valid3){
-  const _errs30 = errors;
-  if(Array.isArray(data5)){
-  if(data5.length > 0){
-  const err10 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema13.properties.receiver.properties.channels.anyOf[1],data:data5};
-  if(vErrors === null){
-  vErrors = [err10];
-  }
-  else {
-  vErrors.push(err10);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err11 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema13.properties.receiver.properties.channels.anyOf[1].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[1],data:data5};
-  if(vErrors === null){
-  vErrors = [err11];
-  }
-  else {
-  vErrors.push(err11);
-  }
-  errors++;
-  }
-  var _valid1 = _errs30 === errors;
-  valid3 = valid3 || _valid1;
-  }
-  if(!valid3){
-  const err12 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.receiver.properties.channels.anyOf,parentSchema:schema13.properties.receiver.properties.channels,data:data5};
-  if(vErrors === null){
-  vErrors = [err12];
-  }
-  else {
-  vErrors.push(err12);
-  }
-  errors++;
-  }
-  else {
-  errors = _errs13;
-  if(vErrors !== null){
-  if(_errs13){
-  vErrors.length = _errs13;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  }
-  }
-  }
-  else {
-  const err13 = {instancePath:instancePath+"/receiver",schemaPath:"#/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.properties.receiver.type,parentSchema:schema13.properties.receiver,data:data3};
-  if(vErrors === null){
-  vErrors = [err13];
-  }
-  else {
-  vErrors.push(err13);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
-  if(vErrors === null){
-  vErrors = [err14];
-  }
-  else {
-  vErrors.push(err14);
-  }
-  errors++;
-  }
   validate36.errors = vErrors;
   return errors === 0;
   }
 
-  exports["38eba87052bb969c7df65781205645042d0d5ec3"] = validate67;
-  const schema25 = {"type":"object","required":["current","password"],"properties":{"current":{"$ref":"shared_a2f6a96cf565"},"password":{"type":"string","minLength":8,"maxLength":256,"writeOnly":true,"description":"The new password: 8 to 256 characters."}}};
-  const schema26 = {"type":"string","minLength":1,"maxLength":256,"writeOnly":true};
+  exports["38f899ae123fe0872ef81372cb2f7c3156239de8"] = validate39;
+  const schema15 = {"type":"object","required":["retention_days"],"properties":{"retention_days":{"type":"integer","minimum":0,"maximum":3650,"x-message":"must be 0 (the deployment default) to 3650 days"}}};
 
-  function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.retention_days === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retention_days"},message:"must have required property '"+"retention_days"+"'",schema:schema15.required,parentSchema:schema15,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.retention_days !== undefined){
+  let data0 = data.retention_days;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err1 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.retention_days.type,parentSchema:schema15.properties.retention_days,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(typeof data0 == "number"){
+  if(data0 > 3650 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650",schema:3650,parentSchema:schema15.properties.retention_days,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data0 < 0 || isNaN(data0)){
+  const err3 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema15.properties.retention_days,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate39.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate40;
+  const schema16 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
+  const schema17 = {"type":"string","minLength":1,"maxLength":200};
+
+  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
-  if(func2(data) > 256){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema26,data};
+  if(func2(data) > 200){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.type,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate41.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.filter_fields === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema16.required,parentSchema:schema16,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.filter_fields !== undefined){
+  let data0 = data.filter_fields;
+  if(Array.isArray(data0)){
+  if(data0.length > 50){
+  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema16.properties.filter_fields,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data0.length < 1){
+  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema16.properties.filter_fields,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  const len0 = data0.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate41(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema16.properties.filter_fields.type,parentSchema:schema16.properties.filter_fields,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate40.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74"] = validate43;
+  const schema18 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema18.required,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema18.required,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate43.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate46;
+  const schema19 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
+
+  function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.advance_seconds === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema19.required,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.advance_seconds !== undefined){
+  let data0 = data.advance_seconds;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.advance_seconds.type,parentSchema:schema19.properties.advance_seconds,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(typeof data0 == "number"){
+  if(data0 > 31536000 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema19.properties.advance_seconds,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data0 < 0 || isNaN(data0)){
+  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema19.properties.advance_seconds,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema19.type,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate46.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate47;
+  const schema20 = {"type":"object","required":["time"],"properties":{"time":{"$ref":"shared_a18160daf67c"}}};
+  const schema21 = {"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"};
+
+  function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.type,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 10080 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 1 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate48.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.time === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema20.required,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.time !== undefined){
+  if(!(validate48(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema20.type,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate47.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate50;
+  const schema22 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"$ref":"shared_25039ecb5cfa"}}};
+  const pattern0 = new RegExp("^[0-9]{1,12}$", "u");
+
+  function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.id === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema22.required,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.timestamp === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema22.required,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.sign === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema22.required,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.id !== undefined){
+  if(!(validate24(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.timestamp !== undefined){
+  let data1 = data.timestamp;
+  if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (typeof data1 !== "string")){
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema22.properties.timestamp.type},message:"must be integer,string",schema:schema22.properties.timestamp.type,parentSchema:schema22.properties.timestamp,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(typeof data1 === "string"){
+  if(!pattern0.test(data1)){
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema22.properties.timestamp,data:data1};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  if(data.sign !== undefined){
+  if(!(validate34(data.sign, {instancePath:instancePath+"/sign",parentData:data,parentDataProperty:"sign",rootData}))){
+  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate50.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate53;
+  const schema23 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
+  const schema24 = {"type":"integer","enum":[0,1]};
+
+  function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema24.type,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!((data === 0) || (data === 1))){
+  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema24.enum},message:"must be equal to one of the allowed values",schema:schema24.enum,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate54.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.revoke !== undefined){
+  if(!(validate54(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
+  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.fixed_sign !== undefined){
+  if(!(validate54(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
+  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate53.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["783d6272c956c5fd6b60ec76be4ed97661cfde7a"] = validate57;
+  const schema25 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_98bc3f0c6dbb"},"workflow":{"$ref":"shared_fe76bb037826"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_e4522eceb9cf"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  const schema26 = {"type":"string","minLength":1,"maxLength":100};
+
+  function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 100){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema26,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1330,17 +1173,18 @@ const json = once(() => {
   }
   errors++;
   }
-  validate68.errors = vErrors;
+  validate59.errors = vErrors;
   return errors === 0;
   }
 
+  const schema27 = {"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxItems":100,"uniqueItems":true};
 
-  function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.current === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "current"},message:"must have required property '"+"current"+"'",schema:schema25.required,parentSchema:schema25,data};
+  if(Array.isArray(data)){
+  if(data.length > 100){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1349,93 +1193,11 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.password === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema25.required,parentSchema:schema25,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.current !== undefined){
-  if(!(validate68(data.current, {instancePath:instancePath+"/current",parentData:data,parentDataProperty:"current",rootData}))){
-  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.password !== undefined){
-  let data1 = data.password;
-  if(typeof data1 === "string"){
-  if(func2(data1) > 256){
-  const err2 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema25.properties.password,data:data1};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(func2(data1) < 8){
-  const err3 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/minLength",keyword:"minLength",params:{limit: 8},message:"must NOT have fewer than 8 characters",schema:8,parentSchema:schema25.properties.password,data:data1};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err4 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema25.properties.password.type,parentSchema:schema25.properties.password,data:data1};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  validate67.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["38f899ae123fe0872ef81372cb2f7c3156239de8"] = validate70;
-  const schema27 = {"type":"object","required":["retention_days"],"properties":{"retention_days":{"type":"integer","minimum":0,"maximum":3650,"x-message":"must be 0 (the deployment default) to 3650 days"}}};
-
-  function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.retention_days === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retention_days"},message:"must have required property '"+"retention_days"+"'",schema:schema27.required,parentSchema:schema27,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.retention_days !== undefined){
-  let data0 = data.retention_days;
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  let data0 = data[i0];
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema27.properties.retention_days.type,parentSchema:schema27.properties.retention_days,data:data0};
+  const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema27.items.type,parentSchema:schema27.items,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1445,8 +1207,8 @@ const json = once(() => {
   errors++;
   }
   if(typeof data0 == "number"){
-  if(data0 > 3650 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650",schema:3650,parentSchema:schema27.properties.retention_days,data:data0};
+  if(data0 > 9007199254740991 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema27.items,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1455,8 +1217,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema27.properties.retention_days,data:data0};
+  if(data0 < 1 || isNaN(data0)){
+  const err3 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema27.items,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1467,9 +1229,18 @@ const json = once(() => {
   }
   }
   }
+  let i1 = data.length;
+  let j0;
+  if(i1 > 1){
+  const indices0 = {};
+  for(;i1--;){
+  let item0 = data[i1];
+  if(!((typeof item0 == "number") && (!(item0 % 1) && !isNaN(item0)))){
+  continue;
   }
-  else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
+  if(typeof indices0[item0] == "number"){
+  j0 = indices0[item0];
+  const err4 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1477,21 +1248,35 @@ const json = once(() => {
   vErrors.push(err4);
   }
   errors++;
+  break;
   }
-  validate70.errors = vErrors;
+  indices0[item0] = i1;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema27.type,parentSchema:schema27,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate62.errors = vErrors;
   return errors === 0;
   }
 
-  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate71;
-  const schema28 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
-  const schema29 = {"type":"string","minLength":1,"maxLength":200};
+  const schema28 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
+  const schema29 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
 
-  function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema29,data};
+  if(Array.isArray(data)){
+  if(data.length > 90){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema29,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1500,96 +1285,92 @@ const json = once(() => {
   }
   errors++;
   }
-  if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema29,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.type,parentSchema:schema29,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate72.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.filter_fields === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema28.required,parentSchema:schema28,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.filter_fields !== undefined){
-  let data0 = data.filter_fields;
-  if(Array.isArray(data0)){
-  if(data0.length > 50){
-  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema28.properties.filter_fields,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data0.length < 1){
-  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema28.properties.filter_fields,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  const len0 = data0.length;
+  const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate72(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema28.properties.filter_fields.type,parentSchema:schema28.properties.filter_fields,data:data0};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema29.type,parentSchema:schema29,data};
   if(vErrors === null){
-  vErrors = [err3];
+  vErrors = [err1];
   }
   else {
-  vErrors.push(err3);
+  vErrors.push(err1);
   }
   errors++;
   }
+  validate65.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.rw !== undefined){
+  if(!(validate65(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
+  vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.ro !== undefined){
+  if(!(validate65(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
+  vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+  errors = vErrors.length;
+  }
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
   if(vErrors === null){
-  vErrors = [err4];
+  vErrors = [err0];
   }
   else {
-  vErrors.push(err4);
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate64.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema30 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"oncall":{"$ref":"shared_cc21435d6c45"},"dispatch":{"$ref":"shared_c713c9d24724"},"mode":{"enum":[1,2]}}};
+  const schema31 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
+
+  function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 100){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema31,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.type,parentSchema:schema31,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
   }
   errors++;
   }
@@ -1597,15 +1378,15 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports["57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74"] = validate74;
-  const schema30 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  const schema32 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema33 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":500};
 
-  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema30.required,parentSchema:schema30,data};
+  if(Array.isArray(data)){
+  if(data.length > 500){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items",schema:500,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1614,64 +1395,16 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema30.required,parentSchema:schema30,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.task_id !== undefined){
-  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
   vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate74.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate77;
-  const schema31 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
-
-  function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.advance_seconds === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema31.required,parentSchema:schema31,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.advance_seconds !== undefined){
-  let data0 = data.advance_seconds;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.advance_seconds.type,parentSchema:schema31.properties.advance_seconds,data:data0};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema33.type,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1680,223 +1413,20 @@ const json = once(() => {
   }
   errors++;
   }
-  if(typeof data0 == "number"){
-  if(data0 > 31536000 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema31.properties.advance_seconds,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.advance_seconds,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  }
-  else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  validate77.errors = vErrors;
+  validate75.errors = vErrors;
   return errors === 0;
   }
 
-  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate78;
-  const schema32 = {"type":"object","required":["time"],"properties":{"time":{"$ref":"shared_a18160daf67c"}}};
-  const schema33 = {"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"};
+  const schema34 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
+  const schema35 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
+  const schema36 = {"type":"string","minLength":1,"maxLength":500};
 
-  function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.type,parentSchema:schema33,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(typeof data == "number"){
-  if(data > 10080 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema33,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema33,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate79.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.time === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema32.required,parentSchema:schema32,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.time !== undefined){
-  if(!(validate79(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate78.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate81;
-  const schema34 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"$ref":"shared_25039ecb5cfa"}}};
-  const pattern4 = new RegExp("^[0-9]{1,12}$", "u");
-
-  function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema34.required,parentSchema:schema34,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema34.required,parentSchema:schema34,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema34.required,parentSchema:schema34,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.id !== undefined){
-  if(!(validate24(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.timestamp !== undefined){
-  let data1 = data.timestamp;
-  if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (typeof data1 !== "string")){
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema34.properties.timestamp.type},message:"must be integer,string",schema:schema34.properties.timestamp.type,parentSchema:schema34.properties.timestamp,data:data1};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(typeof data1 === "string"){
-  if(!pattern4.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema34.properties.timestamp,data:data1};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  }
-  if(data.sign !== undefined){
-  if(!(validate34(data.sign, {instancePath:instancePath+"/sign",parentData:data,parentDataProperty:"sign",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  validate81.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["6ca03613d09e57f22f92ad98d3028bd1d1df1e74"] = validate84;
-  const schema35 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
-  const schema36 = {"type":"string","minLength":1,"maxLength":100};
-
-  function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
-  if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema36,data};
+  if(func2(data) > 500){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema36,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1926,130 +1456,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate86.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema37 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
-  const schema38 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
-
-  function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 90){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema38,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema38.type,parentSchema:schema38,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate91.errors = vErrors;
+  validate85.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.rw !== undefined){
-  if(!(validate91(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
-  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.ro !== undefined){
-  if(!(validate91(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
-  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate90.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema39 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"dispatch":{"$ref":"shared_370cd8c2e564"},"mode":{"enum":[1,2]}}};
-  const schema40 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
-
-  function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema40,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.type,parentSchema:schema40,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate97.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema41 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
-  const schema42 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
-  const schema43 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
-
-  function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema43.required,parentSchema:schema43,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema35.required,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2059,7 +1476,7 @@ const json = once(() => {
   errors++;
   }
   if(data.secret === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema43.required,parentSchema:schema43,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema35.required,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2069,8 +1486,8 @@ const json = once(() => {
   errors++;
   }
   if(data.webhook !== undefined){
-  if(!(validate51(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+  if(!(validate85(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
   errors = vErrors.length;
   }
   }
@@ -2082,7 +1499,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2091,17 +1508,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate108.errors = vErrors;
+  validate84.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema42,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2112,14 +1529,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate108(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
+  if(!(validate84(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema42.type,parentSchema:schema42,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema34.type,parentSchema:schema34,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2128,72 +1545,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate107.errors = vErrors;
+  validate83.errors = vErrors;
   return errors === 0;
   }
 
+  const schema37 = {"anyOf":[{"$ref":"shared_4d2de5327a17"},{"$ref":"shared_79171af8a7f8"}]};
+  const schema38 = {"type":"string","maxLength":2000,"pattern":"^(https?://[^\\s]+)?$","x-message":"must be an http(s) URL"};
+  const pattern1 = new RegExp("^(https?://[^\\s]+)?$", "u");
 
-  function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.sms !== undefined){
-  if(!(validate41(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.email !== undefined){
-  if(!(validate41(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.phone !== undefined){
-  if(!(validate41(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dingworker !== undefined){
-  if(!(validate41(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachworker !== undefined){
-  if(!(validate41(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.wechat !== undefined){
-  if(!(validate41(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dinggroup !== undefined){
-  if(!(validate107(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachgroup !== undefined){
-  if(!(validate107(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.webhook !== undefined){
-  if(!(validate58(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
+  if(typeof data === "string"){
+  if(func2(data) > 2000){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema38,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2202,12 +1567,400 @@ const json = once(() => {
   }
   errors++;
   }
+  if(!pattern1.test(data)){
+  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(https?://[^\\s]+)?$"},message:"must match pattern \""+"^(https?://[^\\s]+)?$"+"\"",schema:"^(https?://[^\\s]+)?$",parentSchema:schema38,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.type,parentSchema:schema38,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate92.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema39 = {"type":"object","required":["url"],"properties":{"url":{"$ref":"shared_66db8db027db"}},"x-message":"must be an http(s) URL"};
+  const schema40 = {"type":"string","maxLength":2000,"pattern":"^https?://[^\\s]+$","x-message":"must be an http(s) URL"};
+  const pattern2 = new RegExp("^https?://[^\\s]+$", "u");
+
+  function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 2000){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema40,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!pattern2.test(data)){
+  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\"",schema:"^https?://[^\\s]+$",parentSchema:schema40,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.type,parentSchema:schema40,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate95.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.url === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema39.required,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.url !== undefined){
+  if(!(validate95(data.url, {instancePath:instancePath+"/url",parentData:data,parentDataProperty:"url",rootData}))){
+  vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate94.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = false;
+  const _errs1 = errors;
+  if(!(validate92(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  valid0 = valid0 || _valid0;
+  if(!valid0){
+  const _errs2 = errors;
+  if(!(validate94(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = valid0 || _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema37.anyOf,parentSchema:schema37,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  else {
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  }
+  validate91.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.sms !== undefined){
+  if(!(validate75(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.email !== undefined){
+  if(!(validate75(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.phone !== undefined){
+  if(!(validate75(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dingworker !== undefined){
+  if(!(validate75(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachworker !== undefined){
+  if(!(validate75(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.wechat !== undefined){
+  if(!(validate75(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dinggroup !== undefined){
+  if(!(validate83(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachgroup !== undefined){
+  if(!(validate83(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.webhook !== undefined){
+  if(!(validate91(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate74.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema41 = {"type":"array","maxItems":10,"items":{"$ref":"shared_20a364faae31"}};
+  const schema42 = {"type":"object","required":["schedule_id","channels"],"properties":{"schedule_id":{"$ref":"shared_228a7d7b7778"},"channels":{"$ref":"shared_97efff563bed"}}};
+  const schema43 = {"type":"array","minItems":1,"maxItems":6,"uniqueItems":true,"items":{"enum":["sms","phone","email","dingworker","yachworker","wechat"]}};
+  const func0 = runtime_equal.default;
+
+  function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 6){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  let data0 = data[i0];
+  if(!((((((data0 === "sms") || (data0 === "phone")) || (data0 === "email")) || (data0 === "dingworker")) || (data0 === "yachworker")) || (data0 === "wechat"))){
+  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/enum",keyword:"enum",params:{allowedValues: schema43.items.enum},message:"must be equal to one of the allowed values",schema:schema43.items.enum,parentSchema:schema43.items,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  let i1 = data.length;
+  let j0;
+  if(i1 > 1){
+  outer0:
+  for(;i1--;){
+  for(j0 = i1; j0--;){
+  if(func0(data[i1], data[j0])){
+  const err3 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  break outer0;
+  }
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema43.type,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate103.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.schedule_id === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schedule_id"},message:"must have required property '"+"schedule_id"+"'",schema:schema42.required,parentSchema:schema42,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.channels === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema42.required,parentSchema:schema42,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.schedule_id !== undefined){
+  if(!(validate24(data.schedule_id, {instancePath:instancePath+"/schedule_id",parentData:data,parentDataProperty:"schedule_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.channels !== undefined){
+  if(!(validate103(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate101.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 10){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items",schema:10,parentSchema:schema41,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate101(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema41.type,parentSchema:schema41,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
   validate100.errors = vErrors;
   return errors === 0;
   }
 
-  const schema44 = {"type":"array","maxItems":20,"items":{"$ref":"shared_3ded6561f714"}};
-  const schema45 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_11fbf18e0190"}}};
+  const schema44 = {"type":"array","maxItems":20,"items":{"$ref":"shared_451bcc22e6fa"}};
+  const schema45 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_1fead0e8844c"}}};
   const schema46 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
   const schema47 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
   const schema48 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
@@ -2216,7 +1969,7 @@ const json = once(() => {
   const schema51 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
   const schema52 = {"enum":["eq-self","isset","not-isset"]};
 
-  function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((data === "eq-self") || (data === "isset")) || (data === "not-isset"))){
@@ -2229,18 +1982,18 @@ const json = once(() => {
   }
   errors++;
   }
-  validate124.errors = vErrors;
+  validate115.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   const _errs1 = errors;
-  if(!(validate124(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+  if(!(validate115(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
   errors = vErrors.length;
   }
   var valid0 = _errs1 === errors;
@@ -2265,12 +2018,12 @@ const json = once(() => {
   }
   }
   }
-  validate123.errors = vErrors;
+  validate114.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2285,19 +2038,19 @@ const json = once(() => {
   errors++;
   }
   if(data.operator !== undefined){
-  if(!(validate123(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
+  if(!(validate114(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate122.errors = vErrors;
+  validate113.errors = vErrors;
   return errors === 0;
   }
 
   const schema53 = {"required":["threshold"]};
 
-  function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2312,13 +2065,13 @@ const json = once(() => {
   errors++;
   }
   }
-  validate128.errors = vErrors;
+  validate119.errors = vErrors;
   return errors === 0;
   }
 
   const schema54 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
 
-  function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((((((((((((data === "eq-self") || (data === "eq")) || (data === "neq")) || (data === "gt")) || (data === "gte")) || (data === "lt")) || (data === "lte")) || (data === "in")) || (data === "not-in")) || (data === "contain")) || (data === "not-contain")) || (data === "isset")) || (data === "not-isset"))){
@@ -2331,13 +2084,13 @@ const json = once(() => {
   }
   errors++;
   }
-  validate131.errors = vErrors;
+  validate122.errors = vErrors;
   return errors === 0;
   }
 
   const schema55 = {"type":"string","maxLength":2000};
 
-  function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
@@ -2362,19 +2115,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate133.errors = vErrors;
+  validate124.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate122(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
+  if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -2389,8 +2142,8 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate128(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
+  if(!(validate119(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
@@ -2428,20 +2181,20 @@ const json = once(() => {
   errors++;
   }
   if(data.field !== undefined){
-  if(!(validate72(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
-  vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+  if(!(validate41(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   if(data.operator !== undefined){
-  if(!(validate131(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+  if(!(validate122(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
   errors = vErrors.length;
   }
   }
   if(data.threshold !== undefined){
-  if(!(validate133(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
-  vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+  if(!(validate124(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
+  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
   errors = vErrors.length;
   }
   }
@@ -2456,12 +2209,12 @@ const json = once(() => {
   }
   errors++;
   }
-  validate121.errors = vErrors;
+  validate112.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
@@ -2487,8 +2240,8 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate121(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
+  if(!(validate112(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
   errors = vErrors.length;
   }
   }
@@ -2503,12 +2256,12 @@ const json = once(() => {
   }
   errors++;
   }
-  validate120.errors = vErrors;
+  validate111.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2523,8 +2276,8 @@ const json = once(() => {
   errors++;
   }
   if(data.rule !== undefined){
-  if(!(validate120(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+  if(!(validate111(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
   errors = vErrors.length;
   }
   }
@@ -2539,12 +2292,12 @@ const json = once(() => {
   }
   errors++;
   }
-  validate119.errors = vErrors;
+  validate110.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
@@ -2570,8 +2323,8 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate119(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
+  if(!(validate110(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
   errors = vErrors.length;
   }
   }
@@ -2586,68 +2339,180 @@ const json = once(() => {
   }
   errors++;
   }
-  validate118.errors = vErrors;
+  validate109.errors = vErrors;
   return errors === 0;
   }
 
-  const schema56 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"}}};
+  const schema56 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"},"oncall":{"$ref":"shared_cc21435d6c45"}}};
   const schema57 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema58 = {"type":"array","maxItems":6,"items":{"$ref":"shared_c698c6568781"}};
+  const schema59 = {"type":"object","required":["webhook"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_d17fb4d261f5"}}};
+  const schema60 = {"type":"string","maxLength":200};
 
-  function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 200){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema60,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate142.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.webhook === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema59.required,parentSchema:schema59,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.webhook !== undefined){
+  if(!(validate85(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.secret !== undefined){
+  if(!(validate142(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema59.type,parentSchema:schema59,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate140.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 6){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema58,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate140(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema58.type,parentSchema:schema58,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate139.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.sms !== undefined){
-  if(!(validate41(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate75(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
   errors = vErrors.length;
   }
   }
   if(data.email !== undefined){
-  if(!(validate41(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate75(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
   errors = vErrors.length;
   }
   }
   if(data.phone !== undefined){
-  if(!(validate41(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate75(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
   errors = vErrors.length;
   }
   }
   if(data.dingworker !== undefined){
-  if(!(validate41(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate75(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachworker !== undefined){
-  if(!(validate41(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate75(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
   errors = vErrors.length;
   }
   }
   if(data.wechat !== undefined){
-  if(!(validate41(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate75(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
   errors = vErrors.length;
   }
   }
   if(data.dinggroup !== undefined){
-  if(!(validate49(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+  if(!(validate139(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachgroup !== undefined){
-  if(!(validate49(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+  if(!(validate139(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
   errors = vErrors.length;
   }
   }
   if(data.webhook !== undefined){
-  if(!(validate58(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+  if(!(validate91(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
   errors = vErrors.length;
   }
   }
@@ -2662,24 +2527,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate141.errors = vErrors;
+  validate132.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.alarmgroup !== undefined){
-  if(!(validate97(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+  if(!(validate71(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
   errors = vErrors.length;
   }
   }
   if(data.channels !== undefined){
-  if(!(validate141(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
+  if(!(validate132(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.oncall !== undefined){
+  if(!(validate100(data.oncall, {instancePath:instancePath+"/oncall",parentData:data,parentDataProperty:"oncall",rootData}))){
+  vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
   errors = vErrors.length;
   }
   }
@@ -2694,12 +2565,12 @@ const json = once(() => {
   }
   errors++;
   }
-  validate139.errors = vErrors;
+  validate130.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -2724,14 +2595,14 @@ const json = once(() => {
   errors++;
   }
   if(data.conditions !== undefined){
-  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+  if(!(validate109(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  if(!(validate130(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
   errors = vErrors.length;
   }
   }
@@ -2746,12 +2617,12 @@ const json = once(() => {
   }
   errors++;
   }
-  validate117.errors = vErrors;
+  validate108.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
@@ -2767,8 +2638,8 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate117(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
+  if(!(validate108(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
   errors = vErrors.length;
   }
   }
@@ -2783,37 +2654,43 @@ const json = once(() => {
   }
   errors++;
   }
-  validate116.errors = vErrors;
+  validate107.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.alarmgroup !== undefined){
-  if(!(validate97(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+  if(!(validate71(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
   errors = vErrors.length;
   }
   }
   if(data.channels !== undefined){
-  if(!(validate100(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  if(!(validate74(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.oncall !== undefined){
+  if(!(validate100(data.oncall, {instancePath:instancePath+"/oncall",parentData:data,parentDataProperty:"oncall",rootData}))){
   vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
   errors = vErrors.length;
   }
   }
   if(data.dispatch !== undefined){
-  if(!(validate116(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
-  vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
+  if(!(validate107(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
+  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
   errors = vErrors.length;
   }
   }
   if(data.mode !== undefined){
-  let data3 = data.mode;
-  if(!((data3 === 1) || (data3 === 2))){
-  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema39.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema39.properties.mode.enum,parentSchema:schema39.properties.mode,data:data3};
+  let data4 = data.mode;
+  if(!((data4 === 1) || (data4 === 2))){
+  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema30.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema30.properties.mode.enum,parentSchema:schema30.properties.mode,data:data4};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2825,7 +2702,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2834,19 +2711,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate96.errors = vErrors;
+  validate70.errors = vErrors;
   return errors === 0;
   }
 
-  const schema58 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_664e01661883"}};
-  const schema59 = {"required":["enable"],"properties":{"enable":{"const":true}}};
+  const schema61 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_217e55b89447"}};
+  const schema62 = {"required":["enable"],"properties":{"enable":{"const":true}}};
 
-  function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.enable === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema59.required,parentSchema:schema59,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema62.required,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2858,7 +2735,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(true !== data0){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema59.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema62.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2869,21 +2746,21 @@ const json = once(() => {
   }
   }
   }
-  validate157.errors = vErrors;
+  validate155.errors = vErrors;
   return errors === 0;
   }
 
-  const schema60 = {"properties":{"reminds":{"$ref":"shared_a1efe4087acc"}}};
-  const schema61 = {"type":"array","maxItems":20,"items":{"$ref":"shared_887d33b9853c"}};
-  const schema62 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema63 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
+  const schema63 = {"properties":{"reminds":{"$ref":"shared_fb520ba5ac03"}}};
+  const schema64 = {"type":"array","maxItems":20,"items":{"$ref":"shared_5cce40296152"}};
+  const schema65 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_1fead0e8844c"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema66 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
 
-  function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.reuse_receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema63.required,parentSchema:schema63,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema66.required,parentSchema:schema66,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2895,7 +2772,7 @@ const json = once(() => {
   if(data.reuse_receiver !== undefined){
   let data0 = data.reuse_receiver;
   if(0 !== data0){
-  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema63.properties.reuse_receiver,data:data0};
+  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema66.properties.reuse_receiver,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2906,18 +2783,18 @@ const json = once(() => {
   }
   }
   }
-  validate162.errors = vErrors;
+  validate160.errors = vErrors;
   return errors === 0;
   }
 
-  const schema64 = {"required":["receiver"]};
+  const schema67 = {"required":["receiver"]};
 
-  function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema64.required,parentSchema:schema64,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema67.required,parentSchema:schema67,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2926,37 +2803,37 @@ const json = once(() => {
   }
   errors++;
   }
+  }
+  validate162.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema68 = {"enum":["once","cycle"]};
+
+  function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((data === "once") || (data === "cycle"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values",schema:schema68.enum,parentSchema:schema68,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
   }
   validate164.errors = vErrors;
   return errors === 0;
   }
 
-  const schema65 = {"enum":["once","cycle"]};
+  const schema69 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
 
   function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!((data === "once") || (data === "cycle"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values",schema:schema65.enum,parentSchema:schema65,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate166.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema66 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
-
-  function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.type,parentSchema:schema66,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.type,parentSchema:schema69,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2967,7 +2844,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 525600 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema66,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema69,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2977,7 +2854,7 @@ const json = once(() => {
   errors++;
   }
   if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema66,data};
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema69,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -2987,19 +2864,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate168.errors = vErrors;
+  validate166.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+  if(!(validate160(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3014,15 +2891,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema62.if,parentSchema:schema62,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema65.if,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3033,7 +2910,7 @@ const json = once(() => {
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema62.required,parentSchema:schema62,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema65.required,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3043,7 +2920,7 @@ const json = once(() => {
   errors++;
   }
   if(data.status === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema62.required,parentSchema:schema62,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema65.required,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3053,7 +2930,7 @@ const json = once(() => {
   errors++;
   }
   if(data.interval === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema62.required,parentSchema:schema62,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema65.required,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -3063,7 +2940,7 @@ const json = once(() => {
   errors++;
   }
   if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema62.required,parentSchema:schema62,data};
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema65.required,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -3073,15 +2950,15 @@ const json = once(() => {
   errors++;
   }
   if(data.mode !== undefined){
-  if(!(validate166(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
-  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
+  if(!(validate164(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
+  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
   errors = vErrors.length;
   }
   }
   if(data.status !== undefined){
   let data1 = data.status;
   if(!((data1 === 0) || (data1 === 1))){
-  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema62.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.status.enum,parentSchema:schema62.properties.status,data:data1};
+  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema65.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema65.properties.status.enum,parentSchema:schema65.properties.status,data:data1};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -3092,15 +2969,15 @@ const json = once(() => {
   }
   }
   if(data.interval !== undefined){
-  if(!(validate168(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  if(!(validate166(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
   errors = vErrors.length;
   }
   }
   if(data.reuse_receiver !== undefined){
   let data3 = data.reuse_receiver;
   if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema62.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.reuse_receiver.enum,parentSchema:schema62.properties.reuse_receiver,data:data3};
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema65.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema65.properties.reuse_receiver.enum,parentSchema:schema65.properties.reuse_receiver,data:data3};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -3111,14 +2988,14 @@ const json = once(() => {
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  if(!(validate130(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data};
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -3127,17 +3004,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate161.errors = vErrors;
+  validate159.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema61,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema64,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3148,14 +3025,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate161(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+  if(!(validate159(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema61.type,parentSchema:schema61,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema64.type,parentSchema:schema64,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3164,35 +3041,35 @@ const json = once(() => {
   }
   errors++;
   }
-  validate160.errors = vErrors;
+  validate158.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.reminds !== undefined){
-  if(!(validate160(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
-  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+  if(!(validate158(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
+  vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate159.errors = vErrors;
+  validate157.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3207,15 +3084,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema58.if,parentSchema:schema58,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema61.if,parentSchema:schema61,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3228,7 +3105,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema58.properties.enable.type,parentSchema:schema58.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema61.properties.enable.type,parentSchema:schema61.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3240,7 +3117,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema58.type,parentSchema:schema58,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema61.type,parentSchema:schema61,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3249,21 +3126,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate156.errors = vErrors;
+  validate154.errors = vErrors;
   return errors === 0;
   }
 
-  const schema67 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
-  const schema68 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
-  const schema69 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
-  const schema70 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
-  const schema71 = {"enum":[0,1,2,3,9]};
+  const schema70 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
+  const schema71 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
+  const schema72 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
+  const schema73 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
+  const schema74 = {"enum":[0,1,2,3,9]};
 
-  function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((((data === 0) || (data === 1)) || (data === 2)) || (data === 3)) || (data === 9))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values",schema:schema71.enum,parentSchema:schema71,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values",schema:schema74.enum,parentSchema:schema74,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3272,17 +3149,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate181.errors = vErrors;
+  validate179.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema70.required,parentSchema:schema70,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema73.required,parentSchema:schema73,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3292,7 +3169,7 @@ const json = once(() => {
   errors++;
   }
   if(data.level === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema70.required,parentSchema:schema70,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema73.required,parentSchema:schema73,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3302,15 +3179,193 @@ const json = once(() => {
   errors++;
   }
   if(data.rule !== undefined){
-  if(!(validate120(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
+  if(!(validate111(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
   errors = vErrors.length;
   }
   }
   if(data.level !== undefined){
-  if(!(validate181(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
-  vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+  if(!(validate179(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
+  vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
   errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema73.type,parentSchema:schema73,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate177.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate177(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema72.type,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate176.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema71.required,parentSchema:schema71,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.conditions === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema71.required,parentSchema:schema71,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(!((data0 === 1) || (data0 === 2))){
+  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema71.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema71.properties.mode.enum,parentSchema:schema71.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.conditions !== undefined){
+  if(!(validate176(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.not_match !== undefined){
+  let data2 = data.not_match;
+  if(!((data2 === 0) || (data2 === 1))){
+  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema71.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema71.properties.not_match.enum,parentSchema:schema71.properties.not_match,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  validate175.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate175(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema70.if,parentSchema:schema70,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema70.properties.enable.type,parentSchema:schema70.properties.enable,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
   }
   }
   }
@@ -3324,199 +3379,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate179.errors = vErrors;
+  validate173.errors = vErrors;
   return errors === 0;
   }
 
+  const schema75 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_e789784ade15"}};
+  const schema76 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_1c13fd44ba4a"}}};
+  const schema77 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_2a7f03393454"}};
+  const schema78 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_1fead0e8844c"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema79 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
 
-  function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema69,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema69,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate179(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema69.type,parentSchema:schema69,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate178.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema68.required,parentSchema:schema68,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.conditions === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema68.required,parentSchema:schema68,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(!((data0 === 1) || (data0 === 2))){
-  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema68.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.mode.enum,parentSchema:schema68.properties.mode,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  if(data.conditions !== undefined){
-  if(!(validate178(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_match !== undefined){
-  let data2 = data.not_match;
-  if(!((data2 === 0) || (data2 === 1))){
-  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema68.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.not_match.enum,parentSchema:schema68.properties.not_match,data:data2};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  validate177.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate177(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema67.if,parentSchema:schema67,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema67.properties.enable.type,parentSchema:schema67.properties.enable,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema67.type,parentSchema:schema67,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate175.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema72 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_70b6d137004a"}};
-  const schema73 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_a272d926ee04"}}};
-  const schema74 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_44b1033f50de"}};
-  const schema75 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema76 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
-
-  function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema76.type,parentSchema:schema76,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.type,parentSchema:schema79,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3527,7 +3404,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 1000000 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema76,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema79,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3537,7 +3414,7 @@ const json = once(() => {
   errors++;
   }
   if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema76,data};
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema79,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3547,19 +3424,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate195.errors = vErrors;
+  validate193.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+  if(!(validate160(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3574,8 +3451,221 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema78.if,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.interval === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema78.required,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.count === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema78.required,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.level === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema78.required,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.reuse_receiver === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema78.required,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.interval !== undefined){
+  if(!(validate166(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.count !== undefined){
+  if(!(validate193(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
+  vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.level !== undefined){
+  let data2 = data.level;
+  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema78.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.level.enum,parentSchema:schema78.properties.level,data:data2};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.reuse_receiver !== undefined){
+  let data3 = data.reuse_receiver;
+  if(!((data3 === 0) || (data3 === 1))){
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema78.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.reuse_receiver.enum,parentSchema:schema78.properties.reuse_receiver,data:data3};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  if(data.receiver !== undefined){
+  if(!(validate130(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema78.type,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate189.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema77,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema77,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate189(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema77.type,parentSchema:schema77,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate188.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.strategies === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema76.required,parentSchema:schema76,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.strategies !== undefined){
+  if(!(validate188(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
+  vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate187.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate187(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
@@ -3592,223 +3682,10 @@ const json = once(() => {
   errors++;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.interval === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema75.required,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.count === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema75.required,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.level === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema75.required,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema75.required,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  if(data.interval !== undefined){
-  if(!(validate168(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.count !== undefined){
-  if(!(validate195(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
-  vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.level !== undefined){
-  let data2 = data.level;
-  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema75.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema75.properties.level.enum,parentSchema:schema75.properties.level,data:data2};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.reuse_receiver !== undefined){
-  let data3 = data.reuse_receiver;
-  if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema75.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema75.properties.reuse_receiver.enum,parentSchema:schema75.properties.reuse_receiver,data:data3};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema75.type,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  validate191.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema74,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema74,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate191(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema74.type,parentSchema:schema74,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate190.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategies === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema73.required,parentSchema:schema73,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategies !== undefined){
-  if(!(validate190(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
-  vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  validate189.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate189(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema72.if,parentSchema:schema72,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema72.properties.enable.type,parentSchema:schema72.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema75.properties.enable.type,parentSchema:schema75.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3820,7 +3697,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema75.type,parentSchema:schema75,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3829,21 +3706,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate187.errors = vErrors;
+  validate185.errors = vErrors;
   return errors === 0;
   }
 
-  const schema77 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
-  const schema78 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
-  const schema79 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema80 = {"required":["method"],"properties":{"method":{"const":1}}};
+  const schema80 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
+  const schema81 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
+  const schema82 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema83 = {"required":["method"],"properties":{"method":{"const":1}}};
 
-  function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema80.required,parentSchema:schema80,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema83.required,parentSchema:schema83,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3855,7 +3732,7 @@ const json = once(() => {
   if(data.method !== undefined){
   let data0 = data.method;
   if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema80.properties.method,data:data0};
+  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema83.properties.method,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3864,158 +3741,58 @@ const json = once(() => {
   }
   errors++;
   }
+  }
+  }
+  validate204.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema84 = {"required":["conditions"]};
+
+  function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.conditions === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema84.required,parentSchema:schema84,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
   }
   }
   validate206.errors = vErrors;
   return errors === 0;
   }
 
-  const schema81 = {"required":["conditions"]};
 
-  function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema81.required,parentSchema:schema81,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate208.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
+  if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
   if(!(validate206(data, {instancePath,parentData,parentDataProperty,rootData}))){
   vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema79.if,parentSchema:schema79,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate205.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema82 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
-  const schema83 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
-
-  function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategy === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema83.required,parentSchema:schema83,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategy !== undefined){
-  let data0 = data.strategy;
-  if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
-  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema83.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema83.properties.strategy.enum,parentSchema:schema83.properties.strategy,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate212.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema84 = {"required":["strategy_count"]};
-
-  function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategy_count === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema84.required,parentSchema:schema84,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate214.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate214(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4031,17 +3808,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate211.errors = vErrors;
+  validate203.errors = vErrors;
   return errors === 0;
   }
 
-  const schema85 = {"enum":[1,2,3,4,5]};
+  const schema85 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
+  const schema86 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
 
-  function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema85.enum},message:"must be equal to one of the allowed values",schema:schema85.enum,parentSchema:schema85,data};
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.strategy === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema86.required,parentSchema:schema86,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4050,25 +3829,123 @@ const json = once(() => {
   }
   errors++;
   }
-  validate218.errors = vErrors;
+  if(data.strategy !== undefined){
+  let data0 = data.strategy;
+  if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
+  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema86.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema86.properties.strategy.enum,parentSchema:schema86.properties.strategy,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate210.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema87 = {"required":["strategy_count"]};
+
+  function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.strategy_count === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema87.required,parentSchema:schema87,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate212.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(validate205(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate210(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
   errors = vErrors.length;
   }
-  if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema85.if,parentSchema:schema85,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate209.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema88 = {"enum":[1,2,3,4,5]};
+
+  function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values",schema:schema88.enum,parentSchema:schema88,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate216.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(validate203(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
+  errors = vErrors.length;
+  }
+  if(!(validate209(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
   errors = vErrors.length;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema78.required,parentSchema:schema78,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema81.required,parentSchema:schema81,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4078,7 +3955,7 @@ const json = once(() => {
   errors++;
   }
   if(data.strategy === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema78.required,parentSchema:schema78,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema81.required,parentSchema:schema81,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4088,7 +3965,7 @@ const json = once(() => {
   errors++;
   }
   if(data.strategy_cycle === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema78.required,parentSchema:schema78,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema81.required,parentSchema:schema81,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4100,7 +3977,7 @@ const json = once(() => {
   if(data.method !== undefined){
   let data0 = data.method;
   if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema78.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.method.enum,parentSchema:schema78.properties.method,data:data0};
+  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema81.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema81.properties.method.enum,parentSchema:schema81.properties.method,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4111,33 +3988,33 @@ const json = once(() => {
   }
   }
   if(data.conditions !== undefined){
-  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+  if(!(validate109(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
   errors = vErrors.length;
   }
   }
   if(data.strategy !== undefined){
-  if(!(validate218(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
-  vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
+  if(!(validate216(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
+  vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
   errors = vErrors.length;
   }
   }
   if(data.strategy_cycle !== undefined){
-  if(!(validate168(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  if(!(validate166(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
+  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
   errors = vErrors.length;
   }
   }
   if(data.strategy_count !== undefined){
-  if(!(validate195(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
-  vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
+  if(!(validate193(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
+  vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
   errors = vErrors.length;
   }
   }
   if(data.not_match !== undefined){
   let data5 = data.not_match;
   if(!((data5 === 0) || (data5 === 1))){
-  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema78.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.not_match.enum,parentSchema:schema78.properties.not_match,data:data5};
+  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema81.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema81.properties.not_match.enum,parentSchema:schema81.properties.not_match,data:data5};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4148,19 +4025,19 @@ const json = once(() => {
   }
   }
   }
-  validate204.errors = vErrors;
+  validate202.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4175,15 +4052,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+  if(!(validate202(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema77.if,parentSchema:schema77,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema80.if,parentSchema:schema80,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4196,7 +4073,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema77.properties.enable.type,parentSchema:schema77.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema80.properties.enable.type,parentSchema:schema80.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4208,7 +4085,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema77.type,parentSchema:schema77,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.type,parentSchema:schema80,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4217,21 +4094,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate202.errors = vErrors;
+  validate200.errors = vErrors;
   return errors === 0;
   }
 
-  const schema86 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
-  const schema87 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
-  const schema88 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema89 = {"required":["mode"],"properties":{"mode":{"const":1}}};
+  const schema89 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
+  const schema90 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
+  const schema91 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema92 = {"required":["mode"],"properties":{"mode":{"const":1}}};
 
-  function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema89.required,parentSchema:schema89,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema92.required,parentSchema:schema92,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4243,7 +4120,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema89.properties.mode,data:data0};
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema92.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4254,19 +4131,19 @@ const json = once(() => {
   }
   }
   }
-  validate228.errors = vErrors;
+  validate226.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+  if(!(validate226(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -4281,15 +4158,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+  if(!(validate206(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema88.if,parentSchema:schema88,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema91.if,parentSchema:schema91,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4298,19 +4175,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate227.errors = vErrors;
+  validate225.errors = vErrors;
   return errors === 0;
   }
 
-  const schema90 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
-  const schema91 = {"required":["mode"],"properties":{"mode":{"const":2}}};
+  const schema93 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
+  const schema94 = {"required":["mode"],"properties":{"mode":{"const":2}}};
 
-  function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema91.required,parentSchema:schema91,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema94.required,parentSchema:schema94,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4322,7 +4199,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(2 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema91.properties.mode,data:data0};
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema94.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4333,18 +4210,18 @@ const json = once(() => {
   }
   }
   }
-  validate233.errors = vErrors;
+  validate231.errors = vErrors;
   return errors === 0;
   }
 
-  const schema92 = {"required":["delay_interval"]};
+  const schema95 = {"required":["delay_interval"]};
 
-  function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.delay_interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema92.required,parentSchema:schema92,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema95.required,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4354,19 +4231,19 @@ const json = once(() => {
   errors++;
   }
   }
-  validate235.errors = vErrors;
+  validate233.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = true;
   const _errs1 = errors;
-  if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
+  if(!(validate231(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
@@ -4381,15 +4258,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs2 = errors;
-  if(!(validate235(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
+  if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema90.if,parentSchema:schema90,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema93.if,parentSchema:schema93,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4398,25 +4275,25 @@ const json = once(() => {
   }
   errors++;
   }
-  validate232.errors = vErrors;
+  validate230.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(validate227(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+  if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
   errors = vErrors.length;
   }
-  if(!(validate232(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  if(!(validate230(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
   errors = vErrors.length;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema87.required,parentSchema:schema87,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema90.required,parentSchema:schema90,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4428,7 +4305,7 @@ const json = once(() => {
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(!((data0 === 1) || (data0 === 2))){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema87.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema87.properties.mode.enum,parentSchema:schema87.properties.mode,data:data0};
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema90.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema90.properties.mode.enum,parentSchema:schema90.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4439,31 +4316,31 @@ const json = once(() => {
   }
   }
   if(data.conditions !== undefined){
-  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+  if(!(validate109(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
   errors = vErrors.length;
   }
   }
   if(data.delay_interval !== undefined){
-  if(!(validate168(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  if(!(validate166(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
+  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate226.errors = vErrors;
+  validate224.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4478,15 +4355,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate226(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
+  if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema86.if,parentSchema:schema86,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema89.if,parentSchema:schema89,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4499,7 +4376,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema86.properties.enable.type,parentSchema:schema86.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema89.properties.enable.type,parentSchema:schema89.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4511,7 +4388,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema89.type,parentSchema:schema89,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4520,18 +4397,18 @@ const json = once(() => {
   }
   errors++;
   }
-  validate224.errors = vErrors;
+  validate222.errors = vErrors;
   return errors === 0;
   }
 
-  const schema93 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
-  const schema94 = {"type":"integer","minimum":0,"maximum":9007199254740991};
+  const schema96 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
+  const schema97 = {"type":"integer","minimum":0,"maximum":9007199254740991};
 
-  function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema94.type,parentSchema:schema94,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema97.type,parentSchema:schema97,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4542,7 +4419,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 9007199254740991 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema94,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema97,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4552,7 +4429,7 @@ const json = once(() => {
   errors++;
   }
   if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema94,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema97,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4562,21 +4439,21 @@ const json = once(() => {
   errors++;
   }
   }
-  validate243.errors = vErrors;
+  validate241.errors = vErrors;
   return errors === 0;
   }
 
-  const schema95 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
-  const schema96 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
-  const schema97 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
-  const schema98 = {"type":"string","maxLength":10000};
+  const schema98 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
+  const schema99 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
+  const schema100 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
+  const schema101 = {"type":"string","maxLength":10000};
 
-  function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 10000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema98,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4587,7 +4464,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.type,parentSchema:schema98,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.type,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4596,19 +4473,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate248.errors = vErrors;
+  validate246.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.format !== undefined){
   let data0 = data.format;
   if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema97.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema97.properties.format.enum,parentSchema:schema97.properties.format,data:data0};
+  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema100.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.format.enum,parentSchema:schema100.properties.format,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4619,14 +4496,14 @@ const json = once(() => {
   }
   }
   if(data.template !== undefined){
-  if(!(validate248(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
+  if(!(validate246(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4635,60 +4512,136 @@ const json = once(() => {
   }
   errors++;
   }
-  validate247.errors = vErrors;
+  validate245.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.sms !== undefined){
-  if(!(validate247(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(!(validate245(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   if(data.email !== undefined){
-  if(!(validate247(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(!(validate245(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   if(data.phone !== undefined){
-  if(!(validate247(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(!(validate245(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   if(data.dingworker !== undefined){
-  if(!(validate247(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(!(validate245(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   if(data.dinggroup !== undefined){
-  if(!(validate247(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(!(validate245(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachworker !== undefined){
-  if(!(validate247(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(!(validate245(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachgroup !== undefined){
-  if(!(validate247(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(!(validate245(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
   errors = vErrors.length;
   }
   }
   if(data.wechat !== undefined){
-  if(!(validate247(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(!(validate245(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate244.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.compressed !== undefined){
+  if(!(validate244(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.not_compress !== undefined){
+  if(!(validate244(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.upgrade !== undefined){
+  if(!(validate244(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.recovery !== undefined){
+  if(!(validate244(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate243.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.template_id !== undefined){
+  if(!(validate241(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
+  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.udf !== undefined){
+  if(!(validate243(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
   errors = vErrors.length;
   }
   }
@@ -4703,93 +4656,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate246.errors = vErrors;
+  validate240.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.compressed !== undefined){
-  if(!(validate246(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_compress !== undefined){
-  if(!(validate246(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate246(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.recovery !== undefined){
-  if(!(validate246(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate245.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.template_id !== undefined){
-  if(!(validate243(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.udf !== undefined){
-  if(!(validate245(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema93.type,parentSchema:schema93,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate242.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.created_by === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema25.required,parentSchema:schema25,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4799,7 +4676,7 @@ const json = once(() => {
   errors++;
   }
   if(data.name === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema25.required,parentSchema:schema25,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4809,7 +4686,7 @@ const json = once(() => {
   errors++;
   }
   if(data.department_id === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema25.required,parentSchema:schema25,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4819,7 +4696,7 @@ const json = once(() => {
   errors++;
   }
   if(data.flag_save_db === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema25.required,parentSchema:schema25,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4829,7 +4706,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema25.required,parentSchema:schema25,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4845,8 +4722,8 @@ const json = once(() => {
   }
   }
   if(data.name !== undefined){
-  if(!(validate86(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+  if(!(validate59(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
   errors = vErrors.length;
   }
   }
@@ -4859,7 +4736,7 @@ const json = once(() => {
   if(data.flag_save_db !== undefined){
   let data3 = data.flag_save_db;
   if(!((data3 === 0) || (data3 === 1))){
-  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema35.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema35.properties.flag_save_db.enum,parentSchema:schema35.properties.flag_save_db,data:data3};
+  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema25.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema25.properties.flag_save_db.enum,parentSchema:schema25.properties.flag_save_db,data:data3};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -4870,62 +4747,62 @@ const json = once(() => {
   }
   }
   if(data.task_tags !== undefined){
-  if(!(validate39(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
-  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+  if(!(validate62(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
+  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
   errors = vErrors.length;
   }
   }
   if(data.permission !== undefined){
-  if(!(validate90(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
+  if(!(validate64(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate96(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+  if(!(validate70(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
   errors = vErrors.length;
   }
   }
   if(data.workflow !== undefined){
-  if(!(validate156(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
+  if(!(validate154(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
   errors = vErrors.length;
   }
   }
   if(data.filter !== undefined){
-  if(!(validate175(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+  if(!(validate173(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
   errors = vErrors.length;
   }
   }
   if(data.upgrade !== undefined){
-  if(!(validate187(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
+  if(!(validate185(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
   errors = vErrors.length;
   }
   }
   if(data.compress !== undefined){
-  if(!(validate202(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+  if(!(validate200(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
   errors = vErrors.length;
   }
   }
   if(data.recovery !== undefined){
-  if(!(validate224(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+  if(!(validate222(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
   errors = vErrors.length;
   }
   }
   if(data.template !== undefined){
-  if(!(validate242(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
+  if(!(validate240(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -4934,82 +4811,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate84.errors = vErrors;
+  validate57.errors = vErrors;
   return errors === 0;
   }
 
-  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate264;
-  const schema99 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
-  const schema100 = {"type":"integer","enum":[0,1]};
+  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate262;
+  const schema102 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.type,parentSchema:schema100,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(!((data === 0) || (data === 1))){
-  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values",schema:schema100.enum,parentSchema:schema100,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate265.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.revoke !== undefined){
-  if(!(validate265(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
-  vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.fixed_sign !== undefined){
-  if(!(validate265(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
-  vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate264.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate268;
-  const schema101 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
-
-  function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema101.required,parentSchema:schema101,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema102.required,parentSchema:schema102,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5025,8 +4839,8 @@ const json = once(() => {
   }
   }
   if(data.remark !== undefined){
-  if(!(validate53(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate142(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   }
@@ -5038,7 +4852,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.type,parentSchema:schema101,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.type,parentSchema:schema102,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5047,21 +4861,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate268.errors = vErrors;
+  validate262.errors = vErrors;
   return errors === 0;
   }
 
-  exports["84d6215b2664b728ecd828fd425cb56dfe7b6fa0"] = validate272;
-  const schema102 = {"type":"object","properties":{"everywhere":{"type":"integer","enum":[0,1],"description":"1: end every session of the person, in every browser."}}};
+  exports["84d6215b2664b728ecd828fd425cb56dfe7b6fa0"] = validate266;
+  const schema103 = {"type":"object","properties":{"everywhere":{"type":"integer","enum":[0,1],"description":"1: end every session of the person, in every browser."}}};
 
-  function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.everywhere !== undefined){
   let data0 = data.everywhere;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err0 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema102.properties.everywhere.type,parentSchema:schema102.properties.everywhere,data:data0};
+  const err0 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.everywhere.type,parentSchema:schema103.properties.everywhere,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5071,7 +4885,7 @@ const json = once(() => {
   errors++;
   }
   if(!((data0 === 0) || (data0 === 1))){
-  const err1 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/enum",keyword:"enum",params:{allowedValues: schema102.properties.everywhere.enum},message:"must be equal to one of the allowed values",schema:schema102.properties.everywhere.enum,parentSchema:schema102.properties.everywhere,data:data0};
+  const err1 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/enum",keyword:"enum",params:{allowedValues: schema103.properties.everywhere.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.everywhere.enum,parentSchema:schema103.properties.everywhere,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5083,7 +4897,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.type,parentSchema:schema102,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5092,155 +4906,14 @@ const json = once(() => {
   }
   errors++;
   }
-  validate272.errors = vErrors;
+  validate266.errors = vErrors;
   return errors === 0;
   }
 
-  exports["8b237ad3ba59233a0da15dd9a11994ee9468560f"] = validate273;
-  const schema103 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
-
-  function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.name === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema103.required,parentSchema:schema103,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.department_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema103.required,parentSchema:schema103,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.flag_save_db === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema103.required,parentSchema:schema103,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.receiver === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema103.required,parentSchema:schema103,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(data.name !== undefined){
-  if(!(validate86(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.department_id !== undefined){
-  if(!(validate24(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.flag_save_db !== undefined){
-  let data2 = data.flag_save_db;
-  if(!((data2 === 0) || (data2 === 1))){
-  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema103.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.flag_save_db.enum,parentSchema:schema103.properties.flag_save_db,data:data2};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  if(data.task_tags !== undefined){
-  if(!(validate39(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
-  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.permission !== undefined){
-  if(!(validate90(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate96(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.workflow !== undefined){
-  if(!(validate156(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.filter !== undefined){
-  if(!(validate175(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate187(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.compress !== undefined){
-  if(!(validate202(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.recovery !== undefined){
-  if(!(validate224(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.template !== undefined){
-  if(!(validate242(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  validate273.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate285;
+  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate267;
   const schema104 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5303,15 +4976,15 @@ const json = once(() => {
   }
   errors++;
   }
-  validate285.errors = vErrors;
+  validate267.errors = vErrors;
   return errors === 0;
   }
 
-  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate289;
+  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate271;
   const schema105 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
-  const pattern5 = new RegExp("^1[3-9]\\d{9}$", "u");
+  const pattern3 = new RegExp("^1[3-9]\\d{9}$", "u");
 
-  function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5344,7 +5017,7 @@ const json = once(() => {
   if(data.phone !== undefined){
   let data1 = data.phone;
   if(typeof data1 === "string"){
-  if(!pattern5.test(data1)){
+  if(!pattern3.test(data1)){
   const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema105.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err2];
@@ -5377,14 +5050,14 @@ const json = once(() => {
   }
   errors++;
   }
-  validate289.errors = vErrors;
+  validate271.errors = vErrors;
   return errors === 0;
   }
 
-  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate291;
+  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate273;
   const schema106 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5492,15 +5165,15 @@ const json = once(() => {
   }
   errors++;
   }
-  validate291.errors = vErrors;
+  validate273.errors = vErrors;
   return errors === 0;
   }
 
-  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate294;
+  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate276;
   const schema107 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
   const schema108 = {"type":"string","maxLength":100};
 
-  function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
@@ -5525,14 +5198,55 @@ const json = once(() => {
   }
   errors++;
   }
-  validate296.errors = vErrors;
+  validate278.errors = vErrors;
   return errors === 0;
   }
 
-  const func24 = Object.prototype.hasOwnProperty;
-  const pattern6 = new RegExp("^[0-9a-f]{40}$", "u");
+  const schema109 = {"type":"integer","minimum":0,"maximum":99999999999};
 
-  function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.type,parentSchema:schema109,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 99999999999 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema109,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema109,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate281.errors = vErrors;
+  return errors === 0;
+  }
+
+  const func25 = Object.prototype.hasOwnProperty;
+  const pattern4 = new RegExp("^[0-9a-f]{40}$", "u");
+
+  function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -5594,26 +5308,26 @@ const json = once(() => {
   }
   }
   if(data1.name !== undefined){
-  if(!(validate296(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate278(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
   errors = vErrors.length;
   }
   }
   if(data1.remark !== undefined){
-  if(!(validate53(data1.remark, {instancePath:instancePath+"/business_units/" + i0+"/remark",parentData:data1,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate142(data1.remark, {instancePath:instancePath+"/business_units/" + i0+"/remark",parentData:data1,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   }
   if(data1.created_at !== undefined){
-  if(!(validate37(data1.created_at, {instancePath:instancePath+"/business_units/" + i0+"/created_at",parentData:data1,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data1.created_at, {instancePath:instancePath+"/business_units/" + i0+"/created_at",parentData:data1,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
   if(data1.updated_at !== undefined){
-  if(!(validate37(data1.updated_at, {instancePath:instancePath+"/business_units/" + i0+"/updated_at",parentData:data1,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data1.updated_at, {instancePath:instancePath+"/business_units/" + i0+"/updated_at",parentData:data1,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
@@ -5703,38 +5417,38 @@ const json = once(() => {
   }
   }
   if(data8.name !== undefined){
-  if(!(validate296(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate278(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
   errors = vErrors.length;
   }
   }
   if(data8.remark !== undefined){
-  if(!(validate53(data8.remark, {instancePath:instancePath+"/departments/" + i1+"/remark",parentData:data8,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate142(data8.remark, {instancePath:instancePath+"/departments/" + i1+"/remark",parentData:data8,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   }
   if(data8.created_by !== undefined){
-  if(!(validate243(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate241(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
   errors = vErrors.length;
   }
   }
   if(data8.updated_by !== undefined){
-  if(!(validate243(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate241(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
+  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
   errors = vErrors.length;
   }
   }
   if(data8.created_at !== undefined){
-  if(!(validate37(data8.created_at, {instancePath:instancePath+"/departments/" + i1+"/created_at",parentData:data8,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data8.created_at, {instancePath:instancePath+"/departments/" + i1+"/created_at",parentData:data8,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
   if(data8.updated_at !== undefined){
-  if(!(validate37(data8.updated_at, {instancePath:instancePath+"/departments/" + i1+"/updated_at",parentData:data8,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data8.updated_at, {instancePath:instancePath+"/departments/" + i1+"/updated_at",parentData:data8,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
@@ -5810,7 +5524,7 @@ const json = once(() => {
   errors++;
   }
   for(const key3 in data18){
-  if(!(func24.call(schema107.properties.users.items.properties, key3))){
+  if(!(func25.call(schema107.properties.users.items.properties, key3))){
   const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err16];
@@ -5828,26 +5542,26 @@ const json = once(() => {
   }
   }
   if(data18.username !== undefined){
-  if(!(validate296(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate278(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
+  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
   errors = vErrors.length;
   }
   }
   if(data18.user !== undefined){
-  if(!(validate296(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate278(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
+  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
   errors = vErrors.length;
   }
   }
   if(data18.email !== undefined){
-  if(!(validate53(data18.email, {instancePath:instancePath+"/users/" + i2+"/email",parentData:data18,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate142(data18.email, {instancePath:instancePath+"/users/" + i2+"/email",parentData:data18,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   }
   if(data18.department !== undefined){
-  if(!(validate53(data18.department, {instancePath:instancePath+"/users/" + i2+"/department",parentData:data18,parentDataProperty:"department",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate142(data18.department, {instancePath:instancePath+"/users/" + i2+"/department",parentData:data18,parentDataProperty:"department",rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   }
@@ -5877,8 +5591,8 @@ const json = once(() => {
   }
   }
   if(data18.wechatid !== undefined){
-  if(!(validate296(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate278(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
+  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
   errors = vErrors.length;
   }
   }
@@ -5896,14 +5610,14 @@ const json = once(() => {
   }
   }
   if(data18.created_at !== undefined){
-  if(!(validate37(data18.created_at, {instancePath:instancePath+"/users/" + i2+"/created_at",parentData:data18,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data18.created_at, {instancePath:instancePath+"/users/" + i2+"/created_at",parentData:data18,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
   if(data18.updated_at !== undefined){
-  if(!(validate37(data18.updated_at, {instancePath:instancePath+"/users/" + i2+"/updated_at",parentData:data18,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data18.updated_at, {instancePath:instancePath+"/users/" + i2+"/updated_at",parentData:data18,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
@@ -5987,14 +5701,14 @@ const json = once(() => {
   }
   }
   if(data30.name !== undefined){
-  if(!(validate296(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate278(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
   errors = vErrors.length;
   }
   }
   if(data30.remark !== undefined){
-  if(!(validate53(data30.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data30,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate142(data30.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data30,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   }
@@ -6024,8 +5738,8 @@ const json = once(() => {
   }
   }
   if(data34.channels !== undefined){
-  if(!(validate141(data34.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data34,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
+  if(!(validate132(data34.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data34,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
   errors = vErrors.length;
   }
   }
@@ -6042,14 +5756,14 @@ const json = once(() => {
   }
   }
   if(data30.created_at !== undefined){
-  if(!(validate37(data30.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data30,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data30.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data30,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
   if(data30.updated_at !== undefined){
-  if(!(validate37(data30.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data30,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data30.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data30,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
@@ -6123,32 +5837,32 @@ const json = once(() => {
   }
   }
   if(data39.name !== undefined){
-  if(!(validate296(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate278(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
   errors = vErrors.length;
   }
   }
   if(data39.remark !== undefined){
-  if(!(validate53(data39.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data39,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate142(data39.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data39,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   }
   if(data39.created_by !== undefined){
-  if(!(validate243(data39.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data39,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate241(data39.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data39,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
   errors = vErrors.length;
   }
   }
   if(data39.created_at !== undefined){
-  if(!(validate37(data39.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data39,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data39.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data39,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
   if(data39.updated_at !== undefined){
-  if(!(validate37(data39.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data39,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data39.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data39,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
@@ -6232,20 +5946,20 @@ const json = once(() => {
   }
   }
   if(data47.name !== undefined){
-  if(!(validate296(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate278(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
   errors = vErrors.length;
   }
   }
   if(data47.remark !== undefined){
-  if(!(validate53(data47.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data47,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate142(data47.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data47,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
   errors = vErrors.length;
   }
   }
   if(data47.created_by !== undefined){
-  if(!(validate243(data47.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data47,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate241(data47.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data47,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
   errors = vErrors.length;
   }
   }
@@ -6285,14 +5999,14 @@ const json = once(() => {
   }
   }
   if(data47.created_at !== undefined){
-  if(!(validate37(data47.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data47,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data47.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data47,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
   if(data47.updated_at !== undefined){
-  if(!(validate37(data47.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data47,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data47.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data47,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
@@ -6376,15 +6090,15 @@ const json = once(() => {
   }
   }
   if(data58.name !== undefined){
-  if(!(validate296(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate278(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
   errors = vErrors.length;
   }
   }
   if(data58.token !== undefined){
   let data61 = data58.token;
   if(typeof data61 === "string"){
-  if(!pattern6.test(data61)){
+  if(!pattern4.test(data61)){
   const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema107.properties.apps.items.properties.token,data:data61};
   if(vErrors === null){
   vErrors = [err48];
@@ -6407,14 +6121,14 @@ const json = once(() => {
   }
   }
   if(data58.created_at !== undefined){
-  if(!(validate37(data58.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data58,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data58.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data58,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
   if(data58.updated_at !== undefined){
-  if(!(validate37(data58.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data58,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate281(data58.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data58,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
   errors = vErrors.length;
   }
   }
@@ -6453,19 +6167,160 @@ const json = once(() => {
   }
   errors++;
   }
-  validate294.errors = vErrors;
+  validate276.errors = vErrors;
   return errors === 0;
   }
 
-  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate340;
-  const schema109 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+  exports.d24fa4c9fc393505a1317500f2146fe02abae9b9 = validate323;
+  const schema110 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_98bc3f0c6dbb"},"workflow":{"$ref":"shared_fe76bb037826"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_e4522eceb9cf"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
 
-  function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.name === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema110.required,parentSchema:schema110,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.department_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema110.required,parentSchema:schema110,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.flag_save_db === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema110.required,parentSchema:schema110,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.receiver === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema110.required,parentSchema:schema110,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.name !== undefined){
+  if(!(validate59(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.department_id !== undefined){
+  if(!(validate24(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.flag_save_db !== undefined){
+  let data2 = data.flag_save_db;
+  if(!((data2 === 0) || (data2 === 1))){
+  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema110.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.flag_save_db.enum,parentSchema:schema110.properties.flag_save_db,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  if(data.task_tags !== undefined){
+  if(!(validate62(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
+  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.permission !== undefined){
+  if(!(validate64(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.receiver !== undefined){
+  if(!(validate70(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.workflow !== undefined){
+  if(!(validate154(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.filter !== undefined){
+  if(!(validate173(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.upgrade !== undefined){
+  if(!(validate185(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.compress !== undefined){
+  if(!(validate200(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.recovery !== undefined){
+  if(!(validate222(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.template !== undefined){
+  if(!(validate240(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate323.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate335;
+  const schema111 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+
+  function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema109.required,parentSchema:schema109,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema111.required,parentSchema:schema111,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6477,7 +6332,7 @@ const json = once(() => {
   if(data.interval !== undefined){
   let data0 = data.interval;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.properties.interval.type,parentSchema:schema109.properties.interval,data:data0};
+  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.interval.type,parentSchema:schema111.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6488,7 +6343,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 10080 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema109.properties.interval,data:data0};
+  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema111.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6498,7 +6353,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema109.properties.interval,data:data0};
+  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema111.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6512,7 +6367,7 @@ const json = once(() => {
   if(data.level !== undefined){
   let data1 = data.level;
   if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.properties.level.type,parentSchema:schema109.properties.level,data:data1};
+  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.level.type,parentSchema:schema111.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6522,7 +6377,7 @@ const json = once(() => {
   errors++;
   }
   if(!((((data1 === 0) || (data1 === 1)) || (data1 === 2)) || (data1 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema109.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.level.enum,parentSchema:schema109.properties.level,data:data1};
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema111.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema111.properties.level.enum,parentSchema:schema111.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6534,7 +6389,7 @@ const json = once(() => {
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema109.type,parentSchema:schema109,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -6543,19 +6398,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate340.errors = vErrors;
+  validate335.errors = vErrors;
   return errors === 0;
   }
 
-  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate341;
-  const schema110 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
+  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate336;
+  const schema112 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
 
-  function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema112.required,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6565,7 +6420,7 @@ const json = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema112.required,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6575,7 +6430,7 @@ const json = once(() => {
   errors++;
   }
   if(data.action === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema112.required,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6599,7 +6454,7 @@ const json = once(() => {
   if(data.action !== undefined){
   let data2 = data.action;
   if(typeof data2 !== "string"){
-  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.action.type,parentSchema:schema110.properties.action,data:data2};
+  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.action.type,parentSchema:schema112.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6609,7 +6464,7 @@ const json = once(() => {
   errors++;
   }
   if(!(((data2 === "stop") || (data2 === "start")) || (data2 === "pause"))){
-  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema110.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.action.enum,parentSchema:schema110.properties.action,data:data2};
+  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema112.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.action.enum,parentSchema:schema112.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6620,14 +6475,14 @@ const json = once(() => {
   }
   }
   if(data.time !== undefined){
-  if(!(validate79(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+  if(!(validate48(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6636,19 +6491,351 @@ const json = once(() => {
   }
   errors++;
   }
-  validate341.errors = vErrors;
+  validate336.errors = vErrors;
   return errors === 0;
   }
 
-  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate345;
-  const schema111 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
+  exports.e05f881feccfe72a9026587fdc786e8e9a3f478c = validate340;
+  const schema113 = {"type":"object","properties":{"level":{"enum":[0,1,2,3]},"notice_time":{"anyOf":[{"$ref":"shared_0cdccc82053f"},{"type":"string","pattern":"^[0-9]{1,11}$","x-message":"must be a Unix time in seconds"}]},"uuid":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","x-message":"must be a UUID"},"receiver":{"type":"object","properties":{"alarmgroup":{"$ref":"shared_2152b05a6bb3"},"channels":{"anyOf":[{"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"anyOf":[{"$ref":"shared_d091c39dff63"},{"type":"array","maxItems":6,"items":{"$ref":"shared_4d2de5327a17"}}]}}},{"type":"array","maxItems":0,"x-message":"must be an object"}]},"oncall":{"$ref":"shared_cc21435d6c45"}}}}};
+  const pattern5 = new RegExp("^[0-9]{1,11}$", "u");
+  const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", "u");
 
-  function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.level !== undefined){
+  let data0 = data.level;
+  if(!((((data0 === 0) || (data0 === 1)) || (data0 === 2)) || (data0 === 3))){
+  const err0 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema113.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema113.properties.level.enum,parentSchema:schema113.properties.level,data:data0};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(data.notice_time !== undefined){
+  let data1 = data.notice_time;
+  const _errs3 = errors;
+  let valid1 = false;
+  const _errs4 = errors;
+  if(!(validate281(data1, {instancePath:instancePath+"/notice_time",parentData:data,parentDataProperty:"notice_time",rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs4 === errors;
+  valid1 = valid1 || _valid0;
+  if(!valid1){
+  const _errs5 = errors;
+  if(typeof data1 === "string"){
+  if(!pattern5.test(data1)){
+  const err1 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,11}$"},message:"must match pattern \""+"^[0-9]{1,11}$"+"\"",schema:"^[0-9]{1,11}$",parentSchema:schema113.properties.notice_time.anyOf[1],data:data1};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.properties.notice_time.anyOf[1].type,parentSchema:schema113.properties.notice_time.anyOf[1],data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  var _valid0 = _errs5 === errors;
+  valid1 = valid1 || _valid0;
+  }
+  if(!valid1){
+  const err3 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema113.properties.notice_time.anyOf,parentSchema:schema113.properties.notice_time,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  else {
+  errors = _errs3;
+  if(vErrors !== null){
+  if(_errs3){
+  vErrors.length = _errs3;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  }
+  }
+  if(data.uuid !== undefined){
+  let data2 = data.uuid;
+  if(typeof data2 === "string"){
+  if(!pattern6.test(data2)){
+  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\"",schema:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",parentSchema:schema113.properties.uuid,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err5 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.properties.uuid.type,parentSchema:schema113.properties.uuid,data:data2};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.receiver !== undefined){
+  let data3 = data.receiver;
+  if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+  if(data3.alarmgroup !== undefined){
+  if(!(validate62(data3.alarmgroup, {instancePath:instancePath+"/receiver/alarmgroup",parentData:data3,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data3.channels !== undefined){
+  let data5 = data3.channels;
+  const _errs13 = errors;
+  let valid3 = false;
+  const _errs14 = errors;
+  if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+  if(data5.sms !== undefined){
+  if(!(validate75(data5.sms, {instancePath:instancePath+"/receiver/channels/sms",parentData:data5,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.email !== undefined){
+  if(!(validate75(data5.email, {instancePath:instancePath+"/receiver/channels/email",parentData:data5,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.phone !== undefined){
+  if(!(validate75(data5.phone, {instancePath:instancePath+"/receiver/channels/phone",parentData:data5,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.dingworker !== undefined){
+  if(!(validate75(data5.dingworker, {instancePath:instancePath+"/receiver/channels/dingworker",parentData:data5,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.yachworker !== undefined){
+  if(!(validate75(data5.yachworker, {instancePath:instancePath+"/receiver/channels/yachworker",parentData:data5,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.wechat !== undefined){
+  if(!(validate75(data5.wechat, {instancePath:instancePath+"/receiver/channels/wechat",parentData:data5,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.dinggroup !== undefined){
+  if(!(validate139(data5.dinggroup, {instancePath:instancePath+"/receiver/channels/dinggroup",parentData:data5,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.yachgroup !== undefined){
+  if(!(validate139(data5.yachgroup, {instancePath:instancePath+"/receiver/channels/yachgroup",parentData:data5,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.webhook !== undefined){
+  let data14 = data5.webhook;
+  const _errs25 = errors;
+  let valid5 = false;
+  const _errs26 = errors;
+  if(!(validate91(data14, {instancePath:instancePath+"/receiver/channels/webhook",parentData:data5,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+  errors = vErrors.length;
+  }
+  var _valid2 = _errs26 === errors;
+  valid5 = valid5 || _valid2;
+  if(!valid5){
+  const _errs27 = errors;
+  if(Array.isArray(data14)){
+  if(data14.length > 6){
+  const err6 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema113.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  const len0 = data14.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate92(data14[i0], {instancePath:instancePath+"/receiver/channels/webhook/" + i0,parentData:data14,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema113.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1].type,parentSchema:schema113.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  var _valid2 = _errs27 === errors;
+  valid5 = valid5 || _valid2;
+  }
+  if(!valid5){
+  const err8 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema113.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf,parentSchema:schema113.properties.receiver.properties.channels.anyOf[0].properties.webhook,data:data14};
+  if(vErrors === null){
+  vErrors = [err8];
+  }
+  else {
+  vErrors.push(err8);
+  }
+  errors++;
+  }
+  else {
+  errors = _errs25;
+  if(vErrors !== null){
+  if(_errs25){
+  vErrors.length = _errs25;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  }
+  }
+  }
+  else {
+  const err9 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.properties.receiver.properties.channels.anyOf[0].type,parentSchema:schema113.properties.receiver.properties.channels.anyOf[0],data:data5};
+  if(vErrors === null){
+  vErrors = [err9];
+  }
+  else {
+  vErrors.push(err9);
+  }
+  errors++;
+  }
+  var _valid1 = _errs14 === errors;
+  valid3 = valid3 || _valid1;
+  if(!valid3){
+  const _errs30 = errors;
+  if(Array.isArray(data5)){
+  if(data5.length > 0){
+  const err10 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema113.properties.receiver.properties.channels.anyOf[1],data:data5};
+  if(vErrors === null){
+  vErrors = [err10];
+  }
+  else {
+  vErrors.push(err10);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err11 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema113.properties.receiver.properties.channels.anyOf[1].type,parentSchema:schema113.properties.receiver.properties.channels.anyOf[1],data:data5};
+  if(vErrors === null){
+  vErrors = [err11];
+  }
+  else {
+  vErrors.push(err11);
+  }
+  errors++;
+  }
+  var _valid1 = _errs30 === errors;
+  valid3 = valid3 || _valid1;
+  }
+  if(!valid3){
+  const err12 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema113.properties.receiver.properties.channels.anyOf,parentSchema:schema113.properties.receiver.properties.channels,data:data5};
+  if(vErrors === null){
+  vErrors = [err12];
+  }
+  else {
+  vErrors.push(err12);
+  }
+  errors++;
+  }
+  else {
+  errors = _errs13;
+  if(vErrors !== null){
+  if(_errs13){
+  vErrors.length = _errs13;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  }
+  }
+  if(data3.oncall !== undefined){
+  if(!(validate100(data3.oncall, {instancePath:instancePath+"/receiver/oncall",parentData:data3,parentDataProperty:"oncall",rootData}))){
+  vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err13 = {instancePath:instancePath+"/receiver",schemaPath:"#/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.properties.receiver.type,parentSchema:schema113.properties.receiver,data:data3};
+  if(vErrors === null){
+  vErrors = [err13];
+  }
+  else {
+  vErrors.push(err13);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.type,parentSchema:schema113,data};
+  if(vErrors === null){
+  vErrors = [err14];
+  }
+  else {
+  vErrors.push(err14);
+  }
+  errors++;
+  }
+  validate340.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate354;
+  const schema114 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
+
+  function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.account === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema114.required,parentSchema:schema114,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6658,7 +6845,7 @@ const json = once(() => {
   errors++;
   }
   if(data.password === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema114.required,parentSchema:schema114,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6671,7 +6858,7 @@ const json = once(() => {
   let data0 = data.account;
   if(typeof data0 === "string"){
   if(func2(data0) > 254){
-  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema111.properties.account,data:data0};
+  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema114.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6681,7 +6868,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data0) < 1){
-  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema111.properties.account,data:data0};
+  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema114.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6692,7 +6879,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.account.type,parentSchema:schema111.properties.account,data:data0};
+  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema114.properties.account.type,parentSchema:schema114.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6703,14 +6890,14 @@ const json = once(() => {
   }
   }
   if(data.password !== undefined){
-  if(!(validate68(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
-  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+  if(!(validate37(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema114.type,parentSchema:schema114,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6719,19 +6906,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate345.errors = vErrors;
+  validate354.errors = vErrors;
   return errors === 0;
   }
 
-  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate347;
-  const schema112 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate356;
+  const schema115 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema115.required,parentSchema:schema115,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6741,7 +6928,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema115.required,parentSchema:schema115,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6770,7 +6957,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.type,parentSchema:schema115,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6779,7 +6966,7 @@ const json = once(() => {
   }
   errors++;
   }
-  validate347.errors = vErrors;
+  validate356.errors = vErrors;
   return errors === 0;
   }
 
@@ -8576,8 +8763,6 @@ export const validators: Record<string, () => ValidateFunction> = {
   '1fb47bf8539e4d1af885939515ee98ecfd78ea31': () => json()['1fb47bf8539e4d1af885939515ee98ecfd78ea31'],
   // coercing {uid, task_id, task_ids}
   '21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660': () => coercing()['21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660'],
-  // json {level, notice_time, uuid, receiver}
-  '265fcc304698208d5cd359019168824763f56bea': () => json()['265fcc304698208d5cd359019168824763f56bea'],
   // coercing {uid, task_id, from, to, uuid, history_id}
   '29c2a07984801b62a3d18b10ad6c40395757789d': () => coercing()['29c2a07984801b62a3d18b10ad6c40395757789d'],
   // json {current, password}
@@ -8598,18 +8783,16 @@ export const validators: Record<string, () => ValidateFunction> = {
   '623ba465af64b962f398608edac7e25801a0610d': () => json()['623ba465af64b962f398608edac7e25801a0610d'],
   // json {id, timestamp, sign}
   '67705262db91851598ebfb08b02bd9794d388fdc': () => json()['67705262db91851598ebfb08b02bd9794d388fdc'],
-  // json {created_by, name, department_id, flag_save_db, task_tags, permission, receiver, workfl...
-  '6ca03613d09e57f22f92ad98d3028bd1d1df1e74': () => json()['6ca03613d09e57f22f92ad98d3028bd1d1df1e74'],
   // json {revoke, fixed_sign}
   '6f44053b6ab16bf0d8a2df27824a0cb13dfa586a': () => json()['6f44053b6ab16bf0d8a2df27824a0cb13dfa586a'],
+  // json {created_by, name, department_id, flag_save_db, task_tags, permission, receiver, workfl...
+  '783d6272c956c5fd6b60ec76be4ed97661cfde7a': () => json()['783d6272c956c5fd6b60ec76be4ed97661cfde7a'],
   // json {ids, remark, created_by}
   '7a1b580cae4a6304d3924e6fc8cdb72d26028685': () => json()['7a1b580cae4a6304d3924e6fc8cdb72d26028685'],
   // coercing {id}
   '7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a': () => coercing()['7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a'],
   // json {everywhere}
   '84d6215b2664b728ecd828fd425cb56dfe7b6fa0': () => json()['84d6215b2664b728ecd828fd425cb56dfe7b6fa0'],
-  // json {name, department_id, flag_save_db, task_tags, permission, receiver, workflow, filter, ...
-  '8b237ad3ba59233a0da15dd9a11994ee9468560f': () => json()['8b237ad3ba59233a0da15dd9a11994ee9468560f'],
   // json {ids, remark, created_by}
   '937e9a48b5b56988221b9570e21223a8e40eea63': () => json()['937e9a48b5b56988221b9570e21223a8e40eea63'],
   // coercing {uid, task_id, status, claimer, assignee, from, to, limit, cursor}
@@ -8628,10 +8811,14 @@ export const validators: Record<string, () => ValidateFunction> = {
   'cb756d22f4c4046669a6fe5ba0cc60e85617d9c3': () => coercing()['cb756d22f4c4046669a6fe5ba0cc60e85617d9c3'],
   // coercing {uid, q, department_id, status, tag_id, limit, cursor}
   'cd9a76a490e2042dee91058b3d69c9eb76bd0eb2': () => coercing()['cd9a76a490e2042dee91058b3d69c9eb76bd0eb2'],
+  // json {name, department_id, flag_save_db, task_tags, permission, receiver, workflow, filter, ...
+  'd24fa4c9fc393505a1317500f2146fe02abae9b9': () => json()['d24fa4c9fc393505a1317500f2146fe02abae9b9'],
   // json {interval, level}
   'd623518dcae55ad9df27c968e2f941400c3498d2': () => json()['d623518dcae55ad9df27c968e2f941400c3498d2'],
   // json {uid, task_id, action, time}
   'dc01e564926bda0e389c5d84b7f1a38e56634972': () => json()['dc01e564926bda0e389c5d84b7f1a38e56634972'],
+  // json {level, notice_time, uuid, receiver}
+  'e05f881feccfe72a9026587fdc786e8e9a3f478c': () => json()['e05f881feccfe72a9026587fdc786e8e9a3f478c'],
   // json {account, password}
   'eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d': () => json()['eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d'],
   // coercing {uid}

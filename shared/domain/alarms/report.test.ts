@@ -35,6 +35,7 @@ function fakeDeps(t: Task | undefined, extra: Partial<ReportDeps> = {}) {
   const deps: ReportDeps = {
     getTask: async (id) => (t && id === t.id ? t : undefined),
     missingAlarmGroups: async (ids) => ids.filter((id) => id > 2),
+    missingSchedules: async (ids) => ids.filter((id) => id > 5),
     outboundUrlErrors: async (receiver, prefix) =>
       JSON.stringify(receiver).includes('127.0.0.1')
         ? [

@@ -14,6 +14,13 @@ export function referencedGroupIds(c: TaskConfig): number[] {
   return uniq(receiversInUse(c).flatMap((r) => r.alarmgroup ?? []));
 }
 
+/** The schedules whose on-call people the configuration's receivers page (its reference index entries). */
+export function referencedScheduleIds(c: Pick<TaskConfig, 'receiver' | 'workflow' | 'upgrade'>): number[] {
+  return uniq(
+    receiversInUse(c as TaskConfig).flatMap((r) => (r.oncall ?? []).map((o) => o.schedule_id)),
+  ).sort((a, b) => a - b);
+}
+
 /**
  * Users placed in a phone or sms channel anywhere in the configuration, alarm-group members
  * included (they are messaged through the group just the same).

@@ -3,6 +3,7 @@
  * the OpenAPI document describes (npm run gen:openapi).
  */
 import type { AlarmGroup, Person, SummaryPerson } from '../directory/model.ts';
+import type { OncallReceiver } from '../schedules/model.ts';
 import type {
   CompressConfig,
   Condition,
@@ -73,9 +74,11 @@ export interface AlarmGroupView {
 export interface ReceiverView {
   alarmgroup: AlarmGroupView[];
   channels: ChannelsView;
+  /** Schedules whose on-call people are paged, each on its channels (present when there are any). */
+  oncall?: OncallReceiver[];
   dispatch: {
     conditions: Condition[];
-    receiver: { alarmgroup: AlarmGroupView[]; channels: ChannelsView };
+    receiver: { alarmgroup: AlarmGroupView[]; channels: ChannelsView; oncall?: OncallReceiver[] };
   }[];
   /** 1 lazy, 2 non-lazy. */
   mode: 1 | 2;
