@@ -44,7 +44,7 @@ export const DEFAULT_INGEST_THROTTLE: Throttle = { rateLimit: 500, burstLimit: 1
  * takes tens of milliseconds (a task read, an SQS send), so 50 instances carry well over 1,000 reports
  * per second. `intakeConcurrency` changes them; 0 reserves nothing for a group (docs/aws-operations.md).
  */
-export const DEFAULT_INTAKE_CONCURRENCY: Record<FunctionGroup, number> = {
+export const DEFAULT_INTAKE_CONCURRENCY: Partial<Record<FunctionGroup, number>> = {
   'alarm-report': 50,
   'alarm-monitors': 50,
 };

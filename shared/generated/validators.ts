@@ -475,16 +475,16 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports["38eba87052bb969c7df65781205645042d0d5ec3"] = validate36;
-  const schema13 = {"type":"object","required":["current","password"],"properties":{"current":{"$ref":"shared_a2f6a96cf565"},"password":{"type":"string","minLength":8,"maxLength":256,"writeOnly":true,"description":"The new password: 8 to 256 characters."}}};
-  const schema14 = {"type":"string","minLength":1,"maxLength":256,"writeOnly":true};
+  exports["1fff8f652bbd1854be020c84a320949b29503425"] = validate36;
+  const schema13 = {"type":"object","required":["uid","name","department_id","time_zone","layers"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"permission":{"$ref":"shared_d942c1467f28"},"time_zone":{"$ref":"shared_5b3ca550b11f"},"layers":{"$ref":"shared_f9ad2d001180"},"fallback":{"$ref":"shared_dcfcf4e724fa"},"coverage":{"$ref":"shared_5dd178676081"}}};
+  const schema14 = {"type":"string","minLength":1,"maxLength":100};
 
-  function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
-  if(func2(data) > 256){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema14,data};
+  if(func2(data) > 100){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -514,17 +514,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate37.errors = vErrors;
+  validate38.errors = vErrors;
   return errors === 0;
   }
 
+  const schema15 = {"type":"object","properties":{"rw":{"$ref":"shared_3ad65369737a"},"ro":{"$ref":"shared_3ad65369737a"}}};
+  const schema16 = {"type":"array","minItems":0,"maxItems":90,"items":{"$ref":"shared_228a7d7b7778"}};
 
-  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate42(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.current === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "current"},message:"must have required property '"+"current"+"'",schema:schema13.required,parentSchema:schema13,data};
+  if(Array.isArray(data)){
+  if(data.length > 90){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -533,8 +535,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.password === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema13.required,parentSchema:schema13,data};
+  if(data.length < 0){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items",schema:0,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -543,17 +545,16 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.current !== undefined){
-  if(!(validate37(data.current, {instancePath:instancePath+"/current",parentData:data,parentDataProperty:"current",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
   errors = vErrors.length;
   }
   }
-  if(data.password !== undefined){
-  let data1 = data.password;
-  if(typeof data1 === "string"){
-  if(func2(data1) > 256){
-  const err2 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema13.properties.password,data:data1};
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema16.type,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -562,120 +563,50 @@ const json = once(() => {
   }
   errors++;
   }
-  if(func2(data1) < 8){
-  const err3 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/minLength",keyword:"minLength",params:{limit: 8},message:"must NOT have fewer than 8 characters",schema:8,parentSchema:schema13.properties.password,data:data1};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err4 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.password.type,parentSchema:schema13.properties.password,data:data1};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  validate36.errors = vErrors;
+  validate42.errors = vErrors;
   return errors === 0;
   }
 
-  exports["38f899ae123fe0872ef81372cb2f7c3156239de8"] = validate39;
-  const schema15 = {"type":"object","required":["retention_days"],"properties":{"retention_days":{"type":"integer","minimum":0,"maximum":3650,"x-message":"must be 0 (the deployment default) to 3650 days"}}};
-
-  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.retention_days === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retention_days"},message:"must have required property '"+"retention_days"+"'",schema:schema15.required,parentSchema:schema15,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.retention_days !== undefined){
-  let data0 = data.retention_days;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.properties.retention_days.type,parentSchema:schema15.properties.retention_days,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(typeof data0 == "number"){
-  if(data0 > 3650 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650",schema:3650,parentSchema:schema15.properties.retention_days,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema15.properties.retention_days,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  }
-  else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  validate39.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate40;
-  const schema16 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
-  const schema17 = {"type":"string","minLength":1,"maxLength":200};
 
   function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.rw !== undefined){
+  if(!(validate42(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.ro !== undefined){
+  if(!(validate42(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
+  vErrors = vErrors === null ? validate42.errors : vErrors.concat(validate42.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate41.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema17 = {"type":"string","minLength":1,"maxLength":64};
+
+  function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
   if(typeof data === "string"){
-  if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema17,data};
+  if(func2(data) > 64){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -705,17 +636,1159 @@ const json = once(() => {
   }
   errors++;
   }
-  validate41.errors = vErrors;
+  validate47.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema18 = {"type":"array","minItems":1,"maxItems":10,"items":{"$ref":"shared_256c55ac742e"}};
+  const schema19 = {"type":"object","required":["name","start","turn","users"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"time_zone":{"$ref":"shared_5b3ca550b11f"},"start":{"$ref":"shared_8b98b2ef79d5"},"turn":{"$ref":"shared_bac3ff38519e"},"users":{"$ref":"shared_acb157caa487"},"restrictions":{"$ref":"shared_81347029789b"}}};
+  const schema20 = {"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$","x-message":"must be a local date and time YYYY-MM-DDTHH:MM"};
+  const pattern0 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$", "u");
+
+  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(!pattern0.test(data)){
+  const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"+"\"",schema:"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$",parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate53.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema21 = {"type":"object","required":["every","unit"],"properties":{"every":{"$ref":"shared_55c73857e366"},"unit":{"$ref":"shared_7008b0205f4c"}}};
+  const schema22 = {"type":"integer","minimum":1,"maximum":365};
+
+  function validate56(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema22.type,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 365 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 365},message:"must be <= 365",schema:365,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 1 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate56.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema23 = {"enum":["hour","day","week"]};
+
+  function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((data === "hour") || (data === "day")) || (data === "week"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema23.enum},message:"must be equal to one of the allowed values",schema:schema23.enum,parentSchema:schema23,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate58.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.every === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "every"},message:"must have required property '"+"every"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.unit === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unit"},message:"must have required property '"+"unit"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.every !== undefined){
+  if(!(validate56(data.every, {instancePath:instancePath+"/every",parentData:data,parentDataProperty:"every",rootData}))){
+  vErrors = vErrors === null ? validate56.errors : vErrors.concat(validate56.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.unit !== undefined){
+  if(!(validate58(data.unit, {instancePath:instancePath+"/unit",parentData:data,parentDataProperty:"unit",rootData}))){
+  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate55.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema24 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_228a7d7b7778"}};
+
+  function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema24.type,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate61.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema25 = {"type":"array","maxItems":20,"items":{"$ref":"shared_85983eccba4b"}};
+  const schema26 = {"type":"object","required":["days","from","to"],"properties":{"days":{"$ref":"shared_e929350b5eb8"},"from":{"$ref":"shared_cb3660f37888"},"to":{"$ref":"shared_66fd34570406"}}};
+  const schema27 = {"type":"array","minItems":1,"maxItems":7,"uniqueItems":true,"items":{"enum":[1,2,3,4,5,6,7],"x-message":"must be a weekday from 1 (Monday) to 7 (Sunday)"}};
+  const func0 = runtime_equal.default;
+
+  function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 7){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 7},message:"must NOT have more than 7 items",schema:7,parentSchema:schema27,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema27,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  let data0 = data[i0];
+  if(!(((((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4)) || (data0 === 5)) || (data0 === 6)) || (data0 === 7))){
+  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/enum",keyword:"enum",params:{allowedValues: schema27.items.enum},message:"must be equal to one of the allowed values",schema:schema27.items.enum,parentSchema:schema27.items,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  let i1 = data.length;
+  let j0;
+  if(i1 > 1){
+  outer0:
+  for(;i1--;){
+  for(j0 = i1; j0--;){
+  if(func0(data[i1], data[j0])){
+  const err3 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema27,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  break outer0;
+  }
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema27.type,parentSchema:schema27,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate66.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema28 = {"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","x-message":"must be a local time HH:MM"};
+  const pattern1 = new RegExp("^([01][0-9]|2[0-3]):[0-5][0-9]$", "u");
+
+  function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(!pattern1.test(data)){
+  const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^([01][0-9]|2[0-3]):[0-5][0-9]$"+"\"",schema:"^([01][0-9]|2[0-3]):[0-5][0-9]$",parentSchema:schema28,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema28.type,parentSchema:schema28,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate68.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema29 = {"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$","x-message":"must be a local time HH:MM (or 24:00)"};
+  const pattern2 = new RegExp("^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$", "u");
+
+  function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(!pattern2.test(data)){
+  const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$"},message:"must match pattern \""+"^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$"+"\"",schema:"^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$",parentSchema:schema29,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.type,parentSchema:schema29,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate70.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.days === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "days"},message:"must have required property '"+"days"+"'",schema:schema26.required,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.from === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema26.required,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.to === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'",schema:schema26.required,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.days !== undefined){
+  if(!(validate66(data.days, {instancePath:instancePath+"/days",parentData:data,parentDataProperty:"days",rootData}))){
+  vErrors = vErrors === null ? validate66.errors : vErrors.concat(validate66.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate68(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate70(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema26.type,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate65.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate65(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema25.type,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate64.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.name === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema19.required,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.start === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema19.required,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.turn === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema19.required,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.users === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "users"},message:"must have required property '"+"users"+"'",schema:schema19.required,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.name !== undefined){
+  if(!(validate38(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.time_zone !== undefined){
+  if(!(validate47(data.time_zone, {instancePath:instancePath+"/time_zone",parentData:data,parentDataProperty:"time_zone",rootData}))){
+  vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.start !== undefined){
+  if(!(validate53(data.start, {instancePath:instancePath+"/start",parentData:data,parentDataProperty:"start",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.turn !== undefined){
+  if(!(validate55(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+  vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.users !== undefined){
+  if(!(validate61(data.users, {instancePath:instancePath+"/users",parentData:data,parentDataProperty:"users",rootData}))){
+  vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.restrictions !== undefined){
+  if(!(validate64(data.restrictions, {instancePath:instancePath+"/restrictions",parentData:data,parentDataProperty:"restrictions",rootData}))){
+  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema19.type,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate50.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 10){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items",schema:10,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate50(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema18.type,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate49.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema30 = {"type":"array","minItems":0,"maxItems":50,"items":{"$ref":"shared_228a7d7b7778"}};
+
+  function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 0){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items",schema:0,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema30.type,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate76.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema31 = {"type":"object","required":["alarm_task_id"],"properties":{"required":{"$ref":"shared_81347029789b"},"horizon_days":{"$ref":"shared_c14d50db59b2"},"alarm_task_id":{"$ref":"shared_228a7d7b7778"}}};
+  const schema32 = {"type":"integer","minimum":1,"maximum":90};
+
+  function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema32.type,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 90 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 90},message:"must be <= 90",schema:90,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 1 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate81.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.alarm_task_id === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "alarm_task_id"},message:"must have required property '"+"alarm_task_id"+"'",schema:schema31.required,parentSchema:schema31,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.required !== undefined){
+  if(!(validate64(data.required, {instancePath:instancePath+"/required",parentData:data,parentDataProperty:"required",rootData}))){
+  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.horizon_days !== undefined){
+  if(!(validate81(data.horizon_days, {instancePath:instancePath+"/horizon_days",parentData:data,parentDataProperty:"horizon_days",rootData}))){
+  vErrors = vErrors === null ? validate81.errors : vErrors.concat(validate81.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.alarm_task_id !== undefined){
+  if(!(validate24(data.alarm_task_id, {instancePath:instancePath+"/alarm_task_id",parentData:data,parentDataProperty:"alarm_task_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate79.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema13.required,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.name === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema13.required,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.department_id === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema13.required,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.time_zone === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time_zone"},message:"must have required property '"+"time_zone"+"'",schema:schema13.required,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.layers === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "layers"},message:"must have required property '"+"layers"+"'",schema:schema13.required,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.name !== undefined){
+  if(!(validate38(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.department_id !== undefined){
+  if(!(validate24(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.permission !== undefined){
+  if(!(validate41(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.time_zone !== undefined){
+  if(!(validate47(data.time_zone, {instancePath:instancePath+"/time_zone",parentData:data,parentDataProperty:"time_zone",rootData}))){
+  vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.layers !== undefined){
+  if(!(validate49(data.layers, {instancePath:instancePath+"/layers",parentData:data,parentDataProperty:"layers",rootData}))){
+  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.fallback !== undefined){
+  if(!(validate76(data.fallback, {instancePath:instancePath+"/fallback",parentData:data,parentDataProperty:"fallback",rootData}))){
+  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.coverage !== undefined){
+  if(!(validate79(data.coverage, {instancePath:instancePath+"/coverage",parentData:data,parentDataProperty:"coverage",rootData}))){
+  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate36.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["23f1913d14befeece55d3ebdafa0e91d2c266037"] = validate85;
+  const schema33 = {"type":"object","required":["uid","id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"revoke":{"type":"boolean"}}};
+
+  function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema33.required,parentSchema:schema33,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema33.required,parentSchema:schema33,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate24(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.revoke !== undefined){
+  let data2 = data.revoke;
+  if(typeof data2 !== "boolean"){
+  const err2 = {instancePath:instancePath+"/revoke",schemaPath:"#/properties/revoke/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema33.properties.revoke.type,parentSchema:schema33.properties.revoke,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate85.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["38eba87052bb969c7df65781205645042d0d5ec3"] = validate88;
+  const schema34 = {"type":"object","required":["current","password"],"properties":{"current":{"$ref":"shared_a2f6a96cf565"},"password":{"type":"string","minLength":8,"maxLength":256,"writeOnly":true,"description":"The new password: 8 to 256 characters."}}};
+  const schema35 = {"type":"string","minLength":1,"maxLength":256,"writeOnly":true};
+
+  function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 256){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema35,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema35,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema35.type,parentSchema:schema35,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate89.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.current === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "current"},message:"must have required property '"+"current"+"'",schema:schema34.required,parentSchema:schema34,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.password === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema34.required,parentSchema:schema34,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.current !== undefined){
+  if(!(validate89(data.current, {instancePath:instancePath+"/current",parentData:data,parentDataProperty:"current",rootData}))){
+  vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.password !== undefined){
+  let data1 = data.password;
+  if(typeof data1 === "string"){
+  if(func2(data1) > 256){
+  const err2 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema34.properties.password,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(func2(data1) < 8){
+  const err3 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/minLength",keyword:"minLength",params:{limit: 8},message:"must NOT have fewer than 8 characters",schema:8,parentSchema:schema34.properties.password,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err4 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.password.type,parentSchema:schema34.properties.password,data:data1};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate88.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["38f899ae123fe0872ef81372cb2f7c3156239de8"] = validate91;
+  const schema36 = {"type":"object","required":["retention_days"],"properties":{"retention_days":{"type":"integer","minimum":0,"maximum":3650,"x-message":"must be 0 (the deployment default) to 3650 days"}}};
+
+  function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.retention_days === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retention_days"},message:"must have required property '"+"retention_days"+"'",schema:schema36.required,parentSchema:schema36,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.retention_days !== undefined){
+  let data0 = data.retention_days;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err1 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema36.properties.retention_days.type,parentSchema:schema36.properties.retention_days,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(typeof data0 == "number"){
+  if(data0 > 3650 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650",schema:3650,parentSchema:schema36.properties.retention_days,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data0 < 0 || isNaN(data0)){
+  const err3 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema36.properties.retention_days,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema36.type,parentSchema:schema36,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate91.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate92;
+  const schema37 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
+  const schema38 = {"type":"string","minLength":1,"maxLength":200};
+
+  function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 200){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema38,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema38,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.type,parentSchema:schema38,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate93.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.filter_fields === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema16.required,parentSchema:schema16,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema37.required,parentSchema:schema37,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -728,7 +1801,7 @@ const json = once(() => {
   let data0 = data.filter_fields;
   if(Array.isArray(data0)){
   if(data0.length > 50){
-  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema16.properties.filter_fields,data:data0};
+  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema37.properties.filter_fields,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -738,7 +1811,7 @@ const json = once(() => {
   errors++;
   }
   if(data0.length < 1){
-  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema16.properties.filter_fields,data:data0};
+  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema37.properties.filter_fields,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -749,14 +1822,14 @@ const json = once(() => {
   }
   const len0 = data0.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate41(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  if(!(validate93(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema16.properties.filter_fields.type,parentSchema:schema16.properties.filter_fields,data:data0};
+  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema37.properties.filter_fields.type,parentSchema:schema37.properties.filter_fields,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -768,7 +1841,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -777,19 +1850,186 @@ const json = once(() => {
   }
   errors++;
   }
-  validate40.errors = vErrors;
+  validate92.errors = vErrors;
   return errors === 0;
   }
 
-  exports["57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74"] = validate43;
-  const schema18 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["56add2aea94eabb209bc6870aa5ae3d7fd880bbb"] = validate95;
+  const schema39 = {"type":"object","required":["uid","time_zone","layers","from","to"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"effective_from":{"$ref":"shared_0cdccc82053f"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"time_zone":{"$ref":"shared_5b3ca550b11f"},"layers":{"$ref":"shared_f9ad2d001180"},"fallback":{"$ref":"shared_dcfcf4e724fa"},"coverage":{"$ref":"shared_5dd178676081"}}};
+  const schema40 = {"type":"integer","minimum":0,"maximum":99999999999};
 
-  function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema40.type,parentSchema:schema40,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 99999999999 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema40,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema40,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate98.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema18.required,parentSchema:schema18,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema39.required,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.time_zone === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time_zone"},message:"must have required property '"+"time_zone"+"'",schema:schema39.required,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.layers === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "layers"},message:"must have required property '"+"layers"+"'",schema:schema39.required,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.from === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema39.required,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.to === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'",schema:schema39.required,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate24(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.effective_from !== undefined){
+  if(!(validate98(data.effective_from, {instancePath:instancePath+"/effective_from",parentData:data,parentDataProperty:"effective_from",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate98(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate98(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.time_zone !== undefined){
+  if(!(validate47(data.time_zone, {instancePath:instancePath+"/time_zone",parentData:data,parentDataProperty:"time_zone",rootData}))){
+  vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.layers !== undefined){
+  if(!(validate49(data.layers, {instancePath:instancePath+"/layers",parentData:data,parentDataProperty:"layers",rootData}))){
+  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.fallback !== undefined){
+  if(!(validate76(data.fallback, {instancePath:instancePath+"/fallback",parentData:data,parentDataProperty:"fallback",rootData}))){
+  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.coverage !== undefined){
+  if(!(validate79(data.coverage, {instancePath:instancePath+"/coverage",parentData:data,parentDataProperty:"coverage",rootData}))){
+  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate95.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74"] = validate106;
+  const schema41 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema41.required,parentSchema:schema41,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -799,7 +2039,7 @@ const json = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema18.required,parentSchema:schema18,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema41.required,parentSchema:schema41,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -822,7 +2062,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -831,19 +2071,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate43.errors = vErrors;
+  validate106.errors = vErrors;
   return errors === 0;
   }
 
-  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate46;
-  const schema19 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
+  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate109;
+  const schema42 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
 
-  function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.advance_seconds === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema19.required,parentSchema:schema19,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema42.required,parentSchema:schema42,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -855,7 +2095,7 @@ const json = once(() => {
   if(data.advance_seconds !== undefined){
   let data0 = data.advance_seconds;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.properties.advance_seconds.type,parentSchema:schema19.properties.advance_seconds,data:data0};
+  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.advance_seconds.type,parentSchema:schema42.properties.advance_seconds,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -866,7 +2106,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 31536000 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema19.properties.advance_seconds,data:data0};
+  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema42.properties.advance_seconds,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -876,7 +2116,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema19.properties.advance_seconds,data:data0};
+  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema42.properties.advance_seconds,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -889,7 +2129,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema19.type,parentSchema:schema19,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -898,19 +2138,121 @@ const json = once(() => {
   }
   errors++;
   }
-  validate46.errors = vErrors;
+  validate109.errors = vErrors;
   return errors === 0;
   }
 
-  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate47;
-  const schema20 = {"type":"object","required":["time"],"properties":{"time":{"$ref":"shared_a18160daf67c"}}};
-  const schema21 = {"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"};
+  exports["5ff7199a54fbd5c835d9b70beed17ce078ade84f"] = validate110;
+  const schema43 = {"type":"object","required":["uid","id","start","end","user"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"start":{"$ref":"shared_0cdccc82053f"},"end":{"$ref":"shared_0cdccc82053f"},"user":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate48(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema43.required,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema43.required,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.start === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema43.required,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.end === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema43.required,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.user === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema43.required,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate24(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.start !== undefined){
+  if(!(validate98(data.start, {instancePath:instancePath+"/start",parentData:data,parentDataProperty:"start",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.end !== undefined){
+  if(!(validate98(data.end, {instancePath:instancePath+"/end",parentData:data,parentDataProperty:"end",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.user !== undefined){
+  if(!(validate24(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate110.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate116;
+  const schema44 = {"type":"object","required":["time"],"properties":{"time":{"$ref":"shared_a18160daf67c"}}};
+  const schema45 = {"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"};
+
+  function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema21.type,parentSchema:schema21,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.type,parentSchema:schema45,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -921,7 +2263,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 10080 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema21,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema45,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -931,7 +2273,7 @@ const json = once(() => {
   errors++;
   }
   if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema21,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema45,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -941,17 +2283,17 @@ const json = once(() => {
   errors++;
   }
   }
-  validate48.errors = vErrors;
+  validate117.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.time === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema20.required,parentSchema:schema20,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema44.required,parentSchema:schema44,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -961,14 +2303,14 @@ const json = once(() => {
   errors++;
   }
   if(data.time !== undefined){
-  if(!(validate48(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+  if(!(validate117(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema20.type,parentSchema:schema20,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -977,20 +2319,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate47.errors = vErrors;
+  validate116.errors = vErrors;
   return errors === 0;
   }
 
-  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate50;
-  const schema22 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"$ref":"shared_25039ecb5cfa"}}};
-  const pattern0 = new RegExp("^[0-9]{1,12}$", "u");
+  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate119;
+  const schema46 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"$ref":"shared_25039ecb5cfa"}}};
+  const pattern3 = new RegExp("^[0-9]{1,12}$", "u");
 
-  function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema22.required,parentSchema:schema22,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema46.required,parentSchema:schema46,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1000,7 +2342,7 @@ const json = once(() => {
   errors++;
   }
   if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema22.required,parentSchema:schema22,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema46.required,parentSchema:schema46,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1010,7 +2352,7 @@ const json = once(() => {
   errors++;
   }
   if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema22.required,parentSchema:schema22,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema46.required,parentSchema:schema46,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1028,7 +2370,7 @@ const json = once(() => {
   if(data.timestamp !== undefined){
   let data1 = data.timestamp;
   if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (typeof data1 !== "string")){
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema22.properties.timestamp.type},message:"must be integer,string",schema:schema22.properties.timestamp.type,parentSchema:schema22.properties.timestamp,data:data1};
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema46.properties.timestamp.type},message:"must be integer,string",schema:schema46.properties.timestamp.type,parentSchema:schema46.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1038,8 +2380,8 @@ const json = once(() => {
   errors++;
   }
   if(typeof data1 === "string"){
-  if(!pattern0.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema22.properties.timestamp,data:data1};
+  if(!pattern3.test(data1)){
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema46.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1058,7 +2400,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -1067,19 +2409,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate50.errors = vErrors;
+  validate119.errors = vErrors;
   return errors === 0;
   }
 
-  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate53;
-  const schema23 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
-  const schema24 = {"type":"integer","enum":[0,1]};
+  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate122;
+  const schema47 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
+  const schema48 = {"type":"integer","enum":[0,1]};
 
-  function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema24.type,parentSchema:schema24,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema48.type,parentSchema:schema48,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1089,7 +2431,7 @@ const json = once(() => {
   errors++;
   }
   if(!((data === 0) || (data === 1))){
-  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema24.enum},message:"must be equal to one of the allowed values",schema:schema24.enum,parentSchema:schema24,data};
+  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values",schema:schema48.enum,parentSchema:schema48,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1098,30 +2440,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate54.errors = vErrors;
+  validate123.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.revoke !== undefined){
-  if(!(validate54(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
-  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+  if(!(validate123(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
+  vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
   errors = vErrors.length;
   }
   }
   if(data.fixed_sign !== undefined){
-  if(!(validate54(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
-  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+  if(!(validate123(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
+  vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1130,61 +2472,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate53.errors = vErrors;
+  validate122.errors = vErrors;
   return errors === 0;
   }
 
-  exports["783d6272c956c5fd6b60ec76be4ed97661cfde7a"] = validate57;
-  const schema25 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_98bc3f0c6dbb"},"workflow":{"$ref":"shared_fe76bb037826"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_e4522eceb9cf"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
-  const schema26 = {"type":"string","minLength":1,"maxLength":100};
+  exports["783d6272c956c5fd6b60ec76be4ed97661cfde7a"] = validate126;
+  const schema49 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_98bc3f0c6dbb"},"workflow":{"$ref":"shared_fe76bb037826"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_e4522eceb9cf"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  const schema50 = {"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxItems":100,"uniqueItems":true};
 
-  function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema26,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema26,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema26.type,parentSchema:schema26,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate59.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema27 = {"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxItems":100,"uniqueItems":true};
-
-  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema27,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1197,7 +2498,7 @@ const json = once(() => {
   for(let i0=0; i0<len0; i0++){
   let data0 = data[i0];
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema27.items.type,parentSchema:schema27.items,data:data0};
+  const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.items.type,parentSchema:schema50.items,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1208,7 +2509,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 9007199254740991 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema27.items,data:data0};
+  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema50.items,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1218,7 +2519,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 1 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema27.items,data:data0};
+  const err3 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema50.items,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1240,7 +2541,7 @@ const json = once(() => {
   }
   if(typeof indices0[item0] == "number"){
   j0 = indices0[item0];
-  const err4 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema27,data};
+  const err4 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1255,7 +2556,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema27.type,parentSchema:schema27,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema50.type,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -1264,19 +2565,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate62.errors = vErrors;
+  validate130.errors = vErrors;
   return errors === 0;
   }
 
-  const schema28 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
-  const schema29 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
+  const schema51 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
+  const schema52 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
 
-  function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 90){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema29,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema52,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1294,7 +2595,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema29.type,parentSchema:schema29,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema52.type,parentSchema:schema52,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1303,30 +2604,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate65.errors = vErrors;
+  validate133.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.rw !== undefined){
-  if(!(validate65(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
-  vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+  if(!(validate133(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
+  vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
   errors = vErrors.length;
   }
   }
   if(data.ro !== undefined){
-  if(!(validate65(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
-  vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+  if(!(validate133(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
+  vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1335,19 +2636,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate64.errors = vErrors;
+  validate132.errors = vErrors;
   return errors === 0;
   }
 
-  const schema30 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"oncall":{"$ref":"shared_cc21435d6c45"},"dispatch":{"$ref":"shared_c713c9d24724"},"mode":{"enum":[1,2]}}};
-  const schema31 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
+  const schema53 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"oncall":{"$ref":"shared_cc21435d6c45"},"dispatch":{"$ref":"shared_c713c9d24724"},"mode":{"enum":[1,2]}}};
+  const schema54 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
 
-  function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema31,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema54,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1365,7 +2666,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema31.type,parentSchema:schema31,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema54.type,parentSchema:schema54,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1374,19 +2675,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate71.errors = vErrors;
+  validate139.errors = vErrors;
   return errors === 0;
   }
 
-  const schema32 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
-  const schema33 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":500};
+  const schema55 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema56 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":500};
 
-  function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 500){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items",schema:500,parentSchema:schema33,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items",schema:500,parentSchema:schema56,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1404,7 +2705,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema33.type,parentSchema:schema33,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.type,parentSchema:schema56,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1413,20 +2714,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate75.errors = vErrors;
+  validate143.errors = vErrors;
   return errors === 0;
   }
 
-  const schema34 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
-  const schema35 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
-  const schema36 = {"type":"string","minLength":1,"maxLength":500};
+  const schema57 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
+  const schema58 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
+  const schema59 = {"type":"string","minLength":1,"maxLength":500};
 
-  function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 500){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema36,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema59,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1436,7 +2737,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema59,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1447,7 +2748,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.type,parentSchema:schema59,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1456,17 +2757,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate85.errors = vErrors;
+  validate153.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema58.required,parentSchema:schema58,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1476,7 +2777,7 @@ const json = once(() => {
   errors++;
   }
   if(data.secret === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema35.required,parentSchema:schema35,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema58.required,parentSchema:schema58,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1486,8 +2787,8 @@ const json = once(() => {
   errors++;
   }
   if(data.webhook !== undefined){
-  if(!(validate85(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+  if(!(validate153(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
   errors = vErrors.length;
   }
   }
@@ -1499,7 +2800,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema58.type,parentSchema:schema58,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1508,17 +2809,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate84.errors = vErrors;
+  validate152.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate151(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema34,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema57,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1529,14 +2830,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate84(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+  if(!(validate152(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema34.type,parentSchema:schema34,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema57.type,parentSchema:schema57,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1545,20 +2846,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate83.errors = vErrors;
+  validate151.errors = vErrors;
   return errors === 0;
   }
 
-  const schema37 = {"anyOf":[{"$ref":"shared_4d2de5327a17"},{"$ref":"shared_79171af8a7f8"}]};
-  const schema38 = {"type":"string","maxLength":2000,"pattern":"^(https?://[^\\s]+)?$","x-message":"must be an http(s) URL"};
-  const pattern1 = new RegExp("^(https?://[^\\s]+)?$", "u");
+  const schema60 = {"anyOf":[{"$ref":"shared_4d2de5327a17"},{"$ref":"shared_79171af8a7f8"}]};
+  const schema61 = {"type":"string","maxLength":2000,"pattern":"^(https?://[^\\s]+)?$","x-message":"must be an http(s) URL"};
+  const pattern4 = new RegExp("^(https?://[^\\s]+)?$", "u");
 
-  function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema38,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema61,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1567,8 +2868,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(!pattern1.test(data)){
-  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(https?://[^\\s]+)?$"},message:"must match pattern \""+"^(https?://[^\\s]+)?$"+"\"",schema:"^(https?://[^\\s]+)?$",parentSchema:schema38,data};
+  if(!pattern4.test(data)){
+  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(https?://[^\\s]+)?$"},message:"must match pattern \""+"^(https?://[^\\s]+)?$"+"\"",schema:"^(https?://[^\\s]+)?$",parentSchema:schema61,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1579,7 +2880,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema38.type,parentSchema:schema38,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.type,parentSchema:schema61,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1588,20 +2889,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate92.errors = vErrors;
+  validate160.errors = vErrors;
   return errors === 0;
   }
 
-  const schema39 = {"type":"object","required":["url"],"properties":{"url":{"$ref":"shared_66db8db027db"}},"x-message":"must be an http(s) URL"};
-  const schema40 = {"type":"string","maxLength":2000,"pattern":"^https?://[^\\s]+$","x-message":"must be an http(s) URL"};
-  const pattern2 = new RegExp("^https?://[^\\s]+$", "u");
+  const schema62 = {"type":"object","required":["url"],"properties":{"url":{"$ref":"shared_66db8db027db"}},"x-message":"must be an http(s) URL"};
+  const schema63 = {"type":"string","maxLength":2000,"pattern":"^https?://[^\\s]+$","x-message":"must be an http(s) URL"};
+  const pattern5 = new RegExp("^https?://[^\\s]+$", "u");
 
-  function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema40,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1610,8 +2911,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(!pattern2.test(data)){
-  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\"",schema:"^https?://[^\\s]+$",parentSchema:schema40,data};
+  if(!pattern5.test(data)){
+  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\"",schema:"^https?://[^\\s]+$",parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1622,7 +2923,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema40.type,parentSchema:schema40,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.type,parentSchema:schema63,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1631,17 +2932,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate95.errors = vErrors;
+  validate163.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.url === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema39.required,parentSchema:schema39,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema62.required,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1651,14 +2952,14 @@ const json = once(() => {
   errors++;
   }
   if(data.url !== undefined){
-  if(!(validate95(data.url, {instancePath:instancePath+"/url",parentData:data,parentDataProperty:"url",rootData}))){
-  vErrors = vErrors === null ? validate95.errors : vErrors.concat(validate95.errors);
+  if(!(validate163(data.url, {instancePath:instancePath+"/url",parentData:data,parentDataProperty:"url",rootData}))){
+  vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1667,34 +2968,34 @@ const json = once(() => {
   }
   errors++;
   }
-  validate94.errors = vErrors;
+  validate162.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   let valid0 = false;
   const _errs1 = errors;
-  if(!(validate92(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+  if(!(validate160(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs1 === errors;
   valid0 = valid0 || _valid0;
   if(!valid0){
   const _errs2 = errors;
-  if(!(validate94(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
+  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
   valid0 = valid0 || _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema37.anyOf,parentSchema:schema37,data};
+  const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema60.anyOf,parentSchema:schema60,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1714,72 +3015,72 @@ const json = once(() => {
   }
   }
   }
-  validate91.errors = vErrors;
+  validate159.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.sms !== undefined){
-  if(!(validate75(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data.email !== undefined){
-  if(!(validate75(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data.phone !== undefined){
-  if(!(validate75(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data.dingworker !== undefined){
-  if(!(validate75(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachworker !== undefined){
-  if(!(validate75(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data.wechat !== undefined){
-  if(!(validate75(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data.dinggroup !== undefined){
-  if(!(validate83(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+  if(!(validate151(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate151.errors : vErrors.concat(validate151.errors);
   errors = vErrors.length;
   }
   }
   if(data.yachgroup !== undefined){
-  if(!(validate83(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+  if(!(validate151(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate151.errors : vErrors.concat(validate151.errors);
   errors = vErrors.length;
   }
   }
   if(data.webhook !== undefined){
-  if(!(validate91(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+  if(!(validate159(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1788,21 +3089,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate74.errors = vErrors;
+  validate142.errors = vErrors;
   return errors === 0;
   }
 
-  const schema41 = {"type":"array","maxItems":10,"items":{"$ref":"shared_20a364faae31"}};
-  const schema42 = {"type":"object","required":["schedule_id","channels"],"properties":{"schedule_id":{"$ref":"shared_228a7d7b7778"},"channels":{"$ref":"shared_97efff563bed"}}};
-  const schema43 = {"type":"array","minItems":1,"maxItems":6,"uniqueItems":true,"items":{"enum":["sms","phone","email","dingworker","yachworker","wechat"]}};
-  const func0 = runtime_equal.default;
+  const schema64 = {"type":"array","maxItems":10,"items":{"$ref":"shared_20a364faae31"}};
+  const schema65 = {"type":"object","required":["schedule_id","channels"],"properties":{"schedule_id":{"$ref":"shared_228a7d7b7778"},"channels":{"$ref":"shared_97efff563bed"}}};
+  const schema66 = {"type":"array","minItems":1,"maxItems":6,"uniqueItems":true,"items":{"enum":["sms","phone","email","dingworker","yachworker","wechat"]}};
 
-  function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate171(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema43,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema66,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1812,7 +3112,7 @@ const json = once(() => {
   errors++;
   }
   if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema43,data};
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema66,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1825,7 +3125,7 @@ const json = once(() => {
   for(let i0=0; i0<len0; i0++){
   let data0 = data[i0];
   if(!((((((data0 === "sms") || (data0 === "phone")) || (data0 === "email")) || (data0 === "dingworker")) || (data0 === "yachworker")) || (data0 === "wechat"))){
-  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/enum",keyword:"enum",params:{allowedValues: schema43.items.enum},message:"must be equal to one of the allowed values",schema:schema43.items.enum,parentSchema:schema43.items,data:data0};
+  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/enum",keyword:"enum",params:{allowedValues: schema66.items.enum},message:"must be equal to one of the allowed values",schema:schema66.items.enum,parentSchema:schema66.items,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1842,7 +3142,7 @@ const json = once(() => {
   for(;i1--;){
   for(j0 = i1; j0--;){
   if(func0(data[i1], data[j0])){
-  const err3 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema43,data};
+  const err3 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema66,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -1857,7 +3157,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema43.type,parentSchema:schema43,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.type,parentSchema:schema66,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -1866,17 +3166,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate103.errors = vErrors;
+  validate171.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.schedule_id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schedule_id"},message:"must have required property '"+"schedule_id"+"'",schema:schema42.required,parentSchema:schema42,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schedule_id"},message:"must have required property '"+"schedule_id"+"'",schema:schema65.required,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1886,7 +3186,7 @@ const json = once(() => {
   errors++;
   }
   if(data.channels === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema42.required,parentSchema:schema42,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema65.required,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1902,14 +3202,14 @@ const json = once(() => {
   }
   }
   if(data.channels !== undefined){
-  if(!(validate103(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate103.errors : vErrors.concat(validate103.errors);
+  if(!(validate171(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate171.errors : vErrors.concat(validate171.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -1918,17 +3218,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate101.errors = vErrors;
+  validate169.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 10){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items",schema:10,parentSchema:schema41,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items",schema:10,parentSchema:schema64,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1939,14 +3239,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate101(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate101.errors : vErrors.concat(validate101.errors);
+  if(!(validate169(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema41.type,parentSchema:schema41,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema64.type,parentSchema:schema64,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1955,25 +3255,25 @@ const json = once(() => {
   }
   errors++;
   }
-  validate100.errors = vErrors;
+  validate168.errors = vErrors;
   return errors === 0;
   }
 
-  const schema44 = {"type":"array","maxItems":20,"items":{"$ref":"shared_451bcc22e6fa"}};
-  const schema45 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_1fead0e8844c"}}};
-  const schema46 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
-  const schema47 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
-  const schema48 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
-  const schema49 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
-  const schema50 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
-  const schema51 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
-  const schema52 = {"enum":["eq-self","isset","not-isset"]};
+  const schema67 = {"type":"array","maxItems":20,"items":{"$ref":"shared_451bcc22e6fa"}};
+  const schema68 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_1fead0e8844c"}}};
+  const schema69 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
+  const schema70 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
+  const schema71 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
+  const schema72 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
+  const schema73 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
+  const schema74 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
+  const schema75 = {"enum":["eq-self","isset","not-isset"]};
 
-  function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!(((data === "eq-self") || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values",schema:schema52.enum,parentSchema:schema52,data};
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values",schema:schema75.enum,parentSchema:schema75,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1982,23 +3282,23 @@ const json = once(() => {
   }
   errors++;
   }
-  validate115.errors = vErrors;
+  validate183.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs0 = errors;
   const _errs1 = errors;
-  if(!(validate115(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate115.errors : vErrors.concat(validate115.errors);
+  if(!(validate183(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
   errors = vErrors.length;
   }
   var valid0 = _errs1 === errors;
   if(valid0){
-  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema51.not,parentSchema:schema51,data};
+  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema74.not,parentSchema:schema74,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2018,17 +3318,17 @@ const json = once(() => {
   }
   }
   }
-  validate114.errors = vErrors;
+  validate182.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.operator === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema50.required,parentSchema:schema50,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema73.required,parentSchema:schema73,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2038,1590 +3338,24 @@ const json = once(() => {
   errors++;
   }
   if(data.operator !== undefined){
-  if(!(validate114(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate114.errors : vErrors.concat(validate114.errors);
+  if(!(validate182(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
   errors = vErrors.length;
   }
   }
   }
-  validate113.errors = vErrors;
+  validate181.errors = vErrors;
   return errors === 0;
   }
 
-  const schema53 = {"required":["threshold"]};
-
-  function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.threshold === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema53.required,parentSchema:schema53,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate119.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema54 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
-
-  function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(((((((((((((data === "eq-self") || (data === "eq")) || (data === "neq")) || (data === "gt")) || (data === "gte")) || (data === "lt")) || (data === "lte")) || (data === "in")) || (data === "not-in")) || (data === "contain")) || (data === "not-contain")) || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema54.enum},message:"must be equal to one of the allowed values",schema:schema54.enum,parentSchema:schema54,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate122.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema55 = {"type":"string","maxLength":2000};
-
-  function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.type,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate124.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate113(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate113.errors : vErrors.concat(validate113.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate119(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema49.if,parentSchema:schema49,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.field === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema49.required,parentSchema:schema49,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.operator === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema49.required,parentSchema:schema49,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.field !== undefined){
-  if(!(validate41(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.operator !== undefined){
-  if(!(validate122(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.threshold !== undefined){
-  if(!(validate124(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
-  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  validate112.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema48,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema48,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate112(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate112.errors : vErrors.concat(validate112.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema48.type,parentSchema:schema48,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate111.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema47.required,parentSchema:schema47,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.rule !== undefined){
-  if(!(validate111(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate110.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema46,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema46,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate110(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate110.errors : vErrors.concat(validate110.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.type,parentSchema:schema46,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate109.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema56 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"},"oncall":{"$ref":"shared_cc21435d6c45"}}};
-  const schema57 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
-  const schema58 = {"type":"array","maxItems":6,"items":{"$ref":"shared_c698c6568781"}};
-  const schema59 = {"type":"object","required":["webhook"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_d17fb4d261f5"}}};
-  const schema60 = {"type":"string","maxLength":200};
-
-  function validate142(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema60,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema60.type,parentSchema:schema60,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate142.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema59.required,parentSchema:schema59,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.webhook !== undefined){
-  if(!(validate85(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.secret !== undefined){
-  if(!(validate142(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema59.type,parentSchema:schema59,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate140.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema58,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate140(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema58.type,parentSchema:schema58,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate139.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate132(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.sms !== undefined){
-  if(!(validate75(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.email !== undefined){
-  if(!(validate75(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.phone !== undefined){
-  if(!(validate75(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dingworker !== undefined){
-  if(!(validate75(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachworker !== undefined){
-  if(!(validate75(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.wechat !== undefined){
-  if(!(validate75(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dinggroup !== undefined){
-  if(!(validate139(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachgroup !== undefined){
-  if(!(validate139(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.webhook !== undefined){
-  if(!(validate91(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema57.type,parentSchema:schema57,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate132.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.alarmgroup !== undefined){
-  if(!(validate71(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.channels !== undefined){
-  if(!(validate132(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.oncall !== undefined){
-  if(!(validate100(data.oncall, {instancePath:instancePath+"/oncall",parentData:data,parentDataProperty:"oncall",rootData}))){
-  vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate130.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema45.required,parentSchema:schema45,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.receiver === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema45.required,parentSchema:schema45,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.conditions !== undefined){
-  if(!(validate109(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate130(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate108.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema44,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate108(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.type,parentSchema:schema44,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate107.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.alarmgroup !== undefined){
-  if(!(validate71(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate71.errors : vErrors.concat(validate71.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.channels !== undefined){
-  if(!(validate74(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.oncall !== undefined){
-  if(!(validate100(data.oncall, {instancePath:instancePath+"/oncall",parentData:data,parentDataProperty:"oncall",rootData}))){
-  vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dispatch !== undefined){
-  if(!(validate107(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
-  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.mode !== undefined){
-  let data4 = data.mode;
-  if(!((data4 === 1) || (data4 === 2))){
-  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema30.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema30.properties.mode.enum,parentSchema:schema30.properties.mode,data:data4};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate70.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema61 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_217e55b89447"}};
-  const schema62 = {"required":["enable"],"properties":{"enable":{"const":true}}};
-
-  function validate155(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema62.required,parentSchema:schema62,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(true !== data0){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema62.properties.enable,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate155.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema63 = {"properties":{"reminds":{"$ref":"shared_fb520ba5ac03"}}};
-  const schema64 = {"type":"array","maxItems":20,"items":{"$ref":"shared_5cce40296152"}};
-  const schema65 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_1fead0e8844c"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema66 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
-
-  function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.reuse_receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema66.required,parentSchema:schema66,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.reuse_receiver !== undefined){
-  let data0 = data.reuse_receiver;
-  if(0 !== data0){
-  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema66.properties.reuse_receiver,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate160.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema67 = {"required":["receiver"]};
-
-  function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema67.required,parentSchema:schema67,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate162.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema68 = {"enum":["once","cycle"]};
-
-  function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((data === "once") || (data === "cycle"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema68.enum},message:"must be equal to one of the allowed values",schema:schema68.enum,parentSchema:schema68,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate164.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema69 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
-
-  function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema69.type,parentSchema:schema69,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(typeof data == "number"){
-  if(data > 525600 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema69,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema69,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate166.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate160(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema65.if,parentSchema:schema65,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema65.required,parentSchema:schema65,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.status === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema65.required,parentSchema:schema65,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.interval === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema65.required,parentSchema:schema65,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema65.required,parentSchema:schema65,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  if(data.mode !== undefined){
-  if(!(validate164(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
-  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.status !== undefined){
-  let data1 = data.status;
-  if(!((data1 === 0) || (data1 === 1))){
-  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema65.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema65.properties.status.enum,parentSchema:schema65.properties.status,data:data1};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.interval !== undefined){
-  if(!(validate166(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.reuse_receiver !== undefined){
-  let data3 = data.reuse_receiver;
-  if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema65.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema65.properties.reuse_receiver.enum,parentSchema:schema65.properties.reuse_receiver,data:data3};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate130(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  validate159.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate158(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema64,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate159(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema64.type,parentSchema:schema64,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate158.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.reminds !== undefined){
-  if(!(validate158(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
-  vErrors = vErrors === null ? validate158.errors : vErrors.concat(validate158.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  validate157.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema61.if,parentSchema:schema61,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema61.properties.enable.type,parentSchema:schema61.properties.enable,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema61.type,parentSchema:schema61,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate154.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema70 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
-  const schema71 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
-  const schema72 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
-  const schema73 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
-  const schema74 = {"enum":[0,1,2,3,9]};
-
-  function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(((((data === 0) || (data === 1)) || (data === 2)) || (data === 3)) || (data === 9))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema74.enum},message:"must be equal to one of the allowed values",schema:schema74.enum,parentSchema:schema74,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate179.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema73.required,parentSchema:schema73,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.level === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema73.required,parentSchema:schema73,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.rule !== undefined){
-  if(!(validate111(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate111.errors : vErrors.concat(validate111.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.level !== undefined){
-  if(!(validate179(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
-  vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema73.type,parentSchema:schema73,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate177.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema72,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema72,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate177(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema72.type,parentSchema:schema72,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate176.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema71.required,parentSchema:schema71,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.conditions === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema71.required,parentSchema:schema71,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(!((data0 === 1) || (data0 === 2))){
-  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema71.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema71.properties.mode.enum,parentSchema:schema71.properties.mode,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  if(data.conditions !== undefined){
-  if(!(validate176(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_match !== undefined){
-  let data2 = data.not_match;
-  if(!((data2 === 0) || (data2 === 1))){
-  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema71.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema71.properties.not_match.enum,parentSchema:schema71.properties.not_match,data:data2};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  validate175.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate173(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate175(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema70.if,parentSchema:schema70,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema70.properties.enable.type,parentSchema:schema70.properties.enable,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate173.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema75 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_e789784ade15"}};
-  const schema76 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_1c13fd44ba4a"}}};
-  const schema77 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_2a7f03393454"}};
-  const schema78 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_1fead0e8844c"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema79 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
-
-  function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema79.type,parentSchema:schema79,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(typeof data == "number"){
-  if(data > 1000000 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema79,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema79,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate193.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate160(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema78.if,parentSchema:schema78,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.interval === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema78.required,parentSchema:schema78,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.count === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema78.required,parentSchema:schema78,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.level === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema78.required,parentSchema:schema78,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema78.required,parentSchema:schema78,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  if(data.interval !== undefined){
-  if(!(validate166(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.count !== undefined){
-  if(!(validate193(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
-  vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.level !== undefined){
-  let data2 = data.level;
-  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema78.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.level.enum,parentSchema:schema78.properties.level,data:data2};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.reuse_receiver !== undefined){
-  let data3 = data.reuse_receiver;
-  if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema78.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.reuse_receiver.enum,parentSchema:schema78.properties.reuse_receiver,data:data3};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate130(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema78.type,parentSchema:schema78,data};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  validate189.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema77,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema77,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate189(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema77.type,parentSchema:schema77,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate188.errors = vErrors;
-  return errors === 0;
-  }
-
+  const schema76 = {"required":["threshold"]};
 
   function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategies === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema76.required,parentSchema:schema76,data};
+  if(data.threshold === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema76.required,parentSchema:schema76,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3629,27 +3363,71 @@ const json = once(() => {
   vErrors.push(err0);
   }
   errors++;
-  }
-  if(data.strategies !== undefined){
-  if(!(validate188(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
-  vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
-  errors = vErrors.length;
-  }
   }
   }
   validate187.errors = vErrors;
   return errors === 0;
   }
 
+  const schema77 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
 
-  function validate185(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((((((((((((data === "eq-self") || (data === "eq")) || (data === "neq")) || (data === "gt")) || (data === "gte")) || (data === "lt")) || (data === "lte")) || (data === "in")) || (data === "not-in")) || (data === "contain")) || (data === "not-contain")) || (data === "isset")) || (data === "not-isset"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values",schema:schema77.enum,parentSchema:schema77,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate190.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema78 = {"type":"string","maxLength":2000};
+
+  function validate192(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 2000){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema78.type,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate192.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+  if(!(validate181(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -3672,7 +3450,7 @@ const json = once(() => {
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema75.if,parentSchema:schema75,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema72.if,parentSchema:schema72,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3682,10 +3460,8 @@ const json = once(() => {
   errors++;
   }
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema75.properties.enable.type,parentSchema:schema75.properties.enable,data:data0};
+  if(data.field === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema72.required,parentSchema:schema72,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3694,10 +3470,8 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema75.type,parentSchema:schema75,data};
+  if(data.operator === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema72.required,parentSchema:schema72,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3706,278 +3480,27 @@ const json = once(() => {
   }
   errors++;
   }
-  validate185.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema80 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
-  const schema81 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
-  const schema82 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema83 = {"required":["method"],"properties":{"method":{"const":1}}};
-
-  function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema83.required,parentSchema:schema83,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.method !== undefined){
-  let data0 = data.method;
-  if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema83.properties.method,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate204.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema84 = {"required":["conditions"]};
-
-  function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema84.required,parentSchema:schema84,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate206.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate203(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
+  if(data.field !== undefined){
+  if(!(validate93(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
+  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
   errors = vErrors.length;
   }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
   }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate206(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
+  if(data.operator !== undefined){
+  if(!(validate190(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
   errors = vErrors.length;
   }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
   }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema82.if,parentSchema:schema82,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate203.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema85 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
-  const schema86 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
-
-  function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategy === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema86.required,parentSchema:schema86,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategy !== undefined){
-  let data0 = data.strategy;
-  if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
-  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema86.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema86.properties.strategy.enum,parentSchema:schema86.properties.strategy,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate210.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema87 = {"required":["strategy_count"]};
-
-  function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategy_count === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema87.required,parentSchema:schema87,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate212.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate210(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
+  if(data.threshold !== undefined){
+  if(!(validate192(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
+  vErrors = vErrors === null ? validate192.errors : vErrors.concat(validate192.errors);
   errors = vErrors.length;
   }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
+  }
   }
   else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema85.if,parentSchema:schema85,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate209.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema88 = {"enum":[1,2,3,4,5]};
-
-  function validate216(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema88.enum},message:"must be equal to one of the allowed values",schema:schema88.enum,parentSchema:schema88,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate216.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(validate203(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate203.errors : vErrors.concat(validate203.errors);
-  errors = vErrors.length;
-  }
-  if(!(validate209(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
-  errors = vErrors.length;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema81.required,parentSchema:schema81,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategy === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema81.required,parentSchema:schema81,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.strategy_cycle === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema81.required,parentSchema:schema81,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.method !== undefined){
-  let data0 = data.method;
-  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema81.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema81.properties.method.enum,parentSchema:schema81.properties.method,data:data0};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -3986,46 +3509,251 @@ const json = once(() => {
   }
   errors++;
   }
+  validate180.errors = vErrors;
+  return errors === 0;
   }
-  if(data.conditions !== undefined){
-  if(!(validate109(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.strategy !== undefined){
-  if(!(validate216(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
-  vErrors = vErrors === null ? validate216.errors : vErrors.concat(validate216.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.strategy_cycle !== undefined){
-  if(!(validate166(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
-  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.strategy_count !== undefined){
-  if(!(validate193(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
-  vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_match !== undefined){
-  let data5 = data.not_match;
-  if(!((data5 === 0) || (data5 === 1))){
-  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema81.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema81.properties.not_match.enum,parentSchema:schema81.properties.not_match,data:data5};
+
+
+  function validate179(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema71,data};
   if(vErrors === null){
-  vErrors = [err4];
+  vErrors = [err0];
   }
   else {
-  vErrors.push(err4);
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema71,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate180(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema71.type,parentSchema:schema71,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate179.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate178(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.rule === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema70.required,parentSchema:schema70,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.rule !== undefined){
+  if(!(validate179(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate178.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema69,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema69,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate178(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema69.type,parentSchema:schema69,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate177.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema79 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"},"oncall":{"$ref":"shared_cc21435d6c45"}}};
+  const schema80 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema81 = {"type":"array","maxItems":6,"items":{"$ref":"shared_c698c6568781"}};
+  const schema82 = {"type":"object","required":["webhook"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_d17fb4d261f5"}}};
+  const schema83 = {"type":"string","maxLength":200};
+
+  function validate210(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 200){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema83,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
   }
   errors++;
   }
   }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.type,parentSchema:schema83,data};
+  if(vErrors === null){
+  vErrors = [err1];
   }
-  validate202.errors = vErrors;
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate210.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.webhook === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema82.required,parentSchema:schema82,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.webhook !== undefined){
+  if(!(validate153(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.secret !== undefined){
+  if(!(validate210(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema82.type,parentSchema:schema82,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate208.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate207(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 6){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema81,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate208(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema81.type,parentSchema:schema81,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate207.errors = vErrors;
   return errors === 0;
   }
 
@@ -4033,11 +3761,422 @@ const json = once(() => {
   function validate200(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.sms !== undefined){
+  if(!(validate143(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.email !== undefined){
+  if(!(validate143(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.phone !== undefined){
+  if(!(validate143(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dingworker !== undefined){
+  if(!(validate143(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachworker !== undefined){
+  if(!(validate143(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.wechat !== undefined){
+  if(!(validate143(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dinggroup !== undefined){
+  if(!(validate207(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachgroup !== undefined){
+  if(!(validate207(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.webhook !== undefined){
+  if(!(validate159(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.type,parentSchema:schema80,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate200.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate198(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.alarmgroup !== undefined){
+  if(!(validate139(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.channels !== undefined){
+  if(!(validate200(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.oncall !== undefined){
+  if(!(validate168(data.oncall, {instancePath:instancePath+"/oncall",parentData:data,parentDataProperty:"oncall",rootData}))){
+  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema79.type,parentSchema:schema79,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate198.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.conditions === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema68.required,parentSchema:schema68,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.receiver === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema68.required,parentSchema:schema68,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.conditions !== undefined){
+  if(!(validate177(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.receiver !== undefined){
+  if(!(validate198(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema68.type,parentSchema:schema68,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate176.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema67,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate176(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.type,parentSchema:schema67,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate175.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate138(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.alarmgroup !== undefined){
+  if(!(validate139(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.channels !== undefined){
+  if(!(validate142(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.oncall !== undefined){
+  if(!(validate168(data.oncall, {instancePath:instancePath+"/oncall",parentData:data,parentDataProperty:"oncall",rootData}))){
+  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dispatch !== undefined){
+  if(!(validate175(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
+  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.mode !== undefined){
+  let data4 = data.mode;
+  if(!((data4 === 1) || (data4 === 2))){
+  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema53.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema53.properties.mode.enum,parentSchema:schema53.properties.mode,data:data4};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema53.type,parentSchema:schema53,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate138.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema84 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_217e55b89447"}};
+  const schema85 = {"required":["enable"],"properties":{"enable":{"const":true}}};
+
+  function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema85.required,parentSchema:schema85,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(true !== data0){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema85.properties.enable,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate223.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema86 = {"properties":{"reminds":{"$ref":"shared_fb520ba5ac03"}}};
+  const schema87 = {"type":"array","maxItems":20,"items":{"$ref":"shared_5cce40296152"}};
+  const schema88 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_1fead0e8844c"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema89 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
+
+  function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.reuse_receiver === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema89.required,parentSchema:schema89,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.reuse_receiver !== undefined){
+  let data0 = data.reuse_receiver;
+  if(0 !== data0){
+  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema89.properties.reuse_receiver,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate228.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema90 = {"required":["receiver"]};
+
+  function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.receiver === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema90.required,parentSchema:schema90,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate230.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema91 = {"enum":["once","cycle"]};
+
+  function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((data === "once") || (data === "cycle"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema91.enum},message:"must be equal to one of the allowed values",schema:schema91.enum,parentSchema:schema91,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate232.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema92 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
+
+  function validate234(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.type,parentSchema:schema92,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 525600 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema92,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data <= 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema92,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate234.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+  if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4052,15 +4191,208 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate202(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
+  if(!(validate230(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema80.if,parentSchema:schema80,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema88.if,parentSchema:schema88,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema88.required,parentSchema:schema88,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.status === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema88.required,parentSchema:schema88,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.interval === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema88.required,parentSchema:schema88,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.reuse_receiver === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema88.required,parentSchema:schema88,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  if(!(validate232(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
+  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.status !== undefined){
+  let data1 = data.status;
+  if(!((data1 === 0) || (data1 === 1))){
+  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema88.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema88.properties.status.enum,parentSchema:schema88.properties.status,data:data1};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.interval !== undefined){
+  if(!(validate234(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.reuse_receiver !== undefined){
+  let data3 = data.reuse_receiver;
+  if(!((data3 === 0) || (data3 === 1))){
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema88.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema88.properties.reuse_receiver.enum,parentSchema:schema88.properties.reuse_receiver,data:data3};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  if(data.receiver !== undefined){
+  if(!(validate198(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.type,parentSchema:schema88,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate227.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema87,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate227(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema87.type,parentSchema:schema87,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate226.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.reminds !== undefined){
+  if(!(validate226(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
+  vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate225.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema84.if,parentSchema:schema84,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4073,7 +4405,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema80.properties.enable.type,parentSchema:schema80.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema84.properties.enable.type,parentSchema:schema84.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4085,7 +4417,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.type,parentSchema:schema80,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema84.type,parentSchema:schema84,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4094,21 +4426,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate200.errors = vErrors;
+  validate222.errors = vErrors;
   return errors === 0;
   }
 
-  const schema89 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
-  const schema90 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
-  const schema91 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema92 = {"required":["mode"],"properties":{"mode":{"const":1}}};
+  const schema93 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
+  const schema94 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
+  const schema95 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
+  const schema96 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
+  const schema97 = {"enum":[0,1,2,3,9]};
 
-  function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema92.required,parentSchema:schema92,data};
+  if(!(((((data === 0) || (data === 1)) || (data === 2)) || (data === 3)) || (data === 9))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values",schema:schema97.enum,parentSchema:schema97,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4117,10 +4449,27 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema92.properties.mode,data:data0};
+  validate247.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.rule === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema96.required,parentSchema:schema96,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.level === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema96.required,parentSchema:schema96,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4129,44 +4478,40 @@ const json = once(() => {
   }
   errors++;
   }
+  if(data.rule !== undefined){
+  if(!(validate179(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate179.errors : vErrors.concat(validate179.errors);
+  errors = vErrors.length;
   }
   }
-  validate226.errors = vErrors;
+  if(data.level !== undefined){
+  if(!(validate247(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
+  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate245.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate225(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate226(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate226.errors : vErrors.concat(validate226.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate206(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema91.if,parentSchema:schema91,data};
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4175,14 +4520,40 @@ const json = once(() => {
   }
   errors++;
   }
-  validate225.errors = vErrors;
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema95,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate245(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema95.type,parentSchema:schema95,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate244.errors = vErrors;
   return errors === 0;
   }
 
-  const schema93 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
-  const schema94 = {"required":["mode"],"properties":{"mode":{"const":2}}};
 
-  function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -4196,151 +4567,62 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(2 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema94.properties.mode,data:data0};
+  if(data.conditions === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema94.required,parentSchema:schema94,data};
   if(vErrors === null){
   vErrors = [err1];
   }
   else {
   vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate231.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema95 = {"required":["delay_interval"]};
-
-  function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.delay_interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema95.required,parentSchema:schema95,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate233.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate230(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate231(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema93.if,parentSchema:schema93,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate230.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(validate225(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate225.errors : vErrors.concat(validate225.errors);
-  errors = vErrors.length;
-  }
-  if(!(validate230(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
-  errors = vErrors.length;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema90.required,parentSchema:schema90,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
   }
   errors++;
   }
   if(data.mode !== undefined){
   let data0 = data.mode;
   if(!((data0 === 1) || (data0 === 2))){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema90.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema90.properties.mode.enum,parentSchema:schema90.properties.mode,data:data0};
+  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema94.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema94.properties.mode.enum,parentSchema:schema94.properties.mode,data:data0};
   if(vErrors === null){
-  vErrors = [err1];
+  vErrors = [err2];
   }
   else {
-  vErrors.push(err1);
+  vErrors.push(err2);
   }
   errors++;
   }
   }
   if(data.conditions !== undefined){
-  if(!(validate109(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate109.errors : vErrors.concat(validate109.errors);
+  if(!(validate244(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
   errors = vErrors.length;
   }
   }
-  if(data.delay_interval !== undefined){
-  if(!(validate166(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
-  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
-  errors = vErrors.length;
+  if(data.not_match !== undefined){
+  let data2 = data.not_match;
+  if(!((data2 === 0) || (data2 === 1))){
+  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema94.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema94.properties.not_match.enum,parentSchema:schema94.properties.not_match,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
   }
   }
   }
-  validate224.errors = vErrors;
+  validate243.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate222(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate155(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate155.errors : vErrors.concat(validate155.errors);
+  if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4355,15 +4637,15 @@ const json = once(() => {
   }
   if(_valid0){
   const _errs3 = errors;
-  if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+  if(!(validate243(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema89.if,parentSchema:schema89,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema93.if,parentSchema:schema93,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4376,7 +4658,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema89.properties.enable.type,parentSchema:schema89.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema93.properties.enable.type,parentSchema:schema93.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4388,7 +4670,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema89.type,parentSchema:schema89,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema93.type,parentSchema:schema93,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4397,18 +4679,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate222.errors = vErrors;
+  validate241.errors = vErrors;
   return errors === 0;
   }
 
-  const schema96 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
-  const schema97 = {"type":"integer","minimum":0,"maximum":9007199254740991};
+  const schema98 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_e789784ade15"}};
+  const schema99 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_1c13fd44ba4a"}}};
+  const schema100 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_2a7f03393454"}};
+  const schema101 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_1fead0e8844c"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema102 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
 
-  function validate241(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate261(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema97.type,parentSchema:schema97,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema102.type,parentSchema:schema102,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4418,8 +4703,8 @@ const json = once(() => {
   errors++;
   }
   if(typeof data == "number"){
-  if(data > 9007199254740991 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema97,data};
+  if(data > 1000000 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema102,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4428,8 +4713,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema97,data};
+  if(data <= 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema102,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4439,21 +4724,42 @@ const json = once(() => {
   errors++;
   }
   }
-  validate241.errors = vErrors;
+  validate261.errors = vErrors;
   return errors === 0;
   }
 
-  const schema98 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
-  const schema99 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
-  const schema100 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
-  const schema101 = {"type":"string","maxLength":10000};
 
-  function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 10000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema101,data};
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate230(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate230.errors : vErrors.concat(validate230.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema101.if,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4462,9 +4768,9 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema101.type,parentSchema:schema101,data};
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.interval === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema101.required,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4473,220 +4779,8 @@ const json = once(() => {
   }
   errors++;
   }
-  validate246.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.format !== undefined){
-  let data0 = data.format;
-  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema100.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema100.properties.format.enum,parentSchema:schema100.properties.format,data:data0};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  if(data.template !== undefined){
-  if(!(validate246(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema100.type,parentSchema:schema100,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate245.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.sms !== undefined){
-  if(!(validate245(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.email !== undefined){
-  if(!(validate245(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.phone !== undefined){
-  if(!(validate245(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dingworker !== undefined){
-  if(!(validate245(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dinggroup !== undefined){
-  if(!(validate245(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachworker !== undefined){
-  if(!(validate245(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachgroup !== undefined){
-  if(!(validate245(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.wechat !== undefined){
-  if(!(validate245(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate244.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.compressed !== undefined){
-  if(!(validate244(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_compress !== undefined){
-  if(!(validate244(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate244(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.recovery !== undefined){
-  if(!(validate244(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate243.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate240(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.template_id !== undefined){
-  if(!(validate241(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
-  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.udf !== undefined){
-  if(!(validate243(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate240.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.created_by === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema25.required,parentSchema:schema25,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.name === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema25.required,parentSchema:schema25,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.department_id === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema25.required,parentSchema:schema25,data};
+  if(data.count === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema101.required,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4695,8 +4789,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.flag_save_db === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema25.required,parentSchema:schema25,data};
+  if(data.level === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema101.required,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4705,8 +4799,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema25.required,parentSchema:schema25,data};
+  if(data.reuse_receiver === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema101.required,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4715,28 +4809,22 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(data.interval !== undefined){
+  if(!(validate234(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
   errors = vErrors.length;
   }
   }
-  if(data.name !== undefined){
-  if(!(validate59(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+  if(data.count !== undefined){
+  if(!(validate261(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
+  vErrors = vErrors === null ? validate261.errors : vErrors.concat(validate261.errors);
   errors = vErrors.length;
   }
   }
-  if(data.department_id !== undefined){
-  if(!(validate24(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.flag_save_db !== undefined){
-  let data3 = data.flag_save_db;
-  if(!((data3 === 0) || (data3 === 1))){
-  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema25.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema25.properties.flag_save_db.enum,parentSchema:schema25.properties.flag_save_db,data:data3};
+  if(data.level !== undefined){
+  let data2 = data.level;
+  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema101.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema101.properties.level.enum,parentSchema:schema101.properties.level,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -4746,63 +4834,10 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data.task_tags !== undefined){
-  if(!(validate62(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
-  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.permission !== undefined){
-  if(!(validate64(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate70(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.workflow !== undefined){
-  if(!(validate154(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.filter !== undefined){
-  if(!(validate173(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate185(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.compress !== undefined){
-  if(!(validate200(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.recovery !== undefined){
-  if(!(validate222(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.template !== undefined){
-  if(!(validate240(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
+  if(data.reuse_receiver !== undefined){
+  let data3 = data.reuse_receiver;
+  if(!((data3 === 0) || (data3 === 1))){
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema101.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema101.properties.reuse_receiver.enum,parentSchema:schema101.properties.reuse_receiver,data:data3};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -4811,19 +4846,35 @@ const json = once(() => {
   }
   errors++;
   }
-  validate57.errors = vErrors;
+  }
+  if(data.receiver !== undefined){
+  if(!(validate198(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate198.errors : vErrors.concat(validate198.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.type,parentSchema:schema101,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate257.errors = vErrors;
   return errors === 0;
   }
 
-  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate262;
-  const schema102 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema102.required,parentSchema:schema102,data};
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4832,27 +4883,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.ids !== undefined){
-  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
-  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.remark !== undefined){
-  if(!(validate142(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.type,parentSchema:schema102,data};
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4861,21 +4893,35 @@ const json = once(() => {
   }
   errors++;
   }
-  validate262.errors = vErrors;
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate257(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.type,parentSchema:schema100,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate256.errors = vErrors;
   return errors === 0;
   }
 
-  exports["84d6215b2664b728ecd828fd425cb56dfe7b6fa0"] = validate266;
-  const schema103 = {"type":"object","properties":{"everywhere":{"type":"integer","enum":[0,1],"description":"1: end every session of the person, in every browser."}}};
 
-  function validate266(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate255(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.everywhere !== undefined){
-  let data0 = data.everywhere;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err0 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema103.properties.everywhere.type,parentSchema:schema103.properties.everywhere,data:data0};
+  if(data.strategies === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema99.required,parentSchema:schema99,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4884,8 +4930,450 @@ const json = once(() => {
   }
   errors++;
   }
-  if(!((data0 === 0) || (data0 === 1))){
-  const err1 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/enum",keyword:"enum",params:{allowedValues: schema103.properties.everywhere.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.everywhere.enum,parentSchema:schema103.properties.everywhere,data:data0};
+  if(data.strategies !== undefined){
+  if(!(validate256(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
+  vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate255.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate253(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate255(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate255.errors : vErrors.concat(validate255.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema98.if,parentSchema:schema98,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema98.properties.enable.type,parentSchema:schema98.properties.enable,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate253.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema103 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
+  const schema104 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
+  const schema105 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema106 = {"required":["method"],"properties":{"method":{"const":1}}};
+
+  function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.method === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema106.required,parentSchema:schema106,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.method !== undefined){
+  let data0 = data.method;
+  if(1 !== data0){
+  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema106.properties.method,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate272.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema107 = {"required":["conditions"]};
+
+  function validate274(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.conditions === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema107.required,parentSchema:schema107,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate274.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate272(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate272.errors : vErrors.concat(validate272.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate274(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema105.if,parentSchema:schema105,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate271.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema108 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
+  const schema109 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
+
+  function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.strategy === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema109.required,parentSchema:schema109,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.strategy !== undefined){
+  let data0 = data.strategy;
+  if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
+  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema109.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.strategy.enum,parentSchema:schema109.properties.strategy,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate278.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema110 = {"required":["strategy_count"]};
+
+  function validate280(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.strategy_count === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema110.required,parentSchema:schema110,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate280.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate277(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate278(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate280(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate280.errors : vErrors.concat(validate280.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema108.if,parentSchema:schema108,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate277.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema111 = {"enum":[1,2,3,4,5]};
+
+  function validate284(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema111.enum},message:"must be equal to one of the allowed values",schema:schema111.enum,parentSchema:schema111,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate284.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate270(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(validate271(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate271.errors : vErrors.concat(validate271.errors);
+  errors = vErrors.length;
+  }
+  if(!(validate277(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate277.errors : vErrors.concat(validate277.errors);
+  errors = vErrors.length;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.method === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema104.required,parentSchema:schema104,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.strategy === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema104.required,parentSchema:schema104,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.strategy_cycle === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema104.required,parentSchema:schema104,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.method !== undefined){
+  let data0 = data.method;
+  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
+  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema104.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema104.properties.method.enum,parentSchema:schema104.properties.method,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(data.conditions !== undefined){
+  if(!(validate177(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.strategy !== undefined){
+  if(!(validate284(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
+  vErrors = vErrors === null ? validate284.errors : vErrors.concat(validate284.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.strategy_cycle !== undefined){
+  if(!(validate234(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
+  vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.strategy_count !== undefined){
+  if(!(validate261(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
+  vErrors = vErrors === null ? validate261.errors : vErrors.concat(validate261.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.not_match !== undefined){
+  let data5 = data.not_match;
+  if(!((data5 === 0) || (data5 === 1))){
+  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema104.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema104.properties.not_match.enum,parentSchema:schema104.properties.not_match,data:data5};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  validate270.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate270(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate270.errors : vErrors.concat(validate270.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema103.if,parentSchema:schema103,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema103.properties.enable.type,parentSchema:schema103.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4906,19 +5394,973 @@ const json = once(() => {
   }
   errors++;
   }
-  validate266.errors = vErrors;
+  validate268.errors = vErrors;
   return errors === 0;
   }
 
-  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate267;
-  const schema104 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  const schema112 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
+  const schema113 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
+  const schema114 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema115 = {"required":["mode"],"properties":{"mode":{"const":1}}};
 
-  function validate267(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema115.required,parentSchema:schema115,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(1 !== data0){
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema115.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate294.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate294(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate274(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate274.errors : vErrors.concat(validate274.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema114.if,parentSchema:schema114,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate293.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema116 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
+  const schema117 = {"required":["mode"],"properties":{"mode":{"const":2}}};
+
+  function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema117.required,parentSchema:schema117,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(2 !== data0){
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema117.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate299.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema118 = {"required":["delay_interval"]};
+
+  function validate301(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.delay_interval === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema118.required,parentSchema:schema118,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate301.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate298(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate299(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate301(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate301.errors : vErrors.concat(validate301.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.if,parentSchema:schema116,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate298.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate292(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(validate293(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  errors = vErrors.length;
+  }
+  if(!(validate298(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate298.errors : vErrors.concat(validate298.errors);
+  errors = vErrors.length;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema113.required,parentSchema:schema113,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(!((data0 === 1) || (data0 === 2))){
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema113.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema113.properties.mode.enum,parentSchema:schema113.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  if(data.conditions !== undefined){
+  if(!(validate177(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.delay_interval !== undefined){
+  if(!(validate234(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
+  vErrors = vErrors === null ? validate234.errors : vErrors.concat(validate234.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate292.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate290(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate223(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate292(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate292.errors : vErrors.concat(validate292.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema112.if,parentSchema:schema112,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema112.properties.enable.type,parentSchema:schema112.properties.enable,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate290.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema119 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
+  const schema120 = {"type":"integer","minimum":0,"maximum":9007199254740991};
+
+  function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.type,parentSchema:schema120,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 9007199254740991 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema120,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema120,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate309.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema121 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
+  const schema122 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
+  const schema123 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
+  const schema124 = {"type":"string","maxLength":10000};
+
+  function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 10000){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema124,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema124.type,parentSchema:schema124,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate314.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.format !== undefined){
+  let data0 = data.format;
+  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
+  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema123.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema123.properties.format.enum,parentSchema:schema123.properties.format,data:data0};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(data.template !== undefined){
+  if(!(validate314(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema123.type,parentSchema:schema123,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate313.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.sms !== undefined){
+  if(!(validate313(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.email !== undefined){
+  if(!(validate313(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.phone !== undefined){
+  if(!(validate313(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dingworker !== undefined){
+  if(!(validate313(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dinggroup !== undefined){
+  if(!(validate313(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachworker !== undefined){
+  if(!(validate313(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachgroup !== undefined){
+  if(!(validate313(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.wechat !== undefined){
+  if(!(validate313(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema122.type,parentSchema:schema122,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate312.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate311(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.compressed !== undefined){
+  if(!(validate312(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
+  vErrors = vErrors === null ? validate312.errors : vErrors.concat(validate312.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.not_compress !== undefined){
+  if(!(validate312(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
+  vErrors = vErrors === null ? validate312.errors : vErrors.concat(validate312.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.upgrade !== undefined){
+  if(!(validate312(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate312.errors : vErrors.concat(validate312.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.recovery !== undefined){
+  if(!(validate312(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate312.errors : vErrors.concat(validate312.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema121.type,parentSchema:schema121,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate311.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate308(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.template_id !== undefined){
+  if(!(validate309(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
+  vErrors = vErrors === null ? validate309.errors : vErrors.concat(validate309.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.udf !== undefined){
+  if(!(validate311(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
+  vErrors = vErrors === null ? validate311.errors : vErrors.concat(validate311.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.type,parentSchema:schema119,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate308.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.created_by === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema49.required,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.name === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema49.required,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.department_id === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema49.required,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.flag_save_db === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema49.required,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.receiver === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema49.required,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.created_by !== undefined){
+  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.name !== undefined){
+  if(!(validate38(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.department_id !== undefined){
+  if(!(validate24(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.flag_save_db !== undefined){
+  let data3 = data.flag_save_db;
+  if(!((data3 === 0) || (data3 === 1))){
+  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema49.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema49.properties.flag_save_db.enum,parentSchema:schema49.properties.flag_save_db,data:data3};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.task_tags !== undefined){
+  if(!(validate130(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
+  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.permission !== undefined){
+  if(!(validate132(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.receiver !== undefined){
+  if(!(validate138(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.workflow !== undefined){
+  if(!(validate222(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.filter !== undefined){
+  if(!(validate241(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.upgrade !== undefined){
+  if(!(validate253(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate253.errors : vErrors.concat(validate253.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.compress !== undefined){
+  if(!(validate268(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate268.errors : vErrors.concat(validate268.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.recovery !== undefined){
+  if(!(validate290(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.template !== undefined){
+  if(!(validate308(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate308.errors : vErrors.concat(validate308.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  validate126.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate330;
+  const schema125 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate330(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema104.required,parentSchema:schema104,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema125.required,parentSchema:schema125,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.ids !== undefined){
+  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
+  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.remark !== undefined){
+  if(!(validate210(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.created_by !== undefined){
+  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema125.type,parentSchema:schema125,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate330.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["84d6215b2664b728ecd828fd425cb56dfe7b6fa0"] = validate334;
+  const schema126 = {"type":"object","properties":{"everywhere":{"type":"integer","enum":[0,1],"description":"1: end every session of the person, in every browser."}}};
+
+  function validate334(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.everywhere !== undefined){
+  let data0 = data.everywhere;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err0 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema126.properties.everywhere.type,parentSchema:schema126.properties.everywhere,data:data0};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!((data0 === 0) || (data0 === 1))){
+  const err1 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/enum",keyword:"enum",params:{allowedValues: schema126.properties.everywhere.enum},message:"must be equal to one of the allowed values",schema:schema126.properties.everywhere.enum,parentSchema:schema126.properties.everywhere,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema126.type,parentSchema:schema126,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate334.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["88a30a9c750b7c28ba14ef58e540c17f02baa819"] = validate335;
+  const schema127 = {"type":"object","required":["uid","id","name","department_id","time_zone","layers"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"effective_from":{"$ref":"shared_0cdccc82053f"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"permission":{"$ref":"shared_d942c1467f28"},"time_zone":{"$ref":"shared_5b3ca550b11f"},"layers":{"$ref":"shared_f9ad2d001180"},"fallback":{"$ref":"shared_dcfcf4e724fa"},"coverage":{"$ref":"shared_5dd178676081"}}};
+
+  function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema127.required,parentSchema:schema127,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema127.required,parentSchema:schema127,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.name === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema127.required,parentSchema:schema127,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.department_id === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema127.required,parentSchema:schema127,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.time_zone === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time_zone"},message:"must have required property '"+"time_zone"+"'",schema:schema127.required,parentSchema:schema127,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.layers === undefined){
+  const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "layers"},message:"must have required property '"+"layers"+"'",schema:schema127.required,parentSchema:schema127,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate24(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.effective_from !== undefined){
+  if(!(validate98(data.effective_from, {instancePath:instancePath+"/effective_from",parentData:data,parentDataProperty:"effective_from",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.name !== undefined){
+  if(!(validate38(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.department_id !== undefined){
+  if(!(validate24(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.permission !== undefined){
+  if(!(validate41(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.time_zone !== undefined){
+  if(!(validate47(data.time_zone, {instancePath:instancePath+"/time_zone",parentData:data,parentDataProperty:"time_zone",rootData}))){
+  vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.layers !== undefined){
+  if(!(validate49(data.layers, {instancePath:instancePath+"/layers",parentData:data,parentDataProperty:"layers",rootData}))){
+  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.fallback !== undefined){
+  if(!(validate76(data.fallback, {instancePath:instancePath+"/fallback",parentData:data,parentDataProperty:"fallback",rootData}))){
+  vErrors = vErrors === null ? validate76.errors : vErrors.concat(validate76.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.coverage !== undefined){
+  if(!(validate79(data.coverage, {instancePath:instancePath+"/coverage",parentData:data,parentDataProperty:"coverage",rootData}))){
+  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema127.type,parentSchema:schema127,data};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  validate335.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate346;
+  const schema128 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate346(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.ids === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema128.required,parentSchema:schema128,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4928,7 +6370,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema104.required,parentSchema:schema104,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema128.required,parentSchema:schema128,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4938,7 +6380,7 @@ const json = once(() => {
   errors++;
   }
   if(data.created_by === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema104.required,parentSchema:schema104,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema128.required,parentSchema:schema128,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4967,7 +6409,7 @@ const json = once(() => {
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.type,parentSchema:schema104,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.type,parentSchema:schema128,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4976,20 +6418,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate267.errors = vErrors;
+  validate346.errors = vErrors;
   return errors === 0;
   }
 
-  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate271;
-  const schema105 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
-  const pattern3 = new RegExp("^1[3-9]\\d{9}$", "u");
+  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate350;
+  const schema129 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
+  const pattern6 = new RegExp("^1[3-9]\\d{9}$", "u");
 
-  function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate350(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema105.required,parentSchema:schema105,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema129.required,parentSchema:schema129,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4999,7 +6441,7 @@ const json = once(() => {
   errors++;
   }
   if(data.phone === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema105.required,parentSchema:schema105,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema129.required,parentSchema:schema129,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5017,8 +6459,8 @@ const json = once(() => {
   if(data.phone !== undefined){
   let data1 = data.phone;
   if(typeof data1 === "string"){
-  if(!pattern3.test(data1)){
-  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema105.properties.phone,data:data1};
+  if(!pattern6.test(data1)){
+  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema129.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5029,7 +6471,7 @@ const json = once(() => {
   }
   }
   else {
-  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.phone.type,parentSchema:schema105.properties.phone,data:data1};
+  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema129.properties.phone.type,parentSchema:schema129.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5041,7 +6483,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema129.type,parentSchema:schema129,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5050,19 +6492,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate271.errors = vErrors;
+  validate350.errors = vErrors;
   return errors === 0;
   }
 
-  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate273;
-  const schema106 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate352;
+  const schema130 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate352(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema106.required,parentSchema:schema106,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema130.required,parentSchema:schema130,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5072,7 +6514,7 @@ const json = once(() => {
   errors++;
   }
   if(data.queue === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema106.required,parentSchema:schema106,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema130.required,parentSchema:schema130,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5090,7 +6532,7 @@ const json = once(() => {
   if(data.queue !== undefined){
   let data1 = data.queue;
   if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
-  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema106.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.queue.enum,parentSchema:schema106.properties.queue,data:data1};
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema130.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema130.properties.queue.enum,parentSchema:schema130.properties.queue,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5104,7 +6546,7 @@ const json = once(() => {
   let data2 = data.message_id;
   if(typeof data2 === "string"){
   if(func2(data2) > 512){
-  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema106.properties.message_id,data:data2};
+  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema130.properties.message_id,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5114,7 +6556,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data2) < 1){
-  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema106.properties.message_id,data:data2};
+  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema130.properties.message_id,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5125,7 +6567,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.message_id.type,parentSchema:schema106.properties.message_id,data:data2};
+  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.message_id.type,parentSchema:schema130.properties.message_id,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5138,7 +6580,7 @@ const json = once(() => {
   if(data.all !== undefined){
   let data3 = data.all;
   if(!((data3 === 1) || (data3 === true))){
-  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema106.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.all.enum,parentSchema:schema106.properties.all,data:data3};
+  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema130.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema130.properties.all.enum,parentSchema:schema130.properties.all,data:data3};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -5156,7 +6598,7 @@ const json = once(() => {
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema130.type,parentSchema:schema130,data};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -5165,20 +6607,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate273.errors = vErrors;
+  validate352.errors = vErrors;
   return errors === 0;
   }
 
-  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate276;
-  const schema107 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
-  const schema108 = {"type":"string","maxLength":100};
+  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate355;
+  const schema131 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
+  const schema132 = {"type":"string","maxLength":100};
 
-  function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate357(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema108,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema132,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5189,7 +6631,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.type,parentSchema:schema108,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema132.type,parentSchema:schema132,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5198,61 +6640,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate278.errors = vErrors;
+  validate357.errors = vErrors;
   return errors === 0;
   }
 
-  const schema109 = {"type":"integer","minimum":0,"maximum":99999999999};
+  const func28 = Object.prototype.hasOwnProperty;
+  const pattern7 = new RegExp("^[0-9a-f]{40}$", "u");
 
-  function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.type,parentSchema:schema109,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(typeof data == "number"){
-  if(data > 99999999999 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema109,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema109,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate281.errors = vErrors;
-  return errors === 0;
-  }
-
-  const func25 = Object.prototype.hasOwnProperty;
-  const pattern4 = new RegExp("^[0-9a-f]{40}$", "u");
-
-  function validate276(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate355(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   for(const key0 in data){
   if(!(((((((key0 === "business_units") || (key0 === "departments")) || (key0 === "users")) || (key0 === "alarm_groups")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "apps"))){
-  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema107,data};
+  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema131,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5270,7 +6671,7 @@ const json = once(() => {
   let data1 = data0[i0];
   if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
   if(data1.id === undefined){
-  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.business_units.items.required,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.business_units.items.required,parentSchema:schema131.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5280,7 +6681,7 @@ const json = once(() => {
   errors++;
   }
   if(data1.name === undefined){
-  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.business_units.items.required,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.business_units.items.required,parentSchema:schema131.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5291,7 +6692,7 @@ const json = once(() => {
   }
   for(const key1 in data1){
   if(!(((((key1 === "id") || (key1 === "name")) || (key1 === "remark")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5308,32 +6709,32 @@ const json = once(() => {
   }
   }
   if(data1.name !== undefined){
-  if(!(validate278(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+  if(!(validate357(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
   errors = vErrors.length;
   }
   }
   if(data1.remark !== undefined){
-  if(!(validate142(data1.remark, {instancePath:instancePath+"/business_units/" + i0+"/remark",parentData:data1,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate210(data1.remark, {instancePath:instancePath+"/business_units/" + i0+"/remark",parentData:data1,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
   errors = vErrors.length;
   }
   }
   if(data1.created_at !== undefined){
-  if(!(validate281(data1.created_at, {instancePath:instancePath+"/business_units/" + i0+"/created_at",parentData:data1,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data1.created_at, {instancePath:instancePath+"/business_units/" + i0+"/created_at",parentData:data1,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   if(data1.updated_at !== undefined){
-  if(!(validate281(data1.updated_at, {instancePath:instancePath+"/business_units/" + i0+"/updated_at",parentData:data1,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data1.updated_at, {instancePath:instancePath+"/business_units/" + i0+"/updated_at",parentData:data1,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.business_units.items.type,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.business_units.items.type,parentSchema:schema131.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5345,7 +6746,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.business_units.type,parentSchema:schema107.properties.business_units,data:data0};
+  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.business_units.type,parentSchema:schema131.properties.business_units,data:data0};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5363,7 +6764,7 @@ const json = once(() => {
   let data8 = data7[i1];
   if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
   if(data8.id === undefined){
-  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
+  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.departments.items.required,parentSchema:schema131.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -5373,7 +6774,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.bu_id === undefined){
-  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
+  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema131.properties.departments.items.required,parentSchema:schema131.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -5383,7 +6784,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.name === undefined){
-  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
+  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.departments.items.required,parentSchema:schema131.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -5394,7 +6795,7 @@ const json = once(() => {
   }
   for(const key2 in data8){
   if(!((((((((key2 === "id") || (key2 === "bu_id")) || (key2 === "name")) || (key2 === "remark")) || (key2 === "created_by")) || (key2 === "updated_by")) || (key2 === "created_at")) || (key2 === "updated_at"))){
-  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.departments.items,data:data8};
+  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -5417,44 +6818,44 @@ const json = once(() => {
   }
   }
   if(data8.name !== undefined){
-  if(!(validate278(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+  if(!(validate357(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
   errors = vErrors.length;
   }
   }
   if(data8.remark !== undefined){
-  if(!(validate142(data8.remark, {instancePath:instancePath+"/departments/" + i1+"/remark",parentData:data8,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate210(data8.remark, {instancePath:instancePath+"/departments/" + i1+"/remark",parentData:data8,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
   errors = vErrors.length;
   }
   }
   if(data8.created_by !== undefined){
-  if(!(validate241(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
+  if(!(validate309(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate309.errors : vErrors.concat(validate309.errors);
   errors = vErrors.length;
   }
   }
   if(data8.updated_by !== undefined){
-  if(!(validate241(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
-  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
+  if(!(validate309(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
+  vErrors = vErrors === null ? validate309.errors : vErrors.concat(validate309.errors);
   errors = vErrors.length;
   }
   }
   if(data8.created_at !== undefined){
-  if(!(validate281(data8.created_at, {instancePath:instancePath+"/departments/" + i1+"/created_at",parentData:data8,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data8.created_at, {instancePath:instancePath+"/departments/" + i1+"/created_at",parentData:data8,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   if(data8.updated_at !== undefined){
-  if(!(validate281(data8.updated_at, {instancePath:instancePath+"/departments/" + i1+"/updated_at",parentData:data8,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data8.updated_at, {instancePath:instancePath+"/departments/" + i1+"/updated_at",parentData:data8,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.departments.items.type,parentSchema:schema107.properties.departments.items,data:data8};
+  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.departments.items.type,parentSchema:schema131.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err10];
   }
@@ -5466,7 +6867,7 @@ const json = once(() => {
   }
   }
   else {
-  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.departments.type,parentSchema:schema107.properties.departments,data:data7};
+  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.departments.type,parentSchema:schema131.properties.departments,data:data7};
   if(vErrors === null){
   vErrors = [err11];
   }
@@ -5484,7 +6885,7 @@ const json = once(() => {
   let data18 = data17[i2];
   if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
   if(data18.uid === undefined){
-  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema131.properties.users.items.required,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err12];
   }
@@ -5494,7 +6895,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.username === undefined){
-  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema131.properties.users.items.required,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err13];
   }
@@ -5504,7 +6905,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.user === undefined){
-  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema131.properties.users.items.required,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err14];
   }
@@ -5514,7 +6915,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.email === undefined){
-  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema131.properties.users.items.required,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err15];
   }
@@ -5524,8 +6925,8 @@ const json = once(() => {
   errors++;
   }
   for(const key3 in data18){
-  if(!(func25.call(schema107.properties.users.items.properties, key3))){
-  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.users.items,data:data18};
+  if(!(func28.call(schema131.properties.users.items.properties, key3))){
+  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err16];
   }
@@ -5542,26 +6943,26 @@ const json = once(() => {
   }
   }
   if(data18.username !== undefined){
-  if(!(validate278(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
-  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+  if(!(validate357(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
+  vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
   errors = vErrors.length;
   }
   }
   if(data18.user !== undefined){
-  if(!(validate278(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
-  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+  if(!(validate357(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
+  vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
   errors = vErrors.length;
   }
   }
   if(data18.email !== undefined){
-  if(!(validate142(data18.email, {instancePath:instancePath+"/users/" + i2+"/email",parentData:data18,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate210(data18.email, {instancePath:instancePath+"/users/" + i2+"/email",parentData:data18,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
   errors = vErrors.length;
   }
   }
   if(data18.department !== undefined){
-  if(!(validate142(data18.department, {instancePath:instancePath+"/users/" + i2+"/department",parentData:data18,parentDataProperty:"department",rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate210(data18.department, {instancePath:instancePath+"/users/" + i2+"/department",parentData:data18,parentDataProperty:"department",rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
   errors = vErrors.length;
   }
   }
@@ -5569,7 +6970,7 @@ const json = once(() => {
   let data24 = data18.phone;
   if(typeof data24 === "string"){
   if(func2(data24) > 20){
-  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema107.properties.users.items.properties.phone,data:data24};
+  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema131.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err17];
   }
@@ -5580,7 +6981,7 @@ const json = once(() => {
   }
   }
   else {
-  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.users.items.properties.phone.type,parentSchema:schema107.properties.users.items.properties.phone,data:data24};
+  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema131.properties.users.items.properties.phone.type,parentSchema:schema131.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err18];
   }
@@ -5591,15 +6992,15 @@ const json = once(() => {
   }
   }
   if(data18.wechatid !== undefined){
-  if(!(validate278(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
-  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+  if(!(validate357(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
+  vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
   errors = vErrors.length;
   }
   }
   if(data18.role !== undefined){
   let data26 = data18.role;
   if(!((data26 === 0) || (data26 === 9))){
-  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema107.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.users.items.properties.role.enum,parentSchema:schema107.properties.users.items.properties.role,data:data26};
+  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema131.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema131.properties.users.items.properties.role.enum,parentSchema:schema131.properties.users.items.properties.role,data:data26};
   if(vErrors === null){
   vErrors = [err19];
   }
@@ -5610,20 +7011,20 @@ const json = once(() => {
   }
   }
   if(data18.created_at !== undefined){
-  if(!(validate281(data18.created_at, {instancePath:instancePath+"/users/" + i2+"/created_at",parentData:data18,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data18.created_at, {instancePath:instancePath+"/users/" + i2+"/created_at",parentData:data18,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   if(data18.updated_at !== undefined){
-  if(!(validate281(data18.updated_at, {instancePath:instancePath+"/users/" + i2+"/updated_at",parentData:data18,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data18.updated_at, {instancePath:instancePath+"/users/" + i2+"/updated_at",parentData:data18,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err20 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.users.items.type,parentSchema:schema107.properties.users.items,data:data18};
+  const err20 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.users.items.type,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err20];
   }
@@ -5635,7 +7036,7 @@ const json = once(() => {
   }
   }
   else {
-  const err21 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.users.type,parentSchema:schema107.properties.users,data:data17};
+  const err21 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.users.type,parentSchema:schema131.properties.users,data:data17};
   if(vErrors === null){
   vErrors = [err21];
   }
@@ -5653,7 +7054,7 @@ const json = once(() => {
   let data30 = data29[i3];
   if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
   if(data30.id === undefined){
-  const err22 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  const err22 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.alarm_groups.items.required,parentSchema:schema131.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err22];
   }
@@ -5663,7 +7064,7 @@ const json = once(() => {
   errors++;
   }
   if(data30.name === undefined){
-  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.alarm_groups.items.required,parentSchema:schema131.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err23];
   }
@@ -5673,7 +7074,7 @@ const json = once(() => {
   errors++;
   }
   if(data30.receiver === undefined){
-  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema131.properties.alarm_groups.items.required,parentSchema:schema131.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err24];
   }
@@ -5684,7 +7085,7 @@ const json = once(() => {
   }
   for(const key4 in data30){
   if(!((((((key4 === "id") || (key4 === "name")) || (key4 === "remark")) || (key4 === "receiver")) || (key4 === "created_at")) || (key4 === "updated_at"))){
-  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err25];
   }
@@ -5701,14 +7102,14 @@ const json = once(() => {
   }
   }
   if(data30.name !== undefined){
-  if(!(validate278(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+  if(!(validate357(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
   errors = vErrors.length;
   }
   }
   if(data30.remark !== undefined){
-  if(!(validate142(data30.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data30,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate210(data30.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data30,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
   errors = vErrors.length;
   }
   }
@@ -5716,7 +7117,7 @@ const json = once(() => {
   let data34 = data30.receiver;
   if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
   if(data34.channels === undefined){
-  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema107.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema131.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema131.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err26];
   }
@@ -5727,7 +7128,7 @@ const json = once(() => {
   }
   for(const key5 in data34){
   if(!(key5 === "channels")){
-  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err27];
   }
@@ -5738,14 +7139,14 @@ const json = once(() => {
   }
   }
   if(data34.channels !== undefined){
-  if(!(validate132(data34.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data34,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
+  if(!(validate200(data34.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data34,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
+  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema131.properties.alarm_groups.items.properties.receiver,data:data34};
   if(vErrors === null){
   vErrors = [err28];
   }
@@ -5756,20 +7157,20 @@ const json = once(() => {
   }
   }
   if(data30.created_at !== undefined){
-  if(!(validate281(data30.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data30,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data30.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data30,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   if(data30.updated_at !== undefined){
-  if(!(validate281(data30.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data30,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data30.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data30,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.alarm_groups.items.type,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.alarm_groups.items.type,parentSchema:schema131.properties.alarm_groups.items,data:data30};
   if(vErrors === null){
   vErrors = [err29];
   }
@@ -5781,7 +7182,7 @@ const json = once(() => {
   }
   }
   else {
-  const err30 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.alarm_groups.type,parentSchema:schema107.properties.alarm_groups,data:data29};
+  const err30 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.alarm_groups.type,parentSchema:schema131.properties.alarm_groups,data:data29};
   if(vErrors === null){
   vErrors = [err30];
   }
@@ -5799,7 +7200,7 @@ const json = once(() => {
   let data39 = data38[i4];
   if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
   if(data39.id === undefined){
-  const err31 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.tags.items.required,parentSchema:schema107.properties.tags.items,data:data39};
+  const err31 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.tags.items.required,parentSchema:schema131.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err31];
   }
@@ -5809,7 +7210,7 @@ const json = once(() => {
   errors++;
   }
   if(data39.name === undefined){
-  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.tags.items.required,parentSchema:schema107.properties.tags.items,data:data39};
+  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.tags.items.required,parentSchema:schema131.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err32];
   }
@@ -5820,7 +7221,7 @@ const json = once(() => {
   }
   for(const key6 in data39){
   if(!((((((key6 === "id") || (key6 === "name")) || (key6 === "remark")) || (key6 === "created_by")) || (key6 === "created_at")) || (key6 === "updated_at"))){
-  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.tags.items,data:data39};
+  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err33];
   }
@@ -5837,38 +7238,38 @@ const json = once(() => {
   }
   }
   if(data39.name !== undefined){
-  if(!(validate278(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+  if(!(validate357(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
   errors = vErrors.length;
   }
   }
   if(data39.remark !== undefined){
-  if(!(validate142(data39.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data39,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate210(data39.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data39,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
   errors = vErrors.length;
   }
   }
   if(data39.created_by !== undefined){
-  if(!(validate241(data39.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data39,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
+  if(!(validate309(data39.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data39,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate309.errors : vErrors.concat(validate309.errors);
   errors = vErrors.length;
   }
   }
   if(data39.created_at !== undefined){
-  if(!(validate281(data39.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data39,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data39.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data39,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   if(data39.updated_at !== undefined){
-  if(!(validate281(data39.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data39,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data39.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data39,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.tags.items.type,parentSchema:schema107.properties.tags.items,data:data39};
+  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.tags.items.type,parentSchema:schema131.properties.tags.items,data:data39};
   if(vErrors === null){
   vErrors = [err34];
   }
@@ -5880,7 +7281,7 @@ const json = once(() => {
   }
   }
   else {
-  const err35 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.tags.type,parentSchema:schema107.properties.tags,data:data38};
+  const err35 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.tags.type,parentSchema:schema131.properties.tags,data:data38};
   if(vErrors === null){
   vErrors = [err35];
   }
@@ -5898,7 +7299,7 @@ const json = once(() => {
   let data47 = data46[i5];
   if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
   if(data47.id === undefined){
-  const err36 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
+  const err36 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.templates.items.required,parentSchema:schema131.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err36];
   }
@@ -5908,7 +7309,7 @@ const json = once(() => {
   errors++;
   }
   if(data47.name === undefined){
-  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
+  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.templates.items.required,parentSchema:schema131.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err37];
   }
@@ -5918,7 +7319,7 @@ const json = once(() => {
   errors++;
   }
   if(data47.template === undefined){
-  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
+  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema131.properties.templates.items.required,parentSchema:schema131.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err38];
   }
@@ -5929,7 +7330,7 @@ const json = once(() => {
   }
   for(const key7 in data47){
   if(!((((((((key7 === "id") || (key7 === "name")) || (key7 === "remark")) || (key7 === "created_by")) || (key7 === "permission")) || (key7 === "template")) || (key7 === "created_at")) || (key7 === "updated_at"))){
-  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.templates.items,data:data47};
+  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err39];
   }
@@ -5946,20 +7347,20 @@ const json = once(() => {
   }
   }
   if(data47.name !== undefined){
-  if(!(validate278(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+  if(!(validate357(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
   errors = vErrors.length;
   }
   }
   if(data47.remark !== undefined){
-  if(!(validate142(data47.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data47,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate142.errors : vErrors.concat(validate142.errors);
+  if(!(validate210(data47.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data47,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate210.errors : vErrors.concat(validate210.errors);
   errors = vErrors.length;
   }
   }
   if(data47.created_by !== undefined){
-  if(!(validate241(data47.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data47,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
+  if(!(validate309(data47.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data47,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate309.errors : vErrors.concat(validate309.errors);
   errors = vErrors.length;
   }
   }
@@ -5975,7 +7376,7 @@ const json = once(() => {
   }
   }
   else {
-  const err40 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.templates.items.properties.permission.type,parentSchema:schema107.properties.templates.items.properties.permission,data:data52};
+  const err40 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.templates.items.properties.permission.type,parentSchema:schema131.properties.templates.items.properties.permission,data:data52};
   if(vErrors === null){
   vErrors = [err40];
   }
@@ -5988,7 +7389,7 @@ const json = once(() => {
   if(data47.template !== undefined){
   let data54 = data47.template;
   if(!(data54 && typeof data54 == "object" && !Array.isArray(data54))){
-  const err41 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.templates.items.properties.template.type,parentSchema:schema107.properties.templates.items.properties.template,data:data54};
+  const err41 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.templates.items.properties.template.type,parentSchema:schema131.properties.templates.items.properties.template,data:data54};
   if(vErrors === null){
   vErrors = [err41];
   }
@@ -5999,20 +7400,20 @@ const json = once(() => {
   }
   }
   if(data47.created_at !== undefined){
-  if(!(validate281(data47.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data47,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data47.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data47,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   if(data47.updated_at !== undefined){
-  if(!(validate281(data47.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data47,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data47.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data47,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err42 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.templates.items.type,parentSchema:schema107.properties.templates.items,data:data47};
+  const err42 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.templates.items.type,parentSchema:schema131.properties.templates.items,data:data47};
   if(vErrors === null){
   vErrors = [err42];
   }
@@ -6024,7 +7425,7 @@ const json = once(() => {
   }
   }
   else {
-  const err43 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.templates.type,parentSchema:schema107.properties.templates,data:data46};
+  const err43 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.templates.type,parentSchema:schema131.properties.templates,data:data46};
   if(vErrors === null){
   vErrors = [err43];
   }
@@ -6042,7 +7443,7 @@ const json = once(() => {
   let data58 = data57[i7];
   if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
   if(data58.id === undefined){
-  const err44 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
+  const err44 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.apps.items.required,parentSchema:schema131.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err44];
   }
@@ -6052,7 +7453,7 @@ const json = once(() => {
   errors++;
   }
   if(data58.name === undefined){
-  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
+  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.apps.items.required,parentSchema:schema131.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err45];
   }
@@ -6062,7 +7463,7 @@ const json = once(() => {
   errors++;
   }
   if(data58.token === undefined){
-  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
+  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema131.properties.apps.items.required,parentSchema:schema131.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err46];
   }
@@ -6073,7 +7474,7 @@ const json = once(() => {
   }
   for(const key8 in data58){
   if(!(((((key8 === "id") || (key8 === "name")) || (key8 === "token")) || (key8 === "created_at")) || (key8 === "updated_at"))){
-  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.apps.items,data:data58};
+  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err47];
   }
@@ -6090,16 +7491,16 @@ const json = once(() => {
   }
   }
   if(data58.name !== undefined){
-  if(!(validate278(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+  if(!(validate357(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate357.errors : vErrors.concat(validate357.errors);
   errors = vErrors.length;
   }
   }
   if(data58.token !== undefined){
   let data61 = data58.token;
   if(typeof data61 === "string"){
-  if(!pattern4.test(data61)){
-  const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema107.properties.apps.items.properties.token,data:data61};
+  if(!pattern7.test(data61)){
+  const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema131.properties.apps.items.properties.token,data:data61};
   if(vErrors === null){
   vErrors = [err48];
   }
@@ -6110,7 +7511,7 @@ const json = once(() => {
   }
   }
   else {
-  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.apps.items.properties.token.type,parentSchema:schema107.properties.apps.items.properties.token,data:data61};
+  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema131.properties.apps.items.properties.token.type,parentSchema:schema131.properties.apps.items.properties.token,data:data61};
   if(vErrors === null){
   vErrors = [err49];
   }
@@ -6121,20 +7522,20 @@ const json = once(() => {
   }
   }
   if(data58.created_at !== undefined){
-  if(!(validate281(data58.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data58,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data58.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data58,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   if(data58.updated_at !== undefined){
-  if(!(validate281(data58.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data58,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data58.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data58,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err50 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.apps.items.type,parentSchema:schema107.properties.apps.items,data:data58};
+  const err50 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.apps.items.type,parentSchema:schema131.properties.apps.items,data:data58};
   if(vErrors === null){
   vErrors = [err50];
   }
@@ -6146,7 +7547,7 @@ const json = once(() => {
   }
   }
   else {
-  const err51 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.apps.type,parentSchema:schema107.properties.apps,data:data57};
+  const err51 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.apps.type,parentSchema:schema131.properties.apps,data:data57};
   if(vErrors === null){
   vErrors = [err51];
   }
@@ -6158,7 +7559,7 @@ const json = once(() => {
   }
   }
   else {
-  const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data};
+  const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.type,parentSchema:schema131,data};
   if(vErrors === null){
   vErrors = [err52];
   }
@@ -6167,19 +7568,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate276.errors = vErrors;
+  validate355.errors = vErrors;
   return errors === 0;
   }
 
-  exports.d24fa4c9fc393505a1317500f2146fe02abae9b9 = validate323;
-  const schema110 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_98bc3f0c6dbb"},"workflow":{"$ref":"shared_fe76bb037826"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_e4522eceb9cf"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  exports.d24fa4c9fc393505a1317500f2146fe02abae9b9 = validate401;
+  const schema133 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_98bc3f0c6dbb"},"workflow":{"$ref":"shared_fe76bb037826"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_e4522eceb9cf"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
 
-  function validate323(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate401(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.name === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema133.required,parentSchema:schema133,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6189,7 +7590,7 @@ const json = once(() => {
   errors++;
   }
   if(data.department_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema133.required,parentSchema:schema133,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6199,7 +7600,7 @@ const json = once(() => {
   errors++;
   }
   if(data.flag_save_db === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema133.required,parentSchema:schema133,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6209,7 +7610,7 @@ const json = once(() => {
   errors++;
   }
   if(data.receiver === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema133.required,parentSchema:schema133,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6219,8 +7620,8 @@ const json = once(() => {
   errors++;
   }
   if(data.name !== undefined){
-  if(!(validate59(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+  if(!(validate38(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate38.errors : vErrors.concat(validate38.errors);
   errors = vErrors.length;
   }
   }
@@ -6233,7 +7634,7 @@ const json = once(() => {
   if(data.flag_save_db !== undefined){
   let data2 = data.flag_save_db;
   if(!((data2 === 0) || (data2 === 1))){
-  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema110.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.flag_save_db.enum,parentSchema:schema110.properties.flag_save_db,data:data2};
+  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema133.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema133.properties.flag_save_db.enum,parentSchema:schema133.properties.flag_save_db,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6244,62 +7645,62 @@ const json = once(() => {
   }
   }
   if(data.task_tags !== undefined){
-  if(!(validate62(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
-  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+  if(!(validate130(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
+  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
   errors = vErrors.length;
   }
   }
   if(data.permission !== undefined){
-  if(!(validate64(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  if(!(validate132(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate132.errors : vErrors.concat(validate132.errors);
   errors = vErrors.length;
   }
   }
   if(data.receiver !== undefined){
-  if(!(validate70(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+  if(!(validate138(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate138.errors : vErrors.concat(validate138.errors);
   errors = vErrors.length;
   }
   }
   if(data.workflow !== undefined){
-  if(!(validate154(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.filter !== undefined){
-  if(!(validate173(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate173.errors : vErrors.concat(validate173.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate185(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate185.errors : vErrors.concat(validate185.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.compress !== undefined){
-  if(!(validate200(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate200.errors : vErrors.concat(validate200.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.recovery !== undefined){
-  if(!(validate222(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  if(!(validate222(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
   vErrors = vErrors === null ? validate222.errors : vErrors.concat(validate222.errors);
   errors = vErrors.length;
   }
   }
+  if(data.filter !== undefined){
+  if(!(validate241(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate241.errors : vErrors.concat(validate241.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.upgrade !== undefined){
+  if(!(validate253(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate253.errors : vErrors.concat(validate253.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.compress !== undefined){
+  if(!(validate268(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate268.errors : vErrors.concat(validate268.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.recovery !== undefined){
+  if(!(validate290(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate290.errors : vErrors.concat(validate290.errors);
+  errors = vErrors.length;
+  }
+  }
   if(data.template !== undefined){
-  if(!(validate240(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate240.errors : vErrors.concat(validate240.errors);
+  if(!(validate308(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate308.errors : vErrors.concat(validate308.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema133.type,parentSchema:schema133,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6308,19 +7709,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate323.errors = vErrors;
+  validate401.errors = vErrors;
   return errors === 0;
   }
 
-  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate335;
-  const schema111 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate413;
+  const schema134 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
 
-  function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate413(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema134.required,parentSchema:schema134,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6332,7 +7733,7 @@ const json = once(() => {
   if(data.interval !== undefined){
   let data0 = data.interval;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.interval.type,parentSchema:schema111.properties.interval,data:data0};
+  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema134.properties.interval.type,parentSchema:schema134.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6343,7 +7744,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 10080 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema111.properties.interval,data:data0};
+  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema134.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6353,7 +7754,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema111.properties.interval,data:data0};
+  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema134.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6367,7 +7768,7 @@ const json = once(() => {
   if(data.level !== undefined){
   let data1 = data.level;
   if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema111.properties.level.type,parentSchema:schema111.properties.level,data:data1};
+  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema134.properties.level.type,parentSchema:schema134.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6377,7 +7778,7 @@ const json = once(() => {
   errors++;
   }
   if(!((((data1 === 0) || (data1 === 1)) || (data1 === 2)) || (data1 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema111.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema111.properties.level.enum,parentSchema:schema111.properties.level,data:data1};
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema134.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema134.properties.level.enum,parentSchema:schema134.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6389,7 +7790,7 @@ const json = once(() => {
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema134.type,parentSchema:schema134,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -6398,19 +7799,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate335.errors = vErrors;
+  validate413.errors = vErrors;
   return errors === 0;
   }
 
-  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate336;
-  const schema112 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
+  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate414;
+  const schema135 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
 
-  function validate336(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate414(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema135.required,parentSchema:schema135,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6420,7 +7821,7 @@ const json = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema135.required,parentSchema:schema135,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6430,7 +7831,7 @@ const json = once(() => {
   errors++;
   }
   if(data.action === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema135.required,parentSchema:schema135,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6454,7 +7855,7 @@ const json = once(() => {
   if(data.action !== undefined){
   let data2 = data.action;
   if(typeof data2 !== "string"){
-  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.action.type,parentSchema:schema112.properties.action,data:data2};
+  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema135.properties.action.type,parentSchema:schema135.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6464,7 +7865,7 @@ const json = once(() => {
   errors++;
   }
   if(!(((data2 === "stop") || (data2 === "start")) || (data2 === "pause"))){
-  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema112.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema112.properties.action.enum,parentSchema:schema112.properties.action,data:data2};
+  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema135.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema135.properties.action.enum,parentSchema:schema135.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6475,14 +7876,14 @@ const json = once(() => {
   }
   }
   if(data.time !== undefined){
-  if(!(validate48(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-  vErrors = vErrors === null ? validate48.errors : vErrors.concat(validate48.errors);
+  if(!(validate117(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema135.type,parentSchema:schema135,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6491,23 +7892,23 @@ const json = once(() => {
   }
   errors++;
   }
-  validate336.errors = vErrors;
+  validate414.errors = vErrors;
   return errors === 0;
   }
 
-  exports.e05f881feccfe72a9026587fdc786e8e9a3f478c = validate340;
-  const schema113 = {"type":"object","properties":{"level":{"enum":[0,1,2,3]},"notice_time":{"anyOf":[{"$ref":"shared_0cdccc82053f"},{"type":"string","pattern":"^[0-9]{1,11}$","x-message":"must be a Unix time in seconds"}]},"uuid":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","x-message":"must be a UUID"},"receiver":{"type":"object","properties":{"alarmgroup":{"$ref":"shared_2152b05a6bb3"},"channels":{"anyOf":[{"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"anyOf":[{"$ref":"shared_d091c39dff63"},{"type":"array","maxItems":6,"items":{"$ref":"shared_4d2de5327a17"}}]}}},{"type":"array","maxItems":0,"x-message":"must be an object"}]},"oncall":{"$ref":"shared_cc21435d6c45"}}}}};
-  const pattern5 = new RegExp("^[0-9]{1,11}$", "u");
-  const pattern6 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", "u");
+  exports.e05f881feccfe72a9026587fdc786e8e9a3f478c = validate418;
+  const schema136 = {"type":"object","properties":{"level":{"enum":[0,1,2,3]},"notice_time":{"anyOf":[{"$ref":"shared_0cdccc82053f"},{"type":"string","pattern":"^[0-9]{1,11}$","x-message":"must be a Unix time in seconds"}]},"uuid":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","x-message":"must be a UUID"},"receiver":{"type":"object","properties":{"alarmgroup":{"$ref":"shared_2152b05a6bb3"},"channels":{"anyOf":[{"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"anyOf":[{"$ref":"shared_d091c39dff63"},{"type":"array","maxItems":6,"items":{"$ref":"shared_4d2de5327a17"}}]}}},{"type":"array","maxItems":0,"x-message":"must be an object"}]},"oncall":{"$ref":"shared_cc21435d6c45"}}}}};
+  const pattern8 = new RegExp("^[0-9]{1,11}$", "u");
+  const pattern9 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", "u");
 
-  function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate418(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.level !== undefined){
   let data0 = data.level;
   if(!((((data0 === 0) || (data0 === 1)) || (data0 === 2)) || (data0 === 3))){
-  const err0 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema113.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema113.properties.level.enum,parentSchema:schema113.properties.level,data:data0};
+  const err0 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema136.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema136.properties.level.enum,parentSchema:schema136.properties.level,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6522,8 +7923,8 @@ const json = once(() => {
   const _errs3 = errors;
   let valid1 = false;
   const _errs4 = errors;
-  if(!(validate281(data1, {instancePath:instancePath+"/notice_time",parentData:data,parentDataProperty:"notice_time",rootData}))){
-  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  if(!(validate98(data1, {instancePath:instancePath+"/notice_time",parentData:data,parentDataProperty:"notice_time",rootData}))){
+  vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs4 === errors;
@@ -6531,8 +7932,8 @@ const json = once(() => {
   if(!valid1){
   const _errs5 = errors;
   if(typeof data1 === "string"){
-  if(!pattern5.test(data1)){
-  const err1 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,11}$"},message:"must match pattern \""+"^[0-9]{1,11}$"+"\"",schema:"^[0-9]{1,11}$",parentSchema:schema113.properties.notice_time.anyOf[1],data:data1};
+  if(!pattern8.test(data1)){
+  const err1 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,11}$"},message:"must match pattern \""+"^[0-9]{1,11}$"+"\"",schema:"^[0-9]{1,11}$",parentSchema:schema136.properties.notice_time.anyOf[1],data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6543,7 +7944,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.properties.notice_time.anyOf[1].type,parentSchema:schema113.properties.notice_time.anyOf[1],data:data1};
+  const err2 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema136.properties.notice_time.anyOf[1].type,parentSchema:schema136.properties.notice_time.anyOf[1],data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6556,7 +7957,7 @@ const json = once(() => {
   valid1 = valid1 || _valid0;
   }
   if(!valid1){
-  const err3 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema113.properties.notice_time.anyOf,parentSchema:schema113.properties.notice_time,data:data1};
+  const err3 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema136.properties.notice_time.anyOf,parentSchema:schema136.properties.notice_time,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6580,8 +7981,8 @@ const json = once(() => {
   if(data.uuid !== undefined){
   let data2 = data.uuid;
   if(typeof data2 === "string"){
-  if(!pattern6.test(data2)){
-  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\"",schema:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",parentSchema:schema113.properties.uuid,data:data2};
+  if(!pattern9.test(data2)){
+  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\"",schema:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",parentSchema:schema136.properties.uuid,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6592,7 +7993,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema113.properties.uuid.type,parentSchema:schema113.properties.uuid,data:data2};
+  const err5 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema136.properties.uuid.type,parentSchema:schema136.properties.uuid,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6606,8 +8007,8 @@ const json = once(() => {
   let data3 = data.receiver;
   if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
   if(data3.alarmgroup !== undefined){
-  if(!(validate62(data3.alarmgroup, {instancePath:instancePath+"/receiver/alarmgroup",parentData:data3,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+  if(!(validate130(data3.alarmgroup, {instancePath:instancePath+"/receiver/alarmgroup",parentData:data3,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate130.errors : vErrors.concat(validate130.errors);
   errors = vErrors.length;
   }
   }
@@ -6618,50 +8019,50 @@ const json = once(() => {
   const _errs14 = errors;
   if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
   if(data5.sms !== undefined){
-  if(!(validate75(data5.sms, {instancePath:instancePath+"/receiver/channels/sms",parentData:data5,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data5.sms, {instancePath:instancePath+"/receiver/channels/sms",parentData:data5,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data5.email !== undefined){
-  if(!(validate75(data5.email, {instancePath:instancePath+"/receiver/channels/email",parentData:data5,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data5.email, {instancePath:instancePath+"/receiver/channels/email",parentData:data5,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data5.phone !== undefined){
-  if(!(validate75(data5.phone, {instancePath:instancePath+"/receiver/channels/phone",parentData:data5,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data5.phone, {instancePath:instancePath+"/receiver/channels/phone",parentData:data5,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data5.dingworker !== undefined){
-  if(!(validate75(data5.dingworker, {instancePath:instancePath+"/receiver/channels/dingworker",parentData:data5,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data5.dingworker, {instancePath:instancePath+"/receiver/channels/dingworker",parentData:data5,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data5.yachworker !== undefined){
-  if(!(validate75(data5.yachworker, {instancePath:instancePath+"/receiver/channels/yachworker",parentData:data5,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data5.yachworker, {instancePath:instancePath+"/receiver/channels/yachworker",parentData:data5,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data5.wechat !== undefined){
-  if(!(validate75(data5.wechat, {instancePath:instancePath+"/receiver/channels/wechat",parentData:data5,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate75.errors : vErrors.concat(validate75.errors);
+  if(!(validate143(data5.wechat, {instancePath:instancePath+"/receiver/channels/wechat",parentData:data5,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
   errors = vErrors.length;
   }
   }
   if(data5.dinggroup !== undefined){
-  if(!(validate139(data5.dinggroup, {instancePath:instancePath+"/receiver/channels/dinggroup",parentData:data5,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  if(!(validate207(data5.dinggroup, {instancePath:instancePath+"/receiver/channels/dinggroup",parentData:data5,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
   errors = vErrors.length;
   }
   }
   if(data5.yachgroup !== undefined){
-  if(!(validate139(data5.yachgroup, {instancePath:instancePath+"/receiver/channels/yachgroup",parentData:data5,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  if(!(validate207(data5.yachgroup, {instancePath:instancePath+"/receiver/channels/yachgroup",parentData:data5,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate207.errors : vErrors.concat(validate207.errors);
   errors = vErrors.length;
   }
   }
@@ -6670,8 +8071,8 @@ const json = once(() => {
   const _errs25 = errors;
   let valid5 = false;
   const _errs26 = errors;
-  if(!(validate91(data14, {instancePath:instancePath+"/receiver/channels/webhook",parentData:data5,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+  if(!(validate159(data14, {instancePath:instancePath+"/receiver/channels/webhook",parentData:data5,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
   errors = vErrors.length;
   }
   var _valid2 = _errs26 === errors;
@@ -6680,7 +8081,7 @@ const json = once(() => {
   const _errs27 = errors;
   if(Array.isArray(data14)){
   if(data14.length > 6){
-  const err6 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema113.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
+  const err6 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema136.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -6691,14 +8092,14 @@ const json = once(() => {
   }
   const len0 = data14.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate92(data14[i0], {instancePath:instancePath+"/receiver/channels/webhook/" + i0,parentData:data14,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+  if(!(validate160(data14[i0], {instancePath:instancePath+"/receiver/channels/webhook/" + i0,parentData:data14,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err7 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema113.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1].type,parentSchema:schema113.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
+  const err7 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema136.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1].type,parentSchema:schema136.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -6711,7 +8112,7 @@ const json = once(() => {
   valid5 = valid5 || _valid2;
   }
   if(!valid5){
-  const err8 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema113.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf,parentSchema:schema113.properties.receiver.properties.channels.anyOf[0].properties.webhook,data:data14};
+  const err8 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema136.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf,parentSchema:schema136.properties.receiver.properties.channels.anyOf[0].properties.webhook,data:data14};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -6734,7 +8135,7 @@ const json = once(() => {
   }
   }
   else {
-  const err9 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.properties.receiver.properties.channels.anyOf[0].type,parentSchema:schema113.properties.receiver.properties.channels.anyOf[0],data:data5};
+  const err9 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema136.properties.receiver.properties.channels.anyOf[0].type,parentSchema:schema136.properties.receiver.properties.channels.anyOf[0],data:data5};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -6749,7 +8150,7 @@ const json = once(() => {
   const _errs30 = errors;
   if(Array.isArray(data5)){
   if(data5.length > 0){
-  const err10 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema113.properties.receiver.properties.channels.anyOf[1],data:data5};
+  const err10 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema136.properties.receiver.properties.channels.anyOf[1],data:data5};
   if(vErrors === null){
   vErrors = [err10];
   }
@@ -6760,7 +8161,7 @@ const json = once(() => {
   }
   }
   else {
-  const err11 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema113.properties.receiver.properties.channels.anyOf[1].type,parentSchema:schema113.properties.receiver.properties.channels.anyOf[1],data:data5};
+  const err11 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema136.properties.receiver.properties.channels.anyOf[1].type,parentSchema:schema136.properties.receiver.properties.channels.anyOf[1],data:data5};
   if(vErrors === null){
   vErrors = [err11];
   }
@@ -6773,7 +8174,7 @@ const json = once(() => {
   valid3 = valid3 || _valid1;
   }
   if(!valid3){
-  const err12 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema113.properties.receiver.properties.channels.anyOf,parentSchema:schema113.properties.receiver.properties.channels,data:data5};
+  const err12 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema136.properties.receiver.properties.channels.anyOf,parentSchema:schema136.properties.receiver.properties.channels,data:data5};
   if(vErrors === null){
   vErrors = [err12];
   }
@@ -6795,14 +8196,14 @@ const json = once(() => {
   }
   }
   if(data3.oncall !== undefined){
-  if(!(validate100(data3.oncall, {instancePath:instancePath+"/receiver/oncall",parentData:data3,parentDataProperty:"oncall",rootData}))){
-  vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
+  if(!(validate168(data3.oncall, {instancePath:instancePath+"/receiver/oncall",parentData:data3,parentDataProperty:"oncall",rootData}))){
+  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err13 = {instancePath:instancePath+"/receiver",schemaPath:"#/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.properties.receiver.type,parentSchema:schema113.properties.receiver,data:data3};
+  const err13 = {instancePath:instancePath+"/receiver",schemaPath:"#/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema136.properties.receiver.type,parentSchema:schema136.properties.receiver,data:data3};
   if(vErrors === null){
   vErrors = [err13];
   }
@@ -6814,7 +8215,7 @@ const json = once(() => {
   }
   }
   else {
-  const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.type,parentSchema:schema113,data};
+  const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema136.type,parentSchema:schema136,data};
   if(vErrors === null){
   vErrors = [err14];
   }
@@ -6823,19 +8224,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate340.errors = vErrors;
+  validate418.errors = vErrors;
   return errors === 0;
   }
 
-  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate354;
-  const schema114 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
+  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate432;
+  const schema137 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
 
-  function validate354(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate432(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.account === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema114.required,parentSchema:schema114,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema137.required,parentSchema:schema137,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6845,7 +8246,7 @@ const json = once(() => {
   errors++;
   }
   if(data.password === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema114.required,parentSchema:schema114,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema137.required,parentSchema:schema137,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6858,7 +8259,7 @@ const json = once(() => {
   let data0 = data.account;
   if(typeof data0 === "string"){
   if(func2(data0) > 254){
-  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema114.properties.account,data:data0};
+  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema137.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6868,7 +8269,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data0) < 1){
-  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema114.properties.account,data:data0};
+  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema137.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6879,7 +8280,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema114.properties.account.type,parentSchema:schema114.properties.account,data:data0};
+  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema137.properties.account.type,parentSchema:schema137.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6890,14 +8291,14 @@ const json = once(() => {
   }
   }
   if(data.password !== undefined){
-  if(!(validate37(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate89(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
+  vErrors = vErrors === null ? validate89.errors : vErrors.concat(validate89.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema114.type,parentSchema:schema114,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema137.type,parentSchema:schema137,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6906,19 +8307,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate354.errors = vErrors;
+  validate432.errors = vErrors;
   return errors === 0;
   }
 
-  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate356;
-  const schema115 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate434;
+  const schema138 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate356(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate434(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema115.required,parentSchema:schema115,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema138.required,parentSchema:schema138,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6928,7 +8329,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema115.required,parentSchema:schema115,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema138.required,parentSchema:schema138,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6957,7 +8358,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema115.type,parentSchema:schema115,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema138.type,parentSchema:schema138,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6966,7 +8367,7 @@ const json = once(() => {
   }
   errors++;
   }
-  validate356.errors = vErrors;
+  validate434.errors = vErrors;
   return errors === 0;
   }
 
@@ -6976,8 +8377,8 @@ const json = once(() => {
 /** The coercing validators, evaluated on the first use of one of them. */
 const coercing = once(() => {
   const exports = {};
-  exports["1697e0281f4014794fcf268ff70ac4bd80883801"] = validate21;
-  const schema6 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"level":{"type":"integer","enum":[0,1,2,3]},"outcome":{"type":"string","enum":["notified","deferred","compressed","filtered","recovered","stored"]},"metric":{"type":"string","minLength":1,"maxLength":64},"batch":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"type":"string","minLength":1,"maxLength":300}}};
+  exports["0f8cd51e5458ec656dc8f82ce4656de9a562c3fc"] = validate21;
+  const schema6 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"type":"string","maxLength":500}}};
   const schema7 = {"type":"integer","minimum":1,"maximum":9007199254740991};
 
   function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -7035,9 +8436,9 @@ const coercing = once(() => {
   return errors === 0;
   }
 
-  const schema8 = {"type":"integer","minimum":0,"maximum":99999999999};
+  const schema8 = {"type":"integer","minimum":1,"maximum":100};
 
-  function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
@@ -7067,65 +8468,8 @@ const coercing = once(() => {
   }
   }
   if(typeof data == "number"){
-  if(data > 99999999999 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema8,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema8,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate25.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema9 = {"type":"integer","minimum":1,"maximum":100};
-
-  function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  let dataType0 = typeof data;
-  let coerced0 = undefined;
-  if(!(coerced0 !== undefined)){
-  if(dataType0 === "boolean" || data === null
-                || (dataType0 === "string" && data && data == +data && !(data % 1))){
-  coerced0 = +data;
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema9.type,parentSchema:schema9,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  if(coerced0 !== undefined){
-  data = coerced0;
-  if(parentData !== undefined){
-  parentData[parentDataProperty] = coerced0;
-  }
-  }
-  }
-  if(typeof data == "number"){
   if(data > 100 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema9,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema8,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7135,7 +8479,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema9,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema8,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7145,7 +8489,7 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate29.errors = vErrors;
+  validate24.errors = vErrors;
   return errors === 0;
   }
 
@@ -7165,8 +8509,152 @@ const coercing = once(() => {
   }
   errors++;
   }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.limit !== undefined){
+  if(!(validate24(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.cursor !== undefined){
+  let data2 = data.cursor;
+  if(typeof data2 !== "string"){
+  let dataType0 = typeof data2;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data2;
+  }
+  else if(data2 === null){
+  coerced0 = "";
+  }
+  else {
+  const err1 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.cursor.type,parentSchema:schema6.properties.cursor,data:data2};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data2 = coerced0;
+  if(data !== undefined){
+  data["cursor"] = coerced0;
+  }
+  }
+  }
+  if(typeof data2 === "string"){
+  if(func2(data2) > 500){
+  const err2 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema6.properties.cursor,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema6.type,parentSchema:schema6,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate21.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["1697e0281f4014794fcf268ff70ac4bd80883801"] = validate26;
+  const schema9 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"level":{"type":"integer","enum":[0,1,2,3]},"outcome":{"type":"string","enum":["notified","deferred","compressed","filtered","recovered","stored"]},"metric":{"type":"string","minLength":1,"maxLength":64},"batch":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"type":"string","minLength":1,"maxLength":300}}};
+  const schema10 = {"type":"integer","minimum":0,"maximum":99999999999};
+
+  function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data === null
+                || (dataType0 === "string" && data && data == +data && !(data % 1))){
+  coerced0 = +data;
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema10.type,parentSchema:schema10,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data == "number"){
+  if(data > 99999999999 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema10,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema10,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate29.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema9.required,parentSchema:schema9,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema6.required,parentSchema:schema6,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema9.required,parentSchema:schema9,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7188,14 +8676,14 @@ const coercing = once(() => {
   }
   }
   if(data.from !== undefined){
-  if(!(validate25(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  if(!(validate29(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.to !== undefined){
-  if(!(validate25(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  if(!(validate29(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
@@ -7210,7 +8698,7 @@ const coercing = once(() => {
   coerced0 = +data4;
   }
   else {
-  const err2 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema6.properties.level.type,parentSchema:schema6.properties.level,data:data4};
+  const err2 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema9.properties.level.type,parentSchema:schema9.properties.level,data:data4};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7228,7 +8716,7 @@ const coercing = once(() => {
   }
   }
   if(!((((data4 === 0) || (data4 === 1)) || (data4 === 2)) || (data4 === 3))){
-  const err3 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema6.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema6.properties.level.enum,parentSchema:schema6.properties.level,data:data4};
+  const err3 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema9.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema9.properties.level.enum,parentSchema:schema9.properties.level,data:data4};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7251,7 +8739,7 @@ const coercing = once(() => {
   coerced1 = "";
   }
   else {
-  const err4 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.outcome.type,parentSchema:schema6.properties.outcome,data:data5};
+  const err4 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema9.properties.outcome.type,parentSchema:schema9.properties.outcome,data:data5};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7269,7 +8757,7 @@ const coercing = once(() => {
   }
   }
   if(!((((((data5 === "notified") || (data5 === "deferred")) || (data5 === "compressed")) || (data5 === "filtered")) || (data5 === "recovered")) || (data5 === "stored"))){
-  const err5 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema6.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema6.properties.outcome.enum,parentSchema:schema6.properties.outcome,data:data5};
+  const err5 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema9.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema9.properties.outcome.enum,parentSchema:schema9.properties.outcome,data:data5};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -7292,7 +8780,7 @@ const coercing = once(() => {
   coerced2 = "";
   }
   else {
-  const err6 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.metric.type,parentSchema:schema6.properties.metric,data:data6};
+  const err6 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema9.properties.metric.type,parentSchema:schema9.properties.metric,data:data6};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -7311,7 +8799,7 @@ const coercing = once(() => {
   }
   if(typeof data6 === "string"){
   if(func2(data6) > 64){
-  const err7 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema6.properties.metric,data:data6};
+  const err7 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema9.properties.metric,data:data6};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -7321,7 +8809,7 @@ const coercing = once(() => {
   errors++;
   }
   if(func2(data6) < 1){
-  const err8 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema6.properties.metric,data:data6};
+  const err8 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema9.properties.metric,data:data6};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -7339,8 +8827,8 @@ const coercing = once(() => {
   }
   }
   if(data.limit !== undefined){
-  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  if(!(validate24(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
   errors = vErrors.length;
   }
   }
@@ -7357,7 +8845,7 @@ const coercing = once(() => {
   coerced3 = "";
   }
   else {
-  const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.cursor.type,parentSchema:schema6.properties.cursor,data:data9};
+  const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema9.properties.cursor.type,parentSchema:schema9.properties.cursor,data:data9};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -7376,7 +8864,7 @@ const coercing = once(() => {
   }
   if(typeof data9 === "string"){
   if(func2(data9) > 300){
-  const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 300},message:"must NOT have more than 300 characters",schema:300,parentSchema:schema6.properties.cursor,data:data9};
+  const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 300},message:"must NOT have more than 300 characters",schema:300,parentSchema:schema9.properties.cursor,data:data9};
   if(vErrors === null){
   vErrors = [err10];
   }
@@ -7386,7 +8874,7 @@ const coercing = once(() => {
   errors++;
   }
   if(func2(data9) < 1){
-  const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema6.properties.cursor,data:data9};
+  const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema9.properties.cursor,data:data9};
   if(vErrors === null){
   vErrors = [err11];
   }
@@ -7399,7 +8887,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema6.type,parentSchema:schema6,data};
+  const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema9.type,parentSchema:schema9,data};
   if(vErrors === null){
   vErrors = [err12];
   }
@@ -7408,15 +8896,15 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate21.errors = vErrors;
+  validate26.errors = vErrors;
   return errors === 0;
   }
 
-  exports["18c6ac81e91f162236a21abd7e30e31cc250361e"] = validate31;
-  const schema10 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"kind":{"enum":["webhook","notify","all"],"x-message":"must be one of webhook, notify, all"},"limit":{"$ref":"shared_b433a39ac863"},"cursor":{"$ref":"shared_94c666f40273"}}};
-  const schema11 = {"type":"integer","minimum":1,"maximum":100,"x-message":"must be an integer from 1 to 100"};
+  exports["18c6ac81e91f162236a21abd7e30e31cc250361e"] = validate34;
+  const schema11 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"kind":{"enum":["webhook","notify","all"],"x-message":"must be one of webhook, notify, all"},"limit":{"$ref":"shared_b433a39ac863"},"cursor":{"$ref":"shared_94c666f40273"}}};
+  const schema12 = {"type":"integer","minimum":1,"maximum":100,"x-message":"must be an integer from 1 to 100"};
 
-  function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
@@ -7428,7 +8916,7 @@ const coercing = once(() => {
   coerced0 = +data;
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.type,parentSchema:schema11,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema12.type,parentSchema:schema12,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7447,7 +8935,7 @@ const coercing = once(() => {
   }
   if(typeof data == "number"){
   if(data > 100 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema11,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema12,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7457,7 +8945,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema12,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7467,13 +8955,13 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate34.errors = vErrors;
+  validate37.errors = vErrors;
   return errors === 0;
   }
 
-  const schema12 = {"type":"string","maxLength":4096};
+  const schema13 = {"type":"string","maxLength":4096};
 
-  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data !== "string"){
@@ -7487,7 +8975,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.type,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7506,7 +8994,7 @@ const coercing = once(() => {
   }
   if(typeof data === "string"){
   if(func2(data) > 4096){
-  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema12,data};
+  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7516,17 +9004,17 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate36.errors = vErrors;
+  validate39.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema10.required,parentSchema:schema10,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema11.required,parentSchema:schema11,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7536,7 +9024,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema10.required,parentSchema:schema10,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema11.required,parentSchema:schema11,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7560,7 +9048,7 @@ const coercing = once(() => {
   if(data.kind !== undefined){
   let data2 = data.kind;
   if(!(((data2 === "webhook") || (data2 === "notify")) || (data2 === "all"))){
-  const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema10.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema10.properties.kind.enum,parentSchema:schema10.properties.kind,data:data2};
+  const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema11.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.kind.enum,parentSchema:schema11.properties.kind,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7571,20 +9059,20 @@ const coercing = once(() => {
   }
   }
   if(data.limit !== undefined){
-  if(!(validate34(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if(!(validate37(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
   errors = vErrors.length;
   }
   }
   if(data.cursor !== undefined){
-  if(!(validate36(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate39(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema10.type,parentSchema:schema10,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7593,20 +9081,20 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate31.errors = vErrors;
+  validate34.errors = vErrors;
   return errors === 0;
   }
 
-  exports["21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660"] = validate38;
-  const schema13 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"task_ids":{"type":"string","maxLength":2000,"pattern":"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$","x-message":"must be task ids separated by commas"}}};
+  exports["21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660"] = validate41;
+  const schema14 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"task_ids":{"type":"string","maxLength":2000,"pattern":"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$","x-message":"must be task ids separated by commas"}}};
   const pattern0 = new RegExp("^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$", "u");
 
-  function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema13.required,parentSchema:schema13,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7640,7 +9128,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err1 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.task_ids.type,parentSchema:schema13.properties.task_ids,data:data2};
+  const err1 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.task_ids.type,parentSchema:schema14.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7659,7 +9147,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 2000){
-  const err2 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema13.properties.task_ids,data:data2};
+  const err2 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema14.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7669,7 +9157,7 @@ const coercing = once(() => {
   errors++;
   }
   if(!pattern0.test(data2)){
-  const err3 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"},message:"must match pattern \""+"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"+"\"",schema:"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$",parentSchema:schema13.properties.task_ids,data:data2};
+  const err3 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"},message:"must match pattern \""+"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"+"\"",schema:"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$",parentSchema:schema14.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7682,7 +9170,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7691,19 +9179,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate38.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
   }
 
-  exports["29c2a07984801b62a3d18b10ad6c40395757789d"] = validate41;
-  const schema14 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"uuid":{"type":"string","minLength":1,"maxLength":100},"history_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["29c2a07984801b62a3d18b10ad6c40395757789d"] = validate44;
+  const schema15 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"uuid":{"type":"string","minLength":1,"maxLength":100},"history_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate44(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema14.required,parentSchema:schema14,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema15.required,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7713,7 +9201,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema14.required,parentSchema:schema14,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema15.required,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7735,14 +9223,14 @@ const coercing = once(() => {
   }
   }
   if(data.from !== undefined){
-  if(!(validate25(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  if(!(validate29(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.to !== undefined){
-  if(!(validate25(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  if(!(validate29(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
@@ -7759,7 +9247,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err2 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.uuid.type,parentSchema:schema14.properties.uuid,data:data4};
+  const err2 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.uuid.type,parentSchema:schema15.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7778,7 +9266,7 @@ const coercing = once(() => {
   }
   if(typeof data4 === "string"){
   if(func2(data4) > 100){
-  const err3 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema14.properties.uuid,data:data4};
+  const err3 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema15.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7788,7 +9276,7 @@ const coercing = once(() => {
   errors++;
   }
   if(func2(data4) < 1){
-  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.uuid,data:data4};
+  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema15.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7807,7 +9295,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -7816,20 +9304,20 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate41.errors = vErrors;
+  validate44.errors = vErrors;
   return errors === 0;
   }
 
-  exports["3ffd62cf8785afe5b248c4e45099533a378327d5"] = validate47;
-  const schema15 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
+  exports["3ffd62cf8785afe5b248c4e45099533a378327d5"] = validate50;
+  const schema16 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
   const pattern1 = new RegExp("^[0-9]{1,12}$", "u");
 
-  function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema15.required,parentSchema:schema15,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema16.required,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7839,7 +9327,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema15.required,parentSchema:schema15,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema16.required,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7849,7 +9337,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema15.required,parentSchema:schema15,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema16.required,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7881,7 +9369,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema15.properties.timestamp.type},message:"must be integer,string",schema:schema15.properties.timestamp.type,parentSchema:schema15.properties.timestamp,data:data1};
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema16.properties.timestamp.type},message:"must be integer,string",schema:schema16.properties.timestamp.type,parentSchema:schema16.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7900,7 +9388,7 @@ const coercing = once(() => {
   }
   if(typeof data1 === "string"){
   if(!pattern1.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema15.properties.timestamp,data:data1};
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema16.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7924,7 +9412,7 @@ const coercing = once(() => {
   coerced1 = "";
   }
   else {
-  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.sign.type,parentSchema:schema15.properties.sign,data:data2};
+  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.properties.sign.type,parentSchema:schema16.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -7943,7 +9431,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 128){
-  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema15.properties.sign,data:data2};
+  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema16.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -7953,7 +9441,7 @@ const coercing = once(() => {
   errors++;
   }
   if(func2(data2) < 1){
-  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema15.properties.sign,data:data2};
+  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema16.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -7966,7 +9454,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
+  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -7975,19 +9463,124 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate47.errors = vErrors;
+  validate50.errors = vErrors;
   return errors === 0;
   }
 
-  exports["505bc52172db75f14a8a6431e16a150d8f93dc3d"] = validate49;
-  const schema16 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"task_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_b433a39ac863"}}};
+  exports["4628189eee027defd37525e8825d5a28554254a4"] = validate52;
+  const schema17 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"days":{"type":"integer","minimum":1,"maximum":90}}};
 
-  function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema16.required,parentSchema:schema16,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema17.required,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema17.required,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.days !== undefined){
+  let data2 = data.days;
+  if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+  let dataType0 = typeof data2;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data2 === null
+                || (dataType0 === "string" && data2 && data2 == +data2 && !(data2 % 1))){
+  coerced0 = +data2;
+  }
+  else {
+  const err2 = {instancePath:instancePath+"/days",schemaPath:"#/properties/days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema17.properties.days.type,parentSchema:schema17.properties.days,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data2 = coerced0;
+  if(data !== undefined){
+  data["days"] = coerced0;
+  }
+  }
+  }
+  if(typeof data2 == "number"){
+  if(data2 > 90 || isNaN(data2)){
+  const err3 = {instancePath:instancePath+"/days",schemaPath:"#/properties/days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 90},message:"must be <= 90",schema:90,parentSchema:schema17.properties.days,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data2 < 1 || isNaN(data2)){
+  const err4 = {instancePath:instancePath+"/days",schemaPath:"#/properties/days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema17.properties.days,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema17.type,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate52.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["505bc52172db75f14a8a6431e16a150d8f93dc3d"] = validate55;
+  const schema18 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"task_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_b433a39ac863"}}};
+
+  function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema18.required,parentSchema:schema18,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7997,7 +9590,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.queue === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema16.required,parentSchema:schema16,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema18.required,parentSchema:schema18,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8015,7 +9608,7 @@ const coercing = once(() => {
   if(data.queue !== undefined){
   let data1 = data.queue;
   if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
-  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema16.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema16.properties.queue.enum,parentSchema:schema16.properties.queue,data:data1};
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema18.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema18.properties.queue.enum,parentSchema:schema18.properties.queue,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8032,14 +9625,14 @@ const coercing = once(() => {
   }
   }
   if(data.limit !== undefined){
-  if(!(validate34(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if(!(validate37(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -8048,19 +9641,89 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate49.errors = vErrors;
+  validate55.errors = vErrors;
   return errors === 0;
   }
 
-  exports["7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a"] = validate53;
-  const schema17 = {"type":"object","required":["id"],"properties":{"id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["59fdefce61d655c6933c4369084357357083fde5"] = validate59;
+  const schema19 = {"type":"object","required":["uid","id","override_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"override_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema19.required,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema19.required,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.override_id === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "override_id"},message:"must have required property '"+"override_id"+"'",schema:schema19.required,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.override_id !== undefined){
+  if(!(validate22(data.override_id, {instancePath:instancePath+"/override_id",parentData:data,parentDataProperty:"override_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema19.type,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate59.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a"] = validate63;
+  const schema20 = {"type":"object","required":["id"],"properties":{"id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema17.required,parentSchema:schema17,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema20.required,parentSchema:schema20,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8077,7 +9740,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema17.type,parentSchema:schema17,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema20.type,parentSchema:schema20,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8086,15 +9749,75 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate53.errors = vErrors;
+  validate63.errors = vErrors;
   return errors === 0;
   }
 
-  exports["99837269b1289abe1e1a5eb5a9460acc4f1655ce"] = validate55;
-  const schema18 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2,9]},"claimer":{"$ref":"shared_228a7d7b7778"},"assignee":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_efe871795f0c"},"to":{"$ref":"shared_efe871795f0c"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
-  const schema19 = {"type":"integer","minimum":0,"maximum":9999999999};
+  exports["94555e2b8a242eb3db194b6d0a3fa8cf30d5b582"] = validate65;
+  const schema21 = {"type":"object","required":["uid","id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"at":{"$ref":"shared_0cdccc82053f"}}};
 
-  function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.at !== undefined){
+  if(!(validate29(data.at, {instancePath:instancePath+"/at",parentData:data,parentDataProperty:"at",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate65.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["99837269b1289abe1e1a5eb5a9460acc4f1655ce"] = validate69;
+  const schema22 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2,9]},"claimer":{"$ref":"shared_228a7d7b7778"},"assignee":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_efe871795f0c"},"to":{"$ref":"shared_efe871795f0c"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
+  const schema23 = {"type":"integer","minimum":0,"maximum":9999999999};
+
+  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
@@ -8106,7 +9829,7 @@ const coercing = once(() => {
   coerced0 = +data;
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.type,parentSchema:schema19,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema23.type,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8125,7 +9848,7 @@ const coercing = once(() => {
   }
   if(typeof data == "number"){
   if(data > 9999999999 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9999999999},message:"must be <= 9999999999",schema:9999999999,parentSchema:schema19,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9999999999},message:"must be <= 9999999999",schema:9999999999,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8135,7 +9858,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema19,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema23,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8145,13 +9868,13 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate60.errors = vErrors;
+  validate74.errors = vErrors;
   return errors === 0;
   }
 
-  const schema20 = {"type":"string","maxLength":2048};
+  const schema24 = {"type":"string","maxLength":2048};
 
-  function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data !== "string"){
@@ -8165,7 +9888,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.type,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8184,7 +9907,7 @@ const coercing = once(() => {
   }
   if(typeof data === "string"){
   if(func2(data) > 2048){
-  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema20,data};
+  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8194,193 +9917,10 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate64.errors = vErrors;
+  validate78.errors = vErrors;
   return errors === 0;
   }
 
-
-  function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema18.required,parentSchema:schema18,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema18.required,parentSchema:schema18,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.uid !== undefined){
-  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.task_id !== undefined){
-  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.status !== undefined){
-  let data2 = data.status;
-  if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-  let dataType0 = typeof data2;
-  let coerced0 = undefined;
-  if(!(coerced0 !== undefined)){
-  if(dataType0 === "boolean" || data2 === null
-                || (dataType0 === "string" && data2 && data2 == +data2 && !(data2 % 1))){
-  coerced0 = +data2;
-  }
-  else {
-  const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.status.type,parentSchema:schema18.properties.status,data:data2};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  if(coerced0 !== undefined){
-  data2 = coerced0;
-  if(data !== undefined){
-  data["status"] = coerced0;
-  }
-  }
-  }
-  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 9))){
-  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema18.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema18.properties.status.enum,parentSchema:schema18.properties.status,data:data2};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  if(data.claimer !== undefined){
-  if(!(validate22(data.claimer, {instancePath:instancePath+"/claimer",parentData:data,parentDataProperty:"claimer",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.assignee !== undefined){
-  if(!(validate22(data.assignee, {instancePath:instancePath+"/assignee",parentData:data,parentDataProperty:"assignee",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.from !== undefined){
-  if(!(validate60(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-  vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.to !== undefined){
-  if(!(validate60(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-  vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.limit !== undefined){
-  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.cursor !== undefined){
-  if(!(validate64(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  validate55.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["999e046510ba3c7e5df0daf3cef75cb653be8a7d"] = validate66;
-  const schema21 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
-
-  function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema21.required,parentSchema:schema21,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema21.required,parentSchema:schema21,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.uid !== undefined){
-  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.task_id !== undefined){
-  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate66.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports.a458b96a44febcde97dc014d379fc65877185e66 = validate69;
-  const schema22 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"}}};
 
   function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
@@ -8418,21 +9958,18 @@ const coercing = once(() => {
   errors = vErrors.length;
   }
   }
-  if(data.from !== undefined){
-  if(!(validate25(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.to !== undefined){
-  if(!(validate25(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
-  errors = vErrors.length;
-  }
-  }
+  if(data.status !== undefined){
+  let data2 = data.status;
+  if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+  let dataType0 = typeof data2;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data2 === null
+                || (dataType0 === "string" && data2 && data2 == +data2 && !(data2 % 1))){
+  coerced0 = +data2;
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
+  const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema22.properties.status.type,parentSchema:schema22.properties.status,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8441,20 +9978,260 @@ const coercing = once(() => {
   }
   errors++;
   }
+  }
+  if(coerced0 !== undefined){
+  data2 = coerced0;
+  if(data !== undefined){
+  data["status"] = coerced0;
+  }
+  }
+  }
+  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 9))){
+  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema22.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema22.properties.status.enum,parentSchema:schema22.properties.status,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(data.claimer !== undefined){
+  if(!(validate22(data.claimer, {instancePath:instancePath+"/claimer",parentData:data,parentDataProperty:"claimer",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.assignee !== undefined){
+  if(!(validate22(data.assignee, {instancePath:instancePath+"/assignee",parentData:data,parentDataProperty:"assignee",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate74(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate74(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.limit !== undefined){
+  if(!(validate24(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.cursor !== undefined){
+  if(!(validate78(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
   validate69.errors = vErrors;
   return errors === 0;
   }
 
-  exports.cb756d22f4c4046669a6fe5ba0cc60e85617d9c3 = validate74;
-  const schema23 = {"type":"object","properties":{"code":{"$ref":"shared_94c666f40273"},"state":{"type":"string","maxLength":512},"error":{"type":"string","maxLength":256},"error_description":{"$ref":"shared_c8b6ca6d7af1"}}};
+  exports["999e046510ba3c7e5df0daf3cef75cb653be8a7d"] = validate80;
+  const schema25 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema25.required,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema25.required,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate80.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.a458b96a44febcde97dc014d379fc65877185e66 = validate83;
+  const schema26 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"}}};
+
+  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema26.required,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema26.required,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate29(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate29(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema26.type,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate83.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.b374234ff34ed911dd8067afa56221bf679e56f4 = validate88;
+  const schema27 = {"type":"object","required":["uid","id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema27.required,parentSchema:schema27,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema27.required,parentSchema:schema27,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate88.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.cb756d22f4c4046669a6fe5ba0cc60e85617d9c3 = validate91;
+  const schema28 = {"type":"object","properties":{"code":{"$ref":"shared_94c666f40273"},"state":{"type":"string","maxLength":512},"error":{"type":"string","maxLength":256},"error_description":{"$ref":"shared_c8b6ca6d7af1"}}};
+
+  function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.code !== undefined){
-  if(!(validate36(data.code, {instancePath:instancePath+"/code",parentData:data,parentDataProperty:"code",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate39(data.code, {instancePath:instancePath+"/code",parentData:data,parentDataProperty:"code",rootData}))){
+  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
   errors = vErrors.length;
   }
   }
@@ -8471,7 +10248,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err0 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.state.type,parentSchema:schema23.properties.state,data:data1};
+  const err0 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema28.properties.state.type,parentSchema:schema28.properties.state,data:data1};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8490,7 +10267,7 @@ const coercing = once(() => {
   }
   if(typeof data1 === "string"){
   if(func2(data1) > 512){
-  const err1 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema23.properties.state,data:data1};
+  const err1 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema28.properties.state,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8514,7 +10291,7 @@ const coercing = once(() => {
   coerced1 = "";
   }
   else {
-  const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.error.type,parentSchema:schema23.properties.error,data:data2};
+  const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema28.properties.error.type,parentSchema:schema28.properties.error,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8533,7 +10310,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 256){
-  const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema23.properties.error,data:data2};
+  const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema28.properties.error,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -8545,14 +10322,14 @@ const coercing = once(() => {
   }
   }
   if(data.error_description !== undefined){
-  if(!(validate64(data.error_description, {instancePath:instancePath+"/error_description",parentData:data,parentDataProperty:"error_description",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  if(!(validate78(data.error_description, {instancePath:instancePath+"/error_description",parentData:data,parentDataProperty:"error_description",rootData}))){
+  vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -8561,19 +10338,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate74.errors = vErrors;
+  validate91.errors = vErrors;
   return errors === 0;
   }
 
-  exports.cd9a76a490e2042dee91058b3d69c9eb76bd0eb2 = validate77;
-  const schema24 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"q":{"type":"string","maxLength":100},"department_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2]},"tag_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
+  exports.cd9a76a490e2042dee91058b3d69c9eb76bd0eb2 = validate94;
+  const schema29 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"q":{"type":"string","maxLength":100},"department_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2]},"tag_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
 
-  function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema24.required,parentSchema:schema24,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema29.required,parentSchema:schema29,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8601,7 +10378,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err1 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.properties.q.type,parentSchema:schema24.properties.q,data:data1};
+  const err1 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.properties.q.type,parentSchema:schema29.properties.q,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8620,7 +10397,7 @@ const coercing = once(() => {
   }
   if(typeof data1 === "string"){
   if(func2(data1) > 100){
-  const err2 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema24.properties.q,data:data1};
+  const err2 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema29.properties.q,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8648,7 +10425,7 @@ const coercing = once(() => {
   coerced1 = +data3;
   }
   else {
-  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema24.properties.status.type,parentSchema:schema24.properties.status,data:data3};
+  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema29.properties.status.type,parentSchema:schema29.properties.status,data:data3};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -8666,7 +10443,7 @@ const coercing = once(() => {
   }
   }
   if(!(((data3 === 0) || (data3 === 1)) || (data3 === 2))){
-  const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema24.properties.status.enum,parentSchema:schema24.properties.status,data:data3};
+  const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema29.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema29.properties.status.enum,parentSchema:schema29.properties.status,data:data3};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -8683,20 +10460,20 @@ const coercing = once(() => {
   }
   }
   if(data.limit !== undefined){
-  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  if(!(validate24(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
   errors = vErrors.length;
   }
   }
   if(data.cursor !== undefined){
-  if(!(validate64(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  if(!(validate78(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.type,parentSchema:schema24,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema29.type,parentSchema:schema29,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -8705,19 +10482,105 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate77.errors = vErrors;
+  validate94.errors = vErrors;
   return errors === 0;
   }
 
-  exports.f837b20535f1c46b4db2a0d66c10304eab9087ad = validate83;
-  const schema25 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"}}};
+  exports.dd7e1817e1924cc5b43313ac98f6d11f53910d87 = validate100;
+  const schema30 = {"type":"object","required":["uid","id","from","to"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"}}};
 
-  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema25.required,parentSchema:schema25,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema30.required,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema30.required,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.from === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema30.required,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.to === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'",schema:schema30.required,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate29(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate29(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate100.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.f837b20535f1c46b4db2a0d66c10304eab9087ad = validate105;
+  const schema31 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema31.required,parentSchema:schema31,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8734,7 +10597,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8743,7 +10606,108 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate83.errors = vErrors;
+  validate105.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.f8c3a2e6f52c007eb5c5c0b0fea248b22ae830cf = validate107;
+  const schema32 = {"type":"object","required":["id","key"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"key":{"type":"string","minLength":1,"maxLength":200}}};
+
+  function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.id === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema32.required,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.key === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema32.required,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.id !== undefined){
+  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.key !== undefined){
+  let data1 = data.key;
+  if(typeof data1 !== "string"){
+  let dataType0 = typeof data1;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data1;
+  }
+  else if(data1 === null){
+  coerced0 = "";
+  }
+  else {
+  const err2 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema32.properties.key.type,parentSchema:schema32.properties.key,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data1 = coerced0;
+  if(data !== undefined){
+  data["key"] = coerced0;
+  }
+  }
+  }
+  if(typeof data1 === "string"){
+  if(func2(data1) > 200){
+  const err3 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema32.properties.key,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(func2(data1) < 1){
+  const err4 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema32.properties.key,data:data1};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate107.errors = vErrors;
   return errors === 0;
   }
 
@@ -8753,6 +10717,8 @@ const coercing = once(() => {
 export const validators: Record<string, () => ValidateFunction> = {
   // json {rate_limit}
   '00a0c02bab229b7c5da9052733a611c2dae60440': () => json()['00a0c02bab229b7c5da9052733a611c2dae60440'],
+  // coercing {uid, limit, cursor}
+  '0f8cd51e5458ec656dc8f82ce4656de9a562c3fc': () => coercing()['0f8cd51e5458ec656dc8f82ce4656de9a562c3fc'],
   // json {ids, remark, created_by, assignto}
   '0fceab8c90e8a1641a7d842ef258beed3d78903e': () => json()['0fceab8c90e8a1641a7d842ef258beed3d78903e'],
   // coercing {uid, task_id, from, to, level, outcome, metric, batch, limit, cursor}
@@ -8761,8 +10727,12 @@ export const validators: Record<string, () => ValidateFunction> = {
   '18c6ac81e91f162236a21abd7e30e31cc250361e': () => coercing()['18c6ac81e91f162236a21abd7e30e31cc250361e'],
   // json {uid, task_id, scene, channel, uuid}
   '1fb47bf8539e4d1af885939515ee98ecfd78ea31': () => json()['1fb47bf8539e4d1af885939515ee98ecfd78ea31'],
+  // json {uid, name, department_id, permission, time_zone, layers, fallback, coverage}
+  '1fff8f652bbd1854be020c84a320949b29503425': () => json()['1fff8f652bbd1854be020c84a320949b29503425'],
   // coercing {uid, task_id, task_ids}
   '21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660': () => coercing()['21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660'],
+  // json {uid, id, revoke}
+  '23f1913d14befeece55d3ebdafa0e91d2c266037': () => json()['23f1913d14befeece55d3ebdafa0e91d2c266037'],
   // coercing {uid, task_id, from, to, uuid, history_id}
   '29c2a07984801b62a3d18b10ad6c40395757789d': () => coercing()['29c2a07984801b62a3d18b10ad6c40395757789d'],
   // json {current, password}
@@ -8771,14 +10741,22 @@ export const validators: Record<string, () => ValidateFunction> = {
   '38f899ae123fe0872ef81372cb2f7c3156239de8': () => json()['38f899ae123fe0872ef81372cb2f7c3156239de8'],
   // coercing {id, timestamp, sign}
   '3ffd62cf8785afe5b248c4e45099533a378327d5': () => coercing()['3ffd62cf8785afe5b248c4e45099533a378327d5'],
+  // coercing {uid, task_id, days}
+  '4628189eee027defd37525e8825d5a28554254a4': () => coercing()['4628189eee027defd37525e8825d5a28554254a4'],
   // json {filter_fields}
   '4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9': () => json()['4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9'],
   // coercing {uid, queue, task_id, limit}
   '505bc52172db75f14a8a6431e16a150d8f93dc3d': () => coercing()['505bc52172db75f14a8a6431e16a150d8f93dc3d'],
+  // json {uid, id, effective_from, from, to, time_zone, layers, fallback, coverage}
+  '56add2aea94eabb209bc6870aa5ae3d7fd880bbb': () => json()['56add2aea94eabb209bc6870aa5ae3d7fd880bbb'],
   // json {uid, task_id}
   '57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74': () => json()['57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74'],
+  // coercing {uid, id, override_id}
+  '59fdefce61d655c6933c4369084357357083fde5': () => coercing()['59fdefce61d655c6933c4369084357357083fde5'],
   // json {advance_seconds}
   '5fb7d93653d85a534b04d2fbd1a9cd46d39db03d': () => json()['5fb7d93653d85a534b04d2fbd1a9cd46d39db03d'],
+  // json {uid, id, start, end, user}
+  '5ff7199a54fbd5c835d9b70beed17ce078ade84f': () => json()['5ff7199a54fbd5c835d9b70beed17ce078ade84f'],
   // json {time}
   '623ba465af64b962f398608edac7e25801a0610d': () => json()['623ba465af64b962f398608edac7e25801a0610d'],
   // json {id, timestamp, sign}
@@ -8793,8 +10771,12 @@ export const validators: Record<string, () => ValidateFunction> = {
   '7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a': () => coercing()['7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a'],
   // json {everywhere}
   '84d6215b2664b728ecd828fd425cb56dfe7b6fa0': () => json()['84d6215b2664b728ecd828fd425cb56dfe7b6fa0'],
+  // json {uid, id, effective_from, name, department_id, permission, time_zone, layers, fallback,...
+  '88a30a9c750b7c28ba14ef58e540c17f02baa819': () => json()['88a30a9c750b7c28ba14ef58e540c17f02baa819'],
   // json {ids, remark, created_by}
   '937e9a48b5b56988221b9570e21223a8e40eea63': () => json()['937e9a48b5b56988221b9570e21223a8e40eea63'],
+  // coercing {uid, id, at}
+  '94555e2b8a242eb3db194b6d0a3fa8cf30d5b582': () => coercing()['94555e2b8a242eb3db194b6d0a3fa8cf30d5b582'],
   // coercing {uid, task_id, status, claimer, assignee, from, to, limit, cursor}
   '99837269b1289abe1e1a5eb5a9460acc4f1655ce': () => coercing()['99837269b1289abe1e1a5eb5a9460acc4f1655ce'],
   // coercing {uid, task_id}
@@ -8803,6 +10785,8 @@ export const validators: Record<string, () => ValidateFunction> = {
   '9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8': () => json()['9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8'],
   // coercing {uid, task_id, from, to}
   'a458b96a44febcde97dc014d379fc65877185e66': () => coercing()['a458b96a44febcde97dc014d379fc65877185e66'],
+  // coercing {uid, id}
+  'b374234ff34ed911dd8067afa56221bf679e56f4': () => coercing()['b374234ff34ed911dd8067afa56221bf679e56f4'],
   // json {uid, queue, message_id, all, task_id}
   'b78a374a7860dad7f0d63873234ede1811b2d1bb': () => json()['b78a374a7860dad7f0d63873234ede1811b2d1bb'],
   // json {business_units, departments, users, alarm_groups, tags, templates, apps}
@@ -8817,12 +10801,16 @@ export const validators: Record<string, () => ValidateFunction> = {
   'd623518dcae55ad9df27c968e2f941400c3498d2': () => json()['d623518dcae55ad9df27c968e2f941400c3498d2'],
   // json {uid, task_id, action, time}
   'dc01e564926bda0e389c5d84b7f1a38e56634972': () => json()['dc01e564926bda0e389c5d84b7f1a38e56634972'],
+  // coercing {uid, id, from, to}
+  'dd7e1817e1924cc5b43313ac98f6d11f53910d87': () => coercing()['dd7e1817e1924cc5b43313ac98f6d11f53910d87'],
   // json {level, notice_time, uuid, receiver}
   'e05f881feccfe72a9026587fdc786e8e9a3f478c': () => json()['e05f881feccfe72a9026587fdc786e8e9a3f478c'],
   // json {account, password}
   'eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d': () => json()['eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d'],
   // coercing {uid}
   'f837b20535f1c46b4db2a0d66c10304eab9087ad': () => coercing()['f837b20535f1c46b4db2a0d66c10304eab9087ad'],
+  // coercing {id, key}
+  'f8c3a2e6f52c007eb5c5c0b0fea248b22ae830cf': () => coercing()['f8c3a2e6f52c007eb5c5c0b0fea248b22ae830cf'],
   // json {ids, remark, created_by}
   'fbc49a3976c3e1aa5c23436f6942331528c5ff65': () => json()['fbc49a3976c3e1aa5c23436f6942331528c5ff65'],
 };

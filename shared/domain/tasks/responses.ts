@@ -3,7 +3,7 @@
  * the OpenAPI document describes (npm run gen:openapi).
  */
 import type { AlarmGroup, Person, SummaryPerson } from '../directory/model.ts';
-import type { OncallReceiver } from '../schedules/model.ts';
+import type { Gap, OncallChannel, OncallReceiver, Source } from '../schedules/model.ts';
 import type {
   CompressConfig,
   Condition,
@@ -15,6 +15,23 @@ import type {
   TemplateScenes,
   UpgradeStrategy,
 } from './model.ts';
+
+/** GET /alarmtask/oncall: who the task pages over the coming days, per receiver naming a schedule. */
+export interface TaskOncall {
+  task_id: number;
+  from: number;
+  to: number;
+  receivers: {
+    /** Where the receiver sits in the configuration (`receiver`, `receiver.dispatch.0.receiver`, ...). */
+    path: string;
+    schedule: NamedRef;
+    channels: OncallChannel[];
+    /** The schedule's final shifts over the window (adjacent equal ones merged). */
+    shifts: { start: number; end: number; uids: number[]; source: Source }[];
+    gaps: Gap[];
+    coverage_pct: number;
+  }[];
+}
 
 /** An id and a name (a department, a tag, a task). */
 export interface NamedRef {
