@@ -7017,15 +7017,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The page. */
+            /** @description The iCalendar feed (RFC 5545) of the final shifts for 90 days. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/html": string;
+                    "text/calendar": string;
                 };
             };
+            401: components["responses"]["Unauthorized"];
             422: components["responses"]["ValidationFailed"];
             500: components["responses"]["InternalError"];
         };
