@@ -64,7 +64,12 @@ export function selectedReceivers(
     if (item) out.push({ ...item.receiver, set: `d${i}` });
   }
   if (selection.defaults && receiver)
-    out.push({ alarmgroup: receiver.alarmgroup, channels: receiver.channels, set: 'default' });
+    out.push({
+      alarmgroup: receiver.alarmgroup,
+      channels: receiver.channels,
+      oncall: receiver.oncall,
+      set: 'default',
+    });
   return out;
 }
 
