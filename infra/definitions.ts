@@ -527,7 +527,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/schedule/show-final.ts',
     fn: 'oncall',
     auth: 'reader',
-    access: SCHEDULE_READ,
+    access: access(SCHEDULE_READ, { items: { BatchGetItem: ['USER#'] } }),
   },
   {
     method: 'POST',
@@ -535,7 +535,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/schedule/preview-schedule.ts',
     fn: 'oncall',
     auth: 'reader',
-    access: SCHEDULE_READ,
+    access: access(SCHEDULE_READ, { items: { BatchGetItem: ['USER#'] } }),
   },
   {
     method: 'PUT',
@@ -560,8 +560,11 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/alarmtask/oncall-task.ts',
     fn: 'oncall',
     auth: 'reader',
-    // The task, then each schedule its receivers name: its name, versions and overrides.
-    access: access(READER_AUTH, TASK_READER, ONCALL_RESOLVE, { items: { BatchGetItem: ['SCHEDULE#'] } }),
+    // The task, then each schedule its receivers name: its name, versions and overrides; the people
+    // on call now.
+    access: access(READER_AUTH, TASK_READER, ONCALL_RESOLVE, {
+      items: { BatchGetItem: ['SCHEDULE#', 'USER#'] },
+    }),
   },
   // [read:docs]
   // The API's OpenAPI document and its reference page (npm run gen:openapi), public like /health.

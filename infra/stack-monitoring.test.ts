@@ -137,7 +137,12 @@ describe('alarms', () => {
   it('are exactly those, and the ones of infra/ops.test.ts', () => {
     // Grouped: the functions of the routes that do not take alarms (a function group's routes share
     // one), and $default; alone: alarm intake, queues, schedule.
-    const app = new Set(deployedRoutes().filter((r) => r.auth !== 'alarm').map(routeEntry)).size + 1;
+    const app =
+      new Set(
+        deployedRoutes()
+          .filter((r) => r.auth !== 'alarm')
+          .map(routeEntry),
+      ).size + 1;
     const alone = ofType('AWS::Lambda::Function').length - app;
     // DLQs and queue ages; errors and throttles; API 5xx; table throttles and errors; AlarmLogLost,
     // DueWorkBuried; the schedule.

@@ -2776,6 +2776,8 @@ export interface components {
             gaps: components["schemas"]["Gap"][];
             /** @description Share of the window someone is on call, percent (two decimals). */
             coverage_pct: number;
+            /** @description The people the shifts name. */
+            people: components["schemas"]["SummaryPerson"][];
         };
         /** @description A span with one answer, the people by uid. */
         FinalShift: {
@@ -2796,6 +2798,8 @@ export interface components {
             gaps: components["schemas"]["Gap"][];
             /** @description Share of the window someone is on call, percent (two decimals). */
             coverage_pct: number;
+            /** @description The people the shifts name. */
+            people: components["schemas"]["SummaryPerson"][];
             /** @description When the configuration would take effect (the first configuration of a schedule: always). */
             effective_from: number;
             changes: components["schemas"]["ShiftChange"][];
@@ -2831,6 +2835,8 @@ export interface components {
                 path: string;
                 schedule: components["schemas"]["NamedRef"];
                 channels: components["schemas"]["OncallChannel"][];
+                /** @description Who the schedule has on call now (the first shift's people). */
+                on_call_now: components["schemas"]["SummaryPerson"][];
                 /** @description The schedule's final shifts over the window (adjacent equal ones merged). */
                 shifts: {
                     start: number;

@@ -40,14 +40,23 @@ export async function loadTimeline(
 
 const shiftView = (s: Shift) => ({ start: s.start, end: s.end, uids: s.uids, source: s.source });
 
-function finalOf(data: TimelineData, from: number, to: number): FinalShifts {
+/** The final shifts of a window, with the people they name. */
+async function finalOf(
+  data: TimelineData,
+  from: number,
+  to: number,
+  deps: ScheduleDeps,
+): Promise<FinalShifts> {
   const shifts = timeline(data.versions, data.overrides, from, to);
+  const uids = [...new Set(shifts.flatMap((s) => s.uids))];
+  const people = uids.length ? (await deps.getUsers(uids)).map(summaryPerson) : [];
   return {
     from,
     to,
     shifts: shifts.map(shiftView),
     gaps: gapsOf(shifts),
     coverage_pct: coveragePct(shifts, from, to),
+    people,
   };
 }
 
@@ -76,7 +85,7 @@ export async function finalShifts(
 ): Promise<FinalShifts> {
   checkWindow(input.from, input.to);
   const s = await scheduleFor(input.uid, input.id, 'read', deps);
-  return finalOf(await loadTimeline(s.id, input.from, deps), input.from, input.to);
+  return finalOf(await loadTimeline(s.id, input.from, deps), input.from, input.to, deps);
 }
 
 /**
@@ -101,11 +110,8 @@ export async function previewSchedule(
       created_at: now,
       created_by: body.uid,
     };
-    return {
-      ...finalOf({ versions: [first], overrides: [] }, body.from, body.to),
-      effective_from: now,
-      changes: [],
-    };
+    const preview = await finalOf({ versions: [first], overrides: [] }, body.from, body.to, deps);
+    return { ...preview, effective_from: now, changes: [] };
   }
   const s = await scheduleFor(body.uid, body.id, 'read', deps);
   const effective = Math.max(now, body.effective_from ?? now);
@@ -121,7 +127,7 @@ export async function previewSchedule(
   const kept = saved.versions.filter((v) => !(v.effective_from > now && v.effective_from >= effective));
   const after = { versions: [...kept, next], overrides: saved.overrides };
   const before = timeline(saved.versions, saved.overrides, body.from, body.to);
-  const preview = finalOf(after, body.from, body.to);
+  const preview = await finalOf(after, body.from, body.to, deps);
   const changes = changesBetween(before, timeline(after.versions, after.overrides, body.from, body.to)).map(
     (c) => ({
       start: c.start,

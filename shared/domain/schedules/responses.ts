@@ -90,6 +90,8 @@ export interface FinalShifts {
   gaps: Gap[];
   /** Share of the window someone is on call, percent (two decimals). */
   coverage_pct: number;
+  /** The people the shifts name. */
+  people: SummaryPerson[];
 }
 
 /** A span where a configuration answers differently from the saved one. */

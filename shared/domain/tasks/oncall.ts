@@ -3,6 +3,8 @@ import { loadTimeline } from '../schedules/answers.ts';
 import { DAY_SECONDS } from '../schedules/model.ts';
 import { getSchedules } from '../schedules/repository.ts';
 import { coveragePct, gapsOf, timeline } from '../schedules/timeline.ts';
+import { summaryPerson } from '../directory/model.ts';
+import { getUsers } from '../directory/repository.ts';
 import { taskForUser } from './access.ts';
 import { receiverPaths } from './references.ts';
 import type { TaskOncall } from './responses.ts';
@@ -28,17 +30,25 @@ export async function taskOncall(
   ]);
   const names = new Map(schedules.map((s) => [s.id, s.name]));
   const data = new Map(timelines);
+  const shiftsOf = new Map(
+    ids.map((id) => {
+      const d = data.get(id);
+      return [id, d ? timeline(d.versions, d.overrides, from, to) : []] as const;
+    }),
+  );
+  const nowUids = [...new Set([...shiftsOf.values()].flatMap((s) => s[0]?.uids ?? []))];
+  const people = new Map((await getUsers(nowUids)).map((u) => [u.uid, summaryPerson(u)]));
   return {
     task_id: task.id,
     from,
     to,
     receivers: named.map((n) => {
-      const d = data.get(n.schedule_id);
-      const shifts = d ? timeline(d.versions, d.overrides, from, to) : [];
+      const shifts = shiftsOf.get(n.schedule_id) ?? [];
       return {
         path: n.path,
         schedule: { id: n.schedule_id, name: names.get(n.schedule_id) ?? '' },
         channels: n.channels,
+        on_call_now: (shifts[0]?.uids ?? []).flatMap((u) => people.get(u) ?? []),
         shifts: shifts.map((s) => ({ start: s.start, end: s.end, uids: s.uids, source: s.source })),
         gaps: gapsOf(shifts),
         coverage_pct: coveragePct(shifts, from, to),

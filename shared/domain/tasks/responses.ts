@@ -26,6 +26,8 @@ export interface TaskOncall {
     path: string;
     schedule: NamedRef;
     channels: OncallChannel[];
+    /** Who the schedule has on call now (the first shift's people). */
+    on_call_now: SummaryPerson[];
     /** The schedule's final shifts over the window (adjacent equal ones merged). */
     shifts: { start: number; end: number; uids: number[]; source: Source }[];
     gaps: Gap[];
