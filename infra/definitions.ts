@@ -424,7 +424,7 @@ export const routes: RouteDef[] = [
       access: access(READER_AUTH, TASK_READER, own),
     }),
   ),
-  // [oncall] On-call schedules (API guide §14): a signed-in person, or an app holding the grant
+  // [oncall] On-call schedules (API guide §18): a signed-in person, or an app holding the grant
   // `read` acting as `uid`; changes need the schedule's rw permission (schedules/access.ts).
   {
     method: 'POST',

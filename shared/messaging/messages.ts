@@ -131,7 +131,7 @@ export interface NotificationJob {
   robots?: Robot[];
   /**
    * The answers of the schedules whose on-call people `users` holds, or (with no users) of the one
-   * schedule that had nobody on call: recorded with the job (API guide §14.5).
+   * schedule that had nobody on call: recorded with the job (API guide §18.5).
    */
   oncall?: OncallAnswer[];
   context: RenderContext;

@@ -13,7 +13,7 @@ import { type CreatedTask, createTask } from '../support/tasks.ts';
 import { createWorkflowTask, newWorkflow, operate } from '../support/workflows.ts';
 
 /**
- * Receivers that name a schedule, end to end on the local stack (API guide §14.5, §14.6): an alarm
+ * Receivers that name a schedule, end to end on the local stack (API guide §18.5, §18.6): an alarm
  * pages whoever is on call when its message is made (e-mail through the local SMTP server), the
  * decision trace names the schedule and the shift, nobody on call is recorded as skipped, workflow
  * notices page the person on call, and a coverage gap ahead raises one alarm and recovers once filled.

@@ -5,7 +5,7 @@ import { createSchedule, DAY, finalOf, oncallOf, scheduleBody, utcLocal } from '
 import { createTask } from '../support/tasks.ts';
 
 /**
- * The schedule routes on the local stack (API guide §14): changes and permissions, answers about the
+ * The schedule routes on the local stack (API guide §18): changes and permissions, answers about the
  * past that no edit changes, the preview against the saved result, overrides, the reference index that
  * keeps a named schedule from being deleted, and the calendar feed read by a real iCalendar parser.
  * Times are taken from the service clock (other suites move it).

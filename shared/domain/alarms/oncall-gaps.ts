@@ -14,7 +14,7 @@ import { getTask } from '../tasks/repository.ts';
 import { namedUuid } from './ids.ts';
 
 /**
- * Coverage gaps as alarms (API guide §14.6), the way heartbeats raise theirs: the due check
+ * Coverage gaps as alarms (API guide §18.6), the way heartbeats raise theirs: the due check
  * (`schedule-coverage`, run when a schedule changes and every hour while it has coverage rules)
  * computes the gaps inside the required windows over [now, now + horizon] (gaps in the past are
  * never reported), raises one alarm per new gap to `coverage.alarm_task_id` through the normal

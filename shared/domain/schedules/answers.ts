@@ -1,5 +1,5 @@
 /**
- * The schedule API's answers about time (API guide §14.3): who is on call at an instant, the final
+ * The schedule API's answers about time (API guide §18.3): who is on call at an instant, the final
  * shifts of a window, the preview of an unsaved configuration, the calendar feed. Every one of them
  * is computed by timeline.ts from the stored versions and overrides.
  */

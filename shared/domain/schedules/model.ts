@@ -1,5 +1,5 @@
 /**
- * On-call schedules (API guide §14): types of the stored configuration and of the answers. No I/O
+ * On-call schedules (API guide §18): types of the stored configuration and of the answers. No I/O
  * here (the web console imports these types too).
  *
  * A schedule keeps every configuration it ever had, each with the instant it took effect from

@@ -20,7 +20,7 @@ import { keys } from '../../db/keys.ts';
 import type { Override, Schedule, ScheduleVersion } from './model.ts';
 
 /**
- * The only DynamoDB code of the schedules module (KEY-DESIGN.md, AP-S1 ... AP-S14). A schedule is one
+ * The only DynamoDB code of the schedules module (KEY-DESIGN.md, AP-O1 ... AP-O14). A schedule is one
  * item collection `SCHEDULE#<id>`: the schedule item, its configuration versions (by the instant
  * they take effect), its overrides (by their end), the tasks naming it and its raised coverage gaps.
  */
@@ -58,7 +58,7 @@ const fromHead = (item: Record<string, unknown>): Schedule => {
   return { ...s, ref_count: s.ref_count ?? 0 };
 };
 
-/** AP-S1: a new schedule id (atomic counter). */
+/** AP-O1: a new schedule id (atomic counter). */
 export async function allocateScheduleId(): Promise<number> {
   const out = await db().send(
     new UpdateCommand({
@@ -73,7 +73,7 @@ export async function allocateScheduleId(): Promise<number> {
   return Number(out.Attributes?.value);
 }
 
-/** AP-S1: the schedule item and its first configuration, in one transaction. */
+/** AP-O1: the schedule item and its first configuration, in one transaction. */
 export async function createScheduleItems(s: Schedule, first: ScheduleVersion): Promise<void> {
   await db().send(
     new TransactWriteCommand({
@@ -85,7 +85,7 @@ export async function createScheduleItems(s: Schedule, first: ScheduleVersion): 
   );
 }
 
-/** AP-S2: a schedule item. */
+/** AP-O2: a schedule item. */
 export async function getSchedule(id: number, consistent = false): Promise<Schedule | undefined> {
   const out = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.schedule(id), ConsistentRead: consistent }),
@@ -93,7 +93,7 @@ export async function getSchedule(id: number, consistent = false): Promise<Sched
   return out.Item ? fromHead(out.Item) : undefined;
 }
 
-/** AP-S3: schedule items by id (those that exist), in batches. */
+/** AP-O3: schedule items by id (those that exist), in batches. */
 export async function getSchedules(ids: number[]): Promise<Schedule[]> {
   if (ids.length === 0) return [];
   const items = await getItems(
@@ -104,7 +104,7 @@ export async function getSchedules(ids: number[]): Promise<Schedule[]> {
 }
 
 /**
- * AP-S4: the configuration versions that answer for instants from `from` on: the one in force at
+ * AP-O4: the configuration versions that answer for instants from `from` on: the one in force at
  * `from` and every later one (a Query of the versions, newest first, that stops at the first one in
  * force at `from`). Without `from`, all of them.
  */
@@ -133,7 +133,7 @@ export async function getVersionsFrom(id: number, from?: number): Promise<Schedu
   return out.reverse();
 }
 
-/** AP-S5: the overrides that end after `after` (all of them without it), by their end. */
+/** AP-O5: the overrides that end after `after` (all of them without it), by their end. */
 export async function getOverridesEndingAfter(id: number, after?: number): Promise<Override[]> {
   const items = await queryAll({
     KeyConditionExpression: 'pk = :pk AND sk BETWEEN :a AND :b',
@@ -148,7 +148,7 @@ export async function getOverridesEndingAfter(id: number, after?: number): Promi
 }
 
 /**
- * AP-S6: an edit: the schedule item's own fields (under its version: an update, so the reference
+ * AP-O6: an edit: the schedule item's own fields (under its version: an update, so the reference
  * count kept by task writes is left alone), the new configuration, and the removal of configurations
  * it supersedes (pending ones that would have taken effect at or after it). False on a lost race.
  */
@@ -193,7 +193,7 @@ export async function saveEdit(
   }
 }
 
-/** AP-S7: the schedule listing (gsi1 `SCHEDULES`, by name), one page. */
+/** AP-O7: the schedule listing (gsi1 `SCHEDULES`, by name), one page. */
 export async function listSchedulesPage(
   limit: number,
   after?: Record<string, unknown>,
@@ -211,7 +211,7 @@ export async function listSchedulesPage(
   return { schedules: (page.Items ?? []).map(fromHead), next: page.LastEvaluatedKey };
 }
 
-/** AP-S8: the next override id of a schedule (its item's counter); undefined when it does not exist. */
+/** AP-O8: the next override id of a schedule (its item's counter); undefined when it does not exist. */
 export async function nextOverrideId(id: number): Promise<number | undefined> {
   try {
     const out = await db().send(
@@ -231,7 +231,7 @@ export async function nextOverrideId(id: number): Promise<number | undefined> {
   }
 }
 
-/** AP-S8: an override stored. */
+/** AP-O8: an override stored. */
 export async function putOverride(scheduleId: number, o: Override): Promise<void> {
   await db().send(
     new TransactWriteCommand({
@@ -250,7 +250,7 @@ export async function putOverride(scheduleId: number, o: Override): Promise<void
   );
 }
 
-/** AP-S9: an override removed, or cut to end at `endNow` (its key holds its end: the item moves). */
+/** AP-O9: an override removed, or cut to end at `endNow` (its key holds its end: the item moves). */
 export async function endOverride(scheduleId: number, o: Override, endNow?: number): Promise<void> {
   const items: TransactItem[] = [
     { Delete: { TableName: tableName(), Key: keys.scheduleOverride(scheduleId, o.end, o.id) } },
@@ -261,7 +261,7 @@ export async function endOverride(scheduleId: number, o: Override, endNow?: numb
   await db().send(new TransactWriteCommand({ TransactItems: items }));
 }
 
-/** AP-S10: up to `limit` tasks whose receivers name a schedule (its reference index). */
+/** AP-O10: up to `limit` tasks whose receivers name a schedule (its reference index). */
 export async function taskRefsOf(id: number, limit: number): Promise<number[]> {
   const page = await db().send(
     new QueryCommand({
@@ -276,10 +276,10 @@ export async function taskRefsOf(id: number, limit: number): Promise<number[]> {
 }
 
 /**
- * AP-S10: the writes of a task transaction (tasks/repository-writes.ts) that keep the reference index:
+ * AP-O10: the writes of a task transaction (tasks/repository-writes.ts) that keep the reference index:
  * for each schedule newly named a reference item and +1 on the schedule's count, for each no longer
  * named its removal and -1. The count's update requires the schedule to exist, so a task cannot name
- * a deleted one, and a delete (AP-S11) cannot miss a task naming it.
+ * a deleted one, and a delete (AP-O11) cannot miss a task naming it.
  */
 export function referenceWrites(taskId: number, before: number[], after: number[]): TransactItem[] {
   const added = after.filter((s) => !before.includes(s));
@@ -317,7 +317,7 @@ export function referenceWrites(taskId: number, before: number[], after: number[
 }
 
 /**
- * AP-S11: delete a schedule: its item, under its version and only while no task names it (false
+ * AP-O11: delete a schedule: its item, under its version and only while no task names it (false
  * otherwise), then everything else in its collection.
  */
 export async function deleteScheduleItems(s: Schedule): Promise<boolean> {
@@ -347,7 +347,7 @@ export async function deleteScheduleItems(s: Schedule): Promise<boolean> {
   return true;
 }
 
-/** AP-S12: set (a SHA-256 hex) or, with undefined, remove the calendar feed key. */
+/** AP-O12: set (a SHA-256 hex) or, with undefined, remove the calendar feed key. */
 export async function setIcalHash(id: number, hash: string | undefined): Promise<boolean> {
   try {
     await db().send(
@@ -366,7 +366,7 @@ export async function setIcalHash(id: number, hash: string | undefined): Promise
   }
 }
 
-/** A coverage gap raised as an alarm (AP-S13). */
+/** A coverage gap raised as an alarm (AP-O13). */
 export interface RaisedGap {
   start: number;
   end: number;
@@ -375,7 +375,7 @@ export interface RaisedGap {
   ctn: Record<string, unknown>;
 }
 
-/** AP-S13: the gaps raised and not yet recovered, with the state's version. */
+/** AP-O13: the gaps raised and not yet recovered, with the state's version. */
 export async function getRaisedGaps(id: number): Promise<{ gaps: RaisedGap[]; version: number }> {
   const out = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.scheduleGaps(id), ConsistentRead: true }),
@@ -386,7 +386,7 @@ export async function getRaisedGaps(id: number): Promise<{ gaps: RaisedGap[]; ve
   };
 }
 
-/** AP-S13: the raised gaps replaced, under the version read (false on a lost race). */
+/** AP-O13: the raised gaps replaced, under the version read (false on a lost race). */
 export async function putRaisedGaps(id: number, gaps: RaisedGap[], version: number): Promise<boolean> {
   try {
     await db().send(
@@ -411,7 +411,7 @@ export async function putRaisedGaps(id: number, gaps: RaisedGap[], version: numb
   }
 }
 
-/** AP-S14: whether a task exists (the coverage alarm's task, checked when a configuration is saved). */
+/** AP-O14: whether a task exists (the coverage alarm's task, checked when a configuration is saved). */
 export async function taskExists(taskId: number): Promise<boolean> {
   const out = await db().send(
     new GetCommand({ TableName: tableName(), Key: keys.task(taskId), ProjectionExpression: 'pk' }),

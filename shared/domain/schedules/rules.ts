@@ -1,5 +1,5 @@
 /**
- * Pure rules of the schedule API (API guide §14): what the schemas cannot word, and the stored form
+ * Pure rules of the schedule API (API guide §18): what the schemas cannot word, and the stored form
  * of a validated configuration. No I/O.
  */
 import { type FieldError, ValidationError } from '../errors.ts';

@@ -2,7 +2,7 @@ import { ID_SCHEMA } from '../validation.ts';
 import { MAX_WINDOW_DAYS, ONCALL_CHANNELS } from './model.ts';
 
 /**
- * JSON Schemas of the schedule API (API guide §14). Shapes, types and ranges; the rules a schema
+ * JSON Schemas of the schedule API (API guide §18). Shapes, types and ranges; the rules a schema
  * cannot word (real dates, known time zones, `to` after `from`) are in rules.ts.
  */
 const id = ID_SCHEMA;

@@ -1,5 +1,5 @@
 /**
- * Use cases of the schedule API (API guide §14): create, show, edit, delete, list, overrides. Each
+ * Use cases of the schedule API (API guide §18): create, show, edit, delete, list, overrides. Each
  * takes a `deps` object defaulting to the real adapters. Answers about time are in answers.ts.
  */
 import { nowSeconds } from '../../clock.ts';

@@ -4,7 +4,7 @@
  * schedule's configuration versions and overrides, for a window of time. Instants are Unix seconds;
  * spans are half-open [start, end).
  *
- * Rules (API guide §14.2):
+ * Rules (API guide §18.2):
  * - A layer's turn k (k >= 0) belongs to `users[k mod n]`. Hour turns last exactly `every` hours of
  *   elapsed time from `start`; day and week turns hand off at the same local wall time of `start`
  *   (a skipped local time moved forward by the gap, a repeated one its first occurrence: zone.ts).

@@ -124,7 +124,7 @@ async function transact(items: TransactItem[], nameIndex: number | undefined): P
 
 /**
  * AP-T4: create a task: the task item, its TASKNAME guard, its permission items and the reference
- * index entries of the schedules its receivers name (AP-S10) in one
+ * index entries of the schedules its receivers name (AP-O10) in one
  * transaction. `name-taken` when another task holds the name.
  */
 export async function createTaskItems(task: Task): Promise<TaskWriteResult> {
