@@ -535,7 +535,8 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/schedule/preview-schedule.ts',
     fn: 'oncall',
     auth: 'reader',
-    access: access(SCHEDULE_READ, { items: { BatchGetItem: ['USER#'] } }),
+    // The people and the coverage task it names must exist, as for an update.
+    access: access(SCHEDULE_READ, { items: { BatchGetItem: ['USER#'], GetItem: ['TASK#'] } }),
   },
   {
     method: 'PUT',

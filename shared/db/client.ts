@@ -7,6 +7,7 @@ import {
   BatchWriteCommand,
   DynamoDBDocumentClient,
   QueryCommand,
+  type TransactWriteCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
@@ -33,6 +34,11 @@ export function db(): DynamoDBDocumentClient {
   }
   return doc;
 }
+
+/** One item of a TransactWriteItems request (Put, Update, Delete or ConditionCheck). */
+export type TransactItem = NonNullable<
+  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
+>[number];
 
 export function tableName(): string {
   return config().tableName;

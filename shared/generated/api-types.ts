@@ -2683,7 +2683,7 @@ export interface components {
             restrictions?: components["schemas"]["Restriction"][];
         };
         /**
-         * @description On-call schedules (API guide §14): types of the stored configuration and of the answers. No I/O here (the web console imports these types too).
+         * @description On-call schedules (API guide §18): types of the stored configuration and of the answers. No I/O here (the web console imports these types too).
          *
          *     A schedule keeps every configuration it ever had, each with the instant it took effect from (`effective_from`): an edit takes effect from then on and never changes an answer about an earlier instant. Overrides sit above every layer; the one created last wins where they overlap.
          * @enum {string}

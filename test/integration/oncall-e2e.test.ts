@@ -289,4 +289,24 @@ describe('coverage gaps as alarms', () => {
     await settle();
     expect(events(alarmTask, 'ALARM')).toHaveLength(1);
   });
+  it('recovers the gaps a deleted schedule had raised', async () => {
+    // Arrange: a schedule whose only layer starts in two days: a gap from now, raised
+    const alarmTask = await createTask({ receiver: { channels: { webhook: receiver.url } } });
+    const now = await serviceNow();
+    const s = await createSchedule({
+      coverage: { horizon_days: 7, alarm_task_id: alarmTask.id },
+      layers: [
+        { name: 'later', start: utcLocal(now + 2 * DAY), turn: { every: 1, unit: 'week' }, users: [2] },
+      ],
+    });
+    await advanceClock(0);
+    await receiver.waitFor(() => events(alarmTask, 'ALARM').length >= 1);
+    // Act
+    const deleted = await call('DELETE', '/schedule', { form: { uid: 1, id: s.id } });
+    await advanceClock(0);
+    // Assert
+    expect(deleted.code).toBe(0);
+    await receiver.waitFor(() => events(alarmTask, 'RECOVERY').length >= 1);
+    expect(events(alarmTask, 'RECOVERY')[0].json.data.history.ctn).toMatchObject({ schedule_id: s.id });
+  });
 });

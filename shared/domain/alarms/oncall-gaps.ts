@@ -112,7 +112,9 @@ async function check(item: DueItem, now: number, deps: CoverageDeps): Promise<Du
     messages.push(alarmOf(r, now, false));
   }
   for (const m of messages) await deps.publishAlarm(m);
-  if (messages.length > 0 && !(await putRaisedGaps(id, keep, raised.version))) {
+  // A deleted schedule's gaps item goes a week after its last recovery.
+  const expireAt = schedule ? undefined : now + 7 * DAY_SECONDS;
+  if (messages.length > 0 && !(await putRaisedGaps(id, keep, raised.version, expireAt))) {
     // Another check wrote first: look again (uuids are named, so nothing is sent twice).
     return { reschedule: now + 60, payload: item.payload };
   }

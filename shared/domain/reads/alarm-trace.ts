@@ -18,7 +18,7 @@ import { type AlarmLogEntry, entryOfRecord, resultOf } from '../alarms/log.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import { selectedReceivers } from '../alarms/notify.ts';
 import type { AlarmTrace, TraceOncall, TraceReceivers, TraceStage } from '../alarms/responses.ts';
-import type { OncallAnswer } from '../schedules/model.ts';
+import { type OncallAnswer, sourceText } from '../schedules/model.ts';
 import { getSchedules } from '../schedules/repository.ts';
 import { formatDateTime } from '../../clock.ts';
 import { config } from '../../config/env.ts';
@@ -249,14 +249,8 @@ async function oncallOf(deliveries: AlarmDeliveries): Promise<TraceOncall[]> {
   return [...seen.values()].map((a) => {
     const name = names.get(a.schedule_id);
     const what = `schedule [${a.schedule_id}]${name ? ` ${name}` : ' (deleted since)'}`;
-    const source =
-      a.source.kind === 'override'
-        ? `override ${a.source.override}`
-        : a.source.kind === 'layer'
-          ? `layer ${a.source.layer} (${a.source.name})`
-          : 'fallback';
     const text = a.uids.length
-      ? `${what}: uid ${a.uids.join(', ')} on call by ${source}, shift ${when(a.shift.start)} to ${when(a.shift.end)} (${a.channels.join(', ')})`
+      ? `${what}: uid ${a.uids.join(', ')} on call by ${sourceText(a.source)}, shift ${when(a.shift.start)} to ${when(a.shift.end)} (${a.channels.join(', ')})`
       : `${what}: skipped: nobody on call at ${when(a.at)}`;
     return { ...a, ...(name ? { name } : {}), text };
   });

@@ -11,7 +11,7 @@ import { renderCalendar } from './ical.ts';
 import { DAY_SECONDS, MAX_WINDOW_DAYS, type Override, type ScheduleVersion, type Shift } from './model.ts';
 import type { FinalShifts, IcalKey, OncallNow, SchedulePreview } from './responses.ts';
 import { checkWindow, parseConfig } from './rules.ts';
-import { scheduleDeps, type ScheduleDeps } from './service.ts';
+import { checkReferences, scheduleDeps, type ScheduleDeps } from './service.ts';
 import { answerAt, changesBetween, coveragePct, gapsOf, timeline, versionSpans } from './timeline.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the request body, validated by the route's schema and rules.ts
@@ -101,6 +101,7 @@ export async function previewSchedule(
   checkWindow(body.from, body.to);
   await deps.loadReader(body.uid);
   const config = parseConfig(body);
+  await checkReferences(config, body, deps);
   const now = deps.now();
   if (body.id === undefined) {
     const first: ScheduleVersion = {

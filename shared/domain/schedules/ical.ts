@@ -7,7 +7,7 @@
  * repeated when clocks go back) and that is its second occurrence is written in UTC instead, since a
  * local time with TZID names the first occurrence.
  */
-import type { Shift } from './model.ts';
+import { type Shift, sourceText } from './model.ts';
 import { instantOf, localTime, offsetChanges, offsetAt } from './zone.ts';
 
 export interface CalendarInput {
@@ -112,12 +112,7 @@ export function renderCalendar(input: CalendarInput): string {
   for (const s of events) {
     const zone = input.zoneAt(s.start);
     const who = s.uids.map((u) => names.get(u) ?? `uid ${u}`).join(', ');
-    const why =
-      s.source.kind === 'override'
-        ? `override ${s.source.override}`
-        : s.source.kind === 'layer'
-          ? `layer ${s.source.layer} (${s.source.name})`
-          : 'fallback';
+    const why = sourceText(s.source);
     lines.push(
       'BEGIN:VEVENT',
       `UID:schedule-${schedule.id}-${s.start}-${s.uids.join('-')}@tocsin`,

@@ -96,6 +96,13 @@ export interface Source {
 }
 
 /** A span with one answer: who is on call and why. */
+/** A source in words: `layer 0 (days)`, `override 3`, `fallback`, `none`. */
+export function sourceText(s: Source): string {
+  if (s.kind === 'override') return `override ${s.override}`;
+  if (s.kind === 'layer') return `layer ${s.layer} (${s.name})`;
+  return s.kind;
+}
+
 export interface Shift {
   start: number;
   end: number;

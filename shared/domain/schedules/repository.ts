@@ -14,6 +14,7 @@ import {
   queryAll,
   SCHEMA_VERSION,
   tableName,
+  type TransactItem,
   transactionConditionFailed,
 } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
@@ -24,10 +25,6 @@ import type { Override, Schedule, ScheduleVersion } from './model.ts';
  * item collection `SCHEDULE#<id>`: the schedule item, its configuration versions (by the instant
  * they take effect), its overrides (by their end), the tasks naming it and its raised coverage gaps.
  */
-
-type TransactItem = NonNullable<
-  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
->[number];
 
 const head = (s: Schedule) => ({
   ...keys.schedule(s.id),
@@ -340,8 +337,10 @@ export async function deleteScheduleItems(s: Schedule): Promise<boolean> {
     ExpressionAttributeValues: { ':pk': keys.schedulePartition(s.id) },
     ProjectionExpression: 'pk, sk',
   });
+  // The raised gaps stay: the coverage check that follows sends their recoveries (AP-O13).
+  const gaps = keys.scheduleGaps(s.id).sk;
   await deleteItems(
-    rest.map((i) => ({ pk: i.pk as string, sk: i.sk as string })),
+    rest.filter((i) => i.sk !== gaps).map((i) => ({ pk: i.pk as string, sk: i.sk as string })),
     'schedule items',
   );
   return true;
@@ -386,21 +385,33 @@ export async function getRaisedGaps(id: number): Promise<{ gaps: RaisedGap[]; ve
   };
 }
 
-/** AP-O13: the raised gaps replaced, under the version read (false on a lost race). */
-export async function putRaisedGaps(id: number, gaps: RaisedGap[], version: number): Promise<boolean> {
+/**
+ * AP-O13: the raised gaps replaced, under the version read (false on a lost race). With none left
+ * and the schedule gone (`expireAt`), the item expires then.
+ */
+export async function putRaisedGaps(
+  id: number,
+  gaps: RaisedGap[],
+  version: number,
+  expireAt?: number,
+): Promise<boolean> {
   try {
     await db().send(
       new UpdateCommand({
         TableName: tableName(),
         Key: keys.scheduleGaps(id),
-        UpdateExpression: 'SET gaps = :g, version = :next, entity = :e, schema_version = :sv',
+        UpdateExpression: `SET gaps = :g, version = :next, entity = :e, schema_version = :sv${
+          expireAt === undefined ? '' : ', #ttl = :ttl'
+        }`,
         ConditionExpression: 'attribute_not_exists(version) OR version = :v',
+        ...(expireAt === undefined ? {} : { ExpressionAttributeNames: { '#ttl': 'ttl' } }),
         ExpressionAttributeValues: {
           ':g': gaps,
           ':next': version + 1,
           ':v': version,
           ':e': 'schedule_gaps',
           ':sv': SCHEMA_VERSION,
+          ...(expireAt === undefined ? {} : { ':ttl': expireAt }),
         },
       }),
     );

@@ -49,14 +49,17 @@ const MAX_ATTEMPTS = 5;
 /** The longest override (days). */
 const MAX_OVERRIDE_DAYS = 366;
 
-/** 404 for any user, department or task a schedule names that does not exist. */
-async function checkReferences(config: ScheduleConfig, body: Body, deps: ScheduleDeps): Promise<void> {
+/**
+ * 404 for any user, department or task a schedule names that does not exist (a preview names no
+ * department).
+ */
+export async function checkReferences(config: ScheduleConfig, body: Body, deps: ScheduleDeps): Promise<void> {
   const uids = [
     ...new Set([...configUids(config), ...(body.permission?.rw ?? []), ...(body.permission?.ro ?? [])]),
   ];
   const [users, department, task] = await Promise.all([
     deps.getUsers(uids),
-    deps.getDepartment(body.department_id),
+    body.department_id === undefined ? Promise.resolve(true) : deps.getDepartment(body.department_id),
     config.coverage ? deps.taskExists(config.coverage.alarm_task_id) : Promise.resolve(true),
   ]);
   const found = new Set(users.map((u) => u.uid));

@@ -4,6 +4,7 @@ import {
   isConditionFailure,
   SCHEMA_VERSION,
   tableName,
+  type TransactItem,
   transactionConditionFailed,
 } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
@@ -13,10 +14,6 @@ import { referencedScheduleIds } from './references.ts';
 import { type PermissionItem, permissionItem, toTaskItem } from './repository.ts';
 
 /** Task API writes (AP-T3 ... AP-T10). Every multi-item change is one TransactWriteItems. */
-
-type TransactItem = NonNullable<
-  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
->[number];
 
 /**
  * Outcome of a conditional task write: `stale` = the task changed (or vanished) since it was read;
