@@ -11,10 +11,14 @@ import { perContainer } from './container.ts';
 export interface ContainerCache<K, V> {
   /**
    * The cached value, or a fresh read when none is cached, it is older than the cache time, or it was
-   * loaded before `notOlderThanMs` (service time). `load` reads in place of the cache's own loader
-   * (a test's stand-in).
+   * loaded before `notOlderThanMs` (service time). `refresh` reads again now, unless a refresh read
+   * it less than `minRefreshMs` ago (so a burst of refreshes costs one read). `load` reads in place of
+   * the cache's own loader (a test's stand-in).
    */
-  get(key: K, opts?: { notOlderThanMs?: number; load?: (key: K) => Promise<V> }): Promise<V>;
+  get(
+    key: K,
+    opts?: { notOlderThanMs?: number; refresh?: boolean; load?: (key: K) => Promise<V> },
+  ): Promise<V>;
   /** Forgets everything (tests). */
   clear(): void;
 }
@@ -23,6 +27,8 @@ interface Entry<V> {
   value: Promise<V>;
   /** Service time (ms) when the read started. */
   loadedAt: number;
+  /** Whether a `refresh` forced the read. */
+  refreshed: boolean;
 }
 
 export function containerCache<K, V>(options: {
@@ -30,7 +36,10 @@ export function containerCache<K, V>(options: {
   ttlMs: () => number;
   maxEntries: number;
   load: (key: K) => Promise<V>;
+  /** How often a key may be refreshed (ms; default 1,000). */
+  minRefreshMs?: number;
 }): ContainerCache<K, V> {
+  const minRefreshMs = options.minRefreshMs ?? 1_000;
   const entries = perContainer(() => new Map<K, Entry<V>>());
   return {
     get(key, opts = {}) {
@@ -40,11 +49,16 @@ export function containerCache<K, V>(options: {
       if (
         hit &&
         now - hit.loadedAt < options.ttlMs() &&
-        (opts.notOlderThanMs === undefined || hit.loadedAt >= opts.notOlderThanMs)
+        (opts.notOlderThanMs === undefined || hit.loadedAt >= opts.notOlderThanMs) &&
+        (!opts.refresh || (hit.refreshed && now - hit.loadedAt < minRefreshMs))
       ) {
         return hit.value;
       }
-      const entry: Entry<V> = { value: (opts.load ?? options.load)(key), loadedAt: now };
+      const entry: Entry<V> = {
+        value: (opts.load ?? options.load)(key),
+        loadedAt: now,
+        refreshed: opts.refresh === true,
+      };
       cache.delete(key);
       if (cache.size >= options.maxEntries) cache.delete(cache.keys().next().value as K);
       cache.set(key, entry);

@@ -7,4 +7,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 export const handler = httpHandler<
   { uid: number; id: number; start: number; end: number; user: number },
   OverrideSaved
->({ auth: 'reader', input: 'json', schema: addOverrideSchema }, (input) => addOverride(input));
+>({ auth: 'reader', grant: 'operate', input: 'json', schema: addOverrideSchema }, (input) =>
+  addOverride(input),
+);

@@ -8,6 +8,6 @@ import { httpHandler } from '#shared/http/handler.ts';
  * not started, else ended now.
  */
 export const handler = httpHandler<{ uid: number; id: number; override_id: number }, OverrideEnded>(
-  { auth: 'reader', input: 'form-or-query', schema: deleteOverrideSchema },
+  { auth: 'reader', grant: 'operate', input: 'form-or-query', schema: deleteOverrideSchema },
   (input) => deleteOverride(input),
 );

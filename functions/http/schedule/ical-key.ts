@@ -5,6 +5,6 @@ import { httpHandler } from '#shared/http/handler.ts';
 
 /** PUT /schedule/ical {uid, id, revoke?}: a new calendar feed key (shown once), or none (`revoke`). */
 export const handler = httpHandler<{ uid: number; id: number; revoke?: boolean }, IcalKey>(
-  { auth: 'reader', input: 'json', schema: icalKeySchema },
+  { auth: 'reader', grant: 'operate', input: 'json', schema: icalKeySchema },
   (input) => issueIcalKey(input),
 );

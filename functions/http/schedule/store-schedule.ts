@@ -8,6 +8,6 @@ import { httpHandler } from '#shared/http/handler.ts';
  * a new on-call schedule (the acting user gets rw); its first configuration answers for all time.
  */
 export const handler = httpHandler<Record<string, unknown>, ScheduleShown>(
-  { auth: 'reader', input: 'json', schema: storeScheduleSchema },
+  { auth: 'reader', grant: 'operate', input: 'json', schema: storeScheduleSchema },
   (input) => storeSchedule(input),
 );

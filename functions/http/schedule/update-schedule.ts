@@ -8,6 +8,6 @@ import { httpHandler } from '#shared/http/handler.ts';
  * effect from now (or a later `effective_from`); answers about earlier instants never change.
  */
 export const handler = httpHandler<Record<string, unknown>, ScheduleShown>(
-  { auth: 'reader', input: 'json', schema: updateScheduleSchema },
+  { auth: 'reader', grant: 'operate', input: 'json', schema: updateScheduleSchema },
   (input) => updateSchedule(input),
 );

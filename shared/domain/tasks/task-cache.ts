@@ -20,6 +20,11 @@ const MAX_ENTRIES = 5_000;
 export interface CacheOptions {
   /** Unix seconds: the entry must have been loaded after this second ended. */
   notOlderThan?: number;
+  /**
+   * Read the task again now (a signature did not match the cached one: its credentials may have been
+   * rotated), unless a refresh read it less than a second ago.
+   */
+  refresh?: boolean;
 }
 
 type TaskLoader = (id: number, consistent?: boolean) => Promise<Task | undefined>;
@@ -78,6 +83,7 @@ export async function getTaskCached(
 ): Promise<Task | undefined> {
   return tasks.get(id, {
     ...(opts.notOlderThan === undefined ? {} : { notOlderThanMs: (opts.notOlderThan + 1) * 1000 }),
+    refresh: opts.refresh === true,
     load: (key) => deps.getTask(key, true),
   });
 }
