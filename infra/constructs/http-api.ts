@@ -182,6 +182,22 @@ export class ServiceHttpApi extends Construct {
       return fn;
     };
 
+    // A function group's routes share one integration and one permission to invoke its function (for
+    // any route of this API): the resources of a route are its route alone.
+    const groupIntegrations = new Map<FunctionGroup, HttpLambdaIntegration>();
+    const groupIntegration = (group: FunctionGroup) => {
+      let integration = groupIntegrations.get(group);
+      if (!integration) {
+        integration = new HttpLambdaIntegration(
+          `${pascal(group)}Integration`,
+          functions.invocable(groupFunction(group)),
+          { scopePermissionToRoute: false },
+        );
+        groupIntegrations.set(group, integration);
+      }
+      return integration;
+    };
+
     for (const route of deployed) {
       const rid = routeId(route);
       if (route.auth === 'alarm' && !route.fn)
@@ -190,7 +206,9 @@ export class ServiceHttpApi extends Construct {
       const [httpRoute] = this.api.addRoutes({
         path: route.path,
         methods: [apigw.HttpMethod[route.method], ...(route.head ? [apigw.HttpMethod.HEAD] : [])],
-        integration: new HttpLambdaIntegration(`${rid}Integration`, functions.invocable(fn)),
+        integration: route.fn
+          ? groupIntegration(route.fn)
+          : new HttpLambdaIntegration(`${rid}Integration`, functions.invocable(fn)),
       });
       const routeKey = `${route.method} ${route.path}`;
       this.handlers.set(routeKey, fn);
