@@ -17,6 +17,7 @@ const LAYERS = [
   'channels',
   'directory',
   'signin',
+  'schedules',
   'tasks',
   'webhooks',
   'notifications',

@@ -186,17 +186,28 @@ export const TASK_DETAIL: Access = {
 
 /**
  * Writing a task's configuration (store, update, updatefields): the directory records it names (the
- * creator, department, alarm groups, template, users of phone channels), then the task, its name
- * guard and its permission items in one transaction, and a PING to a new webhook.
+ * creator, department, alarm groups, template, users of phone channels, schedules), then the task,
+ * its name guard, its permission items and the schedules' reference index (a reference item and the
+ * schedule's count each) in one transaction, and a PING to a new webhook.
  */
 export const TASK_CONFIG: Access = {
   items: {
     GetItem: ['DEPT#', 'TPL#', 'USER#'],
-    BatchGetItem: ['GROUP#', 'USER#'],
-    PutItem: ['TASK#', 'TASKNAME#'],
+    BatchGetItem: ['GROUP#', 'SCHEDULE#', 'USER#'],
+    PutItem: ['SCHEDULE#', 'TASK#', 'TASKNAME#'],
+    UpdateItem: ['SCHEDULE#'],
   },
   queues: { SendMessage: ['webhook'] },
 };
+
+/**
+ * Who a schedule a receiver names has on call, when a message is made (schedules/resolve.ts, cached
+ * per container): a Query of its versions and one of its overrides.
+ */
+export const ONCALL_RESOLVE: Access = { items: { Query: ['SCHEDULE#'] } };
+
+/** Reading a schedule (`reader` routes): the acting user, the schedule, its versions and overrides. */
+export const SCHEDULE_READ = access(READER_AUTH, { items: { GetItem: ['SCHEDULE#'], Query: ['SCHEDULE#'] } });
 
 /** A task setting or status (`version`-conditioned update; re-read on a lost race). */
 export const TASK_SETTING: Access = { items: { GetItem: ['TASK#'], UpdateItem: ['TASK#'] } };
@@ -208,10 +219,10 @@ export const TASK_STATUS = access(TASK_SETTING, { items: { PutItem: ['DUE#'] } }
  * Publishing a workflow announcement (workflows/service.ts announce): its pipeline records and
  * workflows, the task and its alarm groups, webhook events and notification jobs, reminders.
  */
-export const WORKFLOW_ANNOUNCE: Access = {
+export const WORKFLOW_ANNOUNCE: Access = access(ONCALL_RESOLVE, {
   items: { GetItem: ['TASK#'], BatchGetItem: ['GROUP#', 'WF#'], PutItem: ['DUE#'] },
   queues: { SendMessage: ['notify', 'webhook'] },
-};
+});
 
 /** The announcement of what a person did also names them (the pipeline's own are by nobody). */
 export const ANNOUNCE_PEOPLE: Access = { items: { BatchGetItem: ['USER#'] } };

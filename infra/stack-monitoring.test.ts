@@ -2,7 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deployedRoutes } from './constructs/http-api.ts';
 import { pascal } from './constructs/queues.ts';
-import { type QueueName, queues, schedule } from './definitions.ts';
+import { type QueueName, queues, routeEntry, schedule } from './definitions.ts';
 import { METRICS } from './metrics.ts';
 import {
   functionFor,
@@ -149,8 +149,14 @@ describe('alarms', () => {
   });
 
   it('are exactly those, and the ones of infra/ops.test.ts', () => {
-    // Grouped: the routes that do not take alarms, and $default; alone: alarm intake, queues, schedule.
-    const app = deployedRoutes().filter((r) => r.auth !== 'alarm').length + 1;
+    // Grouped: the functions of the routes that do not take alarms (a function group's routes share
+    // one), and $default; alone: alarm intake, queues, schedule.
+    const app =
+      new Set(
+        deployedRoutes()
+          .filter((r) => r.auth !== 'alarm')
+          .map(routeEntry),
+      ).size + 1;
     const alone = ofType('AWS::Lambda::Function').length - app;
     // DLQs and queue ages; errors and throttles; API 5xx; table throttles and errors; AlarmLogLost,
     // DueWorkBuried, sign-in failures; the schedule.

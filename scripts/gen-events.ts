@@ -45,6 +45,22 @@ const taskBody = {
   receiver: { channels: { email: [1] } },
 };
 
+const scheduleBody = {
+  name: 'infra primary',
+  department_id: 1,
+  time_zone: 'Europe/London',
+  layers: [
+    {
+      name: 'weekdays',
+      start: '2026-11-23T09:00',
+      turn: { every: 1, unit: 'week' },
+      users: [1, 2],
+      restrictions: [{ days: [1, 2, 3, 4, 5], from: '09:00', to: '18:00' }],
+    },
+  ],
+  fallback: [1],
+};
+
 /** The sample request of every deployed route (also the examples of the OpenAPI document). */
 export const samples: Record<string, Sample> = {
   'GET /health': {},
@@ -172,6 +188,22 @@ export const samples: Record<string, Sample> = {
   },
   'GET /delivery/dlq': { query: { uid: '1', queue: 'webhook', limit: '20' } },
   'POST /delivery/dlq/redrive': { json: { uid: 1, queue: 'webhook', all: 1, task_id: 1 } },
+  // [oncall]
+  'POST /schedule/store': { json: { uid: 1, ...scheduleBody } },
+  'GET /schedule/show': { query: { uid: '1', id: '1' } },
+  'PUT /schedule/update': { json: { uid: 1, id: 1, effective_from: T + 86_400, ...scheduleBody } },
+  'DELETE /schedule': { form: { uid: '1', id: '1' } },
+  'GET /schedule/list': { query: { uid: '1', limit: '20' } },
+  'POST /schedule/override': { json: { uid: 1, id: 1, start: T + 3600, end: T + 7200, user: 2 } },
+  'DELETE /schedule/override': { form: { uid: '1', id: '1', override_id: '1' } },
+  'GET /schedule/oncall': { query: { uid: '1', id: '1', at: String(T) } },
+  'GET /schedule/final': { query: { uid: '1', id: '1', from: String(T), to: String(T + 14 * 86_400) } },
+  'POST /schedule/preview': {
+    json: { uid: 1, id: 1, from: T, to: T + 14 * 86_400, ...scheduleBody },
+  },
+  'PUT /schedule/ical': { json: { uid: 1, id: 1 } },
+  'GET /schedule/ical.ics': { query: { id: '1', key: '0123456789abcdef0123456789abcdef01234567' } },
+  'GET /alarmtask/oncall': { query: { uid: '1', task_id: '1', days: '14' } },
   // [sign-in]
   'POST /auth/signin': {
     json: { account: 'annlee', password: 'PASSWORD' },

@@ -81,11 +81,19 @@ function responsesOf(doc: RouteDoc, data: DataSchema | undefined): Json {
       headers: { Location: { schema: { type: 'string' } } },
     };
   } else if (doc.spec.rawResponse) {
-    const type = doc.route.path.endsWith('.json') ? 'application/json' : 'text/html';
-    const what = { '/openapi.json': 'The OpenAPI document.', '/docs': 'The reference page.' };
+    const type = doc.route.path.endsWith('.json')
+      ? 'application/json'
+      : doc.route.path.endsWith('.ics')
+        ? 'text/calendar'
+        : 'text/html';
+    const what = {
+      '/openapi.json': 'The OpenAPI document.',
+      '/docs': 'The reference page.',
+      '/schedule/ical.ics': 'The iCalendar feed (RFC 5545) of the final shifts for 90 days.',
+    };
     responses['200'] = {
       description: what[doc.route.path as keyof typeof what] ?? 'The page.',
-      content: { [type]: { schema: type === 'text/html' ? { type: 'string' } : { type: 'object' } } },
+      content: { [type]: { schema: type === 'application/json' ? { type: 'object' } : { type: 'string' } } },
     };
   } else {
     if (!data) throw new Error(`${routeKey(doc)}: no schema of its data`);

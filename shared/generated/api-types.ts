@@ -1013,6 +1013,250 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/schedule/store": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * {uid, name, department_id, time_zone, layers, fallback?, coverage?, permission?}: a new...
+         * @description POST /schedule/store {uid, name, department_id, time_zone, layers, fallback?, coverage?, permission?}: a new on-call schedule (the acting user gets rw); its first configuration answers for all time.
+         */
+        post: operations["PostScheduleStore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/show": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The schedule, its configuration in force now, its versions and overrides
+         * @description GET /schedule/show?uid=&id=: the schedule, its configuration in force now, its versions and overrides.
+         */
+        get: operations["GetScheduleShow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * {uid, id, effective_from?, ...the schedule}: the whole schedule again, taking effect fr...
+         * @description PUT /schedule/update {uid, id, effective_from?, ...the schedule}: the whole schedule again, taking effect from now (or a later `effective_from`); answers about earlier instants never change.
+         */
+        put: operations["PutScheduleUpdate"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * 409 while a task's receivers name it
+         * @description DELETE /schedule (uid, id in a form body or the query): 409 while a task's receivers name it.
+         */
+        delete: operations["DeleteSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The schedules user `uid` may read
+         * @description GET /schedule/list?uid=&limit=&cursor=: the schedules user `uid` may read (role 9: all), by name.
+         */
+        get: operations["GetScheduleList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/override": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * {uid, id, start, end, user}: `user` on call over [start, end), above every layer
+         * @description POST /schedule/override {uid, id, start, end, user}: `user` on call over [start, end), above every layer.
+         */
+        post: operations["PostScheduleOverride"];
+        /**
+         * Removed when it has not started, else ended now
+         * @description DELETE /schedule/override (uid, id, override_id in a form body or the query): removed when it has not started, else ended now.
+         */
+        delete: operations["DeleteScheduleOverride"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/oncall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is on call at `at`
+         * @description GET /schedule/oncall?uid=&id=&at=: who is on call at `at` (default now), why, and the shift.
+         */
+        get: operations["GetScheduleOncall"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/final": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The final shifts of a window of at most 90 days, its gaps
+         * @description GET /schedule/final?uid=&id=&from=&to=: the final shifts of a window of at most 90 days, its gaps.
+         */
+        get: operations["GetScheduleFinal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * {uid, id?, effective_from?, from, to, time_zone, layers, ...}: the final shifts an unsa...
+         * @description POST /schedule/preview {uid, id?, effective_from?, from, to, time_zone, layers, ...}: the final shifts an unsaved configuration would give, and what it changes against the saved one.
+         */
+        post: operations["PostSchedulePreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/ical": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * {uid, id, revoke?}: a new calendar feed key
+         * @description PUT /schedule/ical {uid, id, revoke?}: a new calendar feed key (shown once), or none (`revoke`).
+         */
+        put: operations["PutScheduleIcal"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/ical.ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The schedule's final shifts for 90 days as an iCalendar feed, authenticated by the feed...
+         * @description GET /schedule/ical.ics?id=&key=: the schedule's final shifts for 90 days as an iCalendar feed, authenticated by the feed key alone (calendar clients cannot sign requests).
+         */
+        get: operations["GetScheduleIcalIcs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/alarmtask/oncall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the task will page over the coming days, per receiver that names a schedule, with i...
+         * @description GET /alarmtask/oncall?uid=&task_id=&days=14: who the task will page over the coming days, per receiver that names a schedule, with its gaps.
+         */
+        get: operations["GetAlarmtaskOncall"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1362,11 +1606,14 @@ export interface components {
         ReceiverView: {
             alarmgroup: components["schemas"]["AlarmGroupView"][];
             channels: components["schemas"]["ChannelsView"];
+            /** @description Schedules whose on-call people are paged, each on its channels (present when there are any). */
+            oncall?: components["schemas"]["OncallReceiver"][];
             dispatch: {
                 conditions: components["schemas"]["Condition"][];
                 receiver: {
                     alarmgroup: components["schemas"]["AlarmGroupView"][];
                     channels: components["schemas"]["ChannelsView"];
+                    oncall?: components["schemas"]["OncallReceiver"][];
                 };
             }[];
             /**
@@ -1421,6 +1668,13 @@ export interface components {
             webhook: string;
             secret: string;
         };
+        /** @description A receiver that pages whoever is on call in a schedule, on the listed user channels. */
+        OncallReceiver: {
+            schedule_id: number;
+            channels: components["schemas"]["OncallChannel"][];
+        };
+        /** @enum {string} */
+        OncallChannel: "sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat";
         Condition: {
             rule: components["schemas"]["Rule"][];
         };
@@ -2334,7 +2588,45 @@ export interface components {
             }[];
             /** @description The receiver the report carried, credentials masked. */
             override?: components["schemas"]["Channels"];
+            /** @description What each schedule a receiver named answered when the message was made (recorded with the notifications): who was on call, from which layer or override, and the shift; or nobody. */
+            oncall?: components["schemas"]["TraceOncall"][];
         };
+        /** @description A schedule's answer for one message of the alarm (`scene`), as recorded, in words too. */
+        TraceOncall: {
+            schedule_id: number;
+            /** @description Unix seconds the answer is about. */
+            at: number;
+            uids: number[];
+            source: components["schemas"]["Source"];
+            shift: {
+                start: number;
+                end: number;
+            };
+            channels: components["schemas"]["OncallChannel"][];
+            /**
+             * @description The schedule no longer exists (deleted after the receiver named it).
+             * @constant
+             */
+            missing?: true;
+            scene: string;
+            /** @description The schedule's name (absent when it has been deleted since). */
+            name?: string;
+            text: string;
+        };
+        Source: {
+            kind: components["schemas"]["SourceKind"];
+            /** @description The layer's index (`layer`). */
+            layer?: number;
+            /** @description The layer's name (`layer`). */
+            name?: string;
+            /** @description The override's id (`override`). */
+            override?: number;
+        };
+        /**
+         * @description Where an answer comes from.
+         * @enum {string}
+         */
+        SourceKind: "override" | "layer" | "fallback" | "none";
         JobDeliveries: {
             job_id: string;
             scene: string;
@@ -2343,6 +2635,8 @@ export interface components {
             /** @description Who or what was addressed, masked as the attempts record it. */
             targets: string[];
             message?: components["schemas"]["StoredMessage"];
+            /** @description The schedules' answers its people came from (or, with nobody on call, that one's). */
+            oncall?: components["schemas"]["OncallAnswer"][];
             attempts: components["schemas"]["AttemptRecord"][];
         };
         /** @enum {string} */
@@ -2361,6 +2655,24 @@ export interface components {
         };
         /** @enum {number} */
         TemplateFormat: 1 | 2 | 3 | 4;
+        /** @description A schedule's answer for a receiver at the instant a message was made: recorded with the message's notifications and shown in an alarm's decision trace. */
+        OncallAnswer: {
+            schedule_id: number;
+            /** @description Unix seconds the answer is about. */
+            at: number;
+            uids: number[];
+            source: components["schemas"]["Source"];
+            shift: {
+                start: number;
+                end: number;
+            };
+            channels: components["schemas"]["OncallChannel"][];
+            /**
+             * @description The schedule no longer exists (deleted after the receiver named it).
+             * @constant
+             */
+            missing?: true;
+        };
         AttemptRecord: {
             job_id: string;
             task_id: number;
@@ -2615,6 +2927,220 @@ export interface components {
             pass: boolean;
             /** @description What failed, in words (empty when it passed). */
             failures: string[];
+        };
+        /** @description GET /schedule/show, and the answer of store and update: the schedule and its configuration now. */
+        ScheduleShown: {
+            schedule: {
+                id: number;
+                name: string;
+                department_id: number;
+                department: {
+                    id: number;
+                    name: string;
+                } | null;
+                permission: {
+                    rw: components["schemas"]["SummaryPerson"][];
+                    ro: components["schemas"]["SummaryPerson"][];
+                };
+                /** @description The configuration in force now. */
+                version: number;
+                effective_from: number;
+                time_zone: string;
+                layers: components["schemas"]["Layer"][];
+                fallback: number[];
+                coverage: components["schemas"]["Coverage"] | null;
+                /** @description Every version, oldest first (those after `version` are still to take effect). */
+                versions: components["schemas"]["VersionSummary"][];
+                /** @description Overrides not yet ended, by their end. */
+                overrides: components["schemas"]["Override"][];
+                /** @description Tasks whose receivers name the schedule (it cannot be deleted while there are any). */
+                tasks: number;
+                /** @description Whether a calendar feed key is issued. */
+                ical: boolean;
+                created_by: number;
+                created_at: number;
+                updated_at: number;
+            };
+        };
+        Layer: {
+            name: string;
+            /** @description IANA zone of `start` and `restrictions`; the schedule's zone when absent. */
+            time_zone?: string;
+            /** @description `YYYY-MM-DDTHH:MM`, local time in the layer's zone: when turn 0 begins. */
+            start: string;
+            turn: {
+                every: number;
+                unit: components["schemas"]["TurnUnit"];
+            };
+            /** @description Turn k belongs to `users[k mod n]`. */
+            users: number[];
+            restrictions?: components["schemas"]["Restriction"][];
+        };
+        /**
+         * @description On-call schedules (API guide §18): types of the stored configuration and of the answers. No I/O here (the web console imports these types too).
+         *
+         *     A schedule keeps every configuration it ever had, each with the instant it took effect from (`effective_from`): an edit takes effect from then on and never changes an answer about an earlier instant. Overrides sit above every layer; the one created last wins where they overlap.
+         * @enum {string}
+         */
+        TurnUnit: "hour" | "day" | "week";
+        /** @description A window of local time starting on the given ISO weekdays (Monday = 1); `to <= from` ends the next day. */
+        Restriction: {
+            days: number[];
+            /** @description `HH:MM` */
+            from: string;
+            /** @description `HH:MM`, or `24:00` (the end of the day). */
+            to: string;
+        };
+        /** @description Gap alarms: gaps inside `required` (default: all the time) that start within `horizon_days`. */
+        Coverage: {
+            required?: components["schemas"]["Restriction"][];
+            horizon_days: number;
+            alarm_task_id: number;
+        };
+        /** @description A version of the configuration: what it holds is the schedule's configuration from then on. */
+        VersionSummary: {
+            version: number;
+            /** @description Unix seconds it takes (or took) effect from; the first version answers for all time before too. */
+            effective_from: number;
+            created_at: number;
+            created_by: number;
+        };
+        Override: {
+            /** @description Increasing per schedule: of two overlapping overrides the greater id (the later created) wins. */
+            id: number;
+            start: number;
+            end: number;
+            user: number;
+            created_at: number;
+            created_by: number;
+        };
+        /** @description DELETE /schedule */
+        ScheduleDeleted: {
+            id: number;
+        };
+        /** @description GET /schedule/list: the schedules the acting user may read, by name. */
+        ScheduleList: {
+            schedules: components["schemas"]["ScheduleSummary"][];
+            /** @description Pass as `cursor` for the next page; empty when there is none. */
+            next_cursor: string;
+        };
+        /** @description One schedule in the listing. */
+        ScheduleSummary: {
+            id: number;
+            name: string;
+            department_id: number;
+            /**
+             * @description The acting user's access: `rw` may change it, `ro` may read it (role 9: `rw`).
+             * @enum {string}
+             */
+            access: "rw" | "ro";
+            tasks: number;
+            updated_at: number;
+        };
+        /** @description POST /schedule/override, DELETE /schedule/override */
+        OverrideSaved: {
+            id: number;
+            override: components["schemas"]["Override"];
+        };
+        OverrideEnded: {
+            id: number;
+            override_id: number;
+            /**
+             * @description `deleted` (it had not started) or `ended` (it had: it now ends at `end`, the past stays).
+             * @enum {string}
+             */
+            result: "deleted" | "ended";
+            end: number;
+        };
+        /** @description GET /schedule/oncall: who is on call at an instant, why, and the shift it falls in. */
+        OncallNow: {
+            at: number;
+            users: components["schemas"]["SummaryPerson"][];
+            source: components["schemas"]["Source"];
+            shift: {
+                start: number;
+                end: number;
+            };
+        };
+        /** @description GET /schedule/final: the shifts of a window (adjacent equal ones merged), its gaps and coverage. */
+        FinalShifts: {
+            from: number;
+            to: number;
+            shifts: components["schemas"]["FinalShift"][];
+            gaps: components["schemas"]["Gap"][];
+            /** @description Share of the window someone is on call, percent (two decimals). */
+            coverage_pct: number;
+            /** @description The people the shifts name. */
+            people: components["schemas"]["SummaryPerson"][];
+        };
+        /** @description A span with one answer, the people by uid. */
+        FinalShift: {
+            start: number;
+            end: number;
+            uids: number[];
+            source: components["schemas"]["Source"];
+        };
+        Gap: {
+            start: number;
+            end: number;
+        };
+        /** @description POST /schedule/preview: `final` for an unsaved configuration, and what it changes. */
+        SchedulePreview: {
+            from: number;
+            to: number;
+            shifts: components["schemas"]["FinalShift"][];
+            gaps: components["schemas"]["Gap"][];
+            /** @description Share of the window someone is on call, percent (two decimals). */
+            coverage_pct: number;
+            /** @description The people the shifts name. */
+            people: components["schemas"]["SummaryPerson"][];
+            /** @description When the configuration would take effect (the first configuration of a schedule: always). */
+            effective_from: number;
+            changes: components["schemas"]["ShiftChange"][];
+        };
+        /** @description A span where a configuration answers differently from the saved one. */
+        ShiftChange: {
+            start: number;
+            end: number;
+            before: {
+                uids: number[];
+                source: components["schemas"]["Source"];
+            };
+            after: {
+                uids: number[];
+                source: components["schemas"]["Source"];
+            };
+        };
+        /** @description PUT /schedule/ical: the feed's key, shown this once (or nothing, when revoked). */
+        IcalKey: {
+            id: number;
+            /** @description 40 hex characters; absent when the key was revoked. */
+            key?: string;
+            /** @description The feed's path and query for a calendar client (prefix the service's base URL). */
+            feed?: string;
+        };
+        /** @description GET /alarmtask/oncall: who the task pages over the coming days, per receiver naming a schedule. */
+        TaskOncall: {
+            task_id: number;
+            from: number;
+            to: number;
+            receivers: {
+                /** @description Where the receiver sits in the configuration (`receiver`, `receiver.dispatch.0.receiver`, ...). */
+                path: string;
+                schedule: components["schemas"]["NamedRef"];
+                channels: components["schemas"]["OncallChannel"][];
+                /** @description Who the schedule has on call now (the first shift's people). */
+                on_call_now: components["schemas"]["SummaryPerson"][];
+                /** @description The schedule's final shifts over the window (adjacent equal ones merged). */
+                shifts: {
+                    start: number;
+                    end: number;
+                    uids: number[];
+                    source: components["schemas"]["Source"];
+                }[];
+                gaps: components["schemas"]["Gap"][];
+                coverage_pct: number;
+            }[];
         };
         /** @description POST /auth/signin, PUT /auth/password: the session cookie is set; its CSRF token. */
         SignedInAnswer: {
@@ -3127,6 +3653,10 @@ export interface operations {
                                 url: string;
                             };
                         };
+                        oncall?: {
+                            schedule_id: number;
+                            channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                        }[];
                         dispatch?: {
                             conditions: {
                                 rule: {
@@ -3157,6 +3687,10 @@ export interface operations {
                                         url: string;
                                     };
                                 };
+                                oncall?: {
+                                    schedule_id: number;
+                                    channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                                }[];
                             };
                         }[];
                         /** @enum {unknown} */
@@ -3478,6 +4012,10 @@ export interface operations {
                                 url: string;
                             };
                         };
+                        oncall?: {
+                            schedule_id: number;
+                            channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                        }[];
                         dispatch?: {
                             conditions: {
                                 rule: {
@@ -3508,6 +4046,10 @@ export interface operations {
                                         url: string;
                                     };
                                 };
+                                oncall?: {
+                                    schedule_id: number;
+                                    channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                                }[];
                             };
                         }[];
                         /** @enum {unknown} */
@@ -3784,6 +4326,10 @@ export interface operations {
                                 url: string;
                             };
                         };
+                        oncall?: {
+                            schedule_id: number;
+                            channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                        }[];
                         dispatch?: {
                             conditions: {
                                 rule: {
@@ -3814,6 +4360,10 @@ export interface operations {
                                         url: string;
                                     };
                                 };
+                                oncall?: {
+                                    schedule_id: number;
+                                    channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                                }[];
                             };
                         }[];
                         /** @enum {unknown} */
@@ -4578,6 +5128,10 @@ export interface operations {
                                 url: string;
                             }) | string[];
                         } | unknown[];
+                        oncall?: {
+                            schedule_id: number;
+                            channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                        }[];
                     };
                 };
             };
@@ -6561,6 +7115,781 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PostScheduleStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "name": "infra primary",
+                 *       "department_id": 1,
+                 *       "time_zone": "Europe/London",
+                 *       "layers": [
+                 *         {
+                 *           "name": "weekdays",
+                 *           "start": "2026-11-23T09:00",
+                 *           "turn": {
+                 *             "every": 1,
+                 *             "unit": "week"
+                 *           },
+                 *           "users": [
+                 *             1,
+                 *             2
+                 *           ],
+                 *           "restrictions": [
+                 *             {
+                 *               "days": [
+                 *                 1,
+                 *                 2,
+                 *                 3,
+                 *                 4,
+                 *                 5
+                 *               ],
+                 *               "from": "09:00",
+                 *               "to": "18:00"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "fallback": [
+                 *         1
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    name: string;
+                    department_id: number;
+                    permission?: {
+                        rw?: number[];
+                        ro?: number[];
+                    };
+                    time_zone: string;
+                    layers: {
+                        name: string;
+                        time_zone?: string;
+                        start: string;
+                        turn: {
+                            every: number;
+                            /** @enum {unknown} */
+                            unit: "hour" | "day" | "week";
+                        };
+                        users: number[];
+                        restrictions?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                    }[];
+                    fallback?: number[];
+                    coverage?: {
+                        required?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                        horizon_days?: number;
+                        alarm_task_id: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ScheduleShown"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetScheduleShow: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 1 */
+                id: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ScheduleShown"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PutScheduleUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1,
+                 *       "effective_from": 1795622400,
+                 *       "name": "infra primary",
+                 *       "department_id": 1,
+                 *       "time_zone": "Europe/London",
+                 *       "layers": [
+                 *         {
+                 *           "name": "weekdays",
+                 *           "start": "2026-11-23T09:00",
+                 *           "turn": {
+                 *             "every": 1,
+                 *             "unit": "week"
+                 *           },
+                 *           "users": [
+                 *             1,
+                 *             2
+                 *           ],
+                 *           "restrictions": [
+                 *             {
+                 *               "days": [
+                 *                 1,
+                 *                 2,
+                 *                 3,
+                 *                 4,
+                 *                 5
+                 *               ],
+                 *               "from": "09:00",
+                 *               "to": "18:00"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "fallback": [
+                 *         1
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    id: number;
+                    effective_from?: number;
+                    name: string;
+                    department_id: number;
+                    permission?: {
+                        rw?: number[];
+                        ro?: number[];
+                    };
+                    time_zone: string;
+                    layers: {
+                        name: string;
+                        time_zone?: string;
+                        start: string;
+                        turn: {
+                            every: number;
+                            /** @enum {unknown} */
+                            unit: "hour" | "day" | "week";
+                        };
+                        users: number[];
+                        restrictions?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                    }[];
+                    fallback?: number[];
+                    coverage?: {
+                        required?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                        horizon_days?: number;
+                        alarm_task_id: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ScheduleShown"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    DeleteSchedule: {
+        parameters: {
+            query?: {
+                /** @example 1 */
+                uid?: number;
+                /** @example 1 */
+                id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The parameters in a form (or JSON) body, or in the query string; the body wins. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    uid: number;
+                    id: number;
+                };
+                "application/json": {
+                    uid: number;
+                    id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ScheduleDeleted"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetScheduleList: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 20 */
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ScheduleList"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PostScheduleOverride: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1,
+                 *       "start": 1795539600,
+                 *       "end": 1795543200,
+                 *       "user": 2
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    id: number;
+                    start: number;
+                    end: number;
+                    user: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["OverrideSaved"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    DeleteScheduleOverride: {
+        parameters: {
+            query?: {
+                /** @example 1 */
+                uid?: number;
+                /** @example 1 */
+                id?: number;
+                /** @example 1 */
+                override_id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The parameters in a form (or JSON) body, or in the query string; the body wins. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1,
+                 *       "override_id": 1
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    uid: number;
+                    id: number;
+                    override_id: number;
+                };
+                "application/json": {
+                    uid: number;
+                    id: number;
+                    override_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["OverrideEnded"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetScheduleOncall: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 1 */
+                id: number;
+                /** @example 1795536000 */
+                at?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["OncallNow"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetScheduleFinal: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 1 */
+                id: number;
+                /** @example 1795536000 */
+                from: number;
+                /** @example 1796745600 */
+                to: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["FinalShifts"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PostSchedulePreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1,
+                 *       "from": 1795536000,
+                 *       "to": 1796745600,
+                 *       "name": "infra primary",
+                 *       "department_id": 1,
+                 *       "time_zone": "Europe/London",
+                 *       "layers": [
+                 *         {
+                 *           "name": "weekdays",
+                 *           "start": "2026-11-23T09:00",
+                 *           "turn": {
+                 *             "every": 1,
+                 *             "unit": "week"
+                 *           },
+                 *           "users": [
+                 *             1,
+                 *             2
+                 *           ],
+                 *           "restrictions": [
+                 *             {
+                 *               "days": [
+                 *                 1,
+                 *                 2,
+                 *                 3,
+                 *                 4,
+                 *                 5
+                 *               ],
+                 *               "from": "09:00",
+                 *               "to": "18:00"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "fallback": [
+                 *         1
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    id?: number;
+                    effective_from?: number;
+                    from: number;
+                    to: number;
+                    time_zone: string;
+                    layers: {
+                        name: string;
+                        time_zone?: string;
+                        start: string;
+                        turn: {
+                            every: number;
+                            /** @enum {unknown} */
+                            unit: "hour" | "day" | "week";
+                        };
+                        users: number[];
+                        restrictions?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                    }[];
+                    fallback?: number[];
+                    coverage?: {
+                        required?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                        horizon_days?: number;
+                        alarm_task_id: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["SchedulePreview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PutScheduleIcal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    id: number;
+                    revoke?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["IcalKey"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetScheduleIcalIcs: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                id: number;
+                /** @example 0123456789abcdef0123456789abcdef01234567 */
+                key: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The iCalendar feed (RFC 5545) of the final shifts for 90 days. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetAlarmtaskOncall: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 1 */
+                task_id: number;
+                /** @example 14 */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["TaskOncall"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             500: components["responses"]["InternalError"];
         };

@@ -2,6 +2,7 @@
  * Message types carried by the queues. Every message is JSON; each carries an id that makes its
  * processing idempotent.
  */
+import type { OncallAnswer } from '../domain/schedules/model.ts';
 import type { Channel, Level, ReceiverConfig, Robot } from '../domain/tasks/model.ts';
 
 export type QueueName = 'alarm' | 'webhook' | 'notify' | 'replay';
@@ -128,6 +129,11 @@ export interface NotificationJob {
   users?: number[];
   /** robots, for dinggroup / yachgroup. */
   robots?: Robot[];
+  /**
+   * The answers of the schedules whose on-call people `users` holds, or (with no users) of the one
+   * schedule that had nobody on call: recorded with the job (API guide §18.5).
+   */
+  oncall?: OncallAnswer[];
   context: RenderContext;
   /** Published again by a producer that ran again (a redelivered alarm): may have been sent already. */
   replay?: boolean;

@@ -4,6 +4,7 @@ import { AlarmsPage } from './pages/alarms.tsx';
 import { ChartsPage } from './pages/charts.tsx';
 import { DeadLettersPage, DeliveriesPage } from './pages/deliveries.tsx';
 import { PasswordPage } from './pages/password.tsx';
+import { SchedulePage, SchedulesPage } from './pages/schedules.tsx';
 import { SignIn, type SignInNotice } from './pages/signin.tsx';
 import { TaskPage } from './pages/task.tsx';
 import { TasksPage } from './pages/tasks.tsx';
@@ -46,6 +47,15 @@ function Page({ route, session }: { route: Route; session: Session }) {
   if (section === 'claim' && !id) return <ClaimReturn query={route.query} />;
   if (section === 'password' && !id) return <PasswordPage />;
   if (section === 'dead-letters') return admin ? <DeadLettersPage route={route} /> : <NotFound />;
+  if (section === 'schedules') {
+    const scheduleId = Number(id);
+    if (!id) return <SchedulesPage />;
+    return Number.isSafeInteger(scheduleId) && scheduleId > 0 && !sub ? (
+      <SchedulePage id={scheduleId} />
+    ) : (
+      <NotFound />
+    );
+  }
   if (section !== 'tasks') return <NotFound />;
   if (!id) return <TasksPage route={route} />;
   const taskId = Number(id);
@@ -151,9 +161,14 @@ export function App() {
         <nav class="mainnav" aria-label="Console">
           <a
             href={href('tasks')}
-            aria-current={!['dead-letters', 'password'].includes(route.parts[0] ?? '') ? 'page' : undefined}
+            aria-current={
+              !['dead-letters', 'password', 'schedules'].includes(route.parts[0] ?? '') ? 'page' : undefined
+            }
           >
             Tasks
+          </a>
+          <a href={href('schedules')} aria-current={route.parts[0] === 'schedules' ? 'page' : undefined}>
+            Schedules
           </a>
           {admin && (
             <a

@@ -214,6 +214,7 @@ export const DUE_KINDS = [
   'compress-flush',
   'recovery-delay',
   'heartbeat',
+  'schedule-coverage',
 ] as const;
 
 /** Dead letters redriven by one request at most (`more` says when to ask again). */

@@ -146,6 +146,7 @@ export function parseJob(body: string): NotificationJob | undefined {
     return undefined;
   }
   if (j.claim !== undefined && !claimLinks.isClaimTarget(j.claim)) return undefined;
+  if (j.oncall !== undefined && !(Array.isArray(j.oncall) && j.oncall.every(isObject))) return undefined;
   return j as unknown as NotificationJob;
 }
 
@@ -222,6 +223,7 @@ async function persist(run: Run, status: JobStatus, deps: NotifyDeps) {
     done: [...run.done],
     attempts: run.records,
     ...(run.message ? { message: run.message } : {}),
+    ...(run.job.oncall ? { oncall: run.job.oncall } : {}),
     at_ms: nowMs(),
   });
 }
@@ -311,7 +313,13 @@ async function sendChannel(
   if (!(USER_CHANNELS as readonly string[]).includes(channel)) return;
   const uids = [...new Set(job.users ?? [])];
   if (uids.length === 0) {
-    run.record(undefined, 'none', { outcome: 'skipped', code: 'no_receiver', detail: 'no users' });
+    run.record(
+      undefined,
+      'none',
+      job.oncall?.length
+        ? { outcome: 'skipped', code: 'nobody_on_call', detail: 'nobody on call' }
+        : { outcome: 'skipped', code: 'no_receiver', detail: 'no users' },
+    );
     return;
   }
   const users = new Map((await deps.getUsers(uids)).map((u) => [u.uid, u]));

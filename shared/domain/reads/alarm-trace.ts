@@ -18,7 +18,11 @@ import type { Why } from '../alarms/explain.ts';
 import { type AlarmLogEntry, entryOfRecord, resultOf } from '../alarms/log.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import { type ReceiverSelection, selectedReceivers } from '../alarms/notify.ts';
-import type { AlarmTrace, TraceReceivers, TraceStage } from '../alarms/responses.ts';
+import type { AlarmTrace, TraceOncall, TraceReceivers, TraceStage } from '../alarms/responses.ts';
+import { type OncallAnswer, sourceText } from '../schedules/model.ts';
+import { getSchedules } from '../schedules/repository.ts';
+import { formatDateTime } from '../../clock.ts';
+import { config } from '../../config/env.ts';
 import { upgradeStrategies } from '../alarms/upgrade.ts';
 
 import { type AlarmRef, locate, viewOf } from './alarm-history.ts';
@@ -237,6 +241,38 @@ async function receiversOf(
 }
 
 /**
+ * The schedules' answers the alarm's notifications recorded (each message's, by scene), in words:
+ * who was on call and why, or that nobody was (`skipped: nobody on call`).
+ */
+async function oncallOf(deliveries: AlarmDeliveries): Promise<TraceOncall[]> {
+  const seen = new Map<string, OncallAnswer & { scene: string }>();
+  for (const job of deliveries.notifications) {
+    for (const a of job.oncall ?? []) {
+      const key = `${job.scene}:${a.schedule_id}`;
+      const known = seen.get(key);
+      const channels = [...new Set([...(known?.channels ?? []), ...a.channels])];
+      seen.set(key, { ...(known ?? a), channels, scene: job.scene });
+    }
+  }
+  if (seen.size === 0) return [];
+  const names = new Map(
+    (await getSchedules([...new Set([...seen.values()].map((a) => a.schedule_id))])).map((s) => [
+      s.id,
+      s.name,
+    ]),
+  );
+  const when = (t: number) => formatDateTime(t, config().timeZone);
+  return [...seen.values()].map((a) => {
+    const name = names.get(a.schedule_id);
+    const what = `schedule [${a.schedule_id}]${name ? ` ${name}` : ' (deleted since)'}`;
+    const text = a.uids.length
+      ? `${what}: uid ${a.uids.join(', ')} on call by ${sourceText(a.source)}, shift ${when(a.shift.start)} to ${when(a.shift.end)} (${a.channels.join(', ')})`
+      : `${what}: skipped: nobody on call at ${when(a.at)}`;
+    return { ...a, ...(name ? { name } : {}), text };
+  });
+}
+
+/**
  * The trace's headline. An alarm the pipeline sent to its receivers is named by what reached a person
  * (`notified`, `not notified yet`, `nobody reached`: the deliveries decide, not the decision), then
  * what each channel came to; any other alarm by its decision, and its deliveries if it had some (an
@@ -312,6 +348,8 @@ export async function traceAlarm(ref: AlarmRef, deps: TraceDeps = defaultTraceDe
     receiversOf(task, e, why, record),
   ]);
   const delivery = summarizeDeliveries(deliveries);
+  const oncall = await oncallOf(deliveries);
+  if (receivers && oncall.length) receivers.oncall = oncall;
   const users = await getUsers(uidsShown(receivers, deliveries.notifications));
   return {
     alarm: {

@@ -4,6 +4,7 @@
  */
 import type { NotifyScene } from '../../messaging/messages.ts';
 import type { Channels } from '../channels/model.ts';
+import type { OncallReceiver } from '../schedules/model.ts';
 
 export type Level = 0 | 1 | 2 | 3;
 export const LEVEL_NAMES = ['notice', 'warning', 'error', 'urgent'] as const;
@@ -37,6 +38,8 @@ export interface DispatchItem {
 export interface ReceiverConfig {
   alarmgroup?: number[];
   channels?: Channels;
+  /** Whoever each named schedule has on call when a message is made, on the listed channels. */
+  oncall?: OncallReceiver[];
   dispatch?: DispatchItem[];
   /** 1 lazy (default), 2 non-lazy. */
   mode?: 1 | 2;

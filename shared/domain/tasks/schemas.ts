@@ -6,6 +6,7 @@ import { ID_SCHEMA } from '../validation.ts';
  * checked in depth when its `enable` is true (API guide §5.4).
  */
 import { channelsSchema } from '../channels/schema.ts';
+import { oncallReceiversSchema } from '../schedules/schemas.ts';
 import { OPERATORS, OPERATORS_WITHOUT_THRESHOLD } from './model.ts';
 
 const id = ID_SCHEMA;
@@ -51,6 +52,7 @@ function receiverSchema(level: 'task' | 'sub') {
     properties: {
       alarmgroup: { type: 'array', items: id, maxItems: 100 },
       channels: channelsSchema({ robotSecretRequired: level === 'task' }),
+      oncall: oncallReceiversSchema,
       ...(level === 'task'
         ? {
             dispatch: {
@@ -66,6 +68,7 @@ function receiverSchema(level: 'task' | 'sub') {
                     properties: {
                       alarmgroup: { type: 'array', items: id, maxItems: 100 },
                       channels: channelsSchema({ robotSecretRequired: false }),
+                      oncall: oncallReceiversSchema,
                     },
                   },
                 },

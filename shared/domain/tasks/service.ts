@@ -6,6 +6,7 @@ import { nowSeconds } from '../../clock.ts';
 import { logger } from '../../log.ts';
 import { newToken } from '../auth/signature.ts';
 import * as directory from '../directory/repository.ts';
+import * as schedules from '../schedules/repository.ts';
 import { type AlarmGroup, type Department, toPinyin, type User } from '../directory/model.ts';
 import type { DueItem } from '../due/repository.ts';
 import { putDue } from '../due/repository.ts';
@@ -19,7 +20,7 @@ import * as taskWrites from './repository-writes.ts';
 import { openReceiverRobots, openTaskRobots } from '../channels/robots.ts';
 import { applyFieldPaths, fieldPathErrors } from './field-paths.ts';
 import { configFingerprint, configOf } from './normalize.ts';
-import { phoneChannelUids, referencedGroupIds, webhookOf } from './references.ts';
+import { phoneChannelUids, referencedGroupIds, referencedScheduleIds, webhookOf } from './references.ts';
 import { parseConfig, parseCreateBody } from './rules.ts';
 import { pauseTransition, startTransition, stopTransition } from './transitions.ts';
 import type { TaskChanged, TaskPaused, TaskShown, TaskStored } from './responses.ts';
@@ -41,6 +42,7 @@ export const taskDeps = {
   getAlarmGroups: directory.getAlarmGroups,
   getTags: directory.getTags,
   getTemplate: directory.getTemplate,
+  getSchedules: schedules.getSchedules,
   publishWebhookEvents,
   putDue,
   sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
@@ -81,6 +83,7 @@ async function loadReferences(config: TaskConfig, creatorUid: number, deps: Task
     deps.getDepartment(config.department_id),
     groupIds.length ? deps.getAlarmGroups(groupIds) : Promise.resolve([] as AlarmGroup[]),
     templateId > 0 ? deps.getTemplate(templateId) : Promise.resolve(undefined),
+    checkSchedules(config, deps),
   ]);
   if (!creator) throw new NotFoundError(`user [${creatorUid}] not found`);
   if (!department) throw new NotFoundError(`department [${config.department_id}] not found`);
@@ -91,6 +94,15 @@ async function loadReferences(config: TaskConfig, creatorUid: number, deps: Task
   const phoneUids = phoneChannelUids(config, groups);
   const phoneUsers = phoneUids.length ? await deps.getUsers(phoneUids) : [];
   return { department, creator, nullPhoneUsers: phoneUsers.filter((u) => !u.phone) };
+}
+
+/** 404 naming the schedules the receivers name that do not exist. */
+async function checkSchedules(config: TaskConfig, deps: TaskDeps): Promise<void> {
+  const ids = referencedScheduleIds(config);
+  if (ids.length === 0) return;
+  const found = new Set((await deps.getSchedules(ids)).map((s) => s.id));
+  const missing = ids.filter((id) => !found.has(id));
+  if (missing.length) throw new NotFoundError(`schedule [${missing.join(', ')}] not found`);
 }
 
 /** PING when the task now has a webhook URL it did not have before (API guide §12.4). */
@@ -116,6 +128,9 @@ const raced = (id: number) => new ConflictError(`task [${id}] was changed concur
 /** POST /alarmtask/store */
 export async function createTask(body: Body, deps: TaskDeps = taskDeps): Promise<TaskStored> {
   const { created_by, config } = parseCreateBody(body);
+  const items = 2 + new Set([...config.permission.rw, ...config.permission.ro]).size;
+  if (items + taskWrites.referenceWriteCount(undefined, config) > taskWrites.MAX_TRANSACTION_ITEMS)
+    throw ValidationError.of('receiver', 'names too many schedules with these permissions');
   const refs = await loadReferences(config, created_by, deps);
   const now = deps.now();
   const task: Task = {
@@ -134,6 +149,8 @@ export async function createTask(body: Body, deps: TaskDeps = taskDeps): Promise
   };
   const result = await deps.createTaskItems(task);
   if (result === 'name-taken') throw new ConflictError(`task [${task.name}] already exists`);
+  // A schedule deleted since the check above.
+  if (result === 'schedule-gone') await checkSchedules(config, deps);
   if (result !== 'ok') throw new Error(`task id ${task.id} allocated twice`);
   await pingIfNewWebhook(task, undefined, deps);
   return storeView(task, refs.department, refs.creator, refs.nullPhoneUsers, now);
@@ -172,6 +189,9 @@ async function replaceConfig(
         `may change at most ${taskWrites.MAX_TRANSACTION_ITEMS - 3} users at once`,
       );
     }
+    if (writes + 3 + taskWrites.referenceWriteCount(current, config) > taskWrites.MAX_TRANSACTION_ITEMS) {
+      throw ValidationError.of('receiver', 'changes too many schedules at once with these permissions');
+    }
     const now = deps.now();
     const next: Task = {
       ...current,
@@ -185,6 +205,7 @@ async function replaceConfig(
     };
     const result = await deps.replaceTaskItems(current, next);
     if (result === 'name-taken') throw new ConflictError(`task [${next.name}] already exists`);
+    if (result === 'schedule-gone') await checkSchedules(config, deps);
     if (result === 'ok') {
       await pingIfNewWebhook(next, webhookOf(current), deps);
       return storeView(next, refs.department, refs.creator, refs.nullPhoneUsers, now);

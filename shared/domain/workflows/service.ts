@@ -9,6 +9,7 @@ import { getAlarmGroups, getDepartment, getUsers } from '../directory/repository
 import { type DueItem, deleteDue, putDue } from '../due/repository.ts';
 import { MalformedDueWork } from '../due/runner.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
+import { withOncall } from '../notifications/oncall.ts';
 import { alarmGroupIds, channelJobs, type Recipients, recipientsOf } from '../notifications/receivers.ts';
 import { requireReadOf } from '../tasks/access.ts';
 import type { ReceiverConfig, Task } from '../tasks/model.ts';
@@ -505,15 +506,19 @@ async function announceNow(outbox: DueItem, deps: WorkflowDeps): Promise<void> {
   }
 }
 
-/** Who receivers name, with their alarm groups (dispatch does not apply; robots per set, API guide §9.7). */
+/**
+ * Who receivers name, with their alarm groups (dispatch does not apply; robots per set, API guide
+ * §9.7), and whoever the schedules they name have on call now.
+ */
 export async function channelsOf(
   receivers: ReceiverConfig[],
   deps: WorkflowDeps = defaultDeps,
 ): Promise<Recipients> {
-  const plain = receivers.map((r) => ({ alarmgroup: r.alarmgroup, channels: r.channels }));
-  const ids = alarmGroupIds(plain);
+  const plain = receivers.map((r) => ({ alarmgroup: r.alarmgroup, channels: r.channels, oncall: r.oncall }));
+  const { sets, oncall } = await withOncall(plain, deps.now());
+  const ids = alarmGroupIds(sets);
   const groups = ids.length ? await deps.getAlarmGroups(ids) : [];
-  return recipientsOf(plain, groups);
+  return { ...recipientsOf(sets, groups), oncall };
 }
 
 /**
