@@ -1,5 +1,5 @@
 import middy from '@middy/core';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import { type App, getApp } from '../domain/auth/apps.ts';
 import { loadSealKey } from '../domain/auth/seal.ts';
 import { authenticateApp } from '../domain/auth/service.ts';
@@ -14,10 +14,10 @@ import { isRawJson, parseJson as parseLossless } from '../json.ts';
 import { logger } from '../log.ts';
 import { count, flushMetrics } from '../metrics.ts';
 import { errorResponse, okResponse } from './envelope.ts';
+import { type HttpEvent, type HttpResult, header } from './event.ts';
 import { authenticatePerson, SESSION_COOKIE, readCookie } from './session.ts';
 
-export type HttpEvent = APIGatewayProxyEventV2;
-export type HttpResult = APIGatewayProxyStructuredResultV2;
+export { type HttpEvent, type HttpResult, header } from './event.ts';
 
 /**
  * Where a handler's input comes from:
@@ -125,11 +125,6 @@ export const TASK_AUTH_SCHEMA = {
 };
 const taskAuthJson = compileSchema(TASK_AUTH_SCHEMA);
 const taskAuthCoercing = compileCoercingSchema(TASK_AUTH_SCHEMA);
-
-export function header(event: HttpEvent, name: string): string | undefined {
-  const headers = event.headers ?? {};
-  return headers[name] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
-}
 
 /** The request body as text (413 above 256 KiB). */
 export function rawBody(event: HttpEvent): string {

@@ -16,7 +16,7 @@
 import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
 import { csrfMatches, type SignedInPerson, resolveSession } from '../domain/auth/sessions.ts';
 import { serverUrl } from './location.ts';
-import { header, type HttpEvent } from './handler.ts';
+import { header, type HttpEvent } from './event.ts';
 
 export const SESSION_COOKIE = 'tocsin_session';
 export const OIDC_COOKIE = 'tocsin_oidc';
