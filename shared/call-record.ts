@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { openSync, writeSync } from 'node:fs';
-import { table as tableDef } from '../infra/definitions.ts';
+import { table as tableDef } from './contracts/table.ts';
 import { partitionPrefix } from './db/keys.ts';
 
 /**

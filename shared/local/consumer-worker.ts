@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { queues } from '../../infra/definitions.ts';
+import { queues } from '../../infra/consumers.ts';
 import { recordCalls } from '../call-record.ts';
 import { shareClock } from '../clock.ts';
 import { logger } from '../log.ts';

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { queues } from '../../infra/definitions.ts';
+import { queues } from '../../infra/consumers.ts';
 import { logger } from '../log.ts';
 import type { ConsumerWorkerData } from './consumer-worker.ts';
 import type { PollerScale } from './queues.ts';

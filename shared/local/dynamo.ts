@@ -10,7 +10,7 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { table } from '../../infra/definitions.ts';
+import { table } from '../contracts/table.ts';
 import { dynamoClassPath, dynamoDistribution, launcherClassPath } from './java.ts';
 import { localEmulatorOptions } from '../aws.ts';
 import { logger } from '../log.ts';

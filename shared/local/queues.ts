@@ -10,7 +10,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
-import { type QueueDef, queues } from '../../infra/definitions.ts';
+import { type QueueDef, queues } from '../../infra/consumers.ts';
 import { localEmulatorOptions, serveInThread, withoutSdkLogging } from '../aws.ts';
 import { asFunction } from '../call-record.ts';
 import { logger } from '../log.ts';

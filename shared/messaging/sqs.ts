@@ -5,7 +5,7 @@ import { recordCalls } from '../call-record.ts';
 import { perContainer } from '../container.ts';
 import { toWireJson } from '../json.ts';
 import { traced } from '../tracing.ts';
-import type { QueueName } from './messages.ts';
+import type { QueueName } from '../contracts/messages.ts';
 
 let client: SQSClient | undefined;
 

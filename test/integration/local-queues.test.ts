@@ -12,7 +12,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { queues } from '../../infra/definitions.ts';
+import { queues } from '../../infra/consumers.ts';
 import {
   type LocalQueues,
   localSqsClient,

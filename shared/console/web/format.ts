@@ -1,6 +1,6 @@
 import { serviceNow } from './api.ts';
 
-export { LEVEL_NAMES as LEVELS } from '../../domain/tasks/model.ts';
+export { LEVEL_NAMES as LEVELS } from '../../contracts/levels.ts';
 export const OUTCOMES = ['notified', 'deferred', 'compressed', 'filtered', 'recovered', 'stored'] as const;
 export const TASK_STATUS: Record<number, string> = { 0: 'stopped', 1: 'running', 2: 'paused' };
 /** The workflow statuses by number, named as GET /workflow/counts names its counts. */

@@ -1,10 +1,11 @@
-import type { NotificationJob, NotifyScene, RenderContext, WebhookBody } from '../../messaging/messages.ts';
+import type { NotificationJob, NotifyScene, RenderContext, WebhookBody } from '../../contracts/messages.ts';
 import type { AlarmFacts } from '../conditions/evaluate.ts';
 import { firstMatch } from '../conditions/evaluate.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import { COMPRESS_METHOD_NAMES, COMPRESS_TYPE_NAMES } from '../notifications/render.ts';
 import { alarmGroupIds, channelJobs, type ReceiverSet, recipientsOf } from '../notifications/receivers.ts';
-import type { ReceiverConfig, Task } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import type { ReceiverConfig } from '../../contracts/receivers.ts';
 
 /**
  * The notify stage (API guide §9.7): which receivers an alarm goes to, and the messages it sends.

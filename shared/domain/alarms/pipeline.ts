@@ -2,7 +2,7 @@ import { isObject, parseJson } from '../../json.ts';
 import { nowMs } from '../../clock.ts';
 import { logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
-import type { AlarmMessage, NotificationJob } from '../../messaging/messages.ts';
+import type { AlarmMessage, NotificationJob } from '../../contracts/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
 import { type EventToPublish, webhookBundles } from '../events/publish.ts';

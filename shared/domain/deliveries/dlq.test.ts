@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DeadLetter, Move } from '../../messaging/dead-letters.ts';
-import type { QueueName } from '../../messaging/messages.ts';
+import type { QueueName } from '../../contracts/messages.ts';
 import type { DeadDueItem } from '../due/repository.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import {

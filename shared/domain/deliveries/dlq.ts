@@ -8,7 +8,7 @@ import {
   releaseDeadLetters,
   scanDeadLetters,
 } from '../../messaging/dead-letters.ts';
-import type { QueueName } from '../../messaging/messages.ts';
+import type { QueueName } from '../../contracts/messages.ts';
 import { getAlarmRecord } from '../alarms/repository.ts';
 import { type DeadDueItem, listDeadDue, reviveDeadDue } from '../due/repository.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
@@ -69,7 +69,7 @@ function eventOf(e: unknown): { event_id: string; event?: string; type?: string 
   };
 }
 
-/** Parses a dead letter's body (shared/messaging/messages.ts); secrets (robots, receivers, content) are left out. */
+/** Parses a dead letter's body (shared/contracts/messages.ts); secrets (robots, receivers, content) are left out. */
 export function carriedBy(queue: QueueName, body: string): Carried {
   let m: unknown;
   try {

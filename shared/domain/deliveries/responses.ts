@@ -2,7 +2,7 @@
  * What the delivery routes answer with (the envelope's `data`): the types the use cases return and
  * the OpenAPI document describes (npm run gen:openapi).
  */
-import type { NotifyScene } from '../../messaging/messages.ts';
+import type { NotifyScene } from '../../contracts/messages.ts';
 import type { NotifyChannel } from '../tasks/templates.ts';
 import type { Carried, Failures, Reason } from './dlq.ts';
 import type { DeliveryKind, DlqQueue } from './schemas.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { isObject } from '../../json.ts';
 import { NOTIFY_TASK_SHARDS, webhookLogDayOf } from '../../db/keys.ts';
-import type { WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookMessage } from '../../contracts/messages.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
 import {
   type AttemptRecord,

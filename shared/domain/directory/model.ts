@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import type { ReceiverConfig, TemplateScenes } from '../tasks/model.ts';
+import type { TemplateScenes } from '../tasks/model.ts';
+import type { ReceiverConfig } from '../../contracts/receivers.ts';
 import type { UserView } from './responses.ts';
 
 /** Directory entities (API guide §4.1, §4.2; behaviour §4), as stored. */

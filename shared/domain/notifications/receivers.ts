@@ -1,4 +1,4 @@
-import type { NotificationJob, NotifyScene, RenderContext } from '../../messaging/messages.ts';
+import type { NotificationJob, NotifyScene, RenderContext } from '../../contracts/messages.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import {
   type Channels,
@@ -7,7 +7,7 @@ import {
   type Robot,
   type RobotChannel,
   USER_CHANNELS,
-} from '../tasks/model.ts';
+} from '../../contracts/receivers.ts';
 import { sealRobot } from '../channels/robots.ts';
 
 /**

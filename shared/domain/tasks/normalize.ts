@@ -4,15 +4,10 @@
  */
 import { isObject } from '../../json.ts';
 import type {
-  Channels,
   CompressConfig,
-  Condition,
   FilterConfig,
-  ReceiverConfig,
   RecoveryConfig,
   Reminder,
-  Robot,
-  Rule,
   Task,
   TaskConfig,
   TemplateConfig,
@@ -21,7 +16,9 @@ import type {
   UpgradeStrategy,
   WorkflowConfig,
 } from './model.ts';
-import { ROBOT_CHANNELS, NOTIFY_CHANNELS, TEMPLATE_SCENES, USER_CHANNELS } from './model.ts';
+import type { Channels, Condition, ReceiverConfig, Robot, Rule } from '../../contracts/receivers.ts';
+import { TEMPLATE_SCENES } from './model.ts';
+import { ROBOT_CHANNELS, NOTIFY_CHANNELS, USER_CHANNELS } from '../../contracts/receivers.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: request bodies are checked by the schema before use
 export type Raw = Record<string, any>;

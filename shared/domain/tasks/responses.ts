@@ -5,7 +5,6 @@
 import type { AlarmGroup, Person, SummaryPerson } from '../directory/model.ts';
 import type {
   CompressConfig,
-  Condition,
   FilterConfig,
   RecoveryConfig,
   Reminder,
@@ -14,6 +13,7 @@ import type {
   TemplateScenes,
   UpgradeStrategy,
 } from './model.ts';
+import type { Condition } from '../../contracts/receivers.ts';
 
 /** An id and a name (a department, a tag, a task). */
 export interface NamedRef {

@@ -3,7 +3,7 @@ import { nowMs } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { logger } from '../../log.ts';
 import { count, webhookLatency } from '../../metrics.ts';
-import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../contracts/messages.ts';
 import type { UrlCheck } from '../../outbound/url-guard.ts';
 import type { Task } from '../tasks/model.ts';
 import type { AttemptOutcome, WebhookAttempt } from './repository.ts';

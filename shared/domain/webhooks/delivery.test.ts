@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookMessage } from '../../contracts/messages.ts';
 import { deliverWebhooks } from './delivery.ts';
 import { verifyWebhookSignature } from './signature.ts';
 import { fakes, message, type Posted, rec, SECRET, task, useDeliveryConfig } from './test-delivery.ts';

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { config } from '../../config/env.ts';
 import { parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
-import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBundle, WebhookMessage } from '../../contracts/messages.ts';
 import { retryDelaySeconds } from '../../messaging/retry.ts';
 import type { UrlCheck } from '../../outbound/url-guard.ts';
 import {

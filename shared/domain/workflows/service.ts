@@ -1,7 +1,7 @@
 import { nowSeconds } from '../../clock.ts';
 import { keys } from '../../db/keys.ts';
 import { logger } from '../../log.ts';
-import type { NotificationJob } from '../../messaging/messages.ts';
+import type { NotificationJob } from '../../contracts/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 import type { HistoryRecord } from '../alarms/history.ts';
 import { ROLE_SUPER_ADMIN, type User } from '../directory/model.ts';
@@ -10,7 +10,8 @@ import { type DueItem, deleteDue, putDue } from '../due/repository.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { alarmGroupIds, channelJobs, type Recipients, recipientsOf } from '../notifications/receivers.ts';
 import { requireReadOf } from '../tasks/access.ts';
-import type { ReceiverConfig, Task } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import type { ReceiverConfig } from '../../contracts/receivers.ts';
 import { getTask } from '../tasks/repository.ts';
 import { publishWebhookEvents } from '../events/publish.ts';
 import {

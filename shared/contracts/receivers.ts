@@ -1,7 +1,8 @@
 /**
- * The receiver channels of a task, an alarm group, a dispatch item or a report override (API guide
- * §5.3): people by uid per user channel, group robots, the task webhook. No I/O here (the web console
- * imports these lists through tasks/model.ts).
+ * Who receives an alarm (API guide §5.3): the receiver channels of a task, an alarm group, a dispatch
+ * item or a report override (people by uid per user channel, group robots, the task webhook), and the
+ * receiver configuration that names them. Part of the contracts floor: pure data that the queues'
+ * messages, the domain, the web console and the deployment share.
  */
 export interface Robot {
   webhook: string;
@@ -36,4 +37,27 @@ export interface Channels {
   yachgroup?: Robot[];
   /** Stored as the URL string. */
   webhook?: string;
+}
+
+/** One rule of an alarm condition (API guide §6): a field of the alarm, an operator, a threshold. */
+export interface Rule {
+  field: string;
+  operator: string;
+  threshold?: string;
+}
+export interface Condition {
+  rule: Rule[];
+}
+
+export interface DispatchItem {
+  conditions: Condition[];
+  receiver: ReceiverConfig;
+}
+
+export interface ReceiverConfig {
+  alarmgroup?: number[];
+  channels?: Channels;
+  dispatch?: DispatchItem[];
+  /** 1 lazy (default), 2 non-lazy. */
+  mode?: 1 | 2;
 }
