@@ -4,6 +4,8 @@
  * receiver configuration that names them. Part of the contracts floor: pure data that the queues'
  * messages, the domain, the web console and the deployment share.
  */
+
+/** A group robot (DingTalk, Yach): its webhook URL and, for signed robots, its secret. */
 export interface Robot {
   webhook: string;
   secret?: string;

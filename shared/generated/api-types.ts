@@ -1328,7 +1328,7 @@ export interface components {
             /** @description Stored as the URL string. */
             webhook?: string;
         };
-        /** @description The receiver channels of a task, an alarm group, a dispatch item or a report override (API guide §5.3): people by uid per user channel, group robots, the task webhook. No I/O here (the web console imports these lists through tasks/model.ts). */
+        /** @description A group robot (DingTalk, Yach): its webhook URL and, for signed robots, its secret. */
         Robot: {
             webhook: string;
             secret?: string;
@@ -1356,6 +1356,7 @@ export interface components {
         Condition: {
             rule: components["schemas"]["Rule"][];
         };
+        /** @description One rule of an alarm condition (API guide §6): a field of the alarm, an operator, a threshold. */
         Rule: {
             field: string;
             operator: string;
@@ -1407,7 +1408,10 @@ export interface components {
             /** @enum {number} */
             reuse_receiver: 0 | 1;
         };
-        /** @enum {number} */
+        /**
+         * @description An alarm's level (API guide §7.1): 0 notice, 1 warning, 2 error, 3 urgent.
+         * @enum {number}
+         */
         Level: 0 | 1 | 2 | 3;
         CompressConfig: {
             enable: boolean;
