@@ -4,14 +4,8 @@ import type { AttemptRecord, NotifyAttemptsPosition } from '../notifications/rep
 import type { Task } from '../tasks/model.ts';
 import type { DeliveryLogPosition, WebhookAttempt } from '../webhooks/repository.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
-import {
-  type DeliveriesDeps,
-  type DeliveryView,
-  listDeliveries,
-  mergePages,
-  type SourcePage,
-  testWebhook,
-} from './service.ts';
+import type { DeliveryView } from './responses.ts';
+import { type DeliveriesDeps, listDeliveries, mergePages, type SourcePage, testWebhook } from './service.ts';
 
 const sk = (ms: number, id: string) => `${String(ms).padStart(13, '0')}#${id}`;
 

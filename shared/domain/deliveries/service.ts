@@ -22,7 +22,7 @@ import {
 } from '../webhooks/repository.ts';
 import { decodeCursor, encodeCursor, isEntryCount, isTimedSortKey, msOfTimedSortKey } from '../cursor.ts';
 import { DEFAULT_LIMIT, DELIVERY_KINDS, type DeliveryKind } from './schemas.ts';
-import type { DeliveryList, WebhookTested } from './responses.ts';
+import type { DeliveryList, DeliveryView, WebhookTested } from './responses.ts';
 
 /**
  * A task's deliveries (API guide §13.4): its recent webhook and notification attempts, merged newest
@@ -50,44 +50,6 @@ export function sourcesOf(kind: DeliveryKind): SourceId[] {
   if (kind === 'notify') return NOTIFY_SOURCES;
   return ['w', 'l', ...NOTIFY_SOURCES];
 }
-
-/** One attempt as the listing shows it. */
-export type DeliveryView =
-  | {
-      kind: 'webhook';
-      /** The event id (`webhook-id`). */
-      id: string;
-      event: string;
-      type: string;
-      channel: 'webhook';
-      /** Scheme, host and port only. */
-      target?: string;
-      attempt: number;
-      outcome: string;
-      /** HTTP status, when the receiver answered. */
-      status?: number;
-      error?: string;
-      duration_ms: number;
-      at: number;
-      at_ms: number;
-    }
-  | {
-      kind: 'notify';
-      /** The job id. */
-      id: string;
-      scene: string;
-      channel: string;
-      /** Masked as recorded (robot token, e-mail, phone). */
-      target: string;
-      attempt: number;
-      outcome: string;
-      /** Provider code (errcode, SMTP/HTTP status, AWS error name) or our reason code. */
-      code: string;
-      error?: string;
-      duration_ms: number;
-      at: number;
-      at_ms: number;
-    };
 
 export function webhookView(a: WebhookAttempt): DeliveryView {
   return {
