@@ -1,4 +1,4 @@
-import type { CallRecord } from '../../shared/call-record.ts';
+import type { CallRecord } from '../../shared/local/call-record.ts';
 import { table } from '../../shared/contracts/table.ts';
 import { queues } from '../consumers.ts';
 import { type AccessRequest, asList, evaluate, globMatch, type Statement } from './policy.ts';

@@ -1,4 +1,4 @@
-import { asFunction } from '../call-record.ts';
+import { asFunction } from './call-record.ts';
 import { advanceClock, clockOffsetSeconds, nowSeconds } from '../clock.ts';
 import { httpHandler } from '../http/handler.ts';
 import { loadHandler } from './lambda.ts';

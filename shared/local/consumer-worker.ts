@@ -1,10 +1,11 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { queues } from '../../infra/consumers.ts';
-import { recordCalls } from '../call-record.ts';
+import { recordCalls } from './call-record.ts';
 import { shareClock } from '../clock.ts';
 import { logger } from '../log.ts';
 import { localSqsClient, type PollerScale, startPoller } from './queues.ts';
-import { countSqsCalls, installStats, takeStats } from './stats.ts';
+import { useLocalPlatform } from './platform.ts';
+import { countSqsCalls, takeStats } from './stats.ts';
 
 /**
  * One consumer "container" of the local stack (a worker thread, as a Lambda function has its own
@@ -24,8 +25,8 @@ export interface ConsumerWorkerData {
 const data = workerData as ConsumerWorkerData;
 const port = parentPort;
 if (!port) throw new Error('consumer-worker.ts runs as a worker thread');
+useLocalPlatform();
 shareClock(data.clock);
-installStats();
 const def = queues.find((q) => q.name === data.queue);
 if (!def) throw new Error(`unknown queue ${data.queue}`);
 // The event source mapping polls with the consumer's role: its calls are the consumer's.

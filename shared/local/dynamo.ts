@@ -12,9 +12,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { table } from '../contracts/table.ts';
 import { dynamoClassPath, dynamoDistribution, launcherClassPath } from './java.ts';
-import { localEmulatorOptions } from '../aws.ts';
 import { logger } from '../log.ts';
 import { LOOPBACK } from './paths.ts';
+import { localEmulatorOptions } from './platform.ts';
 
 /** The launcher's patches (shared/local/dynamo/*.java, described in docs/local-stack.md). */
 export const DYNAMO_PATCHES = ['statement-memo', 'table-memo', 'sqlite-settings'] as const;

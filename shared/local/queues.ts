@@ -11,12 +11,12 @@ import {
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { type FauxqsServer, startFauxqs } from 'fauxqs';
 import { type QueueDef, queues } from '../../infra/consumers.ts';
-import { localEmulatorOptions, serveInThread, withoutSdkLogging } from '../aws.ts';
-import { asFunction } from '../call-record.ts';
+import { asFunction } from './call-record.ts';
 import { logger } from '../log.ts';
-import { serveSqsInThread } from './fauxqs/in-thread.ts';
 import { LISTEN_ON_LOOPBACK, refuseUnlessLoopback } from './fauxqs/loopback.ts';
 import { LOOPBACK } from './paths.ts';
+import { withoutSdkLogging } from '../platform.ts';
+import { localEmulatorOptions } from './platform.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
 import { recordInvocation } from './stats.ts';
 
@@ -121,12 +121,7 @@ export async function startQueues(
     ...(dataDir ? { dataDir } : {}),
   });
   await refuseUnlessLoopback(server);
-  serveSqsInThread(server);
-  const stop = async () => {
-    // From here on the API's requests go over HTTP: a stopped emulator refuses them as on AWS.
-    serveInThread(server.address);
-    await server.stop();
-  };
+  const stop = () => server.stop();
   const client = localSqsClient(server.address, region);
   try {
     const urls: Record<string, string> = {};

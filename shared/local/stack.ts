@@ -4,7 +4,7 @@ import { createServer as createNetServer, type Server } from 'node:net';
 import { resolve } from 'node:path';
 import type { QueueName } from '../contracts/messages.ts';
 import { queues, schedule } from '../../infra/consumers.ts';
-import { asFunction } from '../call-record.ts';
+import { asFunction } from './call-record.ts';
 import { shareClock } from '../clock.ts';
 import { resetConfig } from '../config/env.ts';
 import { logger } from '../log.ts';
@@ -15,7 +15,8 @@ import { lambdaContext, loadHandler } from './lambda.ts';
 import { defaultStateFile, LOOPBACK, projectRoot } from './paths.ts';
 import { startConsumers } from './consumers.ts';
 import { sqsDataDir, startQueues } from './queues.ts';
-import { installStats, mergeStats, takeStats } from './stats.ts';
+import { useLocalPlatform } from './platform.ts';
+import { mergeStats, takeStats } from './stats.ts';
 
 export interface LocalStackOptions {
   /** HTTP port; 0 picks a free one. */
@@ -194,6 +195,8 @@ async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
  */
 export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  // The API thread's handlers run on the local adapter (each consumer thread installs its own).
+  useLocalPlatform();
   const dataDirOpt = opts.dataDir ?? './.data';
   const dataDir = dataDirOpt === ':memory:' ? null : resolve(projectRoot, dataDirOpt);
   if (dataDir) mkdirSync(resolve(dataDir, 'dynamodb'), { recursive: true });
@@ -256,7 +259,6 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     // stack shares the clock (the test clock moves for the consumers too).
     const clock = new SharedArrayBuffer(8);
     shareClock(clock);
-    installStats();
     const min = opts.pollers ?? 5;
     const consumers = await startConsumers({
       endpoint: sqs.endpoint,

@@ -12,9 +12,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inThreadWhenServed } from '../../shared/aws.ts';
 import { type LocalQueues, localSqsClient, startQueues } from '../../shared/local/queues.ts';
-import { takeStats } from '../../shared/local/stats.ts';
 import { fauxqsPatches, fauxqsWithout } from '../fixtures/fauxqs-without.ts';
 
 /**
@@ -284,34 +282,5 @@ describe('batch-transactions (a batch request and a receive are one transaction 
 
   it('without it, the stack still works', async () => {
     expect(await workOnQueues(tempDir(), 'batch-transactions')).toEqual(WORKED);
-  });
-});
-
-describe('sqs-router (the API reaches the emulator in its own thread)', () => {
-  /** Requests the emulator answered in this thread while a client that may use it sent a batch. */
-  async function answeredInThread(without?: string) {
-    const { q } = await start(tempDir(), without);
-    const client = localSqsClient(q.endpoint, REGION);
-    inThreadWhenServed(client, q.endpoint);
-    const saved = process.env.TOCSIN_STATS;
-    process.env.TOCSIN_STATS = '1';
-    try {
-      const before = takeStats().sqsInThread;
-      const sent = await sendBatch(client, q.urls.alarm, ['x']);
-      return { inThread: takeStats().sqsInThread - before, sent: sent.Successful?.length };
-    } finally {
-      if (saved === undefined) delete process.env.TOCSIN_STATS;
-      else process.env.TOCSIN_STATS = saved;
-      client.destroy();
-    }
-  }
-
-  it('with it, a request is answered in this thread', async () => {
-    expect(await answeredInThread()).toEqual({ inThread: 1, sent: 1 });
-  });
-
-  it('without it, the stack still works, over HTTP', async () => {
-    expect(await workOnQueues(tempDir(), 'sqs-router')).toEqual(WORKED);
-    expect(await answeredInThread('sqs-router')).toEqual({ inThread: 0, sent: 1 });
   });
 });
