@@ -56,16 +56,19 @@ export function currentFunction(): string | undefined {
 export function recordCalls<T extends SdkClient>(client: T, fn?: string): T {
   if (!enabled()) return client;
   client.middlewareStack.add(
-    (next: (args: { input: unknown }) => Promise<unknown>, context: { clientName?: string; commandName?: string }) =>
+    (
+      next: (args: { input: unknown }) => Promise<unknown>,
+      context: { clientName?: string; commandName?: string },
+    ) =>
       async (args: { input: unknown }) => {
-      const name = fn ?? currentFunction();
-      if (name !== undefined) {
-        const service = (context.clientName ?? '').replace(/Client$/, '');
-        const op = (context.commandName ?? '').replace(/Command$/, '');
-        for (const r of describeCall(service, op, args.input as Input)) write({ fn: name, op, ...r });
-      }
-      return next(args);
-    },
+        const name = fn ?? currentFunction();
+        if (name !== undefined) {
+          const service = (context.clientName ?? '').replace(/Client$/, '');
+          const op = (context.commandName ?? '').replace(/Command$/, '');
+          for (const r of describeCall(service, op, args.input as Input)) write({ fn: name, op, ...r });
+        }
+        return next(args);
+      },
     { step: 'initialize', name: 'tocsinCallRecord' },
   );
   return client;

@@ -3,7 +3,8 @@ import { queues } from '../../infra/consumers.ts';
 import { recordCalls } from './call-record.ts';
 import { shareClock } from '../clock.ts';
 import { logger } from '../log.ts';
-import { localSqsClient, type PollerScale, startPoller } from './queues.ts';
+import { localSqsClient } from './queues.ts';
+import { type PollerScale, startPoller } from './poller.ts';
 import { useLocalPlatform } from './platform.ts';
 import { countSqsCalls, takeStats } from './stats.ts';
 

@@ -3,7 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { queues } from '../../infra/consumers.ts';
 import { logger } from '../log.ts';
 import type { ConsumerWorkerData } from './consumer-worker.ts';
-import type { PollerScale } from './queues.ts';
+import type { PollerScale } from './poller.ts';
 import type { Stats } from './stats.ts';
 
 /**

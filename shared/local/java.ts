@@ -113,13 +113,13 @@ export function isAlive(pid: number | undefined): boolean {
 }
 
 /**
- * Kills a DynamoDB Local JVM a crashed stack left behind, after checking (where /proc tells) that
- * the pid still belongs to a DynamoDB Local JVM and not to a process that reused the number.
+ * Kills a process a crashed stack left behind, after checking (where /proc tells) that the pid still
+ * runs `command` and does not belong to a process that reused the number.
  */
-export function reapJvm(pid: number | undefined): boolean {
+export function reapLeftover(pid: number | undefined, command: RegExp): boolean {
   if (!pid || !isAlive(pid)) return false;
   const cmd = commandLineOf(pid);
-  if (cmd !== undefined && !/LocalDynamo|DynamoDBLocal/.test(cmd)) return false;
+  if (cmd !== undefined && !command.test(cmd)) return false;
   try {
     process.kill(pid, 'SIGKILL');
     return true;
@@ -127,3 +127,6 @@ export function reapJvm(pid: number | undefined): boolean {
     return false;
   }
 }
+
+/** Kills a DynamoDB Local JVM a crashed stack left behind (reapLeftover). */
+export const reapJvm = (pid: number | undefined): boolean => reapLeftover(pid, /LocalDynamo|DynamoDBLocal/);

@@ -1,5 +1,11 @@
 import type { HttpAuthScheme, HttpRequest } from '@smithy/types';
-import { type AwsService, type ClientSettings, type Platform, type SdkClient, usePlatform } from '../platform.ts';
+import {
+  type AwsService,
+  type ClientSettings,
+  type Platform,
+  type SdkClient,
+  usePlatform,
+} from '../platform.ts';
 import { currentFunction, recordCalls } from './call-record.ts';
 import { countCalls } from './stats.ts';
 

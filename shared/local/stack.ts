@@ -14,7 +14,7 @@ import { isAlive, reapJvm } from './java.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
 import { defaultStateFile, LOOPBACK, projectRoot } from './paths.ts';
 import { startConsumers } from './consumers.ts';
-import { sqsDataDir, startQueues } from './queues.ts';
+import { reapSqsEmulator, sqsDataDir, startQueues } from './queues.ts';
 import { useLocalPlatform } from './platform.ts';
 import { mergeStats, takeStats } from './stats.ts';
 
@@ -54,6 +54,8 @@ export interface LocalStackState {
   /** base64 seal key, so the admin command can seal app tokens like the service does. */
   sealKey: string;
   javaPid: number;
+  /** The SQS emulator's process. */
+  sqsPid: number;
 }
 
 export interface LocalStack extends LocalStackState {
@@ -67,7 +69,43 @@ export interface LocalStack extends LocalStackState {
    * `report` hears each stage as it ends (the HTTP stage with when it stopped accepting).
    */
   stop(report?: (stage: string, detail?: { cut: number; at: number }) => void): Promise<void>;
+  /** CPU the stack has used so far (stackCpu). */
+  cpu(): StackCpu;
 }
+
+/**
+ * CPU seconds used by a local stack's processes since they started (Linux, from /proc): the service's
+ * own process (the API thread, the consumer threads, the schedule) and each emulator's apart, DynamoDB
+ * Local's JVM and the SQS emulator. Performance targets hold for the service; the emulators stand in
+ * for AWS services, whose cost is counted in calls and capacity units instead. Works from any
+ * process, given the stack's state file.
+ */
+export interface StackCpu {
+  service: number;
+  emulators: { dynamodb: number; sqs: number };
+}
+
+export function stackCpu(state: Pick<LocalStackState, 'pid' | 'javaPid' | 'sqsPid'>): StackCpu {
+  return {
+    service: cpuSecondsOf(state.pid),
+    emulators: { dynamodb: cpuSecondsOf(state.javaPid), sqs: cpuSecondsOf(state.sqsPid) },
+  };
+}
+
+/** CPU seconds a process has used (all its threads; user and system), or 0 once it is gone. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ..."; utime and stime are fields 14 and 15, in clock ticks.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux whatever the kernel's HZ). */
+const CLOCK_TICKS = 100;
 
 export const TABLE_NAME = 'tocsin';
 const REGION = 'us-east-1';
@@ -109,12 +147,14 @@ function reapStale(stateFile: string) {
     throw new Error(`a local stack is already running (pid ${old.pid}, ${old.url})`);
   }
   reapJvm(old.javaPid);
+  reapSqsEmulator(old.sqsPid);
   rmSync(stateFile, { force: true });
 }
 
 interface DataDirLock {
   pid: number;
   javaPid?: number;
+  sqsPid?: number;
 }
 
 interface HeldDataDir {
@@ -151,6 +191,7 @@ function lockDataDir(dataDir: string): HeldDataDir {
       );
     }
     reapJvm(old.javaPid);
+    reapSqsEmulator(old.sqsPid);
     write({ pid: process.pid }, 'w');
     cleanBefore = false;
   }
@@ -224,7 +265,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
         : (sqsStart as PromiseRejectedResult).reason;
     }
     const [dynamo, sqs] = [dynamoStart.value, sqsStart.value];
-    lock?.update({ pid: process.pid, javaPid: dynamo.pid });
+    lock?.update({ pid: process.pid, javaPid: dynamo.pid, sqsPid: sqs.pid });
     // Stopped last: the emulators outlive everything that uses them.
     stopAll.unshift({ stage: 'sqs', run: () => sqs.stop() }, { stage: 'dynamodb', run: () => dynamo.stop() });
     const ddb = localDynamoClient(dynamo.endpoint, REGION);
@@ -318,6 +359,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       dlqUrls: sqs.dlqUrls,
       sealKey,
       javaPid: dynamo.pid,
+      sqsPid: sqs.pid,
     };
     if (stateFile) {
       writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
@@ -328,6 +370,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     return {
       ...state,
       released: sqs.released,
+      cpu: () => stackCpu(state),
       stop(report) {
         stopped ??= (async () => {
           for (const step of stopAll) {

@@ -114,7 +114,6 @@ it('every patch in patches/ is one this file covers', () => {
     'ready-keeps-receive-count',
     'sqlite-settings',
     'batch-transactions',
-    'sqs-router',
   ]);
 });
 

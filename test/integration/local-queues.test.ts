@@ -15,9 +15,9 @@ import {
   type LocalQueues,
   localSqsClient,
   MAX_MESSAGE_BYTES,
-  startPoller,
   startQueues,
 } from '../../shared/local/queues.ts';
+import { startPoller } from '../../shared/local/poller.ts';
 import { batches } from '../fixtures/batch-consumer.ts';
 
 /**
