@@ -11,15 +11,10 @@ const require = createRequire(import.meta.url);
 
 /**
  * The launcher that binds DynamoDB Local to one address and ends it with its parent
- * (LocalDynamo.java), with its patches, a class each (docs/local-stack.md).
+ * (shared/local/dynamo/LocalDynamo.java, docs/local-stack.md).
  */
-const LAUNCHER_DIR = resolve(projectRoot, 'shared/local/dynamo');
 const LAUNCHER_CLASS = 'LocalDynamo';
-const launcherSources = () =>
-  readdirSync(LAUNCHER_DIR)
-    .filter((f) => f.endsWith('.java'))
-    .sort()
-    .map((f) => join(LAUNCHER_DIR, f));
+const LAUNCHER_SOURCE = resolve(projectRoot, `shared/local/dynamo/${LAUNCHER_CLASS}.java`);
 /** Compiled launchers, one directory per (source, DynamoDB Local release) pair. */
 const CACHE_DIR = resolve(projectRoot, 'node_modules/.cache/tocsin/local-dynamo');
 
@@ -52,29 +47,27 @@ const NEED_JDK =
   '(javac, not only java): install one, e.g. `apt-get install openjdk-17-jdk-headless`';
 
 /**
- * The class path entry holding the compiled launcher. It is compiled once per set of launcher sources
- * and DynamoDB Local release into node_modules/.cache (javac takes a few seconds; running the source
- * files directly would pay that on every start). Concurrent first starts each compile into their own
+ * The class path entry holding the compiled launcher. It is compiled once per launcher source and
+ * DynamoDB Local release into node_modules/.cache (javac takes a few seconds; running the source file
+ * directly would pay that on every start). Concurrent first starts each compile into their own
  * directory and the first rename wins.
  */
 export async function launcherClassPath(dist: DynamoDistribution): Promise<string> {
-  const sources = launcherSources();
-  const hash = createHash('sha256');
-  for (const file of sources) hash.update(file).update(readFileSync(file));
+  const hash = createHash('sha256').update(LAUNCHER_SOURCE).update(readFileSync(LAUNCHER_SOURCE));
   const key = hash.update(dist.dir).digest('hex').slice(0, 16);
   const target = join(CACHE_DIR, key);
   if (existsSync(join(target, `${LAUNCHER_CLASS}.class`))) return target;
   mkdirSync(CACHE_DIR, { recursive: true });
   const tmp = `${target}.${process.pid}.${Date.now()}`;
   try {
-    await run('javac', ['--release', '17', '-nowarn', '-d', tmp, '-cp', dynamoClassPath(dist), ...sources]);
+    await run('javac', ['--release', '17', '-nowarn', '-d', tmp, '-cp', dynamoClassPath(dist), LAUNCHER_SOURCE]);
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
     const e = err as NodeJS.ErrnoException & { stderr?: string };
     if (e.code === 'ENOENT') throw new Error(`${NEED_JDK} (javac was not found)`);
     if (/release version 17 not supported|invalid (target|source) release/i.test(e.stderr ?? ''))
       throw new Error(`${NEED_JDK} (javac is older than 17)`);
-    throw new Error(`could not compile ${LAUNCHER_DIR}: ${(e.stderr ?? e.message).slice(-800)}`);
+    throw new Error(`could not compile ${LAUNCHER_SOURCE}: ${(e.stderr ?? e.message).slice(-800)}`);
   }
   try {
     renameSync(tmp, target);
