@@ -13,14 +13,8 @@ import { type AlarmLogEntry, putBatchLogs, queryAlarmLog } from '../../shared/do
 import type { AlarmRecord } from '../../shared/domain/alarms/model.ts';
 import { getAlarmRecord, putAlarmRecords } from '../../shared/domain/alarms/repository.ts';
 import { parseJson } from '../../shared/json.ts';
-import {
-  listAttemptsOfEvent,
-  listRecentAttemptsOfTask,
-  pageDeliveryLogOfTask,
-  putDeliveryLogs,
-  type DeliveryLogPosition,
-  type WebhookAttempt,
-} from '../../shared/domain/webhooks/repository.ts';
+import { listAttemptsOfEvent, listRecentAttemptsOfTask, putDeliveryLogs, type WebhookAttempt } from '../../shared/domain/webhooks/repository.ts';
+import { pageDeliveryLogOfTask, type DeliveryLogPosition } from '../../shared/domain/webhooks/repository-listing.ts';
 
 /**
  * How items are written and read on DynamoDB Local: the alarm records' PartiQL INSERTs (one per item,

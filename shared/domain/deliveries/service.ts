@@ -14,12 +14,12 @@ import { webhookUrlOf } from '../webhooks/attempt.ts';
 import { sendEventNow } from '../webhooks/deliver-now.ts';
 import { defaultDeliveryDeps } from '../webhooks/delivery-deps.ts';
 import { pingEvent } from '../events/payloads.ts';
+import type { WebhookAttempt } from '../webhooks/repository.ts';
 import {
   type DeliveryLogPosition,
   pageDeliveryLogOfTask,
   pageOwnAttemptsOfTask,
-  type WebhookAttempt,
-} from '../webhooks/repository.ts';
+} from '../webhooks/repository-listing.ts';
 import { decodeCursor, encodeCursor, isEntryCount, isTimedSortKey, msOfTimedSortKey } from '../cursor.ts';
 import { DEFAULT_LIMIT, DELIVERY_KINDS, type DeliveryKind } from './schemas.ts';
 import type { DeliveryList, DeliveryView, WebhookTested } from './responses.ts';
