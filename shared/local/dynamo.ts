@@ -11,13 +11,26 @@ import {
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import { table } from '../contracts/table.ts';
-import { dynamoClassPath, dynamoDistribution, launcherClassPath } from './java.ts';
+import { logger } from '../log.ts';
+import {
+  dynamoClassPath,
+  dynamoDistribution,
+  launcherClassPath,
+  patchClassPath,
+  SQLITE_SETTINGS_SOURCE,
+} from './java.ts';
 import { LOOPBACK } from './paths.ts';
 import { localEmulatorOptions } from './platform.ts';
 
 export interface LocalDynamo {
   endpoint: string;
   pid: number;
+  /**
+   * What became of the launcher's one patch, `sqlite-settings` (with a database file only): applied,
+   * skipped (the system property tocsin.dynamo.skip), or not applied (it did not compile, or did not
+   * find what it changes: DynamoDB Local then runs with SQLite's default settings).
+   */
+  sqliteSettings?: 'applied' | 'skipped' | 'not applied';
   stop(): Promise<void>;
 }
 
@@ -44,10 +57,18 @@ function useWriteAheadLog(dbPath: string): void {
  * telemetry and outlives a parent that was killed. The launcher binds its connector to one address,
  * skips the telemetry set-up, and halts when its standard input (a pipe from this process) closes.
  */
-export async function startDynamo(port: number, dbPath: string | null): Promise<LocalDynamo> {
+export async function startDynamo(
+  port: number,
+  dbPath: string | null,
+  { sqliteSettingsSource = SQLITE_SETTINGS_SOURCE }: { sqliteSettingsSource?: string } = {},
+): Promise<LocalDynamo> {
   const dist = dynamoDistribution();
   if (dbPath) useWriteAheadLog(dbPath);
   const launcher = await launcherClassPath(dist);
+  // The patch matters only with a database file; compiled on its own (the launcher applies it when
+  // its class is on the class path). `sqliteSettingsSource` replaces it in tests.
+  const patch = dbPath ? await patchClassPath(dist, sqliteSettingsSource) : undefined;
+  const patchEntry = patch && 'classPath' in patch ? `${patch.classPath}:` : '';
   // The emulator runs with the C1 JIT only and the serial collector: it reaches speed sooner and spends
   // about a fifth less CPU per request than with C2 compiling in the background (bench:ingest).
   // TOCSIN_DYNAMO_JAVA_OPTS replaces these options.
@@ -58,7 +79,7 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
     ...jvmOptions,
     `-Djava.library.path=${dist.libDir}`,
     '-cp',
-    `${launcher}:${dynamoClassPath(dist)}`,
+    `${launcher}:${patchEntry}${dynamoClassPath(dist)}`,
     'LocalDynamo',
     LOOPBACK,
     '-port',
@@ -71,10 +92,13 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
   const child = spawn('java', args, { cwd: dist.dir, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
   let listening = false;
-  /** A reader of one of the JVM's streams: its last lines, and whether the launcher said it serves. */
+  /** The launcher's line about its patch (kept apart: later output cannot push it out). */
+  let patchLine: string | undefined;
+  /** A reader of one of the JVM's streams: its last lines, and what the launcher said. */
   const reader = (d: Buffer) => {
     output = (output + String(d)).slice(-4000);
     if (/^LocalDynamo listening on /m.test(output)) listening = true;
+    patchLine ??= /^LocalDynamo patch sqlite-settings: .*$/m.exec(output)?.[0];
   };
   child.stderr.on('data', reader);
   child.stdout.on('data', reader);
@@ -110,6 +134,8 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
       try {
         if (!listening) throw new Error('its launcher has not said yet that it serves');
         await client.send(new ListTablesCommand({}));
+        // With a database file, the patch sets the connections up once the first request opened them.
+        if (dbPath && !patchLine) throw new Error('its patch has not said yet what became of it');
         break;
       } catch {
         if (Date.now() > deadline) throw new Error('DynamoDB Local did not start within 30 s');
@@ -122,9 +148,19 @@ export async function startDynamo(port: number, dbPath: string | null): Promise<
   } finally {
     client.destroy();
   }
+  const sqliteSettings = /: (applied|skipped|not applied)/.exec(patchLine ?? '')?.[1] as
+    | LocalDynamo['sqliteSettings']
+    | undefined;
+  if (sqliteSettings === 'not applied') {
+    logger.warn(
+      "DynamoDB Local runs with SQLite's default settings (a disk sync per write: slower, as durable): its sqlite-settings patch did not apply",
+      { detail: patch && 'reason' in patch ? `it did not compile: ${patch.reason}` : patchLine },
+    );
+  }
   return {
     endpoint,
     pid: child.pid ?? 0,
+    ...(sqliteSettings ? { sqliteSettings } : {}),
     async stop() {
       if (dead) return;
       // SIGTERM lets the JVM close its database; SIGKILL if it takes too long.

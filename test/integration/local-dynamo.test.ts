@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,10 +17,11 @@ import { ensureTable, localDynamoClient, startDynamo } from '../../shared/local/
 
 /**
  * DynamoDB Local as the stack starts it: as shipped, through its launcher
- * (shared/local/dynamo/LocalDynamo.java). Each case starts a JVM of its own on 127.0.0.1 and makes
- * the requests the stack depends on: PartiQL INSERT batches (one text, a duplicate key, a malformed
- * statement), reads, a paginated PartiQL SELECT, and a write and a query after the table's
- * description changed (an index added).
+ * (shared/local/dynamo/LocalDynamo.java) and the launcher's one patch, compiled on its own
+ * (SqliteSettings.java), which costs only itself when it cannot apply. Each case starts a JVM of its
+ * own on 127.0.0.1 and makes the requests the stack depends on: PartiQL INSERT batches (one text, a
+ * duplicate key, a malformed statement), reads, a paginated PartiQL SELECT, and a write and a query
+ * after the table's description changed (an index added).
  */
 const dirs: string[] = [];
 afterAll(() => {
@@ -127,24 +128,43 @@ const ANSWERS = {
   indexed: [{ pk: 'Q', sk: '1', xpk: 'X', xsk: '1' }],
 };
 
-/** What DynamoDB Local answers, with a database file in `dir` (as `npm start` runs it) or in memory. */
-async function answersOf(dir: string | null) {
-  const dynamo = await startDynamo(await freePort(), dir);
+/**
+ * What DynamoDB Local answers, with a database file in `dir` (as `npm start` runs it) or in memory,
+ * and what became of its launcher's patch (`sqliteSettingsSource`: a stand-in for the patch's source).
+ */
+async function answersOf(dir: string | null, sqliteSettingsSource?: string) {
+  const dynamo = await startDynamo(
+    await freePort(),
+    dir,
+    sqliteSettingsSource ? { sqliteSettingsSource } : {},
+  );
   try {
-    return await exercise(dynamo.endpoint);
+    return { answers: await exercise(dynamo.endpoint), patch: dynamo.sqliteSettings };
   } finally {
     await dynamo.stop();
   }
 }
 
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tocsin-ddb-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** A stand-in for the patch's source (its class as the launcher calls it), in a directory of its own. */
+function patchSource(body: string): string {
+  const file = join(tempDir(), 'SqliteSettings.java');
+  writeFileSync(file, body);
+  return file;
+}
+
 describe('DynamoDB Local as the stack starts it', () => {
-  it('answers as DynamoDB does, with its table in a file in write-ahead-log mode (set from outside)', async () => {
+  it('answers as DynamoDB does, its table in a file in write-ahead-log mode (set from outside), its patch applied', async () => {
     // Arrange
-    const dir = mkdtempSync(join(tmpdir(), 'tocsin-ddb-'));
-    dirs.push(dir);
+    const dir = tempDir();
 
     // Act
-    const answers = await answersOf(dir);
+    const { answers, patch } = await answersOf(dir);
     const db = new DatabaseSync(join(dir, 'shared-local-instance.db'), { readOnly: true });
     const mode = db.prepare('PRAGMA journal_mode').get();
     db.close();
@@ -152,9 +172,40 @@ describe('DynamoDB Local as the stack starts it', () => {
     // Assert
     expect(answers).toEqual(ANSWERS);
     expect(mode).toEqual({ journal_mode: 'wal' });
+    expect(patch).toBe('applied');
   });
 
-  it('answers the same in memory (the test suites)', async () => {
-    expect(await answersOf(null)).toEqual(ANSWERS);
+  it('answers the same in memory (the test suites), where the patch has nothing to do', async () => {
+    expect(await answersOf(null)).toEqual({ answers: ANSWERS, patch: undefined });
+  });
+});
+
+describe("the launcher's patch, compiled on its own", () => {
+  it('costs only itself when it does not compile (a release whose classes moved)', async () => {
+    // Arrange: a patch naming a class this release does not have
+    const source = patchSource(
+      'import com.almworks.sqlite4java.NoSuchClass;\npublic final class SqliteSettings {\n  public static String applyWhenOpened(Object server) { return String.valueOf(NoSuchClass.class); }\n}\n',
+    );
+
+    // Act
+    const { answers, patch } = await answersOf(tempDir(), source);
+
+    // Assert
+    expect(patch).toBe('not applied');
+    expect(answers).toEqual(ANSWERS);
+  });
+
+  it('costs only itself when it does not find what it changes (its target gone)', async () => {
+    // Arrange: a patch that finds no database connection, as on a release that keeps them elsewhere
+    const source = patchSource(
+      'public final class SqliteSettings {\n  public static String applyWhenOpened(Object server) {\n    throw new IllegalStateException("no database connection found");\n  }\n}\n',
+    );
+
+    // Act
+    const { answers, patch } = await answersOf(tempDir(), source);
+
+    // Assert
+    expect(patch).toBe('not applied');
+    expect(answers).toEqual(ANSWERS);
   });
 });

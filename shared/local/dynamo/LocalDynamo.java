@@ -1,5 +1,6 @@
 import java.io.InputStream;
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
 import java.util.Arrays;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
@@ -18,6 +19,12 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
  * reads standard input until end of file: the parent holds the write end of that pipe, and the
  * kernel closes it when the parent exits for any reason (kill -9 included), so the JVM never outlives
  * the local stack. Once it serves, it prints `LocalDynamo listening on HOST`.
+ *
+ * With a database file (-dbPath) it applies its one patch, `sqlite-settings` (SqliteSettings.java),
+ * when that class is on the class path: the patch is compiled on its own, and one that did not compile
+ * or does not find what it changes costs the patch, not the server. One line says what became of it:
+ * `LocalDynamo patch sqlite-settings: applied (...)`, `...: skipped` (the system property
+ * tocsin.dynamo.skip names it, to measure without it), or `...: not applied, as shipped: REASON`.
  */
 public class LocalDynamo {
   public static void main(String[] args) throws Exception {
@@ -30,8 +37,38 @@ public class LocalDynamo {
     bind(proxy, host);
     endWithParent();
     proxy.start();
+    if (Arrays.asList(args).contains("-dbPath")) applySqliteSettings(proxy);
     System.out.println("LocalDynamo listening on " + host);
     System.out.flush();
+  }
+
+  /**
+   * Runs the sqlite-settings patch in a daemon thread (it waits for the first request to open the
+   * database) and says what became of it.
+   */
+  private static void applySqliteSettings(DynamoDBProxyServer proxy) {
+    String name = "sqlite-settings";
+    Thread applier = new Thread(() -> {
+      String outcome;
+      if (Arrays.asList(System.getProperty("tocsin.dynamo.skip", "").split(",")).contains(name)) {
+        outcome = "skipped";
+      } else {
+        try {
+          Object done = Class.forName("SqliteSettings").getMethod("applyWhenOpened", Object.class).invoke(null, proxy);
+          outcome = "applied (" + done + ")";
+        } catch (ClassNotFoundException e) {
+          outcome = "not applied, as shipped: it did not compile";
+        } catch (InvocationTargetException e) {
+          outcome = "not applied, as shipped: " + e.getCause();
+        } catch (Throwable t) {
+          outcome = "not applied, as shipped: " + t;
+        }
+      }
+      System.out.println("LocalDynamo patch " + name + ": " + outcome);
+      System.out.flush();
+    }, name);
+    applier.setDaemon(true);
+    applier.start();
   }
 
   /** Binds every Jetty connector of the server (a private field DynamoDB Local sets once) to `host`. */
