@@ -24,11 +24,12 @@ import { LISTEN_ON_LOOPBACK, refuseUnlessLoopback } from './loopback.ts';
  * and every client of the queues, the API's included, reaches it over HTTP as clients reach SQS.
  *
  * Messages from the stack: `start` (EmulatorStart, shared/local/queues.ts), answered with
- * EmulatorStarted; `stop`, after which the emulator closes its store and the process ends. The process also stops when the stack is gone
- * (its IPC channel closes, even on kill -9 of the stack) and on SIGTERM; it ignores SIGINT: a Ctrl-C
- * reaches every process of the terminal's job, and the stack stops the emulator last, once its
- * consumers have deleted what they finished.
+ * EmulatorStarted; `stop`, after which the emulator closes its store and the process ends. The
+ * process also stops when the stack is gone (its IPC channel closes, even on kill -9 of the stack)
+ * and on SIGTERM; it ignores SIGINT: a Ctrl-C reaches every process of the terminal's job, and the
+ * stack stops the emulator last, once its consumers have deleted what they finished.
  */
+
 const DLQ_RETENTION_SECONDS = 1_209_600;
 /** A dead-letter queue's visibility timeout (SQS's default: its listing hides messages for less). */
 const DLQ_VISIBILITY_SECONDS = 30;
