@@ -109,7 +109,11 @@ export function stackFromContext(scope: Construct): { id: string; props: TocsinS
         queues.map((q) => q.name),
       ),
       ignoreDeploymentAlarms: flag('ignoreDeploymentAlarms', false),
-      singleSignOn: { issuer: context('oidcIssuer'), clientId: context('oidcClientId') },
+      singleSignOn: {
+        issuer: context('oidcIssuer'),
+        clientId: context('oidcClientId'),
+        allowUnverifiedEmail: flag('oidcAllowUnverifiedEmail', false),
+      },
     },
   };
 }

@@ -135,13 +135,27 @@ describe('alarms', () => {
     expect(found[0]).toMatchObject({ Threshold: 5, Statistic: 'Sum', Period: 300 });
   });
 
+  it('fire on a deployment-wide spike of failed sign-ins (50 in 5 minutes)', () => {
+    const found = alarms().filter((a) => a.Namespace === 'Tocsin' && a.MetricName === 'AuthEvents');
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ Threshold: 50, Statistic: 'Sum', Period: 300, EvaluationPeriods: 1 });
+    expect(found[0].Dimensions).toEqual(
+      expect.arrayContaining([
+        { Name: 'service', Value: 'tocsin' },
+        { Name: 'environment', Value: expect.any(String) },
+        { Name: 'event', Value: 'signin-failed' },
+      ]),
+    );
+    expect(found[0].Dimensions).toHaveLength(3);
+  });
+
   it('are exactly those, and the ones of infra/ops.test.ts', () => {
     // Grouped: the routes that do not take alarms, and $default; alone: alarm intake, queues, schedule.
     const app = deployedRoutes().filter((r) => r.auth !== 'alarm').length + 1;
     const alone = ofType('AWS::Lambda::Function').length - app;
     // DLQs and queue ages; errors and throttles; API 5xx; table throttles and errors; AlarmLogLost,
-    // DueWorkBuried; the schedule.
-    expect(alarms()).toHaveLength(2 * queues.length + 2 * (alone + Math.ceil(app / 10)) + 1 + 2 + 2 + 1);
+    // DueWorkBuried, sign-in failures; the schedule.
+    expect(alarms()).toHaveLength(2 * queues.length + 2 * (alone + Math.ceil(app / 10)) + 1 + 2 + 3 + 1);
   });
 });
 
@@ -214,6 +228,7 @@ describe('dashboard', () => {
       'webhookDelivery',
       'webhookLatency',
       'channelDelivery',
+      'authEvents',
     ] as const) {
       expect(body, key).toContain(
         `Namespace=\\\\\\"Tocsin\\\\\\" MetricName=\\\\\\"${METRICS[key].name}\\\\\\"`,

@@ -7,6 +7,7 @@ import { localSqsClient } from './queues.ts';
 import { type PollerScale, startPoller } from './poller.ts';
 import { useLocalPlatform } from './platform.ts';
 import { countSqsCalls, takeStats } from './stats.ts';
+import { installTerminalLog } from './terminal-log.ts';
 
 /**
  * One consumer "container" of the local stack (a worker thread, as a Lambda function has its own
@@ -28,6 +29,7 @@ const port = parentPort;
 if (!port) throw new Error('consumer-worker.ts runs as a worker thread');
 useLocalPlatform();
 shareClock(data.clock);
+installTerminalLog();
 const def = queues.find((q) => q.name === data.queue);
 if (!def) throw new Error(`unknown queue ${data.queue}`);
 // The event source mapping polls with the consumer's role: its calls are the consumer's.

@@ -17,6 +17,7 @@ import { startConsumers } from './consumers.ts';
 import { reapSqsEmulator, sqsDataDir, startQueues } from './queues.ts';
 import { useLocalPlatform } from './platform.ts';
 import { mergeStats, takeStats } from './stats.ts';
+import { installTerminalLog } from './terminal-log.ts';
 
 export interface LocalStackOptions {
   /** HTTP port; 0 picks a free one. */
@@ -295,6 +296,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       ...opts.env,
     });
     resetConfig();
+    installTerminalLog();
 
     // Consumers before the API: an alarm accepted at once is processed at once. Every thread of the
     // stack shares the clock (the test clock moves for the consumers too).

@@ -23,6 +23,7 @@ import * as counts from './repository-counts.ts';
 import type { WorkflowFilter } from './repository-listing.ts';
 import { defaultDeps } from './workflow-deps.ts';
 import { ANNOUNCE_KIND, runAnnouncement } from './announce.ts';
+import { MalformedDueWork } from '../due/runner.ts';
 
 const sk = (at: number, id: number) => `${String(at).padStart(10, '0')}#${String(id).padStart(12, '0')}`;
 
@@ -309,6 +310,21 @@ describe('runAnnouncement (count moves, once)', () => {
       [item, [{ task_id: 1, shard: counts.countShardOf(5), delta: { processing: 1, pending: -1 } }]],
     ]);
     expect(item.payload.counted).toBe(true);
+  });
+
+  it.each([
+    ['no list', 'x'],
+    ['a list of something else', [{ workflow_id: '5', sk: 'P#1' }]],
+  ])('refuses an announcement whose records are %s as malformed, touching nothing', async (_, records) => {
+    const item = { ...outbox(), payload: { ...outbox().payload, records } };
+    const { deps, calls } = depsWith(['applied']);
+    const failed = await runAnnouncement(item, deps).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(failed).toBeInstanceOf(MalformedDueWork);
+    expect(failed?.message).toBe('announcement: records must be a list of {workflow_id, sk}');
+    expect(calls).toEqual([]);
   });
 
   it('retries a lost race, then leaves the counts (unmarked) to the next run', async () => {

@@ -275,7 +275,12 @@ async function loadActors(actor: number, assignto: number[], deps: WorkflowDeps)
   return users;
 }
 
-/** The acting user needs role 9 or any permission on each workflow's task; the application may act freely. */
+/**
+ * The acting user needs role 9 or read-write permission (`rw`) on each workflow's task: a read-only
+ * permission (`ro`) reads workflows but does not operate them. Without a named user the application
+ * itself acts (the interface's rule; a deployment with STRICT_APP_GRANTS requires the app's grant
+ * `operate` for that).
+ */
 async function checkPermission(
   actor: number,
   users: Map<number, User>,
@@ -284,9 +289,12 @@ async function checkPermission(
 ) {
   if (!actor || users.get(actor)?.role === ROLE_SUPER_ADMIN) return;
   const taskIds = [...new Set(workflows.map((w) => w.task_id))];
-  const allowed = await deps.repo.tasksWithPermission(actor, taskIds);
-  const denied = taskIds.find((t) => !allowed.has(t));
+  const permissions = await deps.repo.tasksWithPermission(actor, taskIds);
+  const denied = taskIds.find((t) => !permissions.has(t));
   if (denied !== undefined) throw new ForbiddenError(`user [${actor}] has no permission on task [${denied}]`);
+  const readOnly = taskIds.find((t) => permissions.get(t) !== 'rw');
+  if (readOnly !== undefined)
+    throw new ForbiddenError(`user [${actor}] has read-only permission on task [${readOnly}]`);
 }
 
 // ---- Pipeline records -------------------------------------------------------------------------
