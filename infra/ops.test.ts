@@ -21,15 +21,11 @@ import {
 } from './constructs/observability.ts';
 import { DEFAULT_CONSUMER_CONCURRENCY, maxConcurrency, pascal } from './constructs/queues.ts';
 import { stackFromContext } from './context.ts';
-import {
-  type FunctionGroup,
-  functionGroups,
-  type QueueName,
-  queues,
-  type RouteDef,
-  table,
-} from './definitions.ts';
-import { METRICS } from './metrics.ts';
+import { type FunctionGroup, functionGroups, type RouteDef } from './definitions.ts';
+import type { QueueName } from '../shared/contracts/messages.ts';
+import { table } from '../shared/contracts/table.ts';
+import { queues } from './consumers.ts';
+import { METRICS } from '../shared/contracts/metrics.ts';
 import { PROJECT_ROOT, TocsinStack, type TocsinStackProps } from './stack.ts';
 
 type Resource = {

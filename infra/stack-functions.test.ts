@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { METRICS } from './metrics.ts';
+import { METRICS } from '../shared/contracts/metrics.ts';
 import { PROJECT_ROOT } from './stack.ts';
 import {
   allActions,
@@ -159,7 +159,7 @@ describe('tracing and Powertools', () => {
     }
   });
 
-  it('announces the namespace and service of infra/metrics.ts to Powertools', () => {
+  it('announces the namespace and service of shared/contracts/metrics.ts to Powertools', () => {
     expect(METRICS).toMatchObject({ namespace: 'Tocsin', service: 'tocsin' });
     for (const [id, fn] of ofType('AWS::Lambda::Function')) {
       const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;

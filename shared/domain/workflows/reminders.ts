@@ -3,7 +3,8 @@ import { logger } from '../../log.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';
 import { PIPE_REMIND, type PipelineRecord, remindDecision, remindScene } from './model.ts';
-import { channelsOf, defaultDeps, noticeOf, type RemindPayload, type WorkflowDeps } from './service.ts';
+import { defaultDeps, type WorkflowDeps } from './workflow-deps.ts';
+import { channelsOf, noticeOf, type RemindPayload } from './announce.ts';
 import { eventIdOf, workflowEventData } from './views.ts';
 
 /**
