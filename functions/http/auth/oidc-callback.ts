@@ -12,6 +12,9 @@ import {
   sessionCookie,
 } from '#shared/http/session.ts';
 import { redirect, signInPage } from '#shared/http/sso.ts';
+import { anyone } from '#shared/http/auth/public.ts';
+import { queryInput } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/auth/oidc-callback.ts';
 
 /**
  * GET /auth/oidc/callback?code=&state=: where the OpenID Connect provider sends the browser back.
@@ -21,7 +24,7 @@ import { redirect, signInPage } from '#shared/http/sso.ts';
  * sign-in page with its reason (`#signin-error=...`), nothing stored.
  */
 export const handler = httpHandler(
-  { auth: 'none', input: 'query', schema: oidcCallbackSchema, rawResponse: true },
+  { auth: anyone, input: queryInput, schema: oidcCallbackSchema, validate, rawResponse: true },
   async (_input, ctx) => {
     const where = serviceLocation(ctx.event);
     if (!where) throw new NotFoundError('single sign-on needs the service address of the request');
