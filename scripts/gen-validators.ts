@@ -11,6 +11,8 @@
  *   report (alarms/report.ts), the directory import (directory/import.ts). Each is imported by that
  *   module only.
  *
+ * Its top-level calls are marked `@__PURE__`, so that a bundle that imports a module but none of its
+ * validators (a task route reaches tasks/rules.ts without creating a task) drops the file entirely.
  * Each file is self-contained (its own copy of the ajv runtime helpers it needs); subschemas repeated
  * within it get one function (shareRepeatedSubschemas). A file the sources import but that does not
  * exist yet (a new route) is first written as a stub, so that the handlers can be loaded to read their
@@ -243,7 +245,7 @@ export function generateFile(f: ValidatorFile): string {
   const blocks = modes.map((mode) =>
     [
       `/** The ${mode} validators (${mode === 'coercing' ? 'query strings and form bodies: decimal strings become numbers' : 'JSON: types must match'}). */`,
-      `const ${mode} = (() => {`,
+      `const ${mode} = /* @__PURE__ */ (() => {`,
       '  const exports = {};',
       indent(
         modeCode(
@@ -263,7 +265,7 @@ export function generateFile(f: ValidatorFile): string {
   const exports = f.validators.map((v) => {
     const numeric = v.mode === 'coercing' ? numericFields(v.schema) : [];
     const args = numeric.length ? `, ${JSON.stringify(numeric)}` : '';
-    return `export const ${v.name} = checked(${v.mode}[${JSON.stringify(v.name)}]${args});`;
+    return `export const ${v.name} = /* @__PURE__ */ validator(${v.mode}, ${JSON.stringify(v.name)}${args});`;
   });
   return [
     '// @ts-nocheck',
@@ -278,17 +280,23 @@ export function generateFile(f: ValidatorFile): string {
       ? [
           "/** A CommonJS module's `default` export, whether the importer follows Node or Babel interop. */",
           'const defaultOf = (m) => m.default ?? m;',
-          ...names.map((name) => `const runtime_${name} = { default: defaultOf(runtime_${name}_module) };`),
+          ...names.map(
+            (name) =>
+              `const runtime_${name} = { default: /* @__PURE__ */ defaultOf(runtime_${name}_module) };`,
+          ),
           '',
         ]
       : []),
     ...blocks,
+    "/** A validator of one mode's code (no property read in the pure calls below: a bundle drops the unused). */",
+    'const validator = (mode, name, numeric) => checked(mode[name], numeric);',
+    '',
     ...exports,
     '',
     '/** The validate functions themselves (for the test that compares them with ajv compiling the schemas). */',
-    `export const standalone: Record<string, ValidateFunction> = { ${f.validators
+    `export const standalone = (): Record<string, ValidateFunction> => ({ ${f.validators
       .map((v) => `${v.name}: ${v.mode}[${JSON.stringify(v.name)}]`)
-      .join(', ')} };`,
+      .join(', ')} });`,
     '',
   ].join('\n');
 }
@@ -311,7 +319,10 @@ function existingFiles(): string[] {
 export async function writeStubs(): Promise<string[]> {
   const wanted = new Map<string, string[]>();
   for (const m of MODULE_VALIDATORS) {
-    wanted.set(`${GENERATED_DIR}/${m.file}.ts`, (await m.validators()).map((v) => v.name));
+    wanted.set(
+      `${GENERATED_DIR}/${m.file}.ts`,
+      (await m.validators()).map((v) => v.name),
+    );
   }
   const routeImport = /#shared\/generated\/validators\/(routes\/[\w/.-]+\.ts)/g;
   for (const handler of functionModules()) {
@@ -325,7 +336,10 @@ export async function writeStubs(): Promise<string[]> {
     if (existsSync(path)) continue;
     mkdirSync(dirname(path), { recursive: true });
     const exported = names.map((n) => `export const ${n} = undefined;\n`).join('');
-    writeFileSync(path, `// @ts-nocheck\n// A stub until npm run gen:validators writes this file.\n${exported}`);
+    writeFileSync(
+      path,
+      `// @ts-nocheck\n// A stub until npm run gen:validators writes this file.\n${exported}`,
+    );
     written.push(file);
   }
   return written;

@@ -7,7 +7,12 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { generateFile, staleFiles, type ValidatorFile, validatorFiles } from '../../scripts/gen-validators.ts';
+import {
+  generateFile,
+  staleFiles,
+  type ValidatorFile,
+  validatorFiles,
+} from '../../scripts/gen-validators.ts';
 import { compileWithAjv } from './compile-schema.ts';
 import { toFieldErrors } from './validation.ts';
 
@@ -139,11 +144,11 @@ describe('shared/generated/validators', () => {
 
     for (const f of files) {
       const mod = (await import(pathToFileURL(join(root, f.file)).href)) as {
-        standalone: Record<string, ValidateFunction>;
+        standalone: () => Record<string, ValidateFunction>;
       };
       for (const { name, mode, schema } of f.validators) {
         const key = `${f.file} ${name}`;
-        const generated = mod.standalone[name];
+        const generated = mod.standalone()[name];
         const compiled = compileWithAjv(mode, schema);
         count++;
         for (let i = 0; i < 400; i++) {

@@ -80,7 +80,7 @@ describe('generated validators (shared/generated/validators)', () => {
   it('give the field errors of the compiled schema, x-message included (task create body)', () => {
     // Arrange
     const [generated, compiled]: ValidateFunction[] = [
-      taskValidators.validateCreateShape,
+      taskValidators().validateCreateShape,
       compileWithAjv('json', createTaskSchema),
     ];
     const body = {
@@ -118,7 +118,7 @@ describe('generated validators (shared/generated/validators)', () => {
   it('coerce query strings as the compiled schema does (workflow show)', () => {
     // Arrange
     const [generated, compiled]: ValidateFunction[] = [
-      showWorkflowValidators.validate,
+      showWorkflowValidators().validate,
       compileWithAjv('coercing', showWorkflowSchema),
     ];
     const good = [{ id: '12' }, { id: '12' }];
