@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type Server } from 'node:net';
 import { resolve } from 'node:path';
@@ -7,6 +8,7 @@ import { asFunction } from '../call-record.ts';
 import { shareClock } from '../clock.ts';
 import { resetConfig } from '../config/env.ts';
 import { logger } from '../log.ts';
+import { type StackCpu, stackCpu } from './cpu.ts';
 import { ensureTable, localDynamoClient, startDynamo } from './dynamo.ts';
 import { startHttpServer } from './http-server.ts';
 import { isAlive, reapJvm } from './java.ts';
@@ -14,7 +16,7 @@ import { lambdaContext, loadHandler } from './lambda.ts';
 import { defaultStateFile, LOOPBACK, projectRoot } from './paths.ts';
 import { startConsumers } from './consumers.ts';
 import { sqsDataDir, startQueues } from './queues.ts';
-import { installStats, mergeStats, takeStats } from './stats.ts';
+import { installStats, mergeStats, recordInvocation, takeStats } from './stats.ts';
 
 export interface LocalStackOptions {
   /** HTTP port; 0 picks a free one. */
@@ -60,6 +62,11 @@ export interface LocalStack extends LocalStackState {
    * clean stop, made visible again (none after a clean stop).
    */
   released: number;
+  /**
+   * The CPU the service's own process and the emulators have used since the start, told apart
+   * (`cpu.ts`); also on `GET /_local/cpu` with TOCSIN_STATS=1.
+   */
+  cpu(): StackCpu;
   /**
    * Stops everything in an order that loses nothing (HTTP, pollers, schedule, SQS, DynamoDB);
    * `report` hears each stage as it ends (the HTTP stage with when it stopped accepting).
@@ -293,8 +300,10 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       },
     );
 
+    const cpu = stackCpu(dynamo.pid);
     const http = await startHttpServer(opts.port ?? 3000, process.env.BASE_PATH ?? '/', {
       stats: async (reset) => mergeStats([takeStats(reset), ...(await consumers.stats(reset))]),
+      cpu,
     });
     let httpStop: { cut: number; at: number } | undefined;
     stopAll.unshift({
@@ -325,6 +334,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     return {
       ...state,
       released: sqs.released,
+      cpu,
       stop(report) {
         stopped ??= (async () => {
           for (const step of stopAll) {
@@ -353,9 +363,14 @@ function startSchedule(): () => Promise<void> {
     running = (async () => {
       try {
         const run = await loadHandler(schedule.handler);
+        const started = performance.now();
         await asFunction('schedule', () =>
-          run({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, lambdaContext('tocsin-schedule')),
+          run(
+            { source: 'aws.events', 'detail-type': 'Scheduled Event' },
+            lambdaContext('tocsin-schedule', schedule.timeoutSeconds * 1000),
+          ),
         );
+        recordInvocation('tocsin-schedule', performance.now() - started);
       } catch (err) {
         logger.error('scheduled function failed', { error: err as Error });
       } finally {

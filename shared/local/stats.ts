@@ -21,8 +21,8 @@ export interface Stats {
    */
   dynamodb: Record<string, Counter & { read: number; write: number; items: number }>;
   sqs: Record<string, Counter & { messages: number }>;
-  /** Handler invocations: count and total duration (ms). */
-  invocations: Record<string, { count: number; ms: number }>;
+  /** Handler invocations: count, total duration and the longest one (ms). */
+  invocations: Record<string, { count: number; ms: number; maxMs: number }>;
   /**
    * Messages put on a queue one per handler invocation (`enqueue`: the report endpoints) and the
    * SendMessageBatch requests that carried them here (on AWS: one request per message).
@@ -49,7 +49,7 @@ function counter<T>(record: Record<string, T>, key: string, init: () => T): T {
 }
 const ddbInit = () => ({ calls: 0, units: 0, read: 0, write: 0, items: 0 });
 const sqsInit = () => ({ calls: 0, units: 0, messages: 0 });
-const fnInit = () => ({ count: 0, ms: 0 });
+const fnInit = () => ({ count: 0, ms: 0, maxMs: 0 });
 let stats = empty();
 let installed = false;
 
@@ -214,6 +214,7 @@ export function recordInvocation(fn: string, ms: number): void {
   const c = counter(stats.invocations, fn, fnInit);
   c.count++;
   c.ms += ms;
+  c.maxMs = Math.max(c.maxMs, ms);
 }
 
 /** Counts one SQS request answered in the caller's thread. */
@@ -253,6 +254,7 @@ export function mergeStats(all: Stats[]): Stats {
       const c = counter(out.invocations, k, fnInit);
       c.count += v.count;
       c.ms += v.ms;
+      c.maxMs = Math.max(c.maxMs, v.maxMs ?? 0);
     }
     out.enqueued.messages += s.enqueued.messages;
     out.enqueued.requests += s.enqueued.requests;
