@@ -167,7 +167,7 @@ export const SSO_LOGIN: Access = { secrets: ['sso-client'] };
 
 /**
  * Alarm intake (`alarm`, /alarm/*): the task through the container's cache, the task's share of the
- * rate limit (a conditional UpdateItem of its one-second window, `RATE#`, per chunk of alarms), the
+ * rate limit (a conditional UpdateItem of its minute's per-second counts, `RATE#`, per chunk of alarms), the
  * alarm queue, and an accepted alarm as a sign of life of a task with a heartbeat (its heartbeat item,
  * `TASK#`). Never a scan or a delete.
  */

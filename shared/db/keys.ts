@@ -154,10 +154,11 @@ export const keys = {
   // Alarm ingestion: the receipt of a report sent with a client uuid (idempotent replays, 24 h TTL).
   reportReceipt: (uuid: string) => ({ pk: `REPORT#${uuid}`, sk: 'REPORT' }),
   /**
-   * A task's alarm count of one second (the rate limit shared by every container): one item per task
-   * and Unix second, so no item takes a task's stream for longer than its second.
+   * A task's alarm counts of one minute, per second (the rate limit shared by every container): one
+   * item per task and minute (`minute` = Unix second / 60), so no item takes a task's stream for
+   * longer than its minute.
    */
-  rateWindow: (taskId: number, second: number) => ({ pk: `RATE#${taskId}#${second}`, sk: 'RATE' }),
+  rateWindow: (taskId: number, minute: number) => ({ pk: `RATE#${taskId}#${minute}`, sk: 'RATE' }),
 
   // Outbound webhooks: attempts of their own grouped per event and listed per task by time (gsi1); a
   // task's delivery log (the settling first attempts of one consumer batch in one item, no index).
