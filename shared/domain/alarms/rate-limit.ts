@@ -75,6 +75,7 @@ export class MemoryRateStore implements RateStore {
     want: number,
     limit: number,
     ahead?: LookAhead,
+    _signal?: AbortSignal,
   ): Promise<RateLease> {
     return this.leaseNow(taskId, second, need, want, limit, ahead);
   }
