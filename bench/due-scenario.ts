@@ -21,20 +21,27 @@ const FIRING_SECONDS = 50;
 /** The scheduled function's deadline: its runs end before it (what is left waits for the next run). */
 const DEADLINE_MS = schedule.timeoutSeconds * 1000;
 
-/** A due item's event: its mark, and its due time from the event (window end, or reminder time). */
-function dueChannel(b: Bench): Channel {
+/**
+ * A due item's event, its mark and its due time: a reminder's is its workflow's creation plus the
+ * interval; a flush's is its window's end, WINDOW_MINUTES after the alarm that opened it was
+ * processed, counted here from the report's sending (within a second of it).
+ */
+function dueChannel(b: Bench, sentAt: () => Map<number, number>): Channel {
   return growing(
     'due',
     1,
     () => b.receivers.webhook.received,
     (r) => {
       const j = r.json;
-      const flush = j?.event === 'ALARM' && j.type === 'compressed';
-      const remind = j?.event === 'WORKFLOW' && j.type === 'remind_pending';
+      const flush = r.path === '/due-flush' && j?.event === 'ALARM' && j.type === 'compressed';
+      const remind = r.path === '/due-remind' && j?.event === 'WORKFLOW' && j.type === 'remind_pending';
       if (!flush && !remind) return undefined;
       const mark = markOf(String(j.data?.history?.ctn?.hostname ?? ''));
-      const opened = Number(flush ? j.data.history.created_at : j.data.workflow.created_at);
-      return mark && { ...mark, target: '', at: r.at, since: (opened + WINDOW_MINUTES * 60) * 1000 };
+      if (!mark) return undefined;
+      const since = remind
+        ? (Number(j.data.workflow.created_at) + WINDOW_MINUTES * 60) * 1000
+        : (sentAt().get(mark.seq) ?? Number.NaN) + WINDOW_MINUTES * 60_000;
+      return { ...mark, target: '', at: r.at, since };
     },
   );
 }
@@ -58,9 +65,11 @@ export async function due(b: Bench) {
     },
   );
   receivers.webhook.received.length = 0;
-  const channel = dueChannel(b);
+  let sent = new Map<number, number>();
+  const channel = dueChannel(b, () => sent);
   // Every report its own metric: the content method compresses by ctn, whose mark differs.
   const f = await fire(stack, [flushing, reminding], items / FIRING_SECONDS, FIRING_SECONDS);
+  sent = f.sentAt;
   const firstDue = Math.min(...f.sentAt.values()) + WINDOW_MINUTES * 60_000;
   const wait = firstDue - Date.now() - 1000;
   if (wait < 0) note(`due: the reports were processed ${fmt(-wait / 1000)} s after the first item fell due`);

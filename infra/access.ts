@@ -283,6 +283,9 @@ export const ALARM_LOG: Access = { items: { Query: ['ALOG#'] } };
 /** A webhook event's own attempts (`WHEVT#`) and a task's delivery log (`WHLOG#`, and alarm-log days). */
 export const WEBHOOK_ATTEMPTS: Access = { items: { Query: ['ALOG#', 'WHEVT#', 'WHLOG#'] } };
 
+/** A task's notification log (`NLOG#<task>#<day>`: the first runs that settled its jobs), read by day. */
+export const NOTIFY_LOG: Access = { items: { Query: ['NLOG#'] } };
+
 /**
  * Dead letters of every queue, for a super administrator (`admin`: an app holding the grant, or a
  * signed-in person whose role is read): each dead-letter queue scanned (received, then released), and

@@ -7,6 +7,7 @@
  */
 import {
   ALARM_DUE_WORK,
+  NOTIFY_LOG,
   ALARM_LOG,
   ALARM_PIPELINE,
   ANNOUNCE_PEOPLE,
@@ -331,7 +332,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/alarmtask/list-deliveries.ts',
     auth: 'reader',
     access: access(READER_AUTH, TASK_READER, {
-      items: { Query: ['ALOG#', 'WHLOG#'] },
+      items: { Query: ['ALOG#', 'NLOG#', 'WHLOG#'] },
       indexQueries: ['gsi1'],
     }),
   },
@@ -394,7 +395,7 @@ export const routes: RouteDef[] = [
         '/alarmtask/alarm/trace',
         'trace-alarm',
         // The alarm, who it named, its webhook attempts, notification jobs and workflow.
-        access(ALARM_LOG, WEBHOOK_ATTEMPTS, {
+        access(ALARM_LOG, WEBHOOK_ATTEMPTS, NOTIFY_LOG, {
           items: {
             GetItem: ['ALARM#', 'DEPT#', 'WFALARM#'],
             Query: ['NJOB#', 'WF#'],
@@ -582,14 +583,15 @@ export const queues: QueueDef[] = [
     batchSize: 10,
     gather: true,
     timeoutSeconds: 30,
-    // The job's state and its run recorded, the task (cached) and its template, the users, each
-    // robot's send slot, a retry's backoff; the provider credentials and the providers themselves.
-    access: access(eventSource('notify'), SEAL_KEY, {
+    // The job's state and its run recorded (a batch's settled first runs in the task's notification
+    // log, read back for a message received again), the task (cached) and its template, the users,
+    // each robot's send slots, a retry's backoff; the provider credentials and the providers themselves.
+    access: access(eventSource('notify'), SEAL_KEY, NOTIFY_LOG, {
       items: {
         GetItem: ['NJOB#', 'TASK#', 'TPL#'],
         BatchGetItem: ['TASK#', 'USER#'],
         UpdateItem: ['NJOB#', 'ROBOT#'],
-        BatchWriteItem: ['NJOB#'],
+        BatchWriteItem: ['NJOB#', 'NLOG#'],
       },
       queues: { ChangeMessageVisibility: ['notify'] },
       secrets: ['notify-providers'],

@@ -199,6 +199,15 @@ export const keys = {
   notifyAttemptsOfTask: (taskId: number, shard: number) => `TASKNOTIFY#${taskId}#${shard}`,
   /** A job item's gsi1 sort key: the time of its last run. */
   notifyJobOfTaskSk: (atMs: number, jobId: string) => `${pad(atMs, 13)}#${jobId}`,
+  /**
+   * A task's notification log items (the first runs of a consumer batch that settled their jobs): one
+   * partition per task and UTC day, sorted by time, no index entry.
+   */
+  notifyLog: (taskId: number, atMs: number, id: string) => ({
+    pk: keys.notifyLogDay(taskId, webhookLogDayOf(atMs)),
+    sk: `${pad(atMs, 13)}#${id}`,
+  }),
+  notifyLogDay: (taskId: number, day: number) => `NLOG#${taskId}#${day}`,
   /** Per-robot send counter (current minute) and rate-limit block. */
   robotRate: (robotId: string) => ({ pk: `ROBOT#${robotId}`, sk: 'RATE' }),
 };
@@ -235,6 +244,7 @@ export const PARTITION_PREFIXES = [
   'WHEVT#',
   'WHLOG#',
   'NJOB#',
+  'NLOG#',
   'ROBOT#',
 ] as const;
 

@@ -131,6 +131,8 @@ export interface NotificationJob {
   context: RenderContext;
   /** Published again by a producer that ran again (a redelivered alarm): may have been sent already. */
   replay?: boolean;
+  /** A replay's job may have been sent since this time (ms): its task's log is searched from there. */
+  replay_since_ms?: number;
   /**
    * Delivery runs made before this message existed (an operator redrove the job from the dead-letter
    * queue): attempts are numbered on from there, and the job's state is read first.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
-import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/repository.ts';
+import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/jobs.ts';
 import { call, serviceNow } from '../support/client.ts';
 import { FakeClient } from '../support/fakes.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';

@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
-import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/repository.ts';
+import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/jobs.ts';
 import { listRecentAttemptsOfTask as webhookAttemptsOfTask } from '../../shared/domain/webhooks/repository.ts';
 import { call, serviceNow } from '../support/client.ts';
 import { FakeClient } from '../support/fakes.ts';

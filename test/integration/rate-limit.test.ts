@@ -258,9 +258,10 @@ describe('limiters of different containers share one count in the table', () => 
     expect((await b.take(task, 40)).ok).toBe(true);
     at.now += 1_000;
     const next = await Promise.all([a.take(task, 40), a.take(task, 40)]);
-    // Assert: each reserved 2 in seconds 11 .. 59; the first spent its 2 of second 11 without a lease
+    // Assert: each leased 2 in second 10 and reserved 2 in seconds 11 .. 59; the first spent its 2 of
+    // second 11 without a lease
     expect(next.every((r) => r.ok)).toBe(true);
-    expect(await usedOf(task, minute * 60 + 10)).toBe(2);
+    expect(await usedOf(task, minute * 60 + 10)).toBe(4);
     expect(await usedOf(task, minute * 60 + 11)).toBe(4);
     expect(await usedOf(task, minute * 60 + 59)).toBe(4);
     expect(await usedOf(task, minute * 60 + 9)).toBeUndefined();

@@ -117,12 +117,12 @@ describe('RateLimiter: leases', () => {
       perSecond.push(store.calls - before);
       c.now += 1_000;
     }
-    // Assert: the first second leases 1 (reserving 2 a second ahead), then 2 more; the next minute's
-    // first second one lease that takes 2 and reserves 4 a second ahead; nothing in between
+    // Assert: the first second one lease of 2 that reserves 2 a second ahead; the next minute's first
+    // second one lease of 4 that reserves 4 a second ahead; nothing in between
     expect(admitted).toBe(240);
-    expect(perSecond[0]).toBe(2);
+    expect(perSecond[0]).toBe(1);
     expect(perSecond[60]).toBe(1);
-    expect(perSecond.reduce((a, b) => a + b, 0)).toBe(3);
+    expect(perSecond.reduce((a, b) => a + b, 0)).toBe(2);
   });
 
   it('a task near its limit reserves nothing more ahead: leases of a tenth of the limit', async () => {

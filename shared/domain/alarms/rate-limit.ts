@@ -190,8 +190,6 @@ export class RateLimiter {
     pool.left = 0;
     const demand = Math.max(pool.lastAsked, pool.asked);
     const chunk = Math.ceil(limit / LEASE_SHARE);
-    // What the second is likely to ask for beyond what it started with.
-    const want = Math.max(need, Math.min(chunk, demand - pool.started));
     // Far below the limit (twice the demand fits in a chunk, and in half the limit): reserve it in
     // the minute's later seconds too, unless a reservation already covers the next one.
     const perSecond = 2 * demand;
@@ -199,6 +197,9 @@ export class RateLimiter {
       perSecond <= Math.min(chunk, aheadRoom(limit)) && !pool.reserved.has(pool.second + 1)
         ? { tokens: perSecond, through: pool.second + 59 }
         : undefined;
+    // What the second is likely to ask for beyond what it started with (with a look-ahead, as much
+    // as each later second gets).
+    const want = Math.max(need, Math.min(chunk, demand - pool.started), ahead?.tokens ?? 0);
     let leased = () => {};
     pool.leasing = new Promise<void>((resolve) => {
       leased = resolve;
