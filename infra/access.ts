@@ -303,3 +303,27 @@ export const DEAD_LETTERS = access(READER_AUTH, {
 export function eventSource(queue: QueueName): Access {
   return { queues: { ReceiveMessage: [queue], DeleteMessage: [queue], GetQueueAttributes: [queue] } };
 }
+
+/**
+ * What due work does when it runs (the due queue's consumer): workflow announcements and reminders,
+ * pause expiries, the pipeline's delayed work, heartbeat checks; its items finished (a PartiQL DELETE
+ * on the lease token), retried, rescheduled or buried.
+ */
+export const DUE_WORK = access(
+  SEAL_KEY,
+  ALARM_DUE_WORK,
+  WORKFLOW_ANNOUNCE,
+  ANNOUNCE_PEOPLE,
+  WORKFLOW_COUNTS,
+  {
+    items: {
+      GetItem: ['TASK#', 'WF#'],
+      PutItem: ['DUE#', 'DUEDEAD#', 'WF#'],
+      UpdateItem: ['DUE#', 'TASK#'],
+      DeleteItem: ['DUE#'],
+      ConditionCheckItem: ['WF#'],
+      PartiQLDelete: ['DUE#'],
+    },
+    queues: { SendMessage: ['alarm'] },
+  },
+);

@@ -7,6 +7,7 @@
  */
 import {
   ALARM_DUE_WORK,
+  DUE_WORK,
   NOTIFY_LOG,
   ALARM_LOG,
   ALARM_PIPELINE,
@@ -51,7 +52,7 @@ export type AuthKind =
   | 'reader'
   | 'admin'
   | 'person';
-export type QueueName = 'alarm' | 'webhook' | 'notify';
+export type QueueName = 'alarm' | 'webhook' | 'notify' | 'due';
 
 /**
  * Routes deployed together in one Lambda (RouteDef.fn): its entry dispatches on the event's `routeKey`
@@ -598,24 +599,30 @@ export const queues: QueueDef[] = [
       notifyProviders: true,
     }),
   },
+  {
+    // Due work the scheduled function leased (runner.ts): many items to a message, each run once
+    // and removed on its lease token. A message given up on leaves its items leased: the next run
+    // takes them over when the lease passes (15 minutes, longer than 3 receives x 4 minutes).
+    name: 'due',
+    visibilityTimeoutSeconds: 240,
+    maxReceiveCount: 3,
+    consumer: 'functions/queue/run-due.ts',
+    batchSize: 10,
+    gather: false,
+    timeoutSeconds: 40,
+    access: access(eventSource('due'), DUE_WORK),
+  },
 ];
 
 export const schedule = {
   handler: 'functions/schedule/run-due-work.ts',
   rateMinutes: 1,
   timeoutSeconds: 55,
-  // The due work's partitions (query, lease, finish, reschedule, bury) and what each kind does:
-  // workflow announcements and reminders, pause expiries, the pipeline's delayed work, heartbeat checks.
-  access: access(SEAL_KEY, ALARM_DUE_WORK, WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, WORKFLOW_COUNTS, {
-    items: {
-      Query: ['DUE#'],
-      GetItem: ['TASK#', 'WF#'],
-      PutItem: ['DUE#', 'DUEDEAD#', 'WF#'],
-      UpdateItem: ['DUE#', 'TASK#'],
-      DeleteItem: ['DUE#'],
-      ConditionCheckItem: ['WF#'],
-    },
-    queues: { SendMessage: ['alarm'] },
+  // The dispatcher of due work: the due partitions read and their items leased (PartiQL UPDATEs),
+  // then put on the due queue, whose consumer runs them (queues, `due`).
+  access: access({
+    items: { Query: ['DUE#'], PartiQLUpdate: ['DUE#'] },
+    queues: { SendMessage: ['due'] },
   }),
 };
 

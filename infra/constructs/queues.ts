@@ -11,10 +11,17 @@ import { type QueueDef, type QueueName, queues as queueDefs } from '../definitio
  *   same items; more consumers add optimistic-write retries on a hot metric, not throughput;
  * - webhook (20): outbound POSTs of at most 200 ms to the tasks' receivers, little table work;
  * - notify (5 x batches of 10): the providers' rate limits (SNS SMS, SES and the chat APIs allow tens of
- *   messages per second to an account or app).
+ *   messages per second to an account or app);
+ * - due (20 x batches of 10 messages of 25 items): a minute's due work (delayed flushes, reminders)
+ *   run as fast as it falls due; each item is a few table calls and a message or two.
  * `consumerConcurrency` changes them per stack (2 to 1,000; 0 for no cap); docs/aws-operations.md.
  */
-export const DEFAULT_CONSUMER_CONCURRENCY: Record<QueueName, number> = { alarm: 10, webhook: 20, notify: 5 };
+export const DEFAULT_CONSUMER_CONCURRENCY: Record<QueueName, number> = {
+  alarm: 10,
+  webhook: 20,
+  notify: 5,
+  due: 20,
+};
 
 /** The event source's MaximumConcurrency for a setting (undefined: no cap); refuses what SQS refuses. */
 export function maxConcurrency(queue: QueueName, setting: number | undefined): number | undefined {

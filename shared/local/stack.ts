@@ -245,9 +245,11 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       ALARM_QUEUE_URL: sqs.urls.alarm,
       WEBHOOK_QUEUE_URL: sqs.urls.webhook,
       NOTIFY_QUEUE_URL: sqs.urls.notify,
+      DUE_QUEUE_URL: sqs.urls.due,
       ALARM_DLQ_URL: sqs.dlqUrls.alarm,
       WEBHOOK_DLQ_URL: sqs.dlqUrls.webhook,
       NOTIFY_DLQ_URL: sqs.dlqUrls.notify,
+      DUE_DLQ_URL: sqs.dlqUrls.due,
       SEAL_KEY: sealKey,
       TOCSIN_LOCAL: '1',
       // Local webhook receivers usually live on this machine: the private-address guard is off

@@ -4,7 +4,7 @@
  */
 import type { Channel, Level, ReceiverConfig, Robot } from '../domain/tasks/model.ts';
 
-export type QueueName = 'alarm' | 'webhook' | 'notify';
+export type QueueName = 'alarm' | 'webhook' | 'notify' | 'due';
 
 /** An accepted alarm report, on the alarm queue (API guide §7, §9). */
 export interface AlarmMessage {
@@ -138,4 +138,20 @@ export interface NotificationJob {
    * queue): attempts are numbered on from there, and the job's state is read first.
    */
   attempts_before?: number;
+}
+
+/**
+ * Due work a scheduled run leased, on the due queue (shared/domain/due/runner.ts): many items to a
+ * message, each with its lease token.
+ */
+export interface DueMessage {
+  kind: 'due';
+  items: {
+    kind: string;
+    ref: string;
+    due_at: number;
+    payload: Record<string, unknown>;
+    attempts?: number;
+    token: string;
+  }[];
 }

@@ -12,6 +12,7 @@ import {
   leaseRobotSlots,
 } from '../../shared/domain/notifications/repository.ts';
 import { robotId } from '../../shared/domain/notifications/throttle.ts';
+import { serviceNow } from '../support/client.ts';
 import { FakeClient, type FakeRequest } from '../support/fakes.ts';
 import { createTask } from '../support/tasks.ts';
 
@@ -60,8 +61,8 @@ const FINAL = ['delivered', 'rejected', 'skipped'];
 
 /** A job's record, wherever its runs are (its item, its task's notification log). */
 async function recordOf(j: NotificationJob): Promise<JobRecord | undefined> {
-  const now = Date.now();
-  return (await findJobs(j.task_id, [j.job_id], { fromMs: now - 3_600_000, toMs: now + 60_000 }))[0];
+  const now = (await serviceNow()) * 1000;
+  return (await findJobs(j.task_id, [j.job_id], { fromMs: now - 3 * 86_400_000, toMs: now + 60_000 }))[0];
 }
 
 async function settled(j: NotificationJob, timeoutMs = 20_000): Promise<JobRecord> {

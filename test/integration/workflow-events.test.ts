@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultDeps, finishWorkflowsOfMetric } from '../../shared/domain/workflows/service.ts';
 import { findJobs } from '../../shared/domain/notifications/jobs.ts';
-import { advanceClock } from '../support/client.ts';
+import { advanceClock, serviceNow } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import type { CreatedTask } from '../support/tasks.ts';
 import { createWorkflowTask, loadTask, newWorkflow, operate } from '../support/workflows.ts';
@@ -36,8 +36,8 @@ async function eventsOf(id: number, type: string, count = 1) {
 async function pollJobs(taskId: number, jobIds: string[]) {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const now = Date.now();
-    const states = await findJobs(taskId, jobIds, { fromMs: now - 600_000, toMs: now + 60_000 });
+    const now = (await serviceNow()) * 1000;
+    const states = await findJobs(taskId, jobIds, { fromMs: now - 3 * 86_400_000, toMs: now + 60_000 });
     if (states.length === jobIds.length) return states;
     if (Date.now() > deadline) throw new Error(`notification jobs not consumed: ${jobIds.join(', ')}`);
     await new Promise((r) => setTimeout(r, 100));

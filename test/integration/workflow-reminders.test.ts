@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { findJobs } from '../../shared/domain/notifications/jobs.ts';
 import { fireReminder } from '../../shared/domain/workflows/reminders.ts';
 import { REMIND_KIND } from '../../shared/domain/workflows/service.ts';
-import { advanceClock, api, taskAuth } from '../support/client.ts';
+import { advanceClock, api, serviceNow, taskAuth } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import type { CreatedTask } from '../support/tasks.ts';
 import { createWorkflowTask, newWorkflow, operate, showWorkflow, syncClock } from '../support/workflows.ts';
@@ -47,8 +47,8 @@ function remindEvents(id: number, type: 'remind_pending' | 'remind_processing') 
 
 /** A job of a task (its item or its entry in the task's notification log), if it exists. */
 async function jobOf(taskId: number, jobId: string) {
-  const now = Date.now();
-  return (await findJobs(taskId, [jobId], { fromMs: now - 600_000, toMs: now + 60_000 }))[0];
+  const now = (await serviceNow()) * 1000;
+  return (await findJobs(taskId, [jobId], { fromMs: now - 3 * 86_400_000, toMs: now + 60_000 }))[0];
 }
 
 async function waitForJob(taskId: number, jobId: string) {

@@ -9,6 +9,13 @@ import {
   scanDeadLetters,
 } from '../../messaging/dead-letters.ts';
 import type { QueueName } from '../../messaging/messages.ts';
+
+/**
+ * The queues whose dead letters are messages listed here. (The due queue's are leased due items that
+ * their next run takes over when the lease passes; the scheduler's dead work is `DUEDEAD#`, queue `due`
+ * of this listing.)
+ */
+type MessageQueue = Exclude<QueueName, 'due'>;
 import { getAlarmRecord } from '../alarms/repository.ts';
 import { type DeadDueItem, listDeadDue, reviveDeadDue } from '../due/repository.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
@@ -70,7 +77,7 @@ function eventOf(e: unknown): { event_id: string; event?: string; type?: string 
 }
 
 /** Parses a dead letter's body (shared/messaging/messages.ts); secrets (robots, receivers, content) are left out. */
-export function carriedBy(queue: QueueName, body: string): Carried {
+export function carriedBy(queue: MessageQueue, body: string): Carried {
   let m: unknown;
   try {
     m = parseJson(body);
@@ -222,7 +229,7 @@ export const REDRIVE_MAX = 100;
 const taskOf = (c: Carried) => c.task_id;
 
 async function describe(
-  queue: QueueName,
+  queue: MessageQueue,
   letter: DeadLetter,
   carried: Carried,
   deps: DlqDeps,
@@ -365,7 +372,7 @@ export interface RedriveInput {
  * again; an alarm, a bundle or a malformed message goes back as it was.
  */
 export async function redriveBody(
-  queue: QueueName,
+  queue: MessageQueue,
   letter: DeadLetter,
   deps: Pick<DlqDeps, 'attemptsOfEvent' | 'runsOfJob'>,
 ): Promise<string> {

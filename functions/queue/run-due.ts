@@ -1,0 +1,16 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { nowSeconds } from '#shared/clock.ts';
+import { observed } from '#shared/observe.ts';
+import { loadSealKey } from '#shared/domain/auth/seal.ts';
+import { runDueBatch } from '#shared/domain/due/runner.ts';
+import { dueHandlers } from '../schedule/due-handlers.ts';
+
+/**
+ * SQS consumer of the due queue: the due work the scheduled function leased, run with each kind's
+ * handler (due-handlers.ts). Partial batch response: only a message that cannot be read comes back.
+ */
+export const handler = observed(async (event: SQSEvent): Promise<SQSBatchResponse> => {
+  await loadSealKey();
+  const failed = await runDueBatch(event.Records, dueHandlers, nowSeconds());
+  return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+});
