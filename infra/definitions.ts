@@ -6,19 +6,17 @@
  * role grants exactly that, and the integration suite proves it (docs/aws-operations.md).
  */
 import {
-  ALARM_DUE_WORK,
-  DUE_WORK,
-  NOTIFY_LOG,
   ALARM_LOG,
   ALARM_PIPELINE,
-  ANNOUNCE_PEOPLE,
   APP_AUTH,
   APP_OR_PERSON,
   type Access,
   access,
   DEAD_LETTERS,
+  DUE_WORK,
   eventSource,
   INTAKE,
+  NOTIFY_LOG,
   PERSON_AUTH,
   READER_AUTH,
   SEAL_KEY,
@@ -31,7 +29,6 @@ import {
   TASK_SETTING,
   TASK_STATUS,
   WEBHOOK_ATTEMPTS,
-  WORKFLOW_ANNOUNCE,
   WORKFLOW_COUNTS,
   WORKFLOW_OPERATION,
 } from './access.ts';

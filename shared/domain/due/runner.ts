@@ -110,8 +110,8 @@ async function dispatchShard(
   left: () => number,
 ): Promise<number> {
   let dispatched = 0;
-  do {
-    if (left() <= 0) return dispatched;
+  let more = true;
+  while (more && left() > 0) {
     const page = await queryDuePage(shard, now, PAGE_ITEMS, positions.get(shard));
     if (page.last) positions.set(shard, page.next ?? page.last);
     const free = page.items.filter(
@@ -120,8 +120,9 @@ async function dispatchShard(
     const leased = free.length ? await leaseDueItems(free, now, LEASE_SECONDS) : [];
     if (leased.length) await opts.send(leased);
     dispatched += leased.length;
-    if (!page.next) return dispatched;
-  } while (true);
+    more = page.next !== undefined;
+  }
+  return dispatched;
 }
 
 /**
