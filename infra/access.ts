@@ -306,8 +306,9 @@ export function eventSource(queue: QueueName): Access {
 
 /**
  * What due work does when it runs (the due queue's consumer): workflow announcements and reminders,
- * pause expiries, the pipeline's delayed work, heartbeat checks; its items finished (a PartiQL DELETE
- * on the lease token), retried, rescheduled or buried.
+ * pause expiries, the pipeline's delayed work (a batch's alarm records and workflows read together),
+ * heartbeat checks; the batch's webhook events first-attempted (their attempts recorded) and its jobs
+ * queued; its items finished (a PartiQL DELETE on the lease token), retried, rescheduled or buried.
  */
 export const DUE_WORK = access(
   SEAL_KEY,
@@ -318,10 +319,12 @@ export const DUE_WORK = access(
   {
     items: {
       GetItem: ['TASK#', 'WF#'],
+      BatchGetItem: ['ALARM#', 'TASK#'],
       PutItem: ['DUE#', 'DUEDEAD#', 'WF#'],
       UpdateItem: ['DUE#', 'TASK#'],
       DeleteItem: ['DUE#'],
       ConditionCheckItem: ['WF#'],
+      BatchWriteItem: ['WHEVT#', 'WHLOG#'],
       PartiQLDelete: ['DUE#'],
     },
     queues: { SendMessage: ['alarm'] },

@@ -132,8 +132,11 @@ function entityOf(input: Record<string, unknown>): string {
     const op = Object.values(tx[0])[0];
     pk = pkOf(op?.Key) ?? pkOf(op?.Item);
   }
+  // A PartiQL statement's key is one of its parameters (the first for an INSERT, after the SET
+  // values for an UPDATE): the first that looks like a partition key.
   const statements = input.Statements as { Parameters?: unknown[] }[] | undefined;
-  if (!pk && statements) pk = statements[0]?.Parameters?.[0];
+  if (!pk && statements)
+    pk = statements[0]?.Parameters?.find((p) => typeof p === 'string' && /^[A-Z]+#/.test(p));
   const batch = input.RequestItems as Record<string, unknown> | undefined;
   if (!pk && batch) {
     const first = Object.values(batch)[0] as { PutRequest?: { Item?: unknown } }[] | { Keys?: unknown[] };

@@ -3,6 +3,7 @@ import { isObject, parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
 import type { DueMessage } from '../../messaging/messages.ts';
+import type { Effects } from '../webhooks/deliver-now.ts';
 import {
   buryDue,
   completeDueItems,
@@ -31,7 +32,17 @@ import {
  * re-arming, a reminder held while its task is paused).
  */
 export type DueResult = undefined | { reschedule: number; payload?: Record<string, unknown> };
-export type DueHandler = (item: DueItem, now: number) => Promise<DueResult>;
+/**
+ * Runs one item of a kind. `effects`, when given, takes the webhook events and notification jobs the
+ * work raises, for its batch to send together; without it they are published at once.
+ */
+export type DueHandler = (item: DueItem, now: number, effects?: Effects) => Promise<DueResult>;
+
+/** A batch's effects, collected while its items run and sent before they are removed. */
+export interface BatchEffects {
+  effects: Effects;
+  flush(): Promise<void>;
+}
 
 /** Failed runs before the item is moved to `DUEDEAD#<kind>` for an operator. */
 export const MAX_ATTEMPTS = 10;
@@ -127,7 +138,8 @@ async function dispatchShard(
 
 /**
  * The due queue consumer's part: runs leased items (RUN_CONCURRENCY at once) with their kind's
- * handler, then removes the done ones together (their lease token checked). A failed item keeps its
+ * handler, sends the effects they raised (`batch`, when given), then removes the done ones together
+ * (their lease token checked): nothing is removed before its effects went out. A failed item keeps its
  * place and is retried a minute later (its lease doubles as the delay), at most MAX_ATTEMPTS times;
  * then it is kept under DUEDEAD with its error. A handler's `reschedule` puts a new item at the new
  * time first (cycle reminders, reminders held while a task is paused).
@@ -136,6 +148,7 @@ export async function runDueItems(
   items: LeasedDue[],
   handlers: Record<string, DueHandler>,
   now: number,
+  batch?: BatchEffects,
 ): Promise<RunSummary> {
   const summary: RunSummary = { ran: 0, failed: 0 };
   const done: LeasedDue[] = [];
@@ -144,7 +157,7 @@ export async function runDueItems(
     while (next < items.length) {
       const item = items[next++];
       try {
-        if (await runOne(item, handlers, now, summary)) done.push(item);
+        if (await runOne(item, handlers, now, summary, batch?.effects)) done.push(item);
       } catch (err) {
         // The item keeps its lease and is taken over when it expires.
         logger.error('due work bookkeeping failed', { kind: item.kind, ref: item.ref, error: err as Error });
@@ -152,6 +165,7 @@ export async function runDueItems(
     }
   };
   await Promise.all(Array.from({ length: Math.min(RUN_CONCURRENCY, items.length) }, worker));
+  await batch?.flush();
   await completeDueItems(done);
   return summary;
 }
@@ -162,6 +176,7 @@ async function runOne(
   handlers: Record<string, DueHandler>,
   now: number,
   summary: RunSummary,
+  effects?: Effects,
 ): Promise<boolean> {
   const handler = handlers[item.kind];
   if (!handler) {
@@ -172,7 +187,7 @@ async function runOne(
   }
   let result: DueResult;
   try {
-    result = await handler(item, now);
+    result = await handler(item, now, effects);
   } catch (err) {
     summary.failed++;
     const attempts = (item.attempts ?? 0) + 1;
@@ -246,12 +261,14 @@ export function dueMessages(items: LeasedDue[]): DueMessage[] {
 /**
  * A batch of the due queue: every item of its messages run together (runDueItems). Returns the ids
  * of the messages to receive again: a malformed one (for the dead-letter queue), or all of them when
- * the done items could not be removed (they run again: handlers are idempotent).
+ * their effects could not be sent or the done items could not be removed (they run again: handlers
+ * are idempotent, and their events and jobs have the same ids).
  */
 export async function runDueBatch(
   records: { messageId: string; body: string }[],
   handlers: Record<string, DueHandler>,
   now: number,
+  batch?: BatchEffects,
 ): Promise<string[]> {
   const failed: string[] = [];
   const items: LeasedDue[] = [];
@@ -264,7 +281,7 @@ export async function runDueBatch(
     }
   }
   try {
-    const summary = await runDueItems(items, handlers, now);
+    const summary = await runDueItems(items, handlers, now, batch);
     if (summary.ran || summary.failed) logger.info('due work', { ...summary });
   } catch (err) {
     logger.error('due work could not be completed; the batch runs again', { error: err as Error });
