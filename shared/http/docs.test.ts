@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { handler as getHealth } from '../../functions/http/health/get-health.ts';
 import { documentResponse, REFERENCE_CSP, referenceResponse, serverUrl } from './docs.ts';
 import { httpHandler, TASK_AUTH_SCHEMA } from './handler.ts';
+import { logged } from '../testing/logs.ts';
 
 const event = (over: { domainName?: string; apiId?: string; rawPath?: string }): APIGatewayProxyEventV2 =>
   ({
@@ -126,11 +127,11 @@ describe('httpHandler spec and raw responses', () => {
     });
     const enveloped = httpHandler({ auth: 'none', input: 'none' }, async () => ({ a: 1 }));
     // Act
-    const [r1, r2, r3] = await Promise.all([
-      raw(event({}), context),
-      failing(event({}), context),
-      enveloped(event({}), context),
-    ]);
+    const [[r1, r2, r3], errors] = await logged('error', () =>
+      Promise.all([raw(event({}), context), failing(event({}), context), enveloped(event({}), context)]),
+    );
+    // The failure is logged (with the request id), never answered with its message
+    expect(errors.map(([m, x]) => [m, (x.error as Error).message])).toEqual([['unhandled error', 'boom']]);
     // Assert
     expect(r1).toEqual({ statusCode: 200, headers: { 'content-type': 'text/plain' }, body: 'hello' });
     expect(r2.statusCode).toBe(500);

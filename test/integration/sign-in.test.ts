@@ -116,6 +116,18 @@ describe('sessions', () => {
     expect(JSON.stringify(item)).not.toContain(b.session as string);
   });
 
+  it('answers "nobody" to a browser without a session cookie, and 401 to one whose session ended', async () => {
+    // Act
+    const fresh = await new Browser().send('/auth/session');
+    const stale = await send('/auth/session', { headers: { cookie: `tocsin_session=${'x'.repeat(43)}` } });
+    // Assert: a visit before signing in is no refused request (the console asks on every load)
+    expect([fresh.status, fresh.json]).toEqual([
+      200,
+      { code: 0, msg: 'success', data: { person: null, sso: true } },
+    ]);
+    expect([stale.status, stale.json.data.sso]).toEqual([401, true]);
+  });
+
   it('signs out one session, or every session of the person', async () => {
     // Arrange: Bo in three browsers
     const [one, two, three] = [new Browser(), new Browser(), new Browser()];

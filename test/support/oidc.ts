@@ -30,6 +30,45 @@ async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
+type Payload = Record<string, unknown> & { uid?: string; userCode?: string; grantId?: string };
+
+/**
+ * The provider's storage for one test run: a Map per run (the provider's own memory adapter does the
+ * same, but announces itself with a warning on every start). Nothing outlives the run, so nothing
+ * expires.
+ */
+function runAdapter() {
+  const items = new Map<string, Payload>();
+  return class RunAdapter {
+    constructor(readonly model: string) {}
+    private key = (id: string) => `${this.model}:${id}`;
+    async upsert(id: string, payload: Payload) {
+      items.set(this.key(id), payload);
+    }
+    async find(id: string) {
+      return items.get(this.key(id));
+    }
+    async findByUid(uid: string) {
+      return [...items.entries()].find(([k, p]) => k.startsWith(`${this.model}:`) && p.uid === uid)?.[1];
+    }
+    async findByUserCode(userCode: string) {
+      return [...items.entries()].find(
+        ([k, p]) => k.startsWith(`${this.model}:`) && p.userCode === userCode,
+      )?.[1];
+    }
+    async consume(id: string) {
+      const p = items.get(this.key(id));
+      if (p) p.consumed = Math.floor(Date.now() / 1000);
+    }
+    async destroy(id: string) {
+      items.delete(this.key(id));
+    }
+    async revokeByGrantId(grantId: string) {
+      for (const [k, p] of items) if (p.grantId === grantId) items.delete(k);
+    }
+  };
+}
+
 export async function startOidcProvider(): Promise<TestOidcProvider> {
   let provider: Provider | undefined;
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
@@ -92,6 +131,7 @@ export async function startOidcProvider(): Promise<TestOidcProvider> {
       const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'test-key', alg: 'RS256', use: 'sig' };
       provider = new Provider(issuer, {
+        adapter: runAdapter(),
         clients: [
           {
             client_id: OIDC_CLIENT.id,

@@ -12,8 +12,16 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
 import { flushMetrics } from '../../metrics.ts';
 import { jsonStdout } from '../../testing/stdout.ts';
+import { logged } from '../../testing/logs.ts';
 import type { LeasedDue } from './repository.ts';
-import { dispatchDue, dueMessages, ITEMS_PER_MESSAGE, MAX_ATTEMPTS, runDueItems } from './runner.ts';
+import {
+  dispatchDue,
+  dueMessages,
+  ITEMS_PER_MESSAGE,
+  MalformedDueWork,
+  MAX_ATTEMPTS,
+  runDueItems,
+} from './runner.ts';
 
 /**
  * The runner's decisions with the table mocked: the metric for work it gives up on (which the local
@@ -64,7 +72,10 @@ const failing = { reminder: async () => Promise.reject(new Error('provider down'
 describe('DueWorkBuried', () => {
   it('counts an item buried after its last attempt', async () => {
     // Act
-    const summary = await runDueItems([leased(MAX_ATTEMPTS - 1)], failing, NOW);
+    const [summary, errors] = await logged('error', () =>
+      runDueItems([leased(MAX_ATTEMPTS - 1)], failing, NOW),
+    );
+    expect(errors.map(([m, x]) => [m, x.attempts])).toEqual([['due work failed', MAX_ATTEMPTS]]);
     const lines = await jsonStdout(() => flushMetrics());
     // Assert: the item went to DUEDEAD, and the metric says so once
     expect(summary.failed).toBe(1);
@@ -77,7 +88,10 @@ describe('DueWorkBuried', () => {
 
   it('counts nothing for an item that is retried', async () => {
     // Act
-    const summary = await runDueItems([leased(MAX_ATTEMPTS - 2)], failing, NOW);
+    const [summary, errors] = await logged('error', () =>
+      runDueItems([leased(MAX_ATTEMPTS - 2)], failing, NOW),
+    );
+    expect(errors.map(([m, x]) => [m, x.attempts])).toEqual([['due work failed', MAX_ATTEMPTS - 1]]);
     const lines = await jsonStdout(() => flushMetrics());
     // Assert: kept for its retry a minute later (its lease), nothing buried
     expect(summary.failed).toBe(1);
@@ -169,5 +183,23 @@ describe('dispatchDue', () => {
     // Assert: one sleep of 10 s and a second pass; the item due in 100 s is the next run's
     expect(slept).toEqual([10_000]);
     expect(summary.passes).toBe(2);
+  });
+});
+
+describe('malformed due work', () => {
+  it('is kept for an operator at its first run, with the reason, not retried', async () => {
+    // Arrange: an item whose payload its handler cannot read
+    const malformed = {
+      reminder: async () => Promise.reject(new MalformedDueWork('payload is not a reminder')),
+    };
+    // Act
+    const [summary, errors] = await logged('error', () => runDueItems([leased(0)], malformed, NOW));
+    // Assert
+    expect(summary.failed).toBe(1);
+    expect(errors.map(([m, x]) => [m, x.attempts])).toEqual([
+      ['due work malformed; kept for an operator', 1],
+    ]);
+    const buried = ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item);
+    expect(buried).toMatchObject([{ entity: 'due_dead', attempts: 1, error: 'payload is not a reminder' }]);
   });
 });

@@ -44,6 +44,14 @@ export interface BatchEffects {
   flush(): Promise<void>;
 }
 
+/**
+ * What a handler throws for an item that can never run (its payload is not what its kind reads): the
+ * item is kept under DUEDEAD at once, with the reason, instead of failing MAX_ATTEMPTS times.
+ */
+export class MalformedDueWork extends Error {
+  override name = 'MalformedDueWork';
+}
+
 /** Failed runs before the item is moved to `DUEDEAD#<kind>` for an operator. */
 export const MAX_ATTEMPTS = 10;
 /**
@@ -141,7 +149,7 @@ async function dispatchShard(
  * handler, sends the effects they raised (`batch`, when given), then removes the done ones together
  * (their lease token checked): nothing is removed before its effects went out. A failed item keeps its
  * place and is retried a minute later (its lease doubles as the delay), at most MAX_ATTEMPTS times;
- * then it is kept under DUEDEAD with its error. A handler's `reschedule` puts a new item at the new
+ * then it is kept under DUEDEAD with its error (a malformed one at once). A handler's `reschedule` puts a new item at the new
  * time first (cycle reminders, reminders held while a task is paused).
  */
 export async function runDueItems(
@@ -191,8 +199,15 @@ async function runOne(
   } catch (err) {
     summary.failed++;
     const attempts = (item.attempts ?? 0) + 1;
-    logger.error('due work failed', { kind: item.kind, ref: item.ref, attempts, error: err as Error });
-    if (attempts < MAX_ATTEMPTS) await retryDue(item, item.token, attempts, now + RETRY_SECONDS);
+    const malformed = err instanceof MalformedDueWork;
+    logger.error(malformed ? 'due work malformed; kept for an operator' : 'due work failed', {
+      kind: item.kind,
+      ref: item.ref,
+      attempts,
+      error: err as Error,
+    });
+    if (attempts < MAX_ATTEMPTS && !malformed)
+      await retryDue(item, item.token, attempts, now + RETRY_SECONDS);
     else {
       await buryDue({ ...item, attempts }, item.token, (err as Error).message ?? String(err), now);
       count('DueWorkBuried');

@@ -1,6 +1,6 @@
 import { parseJson } from '../../json.ts';
 import { nowMs } from '../../clock.ts';
-import { logger } from '../../log.ts';
+import { logDelivery, logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
 import type { NotificationJob } from '../../messaging/messages.ts';
 import { retryDelaySeconds } from '../../messaging/retry.ts';
@@ -213,17 +213,25 @@ export async function deliverNotification(
   const record = runOf(run, status);
   if (opts.log && loggable(record, attempt, replay)) opts.log(record);
   else await deps.recordJobRun(record);
-  if (status !== 'delivered') {
-    // Codes and masked targets only: never a token, secret or address in the logs.
-    const outcomes = run.records.map((r) => `${r.outcome}:${r.code}`);
-    const log =
-      status === 'rejected' || receiveCount >= deps.cfg.notifyBackoffSeconds.length + 1 ? 'warn' : 'info';
-    logger[log]('notification not delivered', {
+  // Codes and masked targets only: never a token, secret or address in the logs.
+  for (const r of run.records)
+    logDelivery({
+      channel: job.channel,
+      target: r.target,
+      outcome: r.outcome,
+      code: r.code,
+      id: job.job_id,
+      attempt,
+    });
+  // A refusal, or the last attempt of a job still not delivered: an operator's business.
+  const last = receiveCount >= deps.cfg.notifyBackoffSeconds.length + 1;
+  if (status === 'rejected' || (status !== 'delivered' && last)) {
+    logger.warn('notification not delivered', {
       job_id: job.job_id,
       channel: job.channel,
       status,
       attempt,
-      outcomes,
+      outcomes: run.records.map((r) => `${r.outcome}:${r.code}`),
     });
   }
   return status === 'pending' ? 'retry' : 'done';

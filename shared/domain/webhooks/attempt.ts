@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { nowMs } from '../../clock.ts';
 import { config } from '../../config/env.ts';
-import { logger } from '../../log.ts';
+import { logDelivery, logger } from '../../log.ts';
 import { count, webhookLatency } from '../../metrics.ts';
 import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../messaging/messages.ts';
 import type { UrlCheck } from '../../outbound/url-guard.ts';
@@ -147,6 +147,14 @@ export async function record(sent: Sent[], deps: DeliveryDeps): Promise<void> {
   for (const { attempt } of sent) {
     if (!attempt) continue;
     count('WebhookDelivery', { outcome: attempt.outcome });
+    logDelivery({
+      channel: 'webhook',
+      target: attempt.target ?? '',
+      outcome: attempt.outcome,
+      code: attempt.status !== undefined ? `HTTP ${attempt.status}` : attempt.error,
+      id: attempt.event_id,
+      attempt: attempt.attempt,
+    });
     if (attempt.duration_ms > 0) webhookLatency(attempt.duration_ms);
     if (attempt.attempt === 1 && SETTLED.includes(attempt.outcome)) logged.push(attempt);
     else own.push(attempt);

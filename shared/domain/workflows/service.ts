@@ -7,6 +7,7 @@ import type { HistoryRecord } from '../alarms/history.ts';
 import { ROLE_SUPER_ADMIN, type User } from '../directory/model.ts';
 import { getAlarmGroups, getDepartment, getUsers } from '../directory/repository.ts';
 import { type DueItem, deleteDue, putDue } from '../due/repository.ts';
+import { MalformedDueWork } from '../due/runner.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { alarmGroupIds, channelJobs, type Recipients, recipientsOf } from '../notifications/receivers.ts';
 import { requireReadOf } from '../tasks/access.ts';
@@ -423,13 +424,24 @@ async function applyCounts(outbox: DueItem, moves: CountMove[], deps: WorkflowDe
  * failed, by the scheduled run (due kind `workflow-announce`), which then deletes the item.
  */
 export async function runAnnouncement(outbox: DueItem, deps: WorkflowDeps = defaultDeps): Promise<void> {
-  const payload = outbox.payload as unknown as AnnouncePayload;
+  const payload = announcePayloadOf(outbox.payload);
   if (payload.counts?.length && !payload.counted) {
     await applyCounts(outbox, payload.counts, deps);
     // The runner buries the item it holds when publishing keeps failing: it must say so too.
     payload.counted = true;
   }
   await announce(payload, deps);
+}
+
+/** An outbox item's payload, checked: one that names no pipeline records can never be announced. */
+function announcePayloadOf(payload: Record<string, unknown>): AnnouncePayload {
+  const records = payload.records;
+  const isKey = (r: unknown) =>
+    typeof (r as { workflow_id?: unknown })?.workflow_id === 'number' &&
+    typeof (r as { sk?: unknown }).sk === 'string';
+  if (!Array.isArray(records) || !records.every(isKey))
+    throw new MalformedDueWork('announcement: records must be a list of {workflow_id, sk}');
+  return payload as unknown as AnnouncePayload;
 }
 
 /**
