@@ -132,6 +132,8 @@ export interface Fired {
   sent: number;
   /** Accepted reports by sequence number: when each was sent (ms). */
   sentAt: Map<number, number>;
+  /** Accepted reports by sequence number: the uuid the service gave each. */
+  uuids: Map<number, string>;
   refused: number;
   refusals: string;
   reportLatency: number[];
@@ -153,6 +155,7 @@ export async function fire(
   const run = Math.random().toString(36).slice(2, 8).padEnd(6, '0');
   const total = Math.round(rate * seconds);
   const sentAt = new Map<number, number>();
+  const uuids = new Map<number, string>();
   const reportLatency: number[] = [];
   const refusals = new Map<string, number>();
   let refused = 0;
@@ -185,8 +188,10 @@ export async function fire(
             JSON.stringify({ taskid: task.id, timestamp, sign, level: i % 4, ctn: content }),
           );
           reportLatency.push(Date.now() - started);
-          if (body.code === 0 && body.data?.uuid) sentAt.set(i, started);
-          else refuse(`code ${body.code}`);
+          if (body.code === 0 && body.data?.uuid) {
+            sentAt.set(i, started);
+            uuids.set(i, body.data.uuid);
+          } else refuse(`code ${body.code}`);
         } catch (err) {
           refuse((err as NodeJS.ErrnoException).code ?? (err as Error).message);
         }
@@ -200,6 +205,7 @@ export async function fire(
     rate,
     sent: total,
     sentAt,
+    uuids,
     refused,
     refusals: [...refusals].map(([why, n]) => `${why} ${n}`).join(', '),
     reportLatency,

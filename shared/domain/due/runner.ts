@@ -60,13 +60,13 @@ export const MAX_ATTEMPTS = 10;
  */
 export const LEASE_SECONDS = 900;
 const RETRY_SECONDS = 60;
-/** Items read per page of a shard, and per message of the due queue. */
-const PAGE_ITEMS = 250;
+/** Items read per page of a shard (a page is leased and sent before the deadline is looked at again). */
+const PAGE_ITEMS = 100;
 export const ITEMS_PER_MESSAGE = 25;
-/** Items of one consumer batch run at once. */
+/** Items of one consumer batch run at once (a wave). */
 const RUN_CONCURRENCY = 25;
 /** A polling dispatcher stops this long before its invocation ends, and never sleeps less. */
-const DEADLINE_MARGIN_MS = 5_000;
+const DEADLINE_MARGIN_MS = 10_000;
 const MIN_SLEEP_MS = 200;
 
 export interface RunSummary {
@@ -160,19 +160,23 @@ export async function runDueItems(
 ): Promise<RunSummary> {
   const summary: RunSummary = { ran: 0, failed: 0 };
   const done: LeasedDue[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const item = items[next++];
-      try {
-        if (await runOne(item, handlers, now, summary, batch?.effects)) done.push(item);
-      } catch (err) {
-        // The item keeps its lease and is taken over when it expires.
-        logger.error('due work bookkeeping failed', { kind: item.kind, ref: item.ref, error: err as Error });
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(RUN_CONCURRENCY, items.length) }, worker));
+  // In waves: the items of a wave start together, so their reads are one request (batchPerTurn).
+  for (let i = 0; i < items.length; i += RUN_CONCURRENCY) {
+    await Promise.all(
+      items.slice(i, i + RUN_CONCURRENCY).map(async (item) => {
+        try {
+          if (await runOne(item, handlers, now, summary, batch?.effects)) done.push(item);
+        } catch (err) {
+          // The item keeps its lease and is taken over when it expires.
+          logger.error('due work bookkeeping failed', {
+            kind: item.kind,
+            ref: item.ref,
+            error: err as Error,
+          });
+        }
+      }),
+    );
+  }
   await batch?.flush();
   await completeDueItems(done);
   return summary;
