@@ -544,6 +544,29 @@ describe('idempotency and records', () => {
     expect(await attemptsOf(j)).toHaveLength(1);
   });
 
+  it('does not send a job again that a producer replays once its first run is in the task log', async () => {
+    // Arrange: a job sent and recorded (its first run settled it: the task's notification log)
+    const [t, other] = [token(), token()];
+    await fakes.robot(t);
+    await fakes.robot(other);
+    const j = job({ task_id: task.id, channel: 'dinggroup', robots: [{ webhook: t }], context: { task } });
+    await send(j);
+    await settled(j);
+    const since = (await serviceNow()) * 1000 - 60_000;
+    // Act: the producer runs again (a redelivered alarm) and publishes it as a replay, beside a new job
+    const next = job({
+      task_id: task.id,
+      channel: 'dinggroup',
+      robots: [{ webhook: other }],
+      context: { task },
+    });
+    await send({ ...j, replay: true, replay_since_ms: since }, next);
+    await settled(next);
+    // Assert: the consumer found the first run in the log and sent nothing
+    expect(await robotCalls('dinggroup', t)()).toHaveLength(1);
+    expect(await attemptsOf(j)).toHaveLength(1);
+  });
+
   it('leaves a malformed message for the dead-letter queue without throwing, and says so', async () => {
     const job = JSON.stringify({ kind: 'notify', job_id: 'x', task_id: 1 });
     const [results, errors] = await logged('error', async () => [
