@@ -10,7 +10,7 @@ import { type EventToPublish, webhookBundles } from '../events/publish.ts';
 import { commitDeadline, handBackContended, MetricContended } from './contention.ts';
 import { explainAlarm } from './explain.ts';
 import type { AlarmLogEntry } from './log.ts';
-import { type AlarmRecord, planAlarm } from './model.ts';
+import { planAlarm } from './model.ts';
 import { defaultDeps, type PipelineDeps } from './pipeline-deps.ts';
 import { type GroupItem, processGroup, processSingle } from './process.ts';
 
