@@ -1,9 +1,9 @@
-import { schedule } from '../infra/definitions.ts';
+import { schedule } from '../infra/consumers.ts';
 import { DUE_SHARDS } from '../shared/db/keys.ts';
 import type { DueItem } from '../shared/domain/due/repository.ts';
-import { cpuSpent } from '../shared/local/cpu.ts';
 import { arrived, type Channel, type Fired, fire, markOf, measure, resultOf, sleep } from './load.ts';
 import { growing } from './receivers.ts';
+import { cpuSpent } from './stack.ts';
 import { account, cpuOf, describeCost, describeRun, fmt, note, target } from './report.ts';
 import type { Bench } from './webhook-scenarios.ts';
 
@@ -122,9 +122,9 @@ export async function due(b: Bench) {
   await sleep(Math.max(0, firstDue - Date.now() - 1000));
   await stack.stats(true);
   const self0 = process.cpuUsage();
-  const cpu0 = await stack.cpu();
+  const cpu0 = stack.cpu();
   await arrived([channel], f, 90_000);
-  const spent = cpuSpent(cpu0, await stack.cpu());
+  const spent = cpuSpent(cpu0, stack.cpu());
   const selfUsage = process.cpuUsage(self0);
   await sleep(2000); // late duplicates
   const stats = await stack.stats();

@@ -1,9 +1,9 @@
 import { Agent, request } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { hmacSign, md5Sign } from '../shared/domain/auth/signature.ts';
-import { cpuSpent, type StackCpu } from '../shared/local/cpu.ts';
+import type { StackCpu } from '../shared/local/stack.ts';
 import type { Stats } from '../shared/local/stats.ts';
-import type { BenchStack, TaskRef } from './stack.ts';
+import { type BenchStack, cpuSpent, type TaskRef } from './stack.ts';
 
 /**
  * The open-loop load generator: signed reports fired on a fixed schedule whatever the answers, each
@@ -69,12 +69,12 @@ export interface RunResult {
   endDepth: number;
   /** Alarms the figures per alarm divide by: those the first channel delivered in full. */
   delivered: number;
-  /** CPU ms per alarm of the service's own process (emulators running inside it included). */
+  /** CPU ms per alarm of the service's own process (the API, the consumers, the schedule). */
   serviceMs: number;
   /** CPU ms per alarm of DynamoDB Local's JVM, apart. */
   dynamodbMs: number;
-  /** Emulators counted inside `serviceMs`. */
-  inService: string[];
+  /** The SQS emulator's CPU per unit (beside the service's). */
+  sqsMs: number;
   /** This process (the load generator and the receivers), not counted in the above. */
   clientMs: number;
   stats: Stats;
@@ -248,7 +248,7 @@ export async function openLoop(
 ): Promise<RunResult> {
   await stack.stats(true);
   const self0 = process.cpuUsage();
-  const cpu0 = await stack.cpu();
+  const cpu0 = stack.cpu();
   let maxDepth = 0;
   let sampling = true;
   const sampler = (async () => {
@@ -260,7 +260,7 @@ export async function openLoop(
   const f = await fire(stack, tasks, rate, seconds, opts.ctn);
   const duringLoad = channels.map((c) => c.arrivals(f.run).length);
   await arrived(channels, f, opts.patienceMs);
-  const spent = cpuSpent(cpu0, await stack.cpu());
+  const spent = cpuSpent(cpu0, stack.cpu());
   const selfUsage = process.cpuUsage(self0);
   await sleep(1000); // late duplicates
   sampling = false;
@@ -298,7 +298,7 @@ export function resultOf(
     delivered: units,
     serviceMs: per(m.spent.service),
     dynamodbMs: per(m.spent.emulators.dynamodb),
-    inService: m.spent.inService,
+    sqsMs: per(m.spent.emulators.sqs),
     clientMs: per(m.clientSeconds),
     stats: m.stats,
   };

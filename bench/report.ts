@@ -105,7 +105,7 @@ export const writesOf = (a: Account) =>
 
 /** CPU of a run per alarm: the service's own process, the emulators beside it. */
 export const cpuOf = (r: RunResult) =>
-  `${fmt(r.serviceMs, 2)} ms service (${r.inService.length ? `${r.inService.join(', ')} emulator inside it; ` : ''}DynamoDB Local ${fmt(r.dynamodbMs, 2)} ms beside it)`;
+  `${fmt(r.serviceMs, 2)} ms service (beside it: DynamoDB Local ${fmt(r.dynamodbMs, 2)} ms, the SQS emulator ${fmt(r.sqsMs, 2)} ms)`;
 
 export function describeRun(label: string, r: RunResult, a?: Account, unit = 'alarm') {
   detail(

@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { hmacSign } from '../shared/domain/auth/signature.ts';
-import type { StackCpu } from '../shared/local/cpu.ts';
-import type { LocalStackState } from '../shared/local/stack.ts';
+import { type LocalStackState, type StackCpu, stackCpu } from '../shared/local/stack.ts';
 import type { Stats } from '../shared/local/stats.ts';
 
 /**
  * The stack under test, as `npm start` runs it: a child process (the API thread, a consumer thread
  * per queue, the SQS emulator, DynamoDB Local's JVM) with TOCSIN_STATS=1, so it counts its DynamoDB
- * and SQS calls (`/_local/stats`) and tells its own CPU from the emulators' (`/_local/cpu`). This
+ * and SQS calls (`/_local/stats`); its CPU is read from its processes (the stack's `stackCpu`: the
+ * service's own process apart from each emulator's). This
  * process is the outside world: the load generator and the receivers.
  */
 
@@ -22,6 +22,17 @@ const APP = { id: 900001, token: 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678' };
 export interface TaskRef {
   id: number;
   token: string;
+}
+
+/** What a stack spent between two CPU readings. */
+export function cpuSpent(before: StackCpu, after: StackCpu): StackCpu {
+  return {
+    service: after.service - before.service,
+    emulators: {
+      dynamodb: after.emulators.dynamodb - before.emulators.dynamodb,
+      sqs: after.emulators.sqs - before.emulators.sqs,
+    },
+  };
 }
 
 export class BenchStack {
@@ -141,10 +152,11 @@ export class BenchStack {
     return (await res.json()) as Stats;
   }
 
-  /** CPU seconds so far, the service's own process apart from the emulators. */
-  async cpu(): Promise<StackCpu> {
-    return (await (await fetch(`${this.url}/_local/cpu`)).json()) as StackCpu;
+  /** CPU seconds so far, the service's own process apart from each emulator's. */
+  cpu(): StackCpu {
+    return stackCpu(this.state);
   }
+
 
   /** Messages waiting (visible) on these queues. */
   async queueDepth(names: string[] = ['alarm', 'webhook']): Promise<number> {

@@ -1,6 +1,7 @@
 import type { Construct } from 'constructs';
 import { DEFAULT_INTAKE_CONCURRENCY } from './constructs/http-api.ts';
-import { type FunctionGroup, queues } from './definitions.ts';
+import type { FunctionGroup } from './definitions.ts';
+import { queues } from './consumers.ts';
 import type { TocsinStackProps } from './stack.ts';
 
 /**
@@ -108,7 +109,12 @@ export function stackFromContext(scope: Construct): { id: string; props: TocsinS
         queues.map((q) => q.name),
       ),
       ignoreDeploymentAlarms: flag('ignoreDeploymentAlarms', false),
-      singleSignOn: { issuer: context('oidcIssuer'), clientId: context('oidcClientId') },
+      singleSignOn: {
+        issuer: context('oidcIssuer'),
+        clientId: context('oidcClientId'),
+        allowUnverifiedEmail: flag('oidcAllowUnverifiedEmail', false),
+      },
+      publicBaseUrl: context('publicBaseUrl'),
     },
   };
 }

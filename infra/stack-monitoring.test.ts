@@ -2,8 +2,10 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deployedRoutes } from './constructs/http-api.ts';
 import { pascal } from './constructs/queues.ts';
-import { type QueueName, queues, schedule } from './definitions.ts';
-import { METRICS } from './metrics.ts';
+import type { QueueName } from '../shared/contracts/messages.ts';
+import { queues, schedule } from './consumers.ts';
+import { routeEntry } from './definitions.ts';
+import { METRICS } from '../shared/contracts/metrics.ts';
 import {
   functionFor,
   functionOfRoute,
@@ -134,13 +136,33 @@ describe('alarms', () => {
     expect(found[0]).toMatchObject({ Threshold: 5, Statistic: 'Sum', Period: 300 });
   });
 
+  it('fire on a deployment-wide spike of failed sign-ins (50 in 5 minutes)', () => {
+    const found = alarms().filter((a) => a.Namespace === 'Tocsin' && a.MetricName === 'AuthEvents');
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ Threshold: 50, Statistic: 'Sum', Period: 300, EvaluationPeriods: 1 });
+    expect(found[0].Dimensions).toEqual(
+      expect.arrayContaining([
+        { Name: 'service', Value: 'tocsin' },
+        { Name: 'environment', Value: expect.any(String) },
+        { Name: 'event', Value: 'signin-failed' },
+      ]),
+    );
+    expect(found[0].Dimensions).toHaveLength(3);
+  });
+
   it('are exactly those, and the ones of infra/ops.test.ts', () => {
-    // Grouped: the routes that do not take alarms, and $default; alone: alarm intake, queues, schedule.
-    const app = deployedRoutes().filter((r) => r.auth !== 'alarm').length + 1;
+    // Grouped: the functions of the routes that do not take alarms (a function group's routes share
+    // one), and $default; alone: alarm intake, queues, schedule.
+    const app =
+      new Set(
+        deployedRoutes()
+          .filter((r) => r.auth !== 'alarm')
+          .map(routeEntry),
+      ).size + 1;
     const alone = ofType('AWS::Lambda::Function').length - app;
     // DLQs and queue ages; errors and throttles; API 5xx; table throttles and errors; AlarmLogLost,
-    // DueWorkBuried; the schedule.
-    expect(alarms()).toHaveLength(2 * queues.length + 2 * (alone + Math.ceil(app / 10)) + 1 + 2 + 2 + 1);
+    // DueWorkBuried, sign-in failures; the schedule.
+    expect(alarms()).toHaveLength(2 * queues.length + 2 * (alone + Math.ceil(app / 10)) + 1 + 2 + 3 + 1);
   });
 });
 
@@ -205,7 +227,7 @@ describe('dashboard', () => {
     ]) {
       expect(body.toLowerCase(), title).toContain(title.toLowerCase());
     }
-    // Assert: the custom metrics of infra/metrics.ts, every function, queue and DLQ, and the table
+    // Assert: the custom metrics of shared/contracts/metrics.ts, every function, queue and DLQ, and the table
     for (const key of [
       'alarmsAccepted',
       'alarmsRefused',
@@ -213,6 +235,7 @@ describe('dashboard', () => {
       'webhookDelivery',
       'webhookLatency',
       'channelDelivery',
+      'authEvents',
     ] as const) {
       expect(body, key).toContain(
         `Namespace=\\\\\\"Tocsin\\\\\\" MetricName=\\\\\\"${METRICS[key].name}\\\\\\"`,

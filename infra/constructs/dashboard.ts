@@ -2,8 +2,8 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type { Construct } from 'constructs';
-import { table as tableDef } from '../definitions.ts';
-import { METRICS } from '../metrics.ts';
+import { table as tableDef } from '../../shared/contracts/table.ts';
+import { METRICS } from '../../shared/contracts/metrics.ts';
 import type { ServiceHttpApi } from './http-api.ts';
 import type { ServiceQueues } from './queues.ts';
 import type { ServiceFunctions } from './service-functions.ts';
@@ -151,6 +151,7 @@ export function serviceDashboard(scope: Construct, props: ServiceDashboardProps)
     ]),
     graph('Channel deliveries by channel and outcome', [search(METRICS.channelDelivery.name, 'Sum')]),
   );
+  dashboard.addWidgets(graph('Sign-in and credential events', [search(METRICS.authEvents.name, 'Sum')]));
   dashboard.addWidgets(
     graph(
       'Queue depth (visible)',

@@ -18,6 +18,17 @@ export const TUNING_VARIABLES = [
   'SIGNIN_ADDRESS_MAX_FAILURES',
   'SIGNIN_WINDOW_MINUTES',
   'SIGNIN_LOCK_MINUTES',
+  'SIGNIN_ACCOUNT_MAX_FAILURES',
+  'SIGNIN_LOCK_MAX_HOURS',
+  // App and task credentials (docs/security.md).
+  'APP_REQUEST_SIGNATURE',
+  'STRICT_APP_GRANTS',
+  'FIXED_SIGN_MAX_DAYS',
+  // Claim links (API guide §11.7): key rotation, lifetime, rate limits.
+  'CLAIM_LINK_KEYS',
+  'CLAIM_LINK_HOURS',
+  'CLAIM_LINK_ADDRESS_PER_MINUTE',
+  'CLAIM_LINK_PER_MINUTE',
 ] as const;
 
 /**

@@ -7,8 +7,9 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Construct } from 'constructs';
-import { type QueueName, table as tableDef } from '../definitions.ts';
-import { METRICS } from '../metrics.ts';
+import type { QueueName } from '../../shared/contracts/messages.ts';
+import { table as tableDef } from '../../shared/contracts/table.ts';
+import { METRICS } from '../../shared/contracts/metrics.ts';
 import { serviceDashboard } from './dashboard.ts';
 import type { ServiceHttpApi } from './http-api.ts';
 import { pascal, type ServiceQueues } from './queues.ts';
@@ -23,13 +24,15 @@ const ALARM_GROUP_SIZE = 10;
  * with backoff (5 s, 30 s, 120 s, ...), and SQS keeps counting a retried message in this metric until
  * its third receive, so their thresholds leave room for that: 15 minutes for webhooks (a receiver that
  * is down delays only its own task), 5 minutes for people's notifications. Due work is queued as it
- * falls due: 5 minutes late is late.
+ * falls due: 5 minutes late is late. A what-if replay takes up to a few minutes and two run at once:
+ * 15 minutes.
  */
 export const DEFAULT_QUEUE_MAX_AGE_SECONDS: Record<QueueName, number> = {
   alarm: 60,
   webhook: 900,
   notify: 300,
   due: 300,
+  replay: 900,
 };
 
 /** The table's operations the service calls (the system-errors alarm reads one metric per operation). */
@@ -50,6 +53,12 @@ export const TABLE_OPERATIONS = [
 export const SCHEDULE_SILENCE_MINUTES = 10;
 /** HTTP 5xx answers in five minutes that fire the API alarm (a single one also fires a function alarm). */
 export const DEFAULT_API_5XX_THRESHOLD = 5;
+/**
+ * Failed sign-ins in five minutes, deployment-wide (every account, address and method), that fire the
+ * sign-in alarm: far above people mistyping, well below a guessing or spraying run (the lockout's
+ * limits stop each account and address; this tells the operator one is going on).
+ */
+export const DEFAULT_SIGNIN_FAILURE_THRESHOLD = 50;
 
 export interface ServiceObservabilityProps {
   functions: ServiceFunctions;
@@ -66,6 +75,7 @@ export interface ServiceObservabilityProps {
   alarmTopicArn?: string;
   queueMaxAgeSeconds?: Partial<Record<QueueName, number>>;
   api5xxThreshold?: number;
+  signInFailureThreshold?: number;
 }
 
 /** What an alarm watches, for tests and the runbook (docs/aws-operations.md). */
@@ -79,6 +89,7 @@ export type AlarmKind =
   | 'table-errors'
   | 'alarm-log-lost'
   | 'due-work-buried'
+  | 'sign-in-failures'
   | 'schedule-stopped';
 
 /**
@@ -294,6 +305,24 @@ export class ServiceObservability extends Construct {
       evaluationPeriods: 1,
       alarmDescription:
         'Due work (a reminder, delayed flush or recovery, pause expiry) failed its last attempt.',
+    });
+
+    const failures = props.signInFailureThreshold ?? DEFAULT_SIGNIN_FAILURE_THRESHOLD;
+    alarm('sign-in-failures', 'sign-in', {
+      metric: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName: METRICS.authEvents.name,
+        dimensionsMap: {
+          [METRICS.serviceDimension]: METRICS.service,
+          [METRICS.environmentDimension]: props.envName,
+          event: 'signin-failed',
+        },
+        statistic: 'Sum',
+        period: fiveMinutes,
+      }),
+      threshold: failures,
+      evaluationPeriods: 1,
+      alarmDescription: `${failures} or more failed sign-ins in 5 minutes across the deployment (guessing or password spraying).`,
     });
 
     // The schedule itself: no run for SCHEDULE_SILENCE_MINUTES is missing data, and missing data fires.

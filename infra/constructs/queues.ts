@@ -1,7 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type QueueDef, type QueueName, queues as queueDefs } from '../definitions.ts';
+import type { QueueName } from '../../shared/contracts/messages.ts';
+import { type QueueDef, queues as queueDefs } from '../consumers.ts';
 
 /**
  * The most instances of each queue's consumer its SQS event source runs at once (MaximumConcurrency),
@@ -14,6 +15,8 @@ import { type QueueDef, type QueueName, queues as queueDefs } from '../definitio
  *   messages per second to an account or app);
  * - due (20 x batches of 10 messages of 25 items): a minute's due work (delayed flushes, reminders)
  *   run as fast as it falls due; each item is a few table calls and a message or two.
+ * - replay (2 x one replay): a what-if replay is a few seconds to a few minutes of CPU and a burst of
+ *   reads; two at once keep them from crowding the table.
  * `consumerConcurrency` changes them per stack (2 to 1,000; 0 for no cap); docs/aws-operations.md.
  */
 export const DEFAULT_CONSUMER_CONCURRENCY: Record<QueueName, number> = {
@@ -21,6 +24,7 @@ export const DEFAULT_CONSUMER_CONCURRENCY: Record<QueueName, number> = {
   webhook: 20,
   notify: 5,
   due: 20,
+  replay: 2,
 };
 
 /** The event source's MaximumConcurrency for a setting (undefined: no cap); refuses what SQS refuses. */

@@ -1,5 +1,5 @@
 import { GetQueueAttributesCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { asFunction } from '../call-record.ts';
+import { asFunction } from './call-record.ts';
 import { config } from '../config/env.ts';
 import { queueUrl } from '../messaging/sqs.ts';
 import { localSqsClient } from './queues.ts';
@@ -7,7 +7,7 @@ import { advanceClock, clockOffsetSeconds, nowSeconds } from '../clock.ts';
 import { httpHandler } from '../http/handler.ts';
 import { loadHandler } from './lambda.ts';
 import { lambdaContext } from './lambda.ts';
-import { schedule } from '../../infra/definitions.ts';
+import { schedule } from '../../infra/consumers.ts';
 
 const schema = {
   type: 'object',

@@ -4,12 +4,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { type RouteDef, routeEntry, routes } from '../../infra/definitions.ts';
-import { asFunction } from '../call-record.ts';
+import { asFunction } from './call-record.ts';
 import { logger } from '../log.ts';
 import { answerFramingError } from './framing-errors.ts';
 import { LOOPBACK } from './paths.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
-import type { StackCpu } from './cpu.ts';
 import { recordInvocation, type Stats, statsEnabled } from './stats.ts';
 
 /** Reads at most `limit` bytes; the rest is drained (a body cut at the limit still tells the handler it was too large). */
@@ -119,8 +118,6 @@ const STOPPING = JSON.stringify({ code: 503, msg: 'service is stopping, retry la
 export interface HttpServerOptions {
   /** `GET /_local/stats` (TOCSIN_STATS=1): the stack's counts, `?reset=1` starts afresh. */
   stats?: (reset: boolean) => Promise<Stats>;
-  /** `GET /_local/cpu` (TOCSIN_STATS=1): the CPU the service and the emulators have used so far. */
-  cpu?: () => StackCpu;
 }
 
 export async function startHttpServer(
@@ -154,11 +151,6 @@ export async function startHttpServer(
         const counts = await opts.stats(url.searchParams.get('reset') === '1');
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(counts));
-        return;
-      }
-      if (path === '/_local/cpu' && opts.cpu && statsEnabled()) {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(opts.cpu()));
         return;
       }
       const route = table.find(

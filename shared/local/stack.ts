@@ -3,21 +3,22 @@ import { performance } from 'node:perf_hooks';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type Server } from 'node:net';
 import { resolve } from 'node:path';
-import { type QueueName, queues, schedule } from '../../infra/definitions.ts';
-import { asFunction } from '../call-record.ts';
+import type { QueueName } from '../contracts/messages.ts';
+import { queues, schedule } from '../../infra/consumers.ts';
+import { asFunction } from './call-record.ts';
 import { shareClock } from '../clock.ts';
 import { resetConfig } from '../config/env.ts';
 import { logger } from '../log.ts';
-import { type StackCpu, stackCpu } from './cpu.ts';
 import { ensureTable, localDynamoClient, startDynamo } from './dynamo.ts';
 import { startHttpServer } from './http-server.ts';
 import { isAlive, reapJvm } from './java.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
 import { defaultStateFile, LOOPBACK, projectRoot } from './paths.ts';
 import { startConsumers } from './consumers.ts';
+import { reapSqsEmulator, sqsDataDir, startQueues } from './queues.ts';
+import { useLocalPlatform } from './platform.ts';
+import { mergeStats, recordInvocation, takeStats } from './stats.ts';
 import { installTerminalLog } from './terminal-log.ts';
-import { sqsDataDir, startQueues } from './queues.ts';
-import { installStats, mergeStats, recordInvocation, takeStats } from './stats.ts';
 
 export interface LocalStackOptions {
   /** HTTP port; 0 picks a free one. */
@@ -41,6 +42,11 @@ export interface LocalStackOptions {
    * local stand-in for an event source's maximum concurrency on AWS, e.g. `{ alarm: 8 }`.
    */
   concurrency?: Partial<Record<QueueName, number>>;
+  /**
+   * The address the links in messages lead to (PUBLIC_BASE_URL); default the stack's own,
+   * `http://127.0.0.1:<port><BASE_PATH>`.
+   */
+  publicBaseUrl?: string;
 }
 
 export interface LocalStackState {
@@ -55,6 +61,8 @@ export interface LocalStackState {
   /** base64 seal key, so the admin command can seal app tokens like the service does. */
   sealKey: string;
   javaPid: number;
+  /** The SQS emulator's process. */
+  sqsPid: number;
 }
 
 export interface LocalStack extends LocalStackState {
@@ -64,16 +72,47 @@ export interface LocalStack extends LocalStackState {
    */
   released: number;
   /**
-   * The CPU the service's own process and the emulators have used since the start, told apart
-   * (`cpu.ts`); also on `GET /_local/cpu` with TOCSIN_STATS=1.
-   */
-  cpu(): StackCpu;
-  /**
    * Stops everything in an order that loses nothing (HTTP, pollers, schedule, SQS, DynamoDB);
    * `report` hears each stage as it ends (the HTTP stage with when it stopped accepting).
    */
   stop(report?: (stage: string, detail?: { cut: number; at: number }) => void): Promise<void>;
+  /** CPU the stack has used so far (stackCpu). */
+  cpu(): StackCpu;
 }
+
+/**
+ * CPU seconds used by a local stack's processes since they started (Linux, from /proc): the service's
+ * own process (the API thread, the consumer threads, the schedule) and each emulator's apart, DynamoDB
+ * Local's JVM and the SQS emulator. Performance targets hold for the service; the emulators stand in
+ * for AWS services, whose cost is counted in calls and capacity units instead. Works from any
+ * process, given the stack's state file.
+ */
+export interface StackCpu {
+  service: number;
+  emulators: { dynamodb: number; sqs: number };
+}
+
+export function stackCpu(state: Pick<LocalStackState, 'pid' | 'javaPid' | 'sqsPid'>): StackCpu {
+  return {
+    service: cpuSecondsOf(state.pid),
+    emulators: { dynamodb: cpuSecondsOf(state.javaPid), sqs: cpuSecondsOf(state.sqsPid) },
+  };
+}
+
+/** CPU seconds a process has used (all its threads; user and system), or 0 once it is gone. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ..."; utime and stime are fields 14 and 15, in clock ticks.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux whatever the kernel's HZ). */
+const CLOCK_TICKS = 100;
 
 export const TABLE_NAME = 'tocsin';
 const REGION = 'us-east-1';
@@ -115,12 +154,14 @@ function reapStale(stateFile: string) {
     throw new Error(`a local stack is already running (pid ${old.pid}, ${old.url})`);
   }
   reapJvm(old.javaPid);
+  reapSqsEmulator(old.sqsPid);
   rmSync(stateFile, { force: true });
 }
 
 interface DataDirLock {
   pid: number;
   javaPid?: number;
+  sqsPid?: number;
 }
 
 interface HeldDataDir {
@@ -157,6 +198,7 @@ function lockDataDir(dataDir: string): HeldDataDir {
       );
     }
     reapJvm(old.javaPid);
+    reapSqsEmulator(old.sqsPid);
     write({ pid: process.pid }, 'w');
     cleanBefore = false;
   }
@@ -201,6 +243,8 @@ async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
  */
 export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  // The API thread's handlers run on the local adapter (each consumer thread installs its own).
+  useLocalPlatform();
   const dataDirOpt = opts.dataDir ?? './.data';
   const dataDir = dataDirOpt === ':memory:' ? null : resolve(projectRoot, dataDirOpt);
   if (dataDir) mkdirSync(resolve(dataDir, 'dynamodb'), { recursive: true });
@@ -216,9 +260,15 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   ];
   try {
     const [dynamoPort, sqsPort] = [await freePort(), await freePort()];
+    // The API's port is known before anything starts: the links the consumers send point at it.
+    const apiPort = opts.port === 0 ? await freePort() : (opts.port ?? 3000);
+    const basePath = (process.env.BASE_PATH ?? '/').replace(/\/+$/, '');
     const [dynamoStart, sqsStart] = await Promise.allSettled([
       startDynamo(dynamoPort, dataDir ? resolve(dataDir, 'dynamodb') : null),
-      startQueues(sqsPort, REGION, dataDir ? sqsDataDir(dataDir) : null, { release: !lock?.cleanBefore }),
+      startQueues(sqsPort, REGION, dataDir ? sqsDataDir(dataDir) : null, {
+        release: !lock?.cleanBefore,
+        journal: process.env.TOCSIN_QUEUE_LOG || undefined,
+      }),
     ]);
     if (dynamoStart.status === 'rejected' || sqsStart.status === 'rejected') {
       if (dynamoStart.status === 'fulfilled') await dynamoStart.value.stop();
@@ -228,7 +278,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
         : (sqsStart as PromiseRejectedResult).reason;
     }
     const [dynamo, sqs] = [dynamoStart.value, sqsStart.value];
-    lock?.update({ pid: process.pid, javaPid: dynamo.pid });
+    lock?.update({ pid: process.pid, javaPid: dynamo.pid, sqsPid: sqs.pid });
     // Stopped last: the emulators outlive everything that uses them.
     stopAll.unshift({ stage: 'sqs', run: () => sqs.stop() }, { stage: 'dynamodb', run: () => dynamo.stop() });
     const ddb = localDynamoClient(dynamo.endpoint, REGION);
@@ -247,16 +297,20 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       WEBHOOK_QUEUE_URL: sqs.urls.webhook,
       NOTIFY_QUEUE_URL: sqs.urls.notify,
       DUE_QUEUE_URL: sqs.urls.due,
+      REPLAY_QUEUE_URL: sqs.urls.replay,
       ALARM_DLQ_URL: sqs.dlqUrls.alarm,
       WEBHOOK_DLQ_URL: sqs.dlqUrls.webhook,
       NOTIFY_DLQ_URL: sqs.dlqUrls.notify,
       DUE_DLQ_URL: sqs.dlqUrls.due,
+      REPLAY_DLQ_URL: sqs.dlqUrls.replay,
       SEAL_KEY: sealKey,
       TOCSIN_LOCAL: '1',
       // Local webhook receivers usually live on this machine: the private-address guard is off
       // unless the environment turns it on (BLOCK_PRIVATE_WEBHOOKS=1 npm start).
       BLOCK_PRIVATE_WEBHOOKS: process.env.BLOCK_PRIVATE_WEBHOOKS || '0',
       ENV_NAME: process.env.ENV_NAME ?? 'local',
+      // Claim links in the messages lead to this stack, unless told otherwise.
+      PUBLIC_BASE_URL: opts.publicBaseUrl || `http://${LOOPBACK}:${apiPort}${basePath}`,
       ...opts.env,
     });
     resetConfig();
@@ -266,7 +320,6 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     // stack shares the clock (the test clock moves for the consumers too).
     const clock = new SharedArrayBuffer(8);
     shareClock(clock);
-    installStats();
     const min = opts.pollers ?? 5;
     const consumers = await startConsumers({
       endpoint: sqs.endpoint,
@@ -304,10 +357,8 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       },
     );
 
-    const cpu = stackCpu(dynamo.pid);
-    const http = await startHttpServer(opts.port ?? 3000, process.env.BASE_PATH ?? '/', {
+    const http = await startHttpServer(apiPort, process.env.BASE_PATH ?? '/', {
       stats: async (reset) => mergeStats([takeStats(reset), ...(await consumers.stats(reset))]),
-      cpu,
     });
     let httpStop: { cut: number; at: number } | undefined;
     stopAll.unshift({
@@ -328,6 +379,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       dlqUrls: sqs.dlqUrls,
       sealKey,
       javaPid: dynamo.pid,
+      sqsPid: sqs.pid,
     };
     if (stateFile) {
       writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
@@ -338,7 +390,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     return {
       ...state,
       released: sqs.released,
-      cpu,
+      cpu: () => stackCpu(state),
       stop(report) {
         stopped ??= (async () => {
           for (const step of stopAll) {

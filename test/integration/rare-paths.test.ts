@@ -11,7 +11,7 @@ import { listAttemptsOfJob } from '../../shared/domain/notifications/repository.
 import { event } from '../../shared/domain/events/payloads.ts';
 import { webhookBundles } from '../../shared/domain/events/publish.ts';
 import { sqs } from '../../shared/messaging/sqs.ts';
-import { advanceClock, api, call, serviceNow, taskAuth } from '../support/client.ts';
+import { advanceClock, api, call, serviceNow, taskAuth, FIXED_SIGN_TIMESTAMP } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
 import { ADMIN_APP } from '../support/seed.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
@@ -73,7 +73,7 @@ async function report(t: CreatedTask, ctn: Record<string, unknown>): Promise<str
 async function fixedSign(t: CreatedTask) {
   const on = await api.put('/alarmtask/intake', { ...(await taskAuth(t)), fixed_sign: 1 });
   expect(on.code).toBe(0);
-  const timestamp = 1_600_000_000;
+  const timestamp = FIXED_SIGN_TIMESTAMP;
   return { taskid: t.id, timestamp, sign: md5Sign(t.token, t.id, timestamp) };
 }
 

@@ -4,8 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { backfillWorkflowIndex } from '../../shared/domain/workflows/list.ts';
-import { countShardOf } from '../../shared/domain/workflows/repository.ts';
-import { defaultDeps, finishWorkflowsOfMetric } from '../../shared/domain/workflows/service.ts';
+import { countShardOf } from '../../shared/domain/workflows/repository-counts.ts';
+import { finishWorkflowsOfMetric } from '../../shared/domain/workflows/service.ts';
+import { defaultDeps } from '../../shared/domain/workflows/workflow-deps.ts';
 import { api, serviceNow } from '../support/client.ts';
 import type { CreatedTask } from '../support/tasks.ts';
 import { createWorkflowTask, loadTask, newWorkflow, operate } from '../support/workflows.ts';
@@ -33,7 +34,7 @@ describe('GET /workflow/list and /workflow/counts', () => {
   beforeAll(async () => {
     // Arrange: a task user 2 may read and one it may not; eight workflows in every status, owned by
     // several users, one finished by a recovery.
-    task = await createWorkflowTask([], { permission: { rw: [], ro: [2] } });
+    task = await createWorkflowTask([], { permission: { rw: [2], ro: [] } });
     other = await createWorkflowTask();
     base = (await serviceNow()) - 100_000;
     for (let i = 0; i < 8; i++) w.push(await workflowAt(i, task, i === 7 ? { metric } : {}));
@@ -204,7 +205,7 @@ describe('GET /workflow/list and /workflow/counts', () => {
   it('backfills workflows stored before the listing and counts, once; their operations meanwhile do not move counts', async () => {
     // Arrange: a task with a claimed workflow, turned into one stored before (no listing entry,
     // owners or `counted`, and not in the counts), then closed before the backfill.
-    const t = await createWorkflowTask([], { permission: { rw: [], ro: [2] } });
+    const t = await createWorkflowTask([], { permission: { rw: [2], ro: [] } });
     const id = await workflowAt(0, t);
     await ok('claim', { ids: [id], created_by: 2 });
     await db().send(

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultDeps, finishWorkflowsOfMetric } from '../../shared/domain/workflows/service.ts';
+import { finishWorkflowsOfMetric } from '../../shared/domain/workflows/service.ts';
+import { defaultDeps } from '../../shared/domain/workflows/workflow-deps.ts';
 import { findJobs } from '../../shared/domain/notifications/jobs.ts';
 import { advanceClock, serviceNow } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
@@ -17,7 +18,7 @@ beforeAll(async () => {
   receiver = await new TestReceiver().start();
   task = await createWorkflowTask([], {
     receiver: { alarmgroup: [2], channels: { webhook: receiver.url, email: [1] } },
-    permission: { rw: [], ro: [2] },
+    permission: { rw: [2], ro: [] },
   });
 });
 

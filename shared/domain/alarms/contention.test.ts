@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AlarmMessage, NotificationJob } from '../../messaging/messages.ts';
+import type { AlarmMessage, NotificationJob } from '../../contracts/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import { testTask } from '../tasks/test-task.ts';
 import { commitBackoffMs, commitDeadline, EFFECTS_RESERVE_MS, handbackDelaySeconds } from './contention.ts';
@@ -50,6 +50,8 @@ function world(o: WorldOptions = {}) {
   ]);
   const deps: PipelineDeps = {
     now: () => 1_700_000_000,
+    nowMs: () => 1_700_000_000_000,
+    count: () => undefined,
     getTask: async (id) => tasks.get(id),
     nextHistoryId: async () => ++nextId,
     recordAlarm: async () => 'created',

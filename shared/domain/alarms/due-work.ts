@@ -4,6 +4,8 @@ import type { Effects } from '../webhooks/deliver-now.ts';
 import { checkHeartbeat, HEARTBEAT_KIND } from './heartbeat.ts';
 import { FLUSH_KIND, flushCompressWindow, RECOVERY_DELAY_KIND, runRecoveryDelay } from './delayed.ts';
 import { defaultDeps, type PipelineDeps } from './pipeline-deps.ts';
+import { COVERAGE_CHECK_KIND } from '../schedules/model.ts';
+import { checkCoverage } from './oncall-gaps.ts';
 
 /** The alarm records the items of a due batch ask for in one turn, read in one BatchGetItem. */
 const recordsOfBatch = batchPerTurn((refs: { taskId: number; uuid: string }[]) =>
@@ -26,4 +28,6 @@ export const alarmDueHandlers: Record<string, DueHandler> = {
   [RECOVERY_DELAY_KIND]: (item, now, effects) => runRecoveryDelay(item, now, dueDeps(effects)),
   // Heartbeat: a task silent past its interval raises an alarm.
   [HEARTBEAT_KIND]: (item, now) => checkHeartbeat(item, now),
+  // On-call schedules: coverage gaps inside the horizon raise an alarm to the coverage task.
+  [COVERAGE_CHECK_KIND]: (item, now) => checkCoverage(item, now),
 };

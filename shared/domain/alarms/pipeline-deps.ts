@@ -1,6 +1,6 @@
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
-import type { AlarmMessage, NotificationJob, WebhookBundle } from '../../messaging/messages.ts';
+import type { AlarmMessage, NotificationJob, WebhookBundle } from '../../contracts/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import type { Task } from '../tasks/model.ts';
@@ -16,6 +16,7 @@ import { type AlarmLogEntry, putBatchLogs } from './log.ts';
 import type { AlarmRecord } from './model.ts';
 import * as repo from './repository.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
+import { count } from '../../metrics.ts';
 
 /**
  * The I/O of the alarm pipeline (pipeline.ts, process.ts, effects.ts, delayed.ts) in one object, so
@@ -23,6 +24,10 @@ import { getTaskCached } from '../tasks/task-cache.ts';
  */
 export const defaultDeps = {
   now: nowSeconds,
+  /** The service clock, Unix ms (the time a batch's log entries are written at). */
+  nowMs,
+  /** Counts a service metric (shared/metrics.ts): what the pipeline accepted and decided. */
+  count,
   getTask: (id: number): Promise<Task | undefined> => getTaskCached(id),
   repo,
   nextHistoryId,

@@ -134,7 +134,7 @@ describe('processAlarmBatch', () => {
     f.failNextLog(3);
     // Act
     const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a)], f.deps));
-    // Assert: acknowledged and sent once; the log entry is lost (three attempts), and said so
+    // Assert: acknowledged and sent once; the log entry is lost (three attempts), said so and counted
     expect(failed).toEqual([]);
     expect(errors).toEqual([
       [
@@ -144,6 +144,23 @@ describe('processAlarmBatch', () => {
     ]);
     expect(f.events.map((e) => e.eventId)).toEqual([`42:${a.uuid}:ALARM`]);
     expect(f.logged).toEqual([]);
+    expect(f.counted.filter((c) => c.name === 'AlarmLogLost')).toEqual([
+      { name: 'AlarmLogLost', dims: {}, value: 2 },
+    ]);
+  });
+
+  it('counts what it accepted and decided through its deps, and logs at the deps clock', async () => {
+    // Arrange
+    const f = fakes(testTask({ compress: full }));
+    const a = alarm({ host: 'h' });
+    // Act
+    await processAlarmBatch([msg(a)], f.deps);
+    // Assert
+    expect(f.counted).toEqual([
+      { name: 'AlarmsAccepted', dims: {}, value: 1 },
+      { name: 'PipelineOutcome', dims: { outcome: 'compressed' }, value: 1 },
+    ]);
+    expect(f.logTimes).toEqual([1_700_000_000_000]);
   });
 
   it('retries a failed log write: a passing failure loses nothing', async () => {

@@ -1,9 +1,7 @@
 import { batchPerTurn } from '../../batch.ts';
 import { isObject, parseJson } from '../../json.ts';
-import { nowMs } from '../../clock.ts';
 import { logger } from '../../log.ts';
-import { count } from '../../metrics.ts';
-import type { AlarmMessage, NotificationJob } from '../../messaging/messages.ts';
+import type { AlarmMessage, NotificationJob } from '../../contracts/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
 import { type EventToPublish, webhookBundles } from '../events/publish.ts';
@@ -124,8 +122,8 @@ export async function processAlarmBatch(
     // alarm accepted while the task ran is processed even if the task stopped since (it was accepted).
     const plan = planAlarm(task, alarm);
     const why = explainAlarm(task, alarm, plan);
-    count('AlarmsAccepted');
-    count('PipelineOutcome', { outcome: plan.kind });
+    deps.count('AlarmsAccepted');
+    deps.count('PipelineOutcome', { outcome: plan.kind });
     if (plan.kind === 'compressed') {
       const key = `${task.id}#${plan.metric}`;
       const g = groups.get(key) ?? { task, metric: plan.metric, items: [] };
@@ -233,7 +231,7 @@ async function logBestEffort(
   entries: AlarmLogEntry[],
   deliveries: WebhookAttempt[],
 ): Promise<void> {
-  const atMs = nowMs();
+  const atMs = deps.nowMs();
   for (let attempt = 0; ; attempt++) {
     try {
       await deps.logAlarms(entries, deliveries, atMs);
@@ -245,7 +243,7 @@ async function logBestEffort(
           webhookAttempts: deliveries.length,
           error: err as Error,
         });
-        count('AlarmLogLost', {}, entries.length + deliveries.length);
+        deps.count('AlarmLogLost', {}, entries.length + deliveries.length);
         return;
       }
       await deps.sleep(100 * 4 ** attempt);

@@ -1,4 +1,4 @@
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { Task } from '../tasks/model.ts';
 import { event, msgRef, taskRef } from '../events/payloads.ts';
@@ -9,7 +9,7 @@ import { type AlarmRecord, advanceMetric, factsOf, type Plan } from './model.ts'
 import { selectedReceivers, selectReceivers, sendNotice } from './notify.ts';
 import { recoveryDelaySeconds } from './recovery.ts';
 import { firstBucket, maxInterval, minuteOf, upgradeStrategies } from './upgrade.ts';
-import { FLUSH_KIND, RECOVERY_DELAY_KIND } from './delayed.ts';
+import { flushItem, RECOVERY_DELAY_KIND } from './delayed.ts';
 import { replaying, runEffects } from './effects.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { buildRecord, HELD_WORK_MARGIN_SECONDS, logged, loggedUnstored } from './records.ts';
@@ -155,12 +155,7 @@ export async function processGroup(
         keepAtLeast: Math.max(step.windowEnd - now, delay ?? 0) + HELD_WORK_MARGIN_SECONDS,
       });
     });
-    const dues: DueItem[] = result.flushes.map((f) => ({
-      kind: FLUSH_KIND,
-      ref: `${task.id}:${metric}:${f.batch}`,
-      due_at: f.dueAt,
-      payload: { task_id: task.id, uuid: f.uuid },
-    }));
+    const dues: DueItem[] = result.flushes.map((f) => flushItem(task.id, metric, f.batch, f.uuid, f.dueAt));
     if (result.recoveryDueAt !== undefined) {
       dues.push({
         kind: RECOVERY_DELAY_KIND,

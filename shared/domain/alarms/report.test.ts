@@ -1,10 +1,11 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import { hmacSign, md5Sign } from '../auth/signature.ts';
 import { AlarmError, PayloadTooLargeError, UnauthorizedError } from '../errors.ts';
 import { isSealed } from '../auth/seal.ts';
-import type { ReceiverConfig, Task } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import type { ReceiverConfig } from '../../contracts/receivers.ts';
 import { openReceiverRobots } from '../channels/robots.ts';
 import { MemoryRateStore, RateLimiter } from './rate-limit.ts';
 import type { ReportReceipt } from './report-repository.ts';
@@ -35,6 +36,7 @@ function fakeDeps(t: Task | undefined, extra: Partial<ReportDeps> = {}) {
   const deps: ReportDeps = {
     getTask: async (id) => (t && id === t.id ? t : undefined),
     missingAlarmGroups: async (ids) => ids.filter((id) => id > 2),
+    missingSchedules: async (ids) => ids.filter((id) => id > 5),
     outboundUrlErrors: async (receiver, prefix) =>
       JSON.stringify(receiver).includes('127.0.0.1')
         ? [
@@ -154,6 +156,23 @@ describe('report validation (4000)', () => {
       { receiver: { alarmgroup: [1, 7, 9] } },
       'receiver.alarmgroup: alarm group [7, 9] not found',
     ],
+    [
+      'an unknown schedule',
+      {
+        receiver: {
+          oncall: [
+            { schedule_id: 3, channels: ['email'] },
+            { schedule_id: 8, channels: ['sms'] },
+          ],
+        },
+      },
+      'receiver.oncall: schedule [8] not found',
+    ],
+    [
+      'an on-call receiver without channels',
+      { receiver: { oncall: [{ schedule_id: 3, channels: [] }] } },
+      'receiver.oncall.0.channels',
+    ],
   ])('refuses %s', async (_name, patch, msg) => {
     // Arrange
     const { deps, published } = fakeDeps(task());
@@ -176,6 +195,16 @@ describe('report validation (4000)', () => {
 });
 
 describe('report acceptance', () => {
+  it('carries an override that names a schedule, one entry per schedule', async () => {
+    const { deps, published } = fakeDeps(task());
+    const oncall = [
+      { schedule_id: 2, channels: ['email'] },
+      { schedule_id: 2, channels: ['sms'] },
+    ];
+    await reportAlarm({ ...signed(task(), now()), ctn: { host: 'web-1' }, receiver: { oncall } }, deps);
+    expect(published[0].receiver).toEqual({ oncall: [{ schedule_id: 2, channels: ['email', 'sms'] }] });
+  });
+
   it('queues the alarm with defaults and answers uuid and report_time', async () => {
     // Arrange
     vi.useFakeTimers({ toFake: ['Date'] });

@@ -3,10 +3,11 @@ import { formatDateTime, nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { isObject, isRawJson, nestingDepth, toWireJson } from '../../json.ts';
 import { logger } from '../../log.ts';
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import { enqueue } from '../../messaging/sqs.ts';
 import { loadSealKey } from '../auth/seal.ts';
-import { verifySignature, withinSkew } from '../auth/signature.ts';
+import { withinSkew } from '../auth/signature.ts';
+import { signedWith } from '../tasks/credentials.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import {
   AlarmError,
@@ -16,8 +17,11 @@ import {
   ValidationError,
 } from '../errors.ts';
 import { outboundUrlErrors, type ReceiverLike } from '../channels/outbound-urls.ts';
-import type { Channels, Level, ReceiverConfig, Robot, Task } from '../tasks/model.ts';
-import { effectiveStatus, ROBOT_CHANNELS, TASK_PAUSED, TASK_STOPPED, USER_CHANNELS } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
+import type { Channels, ReceiverConfig, Robot } from '../../contracts/receivers.ts';
+import { effectiveStatus, TASK_PAUSED, TASK_STOPPED } from '../tasks/model.ts';
+import { ROBOT_CHANNELS, USER_CHANNELS } from '../../contracts/receivers.ts';
 import { sealRobot } from '../channels/robots.ts';
 import { compileSchema } from '../validation.ts';
 import { heartbeatOf } from './heartbeat.ts';
@@ -30,6 +34,9 @@ import {
 } from './report-repository.ts';
 import { MAX_CTN_DEPTH, reportSchema } from './report-schemas.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
+import { normOncall } from '../tasks/normalize.ts';
+import { getSchedules } from '../schedules/repository.ts';
+import { containerCache } from '../../cache.ts';
 import type { NoData } from '../responses.ts';
 
 /**
@@ -59,8 +66,12 @@ export interface ReportAnswer {
 
 export interface ReportDeps {
   getTask: (id: number) => Promise<Task | undefined>;
+  /** The task read afresh when a signature does not match the cached one (a rotated token). */
+  getFreshTask?: (id: number) => Promise<Task | undefined>;
   /** Ids among `ids` that are not existing alarm groups. */
   missingAlarmGroups: (ids: number[]) => Promise<number[]>;
+  /** Ids among `ids` that are not existing schedules. */
+  missingSchedules: (ids: number[]) => Promise<number[]>;
   /** Fields of a receiver naming URLs the outbound guard refuses (API guide §12.7). */
   outboundUrlErrors: (receiver: unknown, prefix: string) => Promise<FieldError[]>;
   publishAlarm: (message: AlarmMessage) => Promise<void>;
@@ -92,9 +103,21 @@ async function missingAlarmGroups(ids: number[]): Promise<number[]> {
   return unknown.filter((id) => !found.has(id));
 }
 
+/** Schedules exist or not, remembered like tasks (the cache helper). */
+const scheduleExists = containerCache<number, boolean>({
+  ttlMs: () => config().taskCacheSeconds * 1000,
+  maxEntries: 5_000,
+  load: async (id) => (await getSchedules([id])).length > 0,
+});
+
 export const defaultReportDeps: ReportDeps = {
   getTask: (id) => getTaskCached(id),
+  getFreshTask: (id) => getTaskCached(id, { refresh: true }),
   missingAlarmGroups,
+  missingSchedules: async (ids) => {
+    const exist = await Promise.all(ids.map((id) => scheduleExists.get(id)));
+    return ids.filter((_, i) => !exist[i]);
+  },
   outboundUrlErrors: (receiver, prefix) => outboundUrlErrors(receiver as ReceiverLike, prefix),
   publishAlarm: (message) => enqueue('alarm', { body: message }),
   signOfLife: heartbeatOf,
@@ -131,7 +154,7 @@ function asText(value: unknown, pattern: RegExp): string | undefined {
  */
 export async function authenticateAlarm(
   input: AlarmAuthInput,
-  deps: Pick<ReportDeps, 'getTask'> = defaultReportDeps,
+  deps: Pick<ReportDeps, 'getTask' | 'getFreshTask'> = defaultReportDeps,
 ): Promise<Task> {
   const cfg = config();
   const timestamp = asText(input.timestamp, TIMESTAMP);
@@ -150,10 +173,16 @@ export async function authenticateAlarm(
     throw invalid();
   }
   await loadSealKey();
+  const signed = (t: Task | undefined): t is Task =>
+    !!t && signedWith(t, 'token', taskid, timestamp, sign.toLowerCase(), cfg.legacySign);
   const task = await deps.getTask(Number(taskid));
-  if (!task || !verifySignature(task.token, taskid, timestamp, sign.toLowerCase(), cfg.legacySign))
-    throw invalid();
-  return task;
+  if (signed(task)) return task;
+  // A token rotated since the task was cached: read it afresh (at most once a second per task).
+  if (task && deps.getFreshTask) {
+    const fresh = await deps.getFreshTask(Number(taskid));
+    if (signed(fresh)) return fresh;
+  }
+  throw invalid();
 }
 
 /** `POST /alarm/test`: authentication only. */
@@ -178,6 +207,7 @@ interface ReportBody {
 interface ReceiverInput {
   alarmgroup?: number[];
   channels?: Record<string, unknown> | [];
+  oncall?: unknown;
 }
 
 /** The first URL of an override's webhook: a string, `{url}` or (Go SDK) an array of strings. */
@@ -212,6 +242,8 @@ function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
   const out: ReceiverConfig = {};
   if (input.alarmgroup?.length) out.alarmgroup = input.alarmgroup;
   if (Object.keys(channels).length > 0) out.channels = channels;
+  const oncall = normOncall(input.oncall);
+  if (oncall) out.oncall = oncall;
   return out;
 }
 
@@ -258,7 +290,12 @@ async function validateBody(input: Record<string, unknown>, deps: ReportDeps): P
     const refused = receiver.channels ? await deps.outboundUrlErrors(input.receiver, 'receiver') : [];
     if (refused.length > 0)
       throw new AlarmError(400, 4000, `${refused[0].field} ${refused[0].message}`, { errors: refused });
-    if (receiver.alarmgroup || receiver.channels) body.receiver = receiver;
+    const unknown = receiver.oncall
+      ? await deps.missingSchedules(receiver.oncall.map((o) => o.schedule_id))
+      : [];
+    if (unknown.length > 0)
+      throw AlarmError.invalid(`receiver.oncall: schedule [${unknown.join(', ')}] not found`);
+    if (receiver.alarmgroup || receiver.channels || receiver.oncall) body.receiver = receiver;
   }
   return body;
 }

@@ -1,5 +1,5 @@
 import { testTask as baseTask } from '../tasks/test-task.ts';
-import type { AlarmMessage, NotificationJob, WebhookBody } from '../../messaging/messages.ts';
+import type { AlarmMessage, NotificationJob, WebhookBody } from '../../contracts/messages.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { Task } from '../tasks/model.ts';
 import type { AlarmRecord, MetricState } from './model.ts';
@@ -56,8 +56,13 @@ export function fakes(task: Task | undefined, opts: { conflicts?: number } = {})
   const handedBack: AlarmMessage[] = [];
   let failPublish = 0;
   let failLog = 0;
+  const counted: { name: string; dims: Record<string, string | number>; value: number }[] = [];
   const deps: PipelineDeps = {
     now: () => clock,
+    nowMs: () => clock * 1000,
+    count: (name, dims = {}, value = 1) => {
+      counted.push({ name, dims, value });
+    },
     getTask: async () => task,
     nextHistoryId: async () => ++nextId,
     recordAlarm: async () => {
@@ -175,6 +180,7 @@ export function fakes(task: Task | undefined, opts: { conflicts?: number } = {})
   };
   return {
     deps,
+    counted,
     handedBack,
     records,
     puts,

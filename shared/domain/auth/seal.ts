@@ -1,8 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
-import { recordCalls } from '../../call-record.ts';
 import { perContainer } from '../../container.ts';
 import { config } from '../../config/env.ts';
-import { traced } from '../../tracing.ts';
+import { sdkClient } from '../../platform.ts';
 
 /**
  * Tokens and secrets are stored sealed with AES-256-GCM so that a table export does not expose
@@ -21,7 +20,7 @@ export async function loadSealKey(): Promise<Buffer> {
     return state.key;
   }
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const sm = recordCalls(traced(new SecretsManagerClient({ region: cfg.region })));
+  const sm = sdkClient('secretsmanager', (s) => new SecretsManagerClient({ region: cfg.region, ...s }));
   const out = await sm.send(new GetSecretValueCommand({ SecretId: cfg.sealKeySecretArn }));
   state.key = sealKeyFromSecretString(out.SecretString ?? '');
   return state.key;
@@ -76,6 +75,16 @@ export function sealStable(plain: string): string {
   if (ivKey?.of !== key)
     ivKey = { of: key, key: createHmac('sha256', key).update('tocsin stable seal iv').digest() };
   return sealWith(plain, createHmac('sha256', ivKey.key).update(plain, 'utf8').digest().subarray(0, 12));
+}
+
+/**
+ * A keyed digest of `text` (hex HMAC-SHA256 under a key derived from the seal key for `purpose`): a
+ * value that names something without revealing it, and that nobody without the key can compute
+ * from a guess (what sign-in keeps of an account name nobody has: it may be a password).
+ */
+export function keyedDigest(purpose: string, text: string): string {
+  const key = createHmac('sha256', currentKey()).update(`tocsin keyed digest: ${purpose}`).digest();
+  return createHmac('sha256', key).update(text, 'utf8').digest('hex');
 }
 
 /** The form of a sealed value (`v1:` + 12-byte IV + 16-byte tag + ciphertext, base64): its marker. */

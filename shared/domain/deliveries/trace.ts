@@ -2,9 +2,11 @@ import { recoveryDelaySeconds } from '../alarms/recovery.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import { getAlarmRecord } from '../alarms/repository.ts';
 import type { StoredMessage } from '../notifications/channel-message.ts';
+import type { OncallAnswer } from '../schedules/model.ts';
 import type { AttemptRecord, JobStatus } from '../notifications/repository.ts';
 import { findJobs } from '../notifications/jobs.ts';
-import { ROBOT_CHANNELS, type ReceiverConfig, type Task, USER_CHANNELS } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import { ROBOT_CHANNELS, type ReceiverConfig, USER_CHANNELS } from '../../contracts/receivers.ts';
 import { getTask } from '../tasks/repository.ts';
 import { listAttemptsOfEvents, type WebhookAttempt } from '../webhooks/repository.ts';
 
@@ -48,6 +50,8 @@ export interface JobDeliveries {
   /** Who or what was addressed, masked as the attempts record it. */
   targets: string[];
   message?: StoredMessage;
+  /** The schedules' answers its people came from (or, with nobody on call, that one's). */
+  oncall?: OncallAnswer[];
   attempts: AttemptRecord[];
 }
 
@@ -97,6 +101,9 @@ export function candidateIds(
     ...(record?.selection?.dispatch ?? []).map((i) => i + 1),
   );
   const groups = new Set(receiversOf(task, record).flatMap((r) => r.alarmgroup ?? []));
+  const schedules = new Set(
+    receiversOf(task, record).flatMap((r) => (r.oncall ?? []).map((o) => o.schedule_id)),
+  );
   const sets = [
     'default',
     'override',
@@ -107,6 +114,8 @@ export function candidateIds(
   const jobIds = scenes.flatMap((scene) => [
     ...USER_CHANNELS.map((ch) => `${base}:${scene}:${ch}`),
     ...ROBOT_CHANNELS.flatMap((ch) => sets.map((set) => `${base}:${scene}:${ch}:${set}`)),
+    // A schedule with nobody on call: its own job per channel (notifications/receivers.ts).
+    ...[...schedules].flatMap((id) => USER_CHANNELS.map((ch) => `${base}:${scene}:${ch}:s${id}`)),
   ]);
   return { eventIds: events.map((e) => `${base}:${e}`), jobIds };
 }
@@ -171,6 +180,7 @@ export async function deliveriesOfAlarm(
       status: j.status,
       targets: [...new Set(j.attempts.map((a) => a.target))],
       ...(j.message ? { message: j.message } : {}),
+      ...(j.oncall ? { oncall: j.oncall } : {}),
       attempts: j.attempts,
     })),
   };

@@ -2,7 +2,7 @@ import { DUE_SHARDS } from '../../db/keys.ts';
 import { isObject, parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
-import type { DueMessage } from '../../messaging/messages.ts';
+import type { DueMessage } from '../../contracts/messages.ts';
 import type { Effects } from '../webhooks/deliver-now.ts';
 import {
   buryDue,

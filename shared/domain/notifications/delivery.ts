@@ -2,14 +2,15 @@ import { parseJson } from '../../json.ts';
 import { nowMs } from '../../clock.ts';
 import { logDelivery, logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
-import type { NotificationJob } from '../../messaging/messages.ts';
+import type { NotificationJob } from '../../contracts/messages.ts';
 import { retryDelaySeconds } from '../../messaging/retry.ts';
 import type { User } from '../directory/model.ts';
 import { NOTIFY_CHANNELS, NOTIFY_SCENES, resolveTemplate } from '../tasks/templates.ts';
 import { channelMessage, storedMessage } from './channel-message.ts';
 import { loggable } from './log.ts';
 import { defaultNotifyDeps, type NotifyDeps } from './notify-deps.ts';
-import { buildRenderValues, type RenderedMessage, renderMessage } from './render.ts';
+import { buildRenderValues } from './render.ts';
+import * as claimLinks from './claim-links.ts';
 import type { JobRun, JobStatus } from './repository.ts';
 import { Run } from './run.ts';
 import { sendChannel } from './send.ts';
@@ -162,6 +163,8 @@ export function parseJob(body: string): NotificationJob | undefined {
   ) {
     return undefined;
   }
+  if (j.claim !== undefined && !claimLinks.isClaimTarget(j.claim)) return undefined;
+  if (j.oncall !== undefined && !(Array.isArray(j.oncall) && j.oncall.every(isObject))) return undefined;
   return j as unknown as NotificationJob;
 }
 
@@ -202,8 +205,9 @@ export async function deliverNotification(
   const run = new Run(job, attempt, done);
   try {
     const message = await render(job, deps);
-    // The record keeps what the channel sends (first run only: see recordJobRun).
-    run.message = storedMessage(channelMessage(job.channel, message));
+    // The record keeps what the channel sends (first run only: see recordJobRun), its claim link
+    // shown without a token.
+    run.message = storedMessage(channelMessage(job.channel, claimLinks.withShownClaimLink(message)));
     await sendChannel(job, message, run, deps);
   } catch (err) {
     await deps.recordJobRun(runOf(run, 'pending')).catch(() => undefined);
@@ -251,15 +255,17 @@ function runOf(run: Run, status: JobStatus): JobRun {
     done: [...run.done],
     attempts: run.records,
     ...(run.message ? { message: run.message } : {}),
+    ...(run.job.oncall ? { oncall: run.job.oncall } : {}),
     at_ms: nowMs(),
   };
 }
 
-async function render(job: NotificationJob, deps: NotifyDeps): Promise<RenderedMessage> {
+async function render(job: NotificationJob, deps: NotifyDeps): Promise<claimLinks.LinkedMessage> {
   const task = await deps.getTask(job.task_id);
   const templateId = task?.template?.template_id;
   const predefined = templateId ? await deps.getTemplate(templateId) : undefined;
-  const resolved = resolveTemplate(task?.template, predefined, job.scene, job.channel);
   const values = buildRenderValues(job.context, task, { env: deps.cfg.envName, timeZone: deps.cfg.timeZone });
-  return renderMessage(resolved, values);
+  return claimLinks.render(job, deps.cfg, values, (opts) =>
+    resolveTemplate(task?.template, predefined, job.scene, job.channel, opts),
+  );
 }

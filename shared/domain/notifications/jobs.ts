@@ -33,7 +33,13 @@ function recordOf(item: JobRecord | undefined, run: LoggedRun | undefined): JobR
   const attempts = [...(run?.attempts ?? []), ...(item?.attempts ?? [])].sort(
     (a, b) => a.at_ms - b.at_ms || a.seq - b.seq,
   );
-  if (item) return { ...item, ...(run?.message ? { message: run.message } : {}), attempts };
+  if (item)
+    return {
+      ...item,
+      ...(run?.message ? { message: run.message } : {}),
+      ...(run?.oncall && !item.oncall ? { oncall: run.oncall } : {}),
+      attempts,
+    };
   const logged = run as LoggedRun;
   const last = Math.max(0, ...attempts.map((a) => a.at));
   return {
@@ -46,6 +52,7 @@ function recordOf(item: JobRecord | undefined, run: LoggedRun | undefined): JobR
     channel: logged.channel,
     scene: logged.scene,
     ...(logged.message ? { message: logged.message } : {}),
+    ...(logged.oncall ? { oncall: logged.oncall } : {}),
     attempts,
   };
 }

@@ -1,6 +1,7 @@
 import { contentId, packLog, putItems, SCHEMA_VERSION, unpackLog } from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
-import type { NotifyScene } from '../../messaging/messages.ts';
+import type { NotifyScene } from '../../contracts/messages.ts';
+import type { OncallAnswer } from '../../contracts/oncall.ts';
 import { dayLogItems } from '../day-log.ts';
 import type { NotifyChannel } from '../tasks/templates.ts';
 import type { StoredMessage } from './channel-message.ts';
@@ -23,8 +24,13 @@ import {
 
 /** An attempt as stored: [target, outcome, code, detail, duration ms, at ms - the item's base_ms]. */
 type LoggedAttempt = [string, NotifyOutcome, string, string | null, number, number];
-/** A run as stored: [job id, channel, scene, status, message, attempts]. */
-type LoggedEntry = [string, NotifyChannel, NotifyScene, JobStatus, StoredMessage | null, LoggedAttempt[]];
+/**
+ * A run as stored: [job id, channel, scene, status, message, attempts], and the answers of the
+ * schedules its people came from when it has them.
+ */
+type LoggedEntry =
+  | [string, NotifyChannel, NotifyScene, JobStatus, StoredMessage | null, LoggedAttempt[]]
+  | [string, NotifyChannel, NotifyScene, JobStatus, StoredMessage | null, LoggedAttempt[], OncallAnswer[]];
 
 /** Days the log reaches back: its items' lifetime. */
 const LOG_DAYS = ATTEMPT_TTL_DAYS;
@@ -37,6 +43,8 @@ export interface LoggedRun {
   scene: NotifyScene;
   status: JobStatus;
   message?: StoredMessage;
+  /** The schedules' answers the job's people came from. */
+  oncall?: OncallAnswer[];
   attempts: AttemptRecord[];
 }
 
@@ -52,14 +60,13 @@ export function notifyLogItems(runs: JobRun[]): Record<string, unknown>[] {
   for (const r of runs) byTask.set(r.task_id, [...(byTask.get(r.task_id) ?? []), r]);
   return [...byTask.values()].map((log) => {
     const base = Math.min(...log.map((r) => Math.min(r.at_ms, ...r.attempts.map((a) => a.at_ms))));
-    const entries: LoggedEntry[] = log.map((r) => [
-      r.job_id,
-      r.channel,
-      r.scene,
-      r.status,
-      r.message ?? null,
-      r.attempts.map((a) => [a.target, a.outcome, a.code, a.detail ?? null, a.duration_ms, a.at_ms - base]),
-    ]);
+    const entries: LoggedEntry[] = log.map((r) => {
+      const attempts = r.attempts.map(
+        (a): LoggedAttempt => [a.target, a.outcome, a.code, a.detail ?? null, a.duration_ms, a.at_ms - base],
+      );
+      const entry = [r.job_id, r.channel, r.scene, r.status, r.message ?? null, attempts] as const;
+      return r.oncall ? [...entry, r.oncall] : [...entry];
+    });
     return {
       ...keys.notifyLog(log[0].task_id, base, contentId(log.map((r) => r.job_id))),
       entity: 'notify_log',
@@ -83,13 +90,14 @@ export function runsOfLogItem(item: Record<string, unknown>): LoggedRun[] {
   const taskId = item.task_id as number;
   const base = item.base_ms as number;
   const ttl = item.ttl as number;
-  return unpackLog<LoggedEntry>(item).map(([jobId, channel, scene, status, message, attempts]) => ({
+  return unpackLog<LoggedEntry>(item).map(([jobId, channel, scene, status, message, attempts, oncall]) => ({
     job_id: jobId,
     task_id: taskId,
     channel,
     scene,
     status,
     ...(message ? { message } : {}),
+    ...(oncall ? { oncall } : {}),
     attempts: attempts.map(([target, outcome, code, detail, duration, at], seq) => ({
       job_id: jobId,
       task_id: taskId,

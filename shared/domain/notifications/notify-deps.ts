@@ -5,7 +5,8 @@ import { queueUrl, sqs } from '../../messaging/sqs.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
 import type { Template, User } from '../directory/model.ts';
 import { getTemplate, getUsers } from '../directory/repository.ts';
-import type { RobotChannel, Task } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import type { RobotChannel } from '../../contracts/receivers.ts';
 import { dingWorker, wechatWorker, type WorkNoticeProvider, yachWorker } from './providers/work-notice.ts';
 import { type Mailer, sesMailer, smtpMailer } from './providers/email.ts';
 import { snsSms, type TextSender } from './providers/sms.ts';
@@ -25,7 +26,8 @@ export interface Providers {
 }
 
 export interface NotifyDeps {
-  cfg: Pick<Config, 'envName' | 'timeZone' | 'notifyBackoffSeconds' | 'notify'>;
+  cfg: Pick<Config, 'envName' | 'timeZone' | 'notifyBackoffSeconds' | 'notify'> &
+    Partial<Pick<Config, 'publicBaseUrl' | 'claimLink'>>;
   getTask(id: number): Promise<Task | undefined>;
   getTemplate(id: number): Promise<Template | undefined>;
   getUsers(uids: number[]): Promise<User[]>;

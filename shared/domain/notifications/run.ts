@@ -1,6 +1,6 @@
 import { nowMs } from '../../clock.ts';
 import { count } from '../../metrics.ts';
-import type { NotificationJob } from '../../messaging/messages.ts';
+import type { NotificationJob } from '../../contracts/messages.ts';
 import type { StoredMessage } from './channel-message.ts';
 import type { SendOutcome } from './providers/types.ts';
 import { ATTEMPT_TTL_DAYS, type AttemptRecord, type JobStatus } from './repository.ts';

@@ -1,13 +1,14 @@
 import { performance } from 'node:perf_hooks';
 import { nowMs, nowSeconds } from '../../clock.ts';
-import type { NotificationJob } from '../../messaging/messages.ts';
+import type { NotificationJob } from '../../contracts/messages.ts';
 import type { User } from '../directory/model.ts';
-import { ROBOT_CHANNELS, type RobotChannel, USER_CHANNELS } from '../tasks/model.ts';
+import { ROBOT_CHANNELS, type RobotChannel, USER_CHANNELS } from '../../contracts/receivers.ts';
 import { openRobot } from '../channels/robots.ts';
 import { maskRobot } from '../channels/redact.ts';
 import { sendToRobot } from './providers/robot.ts';
 import { maskEmail, maskPhone, type SendOutcome } from './providers/types.ts';
-import { plainText, type RenderedMessage } from './render.ts';
+import { plainText } from './render.ts';
+import { type LinkedMessage, withClaimLink } from './claim-links.ts';
 import type { NotifyDeps } from './notify-deps.ts';
 import type { Run } from './run.ts';
 
@@ -29,7 +30,7 @@ async function timed(call: () => Promise<SendOutcome>): Promise<[SendOutcome, nu
 
 export async function sendChannel(
   job: NotificationJob,
-  m: RenderedMessage,
+  m: LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ): Promise<void> {
@@ -40,7 +41,13 @@ export async function sendChannel(
   if (!(USER_CHANNELS as readonly string[]).includes(channel)) return;
   const uids = [...new Set(job.users ?? [])];
   if (uids.length === 0) {
-    run.record(undefined, 'none', { outcome: 'skipped', code: 'no_receiver', detail: 'no users' });
+    run.record(
+      undefined,
+      'none',
+      job.oncall?.length
+        ? { outcome: 'skipped', code: 'nobody_on_call', detail: 'nobody on call' }
+        : { outcome: 'skipped', code: 'no_receiver', detail: 'no users' },
+    );
     return;
   }
   const users = new Map((await deps.getUsers(uids)).map((u) => [u.uid, u]));
@@ -59,7 +66,7 @@ export async function sendChannel(
         (u) => u.email,
         'no_email',
         maskEmail,
-        (to) => mailer!.send(to, m),
+        async (to, uid) => mailer!.send(to, await withClaimLink(m, uid)),
       );
     }
     case 'sms': {
@@ -72,7 +79,7 @@ export async function sendChannel(
         (u) => u.phone,
         'no_phone',
         maskPhone,
-        (p) => sms!.send(p, plainText(m)),
+        async (p, uid) => sms!.send(p, plainText(await withClaimLink(m, uid))),
       );
     }
     case 'phone': {
@@ -95,7 +102,7 @@ export async function sendChannel(
 async function sendRobots(
   channel: RobotChannel,
   job: NotificationJob,
-  m: RenderedMessage,
+  m: LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ) {
@@ -114,6 +121,8 @@ async function sendRobots(
   // Robots are tried in order until one takes the message; each try is recorded, and the channel's
   // outcome is decided at the end: delivered, retried (some failure was transient) or refused.
   const cfg = deps.cfg.notify;
+  // The group's link (uid 0): whoever claims with it signs in first.
+  const sent = await withClaimLink(m, 0);
   let transient = false;
   for (const sealed of robots) {
     // Robots travel sealed: each is opened when it is tried, and only then.
@@ -130,7 +139,7 @@ async function sendRobots(
       continue;
     }
     const [r, ms] = await timed(() =>
-      sendToRobot(base, robot, m, { timeoutMs: cfg.httpTimeoutMs, linkUrl: cfg.linkUrl, nowMs: nowMs() }),
+      sendToRobot(base, robot, sent, { timeoutMs: cfg.httpTimeoutMs, linkUrl: cfg.linkUrl, nowMs: nowMs() }),
     );
     run.record(key, target, r, ms, false);
     if (r.outcome === 'delivered') {
@@ -151,7 +160,7 @@ async function perUser(
   address: (u: User) => string,
   missingCode: string,
   mask: (a: string) => string,
-  send: (address: string) => Promise<SendOutcome>,
+  send: (address: string, uid: number) => Promise<SendOutcome>,
 ) {
   const todo = uids.filter((uid) => !run.done.has(`uid:${uid}`));
   if (todo.length === 0) return;
@@ -183,7 +192,7 @@ async function perUser(
         });
         continue;
       }
-      const [r, ms] = await timed(() => send(to));
+      const [r, ms] = await timed(() => send(to, uid));
       run.record(key, `uid ${uid} ${mask(to)}`, r, ms);
     }
   };
@@ -194,7 +203,7 @@ async function sendWorkNotice(
   channel: 'dingworker' | 'yachworker' | 'wechat',
   uids: number[],
   users: Map<number, User>,
-  m: RenderedMessage,
+  m: LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ) {
@@ -226,6 +235,15 @@ async function sendWorkNotice(
     run.done.add(key);
     return;
   }
-  const [r, ms] = await timed(() => provider.send(recipients, m, run.job.job_id));
-  run.record(key, `uids ${served.join(',')}`, r, ms);
+  if (!m.claimLink) {
+    const [r, ms] = await timed(() => provider.send(recipients, m, run.job.job_id));
+    return run.record(key, `uids ${served.join(',')}`, r, ms);
+  }
+  // Claim links: one call per person (`uid:<uid>`), each with its own message and message id.
+  for (const [i, uid] of served.entries()) {
+    if (run.done.has(`uid:${uid}`)) continue;
+    const own = await withClaimLink(m, uid);
+    const [r, ms] = await timed(() => provider.send([recipients[i]], own, `${run.job.job_id}:${uid}`));
+    run.record(`uid:${uid}`, `uid ${uid}`, r, ms);
+  }
 }

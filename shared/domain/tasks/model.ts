@@ -1,46 +1,11 @@
 /**
  * Alarm task types (API guide §5.2-§5.5, §6, request form as stored) and pure rules. No I/O here (the web
- * console imports its lists too).
+ * console imports its lists too). The nouns a task shares with the queues' messages (levels, receivers,
+ * conditions) are on the contracts floor (shared/contracts).
  */
-import type { NotifyScene } from '../../messaging/messages.ts';
-import type { Channels } from '../channels/model.ts';
-
-export type Level = 0 | 1 | 2 | 3;
-export const LEVEL_NAMES = ['notice', 'warning', 'error', 'urgent'] as const;
-
-export interface Rule {
-  field: string;
-  operator: string;
-  threshold?: string;
-}
-export interface Condition {
-  rule: Rule[];
-}
-
-/** The channel vocabulary lives in channels/model.ts (the directory's alarm groups use it too). */
-export {
-  type Channel,
-  type Channels,
-  NOTIFY_CHANNELS,
-  ROBOT_CHANNELS,
-  type Robot,
-  type RobotChannel,
-  USER_CHANNELS,
-  type UserChannel,
-} from '../channels/model.ts';
-
-export interface DispatchItem {
-  conditions: Condition[];
-  receiver: ReceiverConfig;
-}
-
-export interface ReceiverConfig {
-  alarmgroup?: number[];
-  channels?: Channels;
-  dispatch?: DispatchItem[];
-  /** 1 lazy (default), 2 non-lazy. */
-  mode?: 1 | 2;
-}
+import type { NotifyScene } from '../../contracts/messages.ts';
+import type { Level } from '../../contracts/levels.ts';
+import type { Condition, ReceiverConfig, Rule } from '../../contracts/receivers.ts';
 
 export interface Reminder {
   mode: 'once' | 'cycle';
@@ -147,6 +112,14 @@ export interface Task extends TaskConfig {
   pinyin: string;
   token: string;
   secret: string;
+  /**
+   * The token and the secret before their last rotation (PUT /alarmtask/credentials), still accepted
+   * until the stated Unix second (the overlap). Absent once none was rotated, or the overlap was 0.
+   */
+  token_previous?: string;
+  token_previous_until?: number;
+  secret_previous?: string;
+  secret_previous_until?: number;
   status: TaskStatus;
   /** Unix seconds when a pause ends (status 2 only). */
   paused_until?: number;
@@ -172,6 +145,13 @@ export interface Task extends TaskConfig {
   updated_at: number;
   /** Optimistic-concurrency version, incremented by every write. */
   version: number;
+  /**
+   * The version the configuration (store, update, updatefields) was last saved at, and when: a status
+   * change or a setting moves `version` and `updated_at`, not these. Absent on a task whose
+   * configuration was last saved before they were kept.
+   */
+  config_version?: number;
+  config_saved_at?: number;
 }
 
 /** A paused task whose time has passed is running (API guide §5.9). */

@@ -1,23 +1,25 @@
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   db,
   isConditionFailure,
   SCHEMA_VERSION,
   tableName,
+  type TransactItem,
   transactionConditionFailed,
 } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
+import { referenceWrites } from '../schedules/repository.ts';
 import type { Task } from './model.ts';
+import { referencedScheduleIds } from './references.ts';
 import { type PermissionItem, permissionItem, toTaskItem } from './repository.ts';
 
 /** Task API writes (AP-T3 ... AP-T10). Every multi-item change is one TransactWriteItems. */
 
-type TransactItem = NonNullable<
-  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
->[number];
-
-/** Outcome of a conditional task write: `stale` = the task changed (or vanished) since it was read. */
-export type TaskWriteResult = 'ok' | 'name-taken' | 'stale';
+/**
+ * Outcome of a conditional task write: `stale` = the task changed (or vanished) since it was read;
+ * `schedule-gone` = a schedule its receivers name no longer exists.
+ */
+export type TaskWriteResult = 'ok' | 'name-taken' | 'stale' | 'schedule-gone';
 
 /** DynamoDB's limit of items in one transaction. */
 export const MAX_TRANSACTION_ITEMS = 100;
@@ -88,6 +90,22 @@ function isTransactionConflict(err: unknown): boolean {
   );
 }
 
+/**
+ * The schedule reference index entries of a change of receivers (schedules/repository.ts
+ * referenceWrites): their count in the transaction size.
+ */
+export function referenceWriteCount(
+  prev: Pick<Task, 'receiver' | 'workflow' | 'upgrade'> | undefined,
+  next: Pick<Task, 'receiver' | 'workflow' | 'upgrade'>,
+): number {
+  const before = prev ? referencedScheduleIds(prev) : [];
+  const after = referencedScheduleIds(next);
+  // Two per schedule named or no longer named: its reference item and its count.
+  return (
+    2 * (after.filter((s) => !before.includes(s)).length + before.filter((s) => !after.includes(s)).length)
+  );
+}
+
 async function transact(items: TransactItem[], nameIndex: number | undefined): Promise<TaskWriteResult> {
   try {
     await db().send(new TransactWriteCommand({ TransactItems: items }));
@@ -95,13 +113,15 @@ async function transact(items: TransactItem[], nameIndex: number | undefined): P
   } catch (err) {
     const failed = transactionConditionFailed(err);
     if (nameIndex !== undefined && failed.includes(nameIndex)) return 'name-taken';
+    if (failed.some((i) => String(items[i]?.Update?.Key?.pk).startsWith('SCHEDULE#'))) return 'schedule-gone';
     if (failed.length > 0 || isTransactionConflict(err)) return 'stale';
     throw err;
   }
 }
 
 /**
- * AP-T4: create a task: the task item, its TASKNAME guard and its permission items in one
+ * AP-T4: create a task: the task item, its TASKNAME guard, its permission items and the reference
+ * index entries of the schedules its receivers name (AP-O10) in one
  * transaction. `name-taken` when another task holds the name.
  */
 export async function createTaskItems(task: Task): Promise<TaskWriteResult> {
@@ -121,12 +141,14 @@ export async function createTaskItems(task: Task): Promise<TaskWriteResult> {
       },
     },
     ...permissionWrites(task.id, { rw: [], ro: [] }, task.permission),
+    ...referenceWrites(task.id, [], referencedScheduleIds(task)),
   ];
   return transact(items, 1);
 }
 
 /**
- * AP-T5: replace a task (update, updatefields) under `version = prev.version`: a rename swaps the
+ * AP-T5: replace a task (update, updatefields) under `version = prev.version`: schedule references
+ * are diffed like permissions; a rename swaps the
  * TASKNAME guards, permission items are diffed. `stale` when the task changed since it was read.
  */
 export async function replaceTaskItems(prev: Task, next: Task): Promise<TaskWriteResult> {
@@ -160,10 +182,14 @@ export async function replaceTaskItems(prev: Task, next: Task): Promise<TaskWrit
     });
   }
   items.push(...permissionWrites(prev.id, prev.permission, next.permission));
+  items.push(...referenceWrites(prev.id, referencedScheduleIds(prev), referencedScheduleIds(next)));
   return transact(items, nameIndex);
 }
 
-/** AP-T7: delete a task, its TASKNAME guard and the given permission items under `version`. */
+/**
+ * AP-T7: delete a task, its TASKNAME guard, the given permission items and its schedule references
+ * under `version`.
+ */
 export async function deleteTaskItems(task: Task, permissions: PermissionItem[]): Promise<TaskWriteResult> {
   const items: TransactItem[] = [
     {
@@ -185,8 +211,10 @@ export async function deleteTaskItems(task: Task, permissions: PermissionItem[])
     ...permissions.map((p) => ({
       Delete: { TableName: tableName(), Key: keys.taskPermission(task.id, p.uid) },
     })),
-    // The heartbeat state, if the task ever had one.
+    // The heartbeat state and the intake token, if the task ever had them.
     { Delete: { TableName: tableName(), Key: keys.taskHeartbeat(task.id) } },
+    { Delete: { TableName: tableName(), Key: keys.taskIntake(task.id) } },
+    ...referenceWrites(task.id, referencedScheduleIds(task), []),
   ];
   return transact(items, undefined);
 }
@@ -289,4 +317,33 @@ export async function setTaskSetting(
     if (isConditionFailure(err)) return false;
     throw err;
   }
+}
+
+/**
+ * AP-T16: a task's intake token item, read strongly consistent on every use (never cached): its
+ * hash, '' once revoked; undefined when the task never had one written there.
+ */
+export async function getIntakeHash(taskId: number): Promise<{ hash: string } | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.taskIntake(taskId), ConsistentRead: true }),
+  );
+  return out.Item ? { hash: String(out.Item.hash ?? '') } : undefined;
+}
+
+/** AP-T17: set a task's intake token hash ('' or undefined: none; the old one stops working at once). */
+export async function putIntakeHash(taskId: number, hash: string | undefined): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.taskIntake(taskId),
+      UpdateExpression: 'SET entity = :e, schema_version = :v, task_id = :t, #h = :h',
+      ExpressionAttributeNames: { '#h': 'hash' },
+      ExpressionAttributeValues: {
+        ':e': 'task_intake',
+        ':v': SCHEMA_VERSION,
+        ':t': taskId,
+        ':h': hash ?? '',
+      },
+    }),
+  );
 }

@@ -3,9 +3,9 @@
  * the OpenAPI document describes (npm run gen:openapi).
  */
 import type { AlarmGroup, Person, SummaryPerson } from '../directory/model.ts';
+import type { Gap, OncallChannel, OncallReceiver, Source } from '../schedules/model.ts';
 import type {
   CompressConfig,
-  Condition,
   FilterConfig,
   RecoveryConfig,
   Reminder,
@@ -14,6 +14,26 @@ import type {
   TemplateScenes,
   UpgradeStrategy,
 } from './model.ts';
+import type { Condition } from '../../contracts/receivers.ts';
+
+/** GET /alarmtask/oncall: who the task pages over the coming days, per receiver naming a schedule. */
+export interface TaskOncall {
+  task_id: number;
+  from: number;
+  to: number;
+  receivers: {
+    /** Where the receiver sits in the configuration (`receiver`, `receiver.dispatch.0.receiver`, ...). */
+    path: string;
+    schedule: NamedRef;
+    channels: OncallChannel[];
+    /** Who the schedule has on call now (the first shift's people). */
+    on_call_now: SummaryPerson[];
+    /** The schedule's final shifts over the window (adjacent equal ones merged). */
+    shifts: { start: number; end: number; uids: number[]; source: Source }[];
+    gaps: Gap[];
+    coverage_pct: number;
+  }[];
+}
 
 /** An id and a name (a department, a tag, a task). */
 export interface NamedRef {
@@ -73,9 +93,11 @@ export interface AlarmGroupView {
 export interface ReceiverView {
   alarmgroup: AlarmGroupView[];
   channels: ChannelsView;
+  /** Schedules whose on-call people are paged, each on its channels (present when there are any). */
+  oncall?: OncallReceiver[];
   dispatch: {
     conditions: Condition[];
-    receiver: { alarmgroup: AlarmGroupView[]; channels: ChannelsView };
+    receiver: { alarmgroup: AlarmGroupView[]; channels: ChannelsView; oncall?: OncallReceiver[] };
   }[];
   /** 1 lazy, 2 non-lazy. */
   mode: 1 | 2;
@@ -204,6 +226,17 @@ export interface RateLimitSet {
   rate_limit: number;
   /** Whether that is the deployment default. */
   default: boolean;
+}
+
+/** PUT /alarmtask/credentials: the new credentials, shown this once. */
+export interface CredentialsRotated {
+  id: number;
+  /** The new task token (when rotated): signs alarm reports and the fixed signature. */
+  token?: string;
+  /** The new task secret (when rotated): signs task requests and the task's webhook events. */
+  secret?: string;
+  /** Unix seconds until when the rotated ones are still accepted. */
+  previous_valid_until: number;
 }
 
 /** PUT /alarmtask/retention */

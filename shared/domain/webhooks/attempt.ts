@@ -1,14 +1,14 @@
+import { keysOf } from '../tasks/credentials.ts';
 import { performance } from 'node:perf_hooks';
-import { nowMs } from '../../clock.ts';
+import { nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { logDelivery, logger } from '../../log.ts';
 import { count, webhookLatency } from '../../metrics.ts';
-import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../contracts/messages.ts';
 import type { UrlCheck } from '../../outbound/url-guard.ts';
 import type { Task } from '../tasks/model.ts';
 import type { AttemptOutcome, WebhookAttempt } from './repository.ts';
 import { signWebhook } from './signature.ts';
-import type { DeliveryRecord } from './delivery.ts';
 import type { DeliveryDeps } from './delivery-deps.ts';
 
 /**
@@ -21,6 +21,15 @@ export function webhookUrlOf(task: Task): string | undefined {
   const w = task.receiver?.channels?.webhook as string | { url?: string } | undefined;
   const url = typeof w === 'string' ? w : w?.url;
   return url || undefined;
+}
+
+/** A message of the webhook queue as its consumer receives it. */
+export interface DeliveryRecord {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  /** ApproximateReceiveCount: the attempt number. */
+  receiveCount: number;
 }
 
 export interface Item {
@@ -114,7 +123,11 @@ export async function attemptOne(
       'user-agent': `svc/${cfg.serviceVersion}`,
       'webhook-id': msg.event_id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signWebhook(task.secret, msg.event_id, timestamp, body),
+      // During a secret rotation's overlap, signed with the new secret and the old one (Standard
+      // Webhooks' space-separated list): a receiver still holding the old secret keeps verifying.
+      'webhook-signature': keysOf(task, 'secret', nowSeconds())
+        .map((secret) => signWebhook(secret, msg.event_id, timestamp, body))
+        .join(' '),
     };
     const started = performance.now();
     const res = await deps.post(checked.url, headers, body, cfg.webhookTimeoutMs, cfg.blockPrivateWebhooks);

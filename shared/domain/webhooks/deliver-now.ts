@@ -4,7 +4,7 @@ import type {
   WebhookBundle,
   WebhookEvent,
   WebhookMessage,
-} from '../../messaging/messages.ts';
+} from '../../contracts/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 import type { WebhookAttempt } from './repository.ts';
 import { type EventToPublish, packBundles, webhookBundles } from '../events/publish.ts';

@@ -1,6 +1,6 @@
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs } from '../../clock.ts';
-import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBundle, WebhookMessage } from '../../contracts/messages.ts';
 import { publish, queueUrl, sqs } from '../../messaging/sqs.ts';
 import { outboundRequest } from '../../outbound/client.ts';
 import { checkOutboundUrl, type UrlCheck } from '../../outbound/url-guard.ts';

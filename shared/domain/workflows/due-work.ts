@@ -3,7 +3,8 @@ import type { DueHandler } from '../due/runner.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
 import type { Effects } from '../webhooks/deliver-now.ts';
 import { fireReminder } from './reminders.ts';
-import { ANNOUNCE_KIND, defaultDeps, REMIND_KIND, runAnnouncement, type WorkflowDeps } from './service.ts';
+import { ANNOUNCE_KIND, REMIND_KIND, runAnnouncement } from './announce.ts';
+import { defaultDeps, type WorkflowDeps } from './workflow-deps.ts';
 
 /** The workflows the items of a due batch ask for in one turn, read in one BatchGetItem (consistent). */
 const workflowsOfBatch = batchPerTurn(async (ids: number[]) => {

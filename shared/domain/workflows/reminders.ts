@@ -3,7 +3,8 @@ import { logger } from '../../log.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';
 import { PIPE_REMIND, type PipelineRecord, remindDecision, remindScene } from './model.ts';
-import { channelsOf, defaultDeps, noticeOf, type RemindPayload, type WorkflowDeps } from './service.ts';
+import { defaultDeps, type WorkflowDeps } from './workflow-deps.ts';
+import { channelsOf, noticeOf, type RemindPayload } from './announce.ts';
 import { eventIdOf, workflowEventData } from './views.ts';
 
 /**
@@ -64,6 +65,8 @@ export async function fireReminder(
     data,
     eventId: eventIdOf(record),
     channels: await channelsOf(receivers, deps),
+    // A pending workflow's reminder carries claim links (API guide §11.7).
+    ...(scene === 'remind_pending' ? { claim: { workflow_id: id, round: workflow.round ?? 0 } } : {}),
   });
   await deps.publishWebhookEvents(task.id, [notice.event]);
   if (notice.jobs.length) await deps.publishJobs(notice.jobs);

@@ -7,13 +7,14 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { db, fromItem, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
-import { keys, shardOf, WF_COUNT_SHARDS } from '../../db/keys.ts';
-import { type DueItem, dueKey, dueRecord } from '../due/repository.ts';
-import { type CountDelta, isOpen, type PipelineRecord, type Workflow } from './model.ts';
+import { keys } from '../../db/keys.ts';
+import { type DueItem, dueRecord } from '../due/repository.ts';
+import { isOpen, type PipelineRecord, type Workflow } from './model.ts';
 
 /**
- * The DynamoDB code of the workflows module, with the listing's reads in repository-listing.ts. One
- * function per access pattern (KEY-DESIGN.md, AP-F1..AP-F12).
+ * The DynamoDB code of the workflows module, with the listing's reads in repository-listing.ts and
+ * the task counts in repository-counts.ts. One function per access pattern (KEY-DESIGN.md,
+ * AP-F1..AP-F12).
  */
 type Key = { pk: string; sk: string };
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -169,13 +170,18 @@ export async function getWorkflows(ids: number[]): Promise<Map<number, Workflow>
   return new Map(items.map((i) => [Number(i.id), fromWorkflowItem(i)]));
 }
 
-/** AP-F6: a workflow and all its pipeline records: one Query on the item collection `WF#<id>`. */
+/**
+ * AP-F6: a workflow and all its pipeline records: one Query on the item collection `WF#<id>`
+ * (`consistent` for a claim link's answer, which must show the claim that just won).
+ */
 export async function getWorkflowWithPipelines(
   id: number,
+  consistent = false,
 ): Promise<{ workflow: Workflow; pipelines: PipelineRecord[] } | undefined> {
   let workflow: Workflow | undefined;
   const pipelines: PipelineRecord[] = [];
   const items = await queryAll({
+    ...(consistent ? { ConsistentRead: true } : {}),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.workflowCollection(id) },
   });
@@ -206,7 +212,8 @@ export interface WorkflowChange {
 }
 
 /**
- * The update of one workflow: status, version, epoch, its owners (claimer, assignees), the sparse
+ * The update of one workflow: status, version, epoch, its owners (claimer, assignees), its round (a
+ * reactivation), the sparse
  * open entry (gsi1) and, for a counted workflow, its listing entry (gsi2 moves to the new status's
  * partition). Conditioned on status and version, and on `counted` being what it was read as: the
  * count moves announced with the change assume it (the backfill may count a workflow meanwhile).
@@ -243,6 +250,10 @@ function updateOf(change: WorkflowChange): TransactItem {
   if (after.assignees !== undefined) {
     set.push('assignees = :assignees');
     values[':assignees'] = after.assignees;
+  }
+  if (after.round !== before.round && after.round !== undefined) {
+    set.push('round = :round');
+    values[':round'] = after.round;
   }
   let condition = 'version = :fromVersion AND #status = :fromStatus';
   if (before.counted) {
@@ -346,64 +357,10 @@ export async function insertReminderRecord(
 }
 
 /** AP-F11: the tasks (of `taskIds`) on which a user holds any permission (batch of permission items). */
-export async function tasksWithPermission(uid: number, taskIds: number[]): Promise<Set<number>> {
+export async function tasksWithPermission(uid: number, taskIds: number[]): Promise<Map<number, 'rw' | 'ro'>> {
   const items = await batchGet(
     [...new Set(taskIds)].map((t) => keys.taskPermission(t, uid)),
     true,
   );
-  return new Set(items.map((i) => Number(i.task_id)));
-}
-
-/** The counter item of a workflow's task that counts it. */
-export const countShardOf = (workflowId: number) => shardOf(String(workflowId), WF_COUNT_SHARDS);
-
-/**
- * AP-F12: apply the count moves an announcement carries, exactly once: one transaction that marks the
- * outbox item's payload `counted` (condition: it exists and is not marked yet; in the payload, so an
- * announcement buried as dead due work and redriven keeps it) and ADDs each delta to its counter item. `done` when they were applied before (or the item is gone: it is deleted only after
- * its counts); `conflict` when a concurrent transaction touched one of the items (try again).
- */
-export async function applyWorkflowCounts(
-  outbox: Pick<DueItem, 'kind' | 'ref' | 'due_at'>,
-  deltas: CountDelta[],
-): Promise<'applied' | 'done' | 'conflict'> {
-  const items: TransactItem[] = [
-    {
-      Update: {
-        TableName: tableName(),
-        Key: dueKey(outbox),
-        UpdateExpression: 'SET #p.#c = :true',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#p.#c)',
-        ExpressionAttributeNames: { '#p': 'payload', '#c': 'counted' },
-        ExpressionAttributeValues: { ':true': true },
-      },
-    },
-    ...deltas.map((d): TransactItem => {
-      const fields = Object.entries(d.delta);
-      return {
-        Update: {
-          TableName: tableName(),
-          Key: keys.workflowCount(d.task_id, d.shard),
-          UpdateExpression: `ADD ${fields.map(([f]) => `#${f} :${f}`).join(', ')} SET entity = :e, schema_version = :sv, task_id = :t`,
-          ExpressionAttributeNames: Object.fromEntries(fields.map(([f]) => [`#${f}`, f])),
-          ExpressionAttributeValues: {
-            ...Object.fromEntries(fields.map(([f, n]) => [`:${f}`, n])),
-            ':e': 'workflow_count',
-            ':sv': SCHEMA_VERSION,
-            ':t': d.task_id,
-          },
-        },
-      };
-    }),
-  ];
-  try {
-    await db().send(new TransactWriteCommand({ TransactItems: items }));
-    return 'applied';
-  } catch (err) {
-    const codes = cancellationCodes(err);
-    if (codes?.[0] === 'ConditionalCheckFailed') return 'done';
-    if (codes?.some((c) => c === 'TransactionConflict')) return 'conflict';
-    if ((err as { name?: string }).name === 'TransactionConflictException') return 'conflict';
-    throw err;
-  }
+  return new Map(items.map((i) => [Number(i.task_id), i.access === 'rw' ? 'rw' : 'ro']));
 }

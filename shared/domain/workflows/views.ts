@@ -1,4 +1,4 @@
-import type { NotifyScene, RenderContext, WebhookBody } from '../../messaging/messages.ts';
+import type { NotifyScene, RenderContext, WebhookBody } from '../../contracts/messages.ts';
 import { type Person, person, type User } from '../directory/model.ts';
 import { event, historyRef, pipelineRef, taskRef, workflowRef } from '../events/payloads.ts';
 import type { PipelineRecord, Workflow, WorkflowStatus } from './model.ts';
@@ -83,6 +83,7 @@ export function workflowEventData(input: {
       remark: pipeline.remark,
       user: personOf(pipeline.created_by, users),
       ...(scene === 'assign' ? { assignto: pipeline.props.assignto ?? [] } : {}),
+      ...(pipeline.props.link ? { link: pipeline.props.link } : {}),
     });
   }
   return data;
