@@ -4,7 +4,7 @@ import { resetConfig } from '../../shared/config/env.ts';
 import type { NotificationJob } from '../../shared/contracts/messages.ts';
 import { publish } from '../../shared/messaging/sqs.ts';
 import { deliverNotification } from '../../shared/domain/notifications/delivery.ts';
-import { findJobs, listRecentAttemptsOfTask } from '../../shared/domain/notifications/jobs.ts';
+import { findJobs } from '../../shared/domain/notifications/jobs.ts';
 import {
   type AttemptRecord,
   blockRobot,
@@ -15,6 +15,7 @@ import { robotId } from '../../shared/domain/notifications/throttle.ts';
 import { serviceNow } from '../support/client.ts';
 import { FakeClient, type FakeRequest } from '../support/fakes.ts';
 import { createTask } from '../support/tasks.ts';
+import { recentNotificationAttempts } from '../support/notifications.ts';
 import { logged } from '../../shared/testing/logs.ts';
 
 /**
@@ -594,7 +595,7 @@ describe('idempotency and records', () => {
       await settled(j);
     }
 
-    const recent = await listRecentAttemptsOfTask(other.id, 10);
+    const recent = await recentNotificationAttempts(other.id, 10);
 
     expect(recent.map((a) => a.job_id)).toEqual(jobs.map((j) => j.job_id).reverse());
     expect(recent.every((a) => a.task_id === other.id && a.ttl > a.at)).toBe(true);

@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { checkCoverage } from '../../shared/domain/alarms/oncall-gaps.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
-import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/jobs.ts';
 import { COVERAGE_CHECK_KIND } from '../../shared/domain/schedules/model.ts';
 import { advanceClock, api, call, serviceNow } from '../support/client.ts';
 import { FakeClient } from '../support/fakes.ts';
@@ -11,6 +10,7 @@ import { type Received, TestReceiver } from '../support/receiver.ts';
 import { createSchedule, DAY, finalOf, oncallOf, utcLocal } from '../support/schedules.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 import { createWorkflowTask, newWorkflow, operate } from '../support/workflows.ts';
+import { recentNotificationAttempts } from '../support/notifications.ts';
 
 /**
  * Receivers that name a schedule, end to end on the local stack (API guide §18.5, §18.6): an alarm
@@ -218,7 +218,7 @@ describe('workflow notices', () => {
     // Assert: every operation's e-mail went to user 4
     const scenes = ['claim', 'assign', 'processed', 'close', 'reactive'];
     const attempts = await until('an e-mail per operation', async () => {
-      const a = (await listRecentAttemptsOfTask(task.id, 50)).filter((x) => x.channel === 'email');
+      const a = (await recentNotificationAttempts(task.id, 50)).filter((x) => x.channel === 'email');
       return scenes.every((sc) => a.some((x) => x.scene === sc && x.outcome === 'delivered')) ? a : undefined;
     });
     expect(attempts.filter((a) => scenes.includes(a.scene)).every((a) => a.target.startsWith('uid 4 '))).toBe(
