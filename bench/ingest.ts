@@ -5,9 +5,8 @@
  *
  * The stack runs as `npm start` runs it (stack.ts); this process is the outside world: the load
  * generator (load.ts) and the receivers (receivers.ts). CPU figures count the service's own process;
- * DynamoDB Local's JVM is printed beside them (and an emulator running inside the service's process is
- * named, its CPU counted in the service's). The report (report.ts) prints the targets first, PASS or
- * FAIL, then notes and every run's details.
+ * the emulators' processes (DynamoDB Local's JVM, the SQS emulator) are printed beside them. The report
+ * (report.ts) prints the targets first, PASS or FAIL, then notes and every run's details.
  *
  * Scenarios (all by default; `--only a,b` picks): `steady` 200 alarms/s for 60 s; `max` rising rates
  * until one is not sustained; `slow` a receiver that takes 50 ms per request; `tasks` the load shared
@@ -54,7 +53,7 @@ const stack = await BenchStack.start(args.data ?? 'disk', {
 try {
   await stack.seed();
   console.log(
-    `local stack ${stack.url} (pid ${stack.state.pid}, JVM ${stack.state.javaPid}); data ${args.data ?? 'disk'}`,
+    `local stack ${stack.url} (pid ${stack.state.pid}, JVM ${stack.state.javaPid}, SQS emulator ${stack.state.sqsPid}); data ${args.data ?? 'disk'}`,
   );
   const bench: Bench = { stack, receivers, scale: Number(args.seconds ?? 1) };
   // Warm up first (JIT compilers of node and of DynamoDB Local's JVM, connection pools, caches):
