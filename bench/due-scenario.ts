@@ -1,10 +1,9 @@
 import { schedule } from '../infra/consumers.ts';
-import { DUE_SHARDS } from '../shared/db/keys.ts';
-import type { DueItem } from '../shared/domain/due/repository.ts';
+import { DUE_SHARDS, keys } from '../shared/db/keys.ts';
 import { arrived, type Channel, type Fired, fire, markOf, measure, resultOf, sleep } from './load.ts';
 import { growing } from './receivers.ts';
 import { cpuSpent } from './stack.ts';
-import { account, cpuOf, describeCost, describeRun, fmt, note, target } from './report.ts';
+import { account, cpuOf, describeCost, describeRun, detail, fmt, note, target } from './report.ts';
 import type { Bench } from './webhook-scenarios.ts';
 
 /**
@@ -30,43 +29,62 @@ interface DueTimes {
   reminders: Map<number, number>;
 }
 
-/** The due items in the table (every shard), read from the bench's side of the stack. */
-async function dueItems(): Promise<DueItem[]> {
-  const { queryDuePage } = await import('../shared/domain/due/repository.ts');
-  const all: DueItem[] = [];
-  for (let shard = 0; shard < DUE_SHARDS; shard++) {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await queryDuePage(shard, 9_999_999_999, 1000, start);
-      all.push(...page.items);
-      start = page.next;
-    } while (start);
-  }
-  return all;
-}
-
 /**
- * Waits until the run's items are all in the table (the reports processed: the alarm queue empty and
- * as many items as reports), reading their due times; gives up at `until`.
+ * Collects the due times of the run's items while they wait in the table: every 2 s, each shard read
+ * from a little before the latest due time of each kind it showed, the earlier of the two (a kind's
+ * items are put with due times that grow with the alarms they come from: a flush's from the alarm's
+ * time, a reminder's from the workflow's creation, so a backlog of reports shifts one against the
+ * other), so a poll reads mostly the items put since the last one, not the whole table. An item waits
+ * WINDOW_MINUTES before it falls due, so each is seen before it is done and removed.
  */
-async function dueTimesOf(b: Bench, f: Fired, until: number): Promise<DueTimes> {
+function watchDueTimes(f: Fired) {
   const uuids = new Set(f.uuids.values());
   const times: DueTimes = { flushes: new Map(), reminders: new Map() };
-  while (Date.now() < until) {
-    if ((await b.stack.queueDepth(['alarm'])) > 0) {
-      await sleep(1000);
-      continue;
+  const known = () => times.flushes.size + times.reminders.size;
+  // Per shard, the latest due time seen of each kind (from the firing's start: none is due before).
+  const fired = Math.floor(Math.min(...f.sentAt.values()) / 1000);
+  const latest = Array.from({ length: DUE_SHARDS }, () => ({ flush: fired, remind: fired }));
+  let stopped = false;
+  const poll = async () => {
+    const { queryDuePage } = await import('../shared/domain/due/repository.ts');
+    for (let shard = 0; shard < DUE_SHARDS; shard++) {
+      let start: Record<string, unknown> | undefined = {
+        pk: keys.dueShard(shard),
+        sk: keys.dueUntil(Math.min(latest[shard].flush, latest[shard].remind) - 10),
+      };
+      do {
+        const page = await queryDuePage(shard, 9_999_999_999, 1000, start);
+        for (const d of page.items) {
+          const p = d.payload as { uuid?: string; workflow_id?: number };
+          if (d.kind === 'compress-flush' && p.uuid && uuids.has(p.uuid)) {
+            times.flushes.set(p.uuid, d.due_at);
+            latest[shard].flush = Math.max(latest[shard].flush, d.due_at);
+          }
+          if (d.kind === 'workflow-remind' && p.workflow_id !== undefined) {
+            times.reminders.set(p.workflow_id, d.due_at);
+            latest[shard].remind = Math.max(latest[shard].remind, d.due_at);
+          }
+        }
+        start = page.next;
+      } while (start);
     }
-    for (const d of await dueItems()) {
-      const p = d.payload as { uuid?: string; workflow_id?: number };
-      if (d.kind === 'compress-flush' && p.uuid && uuids.has(p.uuid)) times.flushes.set(p.uuid, d.due_at);
-      if (d.kind === 'workflow-remind' && p.workflow_id !== undefined)
-        times.reminders.set(p.workflow_id, d.due_at);
+  };
+  const done = (async () => {
+    while (!stopped && known() < f.sentAt.size) {
+      await poll();
+      await sleep(2000);
     }
-    if (times.flushes.size + times.reminders.size >= f.sentAt.size) return times;
-    await sleep(3000);
-  }
-  return times;
+  })();
+  return {
+    times,
+    known,
+    /** The earliest due time seen (Unix seconds), once any item is in the table. */
+    first: () => Math.min(...times.flushes.values(), ...times.reminders.values()),
+    async stop() {
+      stopped = true;
+      await done;
+    },
+  };
 }
 
 /** A due item's event, by the run mark of its alarm, with its due time. */
@@ -110,22 +128,25 @@ export async function due(b: Bench) {
     },
   );
   receivers.webhook.received.length = 0;
-  let times: DueTimes = { flushes: new Map(), reminders: new Map() };
-  const channel = dueChannel(b, () => times);
   // Every report its own metric: the content method compresses by ctn, whose mark differs.
   const f = await fire(stack, [flushing, reminding], items / FIRING_SECONDS, FIRING_SECONDS);
-  const firstDue = Math.min(...f.sentAt.values()) + WINDOW_MINUTES * 60_000;
-  times = await dueTimesOf(b, f, firstDue - 5_000);
-  const ready = times.flushes.size + times.reminders.size;
-  if (ready < f.sentAt.size)
-    note(`due: only ${ready} of ${f.sentAt.size} items were in the table 5 s before the first fell due`);
-  await sleep(Math.max(0, firstDue - Date.now() - 1000));
+  const watch = watchDueTimes(f);
+  const channel = dueChannel(b, () => watch.times);
+  // Measured from a second before the first item falls due (known once the first report is processed).
+  while (!Number.isFinite(watch.first())) await sleep(1000);
+  await sleep(Math.max(0, watch.first() * 1000 - Date.now() - 1000));
+  const waiting = f.sentAt.size - watch.known();
+  if (waiting > 0)
+    note(
+      `due: ${waiting} of ${f.sentAt.size} reports were still being processed when the first item fell due (their CPU counts in the due work's)`,
+    );
   await stack.stats(true);
   const self0 = process.cpuUsage();
   const cpu0 = stack.cpu();
   await arrived([channel], f, 90_000);
   const spent = cpuSpent(cpu0, stack.cpu());
   const selfUsage = process.cpuUsage(self0);
+  await watch.stop();
   await sleep(2000); // late duplicates
   const stats = await stack.stats();
   const arrivals = channel.arrivals(f.run);
@@ -142,6 +163,10 @@ export async function due(b: Bench) {
   describeCost(a, stats, c.delivered, 'item');
   const runs = stats.invocations['tocsin-schedule'];
   const latest = Math.max(...arrivals.map((x) => x.at - (x.since ?? x.at)));
+  const dueTimes = [...watch.times.flushes.values(), ...watch.times.reminders.values()];
+  detail(
+    `  due times known for ${dueTimes.length} of ${f.sentAt.size} items, falling due over ${Math.max(...dueTimes) - Math.min(...dueTimes)} s`,
+  );
   target(
     `due: ${items} items falling due within a minute all done within 60 s of falling due`,
     `${c.delivered} of ${f.sentAt.size} done, p99 ${fmt(c.p99 / 1000)} s, latest ${fmt(latest / 1000)} s after falling due`,
