@@ -247,7 +247,7 @@ describe('workflow notices', () => {
     // Assert: claimed as user 4, and the claim notice resolved the schedule again and went to user 4
     expect([claimed.status, link?.uid]).toEqual([200, 4]);
     const attempts = await until('the claim e-mail', async () => {
-      const a = (await listRecentAttemptsOfTask(task.id, 50)).filter((x) => x.scene === 'claim');
+      const a = (await recentNotificationAttempts(task.id, 50)).filter((x) => x.scene === 'claim');
       return a.some((x) => x.outcome === 'delivered') ? a : undefined;
     });
     expect(attempts.every((a) => a.channel === 'email' && a.target.startsWith('uid 4 '))).toBe(true);
