@@ -171,7 +171,7 @@ export const SSO_LOGIN: Access = { secrets: ['sso-client'] };
 
 /**
  * Alarm intake (`alarm`, /alarm/*): the task through the container's cache, the task's share of the
- * rate limit (a conditional UpdateItem of its one-second window, `RATE#`, per chunk of alarms), the
+ * rate limit (a conditional UpdateItem of its minute's per-second counts, `RATE#`, per chunk of alarms), the
  * alarm queue, and an accepted alarm as a sign of life of a task with a heartbeat (its heartbeat item,
  * `TASK#`). Never a scan or a delete.
  */
@@ -324,6 +324,9 @@ export const REPLAY_RUN: Access = {
 /** A webhook event's own attempts (`WHEVT#`) and a task's delivery log (`WHLOG#`, and alarm-log days). */
 export const WEBHOOK_ATTEMPTS: Access = { items: { Query: ['ALOG#', 'WHEVT#', 'WHLOG#'] } };
 
+/** A task's notification log (`NLOG#<task>#<day>`: the first runs that settled its jobs), read by day. */
+export const NOTIFY_LOG: Access = { items: { Query: ['NLOG#'] } };
+
 /**
  * Dead letters of every queue, for a super administrator (`admin`: an app holding the grant, or a
  * signed-in person whose role is read): each dead-letter queue scanned (received, then released), and
@@ -341,3 +344,31 @@ export const DEAD_LETTERS = access(READER_AUTH, {
 export function eventSource(queue: QueueName): Access {
   return { queues: { ReceiveMessage: [queue], DeleteMessage: [queue], GetQueueAttributes: [queue] } };
 }
+
+/**
+ * What due work does when it runs (the due queue's consumer): workflow announcements and reminders,
+ * pause expiries, the pipeline's delayed work (a batch's alarm records and workflows read together),
+ * heartbeat checks, coverage checks of on-call schedules (the schedule, its raised gaps, versions and
+ * overrides); the batch's webhook events first-attempted (their attempts recorded) and its jobs
+ * queued; its items finished (a PartiQL DELETE on the lease token), retried, rescheduled or buried.
+ */
+export const DUE_WORK = access(
+  SEAL_KEY,
+  ALARM_DUE_WORK,
+  WORKFLOW_ANNOUNCE,
+  ANNOUNCE_PEOPLE,
+  WORKFLOW_COUNTS,
+  {
+    items: {
+      GetItem: ['SCHEDULE#', 'TASK#', 'WF#'],
+      BatchGetItem: ['ALARM#', 'TASK#'],
+      PutItem: ['DUE#', 'DUEDEAD#', 'WF#'],
+      UpdateItem: ['DUE#', 'SCHEDULE#', 'TASK#'],
+      DeleteItem: ['DUE#'],
+      ConditionCheckItem: ['WF#'],
+      BatchWriteItem: ['WHEVT#', 'WHLOG#'],
+      PartiQLDelete: ['DUE#'],
+    },
+    queues: { SendMessage: ['alarm'] },
+  },
+);

@@ -6,17 +6,15 @@
  */
 import type { QueueName } from '../shared/contracts/messages.ts';
 import {
-  ALARM_DUE_WORK,
   ALARM_PIPELINE,
-  ANNOUNCE_PEOPLE,
   type Access,
   access,
+  DUE_WORK,
   eventSource,
+  NOTIFY_LOG,
   REPLAY_RUN,
   SEAL_KEY,
   WEBHOOK_ATTEMPTS,
-  WORKFLOW_ANNOUNCE,
-  WORKFLOW_COUNTS,
 } from './access.ts';
 
 export interface QueueDef {
@@ -32,9 +30,12 @@ export interface QueueDef {
   batchSize: number;
   /**
    * Whether the local poller gathers a partial batch for a moment (its batching window): not for the
-   * webhook queue, whose messages are already bundles of a producer's events.
+   * webhook and due queues, whose messages are already bundles, nor for notifications, which a person
+   * waits for. On AWS the event source's window is `batchingWindowSeconds`.
    */
   gather: boolean;
+  /** How long the event source gathers a partial batch on AWS (MaximumBatchingWindowInSeconds). */
+  batchingWindowSeconds: number;
   /** Consumer Lambda timeout. */
   timeoutSeconds: number;
   /** What the consumer may do on AWS, reading its own queue (its event source) included. */
@@ -49,6 +50,7 @@ export const queues: QueueDef[] = [
     consumer: 'functions/queue/process-alarm.ts',
     batchSize: 25,
     gather: true,
+    batchingWindowSeconds: 1,
     timeoutSeconds: 30,
     // The alarm queue itself: alarms of a metric other consumers keep committing are handed back.
     access: access(eventSource('alarm'), SEAL_KEY, ALARM_PIPELINE, { queues: { SendMessage: ['alarm'] } }),
@@ -61,6 +63,7 @@ export const queues: QueueDef[] = [
     consumer: 'functions/queue/deliver-webhook.ts',
     batchSize: 10,
     gather: false,
+    batchingWindowSeconds: 1,
     timeoutSeconds: 10,
     // The task (cached), the event's past attempts and the delivery log, the attempts recorded, a
     // retry's backoff (visibility), bundles queued again.
@@ -75,21 +78,39 @@ export const queues: QueueDef[] = [
     maxReceiveCount: 7,
     consumer: 'functions/queue/send-notification.ts',
     batchSize: 10,
-    gather: true,
+    // A batch goes as soon as it is received: a person waits for it (its producer sends its jobs
+    // together anyway).
+    gather: false,
+    batchingWindowSeconds: 0,
     timeoutSeconds: 30,
-    // The job's state and its run recorded, the task (cached) and its template, the users, each
-    // robot's send slot, a retry's backoff; the provider credentials and the providers themselves.
-    access: access(eventSource('notify'), SEAL_KEY, {
+    // The job's state and its run recorded (a batch's settled first runs in the task's notification
+    // log, read back for a message received again), the task (cached) and its template, the users,
+    // each robot's send slots, a retry's backoff; the provider credentials and the providers themselves.
+    access: access(eventSource('notify'), SEAL_KEY, NOTIFY_LOG, {
       items: {
         GetItem: ['NJOB#', 'TASK#', 'TPL#'],
         BatchGetItem: ['TASK#', 'USER#'],
         UpdateItem: ['NJOB#', 'ROBOT#'],
-        BatchWriteItem: ['NJOB#'],
+        BatchWriteItem: ['NJOB#', 'NLOG#'],
       },
       queues: { ChangeMessageVisibility: ['notify'] },
       secrets: ['notify-providers'],
       notifyProviders: true,
     }),
+  },
+  {
+    // Due work the scheduled function leased (due/runner.ts): many items to a message, each run once
+    // and removed on its lease token. A message given up on leaves its items leased: the next run
+    // takes them over when the lease passes (15 minutes, longer than 3 receives x 4 minutes).
+    name: 'due',
+    visibilityTimeoutSeconds: 240,
+    maxReceiveCount: 3,
+    consumer: 'functions/queue/run-due.ts',
+    batchSize: 10,
+    gather: false,
+    batchingWindowSeconds: 0,
+    timeoutSeconds: 40,
+    access: access(eventSource('due'), DUE_WORK),
   },
   {
     name: 'replay',
@@ -99,6 +120,7 @@ export const queues: QueueDef[] = [
     consumer: 'functions/queue/run-replay.ts',
     batchSize: 1,
     gather: false,
+    batchingWindowSeconds: 1,
     timeoutSeconds: 300,
     // The replay's request and result, the task (its robots sealed), and what a replay reads.
     access: access(eventSource('replay'), SEAL_KEY, REPLAY_RUN, { items: { GetItem: ['REPLAY#', 'TASK#'] } }),
@@ -109,18 +131,10 @@ export const schedule = {
   handler: 'functions/schedule/run-due-work.ts',
   rateMinutes: 1,
   timeoutSeconds: 55,
-  // The due work's partitions (query, lease, finish, reschedule, bury) and what each kind does:
-  // workflow announcements and reminders, pause expiries, the pipeline's delayed work, heartbeat checks.
-  // Coverage checks of on-call schedules: the schedule, its raised gaps, versions and overrides.
-  access: access(SEAL_KEY, ALARM_DUE_WORK, WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, WORKFLOW_COUNTS, {
-    items: {
-      Query: ['DUE#'],
-      GetItem: ['SCHEDULE#', 'TASK#', 'WF#'],
-      PutItem: ['DUE#', 'DUEDEAD#', 'WF#'],
-      UpdateItem: ['DUE#', 'SCHEDULE#', 'TASK#'],
-      DeleteItem: ['DUE#'],
-      ConditionCheckItem: ['WF#'],
-    },
-    queues: { SendMessage: ['alarm'] },
+  // The dispatcher of due work: the due partitions read and their items leased (PartiQL UPDATEs),
+  // then put on the due queue, whose consumer runs them (queues, `due`).
+  access: access({
+    items: { Query: ['DUE#'], PartiQLUpdate: ['DUE#'] },
+    queues: { SendMessage: ['due'] },
   }),
 };

@@ -16,6 +16,7 @@ import {
   CLAIM_LINK,
   DEAD_LETTERS,
   INTAKE,
+  NOTIFY_LOG,
   PERSON_AUTH,
   ONCALL_RESOLVE,
   READER_AUTH,
@@ -31,7 +32,6 @@ import {
   TASK_SETTING,
   TASK_STATUS,
   WEBHOOK_ATTEMPTS,
-  WORKFLOW_ANNOUNCE,
   WORKFLOW_CHANGE,
   WORKFLOW_COUNTS,
   WORKFLOW_OPERATION,
@@ -374,7 +374,7 @@ export const routes: RouteDef[] = [
     handler: 'functions/http/alarmtask/list-deliveries.ts',
     auth: 'reader',
     access: access(READER_AUTH, TASK_READER, {
-      items: { Query: ['ALOG#', 'WHLOG#'] },
+      items: { Query: ['ALOG#', 'NLOG#', 'WHLOG#'] },
       indexQueries: ['gsi1'],
     }),
   },
@@ -437,8 +437,8 @@ export const routes: RouteDef[] = [
         '/alarmtask/alarm/trace',
         'trace-alarm',
         // The alarm, who it named (the names of the schedules its messages asked), its webhook
-        // attempts, notification jobs and workflow.
-        access(ALARM_LOG, WEBHOOK_ATTEMPTS, {
+        // attempts, notification jobs (and the notification log's first runs) and workflow.
+        access(ALARM_LOG, WEBHOOK_ATTEMPTS, NOTIFY_LOG, {
           items: {
             GetItem: ['ALARM#', 'DEPT#', 'WFALARM#'],
             Query: ['NJOB#', 'WF#'],

@@ -427,7 +427,9 @@ describe('alarms', () => {
     const count = Object.keys(res).length;
     console.log(`resources: ${count} (test stack), ${Object.keys(prodRes).length} (production)`);
     console.log(`alarms: ${stack.observability.alarms.map((a) => a.alarm.node.id).join(', ')}`);
-    expect(count).toBeLessThan(450);
+    // 500 is CloudFormation's limit; a queue with its consumer costs about 12 (the queues, their
+    // policies, the function, its log group and event source, its alarms): room is kept for two more.
+    expect(count).toBeLessThan(475);
   });
 });
 

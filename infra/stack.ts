@@ -163,7 +163,7 @@ export class TocsinStack extends Stack {
       this.functions.invocable(consumer).addEventSourceMapping(`${pascal(def.name)}Source`, {
         eventSourceArn: queue.queueArn,
         batchSize: def.batchSize,
-        maxBatchingWindow: Duration.seconds(1),
+        maxBatchingWindow: Duration.seconds(def.batchingWindowSeconds),
         reportBatchItemFailures: true,
         ...(cap ? { maxConcurrency: cap } : {}),
       });

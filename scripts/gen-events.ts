@@ -346,6 +346,20 @@ const queueSamples: Record<string, unknown[]> = {
       },
     },
   ],
+  due: [
+    {
+      kind: 'due',
+      items: [
+        {
+          kind: 'task-pause-expiry',
+          ref: String(FIRST_TASK),
+          due_at: T,
+          payload: { task_id: FIRST_TASK, paused_until: T },
+          token: '5a0c3f2e-7b1d-4e8a-9c6f-2d4b8a1e0f37',
+        },
+      ],
+    },
+  ],
   replay: [{ kind: 'replay', replay_id: '5f1c2a0e-8d3b-4f6a-9c7e-2b1d0a9f8e7c' }],
 };
 

@@ -18,6 +18,7 @@ export const handler = observed(async (event: SQSEvent): Promise<SQSBatchRespons
       receiptHandle: r.receiptHandle,
       body: r.body,
       receiveCount: Number(r.attributes.ApproximateReceiveCount) || 1,
+      firstReceivedMs: Number(r.attributes.ApproximateFirstReceiveTimestamp) || undefined,
     })),
   );
 });

@@ -23,13 +23,15 @@ const ALARM_GROUP_SIZE = 10;
  * alarm queue holds accepted alarms: a minute is late. Webhook and notify messages wait for retries
  * with backoff (5 s, 30 s, 120 s, ...), and SQS keeps counting a retried message in this metric until
  * its third receive, so their thresholds leave room for that: 15 minutes for webhooks (a receiver that
- * is down delays only its own task), 5 minutes for people's notifications. A what-if replay takes up
- * to a few minutes and two run at once: 15 minutes.
+ * is down delays only its own task), 5 minutes for people's notifications. Due work is queued as it
+ * falls due: 5 minutes late is late. A what-if replay takes up to a few minutes and two run at once:
+ * 15 minutes.
  */
 export const DEFAULT_QUEUE_MAX_AGE_SECONDS: Record<QueueName, number> = {
   alarm: 60,
   webhook: 900,
   notify: 300,
+  due: 300,
   replay: 900,
 };
 

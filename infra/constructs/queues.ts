@@ -13,6 +13,8 @@ import { type QueueDef, queues as queueDefs } from '../consumers.ts';
  * - webhook (20): outbound POSTs of at most 200 ms to the tasks' receivers, little table work;
  * - notify (5 x batches of 10): the providers' rate limits (SNS SMS, SES and the chat APIs allow tens of
  *   messages per second to an account or app);
+ * - due (20 x batches of 10 messages of 25 items): a minute's due work (delayed flushes, reminders)
+ *   run as fast as it falls due; each item is a few table calls and a message or two.
  * - replay (2 x one replay): a what-if replay is a few seconds to a few minutes of CPU and a burst of
  *   reads; two at once keep them from crowding the table.
  * `consumerConcurrency` changes them per stack (2 to 1,000; 0 for no cap); docs/aws-operations.md.
@@ -21,6 +23,7 @@ export const DEFAULT_CONSUMER_CONCURRENCY: Record<QueueName, number> = {
   alarm: 10,
   webhook: 20,
   notify: 5,
+  due: 20,
   replay: 2,
 };
 

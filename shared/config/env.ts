@@ -8,9 +8,9 @@ export interface Config {
   /** Endpoints for local emulators; undefined in AWS. */
   dynamoEndpoint?: string;
   sqsEndpoint?: string;
-  queueUrls: { alarm: string; webhook: string; notify: string; replay: string };
+  queueUrls: { alarm: string; webhook: string; notify: string; due: string; replay: string };
   /** The queues' dead-letter queues: set only for the functions that list or redrive dead letters. */
-  dlqUrls: { alarm: string; webhook: string; notify: string; replay: string };
+  dlqUrls: { alarm: string; webhook: string; notify: string; due: string; replay: string };
   /** Allowed |now - timestamp| for signatures, seconds. */
   signSkewSeconds: number;
   /** The same for the alarm endpoints (`/alarm/*`): the window the original system documented. */
@@ -335,12 +335,14 @@ export function loadConfig(): Config {
       alarm: process.env.ALARM_QUEUE_URL || '',
       webhook: process.env.WEBHOOK_QUEUE_URL || '',
       notify: process.env.NOTIFY_QUEUE_URL || '',
+      due: process.env.DUE_QUEUE_URL || '',
       replay: process.env.REPLAY_QUEUE_URL || '',
     },
     dlqUrls: {
       alarm: process.env.ALARM_DLQ_URL || '',
       webhook: process.env.WEBHOOK_DLQ_URL || '',
       notify: process.env.NOTIFY_DLQ_URL || '',
+      due: process.env.DUE_DLQ_URL || '',
       replay: process.env.REPLAY_DLQ_URL || '',
     },
     signSkewSeconds: int('SIGN_SKEW_SECONDS', 300),

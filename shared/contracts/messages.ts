@@ -8,7 +8,7 @@ import type { OncallAnswer } from './oncall.ts';
 import type { Channel, ReceiverConfig, Robot } from './receivers.ts';
 
 /** The service's queues (each with its dead-letter queue), by the names the deployment gives them. */
-export type QueueName = 'alarm' | 'webhook' | 'notify' | 'replay';
+export type QueueName = 'alarm' | 'webhook' | 'notify' | 'due' | 'replay';
 
 /** An accepted alarm report, on the alarm queue (API guide §7, §9). */
 export interface AlarmMessage {
@@ -140,6 +140,8 @@ export interface NotificationJob {
   context: RenderContext;
   /** Published again by a producer that ran again (a redelivered alarm): may have been sent already. */
   replay?: boolean;
+  /** A replay's job may have been sent since this time (ms): its task's log is searched from there. */
+  replay_since_ms?: number;
   /**
    * Delivery runs made before this message existed (an operator redrove the job from the dead-letter
    * queue): attempts are numbered on from there, and the job's state is read first.
@@ -156,4 +158,20 @@ export interface NotificationJob {
 export interface ClaimTarget {
   workflow_id: number;
   round: number;
+}
+
+/**
+ * Due work a scheduled run leased, on the due queue (shared/domain/due/runner.ts): many items to a
+ * message, each with its lease token.
+ */
+export interface DueMessage {
+  kind: 'due';
+  items: {
+    kind: string;
+    ref: string;
+    due_at: number;
+    payload: Record<string, unknown>;
+    attempts?: number;
+    token: string;
+  }[];
 }

@@ -25,7 +25,10 @@ export const METRICS = {
   pipelineOutcome: { name: 'PipelineOutcome', unit: 'Count', dimensions: ['outcome'] },
   /** Alarms handed back to the alarm queue because other consumers kept committing their metric first. */
   alarmsHandedBack: { name: 'AlarmsHandedBack', unit: 'Count', dimensions: [] },
-  /** Alarm log entries (the history) that could not be written after retries; the alarms were processed. */
+  /**
+   * Log entries of the alarm path that could not be written after retries: the alarm log (the history),
+   * the records of webhook first attempts and of notifications sent; the work itself was done.
+   */
   alarmLogLost: { name: 'AlarmLogLost', unit: 'Count', dimensions: [] },
   /** Alarms the door admitted against its container's own count: the shared rate-limit count was unreachable. */
   rateLimitDegraded: { name: 'RateLimitDegraded', unit: 'Count', dimensions: [] },

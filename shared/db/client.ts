@@ -158,44 +158,65 @@ const RETRYABLE_STATEMENT_ERRORS = new Set([
   'TransactionConflict',
 ]);
 
+/** A PartiQL statement with its parameters. */
+export interface Statement {
+  Statement: string;
+  Parameters: unknown[];
+}
+
 /**
- * Inserts items unless an item with the same key exists: a PartiQL INSERT each, 25 per
- * BatchExecuteStatement (in parallel). Returns, per item, whether it was inserted (false: its key
- * existed). A conditional PutItem per item without a call per item, and without reading the keys
- * first: an existing key costs the write it would have been, no read. Statements throttled or in a
- * transaction's way are tried again with backoff; any other statement error throws.
+ * Runs PartiQL statements, 25 per BatchExecuteStatement (in parallel), each on its own (no
+ * transaction): one call per 25 conditional writes instead of one per write. Statements throttled or
+ * in a transaction's way are tried again with backoff. Returns, per statement, the error code
+ * DynamoDB answered (`ConditionalCheckFailed`, `DuplicateItem` ...) or undefined when it was done.
  */
-export async function insertItems(items: Record<string, unknown>[], what = 'items'): Promise<boolean[]> {
-  const inserted: boolean[] = new Array(items.length).fill(false);
+export async function runStatements(
+  statements: Statement[],
+  what = 'statements',
+): Promise<(string | undefined)[]> {
+  const codes: (string | undefined)[] = new Array(statements.length).fill(undefined);
   const chunks: number[][] = [];
-  for (let i = 0; i < items.length; i += 25) chunks.push(items.slice(i, i + 25).map((_, j) => i + j));
+  for (let i = 0; i < statements.length; i += 25)
+    chunks.push(statements.slice(i, i + 25).map((_, j) => i + j));
   await Promise.all(
     chunks.map(async (chunk) => {
       let pending = chunk;
       for (let round = 0; pending.length > 0; round++) {
         const out = await db().send(
-          new BatchExecuteStatementCommand({ Statements: pending.map((i) => insertStatement(items[i])) }),
+          new BatchExecuteStatementCommand({ Statements: pending.map((i) => statements[i]) }),
         );
         const again: number[] = [];
         for (const [k, i] of pending.entries()) {
           const code = out.Responses?.[k]?.Error?.Code;
-          if (!code) inserted[i] = true;
-          else if (code === 'DuplicateItem') inserted[i] = false;
-          else if (RETRYABLE_STATEMENT_ERRORS.has(code)) again.push(i);
-          else throw new Error(`${what}: insert failed: ${code}`);
+          if (code && RETRYABLE_STATEMENT_ERRORS.has(code)) again.push(i);
+          else codes[i] = code;
         }
         pending = again;
         if (pending.length === 0) break;
-        if (round >= 6) throw new Error(`${what}: DynamoDB kept refusing ${pending.length} insert(s)`);
+        if (round >= 6) throw new Error(`${what}: DynamoDB kept refusing ${pending.length} statement(s)`);
         await new Promise((r) => setTimeout(r, 25 * 2 ** round));
       }
     }),
   );
-  return inserted;
+  return codes;
+}
+
+/**
+ * Inserts items unless an item with the same key exists: a PartiQL INSERT each (runStatements).
+ * Returns, per item, whether it was inserted (false: its key existed). A conditional PutItem per item
+ * without a call per item, and without reading the keys first: an existing key costs the write it
+ * would have been, no read. Any statement error other than a duplicate throws.
+ */
+export async function insertItems(items: Record<string, unknown>[], what = 'items'): Promise<boolean[]> {
+  const codes = await runStatements(items.map(insertStatement), what);
+  return codes.map((code) => {
+    if (code && code !== 'DuplicateItem') throw new Error(`${what}: insert failed: ${code}`);
+    return !code;
+  });
 }
 
 /** `INSERT INTO "table" VALUE {'a': ?, ...}` with the item's defined attributes as parameters. */
-function insertStatement(item: Record<string, unknown>): { Statement: string; Parameters: unknown[] } {
+function insertStatement(item: Record<string, unknown>): Statement {
   const names = Object.keys(item).filter((k) => item[k] !== undefined);
   for (const n of names)
     if (!/^[A-Za-z0-9_]+$/.test(n)) throw new Error(`attribute name not insertable: ${n}`);

@@ -210,10 +210,11 @@ export const keys = {
   // Alarm ingestion: the receipt of a report sent with a client uuid (idempotent replays, 24 h TTL).
   reportReceipt: (uuid: string) => ({ pk: `REPORT#${uuid}`, sk: 'REPORT' }),
   /**
-   * A task's alarm count of one second (the rate limit shared by every container): one item per task
-   * and Unix second, so no item takes a task's stream for longer than its second.
+   * A task's alarm counts of one minute, per second (the rate limit shared by every container): one
+   * item per task and minute (`minute` = Unix second / 60), so no item takes a task's stream for
+   * longer than its minute.
    */
-  rateWindow: (taskId: number, second: number) => ({ pk: `RATE#${taskId}#${second}`, sk: 'RATE' }),
+  rateWindow: (taskId: number, minute: number) => ({ pk: `RATE#${taskId}#${minute}`, sk: 'RATE' }),
 
   // Outbound webhooks: attempts of their own grouped per event and listed per task by time (gsi1); a
   // task's delivery log (the settling first attempts of one consumer batch in one item, no index).
@@ -254,6 +255,15 @@ export const keys = {
   notifyAttemptsOfTask: (taskId: number, shard: number) => `TASKNOTIFY#${taskId}#${shard}`,
   /** A job item's gsi1 sort key: the time of its last run. */
   notifyJobOfTaskSk: (atMs: number, jobId: string) => `${pad(atMs, 13)}#${jobId}`,
+  /**
+   * A task's notification log items (the first runs of a consumer batch that settled their jobs): one
+   * partition per task and UTC day, sorted by time, no index entry.
+   */
+  notifyLog: (taskId: number, atMs: number, id: string) => ({
+    pk: keys.notifyLogDay(taskId, webhookLogDayOf(atMs)),
+    sk: `${pad(atMs, 13)}#${id}`,
+  }),
+  notifyLogDay: (taskId: number, day: number) => `NLOG#${taskId}#${day}`,
   /** Per-robot send counter (current minute) and rate-limit block. */
   robotRate: (robotId: string) => ({ pk: `ROBOT#${robotId}`, sk: 'RATE' }),
 };
@@ -294,6 +304,7 @@ export const PARTITION_PREFIXES = [
   'WHEVT#',
   'WHLOG#',
   'NJOB#',
+  'NLOG#',
   'ROBOT#',
   'REPLAY#',
 ] as const;

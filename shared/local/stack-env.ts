@@ -26,12 +26,14 @@ export async function useLocalStack(stateOption?: string): Promise<LocalStackSta
     ALARM_QUEUE_URL: state.queueUrls.alarm,
     WEBHOOK_QUEUE_URL: state.queueUrls.webhook,
     NOTIFY_QUEUE_URL: state.queueUrls.notify,
+    DUE_QUEUE_URL: state.queueUrls.due,
     REPLAY_QUEUE_URL: state.queueUrls.replay,
     ...(state.dlqUrls
       ? {
           ALARM_DLQ_URL: state.dlqUrls.alarm,
           WEBHOOK_DLQ_URL: state.dlqUrls.webhook,
           NOTIFY_DLQ_URL: state.dlqUrls.notify,
+          DUE_DLQ_URL: state.dlqUrls.due,
           REPLAY_DLQ_URL: state.dlqUrls.replay,
         }
       : {}),

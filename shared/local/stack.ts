@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type Server } from 'node:net';
 import { resolve } from 'node:path';
@@ -16,7 +17,7 @@ import { defaultStateFile, LOOPBACK, projectRoot } from './paths.ts';
 import { startConsumers } from './consumers.ts';
 import { reapSqsEmulator, sqsDataDir, startQueues } from './queues.ts';
 import { useLocalPlatform } from './platform.ts';
-import { mergeStats, takeStats } from './stats.ts';
+import { mergeStats, recordInvocation, takeStats } from './stats.ts';
 import { installTerminalLog } from './terminal-log.ts';
 
 export interface LocalStackOptions {
@@ -295,10 +296,12 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       ALARM_QUEUE_URL: sqs.urls.alarm,
       WEBHOOK_QUEUE_URL: sqs.urls.webhook,
       NOTIFY_QUEUE_URL: sqs.urls.notify,
+      DUE_QUEUE_URL: sqs.urls.due,
       REPLAY_QUEUE_URL: sqs.urls.replay,
       ALARM_DLQ_URL: sqs.dlqUrls.alarm,
       WEBHOOK_DLQ_URL: sqs.dlqUrls.webhook,
       NOTIFY_DLQ_URL: sqs.dlqUrls.notify,
+      DUE_DLQ_URL: sqs.dlqUrls.due,
       REPLAY_DLQ_URL: sqs.dlqUrls.replay,
       SEAL_KEY: sealKey,
       TOCSIN_LOCAL: '1',
@@ -416,9 +419,14 @@ function startSchedule(): () => Promise<void> {
     running = (async () => {
       try {
         const run = await loadHandler(schedule.handler);
+        const started = performance.now();
         await asFunction('schedule', () =>
-          run({ source: 'aws.events', 'detail-type': 'Scheduled Event' }, lambdaContext('tocsin-schedule')),
+          run(
+            { source: 'aws.events', 'detail-type': 'Scheduled Event' },
+            lambdaContext('tocsin-schedule', schedule.timeoutSeconds * 1000),
+          ),
         );
+        recordInvocation('tocsin-schedule', performance.now() - started);
       } catch (err) {
         logger.error('scheduled function failed', { error: err as Error });
       } finally {

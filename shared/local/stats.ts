@@ -21,8 +21,8 @@ export interface Stats {
    */
   dynamodb: Record<string, Counter & { read: number; write: number; items: number }>;
   sqs: Record<string, Counter & { messages: number }>;
-  /** Handler invocations: count and total duration (ms). */
-  invocations: Record<string, { count: number; ms: number }>;
+  /** Handler invocations: count, total duration and the longest one (ms). */
+  invocations: Record<string, { count: number; ms: number; maxMs: number }>;
   /**
    * Messages put on a queue one per handler invocation (`enqueue`: the report endpoints) and the
    * SendMessageBatch requests that carried them here (on AWS: one request per message).
@@ -51,7 +51,7 @@ function counter<T>(record: Record<string, T>, key: string, init: () => T): T {
 }
 const ddbInit = () => ({ calls: 0, units: 0, read: 0, write: 0, items: 0 });
 const sqsInit = () => ({ calls: 0, units: 0, messages: 0 });
-const fnInit = () => ({ count: 0, ms: 0 });
+const fnInit = () => ({ count: 0, ms: 0, maxMs: 0 });
 let stats = empty();
 
 export const statsEnabled = () => process.env.TOCSIN_STATS === '1';
@@ -133,8 +133,11 @@ function entityOf(input: Record<string, unknown>): string {
     const op = Object.values(tx[0])[0];
     pk = pkOf(op?.Key) ?? pkOf(op?.Item);
   }
+  // A PartiQL statement's key is one of its parameters (the first for an INSERT, after the SET
+  // values for an UPDATE): the first that looks like a partition key.
   const statements = input.Statements as { Parameters?: unknown[] }[] | undefined;
-  if (!pk && statements) pk = statements[0]?.Parameters?.[0];
+  if (!pk && statements)
+    pk = statements[0]?.Parameters?.find((p) => typeof p === 'string' && /^[A-Z]+#/.test(p));
   const batch = input.RequestItems as Record<string, unknown> | undefined;
   if (!pk && batch) {
     const first = Object.values(batch)[0] as { PutRequest?: { Item?: unknown } }[] | { Keys?: unknown[] };
@@ -212,6 +215,7 @@ export function recordInvocation(fn: string, ms: number): void {
   const c = counter(stats.invocations, fn, fnInit);
   c.count++;
   c.ms += ms;
+  c.maxMs = Math.max(c.maxMs, ms);
 }
 
 /** This thread's counts; `reset` starts counting afresh. */
@@ -246,6 +250,7 @@ export function mergeStats(all: Stats[]): Stats {
       const c = counter(out.invocations, k, fnInit);
       c.count += v.count;
       c.ms += v.ms;
+      c.maxMs = Math.max(c.maxMs, v.maxMs ?? 0);
     }
     out.enqueued.messages += s.enqueued.messages;
     out.enqueued.requests += s.enqueued.requests;

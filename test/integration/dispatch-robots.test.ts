@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, inject, it } from 'vitest';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
-import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/repository.ts';
 import { call, serviceNow } from '../support/client.ts';
 import { FakeClient } from '../support/fakes.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
+import { recentNotificationAttempts } from '../support/notifications.ts';
 
 /**
  * API guide §9.7 through the real stack (report endpoint, alarm consumer, notification consumer, the
@@ -32,7 +32,7 @@ async function robotCalls(task: CreatedTask, jobs: number, tokens: string[]): Pr
   await fakes.waitFor(
     `${jobs} delivered robot jobs`,
     async () => {
-      const attempts = await listRecentAttemptsOfTask(task.id, 100);
+      const attempts = await recentNotificationAttempts(task.id, 100);
       return attempts.filter((a) => a.channel === 'dinggroup' && a.outcome === 'delivered');
     },
     jobs,
@@ -67,7 +67,7 @@ describe('non-lazy dispatch with robots (API guide §9.7)', () => {
     expect(res.code).toBe(0);
     expect((await robotCalls(task, 3, [a, b, c])).sort()).toEqual([a, b, c].sort());
     const jobs = new Set(
-      (await listRecentAttemptsOfTask(task.id, 100)).map((x) => x.job_id.split(':').at(-1)),
+      (await recentNotificationAttempts(task.id, 100)).map((x) => x.job_id.split(':').at(-1)),
     );
     expect([...jobs].sort()).toEqual(['d0', 'd1', 'default']);
   });

@@ -1,12 +1,12 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
-import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/repository.ts';
 import { listRecentAttemptsOfTask as webhookAttemptsOfTask } from '../../shared/domain/webhooks/repository.ts';
 import { call, serviceNow } from '../support/client.ts';
 import { FakeClient } from '../support/fakes.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { createTask } from '../support/tasks.ts';
+import { recentNotificationAttempts } from '../support/notifications.ts';
 
 /**
  * End to end: an alarm reported through POST /alarm/report to a task with dinggroup, email and webhook
@@ -95,7 +95,7 @@ describe('an alarm reported to a task with robot, e-mail and webhook receivers',
 
     // ... and each delivery is recorded.
     const attempts = await until('notification attempts', async () => {
-      const a = await listRecentAttemptsOfTask(task.id, 20);
+      const a = await recentNotificationAttempts(task.id, 20);
       return a.filter((x) => x.outcome === 'delivered').length >= 2 ? a : undefined;
     });
     expect(

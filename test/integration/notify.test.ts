@@ -4,18 +4,18 @@ import { resetConfig } from '../../shared/config/env.ts';
 import type { NotificationJob } from '../../shared/contracts/messages.ts';
 import { publish } from '../../shared/messaging/sqs.ts';
 import { deliverNotification } from '../../shared/domain/notifications/delivery.ts';
+import { findJobs } from '../../shared/domain/notifications/jobs.ts';
 import {
   type AttemptRecord,
   blockRobot,
-  getJobState,
-  type JobState,
-  listAttemptsOfJob,
-  listRecentAttemptsOfTask,
-  takeRobotSlot,
+  type JobRecord,
+  leaseRobotSlots,
 } from '../../shared/domain/notifications/repository.ts';
 import { robotId } from '../../shared/domain/notifications/throttle.ts';
+import { serviceNow } from '../support/client.ts';
 import { FakeClient, type FakeRequest } from '../support/fakes.ts';
 import { createTask } from '../support/tasks.ts';
+import { recentNotificationAttempts } from '../support/notifications.ts';
 import { logged } from '../../shared/testing/logs.ts';
 
 /**
@@ -61,15 +61,24 @@ async function send(...jobs: NotificationJob[]) {
 
 const FINAL = ['delivered', 'rejected', 'skipped'];
 
-async function settled(jobId: string, timeoutMs = 20_000): Promise<JobState> {
+/** A job's record, wherever its runs are (its item, its task's notification log). */
+async function recordOf(j: NotificationJob): Promise<JobRecord | undefined> {
+  const now = (await serviceNow()) * 1000;
+  return (await findJobs(j.task_id, [j.job_id], { fromMs: now - 3 * 86_400_000, toMs: now + 60_000 }))[0];
+}
+
+async function settled(j: NotificationJob, timeoutMs = 20_000): Promise<JobRecord> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const s = await getJobState(jobId);
+    const s = await recordOf(j);
     if (s && FINAL.includes(s.status)) return s;
-    if (Date.now() > deadline) throw new Error(`job ${jobId} not settled: ${JSON.stringify(s)}`);
+    if (Date.now() > deadline) throw new Error(`job ${j.job_id} not settled: ${JSON.stringify(s)}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** Every attempt of a job, oldest first. */
+const attemptsOf = async (j: NotificationJob) => (await recordOf(j))?.attempts ?? [];
 
 const robotCalls = (kind: 'dinggroup' | 'yachgroup', token: string) => async () =>
   (await fakes.requests(kind)).filter((r) => r.query.access_token === token || r.path.includes(token));
@@ -98,7 +107,7 @@ describe('group robots', () => {
 
     // Act
     await send(j);
-    const state = await settled(j.job_id);
+    const state = await settled(j);
 
     // Assert
     expect(state.status).toBe('delivered');
@@ -111,7 +120,7 @@ describe('group robots', () => {
     expect(call.json.markdown.text).toContain(
       '- **Content**: {"hostname":"web-1","msg":"<b>disk & full</b>"}',
     );
-    const attempts = await listAttemptsOfJob(j.job_id);
+    const attempts = await attemptsOf(j);
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ outcome: 'delivered', code: '0', channel: 'dinggroup', attempt: 1 });
     expect(attempts[0].target).not.toContain(t);
@@ -131,13 +140,13 @@ describe('group robots', () => {
     });
 
     await send(j);
-    const state = await settled(j.job_id);
+    const state = await settled(j);
 
     expect(state.status).toBe('delivered');
     const [callA] = await fakes.waitFor('robot a', robotCalls('dinggroup', a));
     expect(callA.signed).toBe(false);
     expect(callA.reply.body).toMatchObject({ errcode: 310000 });
-    const attempts = await listAttemptsOfJob(j.job_id);
+    const attempts = await attemptsOf(j);
     expect(attempts.map((x) => [x.outcome, x.code])).toEqual([
       ['rejected', '310000'],
       ['delivered', '0'],
@@ -160,13 +169,13 @@ describe('group robots', () => {
     });
 
     await send(j);
-    const state = await settled(j.job_id);
+    const state = await settled(j);
 
     expect(state.status).toBe('delivered');
     expect(state.runs).toBe(1);
     expect(await robotCalls('yachgroup', a)()).toHaveLength(1);
     expect(await robotCalls('yachgroup', b)()).toHaveLength(1);
-    const attempts = await listAttemptsOfJob(j.job_id);
+    const attempts = await attemptsOf(j);
     expect(attempts.map((x) => [x.outcome, x.code])).toEqual([
       ['failed', 'http_502'],
       ['delivered', '0'],
@@ -180,10 +189,10 @@ describe('group robots', () => {
     const j = job({ task_id: task.id, channel: 'dinggroup', robots: [{ webhook }], context: { task } });
 
     await send(j);
-    expect((await settled(j.job_id)).status).toBe('delivered');
+    expect((await settled(j)).status).toBe('delivered');
 
     expect(await robotCalls('dinggroup', t)()).toHaveLength(1);
-    const [attempt] = await listAttemptsOfJob(j.job_id);
+    const [attempt] = await attemptsOf(j);
     expect(attempt.target).toBe(
       `${fakes.url}/ding/robot/send?access_token=${t.slice(0, 4)}***${t.slice(-4)}`,
     );
@@ -197,11 +206,11 @@ describe('group robots', () => {
     const j = job({ task_id: task.id, channel: 'dinggroup', robots: [{ webhook: t }], context: { task } });
 
     await send(j);
-    const state = await settled(j.job_id, 30_000);
+    const state = await settled(j, 30_000);
 
     expect(state.status).toBe('delivered');
     expect(state.runs).toBe(3);
-    const attempts = await listAttemptsOfJob(j.job_id);
+    const attempts = await attemptsOf(j);
     expect(attempts.map((x) => [x.attempt, x.outcome, x.code])).toEqual([
       [1, 'failed', 'http_503'],
       [2, 'failed', 'http_500'],
@@ -216,10 +225,10 @@ describe('group robots', () => {
     const j = job({ task_id: task.id, channel: 'dinggroup', robots: [{ webhook: t }], context: { task } });
 
     await send(j);
-    const state = await settled(j.job_id);
+    const state = await settled(j);
 
     expect(state.status).toBe('rejected');
-    const attempts = await listAttemptsOfJob(j.job_id);
+    const attempts = await attemptsOf(j);
     expect(attempts.map((x) => [x.outcome, x.code, x.detail])).toEqual([
       ['rejected', '300001', 'token is not exist'],
     ]);
@@ -242,8 +251,8 @@ describe('group robots', () => {
 
     // Act 1: a is rate limited, b delivers.
     await send(first);
-    expect((await settled(first.job_id)).status).toBe('delivered');
-    expect((await listAttemptsOfJob(first.job_id)).map((x) => [x.outcome, x.code])).toEqual([
+    expect((await settled(first)).status).toBe('delivered');
+    expect((await attemptsOf(first)).map((x) => [x.outcome, x.code])).toEqual([
       ['rate_limited', '130101'],
       ['delivered', '0'],
     ]);
@@ -259,7 +268,7 @@ describe('group robots', () => {
     const deadline = Date.now() + 15_000;
     let attempts: AttemptRecord[] = [];
     while (attempts.length < 2 && Date.now() < deadline) {
-      attempts = await listAttemptsOfJob(second.job_id);
+      attempts = await attemptsOf(second);
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(attempts.slice(0, 2).map((x) => x.outcome)).toEqual(['throttled', 'throttled']);
@@ -267,31 +276,44 @@ describe('group robots', () => {
 
     // Act 3: the block ends (as when its time has passed): the retry delivers.
     await blockRobot(robotId('dinggroup', { webhook: a }), 0, 0);
-    const state = await settled(second.job_id, 20_000);
+    const state = await settled(second, 20_000);
 
     // Assert
     expect(state.status).toBe('delivered');
     expect(await robotCalls('dinggroup', a)()).toHaveLength(2);
-    const all = await listAttemptsOfJob(second.job_id);
+    const all = await attemptsOf(second);
     expect(all.at(-1)?.outcome).toBe('delivered');
     expect(all.slice(0, -1).every((x) => x.outcome === 'throttled')).toBe(true);
   });
 });
 
 describe('robot send budget (table counter)', () => {
-  it('allows at most the limit per minute across concurrent senders, again in the next minute, none while blocked', async () => {
+  it('leases at most the limit per minute across concurrent senders, again in the next minute, none while blocked', async () => {
     const id = `test-${randomUUID()}`;
     const now = 1_700_000_000;
     const minute = Math.floor(now / 60);
 
-    const results = await Promise.all(Array.from({ length: 30 }, () => takeRobotSlot(id, minute, 20, now)));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => leaseRobotSlots(id, minute, 1, 20, now)),
+    );
     expect(results.filter(Boolean)).toHaveLength(20);
-    expect(await takeRobotSlot(id, minute, 20, now + 1)).toBe(false);
-    expect(await takeRobotSlot(id, minute + 1, 20, now + 60)).toBe(true);
+    expect(await leaseRobotSlots(id, minute, 1, 20, now + 1)).toBe(0);
+    expect(await leaseRobotSlots(id, minute + 1, 1, 20, now + 60)).toBe(1);
 
     await blockRobot(id, now + 200, now + 60);
-    expect(await takeRobotSlot(id, minute + 2, 20, now + 120)).toBe(false);
-    expect(await takeRobotSlot(id, minute + 4, 20, now + 240)).toBe(true);
+    expect(await leaseRobotSlots(id, minute + 2, 1, 20, now + 120)).toBe(0);
+    expect(await leaseRobotSlots(id, minute + 4, 1, 20, now + 240)).toBe(1);
+  });
+
+  it('a lease of several slots gets what is left of the minute, and nothing once it is spent', async () => {
+    const id = `test-${randomUUID()}`;
+    const now = 1_700_000_000;
+    const minute = Math.floor(now / 60);
+    expect(await leaseRobotSlots(id, minute, 8, 20, now)).toBe(8);
+    expect(await leaseRobotSlots(id, minute, 8, 20, now)).toBe(8);
+    expect(await leaseRobotSlots(id, minute, 8, 20, now)).toBe(4);
+    expect(await leaseRobotSlots(id, minute, 8, 20, now)).toBe(0);
+    expect(await leaseRobotSlots(id, minute + 1, 8, 20, now + 60)).toBe(8);
   });
 });
 
@@ -326,8 +348,8 @@ describe('templates', () => {
     });
 
     await send(compressed, plain);
-    await settled(compressed.job_id);
-    await settled(plain.job_id);
+    await settled(compressed);
+    await settled(plain);
 
     const calls = await robotCalls('dinggroup', t)();
     const text = calls.find((c) => c.json.msgtype === 'text');
@@ -347,7 +369,7 @@ describe('templates', () => {
     });
 
     await send(j);
-    expect((await settled(j.job_id)).status).toBe('delivered');
+    expect((await settled(j)).status).toBe('delivered');
 
     const [mail] = await fakes.waitFor('mail', async () =>
       (await fakes.mails()).filter((m) => m.text.startsWith(`${pre.name}:`)),
@@ -363,7 +385,7 @@ describe('e-mail, sms, phone', () => {
     const j = job({ task_id: task.id, channel: 'email', users: [1, 3], context: { task } });
 
     await send(j);
-    expect((await settled(j.job_id)).status).toBe('delivered');
+    expect((await settled(j)).status).toBe('delivered');
 
     const mails = await fakes.waitFor(
       'mails',
@@ -376,7 +398,7 @@ describe('e-mail, sms, phone', () => {
     expect(mail.html).toContain('<table>');
     expect(mail.html).toContain('&lt;b&gt;disk &amp; full&lt;/b&gt;');
     expect(mail.text).toContain('<b>disk & full</b>');
-    const attempts = await listAttemptsOfJob(j.job_id);
+    const attempts = await attemptsOf(j);
     expect(attempts.map((a) => a.target).sort()).toEqual([
       'uid 1 an***@example.com',
       'uid 3 lv***@example.com',
@@ -393,10 +415,10 @@ describe('e-mail, sms, phone', () => {
     await fakes.script('smtp', [{ smtpCode: 451, match: `${task.name}-smtp` }]);
 
     await send(j);
-    const state = await settled(j.job_id, 30_000);
+    const state = await settled(j, 30_000);
 
     expect(state.status).toBe('delivered');
-    const attempts = await listAttemptsOfJob(j.job_id);
+    const attempts = await attemptsOf(j);
     expect(attempts.filter((a) => a.outcome === 'failed').map((a) => a.code)).toEqual(['smtp_451']);
     expect(attempts.filter((a) => a.outcome === 'delivered')).toHaveLength(2);
     const mails = (await fakes.mails()).filter((m) => m.subject.includes(`${task.name}-smtp`));
@@ -409,7 +431,7 @@ describe('e-mail, sms, phone', () => {
     j.context.history = { ...j.context.history, ctn: { long } };
 
     await send(j);
-    expect((await settled(j.job_id)).status).toBe('delivered');
+    expect((await settled(j)).status).toBe('delivered');
 
     const calls = await fakes.waitFor('sns', async () =>
       (await fakes.requests('sns')).filter((r: FakeRequest) =>
@@ -420,7 +442,7 @@ describe('e-mail, sms, phone', () => {
     expect(calls[0].json.Action).toBe('Publish');
     expect(calls[0].json.PhoneNumber).toBe('+8613800000000');
     expect([...calls[0].json.Message].length).toBe(300);
-    const attempts = await listAttemptsOfJob(j.job_id);
+    const attempts = await attemptsOf(j);
     const byOutcome = Object.fromEntries(attempts.map((a) => [a.outcome, a]));
     expect(byOutcome.delivered.target).toBe('uid 1 138****0000');
     expect(byOutcome.skipped).toMatchObject({ code: 'no_phone', target: 'uid 3' });
@@ -430,10 +452,10 @@ describe('e-mail, sms, phone', () => {
     const j = job({ task_id: task.id, channel: 'phone', users: [1, 2], context: { task } });
 
     await send(j);
-    const state = await settled(j.job_id);
+    const state = await settled(j);
 
     expect(state.status).toBe('skipped');
-    const attempts = await listAttemptsOfJob(j.job_id);
+    const attempts = await attemptsOf(j);
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({
       outcome: 'skipped',
@@ -453,9 +475,9 @@ describe('work notifications', () => {
     const j2 = job({ task_id: task.id, channel: 'dingworker', users: [4], context: { task } });
 
     await send(j1);
-    expect((await settled(j1.job_id)).status).toBe('delivered');
+    expect((await settled(j1)).status).toBe('delivered');
     await send(j2);
-    expect((await settled(j2.job_id)).status).toBe('delivered');
+    expect((await settled(j2)).status).toBe('delivered');
 
     const calls = (await fakes.requests('dingworker')).filter((r) =>
       JSON.stringify(r.json).includes(task.name),
@@ -473,12 +495,12 @@ describe('work notifications', () => {
     const j = job({ task_id: task.id, channel: 'wechat', users: [1, 2, 3], context: { task } });
 
     await send(j);
-    expect((await settled(j.job_id)).status).toBe('delivered');
+    expect((await settled(j)).status).toBe('delivered');
 
     const [call] = (await fakes.requests('wechat')).filter((r) => JSON.stringify(r.json).includes(task.name));
     expect(call.json).toMatchObject({ touser: 'zs', agentid: 2002, msgtype: 'text' });
     expect(call.json.text.content).toContain(task.name);
-    const attempts = await listAttemptsOfJob(j.job_id);
+    const attempts = await attemptsOf(j);
     expect(attempts.map((a) => [a.outcome, a.code, a.target])).toEqual(
       expect.arrayContaining([
         ['skipped', 'no_account', 'uid 1'],
@@ -492,7 +514,7 @@ describe('work notifications', () => {
     const j = job({ task_id: task.id, channel: 'yachworker', users: [2], context: { task } });
 
     await send(j);
-    expect((await settled(j.job_id)).status).toBe('delivered');
+    expect((await settled(j)).status).toBe('delivered');
 
     const [call] = (await fakes.requests('yachworker')).filter((r) => r.json.message_id === j.job_id);
     expect(call.json.to_work_code).toBe('zhangsan');
@@ -514,13 +536,36 @@ describe('idempotency and records', () => {
     await fakes.robot(t);
     const j = job({ task_id: task.id, channel: 'dinggroup', robots: [{ webhook: t }], context: { task } });
     await send(j);
-    await settled(j.job_id);
+    await settled(j);
 
     const again = await deliverNotification(JSON.stringify(j), 2);
 
     expect(again).toBe('done');
     expect(await robotCalls('dinggroup', t)()).toHaveLength(1);
-    expect(await listAttemptsOfJob(j.job_id)).toHaveLength(1);
+    expect(await attemptsOf(j)).toHaveLength(1);
+  });
+
+  it('does not send a job again that a producer replays once its first run is in the task log', async () => {
+    // Arrange: a job sent and recorded (its first run settled it: the task's notification log)
+    const [t, other] = [token(), token()];
+    await fakes.robot(t);
+    await fakes.robot(other);
+    const j = job({ task_id: task.id, channel: 'dinggroup', robots: [{ webhook: t }], context: { task } });
+    await send(j);
+    await settled(j);
+    const since = (await serviceNow()) * 1000 - 60_000;
+    // Act: the producer runs again (a redelivered alarm) and publishes it as a replay, beside a new job
+    const next = job({
+      task_id: task.id,
+      channel: 'dinggroup',
+      robots: [{ webhook: other }],
+      context: { task },
+    });
+    await send({ ...j, replay: true, replay_since_ms: since }, next);
+    await settled(next);
+    // Assert: the consumer found the first run in the log and sent nothing
+    expect(await robotCalls('dinggroup', t)()).toHaveLength(1);
+    expect(await attemptsOf(j)).toHaveLength(1);
   });
 
   it('leaves a malformed message for the dead-letter queue without throwing, and says so', async () => {
@@ -547,10 +592,10 @@ describe('idempotency and records', () => {
     );
     for (const j of jobs) {
       await send(j);
-      await settled(j.job_id);
+      await settled(j);
     }
 
-    const recent = await listRecentAttemptsOfTask(other.id, 10);
+    const recent = await recentNotificationAttempts(other.id, 10);
 
     expect(recent.map((a) => a.job_id)).toEqual(jobs.map((j) => j.job_id).reverse());
     expect(recent.every((a) => a.task_id === other.id && a.ttl > a.at)).toBe(true);

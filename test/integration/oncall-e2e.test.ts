@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { claimAsJson, mailedLink, readLink, reportAlarm } from '../support/claims.ts';
 import { checkCoverage } from '../../shared/domain/alarms/oncall-gaps.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
-import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/repository.ts';
 import { COVERAGE_CHECK_KIND } from '../../shared/domain/schedules/model.ts';
 import { advanceClock, api, call, serviceNow } from '../support/client.ts';
 import { FakeClient } from '../support/fakes.ts';
@@ -12,6 +11,7 @@ import { type Received, TestReceiver } from '../support/receiver.ts';
 import { createSchedule, DAY, finalOf, oncallOf, utcLocal } from '../support/schedules.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 import { createWorkflowTask, newWorkflow, operate } from '../support/workflows.ts';
+import { recentNotificationAttempts } from '../support/notifications.ts';
 
 /**
  * Receivers that name a schedule, end to end on the local stack (API guide §18.5, §18.6): an alarm
@@ -219,7 +219,7 @@ describe('workflow notices', () => {
     // Assert: every operation's e-mail went to user 4
     const scenes = ['claim', 'assign', 'processed', 'close', 'reactive'];
     const attempts = await until('an e-mail per operation', async () => {
-      const a = (await listRecentAttemptsOfTask(task.id, 50)).filter((x) => x.channel === 'email');
+      const a = (await recentNotificationAttempts(task.id, 50)).filter((x) => x.channel === 'email');
       return scenes.every((sc) => a.some((x) => x.scene === sc && x.outcome === 'delivered')) ? a : undefined;
     });
     expect(attempts.filter((a) => scenes.includes(a.scene)).every((a) => a.target.startsWith('uid 4 '))).toBe(
@@ -247,7 +247,7 @@ describe('workflow notices', () => {
     // Assert: claimed as user 4, and the claim notice resolved the schedule again and went to user 4
     expect([claimed.status, link?.uid]).toEqual([200, 4]);
     const attempts = await until('the claim e-mail', async () => {
-      const a = (await listRecentAttemptsOfTask(task.id, 50)).filter((x) => x.scene === 'claim');
+      const a = (await recentNotificationAttempts(task.id, 50)).filter((x) => x.scene === 'claim');
       return a.some((x) => x.outcome === 'delivered') ? a : undefined;
     });
     expect(attempts.every((a) => a.channel === 'email' && a.target.startsWith('uid 4 '))).toBe(true);

@@ -3,12 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AlarmRecord } from '../../shared/domain/alarms/model.ts';
 import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
-import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/repository.ts';
 import type { AlarmMessage } from '../../shared/contracts/messages.ts';
 import { publish } from '../../shared/messaging/sqs.ts';
 import { api, call, serviceNow, taskAuth } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask, type TaskBody } from '../support/tasks.ts';
+import { recentNotificationAttempts } from '../support/notifications.ts';
 
 /**
  * The alarm pipeline end to end (API guide §9): alarms reported through POST /alarm/report (or put on
@@ -78,7 +78,7 @@ const settle = () => new Promise((r) => setTimeout(r, 400));
 /** Notification job ids the notification consumer recorded attempts for (once `count` or more). */
 async function jobIdsOf(taskId: number, count: number): Promise<string[]> {
   return until(`${count} notification job(s) of task ${taskId}`, async () => {
-    const ids = [...new Set((await listRecentAttemptsOfTask(taskId, 200)).map((a) => a.job_id))].sort();
+    const ids = [...new Set((await recentNotificationAttempts(taskId, 200)).map((a) => a.job_id))].sort();
     return ids.length >= count ? ids : undefined;
   });
 }
@@ -86,7 +86,7 @@ async function jobIdsOf(taskId: number, count: number): Promise<string[]> {
 /** Waits until the notification consumer recorded an attempt of the job. */
 const jobDone = (taskId: number, jobId: string) =>
   until(`notification job ${jobId}`, async () =>
-    (await listRecentAttemptsOfTask(taskId, 200)).some((a) => a.job_id === jobId) ? true : undefined,
+    (await recentNotificationAttempts(taskId, 200)).some((a) => a.job_id === jobId) ? true : undefined,
   );
 
 function alarmMessage(t: { id: number }, ctn: Record<string, unknown>): AlarmMessage {
@@ -247,7 +247,7 @@ describe('receivers: dispatch and override (API guide §9.7)', () => {
       `${t.id}:${uuid}:not_compress:email`,
       `${t.id}:${uuid}:not_compress:sms`,
     ]);
-    const emails = (await listRecentAttemptsOfTask(t.id, 50)).filter((a) => a.channel === 'email');
+    const emails = (await recentNotificationAttempts(t.id, 50)).filter((a) => a.channel === 'email');
     // group 1 (users 1, 2) merged with the default e-mail receiver (user 3): one job, three targets.
     expect(new Set(emails.map((a) => a.target)).size).toBe(3);
   });

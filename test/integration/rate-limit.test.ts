@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
+import { minuteOfSecond, secondAttribute } from '../../shared/domain/alarms/rate-repository.ts';
 import {
   CAP_RETRY_AFTER_SECONDS,
   RateLimiter,
@@ -169,9 +170,13 @@ describe('limiters of different containers share one count in the table', () => 
 
   async function usedOf(taskId: number, second: number): Promise<number | undefined> {
     const out = await db().send(
-      new GetCommand({ TableName: tableName(), Key: keys.rateWindow(taskId, second), ConsistentRead: true }),
+      new GetCommand({
+        TableName: tableName(),
+        Key: keys.rateWindow(taskId, minuteOfSecond(second)),
+        ConsistentRead: true,
+      }),
     );
-    return out.Item?.used as number | undefined;
+    return out.Item?.[secondAttribute(second)] as number | undefined;
   }
 
   it('taking turns, two limiters admit exactly the limit of a second together, and no more', async () => {
@@ -220,7 +225,7 @@ describe('limiters of different containers share one count in the table', () => 
     for (const n of perSecond) expect(n).toBeGreaterThan(0);
   });
 
-  it('the window items expire (TTL) a minute after their second', async () => {
+  it('the window items expire (TTL) a minute after their minute', async () => {
     const task = freshTask();
     const at = 1_700_000_123_456;
     const limiter = new RateLimiter({ store: tableRateStore, now: () => at, timeoutMs: 30_000 });
@@ -228,10 +233,37 @@ describe('limiters of different containers share one count in the table', () => 
     const item = await db().send(
       new GetCommand({
         TableName: tableName(),
-        Key: keys.rateWindow(task, 1_700_000_123),
+        Key: keys.rateWindow(task, Math.floor(1_700_000_123 / 60)),
         ConsistentRead: true,
       }),
     );
-    expect(item.Item).toMatchObject({ entity: 'rate_window', schema_version: 1, ttl: 1_700_000_124 + 60 });
+    expect(item.Item).toMatchObject({
+      entity: 'rate_window',
+      schema_version: 1,
+      ttl: (Math.floor(1_700_000_123 / 60) + 1) * 60 + 60,
+      [secondAttribute(1_700_000_123)]: 1,
+    });
+  });
+
+  it('a quiet task reserves its next seconds in the same item, each within half the limit', async () => {
+    // Arrange: second 10 of a minute, a limit of 40 (a tenth: 4, half: 20)
+    const task = freshTask();
+    const minute = Math.floor(1_700_000_000 / 60) + randomInt(1_000);
+    const at = { now: (minute * 60 + 10) * 1000 };
+    const [a, b] = [0, 1].map(
+      () => new RateLimiter({ store: tableRateStore, now: () => at.now, timeoutMs: 30_000 }),
+    );
+    // Act: one alarm on each of two containers, then the next second's alarms on the first
+    expect((await a.take(task, 40)).ok).toBe(true);
+    expect((await b.take(task, 40)).ok).toBe(true);
+    at.now += 1_000;
+    const next = await Promise.all([a.take(task, 40), a.take(task, 40)]);
+    // Assert: each leased 2 in second 10 and reserved 2 in seconds 11 .. 59; the first spent its 2 of
+    // second 11 without a lease
+    expect(next.every((r) => r.ok)).toBe(true);
+    expect(await usedOf(task, minute * 60 + 10)).toBe(4);
+    expect(await usedOf(task, minute * 60 + 11)).toBe(4);
+    expect(await usedOf(task, minute * 60 + 59)).toBe(4);
+    expect(await usedOf(task, minute * 60 + 9)).toBeUndefined();
   });
 });

@@ -8,12 +8,12 @@ import { isSealed } from '../../shared/domain/auth/seal.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { importDirectory } from '../../shared/domain/directory/import.ts';
 import { maskRobot } from '../../shared/domain/channels/redact.ts';
-import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/repository.ts';
 import type { AlarmMessage, NotificationJob } from '../../shared/contracts/messages.ts';
 import { enqueue } from '../../shared/messaging/sqs.ts';
 import { api, call, serviceNow, taskAuth } from '../support/client.ts';
 import { FakeClient, type FakeKind } from '../support/fakes.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
+import { recentNotificationAttempts } from '../support/notifications.ts';
 
 /**
  * Group robots' access tokens and signing secrets are sealed at rest (task items with their dispatch
@@ -195,7 +195,7 @@ describe('robots sealed at rest and on the queues', () => {
     // ... the records name them masked only.
     const attempts = await fakes.waitFor(
       'four delivered robot jobs',
-      async () => (await listRecentAttemptsOfTask(t.id, 50)).filter((x) => x.outcome === 'delivered'),
+      async () => (await recentNotificationAttempts(t.id, 50)).filter((x) => x.outcome === 'delivered'),
       4,
       20_000,
     );

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { finishWorkflowsOfMetric } from '../../shared/domain/workflows/service.ts';
 import { defaultDeps } from '../../shared/domain/workflows/workflow-deps.ts';
-import { getJobState } from '../../shared/domain/notifications/repository.ts';
-import { advanceClock } from '../support/client.ts';
+import { findJobs } from '../../shared/domain/notifications/jobs.ts';
+import { advanceClock, serviceNow } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import type { CreatedTask } from '../support/tasks.ts';
 import { createWorkflowTask, loadTask, newWorkflow, operate } from '../support/workflows.ts';
@@ -33,11 +33,13 @@ async function eventsOf(id: number, type: string, count = 1) {
   return match().map((r) => r.json);
 }
 
-async function pollJobs(jobIds: string[]) {
+/** The records of a task's jobs (their item or their task's notification log), once all exist. */
+async function pollJobs(taskId: number, jobIds: string[]) {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const states = await Promise.all(jobIds.map((j) => getJobState(j)));
-    if (states.every((s) => s !== undefined)) return states.map((s) => s!);
+    const now = (await serviceNow()) * 1000;
+    const states = await findJobs(taskId, jobIds, { fromMs: now - 3 * 86_400_000, toMs: now + 60_000 });
+    if (states.length === jobIds.length) return states;
     if (Date.now() > deadline) throw new Error(`notification jobs not consumed: ${jobIds.join(', ')}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -128,7 +130,7 @@ describe('workflow events', () => {
     await eventsOf(id, 'claim');
     const [claim] = receiver.events('WORKFLOW', 'claim').filter((r) => r.json.data.workflow.id === id);
     const eventId = String(claim.headers['webhook-id']);
-    const jobs = await pollJobs([`${eventId}:email`, `${eventId}:sms`]);
+    const jobs = await pollJobs(task.id, [`${eventId}:email`, `${eventId}:sms`]);
     expect(jobs.map((j) => j.task_id)).toEqual([task.id, task.id]);
   });
 

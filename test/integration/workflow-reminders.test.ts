@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getJobState } from '../../shared/domain/notifications/repository.ts';
+import { findJobs } from '../../shared/domain/notifications/jobs.ts';
 import { fireReminder } from '../../shared/domain/workflows/reminders.ts';
 import { REMIND_KIND } from '../../shared/domain/workflows/announce.ts';
-import { advanceClock, api, taskAuth } from '../support/client.ts';
+import { advanceClock, api, serviceNow, taskAuth } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import type { CreatedTask } from '../support/tasks.ts';
 import { createWorkflowTask, newWorkflow, operate, showWorkflow, syncClock } from '../support/workflows.ts';
@@ -45,10 +45,16 @@ function remindEvents(id: number, type: 'remind_pending' | 'remind_processing') 
   return receiver.events('WORKFLOW', type).filter((r) => r.json.data.workflow.id === id);
 }
 
-async function waitForJob(jobId: string) {
+/** A job of a task (its item or its entry in the task's notification log), if it exists. */
+async function jobOf(taskId: number, jobId: string) {
+  const now = (await serviceNow()) * 1000;
+  return (await findJobs(taskId, [jobId], { fromMs: now - 3 * 86_400_000, toMs: now + 60_000 }))[0];
+}
+
+async function waitForJob(taskId: number, jobId: string) {
   const deadline = Date.now() + 15_000;
   for (;;) {
-    const state = await getJobState(jobId);
+    const state = await jobOf(taskId, jobId);
     if (state) return state;
     if (Date.now() > deadline) throw new Error(`notification job ${jobId} never reached the consumer`);
     await new Promise((r) => setTimeout(r, 100));
@@ -84,7 +90,7 @@ describe('workflow reminders', () => {
     expect(event.json.data).not.toHaveProperty('pipeline');
     expect(event.json.data.history).toHaveProperty('leve');
     // The task's receivers (reuse_receiver 1): its e-mail channel got a job.
-    const job = await waitForJob(`${event.headers['webhook-id']}:email`);
+    const job = await waitForJob(task.id, `${event.headers['webhook-id']}:email`);
     expect(job.task_id).toBe(task.id);
     expect(remindEvents(id, 'remind_pending')).toHaveLength(1);
   });
@@ -113,8 +119,8 @@ describe('workflow reminders', () => {
     expect(remindEvents(id, 'remind_pending')).toHaveLength(0);
     // Own receiver (reuse_receiver 0): sms to user 4, not the task's e-mail.
     const webhookId = remindEvents(id, 'remind_processing')[0].headers['webhook-id'];
-    expect((await waitForJob(`${webhookId}:sms`)).task_id).toBe(task.id);
-    expect(await getJobState(`${webhookId}:email`)).toBeUndefined();
+    expect((await waitForJob(task.id, `${webhookId}:sms`)).task_id).toBe(task.id);
+    expect(await jobOf(task.id, `${webhookId}:email`)).toBeUndefined();
   });
 
   it('close cancels every reminder; reactive arms the pending ones again', async () => {

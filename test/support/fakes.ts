@@ -78,6 +78,9 @@ export interface Fakes {
   smtpPort: number;
   /** Environment for the stack's notification providers. */
   env: Record<string, string>;
+  /** What the fakes received so far, in order (for a caller in this process; others use FakeClient). */
+  requests: readonly FakeRequest[];
+  mails: readonly FakeMail[];
   stop(): Promise<void>;
 }
 
@@ -377,6 +380,8 @@ export async function startFakes(): Promise<Fakes> {
       VOICE_PROVIDER: 'none',
       NOTIFY_HTTP_TIMEOUT_MS: '2000',
     },
+    requests,
+    mails,
     async stop() {
       http.closeAllConnections();
       await Promise.all([

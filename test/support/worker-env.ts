@@ -19,6 +19,7 @@ Object.assign(process.env, {
   ALARM_QUEUE_URL: stack.queueUrls.alarm,
   WEBHOOK_QUEUE_URL: stack.queueUrls.webhook,
   NOTIFY_QUEUE_URL: stack.queueUrls.notify,
+  DUE_QUEUE_URL: stack.queueUrls.due,
   SEAL_KEY: stack.sealKey,
   TOCSIN_LOCAL: '1',
   LOG_LEVEL: 'ERROR',

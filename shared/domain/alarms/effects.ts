@@ -100,7 +100,8 @@ export function replaying(deps: PipelineDeps, processedAt: number): PipelineDeps
         taskId,
         events.map((e) => ({ ...e, replaySinceMs: since })),
       ),
-    publishJobs: (jobs) => deps.publishJobs(jobs.map((j) => ({ ...j, replay: true }))),
+    publishJobs: (jobs) =>
+      deps.publishJobs(jobs.map((j) => ({ ...j, replay: true, replay_since_ms: since }))),
   };
 }
 

@@ -1,3 +1,4 @@
+import { batchPerTurn } from '../../batch.ts';
 import { isObject, parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
 import type { AlarmMessage, NotificationJob } from '../../contracts/messages.ts';
@@ -7,7 +8,7 @@ import { type EventToPublish, webhookBundles } from '../events/publish.ts';
 import { commitDeadline, handBackContended, MetricContended } from './contention.ts';
 import { explainAlarm } from './explain.ts';
 import type { AlarmLogEntry } from './log.ts';
-import { type AlarmRecord, planAlarm } from './model.ts';
+import { planAlarm } from './model.ts';
 import { defaultDeps, type PipelineDeps } from './pipeline-deps.ts';
 import { type GroupItem, processGroup, processSingle } from './process.ts';
 
@@ -167,34 +168,6 @@ export async function processAlarmBatch(
 }
 
 /**
- * `recordAlarm` for the alarms of one batch: the records asked for in the same turn of the event
- * loop (every unit of a batch starts at once) are stored together (AP-P2: one read and one write
- * request for up to 25), each caller told whether its alarm was new.
- */
-function batchedRecordPuts(deps: PipelineDeps): (record: AlarmRecord) => Promise<'created' | 'exists'> {
-  let pending: {
-    record: AlarmRecord;
-    done: (r: 'created' | 'exists') => void;
-    fail: (e: unknown) => void;
-  }[] = [];
-  const flush = async () => {
-    const batch = pending;
-    pending = [];
-    try {
-      const results = await deps.repo.putAlarmRecords(batch.map((p) => p.record));
-      for (const [i, p] of batch.entries()) p.done(results[i]);
-    } catch (err) {
-      for (const p of batch) p.fail(err);
-    }
-  };
-  return (record) =>
-    new Promise((done, fail) => {
-      if (pending.length === 0) setImmediate(() => void flush());
-      pending.push({ record, done, fail });
-    });
-}
-
-/**
  * Pipeline deps whose publishing collects instead of sending: the events and jobs of a whole batch
  * go out together once every alarm of it is recorded (the events' first attempts made at once, the
  * jobs in a few SendMessageBatch calls: sendEffects). Events of a task without
@@ -212,7 +185,9 @@ function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledRes
   return {
     deps: {
       ...deps,
-      recordAlarm: batchedRecordPuts(deps),
+      // The records asked for in the same turn (every unit of a batch starts at once) are stored
+      // together (AP-P2: one request for up to 25), each caller told whether its alarm was new.
+      recordAlarm: batchPerTurn(deps.repo.putAlarmRecords),
       publishEvents: async (taskId: number, raised: EventToPublish[]) => {
         if (!hasWebhook(taskId)) return;
         const list = events.get(taskId);

@@ -12,9 +12,9 @@ import type { RateLease } from './rate-repository.ts';
 class CountingStore implements RateStore {
   calls = 0;
   constructor(readonly inner = new MemoryRateStore()) {}
-  async lease(taskId: number, second: number, need: number, want: number, limit: number): Promise<RateLease> {
+  async lease(...args: Parameters<RateStore['lease']>): Promise<RateLease> {
     this.calls++;
-    return this.inner.lease(taskId, second, need, want, limit);
+    return this.inner.lease(...args);
   }
 }
 
@@ -103,8 +103,31 @@ describe('RateLimiter: leases', () => {
     expect(perSecond.slice(1)).toEqual([10, 10]);
   });
 
-  it('a quiet task leases what it used the second before: one lease per second once warm', async () => {
-    // Arrange: 2 alarms per second at a limit of 200
+  it('a quiet task reserves twice its rate in the minute\u2019s later seconds: about one lease a minute', async () => {
+    // Arrange: 2 alarms per second at a limit of 200, for two minutes from the start of a minute
+    const store = new CountingStore();
+    const c = clock(0);
+    const limiter = new RateLimiter({ store, now: c.fn });
+    const perSecond: number[] = [];
+    let admitted = 0;
+    // Act
+    for (let s = 0; s < 120; s++) {
+      const before = store.calls;
+      if ((await limiter.take(7, 200)).ok) admitted++;
+      if ((await limiter.take(7, 200)).ok) admitted++;
+      perSecond.push(store.calls - before);
+      c.now += 1_000;
+    }
+    // Assert: the first second one lease of 2 that reserves 2 a second ahead; the next minute's first
+    // second one lease of 4 that reserves 4 a second ahead; nothing in between
+    expect(admitted).toBe(240);
+    expect(perSecond[0]).toBe(1);
+    expect(perSecond[60]).toBe(1);
+    expect(perSecond.reduce((a, b) => a + b, 0)).toBe(2);
+  });
+
+  it('a task near its limit reserves nothing more ahead: leases of a tenth of the limit', async () => {
+    // Arrange: 15 alarms per second at a limit of 20 (twice 15 is more than a tenth of 20)
     const store = new CountingStore();
     const c = clock(0);
     const limiter = new RateLimiter({ store, now: c.fn });
@@ -112,13 +135,29 @@ describe('RateLimiter: leases', () => {
     // Act
     for (let s = 0; s < 5; s++) {
       const before = store.calls;
-      await limiter.take(7, 200);
-      await limiter.take(7, 200);
+      for (let i = 0; i < 15; i++) await limiter.take(7, 20);
       perSecond.push(store.calls - before);
       c.now += 1_000;
     }
-    // Assert: the first second leases 1 then 2; later seconds lease the 2 they will use at once
-    expect(perSecond).toEqual([2, 1, 1, 1, 1]);
+    // Assert: only the very first lease looked quiet (1 alarm: 2 a second reserved ahead); every
+    // later second takes those 2, then leases chunks of 2 (a tenth of 20) for the other 13
+    expect(perSecond.slice(1)).toEqual([7, 7, 7, 7]);
+  });
+
+  it('look-ahead fills no later second beyond half the limit: the other half stays for any container', async () => {
+    // Arrange: ten containers of a quiet task (5 alarms/s each, limit 100), then a burst elsewhere
+    const shared = new MemoryRateStore();
+    const c = clock(0);
+    const quiet = Array.from({ length: 10 }, () => new RateLimiter({ store: shared, now: c.fn }));
+    for (const limiter of quiet) for (let i = 0; i < 5; i++) await limiter.take(1, 100);
+    c.now += 1_000;
+    const busy = new RateLimiter({ store: shared, now: c.fn });
+    // Act: 100 alarms at once on a container that reserved nothing
+    let burst = 0;
+    for (let i = 0; i < 100; i++) if ((await busy.take(1, 100)).ok) burst++;
+    // Assert: what the quiet containers reserved in second 1 is at most half the limit
+    expect(burst).toBeGreaterThanOrEqual(50);
+    expect(shared.leaseNow(1, 1, 1, 1, 100).granted).toBe(0);
   });
 
   it('once a second is used up, refuses from memory: a flood of refusals costs no lease per alarm', async () => {
@@ -145,7 +184,7 @@ describe('RateLimiter: leases', () => {
     for (let i = 0; i < 20; i++) if ((await b.take(1, 100)).ok) ok++;
     // Assert: B got exactly the 5 left, and the second's count is at the limit
     expect(ok).toBe(5);
-    expect(shared.leaseNow(1, 0, 1, 1, 100)).toEqual({ granted: 0, used: 100 });
+    expect(shared.leaseNow(1, 0, 1, 1, 100)).toEqual({ granted: 0, used: 100, reserved: [] });
   });
 
   it('never admits more than the limit per second across containers sharing one count (any interleaving)', async () => {
@@ -208,7 +247,7 @@ describe('RateLimiter: leases', () => {
         mostInFlight = Math.max(mostInFlight, inFlight);
         await new Promise((r) => setTimeout(r, 1));
         inFlight--;
-        return inner.lease(...(args as [number, number, number, number, number]));
+        return inner.lease(...args);
       },
     };
     const limiter = new RateLimiter({ store: slow, now: () => 0 });
@@ -249,7 +288,7 @@ describe('RateLimiter: when the shared count fails (fails open to the container 
           throw Object.assign(new Error('Rate of requests exceeds the allowed throughput.'), {
             name: 'ThrottlingException',
           });
-        return inner.lease(...(args as [number, number, number, number, number]));
+        return inner.lease(...args);
       },
     };
     const c = clock(10_000);
@@ -281,7 +320,7 @@ describe('RateLimiter: when the shared count fails (fails open to the container 
   it('a lease slower than the timeout counts as a failure', async () => {
     // A table that never answers (it only gives up when the caller's signal aborts)
     const store: RateStore = {
-      lease: (_t, _s, _n, _w, _l, signal) =>
+      lease: (_t, _s, _n, _w, _l, _a, signal) =>
         new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason))),
     };
     const limiter = new RateLimiter({ store, now: () => 0, timeoutMs: 20 });

@@ -2,19 +2,28 @@ import { nowMs } from '../../clock.ts';
 import { perContainer } from '../../container.ts';
 import { logger } from '../../log.ts';
 import { count as countMetric } from '../../metrics.ts';
-import { leaseRateTokens, type RateLease } from './rate-repository.ts';
+import {
+  aheadRoom,
+  laterSeconds,
+  leaseRateTokens,
+  type LookAhead,
+  type RateLease,
+} from './rate-repository.ts';
 
 /**
  * The per-task alarm rate limit, shared by every container (docs/rate-limits.md).
  *
- * Fixed one-second windows: a task takes at most `limit` alarms per Unix second, counted in one table
- * item per task and second (`rate-repository.ts`). A container does not write per alarm: it leases
- * tokens of the current second in chunks (what the request needs, and up to a tenth of the limit,
- * sized by how many alarms of the task this container saw in the last second) with one conditional
- * UpdateItem, and spends them from memory within that second. Leases that are not spent by the end of
- * their second are lost: containers may admit fewer than the limit, never more. Once a container
- * learns the second is used up, it refuses locally until the next one, so a flood of refused alarms
- * costs about one write per container per second, not one per alarm.
+ * Fixed one-second windows: a task takes at most `limit` alarms per Unix second, counted per second
+ * in one table item per task and minute (`rate-repository.ts`). A container does not write per alarm:
+ * it leases tokens of the current second in chunks (what the request needs, and up to a tenth of the
+ * limit, sized by how many alarms of the task this container saw in the last second) with one
+ * conditional UpdateItem, and spends them from memory within that second. A task far below its limit
+ * (twice its rate fits in such a chunk) also reserves, in the same write, twice its rate in each later
+ * second of the minute (look-ahead, filling no second beyond half the limit): it then pays about one
+ * write a minute instead of one a second. Tokens not spent by the end of their second are lost:
+ * containers may admit fewer than the limit, never more. Once a container learns the second is used
+ * up, it refuses locally until the next one, so a flood of refused alarms costs about one write per
+ * container per second, not one per alarm.
  *
  * When the table cannot be reached (throttled, failing, slower than the timeout), the limiter fails
  * open to a count of the container's own (the same windows, kept in memory) for the rest of that
@@ -26,7 +35,8 @@ import { leaseRateTokens, type RateLease } from './rate-repository.ts';
 export interface RateStore {
   /**
    * Adds `want` tokens to the count of the task's `second` if it stays within `limit`, else the
-   * remainder if it covers `need`, else nothing.
+   * remainder if it covers `need`, else nothing; with `ahead`, reserves `ahead.tokens` in the later
+   * seconds of the minute that stay within half the limit.
    */
   lease(
     taskId: number,
@@ -34,6 +44,7 @@ export interface RateStore {
     need: number,
     want: number,
     limit: number,
+    ahead?: LookAhead,
     signal?: AbortSignal,
   ): Promise<RateLease>;
 }
@@ -54,27 +65,52 @@ export const tableRateStore: RateStore = { lease: leaseRateTokens };
  * reached (and a stand-in for the table in unit tests).
  */
 export class MemoryRateStore implements RateStore {
-  private readonly windows = new Map<number, { second: number; used: number }>();
+  /** Per task, each second's count. */
+  private readonly windows = new Map<number, Map<number, number>>();
 
-  async lease(taskId: number, second: number, need: number, want: number, limit: number): Promise<RateLease> {
-    return this.leaseNow(taskId, second, need, want, limit);
+  async lease(
+    taskId: number,
+    second: number,
+    need: number,
+    want: number,
+    limit: number,
+    ahead?: LookAhead,
+    _signal?: AbortSignal,
+  ): Promise<RateLease> {
+    return this.leaseNow(taskId, second, need, want, limit, ahead);
   }
 
-  leaseNow(taskId: number, second: number, need: number, want: number, limit: number): RateLease {
-    if (this.windows.size > SWEEP_ABOVE) {
-      for (const [id, w] of this.windows) if (w.second < second - 1) this.windows.delete(id);
-    }
+  leaseNow(
+    taskId: number,
+    second: number,
+    need: number,
+    want: number,
+    limit: number,
+    ahead?: LookAhead,
+  ): RateLease {
     let w = this.windows.get(taskId);
-    if (!w || w.second < second) {
-      w = { second, used: 0 };
+    if (!w) {
+      if (this.windows.size > SWEEP_ABOVE) this.sweep(second);
+      w = new Map();
       this.windows.set(taskId, w);
     }
-    // A lease for a second already past: nothing (its requests are answered by now).
-    if (w.second > second) return { granted: 0, used: limit };
-    const rest = limit - w.used;
+    for (const s of w.keys()) if (s < second - 60) w.delete(s);
+    const used = w.get(second) ?? 0;
+    const rest = limit - used;
     const granted = rest >= want ? want : rest >= need ? rest : 0;
-    w.used += granted;
-    return { granted, used: w.used };
+    if (granted === 0) return { granted: 0, used, reserved: [] };
+    w.set(second, used + granted);
+    const reserved = ahead
+      ? laterSeconds(second, ahead.through).filter((s) => (w.get(s) ?? 0) <= aheadRoom(limit) - ahead.tokens)
+      : [];
+    for (const s of reserved) w.set(s, (w.get(s) ?? 0) + (ahead?.tokens ?? 0));
+    return { granted, used: used + granted, reserved };
+  }
+
+  private sweep(second: number) {
+    for (const [id, w] of this.windows) {
+      if (Math.max(...w.keys()) < second - 60) this.windows.delete(id);
+    }
   }
 }
 
@@ -89,6 +125,10 @@ interface Pool {
   asked: number;
   /** `asked` of the previous second. */
   lastAsked: number;
+  /** Tokens this second started with (reserved by an earlier look-ahead). */
+  started: number;
+  /** Tokens reserved in later seconds (look-ahead), by second. */
+  reserved: Map<number, number>;
   /** The lease in flight, if any. */
   leasing?: Promise<void>;
 }
@@ -149,14 +189,25 @@ export class RateLimiter {
     const need = count - held;
     pool.left = 0;
     const demand = Math.max(pool.lastAsked, pool.asked);
-    const want = Math.max(need, Math.min(Math.ceil(limit / LEASE_SHARE), demand));
+    const chunk = Math.ceil(limit / LEASE_SHARE);
+    // Far below the limit (twice the demand fits in a chunk, and in half the limit): reserve it in
+    // the minute's later seconds too, unless a reservation already covers the next one.
+    const perSecond = 2 * demand;
+    const ahead =
+      perSecond <= Math.min(chunk, aheadRoom(limit)) && !pool.reserved.has(pool.second + 1)
+        ? { tokens: perSecond, through: pool.second + 59 }
+        : undefined;
+    // What the second is likely to ask for beyond what it started with (with a look-ahead, as much
+    // as each later second gets).
+    const want = Math.max(need, Math.min(chunk, demand - pool.started), ahead?.tokens ?? 0);
     let leased = () => {};
     pool.leasing = new Promise<void>((resolve) => {
       leased = resolve;
     });
     try {
-      const { lease, own } = await this.lease(taskId, pool.second, need, want, limit);
+      const { lease, own } = await this.lease(taskId, pool.second, need, want, limit, ahead);
       pool.used = Math.max(pool.used, lease.used);
+      for (const s of lease.reserved) pool.reserved.set(s, ahead?.tokens ?? 0);
       if (lease.granted < need) {
         pool.left += held;
         return this.refusal(now);
@@ -176,12 +227,19 @@ export class RateLimiter {
     need: number,
     want: number,
     limit: number,
+    ahead?: LookAhead,
   ): Promise<{ lease: RateLease; own: boolean }> {
-    const ownLease = () => ({ lease: this.own.leaseNow(taskId, second, need, want, limit), own: true });
+    const ownLease = () => ({
+      lease: this.own.leaseNow(taskId, second, need, want, limit, ahead),
+      own: true,
+    });
     if (this.now() < this.degradedUntil) return ownLease();
     try {
       const signal = AbortSignal.timeout(this.timeoutMs);
-      return { lease: await this.store.lease(taskId, second, need, want, limit, signal), own: false };
+      return {
+        lease: await this.store.lease(taskId, second, need, want, limit, ahead, signal),
+        own: false,
+      };
     } catch (err) {
       this.degradedUntil = (second + 2) * 1000;
       logger.warn('rate limit: the shared count could not be reached, counting per container', {
@@ -201,7 +259,10 @@ export class RateLimiter {
       for (const [id, p] of this.pools) if (p.second < second - 1) this.pools.delete(id);
     }
     const lastAsked = pool?.second === second - 1 ? pool.asked : 0;
-    pool = { second, left: 0, used: 0, asked: 0, lastAsked };
+    // Tokens reserved earlier for this second are this second's first; later ones stay reserved.
+    const reserved = new Map([...(pool?.reserved ?? [])].filter(([s]) => s > second));
+    const left = pool?.reserved.get(second) ?? 0;
+    pool = { second, left, used: left, asked: 0, lastAsked, started: left, reserved };
     this.pools.set(taskId, pool);
     return pool;
   }

@@ -3,6 +3,7 @@ import { parseJson } from '../../json.ts';
 import {
   db,
   fromItem,
+  getItems,
   insertItems,
   isConditionFailure,
   queryAll,
@@ -51,6 +52,19 @@ export async function getAlarmRecord(taskId: number, uuid: string): Promise<Alar
     new GetCommand({ TableName: tableName(), Key: keys.alarm(taskId, uuid), ConsistentRead: true }),
   );
   return alarmRecordOf(out.Item);
+}
+
+/**
+ * AP-P1 (batch): the records of several alarms in one BatchGetItem (consistent), in the order asked
+ * (undefined where none): the delayed work of a due queue batch reads them together.
+ */
+export async function getAlarmRecords(
+  refs: { taskId: number; uuid: string }[],
+): Promise<(AlarmRecord | undefined)[]> {
+  const unique = new Map(refs.map((r) => [keys.alarm(r.taskId, r.uuid).pk, keys.alarm(r.taskId, r.uuid)]));
+  const items = await getItems([...unique.values()], { consistent: true, what: 'alarm records' });
+  const byKey = new Map(items.map((i) => [`${i.pk}`, alarmRecordOf(i)]));
+  return refs.map((r) => byKey.get(keys.alarm(r.taskId, r.uuid).pk));
 }
 
 function alarmItem(record: AlarmRecord): Record<string, unknown> {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError, ValidationError } from '../errors.ts';
 import type { AttemptRecord, NotifyAttemptsPosition } from '../notifications/repository.ts';
+import type { NotifyLogPosition } from '../notifications/log.ts';
 import type { Task } from '../tasks/model.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
 import type { DeliveryLogPosition } from '../webhooks/repository-listing.ts';
@@ -89,6 +90,8 @@ function world() {
   const own: WebhookAttempt[] = [];
   /** Log items: sort key (first attempt) and entries. */
   const log: { sk: string; entries: WebhookAttempt[] }[] = [];
+  /** Notification log items: sort key (first attempt) and attempts. */
+  const nlog: { sk: string; entries: AttemptRecord[] }[] = [];
   /** Job items per shard: sort key (last run) and attempts. */
   const shards: { sk: string; attempts: AttemptRecord[] }[][] = [[], [], [], []];
   const calls: string[] = [];
@@ -131,20 +134,11 @@ function world() {
     },
     pageLog: async (_t, limit, _now, after?: DeliveryLogPosition) => {
       calls.push('l');
-      const rows = [];
-      for (const item of [...log].sort((a, b) => b.sk.localeCompare(a.sk))) {
-        if (after && item.sk > after.sk) continue;
-        const entries = [...item.entries].sort((a, b) => b.at_ms - a.at_ms);
-        for (let i = after && item.sk === after.sk ? after.read : 0; i < entries.length; i++) {
-          rows.push({
-            attempt: entries[i],
-            orderMs: Number(item.sk.slice(0, 13)),
-            after: { day: 0, sk: item.sk, read: i + 1 },
-          });
-          if (rows.length >= limit) return { rows, done: false };
-        }
-      }
-      return { rows, done: true };
+      return pageDayLog(log, limit, after);
+    },
+    pageNotifyLog: async (_t, limit, _now, after?: NotifyLogPosition) => {
+      calls.push('nl');
+      return pageDayLog(nlog, limit, after);
     },
     pageNotify: async (_t, shard, limit, after?: NotifyAttemptsPosition) => {
       calls.push(`n${shard}`);
@@ -164,7 +158,29 @@ function world() {
       return { rows, done: true };
     },
   };
-  return { own, log, shards, calls, deps, webhook, notify };
+  return { own, log, nlog, shards, calls, deps, webhook, notify };
+}
+
+/** A day log's pages: items newest first, each item's entries newest first, from just after `after`. */
+function pageDayLog<T extends { at_ms: number }>(
+  items: { sk: string; entries: T[] }[],
+  limit: number,
+  after?: { sk: string; read: number },
+) {
+  const rows = [];
+  for (const item of [...items].sort((a, b) => b.sk.localeCompare(a.sk))) {
+    if (after && item.sk > after.sk) continue;
+    const entries = [...item.entries].sort((a, b) => b.at_ms - a.at_ms);
+    for (let i = after && item.sk === after.sk ? after.read : 0; i < entries.length; i++) {
+      rows.push({
+        attempt: entries[i],
+        orderMs: Number(item.sk.slice(0, 13)),
+        after: { day: 0, sk: item.sk, read: i + 1 },
+      });
+      if (rows.length >= limit) return { rows, done: false };
+    }
+  }
+  return { rows, done: true };
 }
 
 function seeded() {
@@ -176,6 +192,7 @@ function seeded() {
   );
   w.shards[0].push({ sk: sk(5_000, 'j1'), attempts: [w.notify('j1', 3_000, 0), w.notify('j1', 5_000, 0)] });
   w.shards[2].push({ sk: sk(7_000, 'j2'), attempts: [w.notify('j2', 7_000, 0)] });
+  w.nlog.push({ sk: sk(6_000, 'k'), entries: [w.notify('j3', 6_000, 0), w.notify('j4', 6_100, 0)] });
   return w;
 }
 
@@ -204,11 +221,14 @@ describe('listDeliveries', () => {
     const w = seeded();
     // Act
     const { seen, pages } = await allPages(w.deps, 'all', 2);
-    // Assert: 3 own + 3 logged + 3 notification attempts, in the merged order
+    // Assert: 3 own + 3 logged webhook attempts + 2 logged and 3 other notification attempts, in the
+    // merged order
     expect(seen.map(label)).toEqual([
       'e3@9000',
       'e5@8000',
       'j2@7000',
+      'j4@6100',
+      'j3@6000',
       'j1@5000',
       'j1@3000',
       'e1@2000',
@@ -216,7 +236,7 @@ describe('listDeliveries', () => {
       'e2@1500',
       'e1@1000',
     ]);
-    expect(pages).toBe(5);
+    expect(pages).toBe(6);
   });
 
   it.each([1, 3, 4, 100])('gives the same list whatever the page size (%i)', async (limit) => {
@@ -248,11 +268,11 @@ describe('listDeliveries', () => {
     });
   });
 
-  it('reads only the notification shards for kind=notify', async () => {
+  it('reads only the notification sources for kind=notify', async () => {
     const w = seeded();
     const page = await listDeliveries({ uid: 1, task_id: 7, kind: 'notify', limit: 100 }, w.deps);
-    expect(new Set(w.calls)).toEqual(new Set(['n0', 'n1', 'n2', 'n3']));
-    expect(page.deliveries.map((d) => d.kind)).toEqual(['notify', 'notify', 'notify']);
+    expect(new Set(w.calls)).toEqual(new Set(['nl', 'n0', 'n1', 'n2', 'n3']));
+    expect(page.deliveries.map((d) => d.kind)).toEqual(['notify', 'notify', 'notify', 'notify', 'notify']);
     expect(page.deliveries[0]).toMatchObject({
       id: 'j2',
       scene: 'not_compress',
@@ -294,8 +314,10 @@ describe('listDeliveries', () => {
     ['a sort key beyond 1,024 bytes', { p: { w: sk(5_000, 'x'.repeat(1_100)) } }],
     ['a log day other than its sort key time', { p: { l: { d: 3, s: sk(1_500, 'a'), r: 1 } } }],
     ['a negative count', { p: { l: { d: 0, s: sk(1_500, 'a'), r: -1 } } }],
+    ['a notification log day other than its sort key time', { p: { nl: { d: 3, s: sk(6_000, 'k'), r: 1 } } }],
     ['a count beyond any item', { p: { n2: { s: sk(7_000, 'j2'), r: 2 ** 40 } } }],
     ['a source done twice', { d: ['n0', 'n0', 'n1', 'n2'] }],
+    ['a notification source for kind=webhook', { k: 'webhook', d: ['nl'] }],
     ['a source of another kind', { k: 'webhook', d: ['n0'] }],
     ['a string task id', { t: '7' }],
   ])('refuses a cursor with %s', async (_label, change) => {

@@ -9,6 +9,7 @@ import {
   type NotifyAttemptsPosition,
   pageAttemptsOfTaskShard,
 } from '../notifications/repository.ts';
+import { type NotifyLogPosition, pageNotifyLogOfTask } from '../notifications/log.ts';
 import { taskForUser } from '../tasks/access.ts';
 import { webhookUrlOf } from '../webhooks/attempt.ts';
 import { sendEventNow } from '../webhooks/deliver-now.ts';
@@ -28,22 +29,30 @@ import type { DeliveryList, DeliveryView, WebhookTested } from './responses.ts';
  * A task's deliveries (API guide §13.4): its recent webhook and notification attempts, merged newest
  * first and paged with a cursor, and the webhook test-send.
  *
- * The attempts live in six sorted sources: the task's webhook attempts of their own (gsi1
+ * The attempts live in seven sorted sources: the task's webhook attempts of their own (gsi1
  * `WHTASK#<task>`, by attempt time), its webhook delivery log (`WHLOG#<task>#<day>`, by the time of
- * each log item's first attempt) and the four gsi1 shards of its notification jobs
- * (`TASKNOTIFY#<task>#<n>`, by each job's last run; a job's attempts follow it newest first). A page
- * reads at most `limit` attempts from each source, merges them by each source's own order key and
- * keeps the `limit` first; the cursor holds, per source, the position just after the last attempt
- * it took (or that the source is done), so no attempt is skipped or repeated between pages. The
- * order is newest first by those keys: exact for attempts of their own, within a consumer batch's
- * few seconds for log entries, and per job (by its last run) for notifications. A job that runs
- * again while someone pages moves to the front and is not shown again on the later pages.
+ * each log item's first attempt), its notification log (`NLOG#<task>#<day>`, the settled first runs
+ * of its jobs, by the time of each log item's first attempt) and the four gsi1 shards of its
+ * notification jobs that have an item (`TASKNOTIFY#<task>#<n>`, by each job's last run; a job's
+ * attempts follow it newest first). A page reads at most `limit` attempts from each source, merges
+ * them by each source's own order key and keeps the `limit` first; the cursor holds, per source, the
+ * position just after the last attempt it took (or that the source is done), so no attempt is skipped
+ * or repeated between pages. The order is newest first by those keys: exact for attempts of their
+ * own, within a consumer batch's few seconds for log entries, and per job (by its last run) for
+ * notification job items. A job that runs again while someone pages moves to the front and is not
+ * shown again on the later pages.
  */
 
-export type SourceId = 'w' | 'l' | 'n0' | 'n1' | 'n2' | 'n3';
-type Position = string | DeliveryLogPosition | NotifyAttemptsPosition;
+export type SourceId = 'w' | 'l' | 'nl' | 'n0' | 'n1' | 'n2' | 'n3';
+type Position = string | DeliveryLogPosition | NotifyLogPosition | NotifyAttemptsPosition;
 
-const NOTIFY_SOURCES = Array.from({ length: NOTIFY_TASK_SHARDS }, (_, n) => `n${n}` as SourceId);
+const NOTIFY_SOURCES: SourceId[] = [
+  'nl',
+  ...Array.from({ length: NOTIFY_TASK_SHARDS }, (_, n) => `n${n}` as SourceId),
+];
+
+/** The day-partitioned logs, whose positions name their day. */
+const isDayLog = (source: SourceId) => source === 'l' || source === 'nl';
 
 export function sourcesOf(kind: DeliveryKind): SourceId[] {
   if (kind === 'webhook') return ['w', 'l'];
@@ -132,7 +141,7 @@ interface DeliveriesCursor {
 function validPosition(source: SourceId, v: unknown): boolean {
   if (source === 'w') return isTimedSortKey(v);
   if (!isObject(v) || !isTimedSortKey(v.s) || !isEntryCount(v.r)) return false;
-  return source !== 'l' || v.d === webhookLogDayOf(msOfTimedSortKey(v.s));
+  return !isDayLog(source) || v.d === webhookLogDayOf(msOfTimedSortKey(v.s));
 }
 
 function isDeliveriesCursor(v: unknown): v is DeliveriesCursor {
@@ -148,7 +157,7 @@ function isDeliveriesCursor(v: unknown): v is DeliveriesCursor {
 }
 
 /** Positions as the repositories take them (the cursor stores them compactly). */
-const logPosition = (p: { d: number; s: string; r: number }): DeliveryLogPosition => ({
+const logPosition = (p: { d: number; s: string; r: number }): DeliveryLogPosition & NotifyLogPosition => ({
   day: p.d,
   sk: p.s,
   read: p.r,
@@ -157,8 +166,8 @@ const notifyPosition = (p: { s: string; r: number }): NotifyAttemptsPosition => 
 
 function compact(source: SourceId, pos: Position): unknown {
   if (source === 'w') return pos;
-  if (source === 'l') {
-    const p = pos as DeliveryLogPosition;
+  if (isDayLog(source)) {
+    const p = pos as DeliveryLogPosition | NotifyLogPosition;
     return { d: p.day, s: p.sk, r: p.read };
   }
   const p = pos as NotifyAttemptsPosition;
@@ -169,6 +178,7 @@ export interface DeliveriesDeps {
   taskForUser: typeof taskForUser;
   pageOwn: typeof pageOwnAttemptsOfTask;
   pageLog: typeof pageDeliveryLogOfTask;
+  pageNotifyLog: typeof pageNotifyLogOfTask;
   pageNotify: typeof pageAttemptsOfTaskShard;
   nowMs: () => number;
 }
@@ -177,6 +187,7 @@ export const deliveriesDeps: DeliveriesDeps = {
   taskForUser,
   pageOwn: pageOwnAttemptsOfTask,
   pageLog: pageDeliveryLogOfTask,
+  pageNotifyLog: pageNotifyLogOfTask,
   pageNotify: pageAttemptsOfTaskShard,
   nowMs,
 };
@@ -221,6 +232,14 @@ export async function listDeliveries(
           source,
           done: page.done,
           rows: page.rows.map((r) => ({ ...r, row: webhookView(r.attempt) })),
+        };
+      }
+      if (source === 'nl') {
+        const page = await deps.pageNotifyLog(input.task_id, limit, now, at ? logPosition(at) : undefined);
+        return {
+          source,
+          done: page.done,
+          rows: page.rows.map((r) => ({ ...r, row: notifyView(r.attempt) })),
         };
       }
       const shard = Number(source.slice(1));

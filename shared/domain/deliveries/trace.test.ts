@@ -155,6 +155,7 @@ describe('deliveriesOfAlarm', () => {
   it('returns the events and jobs found with their attempts, the targets and the stored message', async () => {
     // Arrange
     const windows: { fromMs: number; toMs: number }[] = [];
+    const jobWindows: { taskId: number; fromMs: number; toMs: number }[] = [];
     const job: JobRecord = {
       job_id: '7:u:compressed:email',
       task_id: 7,
@@ -182,7 +183,10 @@ describe('deliveriesOfAlarm', () => {
           ]),
         );
       },
-      jobs: async (ids) => (ids.includes(job.job_id) ? [job] : []),
+      jobs: async (taskId, ids, window) => {
+        jobWindows.push({ taskId, ...window });
+        return ids.includes(job.job_id) ? [job] : [];
+      },
     };
     // Act
     const out = await deliveriesOfAlarm(7, 'u', 1000, {}, deps);
@@ -207,6 +211,7 @@ describe('deliveriesOfAlarm', () => {
       },
     ]);
     expect(windows).toEqual([{ taskId: 7, fromMs: 940_000, toMs: 1_000_000 + LOG_WINDOW_MS }]);
+    expect(jobWindows).toEqual(windows);
   });
 
   it('searches the log until after a delayed window ends', async () => {

@@ -3,7 +3,8 @@ import type { AlarmRecord } from '../alarms/model.ts';
 import { getAlarmRecord } from '../alarms/repository.ts';
 import type { StoredMessage } from '../notifications/channel-message.ts';
 import type { OncallAnswer } from '../schedules/model.ts';
-import { type AttemptRecord, getJobsWithAttempts, type JobStatus } from '../notifications/repository.ts';
+import type { AttemptRecord, JobStatus } from '../notifications/repository.ts';
+import { findJobs } from '../notifications/jobs.ts';
 import type { Task } from '../tasks/model.ts';
 import { ROBOT_CHANNELS, type ReceiverConfig, USER_CHANNELS } from '../../contracts/receivers.ts';
 import { getTask } from '../tasks/repository.ts';
@@ -18,14 +19,17 @@ import { listAttemptsOfEvents, type WebhookAttempt } from '../webhooks/repositor
  * for people and `...:<channel>:<set>` for robots, the set being the receiver set the robots came from
  * (`default`, `override`, `d<i>` dispatch item i, `g<id>` alarm group, `r0` an upgrade's own receiver).
  * So they are read by key, no index: the events' own attempts (one Query each) plus one pass over the
- * task's delivery log around the time the alarm was processed (their settling first attempts), and
- * one BatchGetItem of the candidate job ids (scenes from the alarm record, sets from the task's
- * receivers as configured now) followed by one Query per job found. A robot set whose dispatch item
- * or alarm group was removed from the task since is not found; an event whose first attempt came
- * more than LOG_WINDOW_MS after the alarm (a queue backlog) shows only its later attempts.
+ * task's delivery log around the time the alarm was processed (their settling first attempts); the
+ * candidate job ids (scenes from the alarm record, sets from the task's receivers as configured now)
+ * in one pass over the task's notification log over the same time (the first runs that settled
+ * them), and one BatchGetItem of their job items followed by one Query per job found (the jobs that
+ * needed more runs). A robot set whose dispatch item or alarm group was removed from the task since
+ * is not found; an event or a job whose first attempt came more than LOG_WINDOW_MS after the alarm
+ * (a queue backlog) shows only its later attempts.
  *
- * The message: each job record keeps the text its first run rendered (at most 2 KB, marked
- * `truncated` when cut), so the trace shows what was sent, not what today's template would render.
+ * The message: each job's record (its log entry or its item) keeps the text its first run rendered
+ * (at most 2 KB, marked `truncated` when cut), so the trace shows what was sent, not what today's
+ * template would render.
  */
 
 /** How long after processing (or a delayed window's end) the delivery log is searched for first attempts. */
@@ -120,14 +124,14 @@ export interface TraceDeps {
   getAlarmRecord: typeof getAlarmRecord;
   getTask: (id: number) => Promise<Task | undefined>;
   attemptsOfEvents: typeof listAttemptsOfEvents;
-  jobs: typeof getJobsWithAttempts;
+  jobs: typeof findJobs;
 }
 
 export const traceDeps: TraceDeps = {
   getAlarmRecord,
   getTask,
   attemptsOfEvents: listAttemptsOfEvents,
-  jobs: getJobsWithAttempts,
+  jobs: findJobs,
 };
 
 /**
@@ -159,7 +163,10 @@ export async function deliveriesOfAlarm(
     fromMs: processedAt * 1000 - 60_000,
     toMs: notifiedAt * 1000 + LOG_WINDOW_MS,
   };
-  const [events, jobs] = await Promise.all([deps.attemptsOfEvents(eventIds, window), deps.jobs(jobIds)]);
+  const [events, jobs] = await Promise.all([
+    deps.attemptsOfEvents(eventIds, window),
+    deps.jobs(taskId, jobIds, window),
+  ]);
   return {
     webhooks: eventIds.flatMap((id) => {
       const attempts = events.get(id) ?? [];

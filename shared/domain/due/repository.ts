@@ -10,7 +10,9 @@ import {
 import {
   db,
   isConditionFailure,
+  runStatements,
   SCHEMA_VERSION,
+  type Statement,
   tableName,
   transactionConditionFailed,
 } from '../../db/client.ts';
@@ -28,6 +30,11 @@ export interface DueItem {
   attempts?: number;
   /** While a runner holds the item (or a failed item waits for its retry): Unix seconds. */
   leased_until?: number;
+}
+
+/** A due item a runner holds, with the token of its lease (it travels with the item on the due queue). */
+export interface LeasedDue extends DueItem {
+  token: string;
 }
 
 /** The key of a due item (its shard from a hash of kind and ref). */
@@ -75,13 +82,16 @@ export async function deleteDue(d: Pick<DueItem, 'kind' | 'ref' | 'due_at'>): Pr
   await db().send(new DeleteCommand({ TableName: tableName(), Key: dueKey(d) }));
 }
 
-/** AP-W3: one page of the work due by `now` on one shard, oldest first (leased items included). */
+/**
+ * AP-W3: one page of the work due by `now` on one shard, oldest first (leased items included), from
+ * just after `startKey` (the last key of the page before).
+ */
 export async function queryDuePage(
   shard: number,
   now: number,
   limit = 100,
   startKey?: Record<string, unknown>,
-): Promise<{ items: DueItem[]; next?: Record<string, unknown> }> {
+): Promise<{ items: DueItem[]; next?: Record<string, unknown>; last?: Record<string, unknown> }> {
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
@@ -91,12 +101,33 @@ export async function queryDuePage(
       ExclusiveStartKey: startKey,
     }),
   );
-  return { items: (out.Items ?? []).map(toDueItem), next: out.LastEvaluatedKey };
+  const items = out.Items ?? [];
+  const tail = items.at(-1);
+  return {
+    items: items.map(toDueItem),
+    next: out.LastEvaluatedKey,
+    last: tail ? { pk: tail.pk, sk: tail.sk } : undefined,
+  };
 }
 
 /** The work due by `now` on one shard (first page). */
 export async function queryDue(shard: number, now: number, limit = 100): Promise<DueItem[]> {
   return (await queryDuePage(shard, now, limit)).items;
+}
+
+/** AP-W3 (next): when the first item due after `now` on one shard falls due (Unix seconds), if any. */
+export async function nextDueAt(shard: number, now: number): Promise<number | undefined> {
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk > :after',
+      ExpressionAttributeValues: { ':pk': keys.dueShard(shard), ':after': keys.dueUntil(now) },
+      ProjectionExpression: 'due_at',
+      Limit: 1,
+    }),
+  );
+  const first = out.Items?.[0];
+  return first ? (first.due_at as number) : undefined;
 }
 
 /**
@@ -122,6 +153,47 @@ export async function leaseDue(d: DueItem, now: number, seconds: number): Promis
     if (isConditionFailure(err)) return undefined;
     throw err;
   }
+}
+
+/**
+ * AP-W4 (batch): lease due items for a runner: a conditional PartiQL UPDATE each (the item exists and
+ * is not leased, or its lease has passed), 25 per call. Returns the items leased, each with the lease
+ * token; the others are held by another runner or gone.
+ */
+export async function leaseDueItems(items: DueItem[], now: number, seconds: number): Promise<LeasedDue[]> {
+  const leased = items.map((d) => ({ ...d, token: randomUUID(), leased_until: now + seconds }));
+  const codes = await runStatements(
+    leased.map(
+      (d): Statement => ({
+        Statement: `UPDATE "${tableName()}" SET leased_until = ? SET lease_token = ? WHERE pk = ? AND sk = ? AND kind IS NOT MISSING AND (leased_until IS MISSING OR leased_until <= ?)`,
+        Parameters: [d.leased_until, d.token, dueKey(d).pk, dueKey(d).sk, now],
+      }),
+    ),
+    'due work leases',
+  );
+  return leased.filter((_, i) => {
+    if (codes[i] && codes[i] !== 'ConditionalCheckFailed')
+      throw new Error(`due work lease failed: ${codes[i]}`);
+    return !codes[i];
+  });
+}
+
+/**
+ * AP-W5 (batch): done — remove the items, each unless another runner has taken it over since (a
+ * conditional PartiQL DELETE on its lease token), 25 per call.
+ */
+export async function completeDueItems(items: LeasedDue[]): Promise<void> {
+  const codes = await runStatements(
+    items.map(
+      (d): Statement => ({
+        Statement: `DELETE FROM "${tableName()}" WHERE pk = ? AND sk = ? AND lease_token = ?`,
+        Parameters: [dueKey(d).pk, dueKey(d).sk, d.token],
+      }),
+    ),
+    'due work done',
+  );
+  const failed = codes.find((c) => c && c !== 'ConditionalCheckFailed');
+  if (failed) throw new Error(`due work completion failed: ${failed}`);
 }
 
 /** AP-W5: done — remove the item, unless another runner has taken it over since. */

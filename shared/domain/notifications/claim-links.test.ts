@@ -60,6 +60,10 @@ function world(opts: { template?: Task['template'] } = {}) {
     recordJobRun: async (run) => {
       runs.push(run);
     },
+    logRuns: async (logged) => {
+      runs.push(...logged);
+    },
+    loggedRun: async () => undefined,
     providers: {
       robotBase: () => undefined,
       workNotice: () => ({

@@ -27,6 +27,10 @@ interface World {
   sent: { channel: string; to: string }[];
   delayed: { handle: string; seconds: number }[];
   runs: JobRun[];
+  /** Runs recorded in the notification log, each call's. */
+  logged: JobRun[][];
+  /** Users reads (calls). */
+  userReads: number;
 }
 
 function world(opts: {
@@ -42,6 +46,8 @@ function world(opts: {
     sent: [],
     delayed: [],
     runs: [],
+    logged: [],
+    userReads: 0,
   };
   const send = opts.send ?? (() => ({ outcome: 'delivered', code: '0' }) as SendOutcome);
   const sender = (channel: string) => ({
@@ -67,7 +73,10 @@ function world(opts: {
     },
     getTask: async (id) => ({ id, name: 'n', template: {}, compress: { enable: false } }) as unknown as Task,
     getTemplate: async () => undefined,
-    getUsers: async (uids) => users.filter((u) => uids.includes(u.uid)),
+    getUsers: async (uids) => {
+      w.userReads++;
+      return users.filter((u) => uids.includes(u.uid));
+    },
     getJobState: async (jobId) => w.states.get(jobId),
     recordJobRun: async (run) => {
       w.runs.push(run);
@@ -82,6 +91,15 @@ function world(opts: {
       });
       w.attempts.push(...run.attempts);
       w.writes++;
+    },
+    logRuns: async (runs) => {
+      w.logged.push(runs);
+      w.attempts.push(...runs.flatMap((r) => r.attempts));
+      w.writes++;
+    },
+    loggedRun: async (_taskId, jobId, sinceMs) => {
+      const run = w.logged.flat().find((r) => r.job_id === jobId && r.at_ms >= sinceMs);
+      return run && { ...run, attempts: run.attempts };
     },
     providers,
     throttle: { take: async () => !opts.throttled, backOff: async () => undefined },
@@ -243,6 +261,57 @@ describe('deliverNotificationBatch', () => {
       { handle: 'h3', seconds: 0 },
       { handle: 'h4', seconds: 0 },
     ]);
+  });
+
+  it('records the first runs that settled their jobs in one log write; a run left pending in its job item', async () => {
+    // Arrange: e-mail delivered, phone skipped (no provider), SMS failing
+    const w = world({
+      send: (to) =>
+        to.includes('@') ? { outcome: 'delivered', code: '250' } : { outcome: 'failed', code: 'timeout' },
+    });
+    // Act
+    await deliverNotificationBatch(
+      [
+        { messageId: 'm1', receiptHandle: 'h1', body: job('email', { users: [1] }), receiveCount: 1 },
+        { messageId: 'm2', receiptHandle: 'h2', body: job('phone', { users: [1] }), receiveCount: 1 },
+        { messageId: 'm3', receiptHandle: 'h3', body: job('sms', { users: [1, 2] }), receiveCount: 1 },
+      ],
+      w.deps,
+    );
+    // Assert: one log write for the two settled jobs, one job item for the pending one; users read once
+    expect(w.logged.map((runs) => runs.map((r) => [r.job_id, r.status]).sort())).toEqual([
+      [
+        ['j:email', 'delivered'],
+        ['j:phone', 'skipped'],
+      ],
+    ]);
+    expect(w.runs.map((r) => [r.job_id, r.status])).toEqual([['j:sms', 'pending']]);
+    expect(w.writes).toBe(2);
+    expect(w.userReads).toBe(1);
+  });
+
+  it('a message received again, or a replay, whose first run is in the log is done without sending', async () => {
+    // Arrange: a batch that sent and logged the e-mail job
+    const w = world({});
+    const first = {
+      messageId: 'm1',
+      receiptHandle: 'h1',
+      body: job('email', { users: [1] }),
+      receiveCount: 1,
+    };
+    await deliverNotificationBatch([first], w.deps);
+    // Act: the same message received again (its delete was lost), and a producer's replay of it
+    const again = await deliverNotificationBatch([{ ...first, receiveCount: 2, firstReceivedMs: 0 }], w.deps);
+    const replay = await deliverNotification(
+      job('email', { users: [1], replay: true, replay_since_ms: 0 }),
+      1,
+      w.deps,
+    );
+    // Assert
+    expect(again.batchItemFailures).toEqual([]);
+    expect(replay).toBe('done');
+    expect(w.sent).toHaveLength(1);
+    expect(w.runs).toEqual([]);
   });
 });
 

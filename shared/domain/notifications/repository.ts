@@ -197,11 +197,8 @@ export async function listAttemptsOfJob(jobId: string): Promise<AttemptRecord[]>
   return items.flatMap(attemptsOf).sort(byTime);
 }
 
-/**
- * AP-N4: a task's most recent attempts, newest first: the jobs (and large fan-outs' attempt items)
- * last run, one Query per gsi1 shard, merged.
- */
-export async function listRecentAttemptsOfTask(taskId: number, limit = 50): Promise<AttemptRecord[]> {
+/** AP-N4 (job items): a task's most recent attempts of its job items, newest first (one Query per shard). */
+export async function listRecentJobAttemptsOfTask(taskId: number, limit = 50): Promise<AttemptRecord[]> {
   const pages = await Promise.all(
     Array.from({ length: NOTIFY_TASK_SHARDS }, (_, shard) =>
       db().send(
@@ -222,48 +219,62 @@ export async function listRecentAttemptsOfTask(taskId: number, limit = 50): Prom
     .slice(0, limit);
 }
 
+/** Conditional writes lost to other containers before a robot's lease gives up. */
+const ROBOT_LEASE_ATTEMPTS = 4;
+
+/** A number the failed condition returned (raw attribute values: errors are not unmarshalled). */
+function numberOf(item: unknown, attribute: string): number | undefined {
+  const v = (item as Record<string, unknown> | undefined)?.[attribute];
+  if (typeof v === 'number') return v;
+  const n = (v as { N?: string } | undefined)?.N;
+  return n === undefined ? undefined : Number(n);
+}
+
 /**
- * AP-N5: take one send slot of a robot for the current minute: at most `limit` per minute and none
- * while the robot is blocked. One conditional update in the common case (same minute); when the
- * minute rolled over (or the item is new) a second one starts the minute, and if a concurrent sender
- * started it first, the increment is tried once more. False = throttled (the minute's budget is spent
- * or the robot is blocked).
+ * AP-N5: lease up to `want` send slots of a robot for the current minute: at most `limit` per minute
+ * across every container, and none while the robot is blocked. One conditional update in the common
+ * case (`sent <= limit - want` in the same minute); when it fails the condition returns the item
+ * (`ReturnValuesOnConditionCheckFailure`, no read) and tells what is left: the rest of the minute's
+ * budget is leased the same way, a new minute is started (`minute < :m`), or nothing (spent, or
+ * blocked). Returns the slots granted (0: throttled).
  */
-export async function takeRobotSlot(
+export async function leaseRobotSlots(
   robotId: string,
   minute: number,
+  want: number,
   limit: number,
   now: number,
-): Promise<boolean> {
+): Promise<number> {
   const common = {
     TableName: tableName(),
     Key: keys.robotRate(robotId),
     ExpressionAttributeNames: { '#m': 'minute', '#c': 'sent', '#ttl': 'ttl' },
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const,
   };
   const notBlocked = '(attribute_not_exists(blocked_until) OR blocked_until <= :now)';
-  const increment = () =>
+  const increment = (n: number) =>
     db().send(
       new UpdateCommand({
         ...common,
-        UpdateExpression: 'SET #c = #c + :one, #ttl = :ttl',
-        ConditionExpression: `#m = :m AND #c < :limit AND ${notBlocked}`,
+        UpdateExpression: 'SET #c = #c + :n, #ttl = :ttl',
+        ConditionExpression: `#m = :m AND #c <= :room AND ${notBlocked}`,
         ExpressionAttributeValues: {
-          ':one': 1,
+          ':n': n,
           ':m': minute,
-          ':limit': limit,
+          ':room': limit - n,
           ':now': now,
           ':ttl': now + DAY,
         },
       }),
     );
-  const startMinute = () =>
+  const startMinute = (n: number) =>
     db().send(
       new UpdateCommand({
         ...common,
-        UpdateExpression: 'SET #m = :m, #c = :one, entity = :e, schema_version = :v, #ttl = :ttl',
+        UpdateExpression: 'SET #m = :m, #c = :n, entity = :e, schema_version = :v, #ttl = :ttl',
         ConditionExpression: `(attribute_not_exists(#m) OR #m < :m) AND ${notBlocked}`,
         ExpressionAttributeValues: {
-          ':one': 1,
+          ':n': n,
           ':m': minute,
           ':now': now,
           ':ttl': now + DAY,
@@ -272,15 +283,22 @@ export async function takeRobotSlot(
         },
       }),
     );
-  for (const attempt of [increment, startMinute, increment]) {
+  let take = Math.min(want, limit);
+  let fresh = false;
+  for (let attempt = 0; attempt < ROBOT_LEASE_ATTEMPTS && take > 0; attempt++) {
     try {
-      await attempt();
-      return true;
+      await (fresh ? startMinute(take) : increment(take));
+      return take;
     } catch (err) {
       if (!isConditionFailure(err)) throw err;
+      const item = (err as { Item?: unknown }).Item;
+      if ((numberOf(item, 'blocked_until') ?? 0) > now) return 0;
+      const at = numberOf(item, 'minute');
+      fresh = at === undefined || at < minute;
+      if (!fresh) take = Math.min(take, limit - (numberOf(item, 'sent') ?? 0));
     }
   }
-  return false;
+  return 0;
 }
 
 /** AP-N6: block a robot until `until` (it answered with its provider's rate-limit code). */

@@ -83,6 +83,10 @@ function deps(attempts: AttemptRecord[]): NotifyDeps {
     recordJobRun: async (run) => {
       attempts.push(...run.attempts);
     },
+    logRuns: async (runs) => {
+      attempts.push(...runs.flatMap((r) => r.attempts));
+    },
+    loggedRun: async () => undefined,
     providers: {
       robotBase: () => base,
       workNotice: () => undefined,

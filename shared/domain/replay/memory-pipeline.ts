@@ -52,6 +52,8 @@ export class MemoryPipeline {
     let elapsedMs = 0;
     const repo = {
       getAlarmRecord: async (_taskId: number, uuid: string) => this.records.get(uuid),
+      getAlarmRecords: async (refs: { taskId: number; uuid: string }[]) =>
+        refs.map((r) => this.records.get(r.uuid)),
       putAlarmRecords: async (records: AlarmRecord[]) =>
         records.map((r) => {
           if (this.records.has(r.uuid)) return 'exists' as const;

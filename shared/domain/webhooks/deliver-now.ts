@@ -1,7 +1,13 @@
 import { performance } from 'node:perf_hooks';
-import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../contracts/messages.ts';
+import type {
+  NotificationJob,
+  WebhookBundle,
+  WebhookEvent,
+  WebhookMessage,
+} from '../../contracts/messages.ts';
+import { publish } from '../../messaging/sqs.ts';
 import type { WebhookAttempt } from './repository.ts';
-import { packBundles } from '../events/publish.ts';
+import { type EventToPublish, packBundles, webhookBundles } from '../events/publish.ts';
 import { attemptOne, type Item, itemsOfBundle, record, unqueued } from './attempt.ts';
 import { deliverItems } from './delivery.ts';
 import { defaultDeliveryDeps, type DeliveryDeps } from './delivery-deps.ts';
@@ -91,4 +97,52 @@ export async function sendEventNow(
   const attempt = await attemptOne(item, new Map(), deps);
   await record([{ item, attempt }], deps);
   return attempt;
+}
+
+/** Where producers' webhook events and notification jobs go. */
+export interface Effects {
+  publishEvents(taskId: number, events: EventToPublish[]): Promise<void>;
+  publishJobs(jobs: NotificationJob[]): Promise<void>;
+}
+
+/**
+ * The effects of a batch of producers (the due queue consumer's items), collected and sent together
+ * once every producer ran (`flush`): the events of a task in one bundle, their first attempts made at
+ * once (deliverNow: only what fails takes the webhook queue), the jobs in shared SendMessageBatch
+ * calls. `flush` resolves once every event was delivered, settled or durably queued and every job
+ * queued; else it throws, and the producers run again (their events and jobs have the same ids).
+ */
+export function batchOfEffects(deps: DeliveryDeps = defaultDeliveryDeps): {
+  effects: Effects;
+  flush(): Promise<void>;
+} {
+  const events = new Map<number, EventToPublish[]>();
+  const jobs: NotificationJob[] = [];
+  return {
+    effects: {
+      publishEvents: async (taskId, list) => {
+        events.set(taskId, [...(events.get(taskId) ?? []), ...list]);
+      },
+      publishJobs: async (list) => {
+        jobs.push(...list);
+      },
+    },
+    async flush() {
+      const results = await Promise.allSettled([
+        events.size > 0
+          ? deliverNow(
+              [...events].flatMap(([t, list]) => webhookBundles(t, list)),
+              deps,
+            )
+          : undefined,
+        jobs.length > 0
+          ? publish(
+              'notify',
+              jobs.map((body) => ({ body })),
+            )
+          : undefined,
+      ]);
+      for (const r of results) if (r.status === 'rejected') throw r.reason;
+    },
+  };
 }

@@ -1,7 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, fromItem, tableName } from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
-import { dayLogItems, fromLog, LOG_DAYS, type WebhookAttempt } from './repository.ts';
+import { deliveryLogDay, fromLog, LOG_DAYS, type WebhookAttempt } from './repository.ts';
 
 /**
  * A task's webhook attempts page by page, newest first (AP-H5, KEY-DESIGN.md), for the deliveries
@@ -69,7 +69,7 @@ export async function pageOwnAttemptsOfTask(
 /**
  * AP-H5 (delivery log): a task's delivery log entries, newest item first (entries of an item newest
  * first), from just after `after`: its day's items descending (`sk <= after.sk` on the day of
- * `after`; dayLogItems), day by day back to the oldest day the log keeps, until `limit` entries.
+ * `after`; deliveryLogDay), day by day back to the oldest day the log keeps, until `limit` entries.
  */
 export async function pageDeliveryLogOfTask(
   taskId: number,
@@ -82,7 +82,7 @@ export async function pageDeliveryLogOfTask(
   for (let day = Math.min(after?.day ?? today, today); day > today - LOG_DAYS; day--) {
     const resume = after && after.day === day ? after : undefined;
     const range = resume ? { to: resume.sk } : undefined;
-    for await (const item of dayLogItems(taskId, day, { descending: true, range, pageSize: limit })) {
+    for await (const item of deliveryLogDay(taskId, day, { descending: true, range, pageSize: limit })) {
       const sk = item.sk as string;
       const entries = fromLog(item).sort((a, b) => b.at_ms - a.at_ms);
       const from = resume && sk === resume.sk ? resume.read : 0;

@@ -12,6 +12,7 @@ import {
   unpackLog,
 } from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
+import { type DayLogOptions, dayLogItems } from '../day-log.ts';
 
 /** Outcome of one delivery attempt (API guide §12.5). */
 export type AttemptOutcome = 'delivered' | 'failed' | 'skipped' | 'refused';
@@ -176,59 +177,13 @@ export function deliveryLogItems(attempts: WebhookAttempt[]): Record<string, unk
 /**
  * The items of a task's delivery log on one UTC day in sort key order (`sk` within `range`): its
  * delivery log items (`WHLOG#<task>#<day>`) merged with the alarm log items that carry deliveries
- * (`ALOG#<task>#<day>`, only their deliveries read). Each partition is read in pages of `pageSize`
- * as far as the caller consumes.
+ * (`ALOG#<task>#<day>`, only their deliveries read): `day-log.dayLogItems`.
  */
-export async function* dayLogItems(
-  taskId: number,
-  day: number,
-  opts: { descending?: boolean; range?: { from?: string; to?: string }; pageSize?: number } = {},
-): AsyncGenerator<Record<string, unknown>> {
-  const { from, to } = opts.range ?? {};
-  const condition = `pk = :pk${from && to ? ' AND sk BETWEEN :from AND :to' : from ? ' AND sk >= :from' : to ? ' AND sk <= :to' : ''}`;
-  async function* partition(pk: string, carried: boolean): AsyncGenerator<Record<string, unknown>> {
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await db().send(
-        new QueryCommand({
-          TableName: tableName(),
-          KeyConditionExpression: condition,
-          ExpressionAttributeValues: {
-            ':pk': pk,
-            ...(from ? { ':from': from } : {}),
-            ...(to ? { ':to': to } : {}),
-          },
-          ...(carried
-            ? {
-                FilterExpression: 'attribute_exists(deliveries)',
-                ProjectionExpression: 'sk, task_id, deliveries',
-              }
-            : {}),
-          ScanIndexForward: !opts.descending,
-          ...(opts.pageSize ? { Limit: opts.pageSize } : {}),
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? [])
-        yield carried ? { sk: item.sk, task_id: item.task_id, ...(item.deliveries as object) } : item;
-      start = page.LastEvaluatedKey;
-    } while (start);
-  }
-  const own = partition(keys.webhookLogDay(taskId, day), false);
-  const carried = partition(keys.alarmLogDay(taskId, day), true);
-  const before = (x: unknown, y: unknown) =>
-    opts.descending ? (x as string) > (y as string) : (x as string) < (y as string);
-  let [a, b] = await Promise.all([own.next(), carried.next()]);
-  while (!a.done || !b.done) {
-    if (!a.done && (b.done || before(a.value.sk, b.value.sk))) {
-      yield a.value;
-      a = await own.next();
-    } else if (!b.done) {
-      yield b.value;
-      b = await carried.next();
-    }
-  }
-}
+export const deliveryLogDay = (taskId: number, day: number, opts: DayLogOptions = {}) =>
+  dayLogItems(keys.webhookLogDay(taskId, day), opts, {
+    pk: keys.alarmLogDay(taskId, day),
+    attribute: 'deliveries',
+  });
 
 /**
  * A task's delivery log items from `fromMs` to `toMs` (per UTC day of the window, one Query of each
@@ -239,7 +194,7 @@ async function queryLog(taskId: number, fromMs: number, toMs: number): Promise<R
   const last = webhookLogDayOf(toMs);
   const range = { from: keys.dayLogSkFrom(fromMs), to: keys.dayLogSkFrom(toMs + 1) };
   for (let day = Math.max(webhookLogDayOf(fromMs), last - LOG_DAYS); day <= last; day++) {
-    for await (const item of dayLogItems(taskId, day, { range })) items.push(item);
+    for await (const item of deliveryLogDay(taskId, day, { range })) items.push(item);
   }
   return items;
 }
@@ -311,7 +266,7 @@ export async function listRecentAttemptsOfTask(
   const logged: WebhookAttempt[] = [];
   const today = webhookLogDayOf(atMs);
   for (let day = today; day > today - LOG_DAYS && logged.length < limit; day--) {
-    for await (const item of dayLogItems(taskId, day, { descending: true, pageSize: limit })) {
+    for await (const item of deliveryLogDay(taskId, day, { descending: true, pageSize: limit })) {
       logged.push(...fromLog(item));
       if (logged.length >= limit) break;
     }

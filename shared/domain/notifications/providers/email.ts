@@ -9,9 +9,9 @@ import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { delivered, failed, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
 
 /**
- * E-mail: SMTP through nodemailer, or Amazon SES (SESv2 SendEmail). One message per recipient (no
- * recipient sees the others, and a refused address does not hold up the rest). The subject is the
- * template title; HTML templates are sent as HTML with a plain-text alternative.
+ * E-mail: SMTP through nodemailer (pooled connections), or Amazon SES (SESv2 SendEmail). One message
+ * per recipient (no recipient sees the others, and a refused address does not hold up the rest). The
+ * subject is the template title; HTML templates are sent as HTML with a plain-text alternative.
  */
 export interface Mailer {
   send(to: string, m: RenderedMessage): Promise<SendOutcome>;
@@ -39,6 +39,9 @@ export function smtpErrorOutcome(err: unknown): SendOutcome {
   return failed(e.code ?? 'smtp_error', sanitizeDetail(e.message));
 }
 
+/** SMTP connections a container keeps open at most. */
+const SMTP_CONNECTIONS = 10;
+
 export function smtpMailer(
   cfg: Extract<NonNullable<NotifyConfig['email']>, { provider: 'smtp' }>,
   timeoutMs: number,
@@ -46,7 +49,13 @@ export function smtpMailer(
   let transport: Transporter | undefined;
   return {
     async send(to, m) {
+      // Pooled: a few kept SMTP connections carry every message of the container (a connection and
+      // its greeting per message cost more than the message); an idle one closes at the socket
+      // timeout and is opened again when needed.
       transport ??= createTransport({
+        pool: true,
+        maxConnections: SMTP_CONNECTIONS,
+        maxMessages: 1000,
         host: cfg.host,
         port: cfg.port,
         secure: cfg.secure,
