@@ -115,6 +115,23 @@ module.exports = {
       from: { path: '^infra/', pathNot: TEST_FILE },
       to: { path: ['^shared/local/', '^bench/', '^test/'], dependencyTypesNot: RUNTIME_ONLY },
     },
+    {
+      name: 'runtime-no-schema-compiler',
+      comment:
+        "the runtime validates with the generated validators (npm run gen:validators): it never loads ajv's compiler (shared/domain/compile-schema.ts, ajv itself), which is for the tests and the local tools",
+      severity: 'error',
+      from: {
+        path: '^(shared|functions)/',
+        pathNot: ['^shared/local/', TEST_FILE, '^shared/domain/compile-schema\\.ts$'],
+      },
+      to: {
+        path: [
+          '^shared/domain/compile-schema\\.ts$',
+          '(^|/)node_modules/ajv/dist/(ajv|core|2019|2020|jtd)\\.js$',
+        ],
+        dependencyTypesNot: RUNTIME_ONLY,
+      },
+    },
     ...circleRules,
     ...layerRules,
     {

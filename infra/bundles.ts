@@ -106,6 +106,47 @@ export async function buildBundles(
   return { ...bundles, metafile: result.metafile as Metafile };
 }
 
+/** The AWS SDK's packages (the SDK v3 clients and the libraries they are made of). */
+const AWS_SDK = /(^|\/)node_modules\/(@aws-sdk|@smithy|@aws-crypto)\//;
+/** The generated validators (npm run gen:validators). */
+export const GENERATED_VALIDATORS = 'shared/generated/validators/';
+
+/** What an entry's bundle is made of, from esbuild's metafile. */
+export interface BundleParts {
+  entry: string;
+  /** Bytes of index.mjs, as deployed (minified, the AWS SDK in it). */
+  bytes: number;
+  /** Of which the AWS SDK's packages (@aws-sdk, @smithy, @aws-crypto). */
+  sdkBytes: number;
+  /** Of which the generated validators. */
+  validatorBytes: number;
+  /** The files esbuild put in it (relative to the project root), with their bytes in it. */
+  inputs: Record<string, number>;
+}
+
+/** The parts of `entry`'s bundle in a metafile of buildBundles (or of a build with esbuildOptions). */
+export function bundleParts(metafile: Metafile, entry: string): BundleParts {
+  const output = Object.values(metafile.outputs).find((o) => o.entryPoint === entry);
+  if (!output) throw new Error(`no bundle of ${entry} in the metafile`);
+  const inputs: Record<string, number> = {};
+  let sdkBytes = 0;
+  let validatorBytes = 0;
+  for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+    inputs[input] = bytesInOutput;
+    if (AWS_SDK.test(input)) sdkBytes += bytesInOutput;
+    if (input.startsWith(GENERATED_VALIDATORS)) validatorBytes += bytesInOutput;
+  }
+  return { entry, bytes: output.bytes, sdkBytes, validatorBytes, inputs };
+}
+
+/** The metafile of every deployed entry's bundle, built in memory (nothing written). */
+export async function bundleMetafile(
+  entries: string[] = deployedEntries().map((e) => e.entry),
+): Promise<Metafile> {
+  const result = await build({ ...esbuildOptions(entries, join(PROJECT_ROOT, '.bundles')), write: false });
+  return result.metafile as Metafile;
+}
+
 /** The console function's page beside its bundle (consoleCommandHooks does the same for the CDK). */
 function consolePage(outdir: string) {
   return buildConsole(join(outdir, bundlePath(CONSOLE_ENTRY), '..', 'console.html'));

@@ -214,7 +214,10 @@ export const samples: Record<string, Sample> = {
   'POST /auth/signout': { json: { everywhere: 0 } },
   'PUT /auth/password': { json: { current: 'CURRENT-PASSWORD', password: 'NEW-PASSWORD' } },
   'GET /auth/oidc/start': {},
-  'GET /auth/oidc/callback': { query: { code: 'CODE', state: 'STATE' }, cookies: ['__Host-tocsin_oidc=STATE'] },
+  'GET /auth/oidc/callback': {
+    query: { code: 'CODE', state: 'STATE' },
+    cookies: ['__Host-tocsin_oidc=STATE'],
+  },
 };
 
 /** Routes an app may call (every kind but a signed-in person's own). */

@@ -80,6 +80,25 @@ describe('the runtime floor', () => {
   });
 });
 
+describe('the schema compiler', () => {
+  it('is loaded by no function: the runtime validates with the generated validators', async () => {
+    // Arrange / Act
+    const violations = await violationsOf({
+      'shared/domain/compile-schema.ts': VALUE,
+      'shared/domain/tasks/rules.ts': "import { v } from '../compile-schema.ts';\nexport const r = v;\n",
+      'shared/http/handler.ts':
+        "import type { v } from '../domain/compile-schema.ts';\nexport type H = typeof v;\n",
+      'shared/local/clock-routes.ts':
+        "import { v } from '../domain/compile-schema.ts';\nexport const c = v;\n",
+      'shared/domain/validation.test.ts': "import { v } from './compile-schema.ts';\nexport const t = v;\n",
+    });
+    // Assert: the local runtime, the tests and a type may name it
+    expect(violations).toEqual([
+      'runtime-no-schema-compiler: shared/domain/tasks/rules.ts -> shared/domain/compile-schema.ts',
+    ]);
+  });
+});
+
 describe('the deployment', () => {
   it('never loads the local runtime, the benchmarks or the tests (their types it may name)', async () => {
     // Arrange / Act

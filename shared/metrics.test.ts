@@ -3,7 +3,10 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resetConfig } from './config/env.ts';
 import { BadRequestError } from './domain/errors.ts';
+import { alarmSender } from './http/auth/alarm.ts';
+import { anyone } from './http/auth/public.ts';
 import { httpHandler } from './http/handler.ts';
+import { anyJsonBody, noInput } from './http/input.ts';
 import { lambdaContext } from './local/lambda.ts';
 import { count, flushMetrics, webhookLatency } from './metrics.ts';
 import { jsonStdout } from './testing/stdout.ts';
@@ -94,7 +97,7 @@ describe('HTTP functions', () => {
     }) as unknown as APIGatewayProxyEventV2;
   // A refusal is counted by the factory (AlarmsRefused by code), a success by the handler's body.
   const handler = httpHandler<{ ok?: boolean }, unknown>(
-    { auth: 'alarm', input: 'any-json' },
+    { auth: alarmSender, input: anyJsonBody },
     async (input) => {
       if (!input.ok) throw new BadRequestError('no');
       count('WebhookDelivery', { outcome: 'delivered' });
@@ -115,7 +118,7 @@ describe('HTTP functions', () => {
   });
 
   it('write nothing for an invocation that counted nothing', async () => {
-    const quiet = httpHandler({ auth: 'none', input: 'none' }, async () => ({}));
+    const quiet = httpHandler({ auth: anyone, input: noInput }, async () => ({}));
     const lines = await emfLines(() => quiet(event(''), lambdaContext('tocsin-test')));
     expect(lines).toEqual([]);
   });

@@ -10,7 +10,9 @@ describe('the AWS adapter', () => {
   });
 
   it('gives a client a configured endpoint and nothing else (the SDK signs as usual)', () => {
-    expect(platform().clientSettings('sqs', 'http://127.0.0.1:9')).toEqual({ endpoint: 'http://127.0.0.1:9' });
+    expect(platform().clientSettings('sqs', 'http://127.0.0.1:9')).toEqual({
+      endpoint: 'http://127.0.0.1:9',
+    });
   });
 
   it("makes a client with the platform's settings, without the SDK's logger middleware", () => {

@@ -63,6 +63,7 @@ const { db } = await import('./db/client.ts');
 const { sqs } = await import('./messaging/sqs.ts');
 const { loadSealKey } = await import('./domain/auth/seal.ts');
 const { loadNotifySecrets } = await import('./config/env.ts');
+const { fetchSecret } = await import('./config/secrets.ts');
 const { snsSms } = await import('./domain/notifications/providers/sms.ts');
 const { pinpointVoice } = await import('./domain/notifications/providers/voice.ts');
 const { sesMailer } = await import('./domain/notifications/providers/email.ts');
@@ -107,7 +108,7 @@ describe('tracing on Lambda', () => {
       sqs().send(new SendMessageBatchCommand({ QueueUrl: process.env.ALARM_QUEUE_URL, Entries: [] })),
     ).rejects.toThrow();
     await expect(loadSealKey()).rejects.toThrow();
-    await expect(loadNotifySecrets()).rejects.toThrow();
+    await expect(loadNotifySecrets({ fetchSecret })).rejects.toThrow();
     const sms = await snsSms({ provider: 'sns', endpoint, countryCode: '+86' }, 'eu-west-1').send(
       '13800000000',
       'disk full',

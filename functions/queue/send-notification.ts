@@ -1,5 +1,6 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { loadNotifySecrets } from '#shared/config/env.ts';
+import { fetchSecret } from '#shared/config/secrets.ts';
 import { observed } from '#shared/observe.ts';
 import { loadSealKey } from '#shared/domain/auth/seal.ts';
 import { deliverNotificationBatch } from '#shared/domain/notifications/delivery.ts';
@@ -9,7 +10,7 @@ import { deliverNotificationBatch } from '#shared/domain/notifications/delivery.
  * reported per record (partial batch response) so only they come back, after their backoff.
  */
 export const handler = observed(async (event: SQSEvent): Promise<SQSBatchResponse> => {
-  await loadNotifySecrets();
+  await loadNotifySecrets({ fetchSecret });
   await loadSealKey();
   return deliverNotificationBatch(
     event.Records.map((r) => ({

@@ -14,7 +14,7 @@ import { INTAKE_PARAMS } from '../../shared/domain/alarms/adapters.ts';
 import { TASK_ID, TIMESTAMP } from '../../shared/domain/alarms/report.ts';
 import { MAX_CTN_DEPTH, reportSchema } from '../../shared/domain/alarms/report-schemas.ts';
 import { createTaskSchema, taskConfigSchema } from '../../shared/domain/tasks/schemas.ts';
-import { TASK_AUTH_SCHEMA } from '../../shared/http/handler.ts';
+import { TASK_AUTH_SCHEMA } from '../../shared/http/auth/task-schema.ts';
 import { authOf } from './auth.ts';
 import type { RouteDoc } from './routes.ts';
 

@@ -1,5 +1,3 @@
-import { sdkClient } from '../platform.ts';
-
 /**
  * Runtime configuration, parsed once from the environment (on first use, i.e. at cold start) and
  * failing fast on bad values. The local runtime sets these variables before it imports any handler.
@@ -417,24 +415,12 @@ export function parseNotifySecrets(secretString: string): NotifySecrets {
 }
 
 export interface NotifySecretsDeps {
-  /** The SecretString of a Secrets Manager secret; undefined while it has no value. */
+  /**
+   * The SecretString of a Secrets Manager secret; undefined while it has no value (`fetchSecret` of
+   * shared/config/secrets.ts: its own module, so that the functions that read no secret carry no SDK
+   * client nor the tracer through the configuration).
+   */
   fetchSecret(secretId: string, region: string): Promise<string | undefined>;
-}
-
-/**
- * The stack creates the provider secret without a value (the operator puts one): reading it then
- * fails with ResourceNotFoundException, which means "no credentials yet", not a broken consumer.
- */
-export async function fetchSecret(secretId: string, region: string): Promise<string | undefined> {
-  const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  try {
-    const secrets = sdkClient('secretsmanager', (s) => new SecretsManagerClient({ region, ...s }));
-    const out = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
-    return out.SecretString;
-  } catch (err) {
-    if ((err as Error).name === 'ResourceNotFoundException') return undefined;
-    throw err;
-  }
 }
 
 /**
@@ -443,7 +429,7 @@ export async function fetchSecret(secretId: string, region: string): Promise<str
  * value yet overrides nothing. Without the ARN (local runtime, tests) nothing is read. A failed read is
  * not remembered, so the next invocation retries.
  */
-export function loadNotifySecrets(deps: NotifySecretsDeps = { fetchSecret }): Promise<void> {
+export function loadNotifySecrets(deps: NotifySecretsDeps): Promise<void> {
   notifySecretsLoad ??= (async () => {
     const arn = process.env.NOTIFY_SECRETS_ARN;
     if (arn) {

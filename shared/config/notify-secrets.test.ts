@@ -16,6 +16,7 @@ import {
   resetConfig,
   resetNotifySecrets,
 } from './env.ts';
+import { fetchSecret } from './secrets.ts';
 
 /** Provider credentials from the NOTIFY_SECRETS_ARN secret, over the plain variables (no network: fetch injected). */
 const ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:tocsin-notify';
@@ -180,7 +181,7 @@ describe('a provider secret with no value (as the stack creates it)', () => {
       }),
     );
     // Act
-    await loadNotifySecrets();
+    await loadNotifySecrets({ fetchSecret });
     // Assert
     expect(sm.commandCalls(GetSecretValueCommand)).toHaveLength(1);
     expect(() => assertNotifySecretsLoaded()).not.toThrow();
@@ -208,7 +209,7 @@ describe('a provider secret with no value (as the stack creates it)', () => {
       SecretString: '{"DING_WORK_APPSECRET":"sm-ding"}',
     });
     // Act
-    await loadNotifySecrets();
+    await loadNotifySecrets({ fetchSecret });
     // Assert
     expect(config().notify.dingworker?.appSecret).toBe('sm-ding');
   });
@@ -220,7 +221,7 @@ describe('a provider secret with no value (as the stack creates it)', () => {
       Object.assign(new Error('denied'), { name: 'AccessDeniedException' }),
     );
     // Act + Assert
-    await expect(loadNotifySecrets()).rejects.toThrow('denied');
+    await expect(loadNotifySecrets({ fetchSecret })).rejects.toThrow('denied');
     expect(() => assertNotifySecretsLoaded()).toThrow(/loadNotifySecrets/);
   });
 });

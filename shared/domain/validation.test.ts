@@ -1,16 +1,14 @@
 import type { ValidateFunction } from 'ajv';
 import { describe, expect, it } from 'vitest';
-import { validators } from '../generated/validators.ts';
+import {
+  standalone as showWorkflowValidators,
+  validate as validateShowWorkflow,
+} from '../generated/validators/routes/http/workflow/show-workflow.ts';
+import { standalone as taskValidators, validateCreateShape } from '../generated/validators/tasks.ts';
+import { compileCoercingSchema, compileSchema, compileWithAjv } from './compile-schema.ts';
 import { ValidationError } from './errors.ts';
 import { createTaskSchema } from './tasks/schemas.ts';
-import {
-  compileCoercingSchema,
-  compileSchema,
-  compileWithAjv,
-  toFieldErrors,
-  type ValidationMode,
-  validatorKey,
-} from './validation.ts';
+import { toFieldErrors } from './validation.ts';
 import { showWorkflowSchema } from './workflows/schemas.ts';
 
 const schema = {
@@ -78,17 +76,13 @@ describe('schema validation errors', () => {
   });
 });
 
-describe('generated validators (shared/generated/validators.ts)', () => {
-  /** The generated validate function of a schema an entry point compiles, and ajv's compilation of it. */
-  function both(mode: ValidationMode, schema: object): [ValidateFunction, ValidateFunction] {
-    const make = validators[validatorKey(mode, schema)];
-    expect(make, 'no generated validator: run npm run gen:validators').toBeDefined();
-    return [make(), compileWithAjv(mode, schema)];
-  }
-
+describe('generated validators (shared/generated/validators)', () => {
   it('give the field errors of the compiled schema, x-message included (task create body)', () => {
     // Arrange
-    const [generated, compiled] = both('json', createTaskSchema);
+    const [generated, compiled]: ValidateFunction[] = [
+      taskValidators().validateCreateShape,
+      compileWithAjv('json', createTaskSchema),
+    ];
     const body = {
       created_by: '1',
       name: 'x'.repeat(101),
@@ -123,7 +117,10 @@ describe('generated validators (shared/generated/validators.ts)', () => {
 
   it('coerce query strings as the compiled schema does (workflow show)', () => {
     // Arrange
-    const [generated, compiled] = both('coercing', showWorkflowSchema);
+    const [generated, compiled]: ValidateFunction[] = [
+      showWorkflowValidators().validate,
+      compileWithAjv('coercing', showWorkflowSchema),
+    ];
     const good = [{ id: '12' }, { id: '12' }];
     const bad = [{ id: 'x' }, { id: 'x' }];
 
@@ -137,18 +134,18 @@ describe('generated validators (shared/generated/validators.ts)', () => {
     expect(toFieldErrors(compiled.errors)).toEqual(toFieldErrors(generated.errors));
   });
 
-  it('are what compileSchema and compileCoercingSchema use for those schemas', () => {
+  it('are checked validators: field errors thrown, query numbers plain decimals before coercion', () => {
     // Arrange
-    const validateTask = compileSchema(createTaskSchema);
-    const validateShow = compileCoercingSchema(showWorkflowSchema);
     const query: Record<string, unknown> = { id: '7' };
 
     // Act
-    const taskErrors = errorsOf(() => validateTask({}));
-    validateShow(query);
+    const taskErrors = errorsOf(() => validateCreateShape({}));
+    validateShowWorkflow(query);
+    const hex = errorsOf(() => validateShowWorkflow({ id: '0x7' }));
 
     // Assert
     expect(taskErrors?.errors).toContainEqual({ field: 'name', message: 'is required' });
     expect(query.id).toBe(7);
+    expect(hex?.errors).toEqual([{ field: 'id', message: 'must be an integer' }]);
   });
 });

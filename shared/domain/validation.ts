@@ -1,19 +1,16 @@
-import { createHash } from 'node:crypto';
-import { createRequire } from 'node:module';
-import type { Ajv, ErrorObject, Options, ValidateFunction } from 'ajv';
-import { validators as generated } from '../generated/validators.ts';
+import type { ErrorObject, Options, ValidateFunction } from 'ajv';
 import { type FieldError, ValidationError } from './errors.ts';
 
 /**
  * JSON Schema validation shared by every module; error objects are turned into `{field, message}`
  * pairs with dotted field paths.
  *
- * No schema is compiled at cold start: `npm run gen:validators` imports every Lambda entry point,
- * records the schemas they hand to `compileSchema`/`compileCoercingSchema` and writes ajv standalone
- * code for each to shared/generated/validators.ts (a unit test fails when that file is stale). A
- * validator is resolved on its first use: the generated function of its schema, or, for a schema the
- * generator has not seen (tests, or a schema changed without regenerating), ajv compiles it then,
- * ajv's compiler being loaded only at that moment.
+ * No schema is compiled in a function: `npm run gen:validators` writes ajv standalone code for every
+ * schema the runtime validates with, one file per route and one per module that validates (under
+ * shared/generated/validators, a unit test fails when one is stale), and each is imported by the one
+ * module that uses it, so a function's bundle carries the validators of its own routes only. The code
+ * here turns a generated validate function into a `Validator` (`checked`). Compiling a schema at run
+ * time is for tests and the local tools only (compile-schema.ts, which no function may import).
  */
 export type ValidationMode = 'json' | 'coercing';
 
@@ -104,99 +101,44 @@ export function toFieldErrors(errors: ErrorObject[] | null | undefined): FieldEr
   return out;
 }
 
-/** JSON text of a value with object keys sorted (JSON.stringify's rules otherwise). */
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map((v) => stableJson(v ?? null)).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const fields = Object.keys(value)
-      .sort()
-      .filter((k) => {
-        const v = (value as Record<string, unknown>)[k];
-        return v !== undefined && typeof v !== 'function' && typeof v !== 'symbol';
-      })
-      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`);
-    return `{${fields.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
-
-/** The name of a schema's generated validator: SHA-1 of the mode and the schema's stable JSON. */
-export function validatorKey(mode: ValidationMode, schema: object): string {
-  return createHash('sha1')
-    .update(`${mode}\n${stableJson(schema)}`)
-    .digest('hex');
-}
-
-type CompileListener = (mode: ValidationMode, schema: object) => void;
-let listener: CompileListener | undefined;
-
-/** The generator's hook: `listener` hears every schema compiled from now on (undefined: stop). */
-export function onCompile(fn: CompileListener | undefined): void {
-  listener = fn;
-}
-
-const ajvs: Partial<Record<ValidationMode, Ajv>> = {};
-
-/** Ajv's compiler, for schemas without generated code (loaded on the first such schema only). */
-export function compileWithAjv(mode: ValidationMode, schema: object): ValidateFunction {
-  if (!ajvs[mode]) {
-    // esbuild turns this `require` into its lazily evaluated copy of ajv; unbundled ESM has none.
-    const { Ajv: AjvClass } = (
-      typeof require === 'function' ? require('ajv') : createRequire(import.meta.url)('ajv')
-    ) as { Ajv: typeof Ajv };
-    ajvs[mode] = new AjvClass(AJV_OPTIONS[mode]);
-  }
-  return ajvs[mode].compile(schema);
-}
-
-function validatorFor(mode: ValidationMode, schema: object): Validator {
-  listener?.(mode, schema);
-  let fn: ValidateFunction | undefined;
-  return (value) => {
-    fn ??= generated[validatorKey(mode, schema)]?.() ?? compileWithAjv(mode, schema);
-    if (!fn(value)) throw new ValidationError(toFieldErrors(fn.errors));
-  };
-}
-
-/** A validator for JSON input (types must match exactly). */
-export function compileSchema(schema: object): Validator {
-  return validatorFor('json', schema);
-}
-
-/** The decimal forms a query or form value of a number field may take (ajv alone would take `0x1`, ` 1`, `1e3`). */
-const DECIMAL = { integer: /^-?[0-9]{1,400}$/, number: /^-?[0-9]{1,400}(?:\.[0-9]{1,400})?$/ };
-
 /**
- * The number fields of an object schema whose value is a string that is no plain decimal: such a
- * value is refused (422 `must be an integer` / `must be a number`) before ajv would coerce it.
+ * The number fields of an object schema's top level (not those a string may fill): a query or form
+ * value of one must be a plain decimal.
  */
-function strictNumbers(schema: object): (value: unknown) => void {
+export type NumericFields = [name: string, type: 'integer' | 'number'][];
+
+export function numericFields(schema: object): NumericFields {
   const props = (schema as { properties?: Record<string, { type?: string | string[] }> }).properties ?? {};
-  const numeric: [string, 'integer' | 'number'][] = [];
+  const numeric: NumericFields = [];
   for (const [name, p] of Object.entries(props)) {
     const types = Array.isArray(p.type) ? p.type : [p.type];
     if (types.includes('string')) continue;
     if (types.includes('integer')) numeric.push([name, 'integer']);
     else if (types.includes('number')) numeric.push([name, 'number']);
   }
-  return (value) => {
-    if (!value || typeof value !== 'object') return;
-    const errors = numeric.flatMap(([name, type]) => {
-      const v = (value as Record<string, unknown>)[name];
-      return typeof v === 'string' && !DECIMAL[type].test(v)
-        ? [{ field: name, message: type === 'integer' ? 'must be an integer' : 'must be a number' }]
-        : [];
-    });
-    if (errors.length) throw new ValidationError(errors);
-  };
+  return numeric;
 }
 
-/** A validator for query-string / form input (decimal strings become numbers; `0x1` is refused). */
-export function compileCoercingSchema(schema: object): Validator {
-  const check = strictNumbers(schema);
-  const validate = validatorFor('coercing', schema);
+/** The decimal forms a query or form value of a number field may take (ajv alone would take `0x1`, ` 1`, `1e3`). */
+const DECIMAL = { integer: /^-?[0-9]{1,400}$/, number: /^-?[0-9]{1,400}(?:\.[0-9]{1,400})?$/ };
+
+/**
+ * A `Validator` of an ajv validate function: throws ValidationError (422) with the field errors.
+ * `numeric` (query strings and form bodies, whose validate function coerces decimal strings to
+ * numbers): those fields' string values must be plain decimals, else 422 `must be an integer` /
+ * `must be a number` before ajv would coerce them.
+ */
+export function checked(validate: ValidateFunction, numeric?: NumericFields): Validator {
   return (value) => {
-    check(value);
-    validate(value);
+    if (numeric?.length && value && typeof value === 'object') {
+      const errors = numeric.flatMap(([name, type]) => {
+        const v = (value as Record<string, unknown>)[name];
+        return typeof v === 'string' && !DECIMAL[type].test(v)
+          ? [{ field: name, message: type === 'integer' ? 'must be an integer' : 'must be a number' }]
+          : [];
+      });
+      if (errors.length) throw new ValidationError(errors);
+    }
+    if (!validate(value)) throw new ValidationError(toFieldErrors(validate.errors));
   };
 }

@@ -2,7 +2,12 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterEach, describe, expect, it } from 'vitest';
 import { handler as getHealth } from '../../functions/http/health/get-health.ts';
 import { documentResponse, REFERENCE_CSP, referenceResponse, serverUrl } from './docs.ts';
-import { httpHandler, TASK_AUTH_SCHEMA } from './handler.ts';
+import { compileSchema } from '../domain/compile-schema.ts';
+import { anyone } from './auth/public.ts';
+import { taskAuth } from './auth/task.ts';
+import { TASK_AUTH_SCHEMA } from './auth/task-schema.ts';
+import { httpHandler } from './handler.ts';
+import { jsonBody, noInput } from './input.ts';
 import { logged } from '../testing/logs.ts';
 
 const event = (over: { domainName?: string; apiId?: string; rawPath?: string }): APIGatewayProxyEventV2 =>
@@ -96,7 +101,7 @@ describe('httpHandler spec and raw responses', () => {
     // Arrange
     const schema = { type: 'object', properties: { n: { type: 'integer' } } };
     const h = httpHandler(
-      { auth: 'app+task', input: 'json', schema, refusalsAsHttp200: true },
+      { auth: taskAuth, input: jsonBody, schema, validate: compileSchema(schema), refusalsAsHttp200: true },
       async () => ({}),
     );
     // Act / Assert
@@ -117,15 +122,15 @@ describe('httpHandler spec and raw responses', () => {
 
   it('passes a raw result through and keeps the envelope for errors and other handlers', async () => {
     // Arrange
-    const raw = httpHandler({ auth: 'none', input: 'none', rawResponse: true }, async () => ({
+    const raw = httpHandler({ auth: anyone, input: noInput, rawResponse: true }, async () => ({
       statusCode: 200,
       headers: { 'content-type': 'text/plain' },
       body: 'hello',
     }));
-    const failing = httpHandler({ auth: 'none', input: 'none', rawResponse: true }, async () => {
+    const failing = httpHandler({ auth: anyone, input: noInput, rawResponse: true }, async () => {
       throw new Error('boom');
     });
-    const enveloped = httpHandler({ auth: 'none', input: 'none' }, async () => ({ a: 1 }));
+    const enveloped = httpHandler({ auth: anyone, input: noInput }, async () => ({ a: 1 }));
     // Act
     const local = event({ apiId: 'local' });
     const [[r1, r2, r3], errors] = await logged('error', () =>
@@ -154,7 +159,7 @@ describe('httpHandler spec and raw responses', () => {
 
   it('adds HSTS on AWS (HTTPS) and keeps a cache-control a route sets itself', async () => {
     // Arrange
-    const cached = httpHandler({ auth: 'none', input: 'none', rawResponse: true }, async () => ({
+    const cached = httpHandler({ auth: anyone, input: noInput, rawResponse: true }, async () => ({
       statusCode: 200,
       headers: { 'Cache-Control': 'public, max-age=300' },
       body: '{}',

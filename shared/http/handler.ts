@@ -1,72 +1,70 @@
-import middy from '@middy/core';
+import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type { App, Grant } from '../domain/auth/apps.ts';
-import { loadSealKey } from '../domain/auth/seal.ts';
-import { authenticateTask } from '../domain/tasks/authenticate.ts';
-import { config } from '../config/env.ts';
 import type { SignedInPerson } from '../domain/auth/sessions.ts';
-import { getUser } from '../domain/directory/repository.ts';
-import { BadRequestError, NotFoundError } from '../domain/errors.ts';
-import { OPERATOR } from '../domain/tasks/access.ts';
 import type { Task } from '../domain/tasks/model.ts';
-import { compileCoercingSchema, compileSchema, type Validator } from '../domain/validation.ts';
-import { isRawJson, parseJson as parseLossless } from '../json.ts';
+import type { Validator } from '../domain/validation.ts';
 import { logger } from '../log.ts';
-import { count, flushMetrics } from '../metrics.ts';
+import { flushMetrics } from '../metrics.ts';
 import { errorResponse, okResponse } from './envelope.ts';
-import { type HttpEvent, type HttpResult, header, rawBody } from './event.ts';
-import { actAs, authenticateRequestApp, requireGrant } from './app-auth.ts';
+import type { HttpEvent, HttpResult } from './event.ts';
+import type { Input, InputSource } from './input.ts';
 import { securityHeaders } from './security-headers.ts';
-import { authenticatePerson, hasSessionCookie } from './session.ts';
 
 export { type HttpEvent, type HttpResult, header, MAX_BODY_BYTES, rawBody } from './event.ts';
 
 /**
- * Where a handler's input comes from:
- * - `query`: the query string (GET);
- * - `json`: a JSON body;
- * - `form-or-query`: a form-encoded (or JSON) body merged over the query string (DELETE);
- * - `any-json`: a JSON body whatever the content type says (alarm senders: many existing shell
- *   clients post JSON with `curl -d`, which labels it form-encoded, or with no content type at all),
- *   parsed losslessly (numbers keep their digits: see shared/json.ts).
- * Numbers in the query string and form bodies are coerced (API guide §1.4); JSON keeps its types.
- */
-export type InputSource = 'none' | 'query' | 'json' | 'any-json' | 'form-or-query';
-
-/**
- * How a route authenticates:
- * - `app`: application auth only; `app+task`: plus task auth on id/timestamp/sign; `none`: public;
- * - `alarm`: an alarm intake (`/alarm/report`, the monitor adapters): no application auth, the use
- *   case authenticates with the task token or the intake token (API guide §3.3, §3.4); refusals are counted
- *   in the `AlarmsRefused` metric;
- * - `app|person`: an interface route the console calls too: application auth exactly as `app`, or a
- *   signed-in person (the session cookie), who then is the acting user;
- * - `reader`: a route beyond the interface: an app holding the grant `read` (`operate` where the
- *   route changes something: HandlerOptions.grant; `admin` includes both), acting as the `uid` it
+ * How a route authenticates, by the name the route table (infra/definitions.ts) and the OpenAPI
+ * document give it; each is a module of shared/http/auth that the route's handler names:
+ * - `none` (`anyone`, auth/public.ts): public;
+ * - `app` (`appAuth`, auth/app.ts): application auth only; `app+task` (`taskAuth`, auth/task.ts): plus
+ *   task auth on id/timestamp/sign;
+ * - `alarm` (`alarmSender`, auth/alarm.ts): an alarm intake (`/alarm/report`, the monitor adapters): no
+ *   application auth, the use case authenticates with the task token or the intake token (API guide
+ *   §3.3, §3.4); refusals are counted in the `AlarmsRefused` metric;
+ * - `app|person` (`appOrPerson`, auth/app-or-person.ts): an interface route the console calls too:
+ *   application auth exactly as `app`, or a signed-in person (the session cookie), who then is the
+ *   acting user;
+ * - `reader` (`reader`, auth/reader.ts): a route beyond the interface: an app holding the grant `read`
+ *   (`operate` where the route changes something; `admin` includes both), acting as the `uid` it
  *   names, or a signed-in person (the acting user whatever `uid` says);
- * - `admin`: a deployment-wide route (dead letters): an app holding the grant `admin`, or a signed-in
- *   person (the use case requires role 9);
- * - `person`: a signed-in person only (their own password, sign out).
+ * - `admin` (`adminAuth`, auth/reader.ts): a deployment-wide route (dead letters): an app holding the
+ *   grant `admin`, or a signed-in person (the use case requires role 9);
+ * - `person` (`personAuth`, auth/person.ts): a signed-in person only (their own password, sign out).
  */
 export type AuthKind = 'none' | 'app' | 'app+task' | 'alarm' | 'app|person' | 'reader' | 'admin' | 'person';
 
-export interface HandlerOptions {
-  auth: AuthKind;
+/** The input field that names the acting user (`uid` of the read routes, `created_by` of the workflow operations). */
+export type Actor = 'uid' | 'created_by';
+
+/**
+ * An authentication mode: what it checks at each step of a request (every step is optional). The
+ * factory runs them in this order, around the reading and the validation of the input:
+ * `caller` -> the input is read -> `admit` -> the route's schema -> `act` -> the handler body.
+ */
+export interface Authentication {
+  readonly kind: AuthKind;
   /**
-   * The input field that names the acting user (`uid` of the read routes, `created_by` of the
-   * workflow operations). With a session it is set to the signed-in person, whatever the request
-   * says: the console never names who acts. Default `uid` for `reader` and `admin`.
+   * The input field that names the acting user. With a session it is set to the signed-in person,
+   * whatever the request says: the console never names who acts.
    */
-  actor?: 'uid' | 'created_by';
-  input: InputSource;
-  /** JSON Schema of the input (the task-auth parameters are checked by the factory). */
-  schema?: object;
-  /**
-   * The grant an app needs on a `reader` route (default `read`): `operate` for the routes that change
-   * something. On an `app|person` route: the grant an app needs when the deployment sets
-   * STRICT_APP_GRANTS (the interface's workflow routes).
-   */
-  grant?: Grant;
+  readonly actor?: Actor;
+  /** The grant the route names (the OpenAPI document's `x-tocsin-grant`), if it names one. */
+  readonly grant?: Grant;
+  /** Before the input is read: who calls (sets `ctx.app` or `ctx.person`; 401, 403). */
+  caller?(ctx: RequestContext): Promise<void>;
+  /** The input read, before the route's schema checks it (the task of `app+task`, the acting person). */
+  admit?(input: Record<string, unknown>, ctx: RequestContext, source: Input): Promise<void> | void;
+  /** The input valid: whom an app acts as. */
+  act?(input: Record<string, unknown>, ctx: RequestContext): Promise<void> | void;
+  /** A refusal's answer, before it leaves. */
+  refused?(response: HttpResult): void;
+}
+
+interface Answering {
+  auth: Authentication;
+  /** Where the input comes from (shared/http/input.ts). */
+  input: Input;
   /** `msg` of a successful response (default `success`). */
   successMessage?: string;
   /**
@@ -83,12 +81,21 @@ export interface HandlerOptions {
 }
 
 /**
+ * What a route declares. `schema` is its input's JSON Schema (the task-auth parameters are checked by
+ * `taskAuth`), `validate` the validator generated from it (`npm run gen:validators` writes it to
+ * shared/generated/validators/routes/, beside the path of the handler under functions/; the handler
+ * imports it). Both or neither.
+ */
+export type HandlerOptions = Answering &
+  ({ schema?: undefined; validate?: undefined } | { schema: object; validate: Validator });
+
+/**
  * What a handler made by `httpHandler` declares about its input, read by the OpenAPI generator
  * (scripts/gen-openapi.ts) from the handler's read-only `spec` property.
  */
 export interface HandlerSpec {
   auth: AuthKind;
-  actor?: 'uid' | 'created_by';
+  actor?: Actor;
   grant?: Grant;
   input: InputSource;
   schema?: object;
@@ -121,161 +128,74 @@ export interface RequestContext {
   event: HttpEvent;
 }
 
-/** The task-auth parameters (API guide §3.2), checked by the factory before the handler's schema. */
-export const TASK_AUTH_SCHEMA = {
-  type: 'object',
-  required: ['id', 'timestamp', 'sign'],
-  properties: {
-    id: { type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER },
-    timestamp: { type: ['integer', 'string'], pattern: '^[0-9]{1,12}$' },
-    sign: { type: 'string', minLength: 1, maxLength: 128 },
-  },
-};
-const taskAuthJson = compileSchema(TASK_AUTH_SCHEMA);
-const taskAuthCoercing = compileCoercingSchema(TASK_AUTH_SCHEMA);
-
-export function parseJson(body: string, lossless = false): Record<string, unknown> {
-  if (body.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = lossless ? parseLossless(body) : JSON.parse(body);
-  } catch {
-    throw new BadRequestError('request body is not valid JSON');
-  }
-  // (a number kept as written is an object too, without being one)
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed) || isRawJson(parsed)) {
-    throw new BadRequestError('request body must be a JSON object');
-  }
-  return parsed as Record<string, unknown>;
-}
-
-/** Reads the request input per its source; throws 400/413 on malformed bodies. */
-export function readInput(event: HttpEvent, source: InputSource): Record<string, unknown> {
-  const query = { ...(event.queryStringParameters ?? {}) } as Record<string, unknown>;
-  if (source === 'none') return {};
-  if (source === 'query') return query;
-  const body = rawBody(event);
-  if (source === 'any-json') return parseJson(body, true);
-  const type = (header(event, 'content-type') ?? '').split(';')[0].trim().toLowerCase();
-  if (source === 'json') {
-    if (body.trim() !== '' && type !== 'application/json') {
-      throw new BadRequestError('content type must be application/json');
-    }
-    return parseJson(body);
-  }
-  // form-or-query
-  if (body.trim() === '') return query;
-  if (type === 'application/x-www-form-urlencoded') {
-    return { ...query, ...Object.fromEntries(new URLSearchParams(body)) };
-  }
-  if (type === 'application/json') return { ...query, ...parseJson(body) };
-  throw new BadRequestError('content type must be application/x-www-form-urlencoded or application/json');
-}
-
-/** The grant an app needs for a route, if any (`reader` and `admin` routes; strict workflow routes). */
-export function grantFor(kind: AuthKind, options: Pick<HandlerOptions, 'grant'>): Grant | undefined {
-  if (kind === 'admin') return 'admin';
-  if (kind === 'reader') return options.grant ?? 'read';
-  if (kind === 'app|person' && options.grant && config().strictAppGrants) return options.grant;
-  return undefined;
-}
-
 interface State {
   input: Record<string, unknown>;
   ctx: RequestContext;
 }
+/** A Lambda context, with the request's state once the `context` middleware made it. */
+type RouteContext = Context & { state?: State };
+type Step = MiddlewareObj<HttpEvent, HttpResult, Error, RouteContext>;
+
+/** A middleware of one `before` step on the request's state. */
+const before = (name: string, fn: (state: State) => Promise<void> | void): Step => ({
+  name,
+  before: (request) => fn(request.context.state as State),
+});
 
 /**
- * The one factory every HTTP endpoint is built with. It owns the middy chain: input parsing,
- * application auth, task auth, schema validation (ajv, compiled once), error mapping to the
- * envelope and JSON serialization. The handler body only calls one domain function. The returned
- * handler carries its options as `spec` (read-only; see HandlerSpec).
+ * The answer, whatever happened: the envelope of an error (the route's `refused` hook sees it; with
+ * `refusalsAsHttp200`, HTTP 200 but for 413 and 5xx), the security headers, the metrics of the
+ * invocation. The outermost middleware, so it sees every error of the others.
+ */
+function answer(options: Answering): Step {
+  return {
+    name: 'answer',
+    after: async (request) => {
+      securityHeaders(request.event, request.response ?? undefined);
+      flushMetrics();
+    },
+    onError: async (request) => {
+      request.response = errorResponse(request.error, request.context.awsRequestId);
+      securityHeaders(request.event, request.response);
+      const status = request.response.statusCode ?? 500;
+      options.auth.refused?.(request.response);
+      flushMetrics();
+      if (options.refusalsAsHttp200 && status < 500 && status !== 413) request.response.statusCode = 200;
+    },
+  };
+}
+
+/**
+ * The one factory every HTTP endpoint is built with. It owns the middy chain, each middleware a step a
+ * route opts in to: the answer (error envelope, security headers, metrics), the authentication mode the
+ * route names (its `caller`, `admit` and `act` steps), the input source it names, its generated
+ * validator. The handler body only calls one domain function. The returned handler carries its
+ * options as `spec` (read-only; see HandlerSpec).
  */
 export function httpHandler<TInput, TOutput>(
   options: HandlerOptions,
   fn: (input: TInput, ctx: RequestContext) => Promise<TOutput>,
 ) {
-  const coerce = options.input === 'query' || options.input === 'form-or-query';
-  const validate: Validator | undefined = options.schema
-    ? coerce
-      ? compileCoercingSchema(options.schema)
-      : compileSchema(options.schema)
-    : undefined;
-  const validateTaskAuth = coerce ? taskAuthCoercing : taskAuthJson;
-  const actor = options.actor ?? (options.auth === 'reader' || options.auth === 'admin' ? 'uid' : undefined);
-
-  const authAndValidate: middy.MiddlewareObj<HttpEvent, HttpResult, Error, Context & { state?: State }> = {
-    before: async (request) => {
-      logger.addContext(request.context);
-      const event = request.event;
-      const ctx: RequestContext = { requestId: request.context.awsRequestId, event, cookies: [] };
-      const kind = options.auth;
-      // An app signs its requests; a browser with a session sends its cookie. A request carrying app
-      // headers is an app's, whatever cookie came with it.
-      const asPerson =
-        kind === 'person' ||
-        ((kind === 'app|person' || kind === 'reader' || kind === 'admin') &&
-          header(event, 'x-app-id') === undefined &&
-          hasSessionCookie(event));
-      // A route an app may call reads sealed values (the app's token, a task's secret and tokens)
-      // whoever calls it: the key, once per container. The person-only routes read none.
-      if (kind !== 'none' && kind !== 'alarm' && kind !== 'person') await loadSealKey();
-      if (asPerson) {
-        const signedIn = await authenticatePerson(event);
-        ctx.person = signedIn.person;
-        ctx.session = { id: signedIn.id, hash: signedIn.hash };
-      } else if (kind !== 'none' && kind !== 'alarm') {
-        ctx.app = await authenticateRequestApp(event);
-        const grant = grantFor(kind, options);
-        if (grant) requireGrant(ctx.app, grant);
-      }
-      const input = readInput(event, options.input);
-      if (kind === 'app+task') {
-        validateTaskAuth(input);
-        ctx.task = await authenticateTask(
-          input as unknown as { id: number; timestamp: string; sign: string },
-        );
-      }
-      if (ctx.person && actor) input[actor] = ctx.person.uid;
-      validate?.(input);
-      if (ctx.app)
-        actAs(ctx.app, actor && input[actor] !== undefined ? Number(input[actor]) : undefined, event);
-      if (
-        ctx.app &&
-        actor === 'uid' &&
-        (kind === 'reader' || kind === 'admin') &&
-        ctx.app.grants.includes('admin')
-      ) {
-        // The super administrator's powers: the named user must exist, then the request runs as the
-        // operator, who sees every task (shared/domain/tasks/access.ts).
-        const uid = Number(input.uid);
-        if (!(await getUser(uid))) throw new NotFoundError(`user [${uid}] not found`);
-        input.uid = OPERATOR;
-      }
-      request.context.state = { input, ctx };
-    },
-  };
-
-  const handler = middy<HttpEvent, HttpResult, Error, Context & { state?: State }>()
-    .use(authAndValidate)
+  const { auth, input, validate } = options;
+  const handler = middy<HttpEvent, HttpResult, Error, RouteContext>()
+    .use(answer(options))
     .use({
-      after: async (request) => {
-        securityHeaders(request.event, request.response);
-        flushMetrics();
-      },
-      onError: async (request) => {
-        request.response = errorResponse(request.error, request.context.awsRequestId);
-        securityHeaders(request.event, request.response);
-        const status = request.response.statusCode ?? 500;
-        if (options.auth === 'alarm') {
-          // Refused alarm reports by envelope code (the accepted ones are counted by the pipeline).
-          const code = (JSON.parse(String(request.response.body)) as { code: number }).code;
-          count('AlarmsRefused', { code });
-        }
-        flushMetrics();
-        if (options.refusalsAsHttp200 && status < 500 && status !== 413) request.response.statusCode = 200;
+      name: 'context',
+      before: (request) => {
+        logger.addContext(request.context);
+        const ctx = { requestId: request.context.awsRequestId, event: request.event, cookies: [] };
+        request.context.state = { input: {}, ctx };
       },
     })
+    .use(before('caller', ({ ctx }) => auth.caller?.(ctx)))
+    .use(
+      before('input', (state) => {
+        state.input = input.read(state.ctx.event);
+      }),
+    )
+    .use(before('admit', ({ input: read, ctx }) => auth.admit?.(read, ctx, input)))
+    .use(before('validate', ({ input: read }) => validate?.(read)))
+    .use(before('act', ({ input: read, ctx }) => auth.act?.(read, ctx)))
     .handler(async (_event, context) => {
       const state = context.state as State;
       const out = await fn(state.input as TInput, state.ctx);
@@ -286,10 +206,10 @@ export function httpHandler<TInput, TOutput>(
       return result;
     });
   const spec: HandlerSpec = Object.freeze({
-    auth: options.auth,
-    ...(actor ? { actor } : {}),
-    ...(options.grant ? { grant: options.grant } : {}),
-    input: options.input,
+    auth: auth.kind,
+    ...(auth.actor ? { actor: auth.actor } : {}),
+    ...(auth.grant ? { grant: auth.grant } : {}),
+    input: input.source,
     ...(options.schema ? { schema: options.schema } : {}),
     ...(options.successMessage ? { successMessage: options.successMessage } : {}),
     refusalsAsHttp200: options.refusalsAsHttp200 === true,

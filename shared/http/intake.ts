@@ -9,7 +9,10 @@ import {
 import type { ReportAnswer } from '../domain/alarms/report.ts';
 import type { HeartbeatPinged } from '../domain/alarms/responses.ts';
 import type { Task } from '../domain/tasks/model.ts';
-import { type HttpEvent, header, httpHandler, parseJson, rawBody } from './handler.ts';
+import { alarmSender } from './auth/alarm.ts';
+import { anyone } from './auth/public.ts';
+import { type HttpEvent, header, httpHandler, rawBody } from './handler.ts';
+import { noInput, parseJson } from './input.ts';
 
 /** What an adapter reads of a request (each part parsed on demand). */
 export interface IntakeRequest {
@@ -65,7 +68,7 @@ function adapterHandler<T extends IntakeAnswer | ReportAnswer>(
   toAlarms: (req: IntakeRequest) => IntakeAlarm[],
   single: boolean,
 ) {
-  return httpHandler<unknown, T>({ auth: 'alarm', input: 'none' }, async (_input, ctx) => {
+  return httpHandler<unknown, T>({ auth: alarmSender, input: noInput }, async (_input, ctx) => {
     const { task, req } = await intakeTask(ctx.event);
     const level = requestLevel(req.query);
     const answer = await acceptAlarms(task, toAlarms(req), level);
@@ -75,7 +78,7 @@ function adapterHandler<T extends IntakeAnswer | ReportAnswer>(
 
 /** `GET|POST /alarm/heartbeat`: a task's ping (its dead man's switch). */
 export const heartbeatHandler = httpHandler<unknown, HeartbeatPinged>(
-  { auth: 'none', input: 'none' },
+  { auth: anyone, input: noInput },
   async (_i, ctx) => {
     const { task } = await intakeTask(ctx.event);
     return ping(task);

@@ -142,7 +142,7 @@ async function inputFor(handlerFile: string, raw: Record<string, string | undefi
   const { handler } = (await import(/* @vite-ignore */ `../../${handlerFile}`)) as {
     handler: { spec: { schema?: object } };
   };
-  const { compileCoercingSchema } = await import('../domain/validation.ts');
+  const { compileCoercingSchema } = await import('../domain/compile-schema.ts');
   const { OPERATOR } = await import('../domain/tasks/access.ts');
   const input: Record<string, unknown> = { uid: '1' };
   for (const [k, v] of Object.entries(raw)) if (v !== undefined) input[k] = v;

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createApp } from '../domain/auth/apps.ts';
 import { loadSealKey } from '../domain/auth/seal.ts';
-import { importDirectory } from '../domain/directory/service.ts';
+import { importDirectory } from '../domain/directory/import.ts';
 import { ValidationError } from '../domain/errors.ts';
 import { AUTH_USAGE, authCommand } from './admin-auth.ts';
 import { view, VIEW_OPTIONS } from './admin-views.ts';
@@ -89,7 +89,7 @@ async function main() {
   } else if (command === 'backfill' && rest.length === 0) {
     const { backfillTaskIndex } = await import('../domain/tasks/list.ts');
     const { backfillWorkflowIndex } = await import('../domain/workflows/list.ts');
-    const { backfillUserSignInIndex } = await import('../domain/directory/service.ts');
+    const { backfillUserSignInIndex } = await import('../domain/directory/import.ts');
     const tasks = await backfillTaskIndex();
     const workflows = await backfillWorkflowIndex();
     const users = await backfillUserSignInIndex();

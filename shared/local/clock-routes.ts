@@ -4,7 +4,10 @@ import { config } from '../config/env.ts';
 import { queueUrl } from '../messaging/sqs.ts';
 import { localSqsClient } from './queues.ts';
 import { advanceClock, clockOffsetSeconds, nowSeconds } from '../clock.ts';
+import { compileSchema } from '../domain/compile-schema.ts';
+import { anyone } from '../http/auth/public.ts';
 import { httpHandler } from '../http/handler.ts';
+import { jsonBody, noInput } from '../http/input.ts';
 import { loadHandler } from './lambda.ts';
 import { lambdaContext } from './lambda.ts';
 import { schedule } from '../../infra/consumers.ts';
@@ -23,13 +26,13 @@ const schema = {
 export const handler = async (event: { requestContext: { http: { method: string } } }, context: unknown) =>
   event.requestContext.http.method === 'GET' ? show(event, context) : advance(event, context);
 
-const show = httpHandler({ auth: 'none', input: 'none' }, async () => ({
+const show = httpHandler({ auth: anyone, input: noInput }, async () => ({
   now: nowSeconds(),
   offset_seconds: clockOffsetSeconds(),
 }));
 
 const advance = httpHandler<{ advance_seconds: number }, unknown>(
-  { auth: 'none', input: 'json', schema },
+  { auth: anyone, input: jsonBody, schema, validate: compileSchema(schema) },
   async (input) => {
     advanceClock(input.advance_seconds);
     const run = await loadHandler(schedule.handler);

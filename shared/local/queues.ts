@@ -93,7 +93,15 @@ export async function startQueues(
     child.once('message', (m) => resolve(m as EmulatorStarted));
     child.once('exit', (code, signal) => failed(`its process exited (${signal ?? code})`));
     child.once('error', (err) => failed(err.message));
-    child.send({ type: 'start', port, region, dataDir, release, module: emulator, journal } satisfies EmulatorStart);
+    child.send({
+      type: 'start',
+      port,
+      region,
+      dataDir,
+      release,
+      module: emulator,
+      journal,
+    } satisfies EmulatorStart);
   });
   if (answer.type !== 'started') {
     stopping = true;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { importDirectory } from '../../shared/domain/directory/service.ts';
+import { importDirectory } from '../../shared/domain/directory/import.ts';
 import { type AppAuth, advanceClock, api, appHeaders, boundAppHeaders } from '../support/client.ts';
 import { addPeople, admin, send, until } from '../support/people.ts';
 import { ADMIN_APP } from '../support/seed.ts';

@@ -6,7 +6,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
 import { isSealed } from '../../shared/domain/auth/seal.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
-import { importDirectory } from '../../shared/domain/directory/service.ts';
+import { importDirectory } from '../../shared/domain/directory/import.ts';
 import { maskRobot } from '../../shared/domain/channels/redact.ts';
 import type { AlarmMessage, NotificationJob } from '../../shared/contracts/messages.ts';
 import { enqueue } from '../../shared/messaging/sqs.ts';

@@ -6,7 +6,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { type Key, type Limits, lock, takeSlot } from '../../shared/domain/auth/lockout.ts';
 import { hashPassword } from '../../shared/domain/auth/passwords.ts';
 import { loadSealKey } from '../../shared/domain/auth/seal.ts';
-import { importDirectory } from '../../shared/domain/directory/service.ts';
+import { importDirectory } from '../../shared/domain/directory/import.ts';
 import { failedTry, goodTry, takeTries } from '../../shared/domain/signin/throttle.ts';
 import { advanceClock, serviceNow } from '../support/client.ts';
 import { addPeople, admin, Browser } from '../support/people.ts';

@@ -3,7 +3,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
-import { importDirectory } from '../../shared/domain/directory/service.ts';
+import { importDirectory } from '../../shared/domain/directory/import.ts';
 import { advanceClock } from '../support/client.ts';
 import { addPeople, admin, Browser, send } from '../support/people.ts';
 import { createTask } from '../support/tasks.ts';

@@ -4,7 +4,7 @@ import { config } from '../../shared/config/env.ts';
 import { type ClaimLink, linkKey, readClaimToken } from '../../shared/domain/auth/claim-token.ts';
 import { loadSealKey } from '../../shared/domain/auth/seal.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
-import { importDirectory } from '../../shared/domain/directory/service.ts';
+import { importDirectory } from '../../shared/domain/directory/import.ts';
 import { call, serviceNow } from './client.ts';
 import { FakeClient, type FakeMail } from './fakes.ts';
 import { type Answer, addPeople, type Send, send, type TestPerson } from './people.ts';

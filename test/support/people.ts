@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { inject } from 'vitest';
 import { setPasswordByOperator } from '../../shared/domain/signin/signin.ts';
-import { importDirectory } from '../../shared/domain/directory/service.ts';
+import { importDirectory } from '../../shared/domain/directory/import.ts';
 import { projectRoot } from '../../shared/local/paths.ts';
 import { baseUrl } from './client.ts';
 import { checkAnswer } from './openapi-check.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { changeGrant, putApp } from '../../shared/domain/auth/apps.ts';
-import { importDirectory } from '../../shared/domain/directory/service.ts';
+import { importDirectory } from '../../shared/domain/directory/import.ts';
 
 /**
  * The app every test signs with (created in the stack by the global setup). It holds the grant

@@ -1,6 +1,9 @@
 import { configureHeartbeat, type HeartbeatSetting } from '#shared/domain/alarms/heartbeat.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { HeartbeatSet } from '#shared/domain/alarms/responses.ts';
+import { taskAuth } from '#shared/http/auth/task.ts';
+import { jsonBody } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/alarmtask/heartbeat-task.ts';
 
 const schema = {
   type: 'object',
@@ -18,6 +21,6 @@ const schema = {
 
 /** PUT /alarmtask/heartbeat: expect an alarm or ping every `interval` minutes (0 turns it off). */
 export const handler = httpHandler<HeartbeatSetting, HeartbeatSet>(
-  { auth: 'app+task', input: 'json', schema },
+  { auth: taskAuth, input: jsonBody, schema, validate },
   (input, ctx) => configureHeartbeat(ctx.task!, input),
 );

@@ -1,6 +1,9 @@
 import { issueIntakeToken } from '#shared/domain/alarms/intake.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { FixedSignSet, IntakeTokenSet } from '#shared/domain/alarms/responses.ts';
+import { taskAuth } from '#shared/http/auth/task.ts';
+import { jsonBody } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/alarmtask/intake-token.ts';
 
 const schema = {
   type: 'object',
@@ -15,6 +18,6 @@ const schema = {
  * or turn the original's fixed signature on or off (`fixed_sign`).
  */
 export const handler = httpHandler<{ revoke?: number; fixed_sign?: number }, IntakeTokenSet | FixedSignSet>(
-  { auth: 'app+task', input: 'json', schema },
+  { auth: taskAuth, input: jsonBody, schema, validate },
   (input, ctx) => issueIntakeToken(ctx.task!, input),
 );

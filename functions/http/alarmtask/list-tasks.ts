@@ -1,6 +1,9 @@
 import { type ListTasksInput, listTasks, listTasksSchema } from '#shared/domain/tasks/list.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { TaskList } from '#shared/domain/tasks/responses.ts';
+import { reader } from '#shared/http/auth/reader.ts';
+import { queryInput } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/alarmtask/list-tasks.ts';
 
 /**
  * GET /alarmtask/list?uid=&q=&department_id=&status=&tag_id=&limit=&cursor=: the tasks user `uid`
@@ -9,6 +12,6 @@ import type { TaskList } from '#shared/domain/tasks/responses.ts';
  * Follow `next_cursor` until it is empty (a page may hold fewer than `limit` tasks).
  */
 export const handler = httpHandler<ListTasksInput, TaskList>(
-  { auth: 'reader', input: 'query', schema: listTasksSchema },
+  { auth: reader(), input: queryInput, schema: listTasksSchema, validate },
   (input) => listTasks(input),
 );

@@ -2,6 +2,9 @@ import { taskOncall } from '#shared/domain/tasks/oncall.ts';
 import type { TaskOncall } from '#shared/domain/tasks/responses.ts';
 import { ID_SCHEMA } from '#shared/domain/validation.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { reader } from '#shared/http/auth/reader.ts';
+import { queryInput } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/alarmtask/oncall-task.ts';
 
 const schema = {
   type: 'object',
@@ -14,6 +17,6 @@ const schema = {
  * receiver that names a schedule, with its gaps.
  */
 export const handler = httpHandler<{ uid: number; task_id: number; days?: number }, TaskOncall>(
-  { auth: 'reader', input: 'query', schema },
+  { auth: reader(), input: queryInput, schema, validate },
   (input) => taskOncall(input),
 );

@@ -1,6 +1,9 @@
 import { MAX_RETENTION_DAYS, setRetention } from '#shared/domain/tasks/settings.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { RetentionSet } from '#shared/domain/tasks/responses.ts';
+import { taskAuth } from '#shared/http/auth/task.ts';
+import { jsonBody } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/alarmtask/retention-task.ts';
 
 const schema = {
   type: 'object',
@@ -17,6 +20,6 @@ const schema = {
 
 /** PUT /alarmtask/retention: days the task's processed alarms are kept, 0 = the deployment default. */
 export const handler = httpHandler<{ retention_days: number }, RetentionSet>(
-  { auth: 'app+task', input: 'json', schema },
+  { auth: taskAuth, input: jsonBody, schema, validate },
   (input, ctx) => setRetention(ctx.task!, input.retention_days),
 );

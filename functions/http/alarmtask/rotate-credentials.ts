@@ -1,6 +1,9 @@
 import { MAX_OVERLAP_MINUTES, rotateCredentials } from '#shared/domain/tasks/credentials.ts';
 import type { CredentialsRotated } from '#shared/domain/tasks/responses.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { taskAuth } from '#shared/http/auth/task.ts';
+import { jsonBody } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/alarmtask/rotate-credentials.ts';
 
 const schema = {
   type: 'object',
@@ -24,4 +27,4 @@ const schema = {
 export const handler = httpHandler<
   { token?: 0 | 1; secret?: 0 | 1; overlap_minutes?: number },
   CredentialsRotated
->({ auth: 'app+task', input: 'json', schema }, (input, ctx) => rotateCredentials(ctx.task!, input));
+>({ auth: taskAuth, input: jsonBody, schema, validate }, (input, ctx) => rotateCredentials(ctx.task!, input));

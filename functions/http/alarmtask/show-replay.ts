@@ -2,9 +2,12 @@ import { showReplaySchema } from '#shared/domain/replay/schemas.ts';
 import { showReplay } from '#shared/domain/replay/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { ReplayAnswer } from '#shared/domain/replay/responses.ts';
+import { reader } from '#shared/http/auth/reader.ts';
+import { queryInput } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/alarmtask/show-replay.ts';
 
 /** GET /alarmtask/replay?uid=&replay_id=: a replay, running, failed or done (API guide §13.7). */
 export const handler = httpHandler<{ uid: number; replay_id: string }, ReplayAnswer>(
-  { auth: 'reader', input: 'query', schema: showReplaySchema },
+  { auth: reader(), input: queryInput, schema: showReplaySchema, validate },
   (input) => showReplay(input),
 );

@@ -3,6 +3,9 @@ import { changeTaskStatus, type StatusAction } from '#shared/domain/tasks/reader
 import { pauseSchema } from '#shared/domain/tasks/schemas.ts';
 import { ID_SCHEMA } from '#shared/domain/validation.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { reader } from '#shared/http/auth/reader.ts';
+import { jsonBody } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/alarmtask/status-task.ts';
 
 const schema = {
   type: 'object',
@@ -19,4 +22,6 @@ const schema = {
 export const handler = httpHandler<
   { uid: number; task_id: number; action: StatusAction; time?: number },
   TaskStatusChanged
->({ auth: 'reader', grant: 'operate', input: 'json', schema }, (input) => changeTaskStatus(input));
+>({ auth: reader({ grant: 'operate' }), input: jsonBody, schema, validate }, (input) =>
+  changeTaskStatus(input),
+);

@@ -1,8 +1,10 @@
 import { stopTask } from '#shared/domain/tasks/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { TaskChanged } from '#shared/domain/tasks/responses.ts';
+import { taskAuth } from '#shared/http/auth/task.ts';
+import { jsonBody } from '#shared/http/input.ts';
 
 /** PUT /alarmtask/stop: running or paused -> stopped (API guide §5.9). */
-export const handler = httpHandler<unknown, TaskChanged>({ auth: 'app+task', input: 'json' }, (_input, ctx) =>
+export const handler = httpHandler<unknown, TaskChanged>({ auth: taskAuth, input: jsonBody }, (_input, ctx) =>
   stopTask(ctx.task!),
 );

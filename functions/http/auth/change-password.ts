@@ -5,6 +5,9 @@ import { changeOwnPassword } from '#shared/domain/signin/signin.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { sessionCookie, sourceAddress } from '#shared/http/session.ts';
 import type { SignedInAnswer } from '#shared/domain/auth/responses.ts';
+import { personAuth } from '#shared/http/auth/person.ts';
+import { jsonBody } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/auth/change-password.ts';
 
 /**
  * PUT /auth/password {current, password}: the signed-in person changes their own password (8 to 256
@@ -12,7 +15,7 @@ import type { SignedInAnswer } from '#shared/domain/auth/responses.ts';
  * session cookie for this browser and gives its CSRF token.
  */
 export const handler = httpHandler<{ current: string; password: string }, SignedInAnswer>(
-  { auth: 'person', input: 'json', schema: changePasswordSchema },
+  { auth: personAuth, input: jsonBody, schema: changePasswordSchema, validate },
   async (input, ctx) => {
     const signedIn = await changeOwnPassword(ctx.person!, { ...input, address: sourceAddress(ctx.event) });
     ctx.cookies.push(sessionCookie(ctx.event, signedIn.id, signInSettings().sessionMaxSeconds));

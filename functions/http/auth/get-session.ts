@@ -4,6 +4,8 @@ import { signInSettings } from '#shared/domain/auth/settings.ts';
 import { AppError } from '#shared/domain/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { authenticatePerson, readCookie, SESSION_COOKIE } from '#shared/http/session.ts';
+import { anyone } from '#shared/http/auth/public.ts';
+import { noInput } from '#shared/http/input.ts';
 
 /**
  * GET /auth/session: who is signed in (the session cookie), the session's CSRF token for the
@@ -12,7 +14,7 @@ import { authenticatePerson, readCookie, SESSION_COOKIE } from '#shared/http/ses
  * Either way `sso` tells the sign-in page whether to offer single sign-on.
  */
 export const handler = httpHandler<unknown, SessionState>(
-  { auth: 'none', input: 'none' },
+  { auth: anyone, input: noInput },
   async (_input, ctx) => {
     const settings = signInSettings();
     if (readCookie(ctx.event, SESSION_COOKIE) === undefined)

@@ -3,6 +3,8 @@ import { NotFoundError } from '#shared/domain/errors.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { oidcCookie, serviceLocation } from '#shared/http/session.ts';
 import { redirect, signInPage } from '#shared/http/sso.ts';
+import { anyone } from '#shared/http/auth/public.ts';
+import { noInput } from '#shared/http/input.ts';
 
 /**
  * GET /auth/oidc/start: single sign-on. Sends the browser to the OpenID Connect provider (authorization
@@ -10,7 +12,7 @@ import { redirect, signInPage } from '#shared/http/sso.ts';
  * when single sign-on is not configured.
  */
 export const handler = httpHandler(
-  { auth: 'none', input: 'none', rawResponse: true },
+  { auth: anyone, input: noInput, rawResponse: true },
   async (_input, ctx) => {
     const where = serviceLocation(ctx.event);
     if (!where) throw new NotFoundError('single sign-on needs the service address of the request');

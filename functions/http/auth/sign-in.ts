@@ -6,6 +6,9 @@ import { signInWithPassword } from '#shared/domain/signin/signin.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import { checkOrigin, sessionCookie, sourceAddress } from '#shared/http/session.ts';
 import type { SignedInAnswer } from '#shared/domain/auth/responses.ts';
+import { anyone } from '#shared/http/auth/public.ts';
+import { jsonBody } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/auth/sign-in.ts';
 
 /**
  * POST /auth/signin {account, password}: a person signs in to the console with the directory's
@@ -15,7 +18,7 @@ import type { SignedInAnswer } from '#shared/domain/auth/responses.ts';
  * address get 429 with Retry-After, the right password too.
  */
 export const handler = httpHandler<{ account: string; password: string }, SignedInAnswer>(
-  { auth: 'none', input: 'json', schema: signInSchema },
+  { auth: anyone, input: jsonBody, schema: signInSchema, validate },
   async (input, ctx) => {
     checkOrigin(ctx.event, false);
     // An account name nobody has is counted under a digest keyed with the seal key.

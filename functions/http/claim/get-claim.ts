@@ -2,6 +2,8 @@ import { showClaimLink } from '#shared/domain/claims/service.ts';
 import { claimAnswer } from '#shared/http/claim-page.ts';
 import { type HttpResult, httpHandler } from '#shared/http/handler.ts';
 import { readCookie, SESSION_COOKIE, sourceAddress } from '#shared/http/session.ts';
+import { anyone } from '#shared/http/auth/public.ts';
+import { queryInput } from '#shared/http/input.ts';
 
 /**
  * GET /claim?t=<token> (and HEAD): the page of a claim link (API guide §11.7): the workflow, its
@@ -10,7 +12,7 @@ import { readCookie, SESSION_COOKIE, sourceAddress } from '#shared/http/session.
  * `Accept: application/json`.
  */
 export const handler = httpHandler<{ t?: unknown }, HttpResult>(
-  { auth: 'none', input: 'query', rawResponse: true },
+  { auth: anyone, input: queryInput, rawResponse: true },
   async (input, ctx) =>
     claimAnswer(ctx.event, input.t, () =>
       showClaimLink({

@@ -2,6 +2,8 @@ import { claimByLink } from '#shared/domain/claims/service.ts';
 import { claimAnswer, refuseForeignOrigin } from '#shared/http/claim-page.ts';
 import { type HttpResult, httpHandler } from '#shared/http/handler.ts';
 import { readCookie, SESSION_COOKIE, sourceAddress } from '#shared/http/session.ts';
+import { anyone } from '#shared/http/auth/public.ts';
+import { formOrQuery } from '#shared/http/input.ts';
 
 /**
  * POST /claim {t, n}: claims a claim link's workflow (API guide §11.7), as the link's recipient or,
@@ -11,7 +13,7 @@ import { readCookie, SESSION_COOKIE, sourceAddress } from '#shared/http/session.
  * with `Accept: application/json` (409 when someone else claimed it).
  */
 export const handler = httpHandler<{ t?: unknown; n?: unknown }, HttpResult>(
-  { auth: 'none', input: 'form-or-query', rawResponse: true },
+  { auth: anyone, input: formOrQuery, rawResponse: true },
   async (input, ctx) =>
     claimAnswer(ctx.event, input.t, async () => {
       refuseForeignOrigin(ctx.event);

@@ -2,12 +2,15 @@ import { previewSchedule } from '#shared/domain/schedules/answers.ts';
 import type { SchedulePreview } from '#shared/domain/schedules/responses.ts';
 import { previewScheduleSchema } from '#shared/domain/schedules/schemas.ts';
 import { httpHandler } from '#shared/http/handler.ts';
+import { reader } from '#shared/http/auth/reader.ts';
+import { jsonBody } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/schedule/preview-schedule.ts';
 
 /**
  * POST /schedule/preview {uid, id?, effective_from?, from, to, time_zone, layers, ...}: the final
  * shifts an unsaved configuration would give, and what it changes against the saved one.
  */
 export const handler = httpHandler<Record<string, unknown>, SchedulePreview>(
-  { auth: 'reader', input: 'json', schema: previewScheduleSchema },
+  { auth: reader(), input: jsonBody, schema: previewScheduleSchema, validate },
   (input) => previewSchedule(input),
 );

@@ -1,6 +1,9 @@
 import { userProfile } from '#shared/domain/tasks/access.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { UserProfile } from '#shared/domain/directory/responses.ts';
+import { appAuth } from '#shared/http/auth/app.ts';
+import { queryInput } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/user/show-profile.ts';
 
 const schema = {
   type: 'object',
@@ -10,6 +13,6 @@ const schema = {
 
 /** GET /user/profile?uid= */
 export const handler = httpHandler<{ uid: number }, UserProfile>(
-  { auth: 'app', input: 'query', schema },
+  { auth: appAuth, input: queryInput, schema, validate },
   ({ uid }) => userProfile(uid),
 );

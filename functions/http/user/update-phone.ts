@@ -1,6 +1,9 @@
 import { updatePhone } from '#shared/domain/directory/service.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { UserUpdated } from '#shared/domain/directory/responses.ts';
+import { appAuth } from '#shared/http/auth/app.ts';
+import { jsonBody } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/user/update-phone.ts';
 
 const schema = {
   type: 'object',
@@ -13,6 +16,6 @@ const schema = {
 
 /** PUT /user/updatephone: a mainland mobile number (API guide §4). */
 export const handler = httpHandler<{ uid: number; phone: string }, UserUpdated>(
-  { auth: 'app', input: 'json', schema },
+  { auth: appAuth, input: jsonBody, schema, validate },
   ({ uid, phone }) => updatePhone(uid, phone),
 );

@@ -5,6 +5,9 @@ import {
 } from '#shared/domain/workflows/list.ts';
 import { httpHandler } from '#shared/http/handler.ts';
 import type { WorkflowList } from '#shared/domain/workflows/responses.ts';
+import { reader } from '#shared/http/auth/reader.ts';
+import { queryInput } from '#shared/http/input.ts';
+import { validate } from '#shared/generated/validators/routes/http/workflow/list-workflows.ts';
 
 /**
  * GET /workflow/list?uid=&task_id=&status=&claimer=&assignee=&from=&to=&limit=&cursor=: a task's
@@ -13,6 +16,6 @@ import type { WorkflowList } from '#shared/domain/workflows/responses.ts';
  * assignees. Follow `next_cursor` until it is empty (a page may hold fewer than `limit` workflows).
  */
 export const handler = httpHandler<ListWorkflowsInput, WorkflowList>(
-  { auth: 'reader', input: 'query', schema: listWorkflowsSchema },
+  { auth: reader(), input: queryInput, schema: listWorkflowsSchema, validate },
   (input) => listWorkflows(input),
 );

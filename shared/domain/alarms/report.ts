@@ -23,7 +23,7 @@ import type { Channels, ReceiverConfig, Robot } from '../../contracts/receivers.
 import { effectiveStatus, TASK_PAUSED, TASK_STOPPED } from '../tasks/model.ts';
 import { ROBOT_CHANNELS, USER_CHANNELS } from '../../contracts/receivers.ts';
 import { sealRobot } from '../channels/robots.ts';
-import { compileSchema } from '../validation.ts';
+import { validateReport } from '../../generated/validators/alarm-report.ts';
 import { heartbeatOf } from './heartbeat.ts';
 import { type AlarmLimiter, alarmRateLimiter } from './rate-limit.ts';
 import {
@@ -32,7 +32,7 @@ import {
   putReportReceipt,
   type ReportReceipt,
 } from './report-repository.ts';
-import { MAX_CTN_DEPTH, reportSchema } from './report-schemas.ts';
+import { MAX_CTN_DEPTH } from './report-schemas.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
 import { normOncall } from '../tasks/normalize.ts';
 import { getSchedules } from '../schedules/repository.ts';
@@ -193,8 +193,6 @@ export async function testAlarm(
   await authenticateAlarm(input, deps);
   return {};
 }
-
-const validateReport = compileSchema(reportSchema);
 
 interface ReportBody {
   ctn: Record<string, unknown>;

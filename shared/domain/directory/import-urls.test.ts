@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
 import { ValidationError } from '../errors.ts';
 import type { DirectoryItem } from './repository.ts';
-import { importDirectory } from './service.ts';
+import { importDirectory } from './import.ts';
 
 /** Alarm groups' robot and webhook URLs go through the outbound guard at import (behaviour §4, §13). */
 function recordingDeps() {

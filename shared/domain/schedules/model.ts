@@ -19,7 +19,6 @@ export {
   type SourceKind,
 } from '../../contracts/oncall.ts';
 
-
 export type TurnUnit = 'hour' | 'day' | 'week';
 
 /** A window of local time starting on the given ISO weekdays (Monday = 1); `to <= from` ends the next day. */
@@ -116,8 +115,6 @@ export interface Gap {
   start: number;
   end: number;
 }
-
-
 
 /** The longest window `final` and `preview` answer for (days). */
 export const MAX_WINDOW_DAYS = 90;

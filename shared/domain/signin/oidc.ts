@@ -62,7 +62,10 @@ async function clientSecret(s: OidcSettings): Promise<string | undefined> {
   if (s.clientSecret) return s.clientSecret;
   if (!s.clientSecretArn) return undefined;
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const secrets = sdkClient('secretsmanager', (o) => new SecretsManagerClient({ region: process.env.AWS_REGION, ...o }));
+  const secrets = sdkClient(
+    'secretsmanager',
+    (o) => new SecretsManagerClient({ region: process.env.AWS_REGION, ...o }),
+  );
   const out = await secrets.send(new GetSecretValueCommand({ SecretId: s.clientSecretArn }));
   // `none` (the stack's placeholder): a public client, authenticated by PKCE alone.
   const secret = (out.SecretString ?? '').trim();

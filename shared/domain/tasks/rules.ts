@@ -4,14 +4,11 @@
  */
 import { isObject } from '../../json.ts';
 import { type FieldError, ValidationError } from '../errors.ts';
-import { compileSchema } from '../validation.ts';
 import type { TaskConfig } from './model.ts';
 import { ROBOT_CHANNELS, USER_CHANNELS } from '../../contracts/receivers.ts';
-import { createTaskSchema, MAX_PERMISSION_USERS, taskConfigSchema } from './schemas.ts';
+import { validateConfigShape, validateCreateShape } from '../../generated/validators/tasks.ts';
+import { MAX_PERMISSION_USERS } from './schemas.ts';
 import { enabled, normalizeConfig, type Raw, webhookUrl } from './normalize.ts';
-
-const validateCreateShape = compileSchema(createTaskSchema);
-const validateConfigShape = compileSchema(taskConfigSchema);
 
 function schemaErrors(validate: (v: unknown) => void, value: unknown): FieldError[] {
   try {

@@ -1,7 +1,7 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../../../shared/db/client.ts';
 import { keys } from '../../../shared/db/keys.ts';
-import { importDirectory } from '../../../shared/domain/directory/service.ts';
+import { importDirectory } from '../../../shared/domain/directory/import.ts';
 import { setPasswordByOperator } from '../../../shared/domain/signin/signin.ts';
 import { api, taskAuth } from '../../support/client.ts';
 import { Browser } from '../../support/people.ts';

@@ -79,7 +79,10 @@ export function sesMailer(
   cfg: Extract<NonNullable<NotifyConfig['email']>, { provider: 'ses' }>,
   region: string,
 ): Mailer {
-  const client = sdkClient('ses', (s) => new SESv2Client({ ...awsClientOptions(region, cfg.endpoint), ...s }));
+  const client = sdkClient(
+    'ses',
+    (s) => new SESv2Client({ ...awsClientOptions(region, cfg.endpoint), ...s }),
+  );
   return {
     async send(to, m) {
       const c = mailContent(m);

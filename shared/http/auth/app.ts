@@ -1,15 +1,17 @@
 /**
- * The app side of a request's authentication (the handler factory's `app`, `app+task`, `app|person`,
- * `reader` and `admin` routes): the app's signature (the interface's, or the request-bound one of
- * API guide §3.1.1), the grant a route needs, the users a bound app may act as, and the log line of
- * every call an app makes as a user or with a grant.
+ * The `app` authentication mode (`appAuth`: application auth only), and the app side of every mode an
+ * app may call with (`app+task`, `app|person`, `reader`, `admin`): the app's signature (the
+ * interface's, or the request-bound one of API guide §3.1.1), the grant a route needs, the users a
+ * bound app may act as, and the log line of every call an app makes as a user or with a grant.
  */
-import { type App, type Grant, holds } from '../domain/auth/apps.ts';
-import { audit } from '../domain/auth/audit.ts';
-import type { BoundRequest } from '../domain/auth/request-signature.ts';
-import { authenticateApp } from '../domain/auth/service.ts';
-import { ForbiddenError } from '../domain/errors.ts';
-import { header, type HttpEvent, rawBody } from './event.ts';
+import { type App, type Grant, holds } from '../../domain/auth/apps.ts';
+import { audit } from '../../domain/auth/audit.ts';
+import type { BoundRequest } from '../../domain/auth/request-signature.ts';
+import { loadSealKey } from '../../domain/auth/seal.ts';
+import { authenticateApp } from '../../domain/auth/service.ts';
+import { ForbiddenError } from '../../domain/errors.ts';
+import { header, type HttpEvent, rawBody } from '../event.ts';
+import type { Authentication, RequestContext } from '../handler.ts';
 
 /** The route's path of a request (`PUT /alarmtask/status` -> `/alarmtask/status`), else the raw path. */
 export function routePath(event: HttpEvent): string {
@@ -72,3 +74,22 @@ export function actAs(app: App, uid: number | undefined, event: HttpEvent): void
         : `${event.requestContext?.http?.method ?? ''} ${routePath(event)}`,
   });
 }
+
+/**
+ * The app of a request (`ctx.app`), holding `grant` when one is named. The seal key must be loaded
+ * (loadSealKey): a route an app may call reads sealed values whoever calls it, the app's token first.
+ */
+export async function authenticateCaller(ctx: RequestContext, grant?: Grant): Promise<void> {
+  ctx.app = await authenticateRequestApp(ctx.event);
+  if (grant) requireGrant(ctx.app, grant);
+}
+
+/** Application auth only (API guide §3.1): the interface's routes for apps. */
+export const appAuth: Authentication = {
+  kind: 'app',
+  async caller(ctx) {
+    await loadSealKey();
+    await authenticateCaller(ctx);
+  },
+  act: (_input, ctx) => actAs(ctx.app as App, undefined, ctx.event),
+};

@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, PayloadTooLargeError } from '../domain/errors.ts';
-import { readInput } from './handler.ts';
+import { anyJsonBody, formOrQuery, jsonBody, queryInput } from './input.ts';
 
 const event = (over: Partial<APIGatewayProxyEventV2>): APIGatewayProxyEventV2 =>
   ({
@@ -11,18 +11,18 @@ const event = (over: Partial<APIGatewayProxyEventV2>): APIGatewayProxyEventV2 =>
     ...over,
   }) as APIGatewayProxyEventV2;
 
-describe('readInput', () => {
+describe('the input sources', () => {
   it('reads the query string for GET', () => {
-    expect(readInput(event({ queryStringParameters: { id: '3' } }), 'query')).toEqual({ id: '3' });
+    expect(queryInput.read(event({ queryStringParameters: { id: '3' } }))).toEqual({ id: '3' });
   });
 
   it('parses JSON bodies and refuses other content types', () => {
     const json = event({ body: '{"a":1}', headers: { 'content-type': 'application/json; charset=utf-8' } });
-    expect(readInput(json, 'json')).toEqual({ a: 1 });
+    expect(jsonBody.read(json)).toEqual({ a: 1 });
     const text = event({ body: '{"a":1}', headers: { 'content-type': 'text/plain' } });
-    expect(() => readInput(text, 'json')).toThrow(BadRequestError);
+    expect(() => jsonBody.read(text)).toThrow(BadRequestError);
     expect(() =>
-      readInput(event({ body: '[1]', headers: { 'content-type': 'application/json' } }), 'json'),
+      jsonBody.read(event({ body: '[1]', headers: { 'content-type': 'application/json' } })),
     ).toThrow('request body must be a JSON object');
   });
 
@@ -31,10 +31,8 @@ describe('readInput', () => {
       body: '{"taskid":"1"}',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
-    expect(readInput(e, 'any-json')).toEqual({ taskid: '1' });
-    expect(() => readInput(event({ body: 'taskid=1' }), 'any-json')).toThrow(
-      'request body is not valid JSON',
-    );
+    expect(anyJsonBody.read(e)).toEqual({ taskid: '1' });
+    expect(() => anyJsonBody.read(event({ body: 'taskid=1' }))).toThrow('request body is not valid JSON');
   });
 
   it('merges a form body over the query string (DELETE)', () => {
@@ -43,8 +41,8 @@ describe('readInput', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       queryStringParameters: { id: '9', timestamp: '17' },
     });
-    expect(readInput(e, 'form-or-query')).toEqual({ id: '4', timestamp: '17', sign: 'abc' });
-    expect(readInput(event({ queryStringParameters: { id: '9' } }), 'form-or-query')).toEqual({ id: '9' });
+    expect(formOrQuery.read(e)).toEqual({ id: '4', timestamp: '17', sign: 'abc' });
+    expect(formOrQuery.read(event({ queryStringParameters: { id: '9' } }))).toEqual({ id: '9' });
   });
 
   it('decodes base64 bodies and refuses ones over 256 KiB', () => {
@@ -53,11 +51,11 @@ describe('readInput', () => {
       isBase64Encoded: true,
       headers: { 'content-type': 'application/json' },
     });
-    expect(readInput(b64, 'json')).toEqual({ a: 2 });
+    expect(jsonBody.read(b64)).toEqual({ a: 2 });
     const big = event({
       body: `{"a":"${'x'.repeat(256 * 1024)}"}`,
       headers: { 'content-type': 'application/json' },
     });
-    expect(() => readInput(big, 'json')).toThrow(PayloadTooLargeError);
+    expect(() => jsonBody.read(big)).toThrow(PayloadTooLargeError);
   });
 });
