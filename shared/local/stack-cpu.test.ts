@@ -37,8 +37,8 @@ describe('stackCpu', () => {
     await once(child, 'exit');
     const after = stackCpu({ pid: process.pid, javaPid: 0, sqsPid });
 
-    // Assert (/proc counts in hundredths of a second)
-    expect(during.service - before.service).toBeGreaterThanOrEqual(0.19);
+    // Assert (/proc counts in hundredths of a second; the difference of two readings may round below)
+    expect(during.service - before.service).toBeGreaterThanOrEqual(0.185);
     expect(during.emulators.sqs).toBeGreaterThanOrEqual(0.19);
     expect(during.emulators.dynamodb).toBe(0);
     expect(after.emulators.sqs).toBe(0);
