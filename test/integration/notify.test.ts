@@ -13,6 +13,7 @@ import {
 } from '../../shared/domain/notifications/repository.ts';
 import { robotId } from '../../shared/domain/notifications/throttle.ts';
 import { serviceNow } from '../support/client.ts';
+import { syncClock } from '../support/workflows.ts';
 import { FakeClient, type FakeRequest } from '../support/fakes.ts';
 import { createTask } from '../support/tasks.ts';
 import { recentNotificationAttempts } from '../support/notifications.ts';
@@ -525,10 +526,12 @@ describe('work notifications', () => {
 });
 
 describe('idempotency and records', () => {
-  beforeAll(() => {
-    // This worker runs the consumer's domain function itself: give it the stack's provider settings.
+  beforeAll(async () => {
+    // This worker runs the consumer's domain function itself: give it the stack's provider settings,
+    // and the stack's clock (other suites move it ahead; the task's log and leases are on it).
     Object.assign(process.env, inject('fakes').env);
     resetConfig();
+    await syncClock();
   });
 
   it('does not send a delivered job again when its message comes back', async () => {
