@@ -275,12 +275,13 @@ export const WORKFLOW_FINISH = access(WORKFLOW_ANNOUNCE, WORKFLOW_COUNTS, {
 
 /**
  * What the alarm pipeline does later, as due work (alarms/pipeline.ts): a delay window's flush and a
- * delayed recovery read the task, the alarm record and the metric's state, notify (alarm groups,
+ * delayed recovery read the task, the alarm record (the due consumer reads a batch's records together:
+ * DUE_WORK) and the metric's state, notify (alarm groups,
  * events, jobs), create or finish workflows and clear the metric's pending recovery.
  */
 export const ALARM_DUE_WORK = access(WORKFLOW_CREATE, WORKFLOW_FINISH, {
   items: {
-    GetItem: ['ALARM#', 'METRIC#', 'TASK#'],
+    GetItem: ['METRIC#', 'TASK#'],
     BatchGetItem: ['GROUP#'],
     UpdateItem: ['METRIC#'],
   },
@@ -295,6 +296,7 @@ export const ALARM_DUE_WORK = access(WORKFLOW_CREATE, WORKFLOW_FINISH, {
  */
 export const ALARM_PIPELINE = access(ALARM_DUE_WORK, {
   items: {
+    GetItem: ['ALARM#'],
     BatchGetItem: ['TASK#'],
     Query: ['METRIC#'],
     PutItem: ['ALARM#', 'DUE#', 'METRIC#'],
@@ -360,7 +362,7 @@ export const DUE_WORK = access(
   WORKFLOW_COUNTS,
   {
     items: {
-      GetItem: ['SCHEDULE#', 'TASK#', 'WF#'],
+      GetItem: ['SCHEDULE#', 'TASK#'],
       BatchGetItem: ['ALARM#', 'TASK#'],
       PutItem: ['DUE#', 'DUEDEAD#', 'WF#'],
       UpdateItem: ['DUE#', 'SCHEDULE#', 'TASK#'],

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { api, call, serviceNow } from '../support/client.ts';
+import { FakeClient } from '../support/fakes.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
 import { ADMIN_APP } from '../support/seed.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
@@ -288,6 +289,31 @@ describe('the words of a trace say whether anyone was reached', () => {
       ],
     });
     expect(tr.users).toEqual([{ uid: 1, username: 'Ann Lee' }]);
+  });
+});
+
+describe('a notification that needed a retry', () => {
+  it('shows the deferred e-mail and its retry in the trace', async () => {
+    // Arrange: e-mail to Ann Lee (uid 1); the SMTP server defers the first mail of this alarm (451)
+    const t = await createTask({ receiver: { channels: { email: [1] } } });
+    const marker = `deferred-${t.id}`;
+    await new FakeClient(inject('fakes').url).script('smtp', [{ smtpCode: 451, match: marker }]);
+    // Act
+    const uuid = await report(t, { host: marker });
+    const tr = await until('the retried e-mail delivered', async () => {
+      const x = await trace(t, uuid);
+      const attempts = x.notifications?.[0]?.attempts ?? [];
+      return attempts.some((a: Any) => a.outcome === 'delivered') ? x : undefined;
+    });
+    // Assert: one e-mail job, a failed attempt, then the delivered one
+    expect(tr.notifications).toHaveLength(1);
+    expect(tr.notifications[0].attempts.map((a: Any) => [a.outcome, a.code ?? null])).toEqual([
+      ['failed', 'smtp_451'],
+      ['delivered', '250'],
+    ]);
+    expect(tr.delivery.channels).toEqual([
+      expect.objectContaining({ channel: 'email', result: 'delivered' }),
+    ]);
   });
 });
 
