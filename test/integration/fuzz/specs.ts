@@ -246,7 +246,7 @@ export const SPECS: Record<string, Spec> = {
     poisons: [[['id'], fc.constantFrom<Json>('0', 'x', '1e20', '9007199254740993', '', '424242424242')]],
   },
 };
-// The read side (issue 10): app auth and an acting user. A valid read answers code 0, so every case
+// The read side: app auth and an acting user. A valid read answers code 0, so every case
 // poisons something: an unknown (404) or unpermitted (403, uid 5) user, or a bad field.
 export const uids = (json = false) =>
   json
