@@ -533,11 +533,18 @@ export interface QueueDef {
   visibilityTimeoutSeconds: number;
   /** Receives before a message moves to the dead-letter queue. */
   maxReceiveCount: number;
+  /**
+   * Days a message is kept (SQS: 1 minute to 14 days). The alarm queue holds accepted alarms: the
+   * longest SQS allows, so that an outage of the pipeline of up to two weeks loses none.
+   */
+  retentionDays: number;
   consumer: string;
   batchSize: number;
   /**
-   * Whether the local poller gathers a partial batch for a moment (its batching window): not for the
-   * webhook queue, whose messages are already bundles of a producer's events.
+   * Whether the event source gathers a partial batch for a moment (its batching window: 1 s on AWS,
+   * 80 ms locally): only for the alarm queue, where a fuller batch shares its writes. Webhook messages
+   * are already bundles of a producer's events, and a window would add its length to every
+   * notification of a person at low rates.
    */
   gather: boolean;
   /** Consumer Lambda timeout. */
@@ -551,6 +558,7 @@ export const queues: QueueDef[] = [
     name: 'alarm',
     visibilityTimeoutSeconds: 180,
     maxReceiveCount: 5,
+    retentionDays: 14,
     consumer: 'functions/queue/process-alarm.ts',
     batchSize: 25,
     gather: true,
@@ -563,6 +571,7 @@ export const queues: QueueDef[] = [
     visibilityTimeoutSeconds: 60,
     // 1 first attempt + 6 retries (API guide §12.5); the 7th failure moves the event to the DLQ.
     maxReceiveCount: 7,
+    retentionDays: 4,
     consumer: 'functions/queue/deliver-webhook.ts',
     batchSize: 10,
     gather: false,
@@ -578,9 +587,10 @@ export const queues: QueueDef[] = [
     name: 'notify',
     visibilityTimeoutSeconds: 180,
     maxReceiveCount: 7,
+    retentionDays: 4,
     consumer: 'functions/queue/send-notification.ts',
     batchSize: 10,
-    gather: true,
+    gather: false,
     timeoutSeconds: 30,
     // The job's state and its run recorded, the task (cached) and its template, the users, each
     // robot's send slot, a retry's backoff; the provider credentials and the providers themselves.
@@ -615,6 +625,17 @@ export const schedule = {
     },
     queues: { SendMessage: ['alarm'] },
   }),
+};
+
+/**
+ * The pre-traffic check of every gradual deployment (infra/constructs/deployments.ts): CodeDeploy
+ * invokes it before moving traffic to a new version, and it calls that version once. No trigger of
+ * the service runs it, and the local runtime has no deployments.
+ */
+export const deployCheck = {
+  handler: 'functions/deploy/pre-traffic.ts',
+  // The check task's token, to sign its test report (its CodeDeploy and Lambda calls: deployments.ts).
+  access: access(SEAL_KEY, { items: { GetItem: ['TASK#'] } }),
 };
 
 /**

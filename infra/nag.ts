@@ -1,4 +1,4 @@
-import { Stack, Validations } from 'aws-cdk-lib';
+import { type CfnElement, Stack, Validations } from 'aws-cdk-lib';
 import type { IConstruct } from 'constructs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import type { TocsinStack } from './stack.ts';
@@ -43,13 +43,29 @@ export function acknowledgeNagFindings(stack: TocsinStack): void {
     }
   }
 
-  if (stack.deployments.role) {
+  const { role, preTraffic } = stack.deployments;
+  if (role && preTraffic) {
     acknowledge(
-      stack.deployments.role,
+      role,
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
       "CodeDeploy's own policy for Lambda deployments (read the deployment's alarms, move the alias to the new " +
-        'version, invoke CodeDeployHook_* functions): the role is assumed by CodeDeploy only, for the alarm path aliases.',
+        'version, invoke CodeDeployHook_* functions): the role is assumed by CodeDeploy only, for the aliases.',
     );
+    const checkRole = stack.functions.roleOf.get(preTraffic) ?? preTraffic;
+    acknowledge(
+      checkRole,
+      `AwsSolutions-IAM5[Resource::${findingResource(stack, stack.deployments.groupsArn ?? '')}]`,
+      "The pre-traffic check reads the deployment it checks and reports its hook's status: any deployment " +
+        "group of the stack's own CodeDeploy application (each group names the check as its hook).",
+    );
+    // The check invokes the version being deployed of each gradually deployed function: any version.
+    for (const fn of stack.functions.aliases.keys()) {
+      acknowledge(
+        checkRole,
+        `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(fn.node.defaultChild as CfnElement)}.Arn>:*]`,
+        'The pre-traffic check invokes the new version of this function, whose number is known only at deploy time.',
+      );
+    }
   }
   // The routes are children of the API: one acknowledgement covers them and only them.
   acknowledge(

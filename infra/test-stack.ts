@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import { NOT_FOUND_HANDLER, deployedRoutes } from './constructs/http-api.ts';
 import { pascal } from './constructs/queues.ts';
 import { type Access, access } from './access.ts';
-import { type QueueName, queues, routeEntry, schedule } from './definitions.ts';
+import { deployCheck, type QueueName, queues, routeEntry, schedule } from './definitions.ts';
 import { PROJECT_ROOT, TocsinStack } from './stack.ts';
 
 /** Test support of the CDK assertion tests: the synthesized stack and readers of its template. */
@@ -155,8 +155,9 @@ export interface FunctionSpec {
 }
 
 /**
- * Every deployed function (one per route or function group, `$default`, consumer and schedule) and
- * what it may do: a group's function may do what any of its routes may.
+ * Every deployed function (one per route or function group, `$default`, consumer, schedule and the
+ * deployments' pre-traffic check) and what it may do: a group's function may do what any of its routes
+ * may.
  */
 export function functionSpecs(): FunctionSpec[] {
   const byFunction = new Map<string, FunctionSpec>();
@@ -171,6 +172,7 @@ export function functionSpecs(): FunctionSpec[] {
     { entry: NOT_FOUND_HANDLER, routeKey: '$default', access: {} },
     ...queues.map((q) => ({ entry: q.consumer, access: q.access })),
     { entry: schedule.handler, access: schedule.access },
+    { entry: deployCheck.handler, access: deployCheck.access },
   ];
 }
 

@@ -5,7 +5,8 @@ import { resetConfig } from './config/env.ts';
 import { BadRequestError } from './domain/errors.ts';
 import { httpHandler } from './http/handler.ts';
 import { lambdaContext } from './local/lambda.ts';
-import { count, flushMetrics, webhookLatency } from './metrics.ts';
+import { count, flushMetrics, measure, webhookLatency } from './metrics.ts';
+import { observed } from './observe.ts';
 import { jsonStdout } from './testing/stdout.ts';
 
 const saved = { ...process.env };
@@ -84,6 +85,45 @@ describe('dimensions', () => {
   });
 });
 
+describe('queue consumers and the runner', () => {
+  it('count the items of a batch and its failures per version; a batch that threw fails whole', async () => {
+    // Arrange
+    process.env.AWS_LAMBDA_FUNCTION_NAME = 'Tocsin-staging-WebhookConsumer';
+    process.env.AWS_LAMBDA_FUNCTION_VERSION = '3';
+    const records = { Records: [{}, {}, {}] };
+    const partly = observed(async () => ({ batchItemFailures: [{ itemIdentifier: 'a' }] }));
+    const throwing = observed(async (): Promise<{ batchItemFailures: [] }> => {
+      throw new Error('boom');
+    });
+    const runner = observed(
+      async () => ({ ran: 4, failed: 1 }),
+      (_e, r) => (r ? { items: r.ran + r.failed, failures: r.failed } : { items: 1, failures: 1 }),
+    );
+    const versioned = (lines: Record<string, unknown>[], name: string) =>
+      lines.filter((l) => name in l && l.version === '3').map((l) => l[name]);
+    // Act
+    const a = await emfLines(() => partly(records, lambdaContext('c')));
+    const b = await emfLines(() => throwing(records, lambdaContext('c')).catch(() => undefined));
+    const c = await emfLines(() => runner({}, lambdaContext('c')));
+    // Assert
+    expect([versioned(a, 'BatchItems'), versioned(a, 'BatchItemFailures')]).toEqual([[3], [1]]);
+    expect([versioned(b, 'BatchItems'), versioned(b, 'BatchItemFailures')]).toEqual([[3], [3]]);
+    expect([versioned(c, 'BatchItems'), versioned(c, 'BatchItemFailures')]).toEqual([[5], [1]]);
+    expect(a.filter((l) => 'BatchItems' in l && !('version' in l)).map((l) => l.function)).toEqual([
+      'Tocsin-staging-WebhookConsumer',
+    ]);
+  });
+});
+
+describe('distributions', () => {
+  it('write every value of a distribution metric in one line', async () => {
+    measure('PipelineLagMs', 120);
+    measure('PipelineLagMs', 80);
+    const lines = await emfLines(flushMetrics);
+    expect(lines.filter((l) => 'PipelineLagMs' in l).map((l) => l.PipelineLagMs)).toEqual([[120, 80]]);
+  });
+});
+
 describe('HTTP functions', () => {
   const event = (body: string) =>
     ({
@@ -107,11 +147,36 @@ describe('HTTP functions', () => {
     const first = await invoke('{}');
     const second = await invoke('{}');
     const third = await invoke('{"ok": true}');
-    expect(first.map((l) => [l.AlarmsRefused, l.code, l.environment])).toEqual([[1, '400', 'staging-eu']]);
-    expect(second.map((l) => [l.AlarmsRefused, l.code])).toEqual([[1, '400']]);
-    expect(third.map((l) => [l.WebhookDelivery, l.outcome, l.environment])).toEqual([
+    const refused = (lines: Record<string, unknown>[]) => lines.filter((l) => 'AlarmsRefused' in l);
+    expect(refused(first).map((l) => [l.AlarmsRefused, l.code, l.environment])).toEqual([
+      [1, '400', 'staging-eu'],
+    ]);
+    expect(refused(second).map((l) => [l.AlarmsRefused, l.code])).toEqual([[1, '400']]);
+    const delivered = third.filter((l) => 'WebhookDelivery' in l);
+    expect(delivered.map((l) => [l.WebhookDelivery, l.outcome, l.environment])).toEqual([
       [1, 'delivered', 'staging-eu'],
     ]);
+  });
+
+  it("count an intake's answers and refusals per function version, and for all its versions", async () => {
+    // Arrange: the variables Lambda sets
+    process.env.AWS_LAMBDA_FUNCTION_NAME = 'Tocsin-staging-AlarmReport';
+    process.env.AWS_LAMBDA_FUNCTION_VERSION = '12';
+    // Act
+    const refusedLines = await invoke('{}');
+    const answeredLines = await invoke('{"ok": true}');
+    // Assert
+    const of = (lines: Record<string, unknown>[], name: string) =>
+      lines
+        .filter((l) => name in l)
+        .map((l) => [l[name], l.function, l.version ?? 'all', dimensionsOf(l).length]);
+    expect(of(refusedLines, 'IntakeReports')).toEqual([
+      [1, 'Tocsin-staging-AlarmReport', '12', 4],
+      [1, 'Tocsin-staging-AlarmReport', 'all', 3],
+    ]);
+    expect(of(refusedLines, 'IntakeRefused')).toEqual(of(refusedLines, 'IntakeReports'));
+    expect(of(answeredLines, 'IntakeReports')).toEqual(of(refusedLines, 'IntakeReports'));
+    expect(of(answeredLines, 'IntakeRefused')).toEqual([]);
   });
 
   it('write nothing for an invocation that counted nothing', async () => {

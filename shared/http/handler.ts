@@ -12,7 +12,7 @@ import type { Task } from '../domain/tasks/model.ts';
 import { compileCoercingSchema, compileSchema, type Validator } from '../domain/validation.ts';
 import { isRawJson, parseJson as parseLossless } from '../json.ts';
 import { logger } from '../log.ts';
-import { count, flushMetrics } from '../metrics.ts';
+import { count, countByVersion, flushMetrics } from '../metrics.ts';
 import { errorResponse, okResponse } from './envelope.ts';
 import { authenticatePerson, SESSION_COOKIE, readCookie } from './session.ts';
 
@@ -36,7 +36,8 @@ export type InputSource = 'none' | 'query' | 'json' | 'any-json' | 'form-or-quer
  * - `app`: application auth only; `app+task`: plus task auth on id/timestamp/sign; `none`: public;
  * - `alarm`: an alarm intake (`/alarm/report`, the monitor adapters): no application auth, the use
  *   case authenticates with the task token or the intake token (API guide §3.3, §3.4); refusals are counted
- *   in the `AlarmsRefused` metric;
+ *   in the `AlarmsRefused` metric, every answer and refusal per function version (`IntakeReports`,
+ *   `IntakeRefused`);
  * - `app|person`: an interface route the console calls too: application auth exactly as `app`, or a
  *   signed-in person (the session cookie), who then is the acting user;
  * - `reader`: a route beyond the interface: an app holding the grant `read` (or `admin`), acting as
@@ -273,15 +274,19 @@ export function httpHandler<TInput, TOutput>(
     .use(authAndValidate)
     .use({
       after: async () => {
+        if (options.auth === 'alarm') countByVersion('IntakeReports');
         flushMetrics();
       },
       onError: async (request) => {
         request.response = errorResponse(request.error, request.context.awsRequestId);
         const status = request.response.statusCode ?? 500;
         if (options.auth === 'alarm') {
-          // Refused alarm reports by envelope code (the accepted ones are counted by the pipeline).
+          // Refused alarm reports by envelope code (the accepted ones are counted by the pipeline), and
+          // per version: a version that refuses what the others accept rolls its deployment back.
           const code = (JSON.parse(String(request.response.body)) as { code: number }).code;
           count('AlarmsRefused', { code });
+          countByVersion('IntakeReports');
+          countByVersion('IntakeRefused');
         }
         flushMetrics();
         if (options.refusalsAsHttp200 && status < 500 && status !== 413) request.response.statusCode = 200;

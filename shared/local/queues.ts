@@ -143,6 +143,7 @@ export async function startQueues(
       });
       await ensureQueue(server, client, mainName, urls[q.name], {
         VisibilityTimeout: String(q.visibilityTimeoutSeconds),
+        MessageRetentionPeriod: String(q.retentionDays * 86_400),
         MaximumMessageSize: String(MAX_MESSAGE_BYTES),
         RedrivePolicy: JSON.stringify({
           deadLetterTargetArn: `arn:aws:sqs:${region}:${ACCOUNT}:${dlqName}`,
