@@ -3,6 +3,7 @@ import { queues } from '../../infra/definitions.ts';
 import { recordCalls } from '../call-record.ts';
 import { shareClock } from '../clock.ts';
 import { logger } from '../log.ts';
+import { chaosFromEnv } from './chaos.ts';
 import { localSqsClient, type PollerScale, startPoller } from './queues.ts';
 import { countSqsCalls, installStats, takeStats } from './stats.ts';
 
@@ -31,10 +32,21 @@ if (!def) throw new Error(`unknown queue ${data.queue}`);
 // The event source mapping polls with the consumer's role: its calls are the consumer's.
 const client = recordCalls(localSqsClient(data.endpoint, data.region), `queue:${def.name}`);
 countSqsCalls(client);
-const poller = startPoller(client, def, data.url, data.region, {
-  ...data.scale,
-  windowMs: def.gather ? data.scale.windowMs : 0,
-});
+// SQS_CHAOS=1: the queue at its worst (chaos.ts), its seed printed so that a run can be repeated.
+const chaos = chaosFromEnv();
+if (chaos)
+  process.stderr.write(
+    `tocsin: SQS chaos on the ${def.name} queue (SQS_CHAOS_SEED=${chaos.seed}, ` +
+      `at most ${chaos.inFlightLimit} in flight)\n`,
+  );
+const poller = startPoller(
+  client,
+  def,
+  data.url,
+  data.region,
+  { ...data.scale, windowMs: def.gather ? data.scale.windowMs : 0 },
+  chaos,
+);
 
 port.on('message', async (m: { type: string; reset?: boolean }) => {
   if (m.type === 'stats') port.postMessage({ type: 'stats', stats: takeStats(m.reset) });
