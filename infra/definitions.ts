@@ -569,18 +569,19 @@ export const queues: QueueDef[] = [
   {
     name: 'webhook',
     visibilityTimeoutSeconds: 60,
-    // 1 first attempt + 6 retries (API guide §12.5); the 7th failure moves the event to the DLQ.
+    // 1 first attempt + 6 retries (API guide §12.5), each a new message: the consumer itself puts an
+    // event in the DLQ after its 7th failure. The redrive policy catches what can never be read.
     maxReceiveCount: 7,
     retentionDays: 4,
     consumer: 'functions/queue/deliver-webhook.ts',
     batchSize: 10,
     gather: false,
     timeoutSeconds: 10,
-    // The task (cached), the event's past attempts and the delivery log, the attempts recorded, a
-    // retry's backoff (visibility), bundles queued again.
+    // The task (cached), the event's past attempts and the delivery log, the attempts recorded, each
+    // retry queued again as a delayed message, an event whose retries are used up put in the DLQ.
     access: access(eventSource('webhook'), SEAL_KEY, WEBHOOK_ATTEMPTS, {
       items: { GetItem: ['TASK#'], BatchGetItem: ['TASK#'], BatchWriteItem: ['WHEVT#', 'WHLOG#'] },
-      queues: { SendMessage: ['webhook'], ChangeMessageVisibility: ['webhook'] },
+      queues: { SendMessage: ['webhook', 'webhook-dlq'] },
     }),
   },
   {

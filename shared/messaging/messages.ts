@@ -73,16 +73,21 @@ export interface WebhookBundle {
 }
 
 /**
- * One event on the webhook queue: an event of a bundle that has to be tried again (its retries go
- * by this message's visibility), or a message of an earlier version.
+ * One event on the webhook queue: an event to try again (each retry is a new message, sent with the
+ * backoff as its delay, so no retry is ever held in flight), or a message of an earlier version.
  */
 export interface WebhookMessage extends WebhookEvent {
   kind: 'webhook';
   task_id: number;
   /** Unix seconds the event was created. */
   created_at: number;
-  /** Attempts made before this message existed (in its bundle): its attempt n is this + n. */
+  /** Attempts made before this message existed: its attempt n is this + n. */
   attempts_before?: number;
+  /**
+   * The retry is not due before this time (ms, real time): a backoff longer than SQS's largest delay
+   * (15 minutes) is chained, the message received earlier going back with the rest of its delay.
+   */
+  retry_at_ms?: number;
   /** A replay already looked at once (see the deliverer): sent now unless it was delivered. */
   deferred?: boolean;
   /**

@@ -138,6 +138,26 @@ export async function attemptOne(
   }
 }
 
+/**
+ * The attempt of an event held by its task's open circuit (circuit.ts): counted as failed without a
+ * request (its receiver failed the attempts just before), retried after its backoff as any failure.
+ */
+export function heldAttempt(item: Item): WebhookAttempt {
+  const at_ms = nowMs();
+  return {
+    event_id: item.msg.event_id,
+    task_id: item.msg.task_id,
+    attempt: attemptOf(item),
+    event: item.msg.body.event,
+    type: item.msg.body.type,
+    at_ms,
+    at: Math.floor(at_ms / 1000),
+    outcome: 'failed',
+    error: 'circuit open: the receiver failed the attempts just before; not sent',
+    duration_ms: 0,
+  };
+}
+
 const SETTLED: AttemptOutcome[] = ['delivered', 'skipped', 'refused'];
 
 /** Records the attempts of a batch: the settling first attempts in the delivery log, the rest one by one. */

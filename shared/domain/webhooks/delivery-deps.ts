@@ -1,7 +1,6 @@
-import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs } from '../../clock.ts';
 import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
-import { publish, queueUrl, sqs } from '../../messaging/sqs.ts';
+import { publish } from '../../messaging/sqs.ts';
 import { outboundRequest } from '../../outbound/client.ts';
 import { checkOutboundUrl, type UrlCheck } from '../../outbound/url-guard.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
@@ -37,8 +36,10 @@ export interface DeliveryDeps {
   recordAttempts: (attempts: WebhookAttempt[]) => Promise<void>;
   /** Settling first attempts of a batch, recorded as one delivery log item per task. */
   logDeliveries: (attempts: WebhookAttempt[]) => Promise<void>;
-  /** Queues events of a bundle again, each a message of its own (retries, deferred replays). */
+  /** Queues events again, each a message of its own, delayed (retries, deferred replays). */
   requeue: (messages: { body: WebhookMessage; delaySeconds: number }[]) => Promise<void>;
+  /** Puts events whose retries are used up in the webhook dead-letter queue. */
+  deadLetter: (messages: WebhookMessage[]) => Promise<void>;
   /** Queues a producer's events as they are, for the webhook consumer (deliverNow). */
   queueBundles: (bundles: WebhookBundle[]) => Promise<void>;
   /**
@@ -52,8 +53,6 @@ export interface DeliveryDeps {
     sinceMs: number,
     searchLog: boolean,
   ) => Promise<{ delivered: boolean; last: number }>;
-  /** Sets when a failed message is received again. */
-  delayRetry: (receiptHandle: string, seconds: number) => Promise<void>;
 }
 
 /**
@@ -80,6 +79,11 @@ export const defaultDeliveryDeps: DeliveryDeps = {
   recordAttempts: putWebhookAttempts,
   logDeliveries: putDeliveryLogs,
   requeue: (messages) => publish('webhook', messages),
+  deadLetter: (messages) =>
+    publish(
+      'webhook-dlq',
+      messages.map((body) => ({ body })),
+    ),
   queueBundles: (bundles) =>
     publish(
       'webhook',
@@ -96,14 +100,5 @@ export const defaultDeliveryDeps: DeliveryDeps = {
       delivered: attempts.some((a) => a.outcome === 'delivered'),
       last: Math.max(0, ...attempts.map((a) => a.attempt)),
     };
-  },
-  delayRetry: async (receiptHandle, seconds) => {
-    await sqs().send(
-      new ChangeMessageVisibilityCommand({
-        QueueUrl: queueUrl('webhook'),
-        ReceiptHandle: receiptHandle,
-        VisibilityTimeout: seconds,
-      }),
-    );
   },
 };
