@@ -89,7 +89,8 @@ export function flushMetrics(): void {
       single.addMetric(name, MetricUnit.Count, value);
     }
     if (values.size > 0) {
-      for (const [name, list] of values) for (const ms of list) m.addMetric(name, MetricUnit.Milliseconds, ms);
+      for (const [name, list] of values)
+        for (const ms of list) m.addMetric(name, MetricUnit.Milliseconds, ms);
       m.publishStoredMetrics();
     }
   } catch (err) {

@@ -166,6 +166,11 @@ export const keys = {
     sk: `ATTEMPT#${pad(atMs, 13)}#${pad(attempt, 4)}`,
   }),
   webhookAttemptsOfEvent: (eventId: string) => ({ pk: `WHEVT#${eventId}` }),
+  /** Taken by the one copy of a retry's message that makes that attempt (SQS may deliver two). */
+  webhookRetryClaim: (eventId: string, attempt: number) => ({
+    pk: `WHEVT#${eventId}`,
+    sk: `CLAIM#${pad(attempt, 4)}`,
+  }),
   webhookAttemptPrefix: () => 'ATTEMPT#',
   /** A task's delivery log items: one partition per task and UTC day, sorted by time. */
   webhookLog: (taskId: number, atMs: number, id: string) => ({

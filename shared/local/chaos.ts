@@ -117,7 +117,10 @@ export function chaosReader(
     const now = Date.now();
     if (now - inFlight.at < IN_FLIGHT_READ_MS) return inFlight.n;
     const out = await client.send(
-      new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessagesNotVisible'] }),
+      new GetQueueAttributesCommand({
+        QueueUrl: url,
+        AttributeNames: ['ApproximateNumberOfMessagesNotVisible'],
+      }),
     );
     const n = Number(out.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0);
     inFlight = { n, at: now };

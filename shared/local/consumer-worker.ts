@@ -34,6 +34,7 @@ const client = recordCalls(localSqsClient(data.endpoint, data.region), `queue:${
 countSqsCalls(client);
 // SQS_CHAOS=1: the queue at its worst (chaos.ts), its seed printed so that a run can be repeated.
 const chaos = chaosFromEnv();
+const chaosClient = localSqsClient(data.endpoint, data.region);
 if (chaos)
   process.stderr.write(
     `tocsin: SQS chaos on the ${def.name} queue (SQS_CHAOS_SEED=${chaos.seed}, ` +
@@ -45,7 +46,7 @@ const poller = startPoller(
   data.url,
   data.region,
   { ...data.scale, windowMs: def.gather ? data.scale.windowMs : 0 },
-  chaos,
+  chaos ? { options: chaos, client: chaosClient } : undefined,
 );
 
 port.on('message', async (m: { type: string; reset?: boolean }) => {
@@ -53,6 +54,7 @@ port.on('message', async (m: { type: string; reset?: boolean }) => {
   if (m.type === 'stop') {
     await poller.stop().catch((err) => logger.error('consumer stop failed', { error: err as Error }));
     client.destroy();
+    chaosClient.destroy();
     port.postMessage({ type: 'stopped' });
     // End the thread normally (profilers and the like write their output on a normal exit).
     setImmediate(() => process.exit(0));

@@ -275,8 +275,11 @@ export function startPoller(
   url: string,
   region: string,
   scale: PollerScale,
-  /** The queue at its worst (shared/local/chaos.ts), for tests. */
-  chaos?: ChaosOptions,
+  /**
+   * The queue at its worst (shared/local/chaos.ts), for tests, with a client of its own: what it does
+   * to the queue is the emulator's misbehaviour, not calls of the consumer's role.
+   */
+  chaos?: { options: ChaosOptions; client: SQSClient },
 ) {
   let running = true;
   let slots = scale.min;
@@ -288,8 +291,8 @@ export function startPoller(
   const fn = `tocsin-${def.name}-consumer`;
 
   const plain = sqsReader(client, url, def.name);
-  const source = chaos ? chaosReader(plain, client, url, chaos) : plain;
-  if (chaos) logger.warn('local queue chaos on', { queue: def.name, ...chaos });
+  const source = chaos ? chaosReader(plain, chaos.client, url, chaos.options) : plain;
+  if (chaos) logger.warn('local queue chaos on', { queue: def.name, ...chaos.options });
   const receive = (max: number, waitSeconds: number) => source.receive(max, waitSeconds);
 
   const consume = async (messages: Message[]) => {

@@ -34,7 +34,9 @@ export type Destination = QueueName | `${QueueName}-dlq`;
 
 export function queueUrl(queue: Destination): string {
   const cfg = config();
-  const url = queue.endsWith('-dlq') ? cfg.dlqUrls[queue.slice(0, -4) as QueueName] : cfg.queueUrls[queue as QueueName];
+  const url = queue.endsWith('-dlq')
+    ? cfg.dlqUrls[queue.slice(0, -4) as QueueName]
+    : cfg.queueUrls[queue as QueueName];
   if (!url) throw new Error(`config: queue url for ${queue} is not set`);
   return url;
 }

@@ -68,7 +68,7 @@ async function poller(consumer: string, chaos: ChaosOptions) {
     q.urls.alarm,
     REGION,
     { min: 2, max: 2, windowMs: 0 },
-    chaos,
+    { options: chaos, client },
   );
   open.push({ q, client, stop: () => p.stop() });
   return { url: q.urls.alarm, client, p };

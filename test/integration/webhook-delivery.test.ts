@@ -161,7 +161,9 @@ describe('webhook delivery', () => {
     // Assert
     expect(attempts[0]).toMatchObject({ attempt: 1, outcome: 'failed', error: 'ECONNREFUSED' });
     expect(attempts.at(-1)).toMatchObject({ outcome: 'delivered' });
-    expect(requestsOf(id)).toHaveLength(1);
+    // Once (at least once: a second copy of its message may get there too, with the same webhook-id)
+    expect(requestsOf(id).length).toBeGreaterThanOrEqual(1);
+    expect(new Set(requestsOf(id).map((r) => r.body)).size).toBe(1);
   });
 
   it("retries a reported alarm's event whose first attempt failed, with the same webhook-id and body", async () => {

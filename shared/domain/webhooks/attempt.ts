@@ -72,6 +72,13 @@ export function replaySince({ record, msg }: Item): number | undefined {
   return record.receiveCount > 1 ? msg.created_at * 1000 - 1000 : undefined;
 }
 
+/**
+ * A retry's message received for the first time (the attempts before it are in its body): SQS may
+ * hand out a copy of it too, so its attempt is claimed first (delivery.ts).
+ */
+export const isRetry = ({ record, msg }: Pick<Item, 'record' | 'msg'>) =>
+  (msg.attempts_before ?? 0) > (msg.redriven_after ?? 0) && record.receiveCount <= 1 && !msg.deferred;
+
 /** One attempt of one event: task, URL check (once per URL and batch), POST. Never throws. */
 export async function attemptOne(
   item: Item,

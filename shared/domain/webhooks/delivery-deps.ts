@@ -6,6 +6,7 @@ import { checkOutboundUrl, type UrlCheck } from '../../outbound/url-guard.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
 import type { Task } from '../tasks/model.ts';
 import {
+  claimRetry,
   listAttemptsOfEvent,
   putDeliveryLogs,
   putWebhookAttempts,
@@ -38,6 +39,8 @@ export interface DeliveryDeps {
   logDeliveries: (attempts: WebhookAttempt[]) => Promise<void>;
   /** Queues events again, each a message of its own, delayed (retries, deferred replays). */
   requeue: (messages: { body: WebhookMessage; delaySeconds: number }[]) => Promise<void>;
+  /** Takes attempt `attempt` of a retried event; false when a copy of its message took it. */
+  claimRetry: (eventId: string, attempt: number) => Promise<boolean>;
   /** Puts events whose retries are used up in the webhook dead-letter queue. */
   deadLetter: (messages: WebhookMessage[]) => Promise<void>;
   /** Queues a producer's events as they are, for the webhook consumer (deliverNow). */
@@ -79,6 +82,7 @@ export const defaultDeliveryDeps: DeliveryDeps = {
   recordAttempts: putWebhookAttempts,
   logDeliveries: putDeliveryLogs,
   requeue: (messages) => publish('webhook', messages),
+  claimRetry: (eventId, attempt) => claimRetry(eventId, attempt, Math.floor(nowMs() / 1000)),
   deadLetter: (messages) =>
     publish(
       'webhook-dlq',

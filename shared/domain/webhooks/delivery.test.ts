@@ -123,6 +123,20 @@ describe('deliverWebhooks', () => {
     expect(f.own[0]).toMatchObject({ attempt: 7, outcome: 'failed' });
   });
 
+  it('drops a second copy of a retry whose attempt another copy made: one line of retries per event', async () => {
+    // Arrange: SQS hands out the retry for attempt 2 twice
+    const f = fakes({ status: 500 });
+    const retry = { ...message(1), attempts_before: 1 };
+    // Act
+    await deliverWebhooks([rec(retry, 1, 'a')], f.deps);
+    const second = await deliverWebhooks([rec(retry, 1, 'b')], f.deps);
+    // Assert: one attempt 2, one retry for attempt 3
+    expect(second.batchItemFailures).toEqual([]);
+    expect(f.posted).toHaveLength(1);
+    expect(f.own.map((a) => a.attempt)).toEqual([2]);
+    expect(f.requeued.map((r) => r.body.attempts_before)).toEqual([2]);
+  });
+
   it('reports the message back only when its retry cannot be queued', async () => {
     const f = fakes({ status: 500 });
     f.failRequeue(1);

@@ -10,6 +10,7 @@ import {
   attemptOne,
   budgetAttemptOf,
   heldAttempt,
+  isRetry,
   type Item,
   itemsOfBundle,
   record,
@@ -176,6 +177,8 @@ export async function deliverItems(
       if (performance.now() > deadline) return void late.push(item);
       // Once the retries are used up (counting a bundle's attempt), it goes to the dead-letter queue.
       if (budgetAttemptOf(item) > backoff.length + 1) return void exhausted.push(item);
+      // A copy of this retry's message took its attempt (and queues the next): nothing more to do.
+      if (isRetry(item) && !(await claimed(item, deps))) return void sent.push({ item });
       const since = replaySince(item);
       if (since !== undefined) {
         if (await wasDelivered(item, since, deps)) return void sent.push({ item });
@@ -238,6 +241,16 @@ export async function deliverItems(
       eventIds: dead.map((d) => d.item.msg.event_id),
     });
   return { sent, back, late };
+}
+
+/** Whether this copy of a retry's message takes its attempt; when that cannot be written, it does (at least once). */
+async function claimed(item: Item, deps: DeliveryDeps): Promise<boolean> {
+  try {
+    return await deps.claimRetry(item.msg.event_id, attemptOf(item));
+  } catch (err) {
+    logger.warn('could not claim a webhook retry', { eventId: item.msg.event_id, error: err as Error });
+    return true;
+  }
 }
 
 /**

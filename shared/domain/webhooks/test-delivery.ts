@@ -101,6 +101,7 @@ export function fakes(
   const own: WebhookAttempt[] = [];
   const logs: WebhookAttempt[][] = [];
   const dead: WebhookMessage[] = [];
+  const claims = new Set<string>();
   const requeued: { body: WebhookMessage; delaySeconds: number }[] = [];
   const bundled: WebhookBundle[] = [];
   const searches: [string, boolean][] = [];
@@ -152,6 +153,12 @@ export function fakes(
         delivered: past.some((a) => a.outcome === 'delivered'),
         last: Math.max(0, ...past.map((a) => a.attempt)),
       };
+    },
+    claimRetry: async (eventId, attempt) => {
+      const key = `${eventId}#${attempt}`;
+      if (claims.has(key)) return false;
+      claims.add(key);
+      return true;
     },
     deadLetter: async (messages) => {
       dead.push(...messages);
