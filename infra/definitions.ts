@@ -577,10 +577,16 @@ export const queues: QueueDef[] = [
     batchSize: 10,
     gather: false,
     timeoutSeconds: 10,
-    // The task (cached), the event's past attempts and the delivery log, the attempts recorded, each
-    // retry queued again as a delayed message, an event whose retries are used up put in the DLQ.
+    // The task (cached), the event's past attempts and the delivery log, the attempts recorded, a
+    // retry's attempt claimed, each retry queued again as a delayed message, an event whose retries
+    // are used up put in the DLQ.
     access: access(eventSource('webhook'), SEAL_KEY, WEBHOOK_ATTEMPTS, {
-      items: { GetItem: ['TASK#'], BatchGetItem: ['TASK#'], BatchWriteItem: ['WHEVT#', 'WHLOG#'] },
+      items: {
+        GetItem: ['TASK#'],
+        BatchGetItem: ['TASK#'],
+        BatchWriteItem: ['WHEVT#', 'WHLOG#'],
+        PutItem: ['WHEVT#'],
+      },
       queues: { SendMessage: ['webhook', 'webhook-dlq'] },
     }),
   },
@@ -622,7 +628,6 @@ export const schedule = {
       PutItem: ['DUE#', 'DUEDEAD#', 'WF#'],
       UpdateItem: ['DUE#', 'TASK#'],
       DeleteItem: ['DUE#'],
-      ConditionCheckItem: ['WF#'],
     },
     queues: { SendMessage: ['alarm'] },
   }),

@@ -148,6 +148,7 @@ export async function processGroup(
         batch: step.batch,
         notify: step.notify,
         k: step.k,
+        seq: step.seq,
         upgrades: step.upgrades,
         why: whys.get(alarm.uuid) as Why,
         window: { start: step.windowStart, end: step.windowEnd },

@@ -47,6 +47,12 @@ export const pipelineRef = (p: { remark: string; user: Person | null; assignto?:
     : {}),
 });
 
+/**
+ * `data.order` of an event with an order key (API guide §12.6): the key (`wf:<workflow id>`,
+ * `m:<metric>`) and the event's sequence number, which increases along the events of that key.
+ */
+export const orderRef = (key: string, seq: number) => ({ key, seq });
+
 export function event(
   name: WebhookBody['event'],
   type: string,

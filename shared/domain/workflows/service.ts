@@ -17,6 +17,7 @@ import {
   type CountMove,
   countDeltas,
   isOpen,
+  nextSeq,
   type Operation,
   ownershipAfter,
   type PipelineRecord,
@@ -112,6 +113,7 @@ export async function createWorkflow(
     updated_at: now,
     version: 1,
     epoch: 1,
+    seq: 1,
     task_name: task.name,
     department_id: task.department_id,
     history,
@@ -154,6 +156,7 @@ export async function finishWorkflowsOfMetric(
         status: WF_DONE,
         version: wf.version + 1,
         epoch: wf.epoch + 1,
+        seq: nextSeq(wf),
         updated_at: now,
       };
       const pipeline = pipelineRecord(after, { status: WF_DONE, remark: 'recovered', created_by: 0, now });
@@ -274,6 +277,7 @@ export async function operateWorkflows(
         status: t.status,
         version: before.version + 1,
         epoch: before.epoch + (t.statusChanged ? 1 : 0),
+        seq: nextSeq(before),
         updated_at: now,
       };
       const pipeline = pipelineRecord(after, {
@@ -372,6 +376,7 @@ function pipelineRecord(
     created_at: p.now,
     workflow_status: after.status,
     workflow_epoch: after.epoch,
+    ...(after.seq !== undefined ? { seq: after.seq } : {}),
   };
 }
 

@@ -1,6 +1,6 @@
 import type { NotifyScene, RenderContext, WebhookBody } from '../../messaging/messages.ts';
 import { type Person, person, type User } from '../directory/model.ts';
-import { event, historyRef, pipelineRef, taskRef, workflowRef } from '../events/payloads.ts';
+import { event, historyRef, orderRef, pipelineRef, taskRef, workflowRef } from '../events/payloads.ts';
 import type { PipelineRecord, Workflow, WorkflowStatus } from './model.ts';
 import type { WorkflowDetail, WorkflowsOperated } from './responses.ts';
 
@@ -85,6 +85,8 @@ export function workflowEventData(input: {
       ...(scene === 'assign' ? { assignto: pipeline.props.assignto ?? [] } : {}),
     });
   }
+  // The workflow's event sequence (none for a record written before it was counted).
+  if (pipeline.seq !== undefined) data.order = orderRef(`wf:${workflow.id}`, pipeline.seq);
   return data;
 }
 
