@@ -208,9 +208,12 @@ describe('webhook delivery', () => {
       attemptsUntil(gone, (x) => x.length > 0, goneId),
       attemptsUntil(none, (x) => x.length > 0, noHook.id),
     ]);
-    // Assert
-    expect(a).toEqual([expect.objectContaining({ outcome: 'skipped', error: 'task not found' })]);
-    expect(b).toEqual([expect.objectContaining({ outcome: 'skipped', error: 'task has no webhook' })]);
+    // Assert: skipped (at least once: a second copy of the message records its attempt too)
+    expect(a.length).toBeGreaterThanOrEqual(1);
+    expect(b.length).toBeGreaterThanOrEqual(1);
+    for (const x of a) expect(x).toMatchObject({ attempt: 1, outcome: 'skipped', error: 'task not found' });
+    for (const x of b)
+      expect(x).toMatchObject({ attempt: 1, outcome: 'skipped', error: 'task has no webhook' });
   });
 });
 

@@ -73,11 +73,11 @@ export function replaySince({ record, msg }: Item): number | undefined {
 }
 
 /**
- * A retry's message received for the first time (the attempts before it are in its body): SQS may
- * hand out a copy of it too, so its attempt is claimed first (delivery.ts).
+ * An attempt after the first: SQS may hand out a message twice (at once, or again after a delete it
+ * lost), and two receives must not each make the attempt and queue the next, so it is claimed first
+ * (delivery.ts). Both copies, and a retry with the message it came from, count to the same number.
  */
-export const isRetry = ({ record, msg }: Pick<Item, 'record' | 'msg'>) =>
-  (msg.attempts_before ?? 0) > (msg.redriven_after ?? 0) && record.receiveCount <= 1 && !msg.deferred;
+export const isRetry = (item: Item) => attemptOf(item) > 1 && !item.msg.deferred;
 
 /** One attempt of one event: task, URL check (once per URL and batch), POST. Never throws. */
 export async function attemptOne(

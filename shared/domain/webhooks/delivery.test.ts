@@ -137,6 +137,19 @@ describe('deliverWebhooks', () => {
     expect(f.requeued.map((r) => r.body.attempts_before)).toEqual([2]);
   });
 
+  it('lets a message received again after its retry was queued (a lost delete) and that retry take one attempt between them', async () => {
+    // Arrange: attempt 1 fails and queues the retry; SQS then hands the first message out again
+    const f = fakes({ status: 500 });
+    await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
+    const [retry] = f.requeued;
+    // Act
+    await deliverWebhooks([rec(message(1), 2, 'm1')], f.deps);
+    await deliverWebhooks([rec(retry.body, 1, 'r1')], f.deps);
+    // Assert: attempts 1 and 2, one line of retries on
+    expect(f.own.map((a) => a.attempt)).toEqual([1, 2]);
+    expect(f.requeued.map((r) => r.body.attempts_before)).toEqual([1, 2]);
+  });
+
   it('reports the message back only when its retry cannot be queued', async () => {
     const f = fakes({ status: 500 });
     f.failRequeue(1);
