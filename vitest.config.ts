@@ -13,6 +13,8 @@ export default defineConfig({
             'scripts/**/*.test.ts',
           ],
           environment: 'node',
+          // Warnings and errors only: a test that expects one asserts it (shared/testing/logs.ts).
+          env: { LOG_LEVEL: 'WARN' },
           testTimeout: 20_000,
         },
       },

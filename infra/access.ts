@@ -121,8 +121,11 @@ export function writesItems(a: Access): boolean {
 /** Unsealing stored tokens and secrets: the seal key, read once per container. */
 export const SEAL_KEY: Access = { secrets: ['seal-key'] };
 
-/** Application authentication (`app`): the app, its token sealed. */
-export const APP_AUTH = access(SEAL_KEY, { items: { GetItem: ['APP#'] } });
+/**
+ * Application authentication (`app`): the app, its token sealed; a request-bound signature's nonce
+ * taken once (API guide §3.1.1).
+ */
+export const APP_AUTH = access(SEAL_KEY, { items: { GetItem: ['APP#'], PutItem: ['NONCE#'] } });
 
 /** Task authentication (`app+task`): the app, then the task (its secret sealed). */
 export const TASK_AUTH = access(APP_AUTH, { items: { GetItem: ['TASK#'] } });
@@ -149,18 +152,18 @@ export const READER_AUTH = access(APP_OR_PERSON, { items: { GetItem: ['USER#'] }
 
 /**
  * Signing in with a password (`POST /auth/signin`): the tries of the source address and of the account
- * (taken, locked, cleared, given back; read when refused), the person by account name (gsi1) or e-mail
- * (gsi2), their credential, and the new session.
+ * (taken, locked, cleared, given back; read when refused; an unknown name's counter keyed with the
+ * seal key), the person by account name (gsi1) or e-mail (gsi2), their credential (its hash replaced
+ * when made with older parameters), and the new session.
  */
-export const SIGN_IN: Access = {
+export const SIGN_IN: Access = access(SEAL_KEY, {
   items: {
     GetItem: ['SIGNIN#', 'USER#'],
-    UpdateItem: ['SIGNIN#'],
-    DeleteItem: ['SIGNIN#'],
+    UpdateItem: ['SIGNIN#', 'USER#'],
     PutItem: ['SESSION#'],
   },
   indexQueries: ['gsi1', 'gsi2'],
-};
+});
 
 /** Single sign-on's two functions: the provider's client secret, read once per container. */
 export const SSO_LOGIN: Access = { secrets: ['sso-client'] };

@@ -119,7 +119,11 @@ export function stackFromContext(scope: Construct): { id: string; props: TocsinS
       reservedConcurrency: counts('reservedConcurrency', ['alarm', 'due'] as const),
       deployCheckTask: taskId('deployCheckTask'),
       ignoreDeploymentAlarms: flag('ignoreDeploymentAlarms', false),
-      singleSignOn: { issuer: context('oidcIssuer'), clientId: context('oidcClientId') },
+      singleSignOn: {
+        issuer: context('oidcIssuer'),
+        clientId: context('oidcClientId'),
+        allowUnverifiedEmail: flag('oidcAllowUnverifiedEmail', false),
+      },
     },
   };
 }

@@ -202,6 +202,14 @@ export const routes: RouteDef[] = [
     access: access(TASK_AUTH, TASK_SETTING),
   },
   {
+    // New task token and/or secret; the old ones stay valid for the overlap.
+    method: 'PUT',
+    path: '/alarmtask/credentials',
+    handler: 'functions/http/alarmtask/rotate-credentials.ts',
+    auth: 'app+task',
+    access: access(TASK_AUTH, TASK_SETTING),
+  },
+  {
     method: 'PUT',
     path: '/alarmtask/heartbeat',
     handler: 'functions/http/alarmtask/heartbeat-task.ts',
@@ -477,7 +485,6 @@ export const routes: RouteDef[] = [
       items: {
         GetItem: ['SIGNIN#', 'USER#'],
         UpdateItem: ['SIGNIN#', 'USER#'],
-        DeleteItem: ['SIGNIN#'],
         PutItem: ['SESSION#'],
       },
     }),
@@ -494,9 +501,16 @@ export const routes: RouteDef[] = [
     path: '/auth/oidc/callback',
     handler: 'functions/http/auth/oidc-callback.ts',
     auth: 'none',
-    // The login in flight taken once, the person of the verified e-mail, a new session.
+    // The login in flight taken once; the person bound to the token's identity, or the person of the
+    // verified e-mail bound to it now (link and credential, one transaction); their credential (a
+    // deactivated person is refused); a new session.
     access: access(SSO_LOGIN, {
-      items: { DeleteItem: ['OIDC#'], PutItem: ['SESSION#'] },
+      items: {
+        DeleteItem: ['OIDC#'],
+        GetItem: ['SSOID#', 'USER#'],
+        PutItem: ['SESSION#', 'SSOID#'],
+        UpdateItem: ['USER#'],
+      },
       indexQueries: ['gsi2'],
     }),
   },

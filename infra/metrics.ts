@@ -34,6 +34,11 @@ export const METRICS = {
   webhookDelivery: { name: 'WebhookDelivery', unit: 'Count', dimensions: ['outcome'] },
   /** Duration of one webhook POST. */
   webhookLatency: { name: 'WebhookLatency', unit: 'Milliseconds', dimensions: [] },
+  /**
+   * Sign-in and credential events (shared/domain/auth/audit.ts): signin, signin-failed, lockout,
+   * unlock, password-change, sso-link, grant-change, ... The stack alarms on a spike of signin-failed.
+   */
+  authEvents: { name: 'AuthEvents', unit: 'Count', dimensions: ['event'] },
   /** Notification attempts per channel and outcome. */
   channelDelivery: { name: 'ChannelDelivery', unit: 'Count', dimensions: ['channel', 'outcome'] },
   /**

@@ -446,7 +446,7 @@ describe('alarms', () => {
     const runbook = readFileSync(join(PROJECT_ROOT, 'docs/aws-operations.md'), 'utf8');
     const kinds = new Set(stack.observability.alarms.map((a) => a.kind));
     // Assert
-    expect(kinds.size).toBe(17);
+    expect(kinds.size).toBe(18);
     for (const kind of kinds) expect(runbook, kind).toContain(`\n### ${kind}\n`);
     for (const [, a] of ofType(res, 'AWS::CloudWatch::Alarm')) {
       const { AlarmDescription } = a.Properties as AlarmProps;

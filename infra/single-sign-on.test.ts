@@ -21,7 +21,7 @@ const CDK_CONTEXT = (
 const ISSUER = 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_Example';
 const SYNTH_TIMEOUT_MS = 120_000;
 
-function synth(singleSignOn?: { issuer?: string; clientId?: string }) {
+function synth(singleSignOn?: { issuer?: string; clientId?: string; allowUnverifiedEmail?: boolean }) {
   const app = new App({ context: CDK_CONTEXT });
   const stack = new TocsinStack(app, 'Tocsin-sso', {
     env: { account: '123456789012', region: 'eu-west-1' },
@@ -93,6 +93,8 @@ describe('console single sign-on on AWS', () => {
         OIDC_CLIENT_ID: 'console-client',
         OIDC_CLIENT_SECRET_ARN: { Ref: secretId },
       });
+      // Verified addresses only, unless the deployment says otherwise.
+      expect(t.envOf(fn).OIDC_ALLOW_UNVERIFIED_EMAIL, routeKey).toBeUndefined();
       expect(t.canRead(fn, secretId), routeKey).toBe(true);
     }
     const offer = t.envOf(t.functionOf(SSO_OFFER_ROUTE));
@@ -108,6 +110,14 @@ describe('console single sign-on on AWS', () => {
     expect(t.stack.node.tryFindChild('SsoClientSecretArn')).toBeDefined();
   });
 
+  it('passes the opt-out for providers that never send email_verified to the single sign-on functions', {
+    timeout: SYNTH_TIMEOUT_MS,
+  }, () => {
+    const t = synth({ issuer: ISSUER, clientId: 'console-client', allowUnverifiedEmail: true });
+    for (const routeKey of SSO_ROUTES)
+      expect(t.envOf(t.functionOf(routeKey)).OIDC_ALLOW_UNVERIFIED_EMAIL, routeKey).toBe('1');
+  });
+
   it('finds nothing unacknowledged with single sign-on on', { timeout: SYNTH_TIMEOUT_MS }, () => {
     const { stack } = synth({ issuer: ISSUER, clientId: 'console-client' });
     const report = new AwsSolutionsChecks().validateScope(stack);
@@ -118,6 +128,11 @@ describe('console single sign-on on AWS', () => {
     ['an issuer without a client id', { issuer: ISSUER }, 'oidcIssuer and oidcClientId go together'],
     ['a client id without an issuer', { clientId: 'c' }, 'oidcIssuer and oidcClientId go together'],
     ['an http issuer', { issuer: 'http://idp.example.com', clientId: 'c' }, 'must be an https URL'],
+    [
+      'the opt-out without a provider',
+      { allowUnverifiedEmail: true },
+      'oidcAllowUnverifiedEmail needs oidcIssuer',
+    ],
   ])('refuses %s at synth', (_what, props, message) => {
     expect(() => synth(props)).toThrow(message);
   });

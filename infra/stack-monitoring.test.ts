@@ -167,6 +167,20 @@ describe('alarms', () => {
     expect(found[0]).toMatchObject({ Threshold: 5, Statistic: 'Sum', Period: 300 });
   });
 
+  it('fire on a deployment-wide spike of failed sign-ins (50 in 5 minutes)', () => {
+    const found = alarms().filter((a) => a.Namespace === 'Tocsin' && a.MetricName === 'AuthEvents');
+    expect(found).toHaveLength(1);
+    expect(found[0]).toMatchObject({ Threshold: 50, Statistic: 'Sum', Period: 300, EvaluationPeriods: 1 });
+    expect(found[0].Dimensions).toEqual(
+      expect.arrayContaining([
+        { Name: 'service', Value: 'tocsin' },
+        { Name: 'environment', Value: expect.any(String) },
+        { Name: 'event', Value: 'signin-failed' },
+      ]),
+    );
+    expect(found[0].Dimensions).toHaveLength(3);
+  });
+
   it('are exactly those, and the ones of infra/ops.test.ts', () => {
     // Grouped: the routes that do not take alarms, and $default; alone: alarm intake, queues, schedule.
     const app = deployedRoutes().filter((r) => r.auth !== 'alarm').length + 1;
@@ -176,10 +190,10 @@ describe('alarms', () => {
     const versions = ofType('AWS::Lambda::Alias').length;
     expect(versions).toBe(Object.keys(functionGroups).length + queues.length + 1);
     // DLQs, queue ages and in-flight counts; errors and throttles; API 5xx and 429s on /alarm/*; table
-    // throttles and errors; AlarmLogLost, DueWorkBuried, hand-backs, pipeline lag, a degraded rate
-    // limit; the schedule; each gradually deployed function's version.
+    // throttles and errors; AlarmLogLost, DueWorkBuried, sign-in failures, hand-backs, pipeline lag, a
+    // degraded rate limit; the schedule; each gradually deployed function's version.
     expect(alarms()).toHaveLength(
-      3 * queues.length + 2 * (alone + Math.ceil(app / 10)) + 2 + 2 + 5 + 1 + versions,
+      3 * queues.length + 2 * (alone + Math.ceil(app / 10)) + 2 + 2 + 6 + 1 + versions,
     );
   });
 });
@@ -253,6 +267,7 @@ describe('dashboard', () => {
       'webhookDelivery',
       'webhookLatency',
       'channelDelivery',
+      'authEvents',
     ] as const) {
       expect(body, key).toContain(
         `Namespace=\\\\\\"Tocsin\\\\\\" MetricName=\\\\\\"${METRICS[key].name}\\\\\\"`,

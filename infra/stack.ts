@@ -83,7 +83,7 @@ export interface TocsinStackProps extends StackProps {
   /** This deployment only: CodeDeploy neither waits on nor rolls back on the alarm path's alarms. */
   ignoreDeploymentAlarms?: boolean;
   /** Console single sign-on: the OpenID Connect provider's issuer and the console's client id. */
-  singleSignOn?: { issuer?: string; clientId?: string };
+  singleSignOn?: { issuer?: string; clientId?: string; allowUnverifiedEmail?: boolean };
 }
 
 /**

@@ -12,7 +12,8 @@ Sends one request to the running local stack (\`npm start\`, found through the s
 and prints the answer. The request is signed as a client signs it (docs/api-guide.md §3), with the
 service's clock (so a moved test clock does not expire the signature):
 
-  --app ID:TOKEN      application auth: X-App-Id, X-App-Timestamp, X-App-Sign (HMAC-SHA256)
+  --app ID:TOKEN      application auth, bound to the request (method, path, query, body, a nonce):
+                      X-App-Id, X-App-Timestamp, X-App-Nonce, X-App-Sign (§3.1.1)
   --task ID:SECRET    task auth: id, timestamp, sign in the query (GET, DELETE) or the JSON body (PUT)
   --alarm ID:TOKEN    alarm auth: taskid, timestamp, sign in the body of /alarm/report and /alarm/test,
                       or the fixed signature in the query of a monitor adapter

@@ -67,6 +67,7 @@ export const samples: Record<string, Sample> = {
   'PUT /alarmtask/ratelimit': { json: { ...TASK, rate_limit: 500 } },
   'PUT /alarmtask/heartbeat': { json: { ...TASK, interval: 10, level: 2 } },
   'PUT /alarmtask/retention': { json: { ...TASK, retention_days: 30 } },
+  'PUT /alarmtask/credentials': { json: { ...TASK, token: 1, secret: 1, overlap_minutes: 60 } },
   'GET /alarmtask/view': { query: { uid: '1', task_id: '1' } },
   'PUT /alarmtask/status': { json: { uid: 1, task_id: 1, action: 'pause', time: 30 } },
   'GET /alarmtask/alarms': { query: { uid: '1', task_id: '1', outcome: 'notified', limit: '20' } },

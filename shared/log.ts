@@ -20,3 +20,25 @@ export function redact(value: unknown): unknown {
   }
   return value;
 }
+
+/**
+ * One delivery outcome: a notification to one target, or one attempt of a webhook event. Targets are
+ * masked where they are recorded (`uid 1 a***@example.com`, a robot's `abcd***wxyz`, a webhook's
+ * origin), never an address, token or signature. On AWS a JSON line at INFO; the local runtime
+ * prints it as one readable line (shared/local/terminal-log.ts).
+ */
+export interface DeliveryLog {
+  /** `webhook`, or the notification channel (`email`, `dinggroup`, ...). */
+  channel: string;
+  target: string;
+  outcome: string;
+  /** The provider's or our reason code, or the receiver's HTTP status. */
+  code?: string;
+  /** The event or job id. */
+  id: string;
+  attempt: number;
+}
+
+export function logDelivery(d: DeliveryLog): void {
+  logger.info('delivery', { ...d });
+}

@@ -151,6 +151,7 @@ export function serviceDashboard(scope: Construct, props: ServiceDashboardProps)
     ]),
     graph('Channel deliveries by channel and outcome', [search(METRICS.channelDelivery.name, 'Sum')]),
   );
+  dashboard.addWidgets(graph('Sign-in and credential events', [search(METRICS.authEvents.name, 'Sum')]));
   dashboard.addWidgets(
     graph(
       'Queue depth (visible)',

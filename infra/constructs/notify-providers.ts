@@ -18,6 +18,12 @@ export const TUNING_VARIABLES = [
   'SIGNIN_ADDRESS_MAX_FAILURES',
   'SIGNIN_WINDOW_MINUTES',
   'SIGNIN_LOCK_MINUTES',
+  'SIGNIN_ACCOUNT_MAX_FAILURES',
+  'SIGNIN_LOCK_MAX_HOURS',
+  // App and task credentials (docs/security.md).
+  'APP_REQUEST_SIGNATURE',
+  'STRICT_APP_GRANTS',
+  'FIXED_SIGN_MAX_DAYS',
 ] as const;
 
 /**

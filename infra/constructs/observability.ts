@@ -68,6 +68,12 @@ export const DEAD_LETTER_ALARM_MINUTES = 15;
 export const SCHEDULE_SILENCE_MINUTES = 10;
 /** HTTP 5xx answers in five minutes that fire the API alarm (a single one also fires a function alarm). */
 export const DEFAULT_API_5XX_THRESHOLD = 5;
+/**
+ * Failed sign-ins in five minutes, deployment-wide (every account, address and method), that fire the
+ * sign-in alarm: far above people mistyping, well below a guessing or spraying run (the lockout's
+ * limits stop each account and address; this tells the operator one is going on).
+ */
+export const DEFAULT_SIGNIN_FAILURE_THRESHOLD = 50;
 
 export interface ServiceObservabilityProps {
   functions: ServiceFunctions;
@@ -85,6 +91,7 @@ export interface ServiceObservabilityProps {
   queueMaxAgeSeconds?: Partial<Record<QueueName, number>>;
   inFlightMax?: Partial<Record<QueueName, number>>;
   api5xxThreshold?: number;
+  signInFailureThreshold?: number;
 }
 
 /** What an alarm watches, for tests and the runbook (docs/aws-operations.md). */
@@ -100,6 +107,7 @@ export type AlarmKind =
   | 'table-errors'
   | 'alarm-log-lost'
   | 'due-work-buried'
+  | 'sign-in-failures'
   | 'schedule-stopped'
   | 'pipeline-lag'
   | 'alarms-handed-back'
@@ -405,6 +413,24 @@ export class ServiceObservability extends Construct {
       evaluationPeriods: 1,
       alarmDescription:
         'Due work (a reminder, delayed flush or recovery, pause expiry) failed its last attempt.',
+    });
+
+    const failures = props.signInFailureThreshold ?? DEFAULT_SIGNIN_FAILURE_THRESHOLD;
+    alarm('sign-in-failures', 'sign-in', {
+      metric: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName: METRICS.authEvents.name,
+        dimensionsMap: {
+          [METRICS.serviceDimension]: METRICS.service,
+          [METRICS.environmentDimension]: props.envName,
+          event: 'signin-failed',
+        },
+        statistic: 'Sum',
+        period: fiveMinutes,
+      }),
+      threshold: failures,
+      evaluationPeriods: 1,
+      alarmDescription: `${failures} or more failed sign-ins in 5 minutes across the deployment (guessing or password spraying).`,
     });
 
     // The schedule itself: no run for SCHEDULE_SILENCE_MINUTES is missing data, and missing data fires.

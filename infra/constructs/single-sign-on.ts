@@ -18,6 +18,12 @@ import type { ServiceHttpApi } from './http-api.ts';
 export interface SingleSignOnProps {
   issuer?: string;
   clientId?: string;
+  /**
+   * Take e-mail addresses the provider does not mark verified (`-c oidcAllowUnverifiedEmail=true`):
+   * only for a provider that never sends `email_verified` and verifies every address itself
+   * (docs/security.md). Off by default.
+   */
+  allowUnverifiedEmail?: boolean;
 }
 
 /** The client secret's value for a public client (no secret; PKCE only). */
@@ -31,16 +37,20 @@ export const SSO_OFFER_ROUTE = 'GET /auth/session';
 export class SingleSignOn extends Construct {
   /** The provider's client secret (only when single sign-on is configured). */
   readonly clientSecret?: secretsmanager.Secret;
-  private readonly settings?: { issuer: string; clientId: string };
+  private readonly settings?: { issuer: string; clientId: string; allowUnverifiedEmail: boolean };
 
   constructor(scope: Construct, id: string, props: SingleSignOnProps) {
     super(scope, id);
     const { issuer, clientId } = props;
-    if (issuer === undefined && clientId === undefined) return;
+    if (issuer === undefined && clientId === undefined) {
+      if (props.allowUnverifiedEmail)
+        throw new Error('single sign-on: oidcAllowUnverifiedEmail needs oidcIssuer');
+      return;
+    }
     if (!issuer || !clientId) throw new Error('single sign-on: oidcIssuer and oidcClientId go together');
     if (!/^https:\/\/[^\s/?#]+(?:\/[^\s?#]*)?$/.test(issuer))
       throw new Error('single sign-on: oidcIssuer must be an https URL (the provider’s issuer)');
-    this.settings = { issuer, clientId };
+    this.settings = { issuer, clientId, allowUnverifiedEmail: props.allowUnverifiedEmail === true };
     this.clientSecret = new secretsmanager.Secret(this, 'ClientSecret', {
       description:
         'tocsin single sign-on: the OpenID Connect client secret the identity provider issued for the console.',
@@ -62,11 +72,12 @@ export class SingleSignOn extends Construct {
    */
   configure(http: ServiceHttpApi): void {
     if (!this.settings) return;
-    const { issuer, clientId } = this.settings;
+    const { issuer, clientId, allowUnverifiedEmail } = this.settings;
     for (const routeKey of [...SSO_ROUTES, SSO_OFFER_ROUTE]) {
       const fn = http.handlers.get(routeKey) as lambda.Function | undefined;
       if (!fn) throw new Error(`single sign-on: no function for ${routeKey} in the route table`);
       fn.addEnvironment('OIDC_ISSUER', issuer).addEnvironment('OIDC_CLIENT_ID', clientId);
+      if (allowUnverifiedEmail) fn.addEnvironment('OIDC_ALLOW_UNVERIFIED_EMAIL', '1');
     }
   }
 }

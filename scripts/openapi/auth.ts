@@ -38,14 +38,21 @@ export const SECURITY_SCHEMES = {
     in: 'header',
     name: 'X-App-Sign',
     description:
-      'hmac_sha256(key = app token, message = appid + "&" + timestamp), or the legacy md5(appid + "&" + timestamp + token); lower-case hex.',
+      'hmac_sha256(key = app token, message = appid + "&" + timestamp), or the legacy md5(appid + "&" + timestamp + token); lower-case hex. With X-App-Nonce: the request-bound signature of API guide §3.1.1.',
+  },
+  AppNonce: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-App-Nonce',
+    description:
+      'The request-bound signature (API guide §3.1.1): 16 to 64 characters of A-Z a-z 0-9 _ -, new for every request; X-App-Sign is then hmac_sha256(app token, the signed text over the method, path, sorted query, body digest, app id, timestamp and nonce). Required of apps that opted in (or by APP_REQUEST_SIGNATURE).',
   },
   Session: {
     type: 'apiKey',
     in: 'cookie',
     name: 'tocsin_session',
     description:
-      'A signed-in person (POST /auth/signin, or single sign-on): the HttpOnly session cookie. The person is the acting user; `uid` / `created_by` in the request are ignored.',
+      'A signed-in person (POST /auth/signin, or single sign-on): the HttpOnly session cookie, `__Host-tocsin_session` over HTTPS (`tocsin_session` on the local runtime). The person is the acting user; `uid` / `created_by` in the request are ignored.',
   },
   CsrfToken: {
     type: 'apiKey',
@@ -77,14 +84,15 @@ export const SECURITY_SCHEMES = {
 };
 
 const APP_SECURITY = { AppId: [], AppTimestamp: [], AppSign: [] };
+const APP_BOUND_SECURITY = { AppId: [], AppTimestamp: [], AppNonce: [], AppSign: [] };
 
 const SECURITY: Record<AuthDoc, Json[]> = {
   none: [],
-  app: [APP_SECURITY],
-  'app+task': [APP_SECURITY],
-  'app|person': [APP_SECURITY, { Session: [] }],
-  reader: [APP_SECURITY, { Session: [] }],
-  admin: [APP_SECURITY, { Session: [] }],
+  app: [APP_SECURITY, APP_BOUND_SECURITY],
+  'app+task': [APP_SECURITY, APP_BOUND_SECURITY],
+  'app|person': [APP_SECURITY, APP_BOUND_SECURITY, { Session: [] }],
+  reader: [APP_SECURITY, APP_BOUND_SECURITY, { Session: [] }],
+  admin: [APP_SECURITY, APP_BOUND_SECURITY, { Session: [] }],
   person: [{ Session: [] }],
   // The credentials are body fields (taskid, timestamp, sign): no security scheme describes them.
   'alarm-body': [],
@@ -104,7 +112,7 @@ export function securityOf(doc: Pick<RouteDoc, 'route' | 'spec'>): Json[] {
 
 export const AUTH_TEXT: Record<AuthDoc, string> = {
   none: 'None.',
-  app: 'Application authentication: headers X-App-Id, X-App-Timestamp, X-App-Sign (API guide §3.1).',
+  app: 'Application authentication: headers X-App-Id, X-App-Timestamp, X-App-Sign (API guide §3.1), with X-App-Nonce the request-bound signature (§3.1.1).',
   'app+task':
     'Application authentication (headers) and task authentication: `id`, `timestamp`, `sign` = hmac_sha256(task secret, id + "&" + timestamp) or the legacy md5(id + "&" + timestamp + secret), in the query (GET), the JSON body (PUT) or a form body or the query (DELETE) (API guide §3.2).',
   'alarm-body':
@@ -112,9 +120,9 @@ export const AUTH_TEXT: Record<AuthDoc, string> = {
   'intake-query':
     '`taskid` in the query and the intake token (`Authorization: Bearer <token>` or `token` in the query), or the fixed signature (`timestamp` and `sign` in the query) when the task turned it on.',
   'app|person':
-    'Application authentication (headers), or a signed-in person (the session cookie), who is then the acting user (`created_by`).',
+    'Application authentication (headers), or a signed-in person (the session cookie), who is then the acting user (`created_by`). With STRICT_APP_GRANTS the app needs the grant `read` (show) or `operate` (operations).',
   reader:
-    "A signed-in person (the session cookie), the acting user whatever `uid` says; or application authentication by an app holding the grant `read` (or `admin`), acting as the `uid` it names (403 naming the grant otherwise). With `admin` the app has the super administrator's powers.",
+    "A signed-in person (the session cookie), the acting user whatever `uid` says; or application authentication by an app holding the grant `read` (`operate` for the routes that change something; `admin` includes both), acting as the `uid` it names (403 naming the grant otherwise; an app bound to users may name only them). With `admin` the app has the super administrator's powers.",
   admin:
     'A signed-in person with role 9 (the session cookie); or application authentication by an app holding the grant `admin` (403 naming the grant otherwise).',
   person:

@@ -196,8 +196,14 @@ describe('the generated OpenAPI document', () => {
     expect(store.required).toEqual(
       expect.arrayContaining(['created_by', 'name', 'department_id', 'receiver']),
     );
-    // App auth as headers; the monitors' credentials as alternatives; no auth on /health.
-    expect(op('get', '/department/show').security).toEqual([{ AppId: [], AppTimestamp: [], AppSign: [] }]);
+    // App auth as headers (the interface's signature, or the request-bound one with its nonce); the
+    // monitors' credentials as alternatives; no auth on /health.
+    expect(op('get', '/department/show').security).toEqual([
+      { AppId: [], AppTimestamp: [], AppSign: [] },
+      { AppId: [], AppTimestamp: [], AppNonce: [], AppSign: [] },
+    ]);
+    expect(op('put', '/alarmtask/status')['x-tocsin-grant']).toBe('operate');
+    expect(op('get', '/alarmtask/list')['x-tocsin-grant']).toBeUndefined();
     expect((op('post', '/alarm/jsonbody').security as Json[]).length).toBe(3);
     expect(op('get', '/health').security).toEqual([]);
   });

@@ -125,6 +125,8 @@ function operationOf(doc: RouteDoc, data: DataSchema | undefined): Json {
     tags: [tagOf(doc).name],
     security: securityOf(doc),
     'x-tocsin-auth': authOf(doc),
+    // The grant an app needs (reader routes; on the workflow routes only with STRICT_APP_GRANTS).
+    ...(doc.spec.grant ? { 'x-tocsin-grant': doc.spec.grant } : {}),
     ...(parameters?.length ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses: responsesOf(doc, data),

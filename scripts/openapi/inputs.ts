@@ -154,7 +154,7 @@ export const INPUT_DOCS: Record<string, InputDoc> = {
     bodyRequired: true,
   },
   'functions/alarm/intake-rawbody.ts': {
-    freeQuery: 'Without a body (GET): the alarm content.',
+    freeQuery: 'Without a body (GET): added to the alarm content `{body: ""}`.',
     contents: {
       'text/plain': { type: 'string', minLength: 1, description: 'Any text; the alarm content is `{body}`.' },
     },

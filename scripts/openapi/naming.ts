@@ -68,7 +68,7 @@ const SUMMARIES: Record<string, string> = {
   'PUT /alarmtask/intake': 'Issue or revoke the intake token, or turn the fixed signature on or off',
   'PUT /alarmtask/ratelimit': "Set the task's alarm rate limit",
   'PUT /alarmtask/heartbeat': "Set the task's heartbeat",
-  'GET /alarm/rawbody': 'The query parameters as an alarm',
+  'GET /alarm/rawbody': 'An alarm without a body (its query parameters added)',
   'POST /alarm/rawbody': 'Any text body as an alarm',
   'POST /alarm/arms': 'Any text body as an alarm (ARMS)',
   'GET /alarm/falcon': 'Open-Falcon callback',

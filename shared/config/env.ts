@@ -19,6 +19,18 @@ export interface Config {
   alarmSignSkewSeconds: number;
   /** Whether legacy MD5 signatures are accepted. */
   legacySign: boolean;
+  /**
+   * Which apps must sign every request bound to it (API guide §3.1.1): only those that opted in
+   * (`optional`), also every app holding a grant (`grants`), or every app (`all`).
+   */
+  appRequestSignature: 'optional' | 'grants' | 'all';
+  /**
+   * Whether apps need grants for the interface's workflow routes too: `read` to show a workflow,
+   * `operate` to operate one without naming `created_by` (the app acting for itself).
+   */
+  strictAppGrants: boolean;
+  /** Days a fixed signature of the monitor adapters stays valid after its timestamp. */
+  fixedSignMaxDays: number;
   /** Key that seals stored tokens and secrets (32 bytes). */
   sealKey?: Buffer;
   /** Secrets Manager secret holding the seal key (AWS). */
@@ -108,6 +120,14 @@ function bool(name: string, fallback: boolean): boolean {
   if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
   throw new Error(`config: ${name} must be a boolean`);
+}
+
+function oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(values as readonly string[]).includes(raw))
+    throw new Error(`config: ${name} must be ${values.join(', ')}`);
+  return raw as T;
 }
 
 function list(name: string, fallback: number[]): number[] {
@@ -279,6 +299,9 @@ export function loadConfig(): Config {
     signSkewSeconds: int('SIGN_SKEW_SECONDS', 300),
     alarmSignSkewSeconds: int('ALARM_SIGN_SKEW_SECONDS', 1800),
     legacySign: bool('LEGACY_SIGN', true),
+    appRequestSignature: oneOf('APP_REQUEST_SIGNATURE', ['optional', 'grants', 'all'] as const, 'optional'),
+    strictAppGrants: bool('STRICT_APP_GRANTS', false),
+    fixedSignMaxDays: int('FIXED_SIGN_MAX_DAYS', 365, 1),
     sealKey,
     sealKeySecretArn,
     timeZone: timeZone('REPORT_TIME_ZONE', 'UTC'),

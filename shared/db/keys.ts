@@ -32,12 +32,24 @@ export const keys = {
   tag: (id: number) => ({ pk: `TAG#${id}`, sk: 'TAG' }),
   template: (id: number) => ({ pk: `TPL#${id}`, sk: 'TPL' }),
   app: (id: number) => ({ pk: `APP#${id}`, sk: 'APP' }),
+  /** A nonce of an app's request-bound signature, taken once (kept until its time window ends). */
+  appNonce: (appId: number, nonce: string) => ({ pk: `NONCE#${appId}#${nonce}`, sk: 'NONCE' }),
 
   // Sign-in (shared/domain/auth): sessions by the SHA-256 of their id (the id itself is never
   // stored), failed-sign-in counters by subject, and the OpenID Connect logins in flight by the
   // SHA-256 of their state. All carry a `ttl`.
   session: (idHash: string) => ({ pk: `SESSION#${idHash}`, sk: 'SESSION' }),
   signInThrottle: (subject: string) => ({ pk: `SIGNIN#${subject}`, sk: 'THROTTLE' }),
+  /** An account's counter of tries from one source address, in the account's partition. */
+  signInThrottleFrom: (subject: string, address: string) => ({
+    pk: `SIGNIN#${subject}`,
+    sk: `FROM#${address}`,
+  }),
+  /**
+   * A person's link to their single sign-on identity: the provider's issuer and subject (`sub`),
+   * by their SHA-256 (`iss` + newline + `sub`), taken once.
+   */
+  ssoIdentity: (identityHash: string) => ({ pk: `SSOID#${identityHash}`, sk: 'SSOID' }),
   oidcLogin: (stateHash: string) => ({ pk: `OIDC#${stateHash}`, sk: 'LOGIN' }),
 
   // Counters that allocate ids.
@@ -46,6 +58,11 @@ export const keys = {
   // Alarm tasks
   task: (id: number) => ({ pk: `TASK#${id}`, sk: 'TASK' }),
   taskName: (name: string) => ({ pk: `TASKNAME#${name}`, sk: 'TASKNAME' }),
+  /**
+   * A task's intake token (its SHA-256), beside the task item and read on every use, never cached: a
+   * new token replaces the old one at once.
+   */
+  taskIntake: (id: number) => ({ pk: `TASK#${id}`, sk: 'INTAKE' }),
   /** A task's heartbeat state (last alarm or ping, a miss raised): beside the task item. */
   taskHeartbeat: (id: number) => ({ pk: `TASK#${id}`, sk: 'HEARTBEAT' }),
   /** Permission of one user on one task; listed per user through gsi1. */
@@ -220,9 +237,11 @@ export const PARTITION_PREFIXES = [
   'TAG#',
   'TPL#',
   'APP#',
+  'NONCE#',
   'SESSION#',
   'SIGNIN#',
   'OIDC#',
+  'SSOID#',
   'COUNTER#',
   'TASK#',
   'TASKNAME#',

@@ -163,7 +163,40 @@ export function compileSchema(schema: object): Validator {
   return validatorFor('json', schema);
 }
 
-/** A validator for query-string / form input (numeric strings become numbers). */
+/** The decimal forms a query or form value of a number field may take (ajv alone would take `0x1`, ` 1`, `1e3`). */
+const DECIMAL = { integer: /^-?[0-9]{1,400}$/, number: /^-?[0-9]{1,400}(?:\.[0-9]{1,400})?$/ };
+
+/**
+ * The number fields of an object schema whose value is a string that is no plain decimal: such a
+ * value is refused (422 `must be an integer` / `must be a number`) before ajv would coerce it.
+ */
+function strictNumbers(schema: object): (value: unknown) => void {
+  const props = (schema as { properties?: Record<string, { type?: string | string[] }> }).properties ?? {};
+  const numeric: [string, 'integer' | 'number'][] = [];
+  for (const [name, p] of Object.entries(props)) {
+    const types = Array.isArray(p.type) ? p.type : [p.type];
+    if (types.includes('string')) continue;
+    if (types.includes('integer')) numeric.push([name, 'integer']);
+    else if (types.includes('number')) numeric.push([name, 'number']);
+  }
+  return (value) => {
+    if (!value || typeof value !== 'object') return;
+    const errors = numeric.flatMap(([name, type]) => {
+      const v = (value as Record<string, unknown>)[name];
+      return typeof v === 'string' && !DECIMAL[type].test(v)
+        ? [{ field: name, message: type === 'integer' ? 'must be an integer' : 'must be a number' }]
+        : [];
+    });
+    if (errors.length) throw new ValidationError(errors);
+  };
+}
+
+/** A validator for query-string / form input (decimal strings become numbers; `0x1` is refused). */
 export function compileCoercingSchema(schema: object): Validator {
-  return validatorFor('coercing', schema);
+  const check = strictNumbers(schema);
+  const validate = validatorFor('coercing', schema);
+  return (value) => {
+    check(value);
+    validate(value);
+  };
 }

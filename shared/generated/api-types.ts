@@ -313,6 +313,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/alarmtask/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * {token?: 1, secret?: 1, overlap_minutes?}: new task token and/or secret, shown once
+         * @description PUT /alarmtask/credentials {token?: 1, secret?: 1, overlap_minutes?}: new task token and/or secret, shown once; the old ones stay valid for the overlap.
+         */
+        put: operations["PutAlarmtaskCredentials"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/alarmtask/heartbeat": {
         parameters: {
             query?: never;
@@ -441,14 +461,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The query parameters as an alarm
-         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: the query parameters but the credentials are the content, as /alarm/falcon takes them.
+         * An alarm without a body (its query parameters added)
+         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: no body, so `{body: ""}`, with the query parameters but the credentials added to it.
          */
         get: operations["GetAlarmRawbody"];
         put?: never;
         /**
          * Any text body as an alarm
-         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: the query parameters but the credentials are the content, as /alarm/falcon takes them.
+         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: no body, so `{body: ""}`, with the query parameters but the credentials added to it.
          */
         post: operations["PostAlarmRawbody"];
         delete?: never;
@@ -468,7 +488,7 @@ export interface paths {
         put?: never;
         /**
          * Any text body as an alarm (ARMS)
-         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: the query parameters but the credentials are the content, as /alarm/falcon takes them.
+         * @description POST /alarm/rawbody and /alarm/arms: any text body; the alarm content is `{body}`. GET /alarm/rawbody: no body, so `{body: ""}`, with the query parameters but the credentials added to it.
          */
         post: operations["PostAlarmArms"];
         delete?: never;
@@ -1034,7 +1054,7 @@ export interface paths {
         };
         /**
          * The signed-in person and the CSRF token
-         * @description GET /auth/session: who is signed in (the session cookie), the session's CSRF token for the requests that change something, and its limits. Without a standing session: 401, with `data.sso` telling the sign-in page whether to offer single sign-on.
+         * @description GET /auth/session: who is signed in (the session cookie), the session's CSRF token for the requests that change something, and its limits. Without a session cookie nobody is: `person` null (the console asks on every load; that is no error). A cookie whose session no longer stands: 401. Either way `sso` tells the sign-in page whether to offer single sign-on.
          */
         get: operations["GetAuthSession"];
         put?: never;
@@ -1075,7 +1095,7 @@ export interface paths {
         get?: never;
         /**
          * Change your own password
-         * @description PUT /auth/password {current, password}: the signed-in person changes their own password (8 to 256 characters), proving the current one. Every session of the person ends; the answer sets a new session cookie for this browser and gives its CSRF token.
+         * @description PUT /auth/password {current, password}: the signed-in person changes their own password (8 to 256 characters, not a common one, not the current one), proving the current one. Every session of the person ends; the answer sets a new session cookie for this browser and gives its CSRF token.
          */
         put: operations["PutAuthPassword"];
         post?: never;
@@ -1547,6 +1567,16 @@ export interface components {
             retention_days: number;
             /** @description Whether that is the deployment default. */
             default: boolean;
+        };
+        /** @description PUT /alarmtask/credentials: the new credentials, shown this once. */
+        CredentialsRotated: {
+            id: number;
+            /** @description The new task token (when rotated): signs alarm reports and the fixed signature. */
+            token?: string;
+            /** @description The new task secret (when rotated): signs task requests and the task's webhook events. */
+            secret?: string;
+            /** @description Unix seconds until when the rotated ones are still accepted. */
+            previous_valid_until: number;
         };
         /** @description PUT /alarmtask/heartbeat */
         HeartbeatSet: {
@@ -2121,10 +2151,16 @@ export interface components {
             notifications: components["schemas"]["JobDeliveries"][];
             webhooks: components["schemas"]["EventDeliveries"][];
             workflow: components["schemas"]["WorkflowDetail"] | null;
+            /** @description The people the trace names by uid (receivers, notification targets), as the directory names them. */
+            users: {
+                uid: number;
+                username: string;
+            }[];
         };
         DeliverySummary: {
             result: components["schemas"]["DeliveryResult"];
-            /** @description Per channel, in the order the trace lists them (`email delivered, webhook failed`). */
+            reach: components["schemas"]["Reach"];
+            /** @description Per channel, in the order the trace lists them (`email delivered, webhook failed (HTTP 503)`). */
             text: string;
             channels: components["schemas"]["ChannelDelivery"][];
         };
@@ -2133,6 +2169,11 @@ export interface components {
          * @enum {string}
          */
         DeliveryResult: "delivered" | "partly delivered" | "failed" | "skipped" | "pending" | "none";
+        /**
+         * @description Whether the alarm reached a person: `notified` when at least one notification (any channel but the webhook, which reaches a system) was delivered to, or accepted by, its provider; `not notified yet` while none was and some still wait their turn; `nobody reached` otherwise (every notification skipped or failed, or none sent).
+         * @enum {string}
+         */
+        Reach: "notified" | "not notified yet" | "nobody reached";
         ChannelDelivery: {
             delivered: number;
             failed: number;
@@ -2141,6 +2182,12 @@ export interface components {
             /** @description A notification channel (`email`, `dinggroup`, ...) or `webhook` for the task's webhook events. */
             channel: string;
             result: components["schemas"]["DeliveryResult"];
+            reasons?: components["schemas"]["DeliveryReasons"];
+        };
+        /** @description Why targets were skipped or failed: the distinct reasons of their latest attempts. */
+        DeliveryReasons: {
+            failed?: string[];
+            skipped?: string[];
         };
         /** @description One stage of the pipeline's decision: its result in words, and the stage's own details. */
         TraceStage: components["schemas"]["RecoveryStage"] | components["schemas"]["FilterStage"] | components["schemas"]["CompressStage"] | components["schemas"]["UpgradeStage"];
@@ -2338,12 +2385,20 @@ export interface components {
             email: string;
             role: number;
         };
+        /** @description GET /auth/session: the standing session, or nobody (no session cookie). */
+        SessionState: components["schemas"]["SessionAnswer"] | components["schemas"]["SignedOutAnswer"];
         /** @description GET /auth/session: the standing session. */
         SessionAnswer: {
             person: components["schemas"]["SignedInPerson"];
             csrf_token: string;
             /** @description Minutes without a request after which the session ends. */
             idle_minutes: number;
+            /** @description Whether single sign-on is offered. */
+            sso: boolean;
+        };
+        /** @description GET /auth/session without a session cookie: nobody is signed in (an answer, not a refusal). */
+        SignedOutAnswer: {
+            person: null;
             /** @description Whether single sign-on is offered. */
             sso: boolean;
         };
@@ -4101,6 +4156,70 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    PutAlarmtaskCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": 1,
+                 *       "timestamp": "1795536000",
+                 *       "sign": "SIGN",
+                 *       "token": 1,
+                 *       "secret": 1,
+                 *       "overlap_minutes": 60
+                 *     }
+                 */
+                "application/json": {
+                    id: number;
+                    timestamp: number | string;
+                    sign: string;
+                    /**
+                     * @description 1: a new task token.
+                     * @enum {integer}
+                     */
+                    token?: 0 | 1;
+                    /**
+                     * @description 1: a new task secret.
+                     * @enum {integer}
+                     */
+                    secret?: 0 | 1;
+                    /** @description How long the old credentials stay valid (default 60; 0: they end at once). */
+                    overlap_minutes?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["CredentialsRotated"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     PutAlarmtaskHeartbeat: {
         parameters: {
             query?: never;
@@ -4514,7 +4633,7 @@ export interface operations {
             query?: {
                 /** @description The alarm level when the alert carries none (0 notice, 1 warning, 2 error, 3 urgent). */
                 level?: 0 | 1 | 2 | 3;
-                /** @description Without a body (GET): the alarm content. Every parameter but taskid, timestamp, sign, token, level. */
+                /** @description Without a body (GET): added to the alarm content `{body: ""}`. Every parameter but taskid, timestamp, sign, token, level. */
                 content?: {
                     [key: string]: string;
                 };
@@ -4553,7 +4672,7 @@ export interface operations {
             query?: {
                 /** @description The alarm level when the alert carries none (0 notice, 1 warning, 2 error, 3 urgent). */
                 level?: 0 | 1 | 2 | 3;
-                /** @description Without a body (GET): the alarm content. Every parameter but taskid, timestamp, sign, token, level. */
+                /** @description Without a body (GET): added to the alarm content `{body: ""}`. Every parameter but taskid, timestamp, sign, token, level. */
                 content?: {
                     [key: string]: string;
                 };
@@ -4597,7 +4716,7 @@ export interface operations {
             query?: {
                 /** @description The alarm level when the alert carries none (0 notice, 1 warning, 2 error, 3 urgent). */
                 level?: 0 | 1 | 2 | 3;
-                /** @description Without a body (GET): the alarm content. Every parameter but taskid, timestamp, sign, token, level. */
+                /** @description Without a body (GET): added to the alarm content `{body: ""}`. Every parameter but taskid, timestamp, sign, token, level. */
                 content?: {
                     [key: string]: string;
                 };
@@ -5876,7 +5995,7 @@ export interface operations {
                         code?: 0;
                         /** @constant */
                         msg?: "success";
-                        data?: components["schemas"]["SessionAnswer"];
+                        data?: components["schemas"]["SessionState"];
                     };
                 };
             };

@@ -5381,164 +5381,49 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate291;
-  const schema106 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports.a24c3009b7dccdb62b48f8b025048fca2223b7d5 = validate291;
+  const schema106 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"active":{"type":"boolean"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
+  const schema107 = {"type":"string","maxLength":100};
+
+  function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 100){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema107,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.type,parentSchema:schema107,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate293.errors = vErrors;
+  return errors === 0;
+  }
+
+  const func22 = Object.prototype.hasOwnProperty;
+  const pattern6 = new RegExp("^[0-9a-f]{40}$", "u");
 
   function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema106.required,parentSchema:schema106,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.queue === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema106.required,parentSchema:schema106,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.queue !== undefined){
-  let data1 = data.queue;
-  if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
-  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema106.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.queue.enum,parentSchema:schema106.properties.queue,data:data1};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  if(data.message_id !== undefined){
-  let data2 = data.message_id;
-  if(typeof data2 === "string"){
-  if(func2(data2) > 512){
-  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema106.properties.message_id,data:data2};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(func2(data2) < 1){
-  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema106.properties.message_id,data:data2};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.message_id.type,parentSchema:schema106.properties.message_id,data:data2};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.all !== undefined){
-  let data3 = data.all;
-  if(!((data3 === 1) || (data3 === true))){
-  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema106.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.all.enum,parentSchema:schema106.properties.all,data:data3};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  }
-  if(data.task_id !== undefined){
-  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  validate291.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports.c82265a280a999e1c704c67f8e7419b60ca19bd0 = validate294;
-  const schema107 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
-  const schema108 = {"type":"string","maxLength":100};
-
-  function validate296(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema108,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema108.type,parentSchema:schema108,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate296.errors = vErrors;
-  return errors === 0;
-  }
-
-  const func24 = Object.prototype.hasOwnProperty;
-  const pattern6 = new RegExp("^[0-9a-f]{40}$", "u");
-
-  function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
   for(const key0 in data){
   if(!(((((((key0 === "business_units") || (key0 === "departments")) || (key0 === "users")) || (key0 === "alarm_groups")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "apps"))){
-  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema107,data};
+  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema106,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5556,7 +5441,7 @@ const json = once(() => {
   let data1 = data0[i0];
   if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
   if(data1.id === undefined){
-  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.business_units.items.required,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.business_units.items.required,parentSchema:schema106.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5566,7 +5451,7 @@ const json = once(() => {
   errors++;
   }
   if(data1.name === undefined){
-  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.business_units.items.required,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.business_units.items.required,parentSchema:schema106.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5577,7 +5462,7 @@ const json = once(() => {
   }
   for(const key1 in data1){
   if(!(((((key1 === "id") || (key1 === "name")) || (key1 === "remark")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5594,8 +5479,8 @@ const json = once(() => {
   }
   }
   if(data1.name !== undefined){
-  if(!(validate296(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate293(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
   errors = vErrors.length;
   }
   }
@@ -5619,7 +5504,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.business_units.items.type,parentSchema:schema107.properties.business_units.items,data:data1};
+  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.business_units.items.type,parentSchema:schema106.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5631,7 +5516,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.business_units.type,parentSchema:schema107.properties.business_units,data:data0};
+  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.business_units.type,parentSchema:schema106.properties.business_units,data:data0};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5649,7 +5534,7 @@ const json = once(() => {
   let data8 = data7[i1];
   if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
   if(data8.id === undefined){
-  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
+  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.departments.items.required,parentSchema:schema106.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -5659,7 +5544,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.bu_id === undefined){
-  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
+  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema106.properties.departments.items.required,parentSchema:schema106.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -5669,7 +5554,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.name === undefined){
-  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.departments.items.required,parentSchema:schema107.properties.departments.items,data:data8};
+  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.departments.items.required,parentSchema:schema106.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -5680,7 +5565,7 @@ const json = once(() => {
   }
   for(const key2 in data8){
   if(!((((((((key2 === "id") || (key2 === "bu_id")) || (key2 === "name")) || (key2 === "remark")) || (key2 === "created_by")) || (key2 === "updated_by")) || (key2 === "created_at")) || (key2 === "updated_at"))){
-  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.departments.items,data:data8};
+  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -5703,8 +5588,8 @@ const json = once(() => {
   }
   }
   if(data8.name !== undefined){
-  if(!(validate296(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate293(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
   errors = vErrors.length;
   }
   }
@@ -5740,7 +5625,7 @@ const json = once(() => {
   }
   }
   else {
-  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.departments.items.type,parentSchema:schema107.properties.departments.items,data:data8};
+  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.departments.items.type,parentSchema:schema106.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err10];
   }
@@ -5752,7 +5637,7 @@ const json = once(() => {
   }
   }
   else {
-  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.departments.type,parentSchema:schema107.properties.departments,data:data7};
+  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.departments.type,parentSchema:schema106.properties.departments,data:data7};
   if(vErrors === null){
   vErrors = [err11];
   }
@@ -5770,7 +5655,7 @@ const json = once(() => {
   let data18 = data17[i2];
   if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
   if(data18.uid === undefined){
-  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err12];
   }
@@ -5780,7 +5665,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.username === undefined){
-  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err13];
   }
@@ -5790,7 +5675,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.user === undefined){
-  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err14];
   }
@@ -5800,7 +5685,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.email === undefined){
-  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema107.properties.users.items.required,parentSchema:schema107.properties.users.items,data:data18};
+  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err15];
   }
@@ -5810,8 +5695,8 @@ const json = once(() => {
   errors++;
   }
   for(const key3 in data18){
-  if(!(func24.call(schema107.properties.users.items.properties, key3))){
-  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.users.items,data:data18};
+  if(!(func22.call(schema106.properties.users.items.properties, key3))){
+  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err16];
   }
@@ -5828,14 +5713,14 @@ const json = once(() => {
   }
   }
   if(data18.username !== undefined){
-  if(!(validate296(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate293(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
+  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
   errors = vErrors.length;
   }
   }
   if(data18.user !== undefined){
-  if(!(validate296(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate293(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
+  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
   errors = vErrors.length;
   }
   }
@@ -5855,7 +5740,7 @@ const json = once(() => {
   let data24 = data18.phone;
   if(typeof data24 === "string"){
   if(func2(data24) > 20){
-  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema107.properties.users.items.properties.phone,data:data24};
+  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema106.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err17];
   }
@@ -5866,7 +5751,7 @@ const json = once(() => {
   }
   }
   else {
-  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.users.items.properties.phone.type,parentSchema:schema107.properties.users.items.properties.phone,data:data24};
+  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.users.items.properties.phone.type,parentSchema:schema106.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err18];
   }
@@ -5877,20 +5762,33 @@ const json = once(() => {
   }
   }
   if(data18.wechatid !== undefined){
-  if(!(validate296(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
+  if(!(validate293(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
+  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
   errors = vErrors.length;
   }
   }
   if(data18.role !== undefined){
   let data26 = data18.role;
   if(!((data26 === 0) || (data26 === 9))){
-  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema107.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema107.properties.users.items.properties.role.enum,parentSchema:schema107.properties.users.items.properties.role,data:data26};
+  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema106.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.users.items.properties.role.enum,parentSchema:schema106.properties.users.items.properties.role,data:data26};
   if(vErrors === null){
   vErrors = [err19];
   }
   else {
   vErrors.push(err19);
+  }
+  errors++;
+  }
+  }
+  if(data18.active !== undefined){
+  let data27 = data18.active;
+  if(typeof data27 !== "boolean"){
+  const err20 = {instancePath:instancePath+"/users/" + i2+"/active",schemaPath:"#/properties/users/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema106.properties.users.items.properties.active.type,parentSchema:schema106.properties.users.items.properties.active,data:data27};
+  if(vErrors === null){
+  vErrors = [err20];
+  }
+  else {
+  vErrors.push(err20);
   }
   errors++;
   }
@@ -5909,19 +5807,7 @@ const json = once(() => {
   }
   }
   else {
-  const err20 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.users.items.type,parentSchema:schema107.properties.users.items,data:data18};
-  if(vErrors === null){
-  vErrors = [err20];
-  }
-  else {
-  vErrors.push(err20);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err21 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.users.type,parentSchema:schema107.properties.users,data:data17};
+  const err21 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.users.items.type,parentSchema:schema106.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err21];
   }
@@ -5931,15 +5817,9 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data.alarm_groups !== undefined){
-  let data29 = data.alarm_groups;
-  if(Array.isArray(data29)){
-  const len3 = data29.length;
-  for(let i3=0; i3<len3; i3++){
-  let data30 = data29[i3];
-  if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-  if(data30.id === undefined){
-  const err22 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  }
+  else {
+  const err22 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.users.type,parentSchema:schema106.properties.users,data:data17};
   if(vErrors === null){
   vErrors = [err22];
   }
@@ -5948,8 +5828,16 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data30.name === undefined){
-  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  }
+  if(data.alarm_groups !== undefined){
+  let data30 = data.alarm_groups;
+  if(Array.isArray(data30)){
+  const len3 = data30.length;
+  for(let i3=0; i3<len3; i3++){
+  let data31 = data30[i3];
+  if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+  if(data31.id === undefined){
+  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.alarm_groups.items.required,parentSchema:schema106.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err23];
   }
@@ -5958,8 +5846,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data30.receiver === undefined){
-  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema107.properties.alarm_groups.items.required,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  if(data31.name === undefined){
+  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.alarm_groups.items.required,parentSchema:schema106.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err24];
   }
@@ -5968,9 +5856,8 @@ const json = once(() => {
   }
   errors++;
   }
-  for(const key4 in data30){
-  if(!((((((key4 === "id") || (key4 === "name")) || (key4 === "remark")) || (key4 === "receiver")) || (key4 === "created_at")) || (key4 === "updated_at"))){
-  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  if(data31.receiver === undefined){
+  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema106.properties.alarm_groups.items.required,parentSchema:schema106.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err25];
   }
@@ -5979,30 +5866,9 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  if(data30.id !== undefined){
-  if(!(validate24(data30.id, {instancePath:instancePath+"/alarm_groups/" + i3+"/id",parentData:data30,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data30.name !== undefined){
-  if(!(validate296(data30.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data30,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data30.remark !== undefined){
-  if(!(validate53(data30.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data30,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data30.receiver !== undefined){
-  let data34 = data30.receiver;
-  if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-  if(data34.channels === undefined){
-  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema107.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
+  for(const key4 in data31){
+  if(!((((((key4 === "id") || (key4 === "name")) || (key4 === "remark")) || (key4 === "receiver")) || (key4 === "created_at")) || (key4 === "updated_at"))){
+  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err26];
   }
@@ -6011,9 +5877,30 @@ const json = once(() => {
   }
   errors++;
   }
-  for(const key5 in data34){
-  if(!(key5 === "channels")){
-  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
+  }
+  if(data31.id !== undefined){
+  if(!(validate24(data31.id, {instancePath:instancePath+"/alarm_groups/" + i3+"/id",parentData:data31,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data31.name !== undefined){
+  if(!(validate293(data31.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data31,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data31.remark !== undefined){
+  if(!(validate53(data31.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data31,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data31.receiver !== undefined){
+  let data35 = data31.receiver;
+  if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+  if(data35.channels === undefined){
+  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema106.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema106.properties.alarm_groups.items.properties.receiver,data:data35};
   if(vErrors === null){
   vErrors = [err27];
   }
@@ -6022,16 +5909,9 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  if(data34.channels !== undefined){
-  if(!(validate141(data34.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data34,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema107.properties.alarm_groups.items.properties.receiver,data:data34};
+  for(const key5 in data35){
+  if(!(key5 === "channels")){
+  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.alarm_groups.items.properties.receiver,data:data35};
   if(vErrors === null){
   vErrors = [err28];
   }
@@ -6041,21 +5921,15 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data30.created_at !== undefined){
-  if(!(validate37(data30.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data30,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data30.updated_at !== undefined){
-  if(!(validate37(data30.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data30,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(data35.channels !== undefined){
+  if(!(validate141(data35.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data35,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.alarm_groups.items.type,parentSchema:schema107.properties.alarm_groups.items,data:data30};
+  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema106.properties.alarm_groups.items.properties.receiver,data:data35};
   if(vErrors === null){
   vErrors = [err29];
   }
@@ -6065,9 +5939,21 @@ const json = once(() => {
   errors++;
   }
   }
+  if(data31.created_at !== undefined){
+  if(!(validate37(data31.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data31,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data31.updated_at !== undefined){
+  if(!(validate37(data31.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data31,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
   }
   else {
-  const err30 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.alarm_groups.type,parentSchema:schema107.properties.alarm_groups,data:data29};
+  const err30 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.alarm_groups.items.type,parentSchema:schema106.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err30];
   }
@@ -6077,15 +5963,9 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data.tags !== undefined){
-  let data38 = data.tags;
-  if(Array.isArray(data38)){
-  const len4 = data38.length;
-  for(let i4=0; i4<len4; i4++){
-  let data39 = data38[i4];
-  if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-  if(data39.id === undefined){
-  const err31 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.tags.items.required,parentSchema:schema107.properties.tags.items,data:data39};
+  }
+  else {
+  const err31 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.alarm_groups.type,parentSchema:schema106.properties.alarm_groups,data:data30};
   if(vErrors === null){
   vErrors = [err31];
   }
@@ -6094,8 +5974,16 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data39.name === undefined){
-  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.tags.items.required,parentSchema:schema107.properties.tags.items,data:data39};
+  }
+  if(data.tags !== undefined){
+  let data39 = data.tags;
+  if(Array.isArray(data39)){
+  const len4 = data39.length;
+  for(let i4=0; i4<len4; i4++){
+  let data40 = data39[i4];
+  if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+  if(data40.id === undefined){
+  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.tags.items.required,parentSchema:schema106.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err32];
   }
@@ -6104,9 +5992,8 @@ const json = once(() => {
   }
   errors++;
   }
-  for(const key6 in data39){
-  if(!((((((key6 === "id") || (key6 === "name")) || (key6 === "remark")) || (key6 === "created_by")) || (key6 === "created_at")) || (key6 === "updated_at"))){
-  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.tags.items,data:data39};
+  if(data40.name === undefined){
+  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.tags.items.required,parentSchema:schema106.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err33];
   }
@@ -6115,46 +6002,9 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  if(data39.id !== undefined){
-  if(!(validate24(data39.id, {instancePath:instancePath+"/tags/" + i4+"/id",parentData:data39,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data39.name !== undefined){
-  if(!(validate296(data39.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data39,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data39.remark !== undefined){
-  if(!(validate53(data39.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data39,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data39.created_by !== undefined){
-  if(!(validate243(data39.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data39,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data39.created_at !== undefined){
-  if(!(validate37(data39.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data39,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data39.updated_at !== undefined){
-  if(!(validate37(data39.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data39,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.tags.items.type,parentSchema:schema107.properties.tags.items,data:data39};
+  for(const key6 in data40){
+  if(!((((((key6 === "id") || (key6 === "name")) || (key6 === "remark")) || (key6 === "created_by")) || (key6 === "created_at")) || (key6 === "updated_at"))){
+  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err34];
   }
@@ -6164,9 +6014,45 @@ const json = once(() => {
   errors++;
   }
   }
+  if(data40.id !== undefined){
+  if(!(validate24(data40.id, {instancePath:instancePath+"/tags/" + i4+"/id",parentData:data40,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data40.name !== undefined){
+  if(!(validate293(data40.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data40,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data40.remark !== undefined){
+  if(!(validate53(data40.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data40,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data40.created_by !== undefined){
+  if(!(validate243(data40.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data40,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data40.created_at !== undefined){
+  if(!(validate37(data40.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data40,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data40.updated_at !== undefined){
+  if(!(validate37(data40.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data40,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
   }
   else {
-  const err35 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.tags.type,parentSchema:schema107.properties.tags,data:data38};
+  const err35 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.tags.items.type,parentSchema:schema106.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err35];
   }
@@ -6176,15 +6062,9 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data.templates !== undefined){
-  let data46 = data.templates;
-  if(Array.isArray(data46)){
-  const len5 = data46.length;
-  for(let i5=0; i5<len5; i5++){
-  let data47 = data46[i5];
-  if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-  if(data47.id === undefined){
-  const err36 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
+  }
+  else {
+  const err36 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.tags.type,parentSchema:schema106.properties.tags,data:data39};
   if(vErrors === null){
   vErrors = [err36];
   }
@@ -6193,8 +6073,16 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data47.name === undefined){
-  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
+  }
+  if(data.templates !== undefined){
+  let data47 = data.templates;
+  if(Array.isArray(data47)){
+  const len5 = data47.length;
+  for(let i5=0; i5<len5; i5++){
+  let data48 = data47[i5];
+  if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
+  if(data48.id === undefined){
+  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.templates.items.required,parentSchema:schema106.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err37];
   }
@@ -6203,8 +6091,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data47.template === undefined){
-  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema107.properties.templates.items.required,parentSchema:schema107.properties.templates.items,data:data47};
+  if(data48.name === undefined){
+  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.templates.items.required,parentSchema:schema106.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err38];
   }
@@ -6213,9 +6101,8 @@ const json = once(() => {
   }
   errors++;
   }
-  for(const key7 in data47){
-  if(!((((((((key7 === "id") || (key7 === "name")) || (key7 === "remark")) || (key7 === "created_by")) || (key7 === "permission")) || (key7 === "template")) || (key7 === "created_at")) || (key7 === "updated_at"))){
-  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.templates.items,data:data47};
+  if(data48.template === undefined){
+  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema106.properties.templates.items.required,parentSchema:schema106.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err39];
   }
@@ -6224,44 +6111,9 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  if(data47.id !== undefined){
-  if(!(validate24(data47.id, {instancePath:instancePath+"/templates/" + i5+"/id",parentData:data47,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data47.name !== undefined){
-  if(!(validate296(data47.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data47,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data47.remark !== undefined){
-  if(!(validate53(data47.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data47,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data47.created_by !== undefined){
-  if(!(validate243(data47.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data47,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data47.permission !== undefined){
-  let data52 = data47.permission;
-  if(Array.isArray(data52)){
-  const len6 = data52.length;
-  for(let i6=0; i6<len6; i6++){
-  if(!(validate24(data52[i6], {instancePath:instancePath+"/templates/" + i5+"/permission/" + i6,parentData:data52,parentDataProperty:i6,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err40 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.templates.items.properties.permission.type,parentSchema:schema107.properties.templates.items.properties.permission,data:data52};
+  for(const key7 in data48){
+  if(!((((((((key7 === "id") || (key7 === "name")) || (key7 === "remark")) || (key7 === "created_by")) || (key7 === "permission")) || (key7 === "template")) || (key7 === "created_at")) || (key7 === "updated_at"))){
+  const err40 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err40];
   }
@@ -6271,10 +6123,43 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data47.template !== undefined){
-  let data54 = data47.template;
-  if(!(data54 && typeof data54 == "object" && !Array.isArray(data54))){
-  const err41 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.templates.items.properties.template.type,parentSchema:schema107.properties.templates.items.properties.template,data:data54};
+  if(data48.id !== undefined){
+  if(!(validate24(data48.id, {instancePath:instancePath+"/templates/" + i5+"/id",parentData:data48,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data48.name !== undefined){
+  if(!(validate293(data48.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data48,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data48.remark !== undefined){
+  if(!(validate53(data48.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data48,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data48.created_by !== undefined){
+  if(!(validate243(data48.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data48,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data48.permission !== undefined){
+  let data53 = data48.permission;
+  if(Array.isArray(data53)){
+  const len6 = data53.length;
+  for(let i6=0; i6<len6; i6++){
+  if(!(validate24(data53[i6], {instancePath:instancePath+"/templates/" + i5+"/permission/" + i6,parentData:data53,parentDataProperty:i6,rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err41 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.templates.items.properties.permission.type,parentSchema:schema106.properties.templates.items.properties.permission,data:data53};
   if(vErrors === null){
   vErrors = [err41];
   }
@@ -6284,21 +6169,10 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data47.created_at !== undefined){
-  if(!(validate37(data47.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data47,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data47.updated_at !== undefined){
-  if(!(validate37(data47.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data47,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err42 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.templates.items.type,parentSchema:schema107.properties.templates.items,data:data47};
+  if(data48.template !== undefined){
+  let data55 = data48.template;
+  if(!(data55 && typeof data55 == "object" && !Array.isArray(data55))){
+  const err42 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.templates.items.properties.template.type,parentSchema:schema106.properties.templates.items.properties.template,data:data55};
   if(vErrors === null){
   vErrors = [err42];
   }
@@ -6308,9 +6182,21 @@ const json = once(() => {
   errors++;
   }
   }
+  if(data48.created_at !== undefined){
+  if(!(validate37(data48.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data48,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data48.updated_at !== undefined){
+  if(!(validate37(data48.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data48,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
   }
   else {
-  const err43 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.templates.type,parentSchema:schema107.properties.templates,data:data46};
+  const err43 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.templates.items.type,parentSchema:schema106.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err43];
   }
@@ -6320,15 +6206,9 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data.apps !== undefined){
-  let data57 = data.apps;
-  if(Array.isArray(data57)){
-  const len7 = data57.length;
-  for(let i7=0; i7<len7; i7++){
-  let data58 = data57[i7];
-  if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-  if(data58.id === undefined){
-  const err44 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
+  }
+  else {
+  const err44 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.templates.type,parentSchema:schema106.properties.templates,data:data47};
   if(vErrors === null){
   vErrors = [err44];
   }
@@ -6337,8 +6217,16 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data58.name === undefined){
-  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
+  }
+  if(data.apps !== undefined){
+  let data58 = data.apps;
+  if(Array.isArray(data58)){
+  const len7 = data58.length;
+  for(let i7=0; i7<len7; i7++){
+  let data59 = data58[i7];
+  if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
+  if(data59.id === undefined){
+  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.apps.items.required,parentSchema:schema106.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err45];
   }
@@ -6347,8 +6235,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data58.token === undefined){
-  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema107.properties.apps.items.required,parentSchema:schema107.properties.apps.items,data:data58};
+  if(data59.name === undefined){
+  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.apps.items.required,parentSchema:schema106.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err46];
   }
@@ -6357,9 +6245,8 @@ const json = once(() => {
   }
   errors++;
   }
-  for(const key8 in data58){
-  if(!(((((key8 === "id") || (key8 === "name")) || (key8 === "token")) || (key8 === "created_at")) || (key8 === "updated_at"))){
-  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema107.properties.apps.items,data:data58};
+  if(data59.token === undefined){
+  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema106.properties.apps.items.required,parentSchema:schema106.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err47];
   }
@@ -6368,24 +6255,9 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  if(data58.id !== undefined){
-  if(!(validate24(data58.id, {instancePath:instancePath+"/apps/" + i7+"/id",parentData:data58,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data58.name !== undefined){
-  if(!(validate296(data58.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data58,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate296.errors : vErrors.concat(validate296.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data58.token !== undefined){
-  let data61 = data58.token;
-  if(typeof data61 === "string"){
-  if(!pattern6.test(data61)){
-  const err48 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema107.properties.apps.items.properties.token,data:data61};
+  for(const key8 in data59){
+  if(!(((((key8 === "id") || (key8 === "name")) || (key8 === "token")) || (key8 === "created_at")) || (key8 === "updated_at"))){
+  const err48 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err48];
   }
@@ -6395,8 +6267,23 @@ const json = once(() => {
   errors++;
   }
   }
-  else {
-  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.properties.apps.items.properties.token.type,parentSchema:schema107.properties.apps.items.properties.token,data:data61};
+  if(data59.id !== undefined){
+  if(!(validate24(data59.id, {instancePath:instancePath+"/apps/" + i7+"/id",parentData:data59,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data59.name !== undefined){
+  if(!(validate293(data59.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data59,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data59.token !== undefined){
+  let data62 = data59.token;
+  if(typeof data62 === "string"){
+  if(!pattern6.test(data62)){
+  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema106.properties.apps.items.properties.token,data:data62};
   if(vErrors === null){
   vErrors = [err49];
   }
@@ -6406,21 +6293,8 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data58.created_at !== undefined){
-  if(!(validate37(data58.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data58,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data58.updated_at !== undefined){
-  if(!(validate37(data58.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data58,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
   else {
-  const err50 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.properties.apps.items.type,parentSchema:schema107.properties.apps.items,data:data58};
+  const err50 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.apps.items.properties.token.type,parentSchema:schema106.properties.apps.items.properties.token,data:data62};
   if(vErrors === null){
   vErrors = [err50];
   }
@@ -6430,9 +6304,21 @@ const json = once(() => {
   errors++;
   }
   }
+  if(data59.created_at !== undefined){
+  if(!(validate37(data59.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data59,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data59.updated_at !== undefined){
+  if(!(validate37(data59.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data59,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  errors = vErrors.length;
+  }
+  }
   }
   else {
-  const err51 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema107.properties.apps.type,parentSchema:schema107.properties.apps,data:data57};
+  const err51 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.apps.items.type,parentSchema:schema106.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err51];
   }
@@ -6444,7 +6330,7 @@ const json = once(() => {
   }
   }
   else {
-  const err52 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema107.type,parentSchema:schema107,data};
+  const err52 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.apps.type,parentSchema:schema106.properties.apps,data:data58};
   if(vErrors === null){
   vErrors = [err52];
   }
@@ -6453,19 +6339,249 @@ const json = once(() => {
   }
   errors++;
   }
-  validate294.errors = vErrors;
+  }
+  }
+  else {
+  const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
+  if(vErrors === null){
+  vErrors = [err53];
+  }
+  else {
+  vErrors.push(err53);
+  }
+  errors++;
+  }
+  validate291.errors = vErrors;
   return errors === 0;
   }
 
-  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate340;
-  const schema109 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+  exports.a712d45f7e604f2623d5128d5a5e723ed76bc9d4 = validate337;
+  const schema108 = {"type":"object","properties":{"token":{"type":"integer","enum":[0,1],"description":"1: a new task token."},"secret":{"type":"integer","enum":[0,1],"description":"1: a new task secret."},"overlap_minutes":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes","description":"How long the old credentials stay valid (default 60; 0: they end at once)."}}};
 
-  function validate340(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate337(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.token !== undefined){
+  let data0 = data.token;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err0 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.token.type,parentSchema:schema108.properties.token,data:data0};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!((data0 === 0) || (data0 === 1))){
+  const err1 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/enum",keyword:"enum",params:{allowedValues: schema108.properties.token.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.token.enum,parentSchema:schema108.properties.token,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  if(data.secret !== undefined){
+  let data1 = data.secret;
+  if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
+  const err2 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.secret.type,parentSchema:schema108.properties.secret,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(!((data1 === 0) || (data1 === 1))){
+  const err3 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/enum",keyword:"enum",params:{allowedValues: schema108.properties.secret.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.secret.enum,parentSchema:schema108.properties.secret,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(data.overlap_minutes !== undefined){
+  let data2 = data.overlap_minutes;
+  if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+  const err4 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.overlap_minutes.type,parentSchema:schema108.properties.overlap_minutes,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(typeof data2 == "number"){
+  if(data2 > 10080 || isNaN(data2)){
+  const err5 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema108.properties.overlap_minutes,data:data2};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  if(data2 < 0 || isNaN(data2)){
+  const err6 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema108.properties.overlap_minutes,data:data2};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.type,parentSchema:schema108,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate337.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate338;
+  const schema109 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate338(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema109.required,parentSchema:schema109,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.queue === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema109.required,parentSchema:schema109,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.queue !== undefined){
+  let data1 = data.queue;
+  if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema109.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.queue.enum,parentSchema:schema109.properties.queue,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.message_id !== undefined){
+  let data2 = data.message_id;
+  if(typeof data2 === "string"){
+  if(func2(data2) > 512){
+  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema109.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(func2(data2) < 1){
+  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema109.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema109.properties.message_id.type,parentSchema:schema109.properties.message_id,data:data2};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.all !== undefined){
+  let data3 = data.all;
+  if(!((data3 === 1) || (data3 === true))){
+  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema109.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.all.enum,parentSchema:schema109.properties.all,data:data3};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema109.type,parentSchema:schema109,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate338.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate341;
+  const schema110 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+
+  function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema109.required,parentSchema:schema109,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema110.required,parentSchema:schema110,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6477,7 +6593,7 @@ const json = once(() => {
   if(data.interval !== undefined){
   let data0 = data.interval;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.properties.interval.type,parentSchema:schema109.properties.interval,data:data0};
+  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.interval.type,parentSchema:schema110.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6488,7 +6604,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 10080 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema109.properties.interval,data:data0};
+  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema110.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6498,7 +6614,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema109.properties.interval,data:data0};
+  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema110.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6512,7 +6628,7 @@ const json = once(() => {
   if(data.level !== undefined){
   let data1 = data.level;
   if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema109.properties.level.type,parentSchema:schema109.properties.level,data:data1};
+  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.level.type,parentSchema:schema110.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6522,7 +6638,7 @@ const json = once(() => {
   errors++;
   }
   if(!((((data1 === 0) || (data1 === 1)) || (data1 === 2)) || (data1 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema109.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.level.enum,parentSchema:schema109.properties.level,data:data1};
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema110.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.level.enum,parentSchema:schema110.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6534,7 +6650,7 @@ const json = once(() => {
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema109.type,parentSchema:schema109,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -6543,19 +6659,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate340.errors = vErrors;
+  validate341.errors = vErrors;
   return errors === 0;
   }
 
-  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate341;
-  const schema110 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
+  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate342;
+  const schema111 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
 
-  function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate342(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema111.required,parentSchema:schema111,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6565,7 +6681,7 @@ const json = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema111.required,parentSchema:schema111,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6575,7 +6691,7 @@ const json = once(() => {
   errors++;
   }
   if(data.action === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema111.required,parentSchema:schema111,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6599,7 +6715,7 @@ const json = once(() => {
   if(data.action !== undefined){
   let data2 = data.action;
   if(typeof data2 !== "string"){
-  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema110.properties.action.type,parentSchema:schema110.properties.action,data:data2};
+  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.action.type,parentSchema:schema111.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6609,7 +6725,7 @@ const json = once(() => {
   errors++;
   }
   if(!(((data2 === "stop") || (data2 === "start")) || (data2 === "pause"))){
-  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema110.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.action.enum,parentSchema:schema110.properties.action,data:data2};
+  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema111.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema111.properties.action.enum,parentSchema:schema111.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6627,7 +6743,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6636,19 +6752,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate341.errors = vErrors;
+  validate342.errors = vErrors;
   return errors === 0;
   }
 
-  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate345;
-  const schema111 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
+  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate346;
+  const schema112 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
 
-  function validate345(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate346(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.account === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema112.required,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6658,7 +6774,7 @@ const json = once(() => {
   errors++;
   }
   if(data.password === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema112.required,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6671,7 +6787,7 @@ const json = once(() => {
   let data0 = data.account;
   if(typeof data0 === "string"){
   if(func2(data0) > 254){
-  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema111.properties.account,data:data0};
+  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema112.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6681,7 +6797,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data0) < 1){
-  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema111.properties.account,data:data0};
+  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema112.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6692,7 +6808,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.account.type,parentSchema:schema111.properties.account,data:data0};
+  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.account.type,parentSchema:schema112.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6710,7 +6826,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6719,19 +6835,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate345.errors = vErrors;
+  validate346.errors = vErrors;
   return errors === 0;
   }
 
-  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate347;
-  const schema112 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate348;
+  const schema113 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema113.required,parentSchema:schema113,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6741,7 +6857,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema113.required,parentSchema:schema113,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6770,7 +6886,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.type,parentSchema:schema113,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6779,7 +6895,7 @@ const json = once(() => {
   }
   errors++;
   }
-  validate347.errors = vErrors;
+  validate348.errors = vErrors;
   return errors === 0;
   }
 
@@ -8618,12 +8734,14 @@ export const validators: Record<string, () => ValidateFunction> = {
   '999e046510ba3c7e5df0daf3cef75cb653be8a7d': () => coercing()['999e046510ba3c7e5df0daf3cef75cb653be8a7d'],
   // json {uid, phone}
   '9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8': () => json()['9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8'],
+  // json {business_units, departments, users, alarm_groups, tags, templates, apps}
+  'a24c3009b7dccdb62b48f8b025048fca2223b7d5': () => json()['a24c3009b7dccdb62b48f8b025048fca2223b7d5'],
   // coercing {uid, task_id, from, to}
   'a458b96a44febcde97dc014d379fc65877185e66': () => coercing()['a458b96a44febcde97dc014d379fc65877185e66'],
+  // json {token, secret, overlap_minutes}
+  'a712d45f7e604f2623d5128d5a5e723ed76bc9d4': () => json()['a712d45f7e604f2623d5128d5a5e723ed76bc9d4'],
   // json {uid, queue, message_id, all, task_id}
   'b78a374a7860dad7f0d63873234ede1811b2d1bb': () => json()['b78a374a7860dad7f0d63873234ede1811b2d1bb'],
-  // json {business_units, departments, users, alarm_groups, tags, templates, apps}
-  'c82265a280a999e1c704c67f8e7419b60ca19bd0': () => json()['c82265a280a999e1c704c67f8e7419b60ca19bd0'],
   // coercing {code, state, error, error_description}
   'cb756d22f4c4046669a6fe5ba0cc60e85617d9c3': () => coercing()['cb756d22f4c4046669a6fe5ba0cc60e85617d9c3'],
   // coercing {uid, q, department_id, status, tag_id, limit, cursor}

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { handler as getHealth } from '../../functions/http/health/get-health.ts';
 import { documentResponse, REFERENCE_CSP, referenceResponse, serverUrl } from './docs.ts';
 import { httpHandler, TASK_AUTH_SCHEMA } from './handler.ts';
+import { logged } from '../testing/logs.ts';
 
 const event = (over: { domainName?: string; apiId?: string; rawPath?: string }): APIGatewayProxyEventV2 =>
   ({
@@ -126,15 +127,45 @@ describe('httpHandler spec and raw responses', () => {
     });
     const enveloped = httpHandler({ auth: 'none', input: 'none' }, async () => ({ a: 1 }));
     // Act
-    const [r1, r2, r3] = await Promise.all([
-      raw(event({}), context),
-      failing(event({}), context),
-      enveloped(event({}), context),
-    ]);
+    const local = event({ apiId: 'local' });
+    const [[r1, r2, r3], errors] = await logged('error', () =>
+      Promise.all([raw(local, context), failing(local, context), enveloped(local, context)]),
+    );
+    // The failure is logged (with the request id), never answered with its message
+    expect(errors.map(([m, x]) => [m, (x.error as Error).message])).toEqual([['unhandled error', 'boom']]);
     // Assert
-    expect(r1).toEqual({ statusCode: 200, headers: { 'content-type': 'text/plain' }, body: 'hello' });
+    expect(r1).toEqual({
+      statusCode: 200,
+      headers: {
+        'content-type': 'text/plain',
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+      },
+      body: 'hello',
+    });
     expect(r2.statusCode).toBe(500);
     expect(JSON.parse(String(r2.body))).toEqual({ code: 500, msg: 'internal error', data: {} });
     expect(JSON.parse(String(r3.body))).toEqual({ code: 0, msg: 'success', data: { a: 1 } });
+    for (const r of [r2, r3]) {
+      expect(r.headers).toMatchObject({ 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' });
+      expect(r.headers).not.toHaveProperty('strict-transport-security');
+    }
+  });
+
+  it('adds HSTS on AWS (HTTPS) and keeps a cache-control a route sets itself', async () => {
+    // Arrange
+    const cached = httpHandler({ auth: 'none', input: 'none', rawResponse: true }, async () => ({
+      statusCode: 200,
+      headers: { 'Cache-Control': 'public, max-age=300' },
+      body: '{}',
+    }));
+    // Act
+    const r = await cached(event({}), context);
+    // Assert
+    expect(r.headers).toEqual({
+      'Cache-Control': 'public, max-age=300',
+      'x-content-type-options': 'nosniff',
+      'strict-transport-security': 'max-age=31536000; includeSubDomains',
+    });
   });
 });

@@ -1,12 +1,12 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { type App, getApp } from '../domain/auth/apps.ts';
+import type { App, Grant } from '../domain/auth/apps.ts';
 import { loadSealKey } from '../domain/auth/seal.ts';
-import { authenticateApp } from '../domain/auth/service.ts';
 import { authenticateTask } from '../domain/tasks/authenticate.ts';
+import { config } from '../config/env.ts';
 import type { SignedInPerson } from '../domain/auth/sessions.ts';
 import { getUser } from '../domain/directory/repository.ts';
-import { BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from '../domain/errors.ts';
+import { BadRequestError, NotFoundError, PayloadTooLargeError } from '../domain/errors.ts';
 import { OPERATOR } from '../domain/tasks/access.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import { compileCoercingSchema, compileSchema, type Validator } from '../domain/validation.ts';
@@ -14,7 +14,9 @@ import { isRawJson, parseJson as parseLossless } from '../json.ts';
 import { logger } from '../log.ts';
 import { count, countByVersion, flushMetrics } from '../metrics.ts';
 import { errorResponse, okResponse } from './envelope.ts';
-import { authenticatePerson, SESSION_COOKIE, readCookie } from './session.ts';
+import { actAs, authenticateRequestApp, requireGrant } from './app-auth.ts';
+import { securityHeaders } from './security-headers.ts';
+import { authenticatePerson, hasSessionCookie } from './session.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -40,8 +42,9 @@ export type InputSource = 'none' | 'query' | 'json' | 'any-json' | 'form-or-quer
  *   `IntakeRefused`);
  * - `app|person`: an interface route the console calls too: application auth exactly as `app`, or a
  *   signed-in person (the session cookie), who then is the acting user;
- * - `reader`: a route beyond the interface: an app holding the grant `read` (or `admin`), acting as
- *   the `uid` it names, or a signed-in person (the acting user whatever `uid` says);
+ * - `reader`: a route beyond the interface: an app holding the grant `read` (`operate` where the
+ *   route changes something: HandlerOptions.grant; `admin` includes both), acting as the `uid` it
+ *   names, or a signed-in person (the acting user whatever `uid` says);
  * - `admin`: a deployment-wide route (dead letters): an app holding the grant `admin`, or a signed-in
  *   person (the use case requires role 9);
  * - `person`: a signed-in person only (their own password, sign out).
@@ -59,6 +62,12 @@ export interface HandlerOptions {
   input: InputSource;
   /** JSON Schema of the input (the task-auth parameters are checked by the factory). */
   schema?: object;
+  /**
+   * The grant an app needs on a `reader` route (default `read`): `operate` for the routes that change
+   * something. On an `app|person` route: the grant an app needs when the deployment sets
+   * STRICT_APP_GRANTS (the interface's workflow routes).
+   */
+  grant?: Grant;
   /** `msg` of a successful response (default `success`). */
   successMessage?: string;
   /**
@@ -81,6 +90,7 @@ export interface HandlerOptions {
 export interface HandlerSpec {
   auth: AuthKind;
   actor?: 'uid' | 'created_by';
+  grant?: Grant;
   input: InputSource;
   schema?: object;
   successMessage?: string;
@@ -178,16 +188,12 @@ export function readInput(event: HttpEvent, source: InputSource): Record<string,
   throw new BadRequestError('content type must be application/x-www-form-urlencoded or application/json');
 }
 
-/**
- * 403 unless the app holds what a route beyond the interface needs: `read` (or `admin`) for `reader`,
- * `admin` for `admin`. The message names the missing grant and how an operator gives it.
- */
-export function requireGrant(app: App, kind: 'reader' | 'admin'): void {
-  const needed = kind === 'admin' ? 'admin' : 'read';
-  if (app.grants.includes('admin') || app.grants.includes(needed)) return;
-  throw new ForbiddenError(
-    `app [${app.id}] lacks the grant [${needed}]: an operator gives it with npm run admin -- app grant ${app.id} ${needed}`,
-  );
+/** The grant an app needs for a route, if any (`reader` and `admin` routes; strict workflow routes). */
+export function grantFor(kind: AuthKind, options: Pick<HandlerOptions, 'grant'>): Grant | undefined {
+  if (kind === 'admin') return 'admin';
+  if (kind === 'reader') return options.grant ?? 'read';
+  if (kind === 'app|person' && options.grant && config().strictAppGrants) return options.grant;
+  return undefined;
 }
 
 interface State {
@@ -226,7 +232,7 @@ export function httpHandler<TInput, TOutput>(
         kind === 'person' ||
         ((kind === 'app|person' || kind === 'reader' || kind === 'admin') &&
           header(event, 'x-app-id') === undefined &&
-          readCookie(event, SESSION_COOKIE) !== undefined);
+          hasSessionCookie(event));
       // A route an app may call reads sealed values (the app's token, a task's secret and tokens)
       // whoever calls it: the key, once per container. The person-only routes read none.
       if (kind !== 'none' && kind !== 'alarm' && kind !== 'person') await loadSealKey();
@@ -235,15 +241,9 @@ export function httpHandler<TInput, TOutput>(
         ctx.person = signedIn.person;
         ctx.session = { id: signedIn.id, hash: signedIn.hash };
       } else if (kind !== 'none' && kind !== 'alarm') {
-        ctx.app = await authenticateApp(
-          {
-            appId: header(event, 'x-app-id'),
-            timestamp: header(event, 'x-app-timestamp'),
-            sign: header(event, 'x-app-sign'),
-          },
-          { getApp },
-        );
-        if (kind === 'reader' || kind === 'admin') requireGrant(ctx.app, kind);
+        ctx.app = await authenticateRequestApp(event);
+        const grant = grantFor(kind, options);
+        if (grant) requireGrant(ctx.app, grant);
       }
       const input = readInput(event, options.input);
       if (kind === 'app+task') {
@@ -254,6 +254,8 @@ export function httpHandler<TInput, TOutput>(
       }
       if (ctx.person && actor) input[actor] = ctx.person.uid;
       validate?.(input);
+      if (ctx.app)
+        actAs(ctx.app, actor && input[actor] !== undefined ? Number(input[actor]) : undefined, event);
       if (
         ctx.app &&
         actor === 'uid' &&
@@ -273,12 +275,14 @@ export function httpHandler<TInput, TOutput>(
   const handler = middy<HttpEvent, HttpResult, Error, Context & { state?: State }>()
     .use(authAndValidate)
     .use({
-      after: async () => {
+      after: async (request) => {
+        securityHeaders(request.event, request.response);
         if (options.auth === 'alarm') countByVersion('IntakeReports');
         flushMetrics();
       },
       onError: async (request) => {
         request.response = errorResponse(request.error, request.context.awsRequestId);
+        securityHeaders(request.event, request.response);
         const status = request.response.statusCode ?? 500;
         if (options.auth === 'alarm') {
           // Refused alarm reports by envelope code (the accepted ones are counted by the pipeline), and
@@ -298,13 +302,13 @@ export function httpHandler<TInput, TOutput>(
       const result = options.rawResponse ? (out as HttpResult) : okResponse(out, options.successMessage);
       if (state.ctx.cookies.length) {
         result.cookies = [...(result.cookies ?? []), ...state.ctx.cookies];
-        result.headers = { ...result.headers, 'cache-control': 'no-store' };
       }
       return result;
     });
   const spec: HandlerSpec = Object.freeze({
     auth: options.auth,
     ...(actor ? { actor } : {}),
+    ...(options.grant ? { grant: options.grant } : {}),
     input: options.input,
     ...(options.schema ? { schema: options.schema } : {}),
     ...(options.successMessage ? { successMessage: options.successMessage } : {}),

@@ -1,6 +1,7 @@
 /**
  * The sign-in commands of `npm run admin`: a person's password (read from standard input, never
- * from the command line, never printed), signing a person out everywhere, and an app's grants.
+ * from the command line, never printed), signing a person out everywhere, lifting a lockout,
+ * deactivating a person, and an app's grants, binding and signature.
  */
 import { ValidationError } from '../domain/errors.ts';
 
@@ -8,8 +9,13 @@ export const AUTH_USAGE = `  npm run admin -- user password UID       set a pers
                                            (typed without echo, twice; or piped: one line)
   npm run admin -- user password UID --clear   remove it (the person signs in with SSO only)
   npm run admin -- user signout UID        end every console session of the person
-  npm run admin -- app grant APP read|admin    let an app call the routes beyond the interface
-  npm run admin -- app revoke APP read|admin   take that away again`;
+  npm run admin -- user unlock UID         lift the person's sign-in lockout
+  npm run admin -- user deactivate UID     end the person's sessions and sign-in (activate: undo)
+  npm run admin -- user unlink-sso UID     unbind the person from their single sign-on identity
+  npm run admin -- app grant APP read|operate|admin   let an app call the routes beyond the interface
+  npm run admin -- app revoke APP read|operate|admin  take that away again
+  npm run admin -- app bind APP UID[,UID...]   let the app act only as these users (unbind APP: any)
+  npm run admin -- app signature APP request|any   require the request-bound signature of the app`;
 
 /** What the operator types: on a terminal without echo (asked twice), else the piped line. */
 export async function readPassword(
@@ -85,13 +91,63 @@ export async function authCommand(
     console.log(`every console session of user ${uid} was signed out`);
     return true;
   }
+  if (command === 'user' && ['unlock', 'deactivate', 'activate'].includes(sub) && args.length === 2) {
+    const uid = id(first, 'UID');
+    const signin = await import('../domain/signin/signin.ts');
+    if (sub === 'unlock') {
+      const user = await signin.unlockPerson(uid);
+      console.log(`user ${uid} (${user.username}) may sign in again: the lockout was lifted`);
+    } else {
+      const user = await signin.setPersonActive(uid, sub === 'activate');
+      console.log(
+        sub === 'activate'
+          ? `user ${uid} (${user.username}) is active again and may sign in`
+          : `user ${uid} (${user.username}) is deactivated: every console session ended, sign-in refused`,
+      );
+    }
+    return true;
+  }
+  if (command === 'user' && sub === 'unlink-sso' && args.length === 2) {
+    const uid = id(first, 'UID');
+    const { unbindIdentity } = await import('../domain/auth/sso-identity.ts');
+    const { audit } = await import('../domain/auth/audit.ts');
+    const was = await unbindIdentity(uid);
+    if (was) audit('sso-link', { uid, unbound: true, by: 'operator' });
+    console.log(
+      was
+        ? `user ${uid}: unbound from their single sign-on identity (the next sign-on binds them by e-mail)`
+        : `user ${uid} was bound to no single sign-on identity`,
+    );
+    return true;
+  }
   if (command === 'app' && (sub === 'grant' || sub === 'revoke') && args.length === 3) {
     const appId = id(first, 'APP');
     const { changeGrant, isGrant } = await import('../domain/auth/apps.ts');
-    if (!isGrant(second)) throw ValidationError.of('grant', 'must be read or admin');
+    if (!isGrant(second)) throw ValidationError.of('grant', 'must be read, operate or admin');
     const grants = await changeGrant(appId, second, sub === 'grant');
     console.log(
       `app ${appId}: grants ${grants.length ? grants.join(', ') : '(none)'} (running functions see it within 30 s)`,
+    );
+    return true;
+  }
+  if (command === 'app' && (sub === 'bind' || sub === 'unbind') && args.length === (sub === 'bind' ? 3 : 2)) {
+    const appId = id(first, 'APP');
+    const uids = sub === 'bind' ? second.split(',').map((u) => id(u.trim(), 'UID')) : [];
+    const { changeApp } = await import('../domain/auth/apps.ts');
+    await changeApp(appId, { uids: [...new Set(uids)] });
+    console.log(
+      `app ${appId}: acts ${uids.length ? `only as users ${[...new Set(uids)].join(', ')}` : 'as any user'} (running functions see it within 30 s)`,
+    );
+    return true;
+  }
+  if (command === 'app' && sub === 'signature' && args.length === 3) {
+    const appId = id(first, 'APP');
+    if (second !== 'request' && second !== 'any')
+      throw ValidationError.of('signature', 'must be request or any');
+    const { changeApp } = await import('../domain/auth/apps.ts');
+    await changeApp(appId, { requestSignature: second === 'request' });
+    console.log(
+      `app ${appId}: ${second === 'request' ? 'every request must carry the request-bound signature' : 'the interface signature is accepted too'} (running functions see it within 30 s)`,
     );
     return true;
   }

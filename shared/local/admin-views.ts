@@ -83,7 +83,10 @@ export function traceText(t: any): string {
         out.push(
           `  dispatch item ${m.index} not matched: ${r.field} ${r.operator}${r.threshold !== undefined ? ` ${r.threshold}` : ''} (saw ${r.value ?? 'nothing'})`,
         );
-    for (const [ch, who] of Object.entries(t.receivers.people ?? {})) out.push(`  ${ch}: ${cell(who)}`);
+    const names = new Map<number, string>((t.users ?? []).map((u: Row) => [u.uid, u.username]));
+    const person = (uid: number) => (names.get(uid) ? `${names.get(uid)} (uid ${uid})` : `uid ${uid}`);
+    for (const [ch, who] of Object.entries(t.receivers.people ?? {}))
+      out.push(`  ${ch}: ${Array.isArray(who) ? who.map(person).join(', ') : cell(who)}`);
     for (const r of t.receivers.robots ?? []) out.push(`  ${r.channel} (${r.set}): ${r.robots.join(', ')}`);
   }
   out.push('', 'notifications');
@@ -136,7 +139,9 @@ type Values = Partial<Record<(typeof VIEW_OPTIONS)[number], string>> & { json?: 
  * handler validates with (so the CLI takes exactly what the API takes), then run as the operator.
  */
 async function inputFor(handlerFile: string, raw: Record<string, string | undefined>) {
-  const { handler } = (await import(`../../${handlerFile}`)) as { handler: { spec: { schema?: object } } };
+  const { handler } = (await import(/* @vite-ignore */ `../../${handlerFile}`)) as {
+    handler: { spec: { schema?: object } };
+  };
   const { compileCoercingSchema } = await import('../domain/validation.ts');
   const { OPERATOR } = await import('../domain/tasks/access.ts');
   const input: Record<string, unknown> = { uid: '1' };

@@ -6,6 +6,7 @@ import { logger } from '../log.ts';
 import { chaosFromEnv } from './chaos.ts';
 import { localSqsClient, type PollerScale, startPoller } from './queues.ts';
 import { countSqsCalls, installStats, takeStats } from './stats.ts';
+import { installTerminalLog } from './terminal-log.ts';
 
 /**
  * One consumer "container" of the local stack (a worker thread, as a Lambda function has its own
@@ -27,6 +28,7 @@ const port = parentPort;
 if (!port) throw new Error('consumer-worker.ts runs as a worker thread');
 shareClock(data.clock);
 installStats();
+installTerminalLog();
 const def = queues.find((q) => q.name === data.queue);
 if (!def) throw new Error(`unknown queue ${data.queue}`);
 // The event source mapping polls with the consumer's role: its calls are the consumer's.

@@ -79,6 +79,25 @@ export function toApiGatewayEvent(
 
 const NOT_FOUND = 'functions/http/not-found.ts';
 
+/** Characters of a path without a route the request line keeps. */
+const MAX_PATH = 64;
+
+/**
+ * One line per request (the terminal's `POST /alarm/report 200 4 ms code 0`): the route's path, never
+ * the query string (it may carry a signature or a token), and the envelope's code when there is one.
+ */
+function requestLine(method: string, path: string, result: APIGatewayProxyStructuredResultV2, ms: number) {
+  const code = /^\{\s*"code"\s*:\s*(-?\d+)/.exec(result.body?.slice(0, 32) ?? '')?.[1];
+  const shown = path.length > MAX_PATH ? `${path.slice(0, MAX_PATH - 1)}…` : path;
+  logger.info('request', {
+    method,
+    path: shown.replace(/[^\x21-\x7e]/g, '?'),
+    status: result.statusCode ?? 200,
+    ms: Math.round(ms),
+    ...(code !== undefined ? { code: Number(code) } : {}),
+  });
+}
+
 /** How long the local API keeps an idle kept-alive connection open (ms). */
 const SENDER_IDLE_MS = 120_000;
 
@@ -146,7 +165,10 @@ export async function startHttpServer(
       const result = (await asFunction(route ? event.routeKey : '$default', () =>
         handler(event, lambdaContext(route?.handler ?? 'not-found')),
       )) as APIGatewayProxyStructuredResultV2;
-      recordInvocation(route ? `${route.method} ${route.path}` : 'not-found', performance.now() - started);
+      const ms = performance.now() - started;
+      recordInvocation(route ? `${route.method} ${route.path}` : 'not-found', ms);
+      // The local runtime's own routes (the test clock `npm run call` reads) are its plumbing, not news.
+      if (!path.startsWith('/_local/')) requestLine(method, route ? route.path : path, result, ms);
       const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
       // Finishing in-flight work during a stop: the client must not reuse this connection.
       if (stopping) headers.connection = 'close';

@@ -1,3 +1,4 @@
+import { signRequest } from '../domain/auth/request-signature.ts';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -42,13 +43,26 @@ describe('npm run invoke signs events afresh', () => {
     const keys = { app: [7, 'app-token'] as [number, string], task: [12, 'task-secret'] as [number, string] };
     const stop = signEvent(event('PutAlarmtaskStop'), handlerOf('PutAlarmtaskStop').route, keys, now);
     expect(stop.headers['x-app-id']).toBe('7');
-    expect(verifySignature('app-token', '7', String(now), stop.headers['x-app-sign'], false)).toBe(true);
+    // The request-bound signature, over the body as it was sent (with the task parameters in it).
+    const nonce = stop.headers['x-app-nonce'];
+    expect(nonce).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    const request = { method: 'PUT', path: '/alarmtask/stop', rawQuery: '', body: Buffer.from(stop.body) };
+    expect(stop.headers['x-app-sign']).toBe(signRequest('app-token', request, 7, String(now), nonce));
     const body = JSON.parse(stop.body);
     expect([body.id, body.timestamp]).toEqual([12, String(now)]);
     expect(verifySignature('task-secret', '12', String(now), body.sign, false)).toBe(true);
     const show = signEvent(event('GetAlarmtaskShow'), handlerOf('GetAlarmtaskShow').route, keys, now);
     expect(show.queryStringParameters).toMatchObject({ id: 12, timestamp: String(now) });
     expect(show.rawQueryString).toContain('id=12');
+    const showRequest = {
+      method: 'GET',
+      path: '/alarmtask/show',
+      rawQuery: show.rawQueryString,
+      body: Buffer.alloc(0),
+    };
+    expect(show.headers['x-app-sign']).toBe(
+      signRequest('app-token', showRequest, 7, String(now), show.headers['x-app-nonce']),
+    );
     const del = signEvent(event('DeleteAlarmtask'), handlerOf('DeleteAlarmtask').route, keys, now);
     expect(new URLSearchParams(del.body).get('id')).toBe('12');
   });

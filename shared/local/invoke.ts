@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { queues, type RouteDef, routeEntry, routes, schedule } from '../../infra/definitions.ts';
 import { routeName } from '../../scripts/gen-events.ts';
+import { newNonce, signRequest } from '../domain/auth/request-signature.ts';
 import { hmacSign } from '../domain/auth/signature.ts';
 import { useBundles } from './bundles.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
@@ -19,7 +20,8 @@ FUNCTION   a route function (GetHealth, PostAlarmReport, PutAlarmtaskStop, ... a
 EVENT      an event file, e.g. events/http/GetHealth.json (\`npm run gen:events\` writes them all)
 
 options (sign the event afresh, as a client would):
-  --app ID:TOKEN      application auth headers (x-app-id, x-app-timestamp, x-app-sign)
+  --app ID:TOKEN      application auth headers, request-bound (x-app-id, x-app-timestamp,
+                      x-app-nonce, x-app-sign: API guide §3.1.1)
   --task ID:SECRET    task auth parameters id, timestamp, sign (query, form or JSON body)
   --alarm ID:TOKEN    alarm auth: taskid, timestamp, sign of /alarm/report and /alarm/test, and the
                       fixed signature in the query of the monitor adapters (the task must have
@@ -79,14 +81,6 @@ export function signEvent(
       out.rawQueryString = new URLSearchParams(out.queryStringParameters).toString();
     }
   };
-  if (keys.app && ['app', 'app+task', 'app|person', 'reader', 'admin'].includes(route.auth)) {
-    const [id, token] = keys.app;
-    Object.assign(out.headers, {
-      'x-app-id': String(id),
-      'x-app-timestamp': ts,
-      'x-app-sign': hmacSign(token, id, ts),
-    });
-  }
   if (keys.task && route.auth === 'app+task') {
     const [id, secret] = keys.task;
     setParams({ id, timestamp: ts, sign: hmacSign(secret, id, ts) });
@@ -105,6 +99,23 @@ export function signEvent(
       out.queryStringParameters = query;
       out.rawQueryString = new URLSearchParams(query).toString();
     }
+  }
+  // Last: the request-bound app signature covers the query and the body as they now are.
+  if (keys.app && ['app', 'app+task', 'app|person', 'reader', 'admin'].includes(route.auth)) {
+    const [id, token] = keys.app;
+    const nonce = newNonce();
+    const request = {
+      method: route.method,
+      path: route.path,
+      rawQuery: String(out.rawQueryString ?? ''),
+      body: Buffer.from(String(out.body ?? ''), out.isBase64Encoded ? 'base64' : 'utf8'),
+    };
+    Object.assign(out.headers, {
+      'x-app-id': String(id),
+      'x-app-timestamp': ts,
+      'x-app-nonce': nonce,
+      'x-app-sign': signRequest(token, request, id, ts, nonce),
+    });
   }
   return out;
 }

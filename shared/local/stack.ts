@@ -13,6 +13,7 @@ import { isAlive, reapJvm } from './java.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
 import { defaultStateFile, LOOPBACK, projectRoot } from './paths.ts';
 import { startConsumers } from './consumers.ts';
+import { installTerminalLog } from './terminal-log.ts';
 import { sqsDataDir, startQueues } from './queues.ts';
 import { installStats, mergeStats, takeStats } from './stats.ts';
 
@@ -250,6 +251,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       ...opts.env,
     });
     resetConfig();
+    installTerminalLog();
 
     // Consumers before the API: an alarm accepted at once is processed at once. Every thread of the
     // stack shares the clock (the test clock moves for the consumers too).

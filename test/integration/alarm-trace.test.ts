@@ -118,7 +118,7 @@ describe('the decision trace of a real alarm', () => {
       const w = tr.webhooks?.find((x: Any) => x.event_id === `${t.id}:${first}:ALARM`);
       return w?.attempts.some((a: Any) => a.outcome === 'delivered') ? tr : undefined;
     });
-    expect(one.summary).toMatch(/^notified as the 1st alarm of batch \d+; /);
+    expect(one.summary).toMatch(/^the 1st alarm of batch \d+, (notified|not notified yet): /);
     // The webhook's query may carry a token: a reader sees its origin and path only.
     expect(JSON.stringify(one)).not.toContain('hush-hush');
     expect(one.configuration).toMatchObject({ changed: false, version_now: one.configuration.version_then });
@@ -132,7 +132,7 @@ describe('the decision trace of a real alarm', () => {
       },
     });
     expect(stage(one, 'compress')).toMatchObject({
-      result: 'notified',
+      result: 'sent',
       k: 1,
       n: 3,
       batch: one.alarm.history_id,
@@ -162,10 +162,11 @@ describe('the decision trace of a real alarm', () => {
     // ... and the trace says what the deliveries came to, per channel
     const settled = await trace(t, first);
     expect(settled.summary).toMatch(
-      /^notified as the 1st alarm of batch \d+; email delivered, webhook delivered$/,
+      /^the 1st alarm of batch \d+, notified: email delivered, webhook delivered$/,
     );
     expect(settled.delivery).toMatchObject({
       result: 'delivered',
+      reach: 'notified',
       channels: [
         { channel: 'email', result: 'delivered', delivered: 1, failed: 0 },
         { channel: 'webhook', result: 'delivered', delivered: 1, failed: 0 },
@@ -217,9 +218,9 @@ describe('the decision trace of a real alarm', () => {
     );
     expect(dead).toMatchObject({ attempts: 7, reason: { outcome: 'failed', status: 503 } });
     const before = await trace(t, third);
-    // "notified" is the decision; the deliveries say the webhook failed (the e-mail went out)
+    // The e-mail reached a person; the deliveries say the webhook failed, and why
     expect(before.summary).toMatch(
-      /^notified as the 3rd alarm of batch \d+; email delivered, webhook failed$/,
+      /^the 3rd alarm of batch \d+, notified: email delivered, webhook failed \(HTTP 503\)$/,
     );
     expect(before.delivery).toMatchObject({
       result: 'partly delivered',
@@ -266,6 +267,30 @@ describe('the decision trace of a real alarm', () => {
   }, 150_000);
 });
 
+describe('the words of a trace say whether anyone was reached', () => {
+  it('a phone call without a provider and a delivered webhook: nobody reached, and why', async () => {
+    // Arrange: the test stack has no voice provider; uid 1 is Ann Lee
+    const t = await createTask({ receiver: { channels: { phone: [1], webhook: `${receiver.url}/reach` } } });
+    // Act
+    const uuid = await report(t, { host: 'reach-1' });
+    const tr = await until('the settled deliveries', async () => {
+      const x = await trace(t, uuid);
+      return x.delivery?.channels.length === 2 && x.delivery.result !== 'pending' ? x : undefined;
+    });
+    // Assert
+    expect(tr.summary).toBe('nobody reached: phone skipped (not configured), webhook delivered');
+    expect(tr.delivery).toMatchObject({
+      result: 'partly delivered',
+      reach: 'nobody reached',
+      channels: [
+        { channel: 'phone', result: 'skipped', reasons: { skipped: ['not configured'] } },
+        { channel: 'webhook', result: 'delivered' },
+      ],
+    });
+    expect(tr.users).toEqual([{ uid: 1, username: 'Ann Lee' }]);
+  });
+});
+
 describe('npm run admin -- alarms | trace | tasks | workflows | deliveries | dlq', () => {
   it('prints the same views as the API, as tables and as JSON', async () => {
     // Arrange: a task whose one alarm opens a workflow
@@ -310,13 +335,15 @@ describe('npm run admin -- alarms | trace | tasks | workflows | deliveries | dlq
     expect(JSON.parse(json.stdout).receivers.people.webhook).toBe(`${receiver.url}/cli?…`);
     expect(JSON.parse(json.stdout)).toMatchObject({
       alarm: { uuid, task: { id: t.id } },
-      summary: expect.stringMatching(/^notified/),
+      summary: expect.stringMatching(/^the 1st alarm of batch \d+, notified: /),
     });
     expect(text.stdout).toContain(`alarm ${uuid} of task ${t.id}`);
-    expect(text.stdout).toMatch(/compress\s+notified\s+full compression/);
+    expect(text.stdout).toMatch(/compress\s+sent\s+full compression/);
+    // People are named as the directory names them
+    expect(text.stdout).toContain('\n  email: Ann Lee (uid 1)\n');
     // The decision, then what the deliveries came to: the webhook failed, so not all were delivered.
     expect(text.stdout).toMatch(
-      /\n {2}=> notified as the 1st alarm of batch \d+; email delivered, webhook failed\n {2}delivery: partly delivered\n/,
+      /\n {2}=> the 1st alarm of batch \d+, notified: email delivered, webhook failed \(HTTP 503\)\n {2}delivery: partly delivered\n/,
     );
     expect(tasks.stdout).toContain(t.name);
     expect(workflows.stdout).toContain(uuid);

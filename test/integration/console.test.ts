@@ -35,6 +35,8 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 const pageErrors: string[] = [];
+/** Every refused request the browser made (it logs each in its console): `401 GET /auth/session`. */
+const refused: string[] = [];
 const hook = new TestReceiver();
 const deadHook = new TestReceiver();
 let deadFailing = true;
@@ -116,12 +118,15 @@ beforeAll(async () => {
       // Content compression: each distinct alarm opens its own window, notified, with its workflow.
       compress: { enable: true, method: 3, strategy: 1, strategy_cycle: 600, not_match: 1 },
       workflow: { enable: true },
-      permission: { rw: [], ro: [4] },
+      permission: { rw: [4], ro: [] },
     }),
     launch(),
   ]);
   context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
   page = await newPage(context);
+  page.on('response', (r) => {
+    if (r.status() >= 400) refused.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -179,6 +184,15 @@ describe('the web console in a browser', () => {
     });
     expect(await compression.textContent()).toContain('content method, cycle strategy');
     expect(await page.content()).not.toContain('not-for-the-console');
+    // Every channel's templates, each row inside the card (none behind a scroll)
+    const templates = page.locator('section', { has: page.getByRole('heading', { name: 'Templates' }) });
+    expect(await templates.locator('tbody tr').count()).toBe(8);
+    expect(await templates.locator('tbody th').allTextContents()).toContain('Yach robots');
+    const fits = await page.evaluate(`(() => {
+      const table = document.querySelector('table.templates');
+      return table.getBoundingClientRect().right <= table.closest('section').getBoundingClientRect().right;
+    })()`);
+    expect(fits).toBe(true);
     await page.getByRole('link', { name: 'Alarms', exact: true }).click();
     await page.getByText(/No alarm in the last 31 days/).waitFor();
     await page.evaluate('window.marker = 42');
@@ -195,6 +209,18 @@ describe('the web console in a browser', () => {
     expect(await rows.nth(1).textContent()).toContain('web-1');
     expect(await rows.first().textContent()).toContain('urgent');
     expect(await page.evaluate('window.marker')).toBe(42);
+    // "sent" is the decision, not a delivery: not the green of a delivered message
+    const sent = rows.first().locator('.badge.outcome-notified');
+    expect(await sent.textContent()).toBe('sent');
+    const [sentColour, goodColour] = (await page.evaluate(`(() => {
+      const good = document.createElement('span');
+      good.className = 'badge good';
+      document.body.append(good);
+      const colours = [document.querySelector('.badge.outcome-notified'), good].map((e) => getComputedStyle(e).color);
+      good.remove();
+      return colours;
+    })()`)) as string[];
+    expect(sentColour).not.toBe(goodColour);
     await shot('alarms');
   });
 
@@ -226,8 +252,14 @@ describe('the web console in a browser', () => {
     expect(text).toContain('Notification: email (compressed)');
     expect(text).toContain('Webhook event: ALARM (compressed)');
     expect(text).toContain('delivered');
-    expect(text).toContain(`Delivered${trace.delivery.result}`);
+    // The outcome says whether a person was reached (the e-mail provider fake took the message)
+    expect(trace.delivery.reach).toBe('notified');
+    expect(text).toContain('Deliverednotified');
+    expect(await page.locator('main .badge[data-reach]').getAttribute('class')).toContain('good');
     for (const c of trace.delivery.channels) expect(text).toContain(`${c.channel}: ${c.result}`);
+    // People are named, as the rest of the console names them
+    expect(text).toContain('Ann Lee (uid 1)');
+    expect(text).not.toMatch(/email\s*uid 1\b/);
     expect(text).toContain(`Workflow #${trace.workflow.id} opened`);
     expect(text).not.toContain('not-for-the-console');
     await shot('trace');
@@ -249,6 +281,21 @@ describe('the web console in a browser', () => {
     const card = (status: string, id: number) =>
       column(status).getByRole('link', { name: `#${id}`, exact: true });
     await card('pending', third).waitFor();
+    // Nothing selected: the operations cannot be pressed, and look it (the primary one too)
+    const look = (name: string) =>
+      page.evaluate(`(() => {
+        const b = [...document.querySelectorAll('button')].find((x) => x.textContent === '${name}');
+        const s = getComputedStyle(b);
+        return { disabled: b.disabled, cursor: s.cursor, border: s.borderStyle, bg: s.backgroundColor };
+      })()`) as Promise<Row>;
+    const [claim, finish] = [await look('Claim'), await look('Finish')];
+    expect(claim).toMatchObject({ disabled: true, cursor: 'not-allowed', border: 'dashed' });
+    expect(finish).toMatchObject({ disabled: true, cursor: 'not-allowed', border: 'dashed', bg: claim.bg });
+    // A card sums its alarm up (the naming keys), never raw JSON cut mid-word
+    const content = column('pending')
+      .locator('.wf-card', { hasText: `#${third}` })
+      .locator('.content');
+    expect(await content.textContent()).toBe('host web-3');
 
     // Act: claim the first two together
     await page.getByLabel(`Select workflow #${first}`).check();
@@ -314,6 +361,7 @@ describe('the web console in a browser', () => {
     const row = page.locator(`tr[data-message-id="${dead.message_id}"]`);
     await row.waitFor();
     expect(await row.textContent()).toContain('HTTP 503');
+    expect(await page.locator('.note-leve').textContent()).toContain('also as leve');
     await shot('deliveries');
 
     // Act
@@ -358,7 +406,7 @@ describe('the web console in a browser', () => {
       `urgent ${urgentCount}`,
     );
     expect(await figure('Alarms per minute by outcome').locator('.legend').textContent()).toContain(
-      `notified ${notifiedCount}`,
+      `sent ${notifiedCount}`,
     );
     expect(
       await figure('Alarms per minute by outcome').locator('rect.s-outcome-notified').count(),
@@ -379,5 +427,10 @@ describe('the web console in a browser', () => {
     await page.getByRole('heading', { name: 'Tasks' }).waitFor();
     expect(await page.locator('.who').textContent()).toContain('Ann Lee');
     expect(pageErrors).toEqual([]);
+    // The only refusal of the whole visit is the wrong password: asking who is signed in, before
+    // signing in or on a reload, is never refused (the browser would log it as an error)
+    expect(refused.filter((r) => r.startsWith('401') || r.includes('/auth/session'))).toEqual([
+      '401 POST /auth/signin',
+    ]);
   });
 });

@@ -6,6 +6,7 @@ import { keys } from '../../shared/db/keys.ts';
 import { buryDue, leaseDue, putDue, queryDue, reviveDeadDue } from '../../shared/domain/due/repository.ts';
 import { type DueHandler, LEASE_SECONDS, MAX_ATTEMPTS, runDueWork } from '../../shared/domain/due/runner.ts';
 import { DUE_SHARDS, shardOf } from '../../shared/db/keys.ts';
+import { logged } from '../../shared/testing/logs.ts';
 
 /** The due-work index and runner against DynamoDB Local (the scheduled function's engine). */
 describe('due work', () => {
@@ -55,9 +56,15 @@ describe('due work', () => {
     await putDue({ kind, ref: 'boom', due_at: now, payload: { a: 1 } });
     await putDue({ kind, ref: 'cycle', due_at: now, payload: { b: 2 } });
 
-    const first = await runDueWork(handlers, now);
+    const [first, errors] = await logged('error', () => runDueWork(handlers, now));
 
     expect(first).toEqual({ ran: 1, failed: 1 });
+    expect(errors).toEqual([
+      [
+        'due work failed',
+        expect.objectContaining({ kind, ref: 'boom', attempts: 1, error: new Error('transient') }),
+      ],
+    ]);
     const mine = (await Promise.all(Array.from({ length: DUE_SHARDS }, (_, s) => queryDue(s, now + 300))))
       .flat()
       .filter((d) => d.kind === kind);
@@ -105,8 +112,14 @@ describe('due work', () => {
       },
     };
 
-    for (let i = 0; i < MAX_ATTEMPTS; i++) await runDueWork(handlers, now + i * 60);
+    const [, errors] = await logged('error', async () => {
+      for (let i = 0; i < MAX_ATTEMPTS; i++) await runDueWork(handlers, now + i * 60);
+    });
 
+    // Each failed run is logged, with its attempt
+    expect(errors.map(([message, a]) => [message, a.ref, a.attempts])).toEqual(
+      Array.from({ length: MAX_ATTEMPTS }, (_, i) => ['due work failed', 'doomed', i + 1]),
+    );
     const left = (
       await Promise.all(Array.from({ length: DUE_SHARDS }, (_, s) => queryDue(s, now + 3600)))
     ).flat();

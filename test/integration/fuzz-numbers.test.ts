@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hmacSign, md5Sign } from '../../shared/domain/auth/signature.ts';
-import { api, baseUrl, serviceNow, taskAuth } from '../support/client.ts';
+import { api, baseUrl, serviceNow, taskAuth, FIXED_SIGN_TIMESTAMP } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 
@@ -91,7 +91,7 @@ const marker = () => `n${++serial}`;
 /** The original's fixed signature in the query (signed over the timestamp exactly as sent). */
 function fixedSign(t: CreatedTask, over: Partial<Record<'taskid' | 'timestamp', string>> = {}) {
   const taskid = over.taskid ?? String(t.id);
-  const timestamp = over.timestamp ?? '1600000000';
+  const timestamp = over.timestamp ?? String(FIXED_SIGN_TIMESTAMP);
   return { taskid, timestamp, sign: md5Sign(t.token, taskid, timestamp) };
 }
 

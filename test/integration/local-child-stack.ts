@@ -42,6 +42,8 @@ export function baseEnv(): NodeJS.ProcessEnv {
     'NOTIFY_QUEUE_URL',
     'SEAL_KEY',
     'BLOCK_PRIVATE_WEBHOOKS',
+    // The shared stack's log file: a child stack prints its own.
+    'TOCSIN_LOG_FILE',
   ])
     delete env[k];
   return env;
@@ -131,10 +133,19 @@ export interface Task {
 }
 
 /** Asks for a task whose only receiver is a webhook, signed with the app (API guide §3.1); returns the answer. */
-export async function requestWebhookTask(
+export function requestWebhookTask(
   url: string,
   app: App,
   webhook: string,
+): Promise<{ code: number; msg: string; task?: Task }> {
+  return requestTask(url, app, { webhook });
+}
+
+/** Asks for a task with these receiver channels, signed with the app (API guide §3.1); returns the answer. */
+export async function requestTask(
+  url: string,
+  app: App,
+  channels: Record<string, unknown>,
 ): Promise<{ code: number; msg: string; task?: Task }> {
   const ts = Math.floor(Date.now() / 1000);
   const res = await fetch(`${url}/alarmtask/store`, {
@@ -150,7 +161,7 @@ export async function requestWebhookTask(
       created_by: 1,
       department_id: 1,
       flag_save_db: 1,
-      receiver: { channels: { webhook } },
+      receiver: { channels },
     }),
   });
   const body = (await res.json()) as { code: number; msg: string; data?: { task?: Task } };

@@ -16,6 +16,7 @@ import {
 import { robotId } from '../../shared/domain/notifications/throttle.ts';
 import { FakeClient, type FakeRequest } from '../support/fakes.ts';
 import { createTask } from '../support/tasks.ts';
+import { logged } from '../../shared/testing/logs.ts';
 
 /**
  * The notification consumer against the real local stack and the provider fakes: jobs are put on the
@@ -526,11 +527,19 @@ describe('idempotency and records', () => {
     expect(await listAttemptsOfJob(j.job_id)).toHaveLength(1);
   });
 
-  it('leaves a malformed message for the dead-letter queue without throwing', async () => {
-    expect(await deliverNotification('not json', 1)).toBe('malformed');
-    expect(await deliverNotification(JSON.stringify({ kind: 'notify', job_id: 'x', task_id: 1 }), 1)).toBe(
-      'malformed',
-    );
+  it('leaves a malformed message for the dead-letter queue without throwing, and says so', async () => {
+    const job = JSON.stringify({ kind: 'notify', job_id: 'x', task_id: 1 });
+    const [results, errors] = await logged('error', async () => [
+      await deliverNotification('not json', 1),
+      await deliverNotification(job, 1),
+    ]);
+    expect(results).toEqual(['malformed', 'malformed']);
+    // The length only: a malformed message may hold anything, secrets included
+    const message = 'malformed notification job; left for the dead-letter queue';
+    expect(errors).toEqual([
+      [message, { length: 8 }],
+      [message, { length: job.length }],
+    ]);
   });
 
   it('lists a task recent attempts newest first', async () => {

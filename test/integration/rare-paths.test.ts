@@ -11,11 +11,12 @@ import { listAttemptsOfJob } from '../../shared/domain/notifications/repository.
 import { event } from '../../shared/domain/events/payloads.ts';
 import { webhookBundles } from '../../shared/domain/events/publish.ts';
 import { sqs } from '../../shared/messaging/sqs.ts';
-import { advanceClock, api, call, serviceNow, taskAuth } from '../support/client.ts';
+import { advanceClock, api, call, serviceNow, taskAuth, FIXED_SIGN_TIMESTAMP } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
 import { ADMIN_APP } from '../support/seed.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 import { newWorkflow, operate, showWorkflow, syncClock } from '../support/workflows.ts';
+import { stackLogLine } from '../support/stack-log.ts';
 
 /**
  * Paths the functions take in production that the other suites leave out: every alarm intake as a
@@ -72,7 +73,7 @@ async function report(t: CreatedTask, ctn: Record<string, unknown>): Promise<str
 async function fixedSign(t: CreatedTask) {
   const on = await api.put('/alarmtask/intake', { ...(await taskAuth(t)), fixed_sign: 1 });
   expect(on.code).toBe(0);
-  const timestamp = 1_600_000_000;
+  const timestamp = FIXED_SIGN_TIMESTAMP;
   return { taskid: t.id, timestamp, sign: md5Sign(t.token, t.id, timestamp) };
 }
 
@@ -312,8 +313,8 @@ describe('dead letters of every queue', () => {
     expect((await dlq({ uid: ADMIN, queue: 'notify', task_id: other.id })).data.dead_letters).toHaveLength(1);
   });
 
-  it('buries due work that keeps failing, lists it by task and revives it by id and all at once', async () => {
-    // Arrange: two announcements of a workflow of the task that cannot run (no records to announce)
+  it('buries malformed due work at its first run, lists it by task and revives it by id and all at once', async () => {
+    // Arrange: two announcements of a workflow of the task that can never run (their records are no list)
     const t = await createTask({ workflow: { enable: true, reminds: [] } });
     const { id: workflowId } = await newWorkflow(t);
     const now = await syncClock();
@@ -325,18 +326,24 @@ describe('dead letters of every queue', () => {
         due_at: now,
         payload: { workflow_id: workflowId, records: 'x' },
       });
-    // Act: scheduled runs a minute and more apart, each failing, until both are given up
+    // Act: the next scheduled run, then the revives
     let dead: Record<string, unknown>[] = [];
-    for (let run = 0; run < 30 && dead.length < 2; run++) {
+    for (let run = 0; run < 5 && dead.length < 2; run++) {
       await advanceClock(61);
       const res = await dlq({ uid: ADMIN, queue: 'due', task_id: t.id, limit: 10 });
       dead = res.data.dead_letters.filter((d) => refs.includes(d.ref as string));
     }
     const one = await redrive({ uid: ADMIN, queue: 'due', message_id: dead[0].message_id as string });
     const all = await redrive({ uid: ADMIN, queue: 'due', all: 1, task_id: t.id });
-    // Assert: each was tried ten times; revived, both are due work again and no longer dead
+    // Assert: each was tried once, with its reason, and said so; revived, both are due work again
     expect(dead).toHaveLength(2);
-    for (const d of dead) expect(d).toMatchObject({ kind: 'workflow-announce', attempts: 10 });
+    for (const d of dead) expect(d).toMatchObject({ kind: 'workflow-announce', attempts: 1 });
+    for (const ref of refs)
+      expect(
+        await stackLogLine(
+          new RegExp(`ERROR due work malformed; kept for an operator kind=workflow-announce ref=${ref} `),
+        ),
+      ).toContain('error=MalformedDueWork: announcement: records must be a list of {workflow_id, sk}');
     expect([one.data.redriven, all.data.redriven]).toEqual([1, 1]);
     const left = await dlq({ uid: ADMIN, queue: 'due', task_id: t.id, limit: 10 });
     expect(left.data.dead_letters.filter((d) => refs.includes(d.ref as string))).toEqual([]);

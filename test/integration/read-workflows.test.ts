@@ -33,7 +33,7 @@ describe('GET /workflow/list and /workflow/counts', () => {
   beforeAll(async () => {
     // Arrange: a task user 2 may read and one it may not; eight workflows in every status, owned by
     // several users, one finished by a recovery.
-    task = await createWorkflowTask([], { permission: { rw: [], ro: [2] } });
+    task = await createWorkflowTask([], { permission: { rw: [2], ro: [] } });
     other = await createWorkflowTask();
     base = (await serviceNow()) - 100_000;
     for (let i = 0; i < 8; i++) w.push(await workflowAt(i, task, i === 7 ? { metric } : {}));
@@ -204,7 +204,7 @@ describe('GET /workflow/list and /workflow/counts', () => {
   it('backfills workflows stored before the listing and counts, once; their operations meanwhile do not move counts', async () => {
     // Arrange: a task with a claimed workflow, turned into one stored before (no listing entry,
     // owners or `counted`, and not in the counts), then closed before the backfill.
-    const t = await createWorkflowTask([], { permission: { rw: [], ro: [2] } });
+    const t = await createWorkflowTask([], { permission: { rw: [2], ro: [] } });
     const id = await workflowAt(0, t);
     await ok('claim', { ids: [id], created_by: 2 });
     await db().send(

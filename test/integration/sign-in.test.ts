@@ -29,7 +29,17 @@ const ANN = {
 const BO = { uid: 8102, user: `bo-${run}`, email: `bo-${run}@example.com`, username: 'Bo Signin' };
 const CY = { uid: 8103, user: `cy-${run}`, email: `cy-${run}@example.com`, username: 'Cy Signin' };
 const DI = { uid: 8104, user: `di-${run}`, email: `di-${run}@example.com`, username: 'Di Signin' };
-const PASSWORDS = { [ANN.uid]: 'ann password 1', [BO.uid]: 'bo password 22', [CY.uid]: 'cy-password-333' };
+const EL = { uid: 8105, user: `el-${run}`, email: `el-${run}@example.com`, username: 'El Signin' };
+const FU = { uid: 8106, user: `fu-${run}`, email: `fu-${run}@example.com`, username: 'Fu Signin', role: 9 };
+const GI = { uid: 8107, user: `gi-${run}`, email: `gi-${run}@example.com`, username: 'Gi Signin' };
+const PASSWORDS = {
+  [ANN.uid]: 'ann password 1',
+  [BO.uid]: 'bo password 22',
+  [CY.uid]: 'cy-password-333',
+  [EL.uid]: 'el password 4444',
+  [FU.uid]: 'fu password 55555',
+  [GI.uid]: 'gi password 666666',
+};
 
 const sessionItem = async (cookie: string) =>
   (
@@ -48,6 +58,9 @@ beforeAll(async () => {
     { ...BO, password: PASSWORDS[BO.uid] },
     { ...CY, password: PASSWORDS[CY.uid] },
     DI,
+    { ...EL, password: PASSWORDS[EL.uid] },
+    { ...FU, password: PASSWORDS[FU.uid] },
+    { ...GI, password: PASSWORDS[GI.uid] },
   ]);
 });
 
@@ -74,10 +87,16 @@ describe('passwords set by the operator', () => {
 
   it('refuses a short password and a second line, changing nothing', async () => {
     const short = await admin(['user', 'password', String(DI.uid)], 'short\n');
+    const spaces = await admin(['user', 'password', String(DI.uid)], `${' '.repeat(8)}\n`);
+    const common = await admin(['user', 'password', String(DI.uid)], 'password\n');
+    const current = await admin(['user', 'password', String(DI.uid)], `piped ${run} secret\n`);
     const lines = await admin(['user', 'password', String(DI.uid)], 'first line here\nsecond line\n');
     const unknown = await admin(['user', 'password', '987654321'], 'long enough password\n');
     expect([short.code, short.stderr]).toEqual([1, expect.stringContaining('password: must be at least 8')]);
     expect(lines.stderr).toContain('password: must be one line');
+    expect(spaces.stderr).toContain('password: must not be one character repeated');
+    expect(common.stderr).toContain('password: is a common password');
+    expect(current.stderr).toContain('password: must not be the current password');
     expect(unknown.stderr).toContain('user [987654321] not found');
     expect((await new Browser().signIn(DI.user, `piped ${run} secret`)).json.code).toBe(0);
   });
@@ -114,6 +133,18 @@ describe('sessions', () => {
     const item = await sessionItem(b.session as string);
     expect(item).toMatchObject({ uid: ANN.uid, method: 'password' });
     expect(JSON.stringify(item)).not.toContain(b.session as string);
+  });
+
+  it('answers "nobody" to a browser without a session cookie, and 401 to one whose session ended', async () => {
+    // Act
+    const fresh = await new Browser().send('/auth/session');
+    const stale = await send('/auth/session', { headers: { cookie: `tocsin_session=${'x'.repeat(43)}` } });
+    // Assert: a visit before signing in is no refused request (the console asks on every load)
+    expect([fresh.status, fresh.json]).toEqual([
+      200,
+      { code: 0, msg: 'success', data: { person: null, sso: true } },
+    ]);
+    expect([stale.status, stale.json.data.sso]).toEqual([401, true]);
   });
 
   it('signs out one session, or every session of the person', async () => {
@@ -164,6 +195,14 @@ describe('sessions', () => {
       method: 'PUT',
       json: { current: PASSWORDS[CY.uid], password: 'short' },
     });
+    const common = await here.send('/auth/password', {
+      method: 'PUT',
+      json: { current: PASSWORDS[CY.uid], password: 'Password' },
+    });
+    const same = await here.send('/auth/password', {
+      method: 'PUT',
+      json: { current: PASSWORDS[CY.uid], password: PASSWORDS[CY.uid] },
+    });
     const changed = await here.send('/auth/password', {
       method: 'PUT',
       json: { current: PASSWORDS[CY.uid], password: 'a new one for cy' },
@@ -172,6 +211,11 @@ describe('sessions', () => {
     // Assert
     expect([wrong.status, wrong.json.msg]).toEqual([422, 'current is not your current password']);
     expect([tooShort.status, tooShort.json.msg]).toEqual([422, 'password must be at least 8 characters']);
+    expect([common.status, common.json.msg]).toEqual([
+      422,
+      'password is a common password (it appears in lists of breached passwords): choose another',
+    ]);
+    expect([same.status, same.json.msg]).toEqual([422, 'password must not be your current password']);
     expect(changed.json.code).toBe(0);
     expect((await here.send('/auth/session')).json.data.person.uid).toBe(CY.uid);
     expect((await there.send('/auth/session')).status).toBe(401);
@@ -356,15 +400,39 @@ describe('hostile input', () => {
   });
 
   it.each([
-    ['a forged session id', `tocsin_session=${randomBytes(32).toString('base64url')}`],
-    ['a malformed session id', 'tocsin_session=%00%ff<script>'],
-    ['an empty session id', 'tocsin_session='],
-    ['a huge cookie', `tocsin_session=${'A'.repeat(4000)}`],
-  ])('answers %s with 401, never a 5xx', async (_what, cookie) => {
+    ['a forged session id', `tocsin_session=${randomBytes(32).toString('base64url')}`, 'ended'],
+    ['a malformed session id', 'tocsin_session=%00%ff<script>', 'none'],
+    ['an empty session id', 'tocsin_session=', 'none'],
+    ['a huge cookie', `tocsin_session=${'A'.repeat(4000)}`, 'none'],
+  ])('answers %s with 401, never a 5xx', async (_what, cookie, kind) => {
     const session = await send('/auth/session', { headers: { cookie } });
     const list = await send('/alarmtask/list', { headers: { cookie } });
-    expect([session.status, session.json.msg]).toEqual([401, 'your session has ended: sign in again']);
+    // A well-formed id of no session is cleared; a malformed value names none: nothing to clear.
+    expect([session.status, session.json.msg]).toEqual(
+      kind === 'ended' ? [401, 'your session has ended: sign in again'] : [401, 'not signed in'],
+    );
+    expect(session.cookies.length).toBe(kind === 'ended' ? 1 : 0);
     expect(list.status).toBe(401);
+  });
+
+  it('keeps a session whose cookie comes with a malformed or ended one of the same name', async () => {
+    // Arrange: a signed-in browser, and cookies planted beside its own (as a page on another path could)
+    const b = new Browser();
+    await b.signIn(ANN.user, PASSWORDS[ANN.uid]);
+    const real = `tocsin_session=${b.session}`;
+    // Act
+    const malformedFirst = await send('/auth/session', {
+      headers: { cookie: `tocsin_session=<x>; ${real}` },
+    });
+    const endedFirst = await send('/auth/session', {
+      headers: { cookie: `tocsin_session=${randomBytes(32).toString('base64url')}; ${real}` },
+    });
+    // Assert: the session stands, and no answer clears the cookie
+    for (const res of [malformedFirst, endedFirst]) {
+      expect(res.json.data.person?.uid).toBe(ANN.uid);
+      expect(res.cookies).toEqual([]);
+    }
+    expect((await b.send('/auth/session')).status).toBe(200);
   });
 
   it('refuses the routes that need a person without a session', async () => {

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { baseUrl } from '../support/client.ts';
-import { addPeople, browse, Jar, send, signInAtProvider } from '../support/people.ts';
+import { addPeople, admin, browse, Jar, send, signInAtProvider } from '../support/people.ts';
 
 /**
  * Single sign-on through OpenID Connect against a real provider (`oidc-provider` on 127.0.0.1,
@@ -20,9 +20,13 @@ const UNVERIFIED = {
   email: `unverified-${run}@example.com`,
   username: 'Unverified Sso',
 };
+const NOCLAIM = { uid: 8303, user: `ncl-${run}`, email: `noclaim-${run}@example.com`, username: 'No Claim' };
+const KIM = { uid: 8304, user: `kim-${run}`, email: `kim-${run}@example.com`, username: 'Kim Sso', role: 9 };
+const FAY = { uid: 8305, user: `fay-${run}`, email: `fay-${run}@example.com`, username: 'Fay Sso' };
+const GUS = { uid: 8306, user: `gus-${run}`, email: `gus-${run}@example.com`, username: 'Gus Sso' };
 
 beforeAll(async () => {
-  await addPeople([EVE, UNVERIFIED]);
+  await addPeople([EVE, UNVERIFIED, NOCLAIM, KIM, FAY, GUS]);
 });
 
 interface Flow {
@@ -36,10 +40,12 @@ interface Flow {
  * jar: cookies are per host, and both listen on 127.0.0.1). With `stopAtCallback`, it stops before
  * calling the service's callback and returns its URL.
  */
-async function sso(email: string, opts: { stopAtCallback?: boolean } = {}): Promise<Flow> {
+async function sso(email: string, opts: { stopAtCallback?: boolean; sub?: string } = {}): Promise<Flow> {
   const jar = new Jar();
   const start = await browse(`${baseUrl()}/auth/oidc/start`, jar);
-  const callback = await signInAtProvider(start.headers.location as string, email, jar);
+  // The provider's subject: given, else the address in lower case (one person, whatever case is typed).
+  const sub = opts.sub ?? email.trim().toLowerCase();
+  const callback = await signInAtProvider(start.headers.location as string, email, jar, sub);
   if (opts.stopAtCallback) return { jar, location: callback };
   const back = await browse(callback, jar);
   return { jar, location: back.headers.location as string };
@@ -98,7 +104,8 @@ describe('single sign-on (OpenID Connect)', () => {
     const flow = await sso(email());
     expect(flow.location).toBe(`${baseUrl()}/console#signin-error=${reason}`);
     expect(flow.jar.cookies.has('tocsin_session')).toBe(false);
-    expect((await whoIs(flow.jar)).status).toBe(401);
+    const who = await whoIs(flow.jar);
+    expect([who.status, who.json.data.person]).toEqual([200, null]);
   });
 
   it.each<[string, (callback: URL, jar: Jar) => void, string]>([
@@ -132,6 +139,65 @@ describe('single sign-on (OpenID Connect)', () => {
     expect(first.headers.location).toBe(`${baseUrl()}/console`);
     expect(second.headers.location).toBe(`${baseUrl()}/console#signin-error=state`);
     expect(replay.cookies.has('tocsin_session')).toBe(false);
+  });
+
+  it.each([
+    ['a token without email_verified', () => NOCLAIM.email, 'unverified'],
+    // `Kim@…` with the Kelvin sign (U+212A), which lower-cases to `k`: kim is role 9.
+    ['an address written with the Kelvin sign for K', () => `\u212Aim-${run}@example.com`, 'bad-email'],
+    ['an address padded with spaces', () => ` ${KIM.email} `, 'bad-email'],
+    ['an address with a letter outside ASCII', () => `k\u0131m-${run}@example.com`, 'bad-email'],
+  ])('refuses %s: nobody is signed in', async (_what, email, reason) => {
+    const flow = await sso(email(), { sub: `attacker-${randomBytes(4).toString('hex')}` });
+    expect(flow.location).toBe(`${baseUrl()}/console#signin-error=${reason}`);
+    expect(flow.jar.cookies.has('tocsin_session')).toBe(false);
+    expect((await whoIs(flow.jar)).status).toBe(401);
+  });
+
+  it('binds a person to the provider’s (iss, sub) at the first sign-on and matches on it afterwards', async () => {
+    // Act: Fay's first sign-on binds her to subject fay-1
+    const first = await sso(FAY.email, { sub: `fay-1-${run}` });
+    // Another identity of the provider carrying Fay's address (recycled, or an unverified change)
+    const other = await sso(FAY.email, { sub: `fay-2-${run}` });
+    // Fay's identity after her address changed at the provider (to one the directory does not know)
+    const renamed = await sso(`fay-new-${run}@example.com`, { sub: `fay-1-${run}` });
+    // Assert
+    expect((await whoIs(first.jar)).json.data.person.uid).toBe(FAY.uid);
+    expect(other.location).toBe(`${baseUrl()}/console#signin-error=linked`);
+    expect(other.jar.cookies.has('tocsin_session')).toBe(false);
+    expect((await whoIs(renamed.jar)).json.data.person.uid).toBe(FAY.uid);
+    const link = await db().send(
+      new GetCommand({
+        TableName: tableName(),
+        Key: keys.ssoIdentity(
+          createHash('sha256')
+            .update(`${inject('oidc').issuer}\nfay-1-${run}`)
+            .digest('hex'),
+        ),
+      }),
+    );
+    expect(link.Item).toMatchObject({ uid: FAY.uid, iss: inject('oidc').issuer, sub: `fay-1-${run}` });
+    // Act: the operator unbinds her; the other identity may now bind her
+    const unlinked = await admin(['user', 'unlink-sso', String(FAY.uid)]);
+    const rebound = await sso(FAY.email, { sub: `fay-2-${run}` });
+    expect(unlinked.stdout).toContain(`user ${FAY.uid}: unbound`);
+    expect((await whoIs(rebound.jar)).json.data.person.uid).toBe(FAY.uid);
+  });
+
+  it('refuses a deactivated person, and ends their sessions', async () => {
+    // Arrange: Gus is signed in
+    const before = await sso(GUS.email);
+    expect((await whoIs(before.jar)).status).toBe(200);
+    // Act
+    const off = await admin(['user', 'deactivate', String(GUS.uid)]);
+    const after = await sso(GUS.email);
+    // Assert
+    expect(off.stdout).toContain(`user ${GUS.uid} (Gus Sso) is deactivated`);
+    expect((await whoIs(before.jar)).status).toBe(401);
+    expect(after.location).toBe(`${baseUrl()}/console#signin-error=inactive`);
+    // Act: active again
+    await admin(['user', 'activate', String(GUS.uid)]);
+    expect((await whoIs((await sso(GUS.email)).jar)).json.data.person.uid).toBe(GUS.uid);
   });
 
   it('answers hostile callback parameters with a refusal, never a 5xx', async () => {

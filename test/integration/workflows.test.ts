@@ -19,8 +19,8 @@ let task: CreatedTask;
 let other: CreatedTask;
 
 beforeAll(async () => {
-  // Arrange: a task user 2 may read (ro), and another task user 2 has nothing on.
-  task = await createWorkflowTask([], { permission: { rw: [], ro: [2] } });
+  // Arrange: a task user 2 may operate (rw), and another task user 2 has nothing on.
+  task = await createWorkflowTask([], { permission: { rw: [2], ro: [] } });
   other = await createWorkflowTask();
 });
 
@@ -207,8 +207,8 @@ describe('acting users', () => {
     expect(await pipelineStatuses(id)).toEqual([0]);
   });
 
-  it('403 for a user without permission on a workflow task; any permission (ro) is enough', async () => {
-    // Arrange: user 2 has ro on `task`, nothing on `other`.
+  it('403 for a user without permission on a workflow task; read-write (rw) lets them act', async () => {
+    // Arrange: user 2 has rw on `task`, nothing on `other`.
     const mine = await workflowIn(0);
     const theirs = await workflowIn(0, other);
     // Act
@@ -231,12 +231,21 @@ describe('acting users', () => {
 
     const id2 = await workflowIn(1, other);
     expect((await operate('close', { ids: [id2], remark: 'r', created_by: 5 })).status).toBe(403);
-    await db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: permissionItem({ task_id: other.id, uid: 5, access: 'ro' }),
-      }),
-    );
+    const grant = (access: 'ro' | 'rw') =>
+      db().send(
+        new PutCommand({
+          TableName: tableName(),
+          Item: permissionItem({ task_id: other.id, uid: 5, access }),
+        }),
+      );
+    // A read-only permission reads workflows but does not operate them.
+    await grant('ro');
+    expect(await operate('close', { ids: [id2], remark: 'r', created_by: 5 })).toMatchObject({
+      status: 403,
+      msg: `user [5] has read-only permission on task [${other.id}]`,
+    });
+    expect((await showWorkflow(id2)).status).toBe(1);
+    await grant('rw');
     expect((await operate('close', { ids: [id2], remark: 'r', created_by: 5 })).data.workflows).toEqual([
       { id: id2, status: 9 },
     ]);

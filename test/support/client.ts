@@ -1,4 +1,5 @@
 import { inject } from 'vitest';
+import { newNonce, signRequest } from '../../shared/domain/auth/request-signature.ts';
 import { hmacSign, md5Sign } from '../../shared/domain/auth/signature.ts';
 import { TEST_APP } from './seed.ts';
 
@@ -33,20 +34,44 @@ export async function advanceClock(seconds: number): Promise<number> {
   return body.data.now;
 }
 
+/**
+ * A timestamp for the monitors' fixed signature: signed a month ago (it stays valid
+ * FIXED_SIGN_MAX_DAYS, 365 by default, after it).
+ */
+export const FIXED_SIGN_TIMESTAMP = Math.floor(Date.now() / 1000) - 30 * 86_400;
+
 export interface AppAuth {
   id: number;
   token: string;
   /** Override the timestamp (e.g. a stale one). */
   timestamp?: number;
-  scheme?: 'hmac' | 'md5';
+  /**
+   * The interface's signature of `appid&timestamp` (`hmac`, `md5`); by default requests are signed
+   * bound to themselves (API guide §3.1.1), as `npm run call` signs them.
+   */
+  scheme?: 'hmac' | 'md5' | 'request';
   /** Override the signature. */
   sign?: string;
 }
 
+/** The interface's app headers (API guide §3.1): a signature of `appid&timestamp`, valid on any route. */
 export async function appHeaders(auth: AppAuth = TEST_APP): Promise<Record<string, string>> {
   const ts = auth.timestamp ?? (await serviceNow());
   const sign = auth.sign ?? (auth.scheme === 'md5' ? md5Sign : hmacSign)(auth.token, auth.id, ts);
   return { 'x-app-id': String(auth.id), 'x-app-timestamp': String(ts), 'x-app-sign': sign };
+}
+
+/** Request-bound app headers (API guide §3.1.1) for one request. */
+export async function boundAppHeaders(
+  auth: AppAuth,
+  request: { method: string; path: string; rawQuery: string; body: string },
+): Promise<Record<string, string>> {
+  const ts = String(auth.timestamp ?? (await serviceNow()));
+  const nonce = newNonce();
+  const sign =
+    auth.sign ??
+    signRequest(auth.token, { ...request, body: Buffer.from(request.body, 'utf8') }, auth.id, ts, nonce);
+  return { 'x-app-id': String(auth.id), 'x-app-timestamp': ts, 'x-app-nonce': nonce, 'x-app-sign': sign };
 }
 
 /** Task-auth parameters for a task (API guide §3.2). */
@@ -75,9 +100,7 @@ export async function call<T = Record<string, unknown>>(
 ): Promise<Envelope<T>> {
   const url = new URL(path, baseUrl());
   for (const [k, v] of Object.entries(opts.query ?? {})) url.searchParams.set(k, String(v));
-  const headers: Record<string, string> = {
-    ...(opts.app === null ? {} : await appHeaders(opts.app ?? TEST_APP)),
-  };
+  const headers: Record<string, string> = {};
   let body: string | undefined;
   if (opts.json !== undefined) {
     headers['content-type'] = 'application/json';
@@ -89,6 +112,21 @@ export async function call<T = Record<string, unknown>>(
     ).toString();
   } else if (opts.body !== undefined) {
     body = opts.body;
+  }
+  if (opts.app !== null) {
+    const auth: AppAuth = opts.app ?? TEST_APP;
+    const bound = auth.scheme === 'request' || (auth.scheme === undefined && auth.sign === undefined);
+    Object.assign(
+      headers,
+      bound
+        ? await boundAppHeaders(auth, {
+            method,
+            path: url.pathname.slice(new URL(baseUrl()).pathname.replace(/\/+$/, '').length) || '/',
+            rawQuery: url.search.slice(1),
+            body: body ?? '',
+          })
+        : await appHeaders(auth),
+    );
   }
   Object.assign(headers, opts.headers ?? {});
   const res = await fetch(url, { method, headers, body });

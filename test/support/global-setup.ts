@@ -12,6 +12,7 @@ import { startFakes } from './fakes.ts';
 import { OIDC_CLIENT, startOidcProvider } from './oidc.ts';
 import { proveLeastPrivilege } from './least-privilege.ts';
 import { seedTestDirectory, TEST_APP } from './seed.ts';
+import { reportUnexpectedLog } from './stack-log.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -25,6 +26,8 @@ declare module 'vitest' {
       dlqUrls: Record<string, string>;
       sealKey: string;
       stateFile: string;
+      /** Where the stack writes its log lines (test/support/stack-log.ts reads it). */
+      logFile: string;
     };
     /** Notification provider fakes (test/support/fakes.ts): control URL, SMTP port, provider env. */
     fakes: { url: string; smtpPort: number; env: Record<string, string> };
@@ -45,6 +48,9 @@ export default async function setup(project: TestProject) {
   // Every AWS call the stack's functions make is recorded (checked against their roles at the end;
   // TOCSIN_KEEP_CALL_LOG names a file to keep them in).
   const callLog = process.env.TOCSIN_KEEP_CALL_LOG || join(dir, 'aws-calls.jsonl');
+  // The stack's log lines (errors only: LOG_LEVEL below) go to a file: a test that expects one asserts
+  // it there (test/support/stack-log.ts); the others are printed when the run ends.
+  const logFile = join(dir, 'stack.log');
   process.env[CALL_LOG_VARIABLE] = callLog;
   // Provider fakes first: the stack's notification providers are pointed at them.
   const fakes = await startFakes();
@@ -65,6 +71,7 @@ export default async function setup(project: TestProject) {
     schedule: false,
     env: {
       LOG_LEVEL: 'ERROR',
+      TOCSIN_LOG_FILE: logFile,
       WEBHOOK_BACKOFF_SECONDS: '1,1,1,1,1,1',
       NOTIFY_BACKOFF_SECONDS: '1,1,1,1,1,1',
       ALARM_RATE_LIMIT: '50',
@@ -108,6 +115,7 @@ export default async function setup(project: TestProject) {
     dlqUrls: stack.dlqUrls,
     sealKey: stack.sealKey,
     stateFile,
+    logFile,
   });
   project.provide('fakes', { url: fakes.url, smtpPort: fakes.smtpPort, env: fakes.env });
   project.provide('oidc', {
@@ -120,6 +128,7 @@ export default async function setup(project: TestProject) {
     await Promise.all([fakes.stop(), oidc.stop(), secrets.stop()]);
     process.off('exit', kill);
     try {
+      reportUnexpectedLog(logFile);
       await proveLeastPrivilege(project, callLog);
     } finally {
       rmSync(dir, { recursive: true, force: true });

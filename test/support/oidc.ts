@@ -6,9 +6,11 @@ import Provider from 'oidc-provider';
 /**
  * A real OpenID Connect provider for the tests (`oidc-provider`, the certified implementation) on
  * 127.0.0.1: discovery, JWKS (an RS256 key made for the run), the authorization endpoint with PKCE,
- * the token endpoint (client_secret_basic). Its login page asks for an e-mail address and signs in
- * whoever types it (the account id is the address), with `email_verified` true unless the address
- * starts with `unverified`; consent is given at once.
+ * the token endpoint (client_secret_basic). Its login page asks for an e-mail address (and, hidden
+ * from people, a subject) and signs in whoever types it: the subject (`sub`) is the one given, else
+ * the address; `email_verified` is true, false for an address starting with `unverified`, and left
+ * out of the token for one starting with `noclaim` (as providers that never send it do). Consent is
+ * given at once.
  *
  * The listener starts first (the stack needs the issuer URL in its environment); the provider is
  * made once the stack's callback URL is known (`configure`).
@@ -30,8 +32,49 @@ async function formBody(req: IncomingMessage): Promise<URLSearchParams> {
   return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
+type Payload = Record<string, unknown> & { uid?: string; userCode?: string; grantId?: string };
+
+/**
+ * The provider's storage for one test run: a Map per run (the provider's own memory adapter does the
+ * same, but announces itself with a warning on every start). Nothing outlives the run, so nothing
+ * expires.
+ */
+function runAdapter() {
+  const items = new Map<string, Payload>();
+  return class RunAdapter {
+    constructor(readonly model: string) {}
+    private key = (id: string) => `${this.model}:${id}`;
+    async upsert(id: string, payload: Payload) {
+      items.set(this.key(id), payload);
+    }
+    async find(id: string) {
+      return items.get(this.key(id));
+    }
+    async findByUid(uid: string) {
+      return [...items.entries()].find(([k, p]) => k.startsWith(`${this.model}:`) && p.uid === uid)?.[1];
+    }
+    async findByUserCode(userCode: string) {
+      return [...items.entries()].find(
+        ([k, p]) => k.startsWith(`${this.model}:`) && p.userCode === userCode,
+      )?.[1];
+    }
+    async consume(id: string) {
+      const p = items.get(this.key(id));
+      if (p) p.consumed = Math.floor(Date.now() / 1000);
+    }
+    async destroy(id: string) {
+      items.delete(this.key(id));
+    }
+    async revokeByGrantId(grantId: string) {
+      for (const [k, p] of items) if (p.grantId === grantId) items.delete(k);
+    }
+  };
+}
+
 export async function startOidcProvider(): Promise<TestOidcProvider> {
   let provider: Provider | undefined;
+  /** The e-mail address of each subject, as last typed. */
+  const emails = new Map<string, string>();
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     try {
       if (!provider) {
@@ -46,11 +89,15 @@ export async function startOidcProvider(): Promise<TestOidcProvider> {
       }
       const details = await provider.interactionDetails(req, res);
       if (details.prompt.name === 'login' && req.method === 'POST' && m[2]) {
-        const email = ((await formBody(req)).get('email') ?? '').trim();
+        const form = await formBody(req);
+        // The address exactly as typed (a test may pad it or use letters outside ASCII).
+        const email = form.get('email') ?? '';
+        const sub = form.get('sub') || email.trim();
+        emails.set(sub, email);
         await provider.interactionFinished(
           req,
           res,
-          { login: { accountId: email } },
+          { login: { accountId: sub } },
           { mergeWithLastSubmission: false },
         );
         return;
@@ -92,6 +139,7 @@ export async function startOidcProvider(): Promise<TestOidcProvider> {
       const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
       const jwk = { ...privateKey.export({ format: 'jwk' }), kid: 'test-key', alg: 'RS256', use: 'sig' };
       provider = new Provider(issuer, {
+        adapter: runAdapter(),
         clients: [
           {
             client_id: OIDC_CLIENT.id,
@@ -113,7 +161,12 @@ export async function startOidcProvider(): Promise<TestOidcProvider> {
         interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
         findAccount: async (_ctx, sub) => ({
           accountId: sub,
-          claims: async () => ({ sub, email: sub, email_verified: !sub.startsWith('unverified') }),
+          claims: async () => {
+            const email = emails.get(sub) ?? sub;
+            return email.startsWith('noclaim')
+              ? { sub, email }
+              : { sub, email, email_verified: !email.startsWith('unverified') };
+          },
         }),
       });
     },

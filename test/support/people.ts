@@ -198,7 +198,12 @@ export async function browse(url: string, jar: Jar, form?: string): Promise<Answ
  * authorization URL) on: follows its redirects, fills its login form with `email`, and stops at the
  * redirect that leaves the provider (the service's callback), whose URL it returns.
  */
-export async function signInAtProvider(location: string, email: string, jar: Jar): Promise<string> {
+export async function signInAtProvider(
+  location: string,
+  email: string,
+  jar: Jar,
+  sub?: string,
+): Promise<string> {
   const issuer = new URL(location).origin;
   let url = location;
   let answer = await browse(url, jar);
@@ -214,7 +219,11 @@ export async function signInAtProvider(location: string, email: string, jar: Jar
     if (answer.status !== 200 || !form)
       throw new Error(`provider answered ${answer.status}: ${answer.text.slice(0, 300)}`);
     url = new URL(form[1], issuer).href;
-    answer = await browse(url, jar, `email=${encodeURIComponent(email)}`);
+    answer = await browse(
+      url,
+      jar,
+      `email=${encodeURIComponent(email)}${sub ? `&sub=${encodeURIComponent(sub)}` : ''}`,
+    );
   }
   throw new Error('too many redirects at the provider');
 }

@@ -5,7 +5,8 @@ import { importDirectory } from '../../shared/domain/directory/service.ts';
 
 /**
  * The app every test signs with (created in the stack by the global setup). It holds the grant
- * `read`: the suites of the read routes call them as an app naming the acting user.
+ * `operate` (and so `read`): the suites of the routes beyond the interface call them as an app
+ * naming the acting user.
  */
 export const TEST_APP = { id: 900001, token: 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678' };
 /** A second app, for wrong-app checks; it holds no grant. */
@@ -20,6 +21,6 @@ export async function seedTestDirectory(): Promise<void> {
   await putApp({ id: TEST_APP.id, name: 'tests', token: TEST_APP.token });
   await putApp({ id: OTHER_APP.id, name: 'other', token: OTHER_APP.token });
   await putApp({ id: ADMIN_APP.id, name: 'admin', token: ADMIN_APP.token });
-  await changeGrant(TEST_APP.id, 'read', true);
+  await changeGrant(TEST_APP.id, 'operate', true);
   await changeGrant(ADMIN_APP.id, 'admin', true);
 }

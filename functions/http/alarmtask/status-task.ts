@@ -19,4 +19,4 @@ const schema = {
 export const handler = httpHandler<
   { uid: number; task_id: number; action: StatusAction; time?: number },
   TaskStatusChanged
->({ auth: 'reader', input: 'json', schema }, (input) => changeTaskStatus(input));
+>({ auth: 'reader', grant: 'operate', input: 'json', schema }, (input) => changeTaskStatus(input));

@@ -5,6 +5,6 @@ import type { WebhookTested } from '#shared/domain/deliveries/responses.ts';
 
 /** POST /alarmtask/webhook/test {uid, task_id}: a PING to the task's webhook now, and its attempt. */
 export const handler = httpHandler<TestWebhookInput, WebhookTested>(
-  { auth: 'reader', input: 'json', schema: testWebhookSchema },
+  { auth: 'reader', grant: 'operate', input: 'json', schema: testWebhookSchema },
   (input) => testWebhook(input),
 );

@@ -1,4 +1,5 @@
 import { signInSchema } from '#shared/domain/auth/schemas.ts';
+import { loadSealKey } from '#shared/domain/auth/seal.ts';
 import { csrfToken } from '#shared/domain/auth/sessions.ts';
 import { signInSettings } from '#shared/domain/auth/settings.ts';
 import { signInWithPassword } from '#shared/domain/signin/signin.ts';
@@ -17,6 +18,8 @@ export const handler = httpHandler<{ account: string; password: string }, Signed
   { auth: 'none', input: 'json', schema: signInSchema },
   async (input, ctx) => {
     checkOrigin(ctx.event, false);
+    // An account name nobody has is counted under a digest keyed with the seal key.
+    await loadSealKey();
     const signedIn = await signInWithPassword({ ...input, address: sourceAddress(ctx.event) });
     ctx.cookies.push(sessionCookie(ctx.event, signedIn.id, signInSettings().sessionMaxSeconds));
     return {

@@ -5,6 +5,12 @@ import type { WorkflowsOperated } from '#shared/domain/workflows/responses.ts';
 
 /** PUT /workflow/assign (API guide §10.2; assign: pending or processing, status unchanged). */
 export const handler = httpHandler<OperationInput, WorkflowsOperated>(
-  { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.assign },
+  {
+    auth: 'app|person',
+    actor: 'created_by',
+    grant: 'operate',
+    input: 'json',
+    schema: operationSchemas.assign,
+  },
   (input) => operateWorkflows('assign', input),
 );

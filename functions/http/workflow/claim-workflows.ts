@@ -5,6 +5,12 @@ import type { WorkflowsOperated } from '#shared/domain/workflows/responses.ts';
 
 /** PUT /workflow/claim (API guide §10.2; claim: pending -> processing). */
 export const handler = httpHandler<OperationInput, WorkflowsOperated>(
-  { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.claim },
+  {
+    auth: 'app|person',
+    actor: 'created_by',
+    grant: 'operate',
+    input: 'json',
+    schema: operationSchemas.claim,
+  },
   (input) => operateWorkflows('claim', input),
 );

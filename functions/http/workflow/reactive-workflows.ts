@@ -5,6 +5,12 @@ import type { WorkflowsOperated } from '#shared/domain/workflows/responses.ts';
 
 /** PUT /workflow/reactive (API guide §10.2; reactive: closed -> pending). */
 export const handler = httpHandler<OperationInput, WorkflowsOperated>(
-  { auth: 'app|person', actor: 'created_by', input: 'json', schema: operationSchemas.reactive },
+  {
+    auth: 'app|person',
+    actor: 'created_by',
+    grant: 'operate',
+    input: 'json',
+    schema: operationSchemas.reactive,
+  },
   (input) => operateWorkflows('reactive', input),
 );

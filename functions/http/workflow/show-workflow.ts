@@ -8,6 +8,6 @@ import type { WorkflowShown } from '#shared/domain/workflows/responses.ts';
  * may read its task.
  */
 export const handler = httpHandler<{ id: number }, WorkflowShown>(
-  { auth: 'app|person', input: 'query', schema: showWorkflowSchema },
+  { auth: 'app|person', grant: 'read', input: 'query', schema: showWorkflowSchema },
   ({ id }, ctx) => (ctx.person ? showWorkflowFor(ctx.person.uid, id) : showWorkflow(id)),
 );

@@ -7,7 +7,13 @@
  * session, so no call names one.
  */
 
-import type { FieldError, SessionAnswer as SessionState, SignedInAnswer, SignedInPerson } from './types.ts';
+import type {
+  FieldError,
+  SessionAnswer as Standing,
+  SessionState,
+  SignedInAnswer,
+  SignedInPerson,
+} from './types.ts';
 
 export type { FieldError };
 
@@ -136,20 +142,25 @@ export const get = <T>(path: string, query: Query = {}) => call<T>('GET', path, 
 
 // ---- Signing in and out -------------------------------------------------------------------------
 
-/** What GET /auth/session, POST /auth/signin and PUT /auth/password answer. */
-type SessionAnswer = SessionState | SignedInAnswer;
+/** What POST /auth/signin and PUT /auth/password answer. */
+type SessionAnswer = Standing | SignedInAnswer;
 
 /** Whether single sign-on is offered (told by the service when nobody is signed in). */
 export interface SignedOut {
   sso: boolean;
 }
 
-/** The session this browser holds (the cookie), if it still stands; else whether SSO is offered. */
+/**
+ * The session this browser holds (the cookie), if it still stands; else whether SSO is offered. The
+ * service answers "nobody" when the browser holds no session cookie, so a visit before signing in
+ * logs no refused request; a cookie whose session ended is refused (401).
+ */
 export async function resumeSession(): Promise<(Session & SignedOut) | SignedOut> {
   try {
-    const s = await send<SessionAnswer>('GET', '/auth/session', undefined, undefined);
+    const s = await send<SessionState>('GET', '/auth/session', undefined, undefined);
+    if (s.person === null) return { sso: s.sso };
     current = { person: s.person, csrf: s.csrf_token };
-    return { ...current, sso: 'sso' in s && s.sso === true };
+    return { ...current, sso: s.sso };
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) return { sso: err.data?.sso === true };
     throw err;

@@ -42,5 +42,7 @@ export type DepartmentList = Schemas['DepartmentList'];
 export type WorkflowCountList = Schemas['WorkflowCountList'];
 export type SignedInPerson = Schemas['SignedInPerson'];
 export type SessionAnswer = Schemas['SessionAnswer'];
+/** GET /auth/session: the standing session, or nobody (`person` null). */
+export type SessionState = Schemas['SessionState'];
 export type SignedInAnswer = Schemas['SignedInAnswer'];
 export type FieldError = Schemas['FieldError'];

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, dropSession } from './api.ts';
-import { ago, dateTime, LEVELS, TASK_STATUS, WORKFLOW_STATUS } from './format.ts';
+import { ago, dateTime, LEVELS, outcomeLabel, TASK_STATUS, WORKFLOW_STATUS } from './format.ts';
 import { href } from './router.ts';
 
 // ---- Loading data -------------------------------------------------------------------------------
@@ -186,7 +186,14 @@ export function LevelBadge({ level }: { level: number }) {
 }
 
 export function OutcomeBadge({ outcome }: { outcome: string }) {
-  return <span class={`badge outcome-${outcome}`}>{outcome}</span>;
+  return (
+    <span
+      class={`badge outcome-${outcome}`}
+      title={outcome === 'notified' ? 'sent to its receivers: the trace shows who was reached' : undefined}
+    >
+      {outcomeLabel(outcome)}
+    </span>
+  );
 }
 
 export function TaskStatusBadge({ status, until }: { status: number; until?: number }) {

@@ -7,6 +7,7 @@ import {
   fromGrafana,
   fromJsonBody,
   fromRawBody,
+  fromRawQuery,
   severityLevel,
 } from './adapters.ts';
 import { namedUuid } from './ids.ts';
@@ -124,6 +125,15 @@ describe('the original adapters', () => {
     expect(
       fromFalcon({ taskid: '1', timestamp: '2', sign: 's', token: 't', level: '1', endpoint: 'e' }),
     ).toEqual([{ ctn: { endpoint: 'e' } }]);
+  });
+
+  it('rawbody by GET is {body: ""} with the parameters but the credentials added', () => {
+    expect(fromRawQuery({ taskid: '1', timestamp: '2', sign: 's', token: 't', level: '1' })).toEqual([
+      { ctn: { body: '' } },
+    ]);
+    expect(fromRawQuery({ taskid: '1', token: 't', host: 'web-2', body: 'disk full' })).toEqual([
+      { ctn: { body: 'disk full', host: 'web-2' } },
+    ]);
   });
 
   it('aliyun keeps its own timestamp, drops the signature and reads dimensions and expression', () => {

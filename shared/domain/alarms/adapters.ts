@@ -193,6 +193,14 @@ export function fromFalcon(params: Record<string, string>): IntakeAlarm[] {
   return [{ ctn }];
 }
 
+/**
+ * `GET /alarm/rawbody`: a request without a body, so the content is `{body: ""}`, with the query
+ * parameters but the credentials and the level added to it (a `body` parameter is the body's text).
+ */
+export function fromRawQuery(params: Record<string, string>): IntakeAlarm[] {
+  return [{ ctn: { body: '', ...withoutIntakeParams(params) } }];
+}
+
 const ALIYUN_STATISTICS: Record<string, string> = {
   Maximum: '最大值',
   Minimum: '最小值',

@@ -7,6 +7,7 @@ import type { AlarmRecord, MetricState } from './model.ts';
 import { parseAlarmMessage, processAlarmBatch } from './pipeline.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import type { CommitResult, MetricCommit } from './repository.ts';
+import { logged } from '../../testing/logs.ts';
 
 /**
  * Contention on one metric: a group's commit lost to other consumers is retried within its budget,
@@ -158,9 +159,14 @@ describe('contention on one metric', () => {
     const w = world({ rivals: Number.POSITIVE_INFINITY, contentionMs: 1_000 });
     const [a, b] = [alarm(), alarm()];
     // Act
-    const failed = await processAlarmBatch([msg(a), msg(b), { ...msg(a), id: 'copy-a' }], w.deps);
+    const [failed, warnings] = await logged('warn', () =>
+      processAlarmBatch([msg(a), msg(b), { ...msg(a), id: 'copy-a' }], w.deps),
+    );
     // Assert: nothing for the dead-letter queue; each alarm queued again once, its handbacks counted
     expect(failed).toEqual([]);
+    expect(warnings).toEqual([
+      ['metric contended: alarms handed back to the queue', { uuids: [a.uuid, b.uuid], handedBack: 1 }],
+    ]);
     expect(w.handedBack).toEqual([
       { ...a, handed_back: 1 },
       { ...b, handed_back: 1 },
@@ -177,7 +183,12 @@ describe('contention on one metric', () => {
     const contended = world({ rivals: Number.POSITIVE_INFINITY, contentionMs: 500 });
     const calm = world();
     // Act
-    const failedContended = await processAlarmBatch([msg(again)], contended.deps);
+    const [failedContended, warnings] = await logged('warn', () =>
+      processAlarmBatch([msg(again)], contended.deps),
+    );
+    expect(warnings).toEqual([
+      ['metric contended: alarms handed back to the queue', { uuids: [again.uuid], handedBack: 3 }],
+    ]);
     const failedCalm = await processAlarmBatch([msg(again)], calm.deps);
     // Assert
     expect(failedContended).toEqual([]);
@@ -191,10 +202,13 @@ describe('contention on one metric', () => {
     const w = world({ rivals: Number.POSITIVE_INFINITY, contentionMs: 500 });
     const [hot, other] = [alarm(compressing.id), alarm(plain.id)];
     // Act
-    const failed = await processAlarmBatch([msg(hot), msg(other)], w.deps);
+    const [failed, warnings] = await logged('warn', () => processAlarmBatch([msg(hot), msg(other)], w.deps));
     // Assert
     expect(failed).toEqual([]);
     expect(w.handedBack.map((x) => x.uuid)).toEqual([hot.uuid]);
+    expect(warnings).toEqual([
+      ['metric contended: alarms handed back to the queue', { uuids: [hot.uuid], handedBack: 1 }],
+    ]);
     expect(w.records.get(`43#${other.uuid}`)).toMatchObject({ outcome: 'compress_disable' });
     expect(w.logged).toEqual([other.uuid]);
   });
@@ -208,10 +222,13 @@ describe('contention on one metric', () => {
     });
     const [a, b] = [alarm(), alarm()];
     // Act
-    const failed = await processAlarmBatch([msg(a), msg(b)], w.deps);
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a), msg(b)], w.deps));
     // Assert
     expect(failed.sort()).toEqual([`m-${a.uuid}`, `m-${b.uuid}`].sort());
     expect(w.records.size).toBe(0);
+    expect(errors.map(([m]) => m)).toEqual([
+      'could not hand contended alarms back to the queue; they will be retried',
+    ]);
   });
 
   it('hands nothing back when the batch fails on its effects: every message is retried as before', async () => {
@@ -223,10 +240,13 @@ describe('contention on one metric', () => {
     });
     const [hot, other] = [alarm(compressing.id), alarm(plain.id)];
     // Act
-    const failed = await processAlarmBatch([msg(hot), msg(other)], w.deps);
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(hot), msg(other)], w.deps));
     // Assert
     expect(failed.sort()).toEqual([`m-${hot.uuid}`, `m-${other.uuid}`].sort());
     expect(w.handedBack).toEqual([]);
+    expect(errors.map(([m]) => m)).toEqual([
+      'could not send or queue the side effects of a batch; it will be retried',
+    ]);
   });
 
   it('a real failure still counts toward the dead-letter queue: a commit that throws is reported failed', async () => {
@@ -234,9 +254,12 @@ describe('contention on one metric', () => {
     const w = world({ commitError: new Error('ResourceNotFoundException: table down') });
     const [a, b] = [alarm(), alarm()];
     // Act
-    const failed = await processAlarmBatch([msg(a), msg(b)], w.deps);
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a), msg(b)], w.deps));
     // Assert
     expect(failed.sort()).toEqual([`m-${a.uuid}`, `m-${b.uuid}`].sort());
+    expect(errors.map(([m, x]) => [m, (x.error as Error).message])).toEqual([
+      ['alarm processing failed; will be retried', 'ResourceNotFoundException: table down'],
+    ]);
     expect(w.attempts()).toBe(1);
     expect(w.handedBack).toEqual([]);
   });
@@ -246,11 +269,12 @@ describe('contention on one metric', () => {
     const w = world({ stuck: Number.POSITIVE_INFINITY, contentionMs: 1_000 });
     const a = alarm();
     // Act
-    const failed = await processAlarmBatch([msg(a)], w.deps);
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a)], w.deps));
     // Assert
     expect(failed).toEqual([`m-${a.uuid}`]);
     expect(w.handedBack).toEqual([]);
     expect(w.elapsedMs()).toBeGreaterThanOrEqual(1_000);
+    expect(errors.map(([m]) => m)).toEqual(['alarm processing failed; will be retried']);
   });
 
   it('a single refused attempt at the deadline is told apart by one more read of the state', async () => {
@@ -259,8 +283,16 @@ describe('contention on one metric', () => {
     const faulty = world({ stuck: 1 });
     const [a, b] = [alarm(), alarm()];
     // Act
-    const failedContended = await processAlarmBatch([msg(a)], contended.deps, { remainingMs: 5_000 });
-    const failedFaulty = await processAlarmBatch([msg(b)], faulty.deps, { remainingMs: 5_000 });
+    const [failedContended, warnings] = await logged('warn', () =>
+      processAlarmBatch([msg(a)], contended.deps, { remainingMs: 5_000 }),
+    );
+    expect(warnings).toEqual([
+      ['metric contended: alarms handed back to the queue', { uuids: [a.uuid], handedBack: 1 }],
+    ]);
+    const [failedFaulty, errors] = await logged('error', () =>
+      processAlarmBatch([msg(b)], faulty.deps, { remainingMs: 5_000 }),
+    );
+    expect(errors.map(([m]) => m)).toEqual(['alarm processing failed; will be retried']);
     // Assert
     expect(failedContended).toEqual([]);
     expect(contended.handedBack.map((x) => x.uuid)).toEqual([a.uuid]);
@@ -272,11 +304,12 @@ describe('contention on one metric', () => {
     // Arrange
     const w = world({ rivals: Number.POSITIVE_INFINITY });
     // Act
-    const failed = await processAlarmBatch([msg(alarm())], w.deps, {
-      remainingMs: EFFECTS_RESERVE_MS + 300,
-    });
+    const [failed, warnings] = await logged('warn', () =>
+      processAlarmBatch([msg(alarm())], w.deps, { remainingMs: EFFECTS_RESERVE_MS + 300 }),
+    );
     // Assert
     expect(failed).toEqual([]);
+    expect(warnings.map(([m]) => m)).toEqual(['metric contended: alarms handed back to the queue']);
     expect(w.handedBack).toHaveLength(1);
     expect(w.elapsedMs()).toBeGreaterThanOrEqual(300);
     expect(w.elapsedMs()).toBeLessThan(300 + 600);

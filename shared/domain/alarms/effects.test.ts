@@ -3,6 +3,7 @@ import { testTask as baseTask } from '../tasks/test-task.ts';
 import { computeMetric } from './compress.ts';
 import { processAlarmBatch } from './pipeline.ts';
 import { alarm, fakes, full, msg, testTask } from './test-pipeline.ts';
+import { logged } from '../../testing/logs.ts';
 
 /** The side effects of a batch's alarms (effects.ts), through the batch that runs them. */
 describe('processAlarmBatch: side effects', () => {
@@ -102,9 +103,12 @@ describe('processAlarmBatch: side effects', () => {
       throw new Error('notify queue down');
     };
     // Act
-    const failed = await processAlarmBatch(batch.map(msg), f.deps);
+    const [failed, errors] = await logged('error', () => processAlarmBatch(batch.map(msg), f.deps));
     // Assert
     expect(failed).toEqual(batch.map((a) => `m-${a.uuid}`));
+    expect(errors.map(([m, x]) => [m, (x.error as Error).message])).toEqual([
+      ['could not send or queue the side effects of a batch; it will be retried', 'notify queue down'],
+    ]);
     expect(f.loggedDeliveries.map((a) => a.event_id)).toEqual(f.events.map((e) => e.eventId));
     expect(f.loggedDeliveries).toHaveLength(2);
     expect(f.logged).toEqual([]);

@@ -18,6 +18,7 @@ function deps() {
   const published: AlarmMessage[][] = [];
   const d: IntakeDeps = {
     getTask: async () => undefined,
+    getIntake: async () => undefined,
     publishAlarms: async (messages) => {
       published.push(messages);
     },

@@ -4,7 +4,8 @@ import { config } from '../../config/env.ts';
 import type { AlarmMessage } from '../../messaging/messages.ts';
 import { enqueue, publish } from '../../messaging/sqs.ts';
 import { loadSealKey } from '../auth/seal.ts';
-import { verifySignature } from '../auth/signature.ts';
+import { signedWith } from '../tasks/credentials.ts';
+import { getIntakeHash, putIntakeHash } from '../tasks/repository-writes.ts';
 import { AlarmError, UnauthorizedError } from '../errors.ts';
 import { writeTaskSetting } from '../tasks/settings.ts';
 import type { Level, Task } from '../tasks/model.ts';
@@ -31,6 +32,10 @@ export interface IntakeCredentials {
 
 export interface IntakeDeps {
   getTask: (id: number) => Promise<Task | undefined>;
+  /** The task's intake token item (never cached): undefined when none was ever written there. */
+  getIntake: typeof getIntakeHash;
+  /** The task read afresh when the fixed signature does not match the cached one (a rotated token). */
+  getFreshTask?: (id: number) => Promise<Task | undefined>;
   publishAlarms: (messages: AlarmMessage[]) => Promise<void>;
   /** Records an accepted alarm as the task's sign of life (heartbeat). */
   signOfLife: (task: Task) => Promise<void>;
@@ -39,6 +44,8 @@ export interface IntakeDeps {
 
 export const defaultIntakeDeps: IntakeDeps = {
   getTask: (id) => getTaskCached(id),
+  getIntake: getIntakeHash,
+  getFreshTask: (id) => getTaskCached(id, { refresh: true }),
   publishAlarms: (messages) =>
     messages.length === 1
       ? enqueue('alarm', { body: messages[0] })
@@ -67,15 +74,19 @@ function bearerOf(authorization: string | undefined): string | undefined {
 
 /**
  * Who may report through an adapter: `taskid` in the query and either
- * - the intake token (`Authorization: Bearer <token>`, or `token` in the query), or
+ * - the intake token (`Authorization: Bearer <token>`, or `token` in the query), compared with the
+ *   task's intake token item, read on every request (never from a cache: a new token ends the old one
+ *   at once; a task whose token predates that item keeps it on the task item until it is replaced);
  * - the original's fixed signature: `timestamp` and `sign` in the query, signed as API guide §3.3 with
- *   the task token but without the skew check (a monitor's URL is configured once), when the task
- *   turned it on (it never expires: off by default).
+ *   the task token (or the previous one during a rotation's overlap) but with a window of
+ *   FIXED_SIGN_MAX_DAYS (365) after its timestamp instead of the skew (a monitor's URL is configured
+ *   once), when the task turned it on (off by default). A timestamp more than the skew ahead of the
+ *   clock is refused.
  * Every failure is 401 `signature invalid` (which part was wrong is not revealed).
  */
 export async function authenticateIntake(
   creds: IntakeCredentials,
-  deps: Pick<IntakeDeps, 'getTask'> = defaultIntakeDeps,
+  deps: Pick<IntakeDeps, 'getTask' | 'getIntake' | 'getFreshTask'> = defaultIntakeDeps,
 ): Promise<Task> {
   const invalid = () => new UnauthorizedError('signature invalid');
   const taskid = creds.query.taskid;
@@ -86,27 +97,31 @@ export async function authenticateIntake(
     throw invalid();
   if (token !== undefined && (token.length === 0 || token.length > 256)) throw invalid();
   await loadSealKey();
-  const task = await deps.getTask(Number(taskid));
-  if (!task) throw invalid();
+  const id = Number(taskid);
   if (token !== undefined) {
-    const stored = task.intake_hash ? Buffer.from(task.intake_hash, 'hex') : undefined;
+    const [task, item] = await Promise.all([deps.getTask(id), deps.getIntake(id)]);
+    if (!task) throw invalid();
+    const hash = item ? item.hash : task.intake_hash;
+    const stored = hash ? Buffer.from(hash, 'hex') : undefined;
     const given = Buffer.from(intakeHash(token), 'hex');
     if (!stored || stored.length !== given.length || !timingSafeEqual(stored, given)) throw invalid();
     return task;
   }
+  const cfg = config();
+  const now = nowSeconds();
+  const ts = Number(timestamp);
+  if (ts > now + cfg.alarmSignSkewSeconds || now - ts > cfg.fixedSignMaxDays * 86_400) throw invalid();
   // The fixed signature is the task's choice (PUT /alarmtask/intake {"fixed_sign": 1}).
-  if (
-    !task.intake_fixed_sign ||
-    !verifySignature(
-      task.token,
-      taskid,
-      timestamp as string,
-      (sign as string).toLowerCase(),
-      config().legacySign,
-    )
-  )
-    throw invalid();
-  return task;
+  const signed = (t: Task | undefined): t is Task =>
+    !!t?.intake_fixed_sign &&
+    signedWith(t, 'token', taskid, timestamp as string, (sign as string).toLowerCase(), cfg.legacySign, now);
+  const task = await deps.getTask(id);
+  if (signed(task)) return task;
+  if (task && deps.getFreshTask) {
+    const fresh = await deps.getFreshTask(id);
+    if (signed(fresh)) return fresh;
+  }
+  throw invalid();
 }
 
 /** The `level` query parameter of an adapter request (0..3; default 0). */
@@ -164,9 +179,9 @@ export async function acceptAlarms(
 }
 
 /**
- * `PUT /alarmtask/intake`: `{}` issues a new intake token (the previous one stops working within the
- * task cache's seconds) and shows it once; `{"revoke": 1}` removes it; `{"fixed_sign": 1|0}` turns the
- * original's fixed signature on or off and leaves the token as it is.
+ * `PUT /alarmtask/intake`: `{}` issues a new intake token (the previous one stops working at once:
+ * the token is read on every use) and shows it once; `{"revoke": 1}` removes it; `{"fixed_sign":
+ * 1|0}` turns the original's fixed signature on or off and leaves the token as it is.
  */
 export async function issueIntakeToken(
   task: Task,
@@ -177,6 +192,8 @@ export async function issueIntakeToken(
     return { id: task.id, fixed_sign: input.fixed_sign === 1 ? 1 : 0 };
   }
   const token = input.revoke === 1 ? undefined : newIntakeToken();
-  await writeTaskSetting(task, 'intake_hash', token && intakeHash(token));
+  await putIntakeHash(task.id, token && intakeHash(token));
+  // A token from before the intake item: the item now decides; the task item's copy goes.
+  if (task.intake_hash) await writeTaskSetting(task, 'intake_hash', undefined);
   return { id: task.id, intake_token: token ?? null };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAlarmMessage, processAlarmBatch } from './pipeline.ts';
 import { alarm, fakes, full, msg, testTask } from './test-pipeline.ts';
+import { logged } from '../../testing/logs.ts';
 
 describe('parseAlarmMessage', () => {
   it('accepts an AlarmMessage and refuses anything else', () => {
@@ -132,9 +133,15 @@ describe('processAlarmBatch', () => {
     const a = alarm({ host: 'h' });
     f.failNextLog(3);
     // Act
-    const failed = await processAlarmBatch([msg(a)], f.deps);
-    // Assert: acknowledged and sent once; the log entry is lost (three attempts)
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a)], f.deps));
+    // Assert: acknowledged and sent once; the log entry is lost (three attempts), and said so
     expect(failed).toEqual([]);
+    expect(errors).toEqual([
+      [
+        'log entries lost (the alarms and their webhook first attempts were processed)',
+        expect.objectContaining({ uuids: [a.uuid], webhookAttempts: 1 }),
+      ],
+    ]);
     expect(f.events.map((e) => e.eventId)).toEqual([`42:${a.uuid}:ALARM`]);
     expect(f.logged).toEqual([]);
   });
@@ -168,7 +175,11 @@ describe('processAlarmBatch', () => {
     const f = fakes(testTask({ compress: full }));
     const a = alarm({ host: 'h' });
     f.failNextPublish();
-    expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([`m-${a.uuid}`]);
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a)], f.deps));
+    expect(failed).toEqual([`m-${a.uuid}`]);
+    expect(errors.map(([m]) => m)).toEqual([
+      'could not send or queue the side effects of a batch; it will be retried',
+    ]);
     expect(f.events).toEqual([]);
     expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([]);
     expect(f.events.map((e) => e.body.type)).toEqual(['compressed']);
@@ -211,8 +222,13 @@ describe('processAlarmBatch', () => {
     const g = fakes(testTask());
     g.failNextPublish();
     const b = alarm({ host: 'h' });
-    const failed = await processAlarmBatch([msg(b), { ...msg(b), id: 'copy-b' }], g.deps);
+    const [failed, errors] = await logged('error', () =>
+      processAlarmBatch([msg(b), { ...msg(b), id: 'copy-b' }], g.deps),
+    );
     expect(failed).toEqual([`m-${b.uuid}`, 'copy-b']);
+    expect(errors.map(([m]) => m)).toEqual([
+      'could not send or queue the side effects of a batch; it will be retried',
+    ]);
   });
 
   it('retries a commit that lost a race, then succeeds', async () => {
@@ -225,9 +241,14 @@ describe('processAlarmBatch', () => {
   it('reports the whole group when its commit keeps failing while the state never moves (not contention)', async () => {
     const f = fakes(testTask({ compress: full }), { conflicts: 100_000 });
     const [a, b] = [alarm({ n: 1 }), alarm({ n: 2 })];
-    expect((await processAlarmBatch([msg(a), msg(b)], f.deps)).sort()).toEqual(
-      [`m-${a.uuid}`, `m-${b.uuid}`].sort(),
-    );
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a), msg(b)], f.deps));
+    expect(failed.sort()).toEqual([`m-${a.uuid}`, `m-${b.uuid}`].sort());
+    expect(errors).toEqual([
+      [
+        'alarm processing failed; will be retried',
+        expect.objectContaining({ messageIds: [`m-${a.uuid}`, `m-${b.uuid}`] }),
+      ],
+    ]);
     expect(f.records.size).toBe(0);
     expect(f.handedBack).toEqual([]);
   });
@@ -250,13 +271,21 @@ describe('processAlarmBatch', () => {
 
   it('skips malformed messages (reported for the DLQ) and alarms of deleted tasks', async () => {
     const f = fakes(testTask());
-    expect(await processAlarmBatch([msg(alarm({ x: 1 })), { id: 'bad', body: '{' }], f.deps)).toEqual([
-      'bad',
+    const [failed, errors] = await logged('error', () =>
+      processAlarmBatch([msg(alarm({ x: 1 })), { id: 'bad', body: '{' }], f.deps),
+    );
+    expect(failed).toEqual(['bad']);
+    // Its id only: a malformed message may hold anything
+    expect(errors).toEqual([
+      ['malformed alarm message; left for the dead-letter queue', { messageId: 'bad' }],
     ]);
     expect(f.events).toHaveLength(1);
 
     const gone = fakes(undefined);
-    expect(await processAlarmBatch([msg(alarm({ x: 1 }))], gone.deps)).toEqual([]);
+    const lost = alarm({ x: 1 });
+    const [acknowledged, warnings] = await logged('warn', () => processAlarmBatch([msg(lost)], gone.deps));
+    expect(acknowledged).toEqual([]);
+    expect(warnings).toEqual([['alarm of an unknown task dropped', { uuid: lost.uuid, taskId: 42 }]]);
     expect(gone.events).toEqual([]);
   });
 

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
 import { flushMetrics } from '../../metrics.ts';
 import { jsonStdout } from '../../testing/stdout.ts';
+import { logged } from '../../testing/logs.ts';
 import { CAP_RETRY_AFTER_SECONDS, MemoryRateStore, RateLimiter, type RateStore } from './rate-limit.ts';
 import type { RateLease } from './rate-repository.ts';
 
@@ -254,8 +255,13 @@ describe('RateLimiter: when the shared count fails (fails open to the container 
     const c = clock(10_000);
     const limiter = new RateLimiter({ store, now: c.fn });
     // Act: 8 alarms in the failing second at a limit of 5
-    const sick = [];
-    for (let i = 0; i < 8; i++) sick.push((await limiter.take(1, 5)).ok);
+    const sick: boolean[] = [];
+    const [, warnings] = await logged('warn', async () => {
+      for (let i = 0; i < 8; i++) sick.push((await limiter.take(1, 5)).ok);
+    });
+    expect(warnings.map(([m, a]) => [m, a.taskId, a.errorName])).toEqual([
+      ['rate limit: the shared count could not be reached, counting per container', 1, 'ThrottlingException'],
+    ]);
     const lines = (await jsonStdout(() => flushMetrics())).filter((l) => '_aws' in l);
     const callsWhileSick = calls;
     c.now += 1_000; // still counting on its own
@@ -279,8 +285,14 @@ describe('RateLimiter: when the shared count fails (fails open to the container 
         new Promise((_resolve, reject) => signal?.addEventListener('abort', () => reject(signal.reason))),
     };
     const limiter = new RateLimiter({ store, now: () => 0, timeoutMs: 20 });
-    expect((await limiter.take(1, 2)).ok).toBe(true);
-    expect((await limiter.take(1, 2)).ok).toBe(true);
-    expect((await limiter.take(1, 2)).ok).toBe(false);
+    const [taken, warnings] = await logged('warn', async () => [
+      (await limiter.take(1, 2)).ok,
+      (await limiter.take(1, 2)).ok,
+      (await limiter.take(1, 2)).ok,
+    ]);
+    expect(taken).toEqual([true, true, false]);
+    expect(warnings.map(([m, a]) => [m, a.errorName])).toEqual([
+      ['rate limit: the shared count could not be reached, counting per container', 'TimeoutError'],
+    ]);
   });
 });

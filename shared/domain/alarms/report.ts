@@ -6,7 +6,8 @@ import { logger } from '../../log.ts';
 import type { AlarmMessage } from '../../messaging/messages.ts';
 import { enqueue } from '../../messaging/sqs.ts';
 import { loadSealKey } from '../auth/seal.ts';
-import { verifySignature, withinSkew } from '../auth/signature.ts';
+import { withinSkew } from '../auth/signature.ts';
+import { signedWith } from '../tasks/credentials.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import {
   AlarmError,
@@ -59,6 +60,8 @@ export interface ReportAnswer {
 
 export interface ReportDeps {
   getTask: (id: number) => Promise<Task | undefined>;
+  /** The task read afresh when a signature does not match the cached one (a rotated token). */
+  getFreshTask?: (id: number) => Promise<Task | undefined>;
   /** Ids among `ids` that are not existing alarm groups. */
   missingAlarmGroups: (ids: number[]) => Promise<number[]>;
   /** Fields of a receiver naming URLs the outbound guard refuses (API guide §12.7). */
@@ -94,6 +97,7 @@ async function missingAlarmGroups(ids: number[]): Promise<number[]> {
 
 export const defaultReportDeps: ReportDeps = {
   getTask: (id) => getTaskCached(id),
+  getFreshTask: (id) => getTaskCached(id, { refresh: true }),
   missingAlarmGroups,
   outboundUrlErrors: (receiver, prefix) => outboundUrlErrors(receiver as ReceiverLike, prefix),
   publishAlarm: (message) => enqueue('alarm', { body: message }),
@@ -131,7 +135,7 @@ function asText(value: unknown, pattern: RegExp): string | undefined {
  */
 export async function authenticateAlarm(
   input: AlarmAuthInput,
-  deps: Pick<ReportDeps, 'getTask'> = defaultReportDeps,
+  deps: Pick<ReportDeps, 'getTask' | 'getFreshTask'> = defaultReportDeps,
 ): Promise<Task> {
   const cfg = config();
   const timestamp = asText(input.timestamp, TIMESTAMP);
@@ -150,10 +154,16 @@ export async function authenticateAlarm(
     throw invalid();
   }
   await loadSealKey();
+  const signed = (t: Task | undefined): t is Task =>
+    !!t && signedWith(t, 'token', taskid, timestamp, sign.toLowerCase(), cfg.legacySign);
   const task = await deps.getTask(Number(taskid));
-  if (!task || !verifySignature(task.token, taskid, timestamp, sign.toLowerCase(), cfg.legacySign))
-    throw invalid();
-  return task;
+  if (signed(task)) return task;
+  // A token rotated since the task was cached: read it afresh (at most once a second per task).
+  if (task && deps.getFreshTask) {
+    const fresh = await deps.getFreshTask(Number(taskid));
+    if (signed(fresh)) return fresh;
+  }
+  throw invalid();
 }
 
 /** `POST /alarm/test`: authentication only. */

@@ -157,6 +157,8 @@ export interface AlarmTrace {
   notifications: JobDeliveries[];
   webhooks: EventDeliveries[];
   workflow: WorkflowDetail | null;
+  /** The people the trace names by uid (receivers, notification targets), as the directory names them. */
+  users: { uid: number; username: string }[];
 }
 
 /** PUT /alarmtask/intake: the new intake token (shown once; null when revoked). */

@@ -4,18 +4,22 @@ import { nowSeconds } from '../../clock.ts';
 import { db, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import { NotFoundError } from '../errors.ts';
+import { audit } from './audit.ts';
 import { seal, unseal } from './seal.ts';
 import { newToken } from './signature.ts';
 
 /**
  * What an app may do beyond the interface's routes (which every app may call):
  * - `read`: the read routes (history, traces, deliveries, stats, task and workflow lists, task view,
- *   status, test-send, template preview) as the user the request names (`uid`), within that user's
- *   permissions;
- * - `admin`: `read`, and the super administrator's powers whoever the named user is: every task,
+ *   template preview) as the user the request names (`uid`), within that user's permissions; it
+ *   changes nothing;
+ * - `operate`: `read`, and the routes beyond the interface that change something as the named user
+ *   (a task's status, a webhook test-send; the workflow operations an app makes for itself where the
+ *   deployment requires a grant for them), within that user's permissions;
+ * - `admin`: `operate`, and the super administrator's powers whoever the named user is: every task,
  *   dead letters and their redrive.
  */
-export const GRANTS = ['read', 'admin'] as const;
+export const GRANTS = ['read', 'operate', 'admin'] as const;
 export type Grant = (typeof GRANTS)[number];
 
 export const isGrant = (v: string): v is Grant => (GRANTS as readonly string[]).includes(v);
@@ -26,7 +30,20 @@ export interface App {
   token: string;
   created_at: number;
   grants: Grant[];
+  /**
+   * The users the app may act as (`uid`, `created_by`); empty: any user (`npm run admin -- app bind`).
+   */
+  uids: number[];
+  /** Whether the app signs every request bound to it (request-signature.ts; `app signing`). */
+  request_signature: boolean;
 }
+
+/** Whether `app` holds `grant`, or one that includes it (`admin` includes `operate`, which includes `read`). */
+export function holds(app: Pick<App, 'grants'>, grant: Grant): boolean {
+  return app.grants.some((g) => GRANTS.indexOf(g) >= GRANTS.indexOf(grant));
+}
+
+const numbers = (v: unknown): number[] => (v instanceof Set ? [...(v as Set<number>)].map(Number) : []);
 
 /** AP-A1: get an app by id (token unsealed, grants sorted). */
 export async function getApp(id: number): Promise<App | undefined> {
@@ -39,6 +56,8 @@ export async function getApp(id: number): Promise<App | undefined> {
     token: unseal(out.Item.token_sealed),
     created_at: out.Item.created_at,
     grants: grants.filter(isGrant).sort(),
+    uids: numbers(out.Item.bound_uids).sort((a, b) => a - b),
+    request_signature: out.Item.request_signature === true,
   };
 }
 
@@ -79,6 +98,8 @@ export async function createApp(name: string): Promise<App> {
       token: newToken(),
       created_at: nowSeconds(),
       grants: [],
+      uids: [],
+      request_signature: false,
     };
     try {
       await putApp(app, true);
@@ -106,9 +127,47 @@ export async function changeGrant(id: number, grant: Grant, give: boolean): Prom
       }),
     );
     const grants = out.Attributes?.grants instanceof Set ? [...(out.Attributes.grants as Set<string>)] : [];
+    audit('grant-change', { app: id, grant, given: give });
     return grants.filter(isGrant).sort();
   } catch (err) {
     if (isConditionFailure(err)) throw new NotFoundError(`app [${id}] not found`);
     throw err;
   }
+}
+
+/**
+ * AP-A4: bind an app to the users it may act as (`uids`; an empty list unbinds it: any user), or
+ * turn its request-bound signature on or off. 404 for an unknown app. Like a grant, a change reaches
+ * the running functions within the app cache time (30 s).
+ */
+export async function changeApp(
+  id: number,
+  change: { uids: number[] } | { requestSignature: boolean },
+): Promise<void> {
+  const binding = 'uids' in change;
+  const set = binding && change.uids.length > 0;
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.app(id),
+        UpdateExpression: binding
+          ? set
+            ? 'SET bound_uids = :u'
+            : 'REMOVE bound_uids'
+          : 'SET request_signature = :r',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: binding
+          ? set
+            ? { ':u': new Set(change.uids) }
+            : undefined
+          : { ':r': change.requestSignature },
+      }),
+    );
+  } catch (err) {
+    if (isConditionFailure(err)) throw new NotFoundError(`app [${id}] not found`);
+    throw err;
+  }
+  if (binding) audit('app-binding', { app: id, uids: change.uids });
+  else audit('app-signature', { app: id, request_signature: change.requestSignature });
 }

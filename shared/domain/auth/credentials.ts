@@ -1,5 +1,5 @@
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { db, fromItem, getItems, SCHEMA_VERSION, tableName } from '../../db/client.ts';
+import { db, fromItem, getItems, isConditionFailure, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import type { User } from '../directory/model.ts';
 
@@ -14,6 +14,13 @@ export interface Credential {
   password_set_at?: number;
   /** Unix ms: sessions created before it are signed out. */
   sessions_not_before?: number;
+  /**
+   * Unix ms since when the person is deactivated (`npm run admin -- user deactivate`, or a directory
+   * import with `"active": false`): no sign-in of any kind, no session. Absent: active.
+   */
+  deactivated_at?: number;
+  /** The single sign-on identity the person is bound to (the SHA-256 of `iss` + newline + `sub`). */
+  sso_identity?: string;
 }
 
 /** AP-S1: a person's credential (consistent). */
@@ -59,6 +66,50 @@ export async function writePassword(uid: number, hash: string | undefined, nowMs
         ':u': uid,
         ':t': nowMs,
         ...(hash ? { ':h': hash } : {}),
+      },
+    }),
+  );
+}
+
+/**
+ * AP-S14: replace a password's hash by a stronger one of the same password (made at a successful
+ * sign-in), unless it was changed meanwhile; sessions stay.
+ */
+export async function rehashPassword(uid: number, old: string, hash: string): Promise<boolean> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.userCredential(uid),
+        UpdateExpression: 'SET password = :h',
+        ConditionExpression: 'password = :old',
+        ExpressionAttributeValues: { ':h': hash, ':old': old },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * AP-S15: deactivate a person (every session ends: `sessions_not_before` = now) or make them active
+ * again.
+ */
+export async function setDeactivated(uid: number, deactivated: boolean, nowMs: number): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.userCredential(uid),
+      UpdateExpression: deactivated
+        ? 'SET entity = :e, schema_version = :v, uid = :u, deactivated_at = :t, sessions_not_before = :t'
+        : 'SET entity = :e, schema_version = :v, uid = :u REMOVE deactivated_at',
+      ExpressionAttributeValues: {
+        ':e': base.entity,
+        ':v': base.schema_version,
+        ':u': uid,
+        ...(deactivated ? { ':t': nowMs } : {}),
       },
     }),
   );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashPassword, passwordProblem, verifyNothing, verifyPassword } from './passwords.ts';
+import { hashPassword, needsRehash, passwordProblem, verifyNothing, verifyPassword } from './passwords.ts';
 
 describe('password hashing (scrypt)', () => {
   it('stores the parameters, a random salt and the hash, never the password', async () => {
@@ -7,7 +7,7 @@ describe('password hashing (scrypt)', () => {
     const a = await hashPassword('correct horse battery');
     const b = await hashPassword('correct horse battery');
     // Assert
-    expect(a).toMatch(/^scrypt\$15\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    expect(a).toMatch(/^scrypt\$17\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
     expect(a).not.toContain('correct');
     expect(b).not.toBe(a);
   });
@@ -55,8 +55,32 @@ describe('password hashing (scrypt)', () => {
     expect(await verifyPassword('x'.repeat(257), stored)).toBe(false);
     expect(passwordProblem('short')).toBe('must be at least 8 characters');
     expect(passwordProblem('x'.repeat(257))).toBe('must be at most 256 characters');
-    expect(passwordProblem('🔥'.repeat(8))).toBeUndefined();
+    expect(passwordProblem('🔥🧯'.repeat(4))).toBeUndefined();
     expect(passwordProblem('a good one')).toBeUndefined();
+  });
+
+  it.each([
+    ['password', 'is a common password (it appears in lists of breached passwords): choose another'],
+    ['PassWord', 'is a common password (it appears in lists of breached passwords): choose another'],
+    ['1qaz2wsx', 'is a common password (it appears in lists of breached passwords): choose another'],
+    ['iloveyou', 'is a common password (it appears in lists of breached passwords): choose another'],
+    [' '.repeat(8), 'must not be one character repeated'],
+    ['\t'.repeat(9), 'must not be one character repeated'],
+    ['aaaaaaaaaa', 'must not be one character repeated'],
+  ])('refuses %j as a new password', (password, problem) => {
+    expect(passwordProblem(password)).toBe(problem);
+  });
+
+  it('bundles a few thousand common passwords, none shorter than the minimum', async () => {
+    const { default: list } = await import('./data/common-passwords.json', { with: { type: 'json' } });
+    expect(list.length).toBeGreaterThanOrEqual(3000);
+    expect(list.every((p: string) => [...p].length >= 8 && p === p.toLowerCase())).toBe(true);
+  });
+
+  it('tells a hash made with older parameters from a current one', async () => {
+    expect(needsRehash(await hashPassword('an older password', { logN: 15, r: 8, p: 1 }))).toBe(true);
+    expect(needsRehash(await hashPassword('a current password'))).toBe(false);
+    expect(needsRehash('not a hash')).toBe(false);
   });
 
   it('spends a verification on nothing for an account without a password', async () => {

@@ -1,14 +1,17 @@
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import common from './data/common-passwords.json' with { type: 'json' };
 
 /**
  * Password hashing: scrypt from node:crypto with a per-password random salt; the parameters are
  * stored with the hash so they can be raised later without invalidating what is stored. Stored form:
  * `scrypt$<log2 N>$<r>$<p>$<salt, base64url>$<hash, base64url>`.
  *
- * N = 2^15, r = 8, p = 1 costs 32 MiB and ~50-100 ms per hash on a Lambda of 512 MB: slow for a
- * guesser holding a table export, affordable per sign-in (sign-in is also throttled: lockout.ts).
- * Passwords are NFC-normalised (the same password typed on two keyboards is one password) and capped
- * at MAX_PASSWORD_CHARS, so a huge body cannot make the service hash megabytes.
+ * N = 2^17, r = 8, p = 1 (OWASP's recommendation for scrypt) costs 128 MiB and a few hundred ms per
+ * hash: slow for a guesser holding a table export, affordable per sign-in (sign-in is also
+ * throttled: lockout.ts). A hash made with weaker parameters is replaced at the person's next
+ * successful sign-in (`needsRehash`). Passwords are NFC-normalised (the same password typed on two
+ * keyboards is one password) and capped at MAX_PASSWORD_CHARS, so a huge body cannot make the
+ * service hash megabytes.
  */
 export const MIN_PASSWORD_CHARS = 8;
 export const MAX_PASSWORD_CHARS = 256;
@@ -19,7 +22,7 @@ interface Params {
   p: number;
 }
 
-const CURRENT: Params = { logN: 15, r: 8, p: 1 };
+const CURRENT: Params = { logN: 17, r: 8, p: 1 };
 const KEY_BYTES = 32;
 const SALT_BYTES = 16;
 
@@ -30,19 +33,41 @@ function derive(password: string, salt: Buffer, { logN, r, p }: Params): Promise
       password.normalize('NFC'),
       salt,
       KEY_BYTES,
-      // maxmem: scrypt needs 128 * N * r bytes; node's default cap (32 MiB) is just below N = 2^15.
-      { N, r, p, maxmem: 256 * N * r },
+      // maxmem: scrypt needs 128 * N * r bytes (and a little more); node's default cap is 32 MiB.
+      { N, r, p, maxmem: 129 * N * r + 1024 * 1024 },
       (err, key) => (err ? reject(err) : resolve(key)),
     ),
   );
 }
 
-/** A new password's problem (length), or undefined when it may be set. */
+/**
+ * Passwords guessers try first: the 4,000 most common of at least MIN_PASSWORD_CHARS characters in
+ * the breached-password lists zxcvbn ranks by frequency (data/common-passwords.json, lower case;
+ * from @zxcvbn-ts/language-common, MIT). Bundled: checking a password calls nothing.
+ */
+const COMMON = new Set<string>(common as string[]);
+
+/**
+ * A new password's problem, or undefined when it may be set: 8 to 256 characters, not all one
+ * character repeated (`        `, `aaaaaaaa`) nor only white space, and not a common or breached
+ * password (whatever its case). "Not the same as the current one" needs the stored hash: the
+ * callers check it (signin.ts).
+ */
 export function passwordProblem(password: string): string | undefined {
-  const chars = [...password].length;
-  if (chars < MIN_PASSWORD_CHARS) return `must be at least ${MIN_PASSWORD_CHARS} characters`;
-  if (chars > MAX_PASSWORD_CHARS) return `must be at most ${MAX_PASSWORD_CHARS} characters`;
+  const chars = [...password];
+  if (chars.length < MIN_PASSWORD_CHARS) return `must be at least ${MIN_PASSWORD_CHARS} characters`;
+  if (chars.length > MAX_PASSWORD_CHARS) return `must be at most ${MAX_PASSWORD_CHARS} characters`;
+  if (password.trim() === '' || new Set(chars).size === 1) return 'must not be one character repeated';
+  if (COMMON.has(password.normalize('NFC').toLowerCase()))
+    return 'is a common password (it appears in lists of breached passwords): choose another';
   return undefined;
+}
+
+/** Whether a stored hash was made with weaker parameters than today's: replace it at the next sign-in. */
+export function needsRehash(stored: string): boolean {
+  const m = STORED.exec(stored);
+  if (!m) return false;
+  return Number(m[1]) < CURRENT.logN || Number(m[2]) < CURRENT.r || Number(m[3]) < CURRENT.p;
 }
 
 /** The stored form of a new password (fresh salt). */

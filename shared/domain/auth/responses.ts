@@ -13,6 +13,16 @@ export interface SignedInAnswer {
   expires_at: number;
 }
 
+/** GET /auth/session: the standing session, or nobody (no session cookie). */
+export type SessionState = SessionAnswer | SignedOutAnswer;
+
+/** GET /auth/session without a session cookie: nobody is signed in (an answer, not a refusal). */
+export interface SignedOutAnswer {
+  person: null;
+  /** Whether single sign-on is offered. */
+  sso: boolean;
+}
+
 /** GET /auth/session: the standing session. */
 export interface SessionAnswer {
   person: SignedInPerson;

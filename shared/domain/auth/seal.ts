@@ -78,6 +78,16 @@ export function sealStable(plain: string): string {
   return sealWith(plain, createHmac('sha256', ivKey.key).update(plain, 'utf8').digest().subarray(0, 12));
 }
 
+/**
+ * A keyed digest of `text` (hex HMAC-SHA256 under a key derived from the seal key for `purpose`): a
+ * value that names something without revealing it, and that nobody without the key can compute
+ * from a guess (what sign-in keeps of an account name nobody has: it may be a password).
+ */
+export function keyedDigest(purpose: string, text: string): string {
+  const key = createHmac('sha256', currentKey()).update(`tocsin keyed digest: ${purpose}`).digest();
+  return createHmac('sha256', key).update(text, 'utf8').digest('hex');
+}
+
 /** The form of a sealed value (`v1:` + 12-byte IV + 16-byte tag + ciphertext, base64): its marker. */
 const SEALED =
   /^v1:[A-Za-z0-9+/]{16}:[A-Za-z0-9+/]{22}==:(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;

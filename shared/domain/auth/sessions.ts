@@ -11,7 +11,8 @@ import { signInSettings } from './settings.ts';
  * Console sessions. A session id is 256 random bits, sent to the browser once in an HttpOnly cookie;
  * the table keeps only its SHA-256 (`SESSION#<hash>`), so a table export holds no usable session. A
  * session ends after SESSION_IDLE_MINUTES without a request, SESSION_MAX_HOURS after sign-in, on sign
- * out, and when the person is signed out everywhere (the credential's `sessions_not_before`). The
+ * out, when the person is signed out everywhere (the credential's `sessions_not_before`) or
+ * deactivated (its `deactivated_at`). The
  * item's `ttl` (its absolute end) only clears the table: every check is made here.
  *
  * The CSRF token of a session is HMAC-SHA256(key = session id, "csrf"): the page asks for it (GET
@@ -142,7 +143,12 @@ export async function resolveSession(
     return { refused: 'ended' };
   }
   const { user, credential } = await getPerson(session.uid);
-  if (!user || session.created_ms < Number(credential?.sessions_not_before ?? 0)) return { refused: 'ended' };
+  if (
+    !user ||
+    credential?.deactivated_at !== undefined ||
+    session.created_ms < Number(credential?.sessions_not_before ?? 0)
+  )
+    return { refused: 'ended' };
   if (now - session.last_seen >= TOUCH_EVERY_SECONDS) {
     await touch(hash, now);
     session.last_seen = now;

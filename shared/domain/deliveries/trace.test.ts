@@ -227,104 +227,152 @@ describe('deliveriesOfAlarm', () => {
 });
 
 describe('summarizeDeliveries', () => {
-  const job = (channel: string, status: JobDeliveries['status'], attempts: [string, string, number][]) =>
+  type Try = [target: string, outcome: string, at_ms: number, code?: string, detail?: string];
+  const job = (channel: string, status: JobDeliveries['status'], attempts: Try[]) =>
     ({
       job_id: `7:u:compressed:${channel}`,
       scene: 'compressed',
       channel,
       status,
       targets: [],
-      attempts: attempts.map(([target, outcome, at_ms], seq) => ({ target, outcome, at_ms, seq })),
+      attempts: attempts.map(([target, outcome, at_ms, code = '', detail], seq) => ({
+        target,
+        outcome,
+        at_ms,
+        seq,
+        code,
+        ...(detail ? { detail } : {}),
+      })),
     }) as unknown as JobDeliveries;
-  const event = (outcomes: string[]) => ({
+  const event = (outcomes: string[], answer: { status?: number; error?: string } = {}) => ({
     event_id: '7:u:ALARM',
     event: 'ALARM',
     type: 'compressed',
-    attempts: outcomes.map((outcome, i) => ({ attempt: i + 1, outcome, at_ms: i })),
+    attempts: outcomes.map((outcome, i) => ({ attempt: i + 1, outcome, at_ms: i, ...answer })),
   });
   const of = (notifications: JobDeliveries[], webhooks: ReturnType<typeof event>[] = []) =>
     summarizeDeliveries({ notifications, webhooks } as unknown as AlarmDeliveries);
+  const skippedMail: Try = ['a', 'skipped', 1, 'not_configured', 'not configured'];
 
   it.each([
     [
       'every target delivered',
-      [job('email', 'delivered', [['a', 'delivered', 1]])],
-      [event(['failed', 'delivered'])],
+      [job('email', 'delivered', [['a', 'delivered', 1, '250']])],
+      [event(['failed', 'delivered'], { status: 200 })],
       'delivered',
+      'notified',
       'email delivered, webhook delivered',
     ],
     [
       'every delivery failed',
-      [job('sms', 'pending', [['a', 'failed', 1]])],
-      [event(['failed', 'failed'])],
+      [job('sms', 'pending', [['a', 'failed', 1, 'Throttling', 'rate exceeded']])],
+      [event(['failed', 'failed'], { status: 503 })],
       'failed',
-      'sms failed, webhook failed',
+      'nobody reached',
+      'sms failed (rate exceeded), webhook failed (HTTP 503)',
     ],
     [
       'every delivery skipped',
-      [
-        job('email', 'skipped', [
-          ['a', 'skipped', 1],
-          ['b', 'skipped', 1],
-        ]),
-      ],
+      [job('email', 'skipped', [skippedMail, ['b', 'skipped', 1, 'no_email', 'user [2] has none']])],
       [],
       'skipped',
-      'email skipped (2)',
+      'nobody reached',
+      'email 2 skipped (not configured; no e-mail address)',
     ],
     [
       'refused and rejected are failures',
-      [job('dinggroup', 'rejected', [['r', 'rejected', 1]])],
-      [event(['refused'])],
+      [job('dinggroup', 'rejected', [['r', 'rejected', 1, '310000', 'keywords not in content']])],
+      [event(['refused'], { error: 'the URL is refused by the outbound guard' })],
       'failed',
-      'dinggroup failed, webhook failed',
+      'nobody reached',
+      'dinggroup failed (keywords not in content), webhook failed (the URL is refused by the outbound guard)',
     ],
     [
       'failed and skipped, none delivered',
-      [job('email', 'skipped', [['a', 'skipped', 1]])],
-      [event(['failed'])],
+      [job('email', 'skipped', [skippedMail])],
+      [event(['failed'], { error: 'timeout after 200 ms' })],
       'failed',
-      'email skipped, webhook failed',
+      'nobody reached',
+      'email skipped (not configured), webhook failed (timeout after 200 ms)',
     ],
     [
-      'some delivered, some skipped',
-      [job('email', 'skipped', [['a', 'skipped', 1]])],
-      [event(['delivered'])],
+      'the webhook delivered, the e-mail skipped: a system got it, no person did',
+      [job('email', 'skipped', [skippedMail])],
+      [event(['delivered'], { status: 200 })],
       'partly delivered',
-      'email skipped, webhook delivered',
+      'nobody reached',
+      'email skipped (not configured), webhook delivered',
+    ],
+    [
+      'only a webhook, delivered',
+      [],
+      [event(['delivered'], { status: 200 })],
+      'delivered',
+      'nobody reached',
+      'webhook delivered',
     ],
     [
       'a throttled robot waits its turn',
-      [job('dinggroup', 'pending', [['r', 'throttled', 1]])],
+      [job('dinggroup', 'pending', [['r', 'throttled', 1, 'throttled']])],
       [],
       'pending',
+      'not notified yet',
       'dinggroup pending',
     ],
-    ['a job not run yet', [job('email', 'pending', [])], [], 'pending', 'email pending'],
-    ['nothing recorded', [], [], 'none', 'no delivery recorded'],
-  ])('%s', (_, jobs, events, result, text) => {
+    ['a job not run yet', [job('email', 'pending', [])], [], 'pending', 'not notified yet', 'email pending'],
+    ['nothing recorded', [], [], 'none', 'nobody reached', 'no delivery recorded'],
+  ])('%s', (_, jobs, events, result, reach, text) => {
     const s = of(jobs as JobDeliveries[], events);
-    expect([s.result, s.text]).toEqual([result, text]);
+    expect([s.result, s.reach, s.text]).toEqual([result, reach, text]);
+  });
+
+  it('cuts a long reason and keeps at most two per outcome', () => {
+    const long = 'x'.repeat(100);
+    const s = of([
+      job('email', 'rejected', [
+        ['a', 'failed', 1, 'E1', long],
+        ['b', 'failed', 1, 'E2', 'second'],
+        ['c', 'failed', 1, 'E3', 'third'],
+      ]),
+    ]);
+    expect(s.channels[0].reasons).toEqual({ failed: [`${'x'.repeat(59)}…`, 'second'] });
   });
 
   it("counts each target once, by its latest attempt, per channel across the alarm's jobs", () => {
     // Arrange: a retried e-mail (a failed then delivered, b failed), and a robot job of the upgrade
     const mail = job('email', 'pending', [
-      ['a', 'failed', 1],
-      ['b', 'failed', 1],
-      ['a', 'delivered', 2],
-      ['b', 'failed', 2],
+      ['a', 'failed', 1, '451'],
+      ['b', 'failed', 1, '451'],
+      ['a', 'delivered', 2, '250'],
+      ['b', 'failed', 2, '550', 'mailbox unavailable'],
     ]);
-    const upgrade = { ...job('email', 'skipped', [['c', 'skipped', 3]]), scene: 'upgrade:0.5.3' };
+    const upgrade = { ...job('email', 'skipped', [['c', 'skipped', 3, 'no_email']]), scene: 'upgrade:0.5.3' };
     // Act
-    const s = of([mail, upgrade], [event(['skipped'])]);
+    const s = of([mail, upgrade], [event(['skipped'], { error: 'task has no webhook' })]);
     // Assert
     expect(s).toEqual({
       result: 'partly delivered',
-      text: 'email 1 delivered, 1 failed, 1 skipped, webhook skipped',
+      reach: 'notified',
+      text: 'email 1 delivered, 1 failed (mailbox unavailable), 1 skipped (no e-mail address), webhook skipped (task has no webhook)',
       channels: [
-        { channel: 'email', result: 'partly delivered', delivered: 1, failed: 1, skipped: 1, pending: 0 },
-        { channel: 'webhook', result: 'skipped', delivered: 0, failed: 0, skipped: 1, pending: 0 },
+        {
+          channel: 'email',
+          result: 'partly delivered',
+          delivered: 1,
+          failed: 1,
+          skipped: 1,
+          pending: 0,
+          reasons: { failed: ['mailbox unavailable'], skipped: ['no e-mail address'] },
+        },
+        {
+          channel: 'webhook',
+          result: 'skipped',
+          delivered: 0,
+          failed: 0,
+          skipped: 1,
+          pending: 0,
+          reasons: { skipped: ['task has no webhook'] },
+        },
       ],
     });
   });

@@ -180,15 +180,28 @@ export type TargetOutcome = 'delivered' | 'failed' | 'skipped' | 'pending';
  */
 export type DeliveryResult = 'delivered' | 'partly delivered' | 'failed' | 'skipped' | 'pending' | 'none';
 
+/** Why targets were skipped or failed: the distinct reasons of their latest attempts. */
+export type DeliveryReasons = Partial<Record<'failed' | 'skipped', string[]>>;
+
 export interface ChannelDelivery extends Record<TargetOutcome, number> {
   /** A notification channel (`email`, `dinggroup`, ...) or `webhook` for the task's webhook events. */
   channel: string;
   result: DeliveryResult;
+  reasons?: DeliveryReasons;
 }
+
+/**
+ * Whether the alarm reached a person: `notified` when at least one notification (any channel but the
+ * webhook, which reaches a system) was delivered to, or accepted by, its provider; `not notified yet`
+ * while none was and some still wait their turn; `nobody reached` otherwise (every notification
+ * skipped or failed, or none sent).
+ */
+export type Reach = 'notified' | 'not notified yet' | 'nobody reached';
 
 export interface DeliverySummary {
   result: DeliveryResult;
-  /** Per channel, in the order the trace lists them (`email delivered, webhook failed`). */
+  reach: Reach;
+  /** Per channel, in the order the trace lists them (`email delivered, webhook failed (HTTP 503)`). */
   text: string;
   channels: ChannelDelivery[];
 }
@@ -225,47 +238,88 @@ function resultOf(n: Record<TargetOutcome, number>): DeliveryResult {
   return n.skipped > 0 ? 'skipped' : 'none';
 }
 
+/** Words for the reason codes of skipped notifications (other codes are shown as recorded). */
+const SKIP_REASONS: Record<string, string> = {
+  not_configured: 'not configured',
+  no_receiver: 'nobody to notify',
+  unknown_user: 'unknown user',
+  no_email: 'no e-mail address',
+  no_phone: 'no phone number',
+  no_account: 'no account',
+};
+/** At most this many reasons per outcome of a channel are kept, each cut to REASON_CHARS. */
+const MAX_REASONS = 2;
+const REASON_CHARS = 60;
+
+const notifyReason = (a: AttemptRecord) =>
+  a.outcome === 'skipped' ? (SKIP_REASONS[a.code] ?? a.detail ?? a.code) : a.detail || a.code;
+const webhookReason = (a: WebhookAttempt) => (a.status ? `HTTP ${a.status}` : a.error);
+
 function channelText(c: ChannelDelivery): string {
   const parts = (['delivered', 'failed', 'skipped', 'pending'] as const).filter((o) => c[o] > 0);
-  if (parts.length === 1) return `${c.channel} ${parts[0]}${c[parts[0]] > 1 ? ` (${c[parts[0]]})` : ''}`;
-  return `${c.channel} ${parts.map((o) => `${c[o]} ${o}`).join(', ')}`;
+  const why = (o: (typeof parts)[number]) => {
+    const r = o === 'failed' || o === 'skipped' ? c.reasons?.[o] : undefined;
+    return r?.length ? ` (${r.join('; ')})` : '';
+  };
+  if (parts.length === 1 && (c[parts[0]] === 1 || !why(parts[0])))
+    return `${c.channel} ${parts[0]}${c[parts[0]] > 1 ? ` (${c[parts[0]]})` : ''}${why(parts[0])}`;
+  return `${c.channel} ${parts.map((o) => `${c[o]} ${o}${why(o)}`).join(', ')}`;
+}
+
+function reachOf(channels: ChannelDelivery[]): Reach {
+  const people = channels.filter((c) => c.channel !== 'webhook');
+  if (people.some((c) => c.delivered > 0)) return 'notified';
+  return people.some((c) => c.pending > 0) ? 'not notified yet' : 'nobody reached';
 }
 
 /**
  * What an alarm's deliveries came to, per channel (pure): each target counts once, by its latest
- * attempt (a notification job's targets by their attempts, a webhook event as one target). The
- * decision trace states it beside the pipeline's decision, so "notified" never reads as delivered
- * when every delivery failed or was skipped.
+ * attempt (a notification job's targets by their attempts, a webhook event as one target), with the
+ * reasons of those skipped or failed. The decision trace states it beside the pipeline's decision,
+ * so an alarm sent to its receivers never reads as notified when nobody was reached.
  */
 export function summarizeDeliveries(d: AlarmDeliveries): DeliverySummary {
-  const counts = new Map<string, Record<TargetOutcome, number>>();
-  const add = (channel: string, outcome: TargetOutcome) => {
-    const c = counts.get(channel) ?? { delivered: 0, failed: 0, skipped: 0, pending: 0 };
+  const counts = new Map<string, Record<TargetOutcome, number> & { reasons: DeliveryReasons }>();
+  const add = (channel: string, outcome: TargetOutcome, reason?: string) => {
+    const c = counts.get(channel) ?? { delivered: 0, failed: 0, skipped: 0, pending: 0, reasons: {} };
     c[outcome]++;
+    if (reason && (outcome === 'failed' || outcome === 'skipped')) {
+      const list = c.reasons[outcome] ?? [];
+      c.reasons[outcome] = list;
+      const text = reason.length > REASON_CHARS ? `${reason.slice(0, REASON_CHARS - 1)}…` : reason;
+      if (!list.includes(text) && list.length < MAX_REASONS) list.push(text);
+    }
     counts.set(channel, c);
   };
   for (const job of d.notifications) {
-    const latest = new Map<string, { at_ms: number; seq: number; outcome: string }>();
+    const latest = new Map<string, AttemptRecord>();
     for (const a of job.attempts) {
       const prev = latest.get(a.target);
       if (!prev || a.at_ms > prev.at_ms || (a.at_ms === prev.at_ms && a.seq > prev.seq))
         latest.set(a.target, a);
     }
     if (latest.size === 0) add(job.channel, JOB_STATUS_OUTCOME[job.status] ?? 'pending');
-    for (const a of latest.values()) add(job.channel, NOTIFY_OUTCOME[a.outcome] ?? 'failed');
+    for (const a of latest.values()) add(job.channel, NOTIFY_OUTCOME[a.outcome] ?? 'failed', notifyReason(a));
   }
   for (const event of d.webhooks) {
     const last = event.attempts.reduce<WebhookAttempt | undefined>(
       (l, a) => (!l || a.at_ms > l.at_ms || (a.at_ms === l.at_ms && a.attempt > l.attempt) ? a : l),
       undefined,
     );
-    add('webhook', last ? (WEBHOOK_OUTCOME[last.outcome] ?? 'failed') : 'pending');
+    if (!last) add('webhook', 'pending');
+    else add('webhook', WEBHOOK_OUTCOME[last.outcome] ?? 'failed', webhookReason(last));
   }
-  const channels = [...counts].map(([channel, n]) => ({ channel, result: resultOf(n), ...n }));
+  const channels: ChannelDelivery[] = [...counts].map(([channel, { reasons, ...n }]) => ({
+    channel,
+    result: resultOf(n),
+    ...n,
+    ...(reasons.failed || reasons.skipped ? { reasons } : {}),
+  }));
   const total = { delivered: 0, failed: 0, skipped: 0, pending: 0 };
   for (const c of channels) for (const o of Object.keys(total) as TargetOutcome[]) total[o] += c[o];
   return {
     result: resultOf(total),
+    reach: reachOf(channels),
     text: channels.length ? channels.map(channelText).join(', ') : 'no delivery recorded',
     channels,
   };

@@ -14,6 +14,7 @@ function recordingDeps() {
         put.push(items);
       },
       putApp: async () => undefined,
+      setDeactivated: async () => undefined,
     },
   };
 }

@@ -43,6 +43,7 @@ export const directorySchema = {
         phone: { type: 'string', maxLength: 20 },
         wechatid: text(100),
         role: { enum: [0, 9] },
+        active: { type: 'boolean' },
       }),
     },
     alarm_groups: {

@@ -1,5 +1,7 @@
 import { nowSeconds } from '../../clock.ts';
 import { putApp } from '../auth/apps.ts';
+import { audit } from '../auth/audit.ts';
+import { setDeactivated } from '../auth/credentials.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import type { TemplateScenes } from '../tasks/model.ts';
 import { alarmGroupOutboundUrlErrors } from '../channels/outbound-urls.ts';
@@ -31,7 +33,7 @@ export interface ImportSummary {
  */
 export async function importDirectory(
   doc: unknown,
-  deps = { put: repo.putDirectoryItems, putApp },
+  deps = { put: repo.putDirectoryItems, putApp, setDeactivated },
 ): Promise<ImportSummary> {
   validateDirectory(doc);
   const d = doc as Record<string, Raw[] | undefined>;
@@ -115,6 +117,13 @@ export async function importDirectory(
   if (errors.length > 0) throw new ValidationError(errors);
   await deps.put(items);
   for (const app of d.apps ?? []) await deps.putApp({ id: app.id, name: app.name, token: app.token });
+  // `active` (optional): false deactivates a person (sessions end, sign-in refused), true makes them
+  // active again; kept on the credential item, so a later import without it changes nothing.
+  for (const u of d.users ?? []) {
+    if (typeof u.active !== 'boolean') continue;
+    await deps.setDeactivated(u.uid, !u.active, now * 1000);
+    audit(u.active ? 'user-activated' : 'user-deactivated', { uid: u.uid, by: 'directory import' });
+  }
   return {
     business_units: d.business_units?.length ?? 0,
     departments: d.departments?.length ?? 0,

@@ -11,7 +11,8 @@ import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
 import { flushMetrics } from '../../metrics.ts';
 import { jsonStdout } from '../../testing/stdout.ts';
-import { MAX_ATTEMPTS, runDueWork } from './runner.ts';
+import { logged } from '../../testing/logs.ts';
+import { MalformedDueWork, MAX_ATTEMPTS, runDueWork } from './runner.ts';
 
 /**
  * The runner's metric for work it gives up on. The table's side (leases, DUEDEAD items) is covered
@@ -58,7 +59,8 @@ describe('DueWorkBuried', () => {
     // Arrange
     dueItem(MAX_ATTEMPTS - 1);
     // Act
-    const summary = await runDueWork(failing, NOW);
+    const [summary, errors] = await logged('error', () => runDueWork(failing, NOW));
+    expect(errors.map(([m, x]) => [m, x.attempts])).toEqual([['due work failed', MAX_ATTEMPTS]]);
     const lines = await jsonStdout(() => flushMetrics());
     // Assert: the item went to DUEDEAD, and the metric says so once
     expect(summary.failed).toBe(1);
@@ -73,11 +75,31 @@ describe('DueWorkBuried', () => {
     // Arrange
     dueItem(MAX_ATTEMPTS - 2);
     // Act
-    const summary = await runDueWork(failing, NOW);
+    const [summary, errors] = await logged('error', () => runDueWork(failing, NOW));
+    expect(errors.map(([m, x]) => [m, x.attempts])).toEqual([['due work failed', MAX_ATTEMPTS - 1]]);
     const lines = await jsonStdout(() => flushMetrics());
     // Assert
     expect(summary.failed).toBe(1);
     expect(ddb.commandCalls(PutCommand)).toHaveLength(0);
     expect(lines.filter((l) => 'DueWorkBuried' in l)).toEqual([]);
+  });
+});
+
+describe('malformed due work', () => {
+  it('is kept for an operator at its first run, with the reason, not retried', async () => {
+    // Arrange: an item whose payload its handler cannot read
+    dueItem(0);
+    const malformed = {
+      reminder: async () => Promise.reject(new MalformedDueWork('payload is not a reminder')),
+    };
+    // Act
+    const [summary, errors] = await logged('error', () => runDueWork(malformed, NOW));
+    // Assert
+    expect(summary.failed).toBe(1);
+    expect(errors.map(([m, x]) => [m, x.attempts])).toEqual([
+      ['due work malformed; kept for an operator', 1],
+    ]);
+    const buried = ddb.commandCalls(PutCommand).map((c) => c.args[0].input.Item);
+    expect(buried).toMatchObject([{ entity: 'due_dead', attempts: 1, error: 'payload is not a reminder' }]);
   });
 });

@@ -19,6 +19,14 @@ import {
 export type DueResult = undefined | { reschedule: number; payload?: Record<string, unknown> };
 export type DueHandler = (item: DueItem, now: number) => Promise<DueResult>;
 
+/**
+ * What a handler throws for an item that can never run (its payload is not what its kind reads): the
+ * item is kept under DUEDEAD at once, with the reason, instead of failing MAX_ATTEMPTS times.
+ */
+export class MalformedDueWork extends Error {
+  override name = 'MalformedDueWork';
+}
+
 /** Failed runs before the item is moved to `DUEDEAD#<kind>` for an operator. */
 export const MAX_ATTEMPTS = 10;
 /** How long a runner holds an item; longer than the scheduled function's timeout. */
@@ -35,7 +43,8 @@ export interface RunSummary {
  * Runs everything due by now, shard by shard, page by page. Each item is leased with a conditional
  * write, so two runners at once never run the same item, and it is removed only once its work is
  * done: a runner that dies mid-way loses nothing (the lease expires and the next run takes over). A
- * failed item is retried a minute later, at most MAX_ATTEMPTS times, then kept under DUEDEAD.
+ * failed item is retried a minute later, at most MAX_ATTEMPTS times, then kept under DUEDEAD (a
+ * malformed one at once).
  * Items of a kind without a handler, and items leased by another runner, are passed over.
  */
 export async function runDueWork(
@@ -84,8 +93,14 @@ async function runOne(item: DueItem, handlers: Record<string, DueHandler>, now: 
   } catch (err) {
     summary.failed++;
     const attempts = (item.attempts ?? 0) + 1;
-    logger.error('due work failed', { kind: item.kind, ref: item.ref, attempts, error: err as Error });
-    if (attempts < MAX_ATTEMPTS) await retryDue(item, token, attempts, now + RETRY_SECONDS);
+    const malformed = err instanceof MalformedDueWork;
+    logger.error(malformed ? 'due work malformed; kept for an operator' : 'due work failed', {
+      kind: item.kind,
+      ref: item.ref,
+      attempts,
+      error: err as Error,
+    });
+    if (attempts < MAX_ATTEMPTS && !malformed) await retryDue(item, token, attempts, now + RETRY_SECONDS);
     else {
       await buryDue({ ...item, attempts }, token, (err as Error).message ?? String(err), now);
       count('DueWorkBuried');

@@ -10,6 +10,7 @@ import {
 } from './delivery.ts';
 import type { SendOutcome } from './providers/types.ts';
 import type { AttemptRecord, JobRun, JobState } from './repository.ts';
+import { logged } from '../../testing/logs.ts';
 
 /** The consumer's decisions with in-memory adapters: what is final, what is retried, what is sent. */
 const users: User[] = [
@@ -140,8 +141,24 @@ describe('deliverNotification', () => {
 
   it('a refused target is final (rejected), not retried', async () => {
     const w = world({ send: () => ({ outcome: 'rejected', code: 'InvalidParameterException' }) });
-    expect(await deliverNotification(job('sms', { users: [1] }), 1, w.deps)).toBe('done');
+    const [out, warnings] = await logged('warn', () =>
+      deliverNotification(job('sms', { users: [1] }), 1, w.deps),
+    );
+    expect(out).toBe('done');
     expect(w.states.get('j:sms')?.status).toBe('rejected');
+    // A refusal is an operator's business: codes and masked targets only
+    expect(warnings).toEqual([
+      [
+        'notification not delivered',
+        {
+          job_id: 'j:sms',
+          channel: 'sms',
+          status: 'rejected',
+          attempt: 1,
+          outcomes: ['rejected:InvalidParameterException'],
+        },
+      ],
+    ]);
   });
 
   it('leaves a throttled robot job pending without calling the provider', async () => {
@@ -181,15 +198,24 @@ describe('deliverNotification', () => {
 describe('deliverNotificationBatch', () => {
   it('reports only the records to retry, each delayed by its backoff (0 after the last retry or when malformed)', async () => {
     const w = world({ send: () => ({ outcome: 'failed', code: 'timeout' }) });
-    const res = await deliverNotificationBatch(
-      [
-        { messageId: 'm1', receiptHandle: 'h1', body: job('sms', { users: [1] }), receiveCount: 1 },
-        { messageId: 'm2', receiptHandle: 'h2', body: job('phone', { users: [1] }), receiveCount: 1 },
-        { messageId: 'm3', receiptHandle: 'h3', body: job('email', { users: [1] }), receiveCount: 3 },
-        { messageId: 'm4', receiptHandle: 'h4', body: 'garbage', receiveCount: 1 },
-      ],
-      w.deps,
+    const [[res, warnings], errors] = await logged('error', () =>
+      logged('warn', () =>
+        deliverNotificationBatch(
+          [
+            { messageId: 'm1', receiptHandle: 'h1', body: job('sms', { users: [1] }), receiveCount: 1 },
+            { messageId: 'm2', receiptHandle: 'h2', body: job('phone', { users: [1] }), receiveCount: 1 },
+            { messageId: 'm3', receiptHandle: 'h3', body: job('email', { users: [1] }), receiveCount: 3 },
+            { messageId: 'm4', receiptHandle: 'h4', body: 'garbage', receiveCount: 1 },
+          ],
+          w.deps,
+        ),
+      ),
     );
+    expect(errors).toEqual([['malformed notification job; left for the dead-letter queue', { length: 7 }]]);
+    // The last attempt of a job still not delivered is an operator's business
+    expect(warnings.map(([m, a]) => [m, a.job_id, a.attempt])).toEqual([
+      ['notification not delivered', 'j:email', 3],
+    ]);
     expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm3', 'm4']);
     expect(w.delayed.sort((a, b) => a.handle.localeCompare(b.handle))).toEqual([
       { handle: 'h1', seconds: 5 },
@@ -238,8 +264,11 @@ describe('the job record', () => {
 
   it('refuses a job whose attempts_before is not a count (malformed)', async () => {
     const w = world({});
-    expect(await deliverNotification(job('email', { users: [1], attempts_before: -1 }), 1, w.deps)).toBe(
-      'malformed',
-    );
+    const body = job('email', { users: [1], attempts_before: -1 });
+    const [out, errors] = await logged('error', () => deliverNotification(body, 1, w.deps));
+    expect(out).toBe('malformed');
+    expect(errors).toEqual([
+      ['malformed notification job; left for the dead-letter queue', { length: body.length }],
+    ]);
   });
 });

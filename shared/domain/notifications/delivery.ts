@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { assertNotifySecretsLoaded, type Config, config } from '../../config/env.ts';
-import { logger } from '../../log.ts';
+import { logDelivery, logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
 import type { NotificationJob } from '../../messaging/messages.ts';
 import { queueUrl, sqs } from '../../messaging/sqs.ts';
@@ -184,17 +184,25 @@ export async function deliverNotification(
   }
   const status = run.status();
   await persist(run, status, deps);
-  if (status !== 'delivered') {
-    // Codes and masked targets only: never a token, secret or address in the logs.
-    const outcomes = run.records.map((r) => `${r.outcome}:${r.code}`);
-    const log =
-      status === 'rejected' || receiveCount >= deps.cfg.notifyBackoffSeconds.length + 1 ? 'warn' : 'info';
-    logger[log]('notification not delivered', {
+  // Codes and masked targets only: never a token, secret or address in the logs.
+  for (const r of run.records)
+    logDelivery({
+      channel: job.channel,
+      target: r.target,
+      outcome: r.outcome,
+      code: r.code,
+      id: job.job_id,
+      attempt,
+    });
+  // A refusal, or the last attempt of a job still not delivered: an operator's business.
+  const last = receiveCount >= deps.cfg.notifyBackoffSeconds.length + 1;
+  if (status === 'rejected' || (status !== 'delivered' && last)) {
+    logger.warn('notification not delivered', {
       job_id: job.job_id,
       channel: job.channel,
       status,
       attempt,
-      outcomes,
+      outcomes: run.records.map((r) => `${r.outcome}:${r.code}`),
     });
   }
   return status === 'pending' ? 'retry' : 'done';

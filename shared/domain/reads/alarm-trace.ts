@@ -1,14 +1,15 @@
 import {
   type AlarmDeliveries,
   type DeliverySummary,
+  type JobDeliveries,
   deliveriesOfAlarm,
   summarizeDeliveries,
 } from '../deliveries/trace.ts';
-import { getAlarmGroups } from '../directory/repository.ts';
+import { getAlarmGroups, getUsers } from '../directory/repository.ts';
 import { maskRobot, redact } from '../channels/redact.ts';
 import { recipientsOf } from '../notifications/receivers.ts';
 import { openReceiverRobots, openRobot } from '../channels/robots.ts';
-import { type Channels, LEVEL_NAMES, type Task } from '../tasks/model.ts';
+import { type Channels, LEVEL_NAMES, type Task, USER_CHANNELS } from '../tasks/model.ts';
 import { retentionDaysOf } from '../tasks/settings.ts';
 import { getWorkflowIdOfAlarm } from '../workflows/repository.ts';
 import type { WorkflowDetail } from '../workflows/responses.ts';
@@ -113,7 +114,7 @@ function stagesOf(
         stage: 'compress',
         result: 'not matched',
         text: `no compression condition matched (${c.conditions ?? 0} tried): ${
-          e.decision === 'compress_not_match' ? 'notified as uncompressed' : 'stored without notification'
+          e.decision === 'compress_not_match' ? 'sent as uncompressed' : 'stored without notification'
         }`,
         misses: c.misses,
       });
@@ -121,14 +122,14 @@ function stagesOf(
       const n = c.count;
       stages.push({
         stage: 'compress',
-        result: e.notify === 'now' ? 'notified' : e.notify === 'deferred' ? 'deferred' : 'compressed',
+        result: e.notify === 'now' ? 'sent' : e.notify === 'deferred' ? 'deferred' : 'compressed',
         text: `${c.method} compression, ${c.strategy} strategy (${STRATEGY_TEXT[c.strategy]?.(n) ?? ''}; window ${
           c.cycle_minutes
         } min): ${ordinal(e.k ?? 1)} alarm of batch ${e.batch} -> ${
           e.notify === 'now'
-            ? 'notified'
+            ? 'sent to the receivers'
             : e.notify === 'deferred'
-              ? 'notified when the window ends'
+              ? 'sent when the window ends'
               : 'compressed away'
         }`,
         metric: e.metric,
@@ -221,35 +222,57 @@ async function receiversOf(
 }
 
 /**
- * The decision in words and, after it, what the deliveries came to per channel (the decision alone
- * says whom the pipeline sent to, not whether anyone received it).
+ * The trace's headline. An alarm the pipeline sent to its receivers is named by what reached a person
+ * (`notified`, `not notified yet`, `nobody reached`: the deliveries decide, not the decision), then
+ * what each channel came to; any other alarm by its decision, and its deliveries if it had some (an
+ * upgrade's, for instance).
  */
-function summaryOf(e: AlarmLogEntry, delivery: DeliverySummary): string {
+export function summaryOf(e: AlarmLogEntry, delivery: DeliverySummary): string {
+  const result = resultOf(e);
+  const sent =
+    result === 'notified' ||
+    result === 'recovered' ||
+    (result === 'deferred' && delivery.channels.length > 0);
+  if (sent) return `${sentAs(e)}${delivery.reach}: ${delivery.text}`;
   const decision = decisionOf(e);
-  const sends = resultOf(e) === 'notified' || resultOf(e) === 'recovered';
-  return sends || delivery.channels.length > 0 ? `${decision}; ${delivery.text}` : decision;
+  return delivery.channels.length > 0 ? `${decision}; ${delivery.text}` : decision;
 }
 
+/** What an alarm that was sent was sent as (nothing for a plain alarm). */
+function sentAs(e: AlarmLogEntry): string {
+  if (e.decision === 'recovery') return 'a recovery (open workflows of its metric finished), ';
+  if (e.decision !== 'compressed') return '';
+  const which = `the ${ordinal(e.k ?? 1)} alarm of batch ${e.batch}`;
+  return e.notify === 'deferred' ? `${which} (sent when its window ended), ` : `${which}, `;
+}
+
+/** An alarm not sent (yet) in words. */
 function decisionOf(e: AlarmLogEntry): string {
-  const result = resultOf(e);
-  switch (result) {
+  switch (resultOf(e)) {
     case 'filtered':
       return e.decision === 'rejected'
         ? 'rejected by the filter (stored, nobody notified)'
         : 'dropped by the filter (not stored, nobody notified)';
-    case 'recovered':
-      return 'a recovery: recovery notifications sent, open workflows of its metric finished';
     case 'stored':
       return 'stored only: no compression condition matched and the task notifies only compressed alarms';
     case 'compressed':
       return `compressed: the ${ordinal(e.k ?? 1)} alarm of batch ${e.batch}, not notified by the strategy`;
-    case 'deferred':
-      return `the first alarm of batch ${e.batch}: notified once its window ends`;
     default:
-      return e.decision === 'compressed'
-        ? `notified as the ${ordinal(e.k ?? 1)} alarm of batch ${e.batch}`
-        : 'notified';
+      return `the first alarm of batch ${e.batch}: sent to its receivers once its window ends`;
   }
+}
+
+/** The uids a trace shows: its receivers' people and its notifications' targets (`uid 1 …`, `uids 1,2`). */
+export function uidsShown(receivers: TraceReceivers | undefined, notifications: JobDeliveries[]): number[] {
+  const uids = new Set<number>();
+  for (const channels of [receivers?.people, receivers?.override])
+    for (const ch of USER_CHANNELS) for (const uid of channels?.[ch] ?? []) uids.add(uid);
+  for (const n of notifications)
+    for (const target of n.targets) {
+      const m = /^uids? ([\d,]+)/.exec(target);
+      for (const uid of m?.[1].split(',') ?? []) if (uid) uids.add(Number(uid));
+    }
+  return [...uids].sort((a, b) => a - b);
 }
 
 const defaultTraceDeps: TraceDeps = {
@@ -274,6 +297,7 @@ export async function traceAlarm(ref: AlarmRef, deps: TraceDeps = defaultTraceDe
     receiversOf(task, e, why, record),
   ]);
   const delivery = summarizeDeliveries(deliveries);
+  const users = await getUsers(uidsShown(receivers, deliveries.notifications));
   return {
     alarm: {
       ...viewOf(e, record ? { ctn: record.history.ctn, notice_time: record.history.notice_time } : undefined),
@@ -299,5 +323,6 @@ export async function traceAlarm(ref: AlarmRef, deps: TraceDeps = defaultTraceDe
     notifications: deliveries.notifications,
     webhooks: deliveries.webhooks,
     workflow: workflow ?? null,
+    users: users.map((u) => ({ uid: u.uid, username: u.username })).sort((a, b) => a.uid - b.uid),
   };
 }

@@ -10,6 +10,10 @@ import { logger } from '../../log.ts';
 import { traced } from '../../tracing.ts';
 import type { User } from '../directory/model.ts';
 import { isLoopback, type OidcSettings, signInSettings } from '../auth/settings.ts';
+import { audit } from '../auth/audit.ts';
+import { getCredential } from '../auth/credentials.ts';
+import { bindIdentity, identityOf, personOfIdentity } from '../auth/sso-identity.ts';
+import { getUser } from '../directory/repository.ts';
 import { personByEmail } from './signin.ts';
 
 /**
@@ -18,10 +22,14 @@ import { personByEmail } from './signin.ts';
  * nonce, and its signature with a key of the provider's JWKS (non-repudiation checks on: a token is
  * taken only when signed, even though it arrives straight from the token endpoint over TLS).
  *
- * The person is the directory user whose e-mail is the token's verified `email` claim (when the
- * provider sends `email_verified`, it must be true). The issuer is operator configuration, trusted
- * like the notification providers' base URLs: the calls to it do not go through the outbound URL
- * guard (an enterprise provider may well sit on a private network).
+ * The person is bound to the token's `(iss, sub)` at their first sign-on and found by it afterwards
+ * (auth/sso-identity.ts). The first sign-on finds them by the token's `email`: a plain ASCII address
+ * (no other characters, no padding), compared exactly (ASCII case aside) with the directory's, and
+ * verified by the provider (`email_verified` true; OIDC_ALLOW_UNVERIFIED_EMAIL=1 takes an address
+ * the provider does not mark, for providers that never send the claim). A deactivated person is
+ * refused. The issuer is operator configuration, trusted like the notification providers' base
+ * URLs: the calls to it do not go through the outbound URL guard (an enterprise provider may well
+ * sit on a private network).
  *
  * A login in flight is an item `OIDC#<sha256(state)>` (`ttl` 10 minutes) holding the PKCE verifier
  * and the nonce, taken (deleted) by the callback: a state works once.
@@ -34,8 +42,11 @@ export type SsoRefusal =
   | 'state'
   | 'invalid'
   | 'no-email'
+  | 'bad-email'
   | 'unverified'
   | 'no-user'
+  | 'linked'
+  | 'inactive'
   | 'unavailable'
   | 'off';
 
@@ -150,6 +161,18 @@ function errorName(err: unknown): string {
  * names the person. Throws SsoRefused with the reason.
  */
 export async function finishSso(input: { callbackUrl: URL; cookieState: string | undefined }): Promise<User> {
+  try {
+    const user = await completeSso(input);
+    audit('signin', { uid: user.uid, method: 'oidc' });
+    return user;
+  } catch (err) {
+    if (err instanceof SsoRefused && err.reason !== 'off')
+      audit('signin-failed', { method: 'oidc', reason: err.reason });
+    throw err;
+  }
+}
+
+async function completeSso(input: { callbackUrl: URL; cookieState: string | undefined }): Promise<User> {
   const s = settings();
   const params = input.callbackUrl.searchParams;
   const state = params.get('state') ?? '';
@@ -189,14 +212,65 @@ export async function finishSso(input: { callbackUrl: URL; cookieState: string |
     logger.warn('single sign-on: the code or the ID token was refused', { error: errorName(err) });
     throw new SsoRefused('invalid');
   }
-  if (!claims) throw new SsoRefused('invalid');
-  const email = typeof claims.email === 'string' ? claims.email.trim() : '';
-  if (!email) throw new SsoRefused('no-email');
-  const verified = claims.email_verified;
-  if (verified !== undefined && verified !== true && verified !== 'true') throw new SsoRefused('unverified');
-  const user = await personByEmail(email);
-  if (!user) throw new SsoRefused('no-user');
+  if (!claims || typeof claims.iss !== 'string' || typeof claims.sub !== 'string' || !claims.sub)
+    throw new SsoRefused('invalid');
+  const user = await personOfToken({ ...claims, iss: claims.iss, sub: claims.sub }, s);
+  if ((await getCredential(user.uid))?.deactivated_at !== undefined) throw new SsoRefused('inactive');
   return user;
+}
+
+/** A plain e-mail address: printable ASCII only, no white space, one `@` between two parts. */
+const PLAIN_EMAIL = /^[!#-'*+\-./0-9=?A-Z^-~]+@[A-Za-z0-9.-]+$/;
+
+/** Why an `email` claim cannot name a person at a first sign-on, if it cannot. */
+export function emailRefusal(
+  claims: { email?: unknown; email_verified?: unknown },
+  allowUnverified: boolean,
+): SsoRefusal | undefined {
+  const email = claims.email;
+  if (typeof email !== 'string' || email === '') return 'no-email';
+  // Exact: no padding, no letters outside ASCII (`K` written as the Kelvin sign U+212A lower-cases
+  // to `k`), nothing a directory address could be confused with.
+  if (email.length > 254 || !PLAIN_EMAIL.test(email)) return 'bad-email';
+  const verified = claims.email_verified === true || claims.email_verified === 'true';
+  if (!verified && !(allowUnverified && claims.email_verified === undefined)) return 'unverified';
+  return undefined;
+}
+
+/** The person a verified token stands for: bound by `(iss, sub)`, else found by e-mail and bound now. */
+async function personOfToken(
+  claims: { iss: string; sub: string; email?: unknown; email_verified?: unknown },
+  s: OidcSettings,
+): Promise<User> {
+  const identity = identityOf(claims.iss, claims.sub);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const bound = await personOfIdentity(identity);
+    if (bound !== undefined) {
+      const user = await getUser(bound);
+      if (!user) throw new SsoRefused('no-user');
+      return user;
+    }
+    const refusal = emailRefusal(claims, s.allowUnverifiedEmail);
+    if (refusal) throw new SsoRefused(refusal);
+    const email = claims.email as string;
+    const user = await personByEmail(email);
+    // The index matches case-insensitively; the address itself must be the directory's, byte for
+    // byte but for ASCII case.
+    if (!user || (user.email ?? '').toLowerCase() !== email.toLowerCase()) throw new SsoRefused('no-user');
+    const outcome = await bindIdentity(user.uid, identity, claims, nowSeconds() * 1000);
+    if (outcome === 'other') {
+      logger.warn('single sign-on: the person is bound to another identity of the provider', {
+        uid: user.uid,
+      });
+      throw new SsoRefused('linked');
+    }
+    if (outcome === 'bound') {
+      audit('sso-link', { uid: user.uid, issuer: claims.iss });
+      return user;
+    }
+    // Bound by a parallel first sign-on meanwhile: read the link again.
+  }
+  throw new SsoRefused('invalid');
 }
 
 /** Tests: forget the discovered provider. */

@@ -1,9 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { User } from '../directory/model.ts';
 import { AppError } from '../errors.ts';
-import type { Limits, Slot } from '../auth/lockout.ts';
+import { type Counter, type Key, type Limits, lockSecondsOf, type Slot } from '../auth/lockout.ts';
 import { hashPassword } from '../auth/passwords.ts';
+import { loadSealKey } from '../auth/seal.ts';
 import { resetSignInSettings } from '../auth/settings.ts';
+import { resetConfig } from '../../config/env.ts';
 import { type SignInDeps, signInWithPassword, WRONG } from './signin.ts';
 
 /**
@@ -25,49 +27,69 @@ const ANN: User = {
   updated_at: 0,
 };
 const BO: User = { ...ANN, uid: 2, username: 'Bo', user: 'bo', email: 'bo@example.com', role: 0 };
-
-interface Item {
-  tries: number;
-  window_start: number;
-  locked_until?: number;
-}
+const CY: User = { ...ANN, uid: 3, username: 'Cy', user: 'cy', email: 'cy@example.com', role: 0 };
 
 function fakes(passwords: Map<number, string>) {
   let now = 1_800_000_000;
-  const items = new Map<string, Item>();
+  // The counters as lockout.ts keeps them (its conditional writes run against DynamoDB Local in
+  // test/integration/sign-in.test.ts).
+  const items = new Map<string, Counter>();
+  const id = (k: Key) => `${k.pk}|${k.sk}`;
+  const fresh = (): Counter => ({
+    tries: 0,
+    window_start: 0,
+    locked_until: 0,
+    locks: 0,
+    locked_at: 0,
+    known_until: 0,
+  });
   const sessions: number[] = [];
+  const rehashed: number[] = [];
   const deps: SignInDeps = {
     findUsers: async (name) =>
-      [ANN, BO].filter((u) => u.user === name.toLowerCase() || u.email === name.toLowerCase()),
+      [ANN, BO, CY].filter((u) => u.user === name.toLowerCase() || u.email === name.toLowerCase()),
     getCredential: async (uid) => (passwords.has(uid) ? { password: passwords.get(uid) } : undefined),
-    takeSlot: async (subject: string, limits: Limits, at: number): Promise<Slot> => {
-      const it = items.get(subject);
-      const unlocked = !it?.locked_until || it.locked_until <= at;
+    hashPassword: async () => 'scrypt$17$...',
+    rehashPassword: async (uid) => {
+      rehashed.push(uid);
+      return true;
+    },
+    takeSlot: async (key: Key, limits: Limits, at: number): Promise<Slot> => {
+      const c = items.get(id(key)) ?? fresh();
+      items.set(id(key), c);
       const cut = at - limits.windowSeconds;
-      if (it && it.window_start > cut && it.tries < limits.max && unlocked) {
-        it.tries++;
-        return { taken: true, tries: it.tries };
+      if (c.window_start > cut && c.tries < limits.max && c.locked_until <= at) {
+        c.tries++;
+        return { taken: true, key, counter: { ...c } };
       }
-      if (!it || (it.window_start <= cut && unlocked)) {
-        items.set(subject, { tries: 1, window_start: at });
-        return { taken: true, tries: 1 };
+      if ((c.window_start <= cut || c.locked_until > 0) && c.locked_until <= at) {
+        Object.assign(c, { tries: 1, window_start: at, locked_until: 0 });
+        return { taken: true, key, counter: { ...c } };
       }
       return {
         taken: false,
-        until: Math.max(it.locked_until ?? 0, it.window_start + limits.windowSeconds, at + 1),
+        key,
+        until: c.locked_until > at ? c.locked_until : c.window_start + limits.windowSeconds,
       };
     },
-    lock: async (subject, limits, at) => {
-      const it = items.get(subject);
-      if (it) it.locked_until = at + limits.lockSeconds;
+    lock: async (slot, limits, at) => {
+      const c = items.get(id(slot.key)) as Counter;
+      const seconds = lockSecondsOf(c, limits, at);
+      Object.assign(c, { locked_until: at + seconds, locks: c.locks + 1, locked_at: at });
+      return c.locked_until;
     },
-    clearSlots: async (subject, at) => {
-      const it = items.get(subject);
-      if (!it?.locked_until || it.locked_until <= at) items.delete(subject);
+    clearSlot: async (key, at, known) => {
+      const c = items.get(id(key)) ?? fresh();
+      if (c.locked_until > at) return;
+      items.set(id(key), {
+        ...fresh(),
+        window_start: at,
+        known_until: known ? at + 30 * 86_400 : c.known_until,
+      });
     },
-    returnSlot: async (subject) => {
-      const it = items.get(subject);
-      if (it && it.tries > 0) it.tries--;
+    returnSlot: async (key) => {
+      const c = items.get(id(key));
+      if (c && c.tries > 0) c.tries--;
     },
     createSession: async (uid) => {
       sessions.push(uid);
@@ -85,7 +107,7 @@ function fakes(passwords: Map<number, string>) {
     },
     now: () => now,
   };
-  return { deps, sessions, items, advance: (s: number) => (now += s) };
+  return { deps, sessions, rehashed, items, advance: (s: number) => (now += s) };
 }
 
 /** The refusal of a sign-in: [HTTP status, message, Retry-After]. */
@@ -102,13 +124,23 @@ async function refusal(p: Promise<unknown>): Promise<[number, string, string | u
 let passwords: Map<number, string>;
 
 beforeAll(async () => {
+  process.env.TABLE_NAME = 'unit';
+  process.env.SEAL_KEY = Buffer.alloc(32, 9).toString('base64');
+  resetConfig();
   process.env.SIGNIN_ADDRESS_MAX_FAILURES = '8';
+  process.env.SIGNIN_ACCOUNT_MAX_FAILURES = '12';
   resetSignInSettings();
-  passwords = new Map([[1, await hashPassword('ann-s password')]]);
+  await loadSealKey();
+  passwords = new Map([
+    // Made with cheap parameters, so that the many checks below are fast.
+    [1, await hashPassword('ann-s password', { logN: 12, r: 8, p: 1 })],
+    [3, await hashPassword('old hash password', { logN: 12, r: 8, p: 1 })],
+  ]);
 });
 
 afterAll(() => {
   delete process.env.SIGNIN_ADDRESS_MAX_FAILURES;
+  delete process.env.SIGNIN_ACCOUNT_MAX_FAILURES;
   resetSignInSettings();
 });
 
@@ -206,7 +238,43 @@ describe('signing in with a password', () => {
 
   it('gives a successful sign-in its address slot back (an office behind one address)', async () => {
     for (let i = 0; i < 12; i++) await tryAs('annlee', 'ann-s password', '203.0.113.5');
-    expect(f.items.get('ip#203.0.113.5')?.tries).toBe(0);
+    expect(f.items.get('SIGNIN#ip#203.0.113.5|THROTTLE')?.tries).toBe(0);
     expect(f.sessions).toHaveLength(12);
+  });
+
+  it('lets the owner in from an address they signed in from while strangers elsewhere lock the account', async () => {
+    // Arrange: Ann signs in from her office; then 12 wrong passwords from 12 other addresses
+    await tryAs('annlee', 'ann-s password', '192.0.2.10');
+    for (let i = 0; i < 12; i++) await refusal(tryAs('annlee', `guess ${i}`, `198.51.100.${i + 1}`));
+    // Act
+    const fromOffice = await tryAs('annlee', 'ann-s password', '192.0.2.10');
+    const fromNewPlace = await refusal(tryAs('annlee', 'ann-s password', '203.0.113.99'));
+    // Assert: the account is locked for addresses it does not know, not for hers
+    expect(fromOffice.person.uid).toBe(1);
+    expect(fromNewPlace.slice(0, 2)).toEqual([
+      429,
+      'too many failed sign-ins for this account: try again in 15 minutes',
+    ]);
+  });
+
+  it('locks longer each time within a day (15, 30, 60 minutes)', async () => {
+    const retryAfters: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 5; i++) await refusal(tryAs('annlee', `guess ${round}.${i}`));
+      const [, , retryAfter] = await refusal(tryAs('annlee', 'ann-s password'));
+      retryAfters.push(String(retryAfter));
+      f.advance(Number(retryAfter) + 1);
+    }
+    expect(retryAfters).toEqual(['900', '1800', '3600']);
+    // A day later without a lock, the next starts at 15 minutes again.
+    f.advance(86_400);
+    for (let i = 0; i < 5; i++) await refusal(tryAs('annlee', `late ${i}`));
+    expect((await refusal(tryAs('annlee', 'ann-s password')))[2]).toBe('900');
+  });
+
+  it('replaces a hash made with older parameters at the next successful sign-in', async () => {
+    await tryAs('cy', 'old hash password');
+    await refusal(tryAs('cy', 'not the password'));
+    expect(f.rehashed).toEqual([3]);
   });
 });

@@ -147,6 +147,14 @@ export interface Task extends TaskConfig {
   pinyin: string;
   token: string;
   secret: string;
+  /**
+   * The token and the secret before their last rotation (PUT /alarmtask/credentials), still accepted
+   * until the stated Unix second (the overlap). Absent once none was rotated, or the overlap was 0.
+   */
+  token_previous?: string;
+  token_previous_until?: number;
+  secret_previous?: string;
+  secret_previous_until?: number;
   status: TaskStatus;
   /** Unix seconds when a pause ends (status 2 only). */
   paused_until?: number;

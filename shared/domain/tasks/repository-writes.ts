@@ -1,4 +1,4 @@
-import { TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import {
   db,
   isConditionFailure,
@@ -185,8 +185,9 @@ export async function deleteTaskItems(task: Task, permissions: PermissionItem[])
     ...permissions.map((p) => ({
       Delete: { TableName: tableName(), Key: keys.taskPermission(task.id, p.uid) },
     })),
-    // The heartbeat state, if the task ever had one.
+    // The heartbeat state and the intake token, if the task ever had them.
     { Delete: { TableName: tableName(), Key: keys.taskHeartbeat(task.id) } },
+    { Delete: { TableName: tableName(), Key: keys.taskIntake(task.id) } },
   ];
   return transact(items, undefined);
 }
@@ -289,4 +290,33 @@ export async function setTaskSetting(
     if (isConditionFailure(err)) return false;
     throw err;
   }
+}
+
+/**
+ * AP-T16: a task's intake token item, read strongly consistent on every use (never cached): its
+ * hash, '' once revoked; undefined when the task never had one written there.
+ */
+export async function getIntakeHash(taskId: number): Promise<{ hash: string } | undefined> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.taskIntake(taskId), ConsistentRead: true }),
+  );
+  return out.Item ? { hash: String(out.Item.hash ?? '') } : undefined;
+}
+
+/** AP-T17: set a task's intake token hash ('' or undefined: none; the old one stops working at once). */
+export async function putIntakeHash(taskId: number, hash: string | undefined): Promise<void> {
+  await db().send(
+    new UpdateCommand({
+      TableName: tableName(),
+      Key: keys.taskIntake(taskId),
+      UpdateExpression: 'SET entity = :e, schema_version = :v, task_id = :t, #h = :h',
+      ExpressionAttributeNames: { '#h': 'hash' },
+      ExpressionAttributeValues: {
+        ':e': 'task_intake',
+        ':v': SCHEMA_VERSION,
+        ':t': taskId,
+        ':h': hash ?? '',
+      },
+    }),
+  );
 }

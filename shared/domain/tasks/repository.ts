@@ -9,7 +9,7 @@ import { sealTaskRobots } from '../channels/robots.ts';
  * The stored form of a task: token and secret are sealed (see auth/seal.ts), and so is every robot's
  * webhook and secret in its receivers (robots.ts; a task read keeps them sealed).
  */
-export interface TaskItem extends Omit<Task, 'token' | 'secret'> {
+export interface TaskItem extends Omit<Task, 'token' | 'secret' | 'token_previous' | 'secret_previous'> {
   pk: string;
   sk: string;
   gsi1pk: string;
@@ -20,6 +20,8 @@ export interface TaskItem extends Omit<Task, 'token' | 'secret'> {
   schema_version: number;
   token_sealed: string;
   secret_sealed: string;
+  token_previous_sealed?: string;
+  secret_previous_sealed?: string;
 }
 
 /**
@@ -27,7 +29,7 @@ export interface TaskItem extends Omit<Task, 'token' | 'secret'> {
  * rename moves them; the UpdateItem writers (status, settings) leave them as they are.
  */
 export function toTaskItem(task: Task): TaskItem {
-  const { token, secret, ...rest } = task;
+  const { token, secret, token_previous, secret_previous, ...rest } = task;
   return {
     ...keys.task(task.id),
     ...keys.taskListing(task),
@@ -36,12 +38,21 @@ export function toTaskItem(task: Task): TaskItem {
     ...sealTaskRobots(rest),
     token_sealed: seal(token),
     secret_sealed: seal(secret),
+    ...(token_previous ? { token_previous_sealed: seal(token_previous) } : {}),
+    ...(secret_previous ? { secret_previous_sealed: seal(secret_previous) } : {}),
   };
 }
 
 export function fromTaskItem(item: Record<string, unknown>): Task {
-  const { token_sealed, secret_sealed, ...rest } = fromItem<Omit<TaskItem, 'pk' | 'sk'>>(item);
-  return { ...rest, token: unseal(token_sealed), secret: unseal(secret_sealed) } as Task;
+  const { token_sealed, secret_sealed, token_previous_sealed, secret_previous_sealed, ...rest } =
+    fromItem<Omit<TaskItem, 'pk' | 'sk'>>(item);
+  return {
+    ...rest,
+    token: unseal(token_sealed),
+    secret: unseal(secret_sealed),
+    ...(token_previous_sealed ? { token_previous: unseal(token_previous_sealed) } : {}),
+    ...(secret_previous_sealed ? { secret_previous: unseal(secret_previous_sealed) } : {}),
+  } as Task;
 }
 
 /** AP: get a task by id. */

@@ -206,6 +206,17 @@ export interface RateLimitSet {
   default: boolean;
 }
 
+/** PUT /alarmtask/credentials: the new credentials, shown this once. */
+export interface CredentialsRotated {
+  id: number;
+  /** The new task token (when rotated): signs alarm reports and the fixed signature. */
+  token?: string;
+  /** The new task secret (when rotated): signs task requests and the task's webhook events. */
+  secret?: string;
+  /** Unix seconds until when the rotated ones are still accepted. */
+  previous_valid_until: number;
+}
+
 /** PUT /alarmtask/retention */
 export interface RetentionSet {
   id: number;

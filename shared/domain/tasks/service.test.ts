@@ -4,6 +4,7 @@ import type { DueItem } from '../due/repository.ts';
 import { ConflictError, NotFoundError } from '../errors.ts';
 import type { Task } from './model.ts';
 import type { TaskWriteResult } from './repository-writes.ts';
+import { logged } from '../../testing/logs.ts';
 import {
   createTask,
   expirePause,
@@ -96,7 +97,10 @@ describe('tasks service', () => {
         throw new Error('queue down');
       },
     });
-    const out = await createTask(body({ receiver: { channels: { webhook: 'https://x.example' } } }), deps);
+    const [out, errors] = await logged('error', () =>
+      createTask(body({ receiver: { channels: { webhook: 'https://x.example' } } }), deps),
+    );
+    expect(errors).toEqual([['PING event not queued', { taskId: 100, error: new Error('queue down') }]]);
     expect(out.task).toMatchObject({ id: 100, status: 1, department: { id: 1, name: 'dept1' } });
     expect(tasks.get(100)?.receiver.channels?.webhook).toBe('https://x.example');
   });

@@ -76,6 +76,26 @@ describe('getTaskCached', () => {
     expect(callsBefore).toBe(1);
     expect(deps.getTask).toHaveBeenCalledTimes(2);
   });
+
+  it('reads a cached task again on `refresh` (a rotated credential), at most once a second', async () => {
+    // Arrange: cached just now
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2030-01-01T00:00:00.000Z'));
+    const deps = loader(() => ({ id: 5 }) as Task);
+    await getTaskCached(5, {}, deps);
+    // Act: a signature did not match, twice in a burst, then again a second later
+    await getTaskCached(5, { refresh: true }, deps);
+    await getTaskCached(5, { refresh: true }, deps);
+    const inBurst = deps.getTask.mock.calls.length;
+    vi.setSystemTime(new Date('2030-01-01T00:00:01.200Z'));
+    await getTaskCached(5, { refresh: true }, deps);
+    // Assert
+    expect(inBurst).toBe(2);
+    expect(deps.getTask).toHaveBeenCalledTimes(3);
+    // A plain read keeps the refreshed entry.
+    await getTaskCached(5, {}, deps);
+    expect(deps.getTask).toHaveBeenCalledTimes(3);
+  });
 });
 
 describe('batchedTaskLoader', () => {

@@ -19,6 +19,8 @@ interface Entry {
   value: Promise<Task | undefined>;
   /** Service time (ms) when the read started. */
   loadedAt: number;
+  /** Whether the read was forced by `refresh` (those happen at most once a second per task). */
+  refreshed?: boolean;
 }
 
 const MAX_ENTRIES = 5_000;
@@ -27,6 +29,11 @@ const cacheOf = perContainer(() => new Map<number, Entry>());
 export interface CacheOptions {
   /** Unix seconds: the entry must have been loaded after this second ended. */
   notOlderThan?: number;
+  /**
+   * Read the task again now (a signature did not match the cached one: its credentials may have been
+   * rotated), unless a refresh read it less than a second ago.
+   */
+  refresh?: boolean;
 }
 
 type TaskLoader = (id: number, consistent?: boolean) => Promise<Task | undefined>;
@@ -83,9 +90,10 @@ export async function getTaskCached(
   const fresh =
     hit &&
     now - hit.loadedAt < config().taskCacheSeconds * 1000 &&
-    (opts.notOlderThan === undefined || hit.loadedAt >= (opts.notOlderThan + 1) * 1000);
+    (opts.notOlderThan === undefined || hit.loadedAt >= (opts.notOlderThan + 1) * 1000) &&
+    (!opts.refresh || (hit.refreshed === true && now - hit.loadedAt < 1000));
   if (hit && fresh) return hit.value;
-  const entry: Entry = { value: deps.getTask(id, true), loadedAt: now };
+  const entry: Entry = { value: deps.getTask(id, true), loadedAt: now, refreshed: opts.refresh === true };
   cache.delete(id);
   if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as number);
   cache.set(id, entry);

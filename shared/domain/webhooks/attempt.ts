@@ -1,7 +1,8 @@
+import { keysOf } from '../tasks/credentials.ts';
 import { performance } from 'node:perf_hooks';
-import { nowMs } from '../../clock.ts';
+import { nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
-import { logger } from '../../log.ts';
+import { logDelivery, logger } from '../../log.ts';
 import { count, webhookLatency } from '../../metrics.ts';
 import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../messaging/messages.ts';
 import type { UrlCheck } from '../../outbound/url-guard.ts';
@@ -121,7 +122,11 @@ export async function attemptOne(
       'user-agent': `svc/${cfg.serviceVersion}`,
       'webhook-id': msg.event_id,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': signWebhook(task.secret, msg.event_id, timestamp, body),
+      // During a secret rotation's overlap, signed with the new secret and the old one (Standard
+      // Webhooks' space-separated list): a receiver still holding the old secret keeps verifying.
+      'webhook-signature': keysOf(task, 'secret', nowSeconds())
+        .map((secret) => signWebhook(secret, msg.event_id, timestamp, body))
+        .join(' '),
     };
     const started = performance.now();
     const res = await deps.post(checked.url, headers, body, cfg.webhookTimeoutMs, cfg.blockPrivateWebhooks);
@@ -174,6 +179,14 @@ export async function record(sent: Sent[], deps: DeliveryDeps): Promise<void> {
   for (const { attempt } of sent) {
     if (!attempt) continue;
     count('WebhookDelivery', { outcome: attempt.outcome });
+    logDelivery({
+      channel: 'webhook',
+      target: attempt.target ?? '',
+      outcome: attempt.outcome,
+      code: attempt.status !== undefined ? `HTTP ${attempt.status}` : attempt.error,
+      id: attempt.event_id,
+      attempt: attempt.attempt,
+    });
     if (attempt.duration_ms > 0) webhookLatency(attempt.duration_ms);
     if (attempt.attempt === 1 && SETTLED.includes(attempt.outcome)) logged.push(attempt);
     else own.push(attempt);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { deliverNow, sendEventNow } from './deliver-now.ts';
+import { logged } from '../../testing/logs.ts';
 import { bundle, fakes, message, useDeliveryConfig } from './test-delivery.ts';
 
 useDeliveryConfig();
@@ -41,7 +42,10 @@ describe("deliverNow (a producer's first attempt)", () => {
     f.deps.getTask = async () => {
       throw new Error('throttled');
     };
-    await deliverNow([bundle([1], 27)], f.deps);
+    const [, errors] = await logged('error', () => deliverNow([bundle([1], 27)], f.deps));
+    expect(errors).toEqual([
+      ['webhook delivery failed', { eventId: 'evt-27-1', error: new Error('throttled') }],
+    ]);
     f.deps.getTask = read;
     await deliverNow([bundle([2], 27)], f.deps);
     expect(f.own).toEqual([
@@ -75,7 +79,14 @@ describe("deliverNow (a producer's first attempt)", () => {
   it('throws when a failed event cannot be queued (the producer runs again), or when queuing what waits fails', async () => {
     const failing = fakes({ status: 500 });
     failing.failRequeue(1);
-    await expect(deliverNow([bundle([1], 25)], failing.deps)).rejects.toThrow(/could not queue/);
+    const [refused, warnings] = await logged('warn', () =>
+      deliverNow([bundle([1], 25)], failing.deps).then(
+        () => undefined,
+        (err: Error) => err,
+      ),
+    );
+    expect(refused?.message).toMatch(/could not queue/);
+    expect(warnings.map(([m, a]) => [m, a.count])).toEqual([['could not queue webhook retries', 1]]);
     // What waits for the queue cannot be queued: the fresh event still goes out, and is recorded, first
     const waiting = fakes();
     waiting.failRequeue(1);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookMessage } from '../../messaging/messages.ts';
 import { deliverWebhooks } from './delivery.ts';
+import { logged } from '../../testing/logs.ts';
 import { bundle, failedAttempt, fakes, message, rec, useDeliveryConfig } from './test-delivery.ts';
 
 useDeliveryConfig();
@@ -70,7 +71,8 @@ describe('deliverWebhooks: bundles', () => {
     f.failRequeue(1);
     const b = bundle([1, 2, 3]);
     // Act
-    const first = await deliverWebhooks([rec(b, 1, 'b1')], f.deps);
+    const [first, warnings] = await logged('warn', () => deliverWebhooks([rec(b, 1, 'b1')], f.deps));
+    expect(warnings.map(([m, a]) => [m, a.count])).toEqual([['could not queue webhook retries', 1]]);
     const sentFirst = f.posted.map((p) => p.headers['webhook-id']);
     const again = await deliverWebhooks([rec(b, 2, 'b1')], f.deps);
     // Assert
@@ -153,8 +155,9 @@ describe('deliverWebhooks: bundles', () => {
     const f = fakes();
     const b = bundle([1, 2]);
     (b.events[1] as { event_id?: string }).event_id = undefined;
-    const res = await deliverWebhooks([rec(b, 1, 'bad-bundle')], f.deps);
+    const [res, errors] = await logged('error', () => deliverWebhooks([rec(b, 1, 'bad-bundle')], f.deps));
     expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'bad-bundle' }]);
+    expect(errors).toEqual([['malformed webhook message', { messageId: 'bad-bundle' }]]);
     expect(f.posted).toHaveLength(0);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { WebhookMessage } from '../../messaging/messages.ts';
 import { deliverWebhooks } from './delivery.ts';
+import { logged } from '../../testing/logs.ts';
 import { verifyWebhookSignature } from './signature.ts';
 import { fakes, message, type Posted, rec, SECRET, task, useDeliveryConfig } from './test-delivery.ts';
 
@@ -245,8 +246,9 @@ describe('deliverWebhooks', () => {
 
   it('leaves a malformed message to the dead-letter queue', async () => {
     const f = fakes();
-    const res = await deliverWebhooks([rec('{nope', 1, 'junk')], f.deps);
+    const [res, errors] = await logged('error', () => deliverWebhooks([rec('{nope', 1, 'junk')], f.deps));
     expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'junk' }]);
+    expect(errors).toEqual([['malformed webhook message', { messageId: 'junk' }]]);
     expect(f.posted).toHaveLength(0);
   });
 
@@ -261,8 +263,11 @@ describe('deliverWebhooks', () => {
     f.deps.getTask = async () => {
       throw new Error('throttled');
     };
-    const res = await deliverWebhooks([rec(message(1), 3, 'y')], f.deps);
+    const [res, errors] = await logged('error', () => deliverWebhooks([rec(message(1), 3, 'y')], f.deps));
     expect(res.batchItemFailures).toEqual([]);
+    expect(errors).toEqual([
+      ['webhook delivery failed', { eventId: 'evt-12-1', error: new Error('throttled') }],
+    ]);
     expect(f.requeued).toEqual([{ body: { ...message(1), attempts_before: 3 }, delaySeconds: 120 }]);
     expect(f.posted).toHaveLength(0);
     expect(f.own).toEqual([expect.objectContaining({ outcome: 'failed', error: 'internal error' })]);
@@ -273,9 +278,12 @@ describe('deliverWebhooks', () => {
     f.deps.logDeliveries = async () => {
       throw new Error('table unavailable');
     };
-    const res = await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
+    const [res, errors] = await logged('error', () => deliverWebhooks([rec(message(1), 1, 'm1')], f.deps));
     expect(res.batchItemFailures).toEqual([]);
     expect(f.posted).toHaveLength(1);
+    expect(errors).toEqual([
+      ['could not record webhook attempts', { count: 1, error: new Error('table unavailable') }],
+    ]);
   });
 });
 

@@ -21,6 +21,7 @@ import {
 import * as repo from './repository.ts';
 import type { WorkflowFilter } from './repository-listing.ts';
 import { ANNOUNCE_KIND, defaultDeps, runAnnouncement } from './service.ts';
+import { MalformedDueWork } from '../due/runner.ts';
 
 const sk = (at: number, id: number) => `${String(at).padStart(10, '0')}#${String(id).padStart(12, '0')}`;
 
@@ -307,6 +308,21 @@ describe('runAnnouncement (count moves, once)', () => {
       [item, [{ task_id: 1, shard: repo.countShardOf(5), delta: { processing: 1, pending: -1 } }]],
     ]);
     expect(item.payload.counted).toBe(true);
+  });
+
+  it.each([
+    ['no list', 'x'],
+    ['a list of something else', [{ workflow_id: '5', sk: 'P#1' }]],
+  ])('refuses an announcement whose records are %s as malformed, touching nothing', async (_, records) => {
+    const item = { ...outbox(), payload: { ...outbox().payload, records } };
+    const { deps, calls } = depsWith(['applied']);
+    const failed = await runAnnouncement(item, deps).then(
+      () => undefined,
+      (err: Error) => err,
+    );
+    expect(failed).toBeInstanceOf(MalformedDueWork);
+    expect(failed?.message).toBe('announcement: records must be a list of {workflow_id, sk}');
+    expect(calls).toEqual([]);
   });
 
   it('retries a lost race, then leaves the counts (unmarked) to the next run', async () => {

@@ -365,12 +365,12 @@ export async function insertReminderRecord(
 }
 
 /** AP-F11: the tasks (of `taskIds`) on which a user holds any permission (batch of permission items). */
-export async function tasksWithPermission(uid: number, taskIds: number[]): Promise<Set<number>> {
+export async function tasksWithPermission(uid: number, taskIds: number[]): Promise<Map<number, 'rw' | 'ro'>> {
   const items = await batchGet(
     [...new Set(taskIds)].map((t) => keys.taskPermission(t, uid)),
     true,
   );
-  return new Set(items.map((i) => Number(i.task_id)));
+  return new Map(items.map((i) => [Number(i.task_id), i.access === 'rw' ? 'rw' : 'ro']));
 }
 
 /** The counter item of a workflow's task that counts it. */

@@ -7,6 +7,7 @@ import type { HistoryRecord } from '../alarms/history.ts';
 import { ROLE_SUPER_ADMIN, type User } from '../directory/model.ts';
 import { getAlarmGroups, getDepartment, getUsers } from '../directory/repository.ts';
 import { type DueItem, deleteDue, putDue } from '../due/repository.ts';
+import { MalformedDueWork } from '../due/runner.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
 import { alarmGroupIds, channelJobs, type Recipients, recipientsOf } from '../notifications/receivers.ts';
 import { requireReadOf } from '../tasks/access.ts';
@@ -340,7 +341,12 @@ async function loadActors(actor: number, assignto: number[], deps: WorkflowDeps)
   return users;
 }
 
-/** The acting user needs role 9 or any permission on each workflow's task; the application may act freely. */
+/**
+ * The acting user needs role 9 or read-write permission (`rw`) on each workflow's task: a read-only
+ * permission (`ro`) reads workflows but does not operate them. Without a named user the application
+ * itself acts (the interface's rule; a deployment with STRICT_APP_GRANTS requires the app's grant
+ * `operate` for that).
+ */
 async function checkPermission(
   actor: number,
   users: Map<number, User>,
@@ -349,9 +355,12 @@ async function checkPermission(
 ) {
   if (!actor || users.get(actor)?.role === ROLE_SUPER_ADMIN) return;
   const taskIds = [...new Set(workflows.map((w) => w.task_id))];
-  const allowed = await deps.repo.tasksWithPermission(actor, taskIds);
-  const denied = taskIds.find((t) => !allowed.has(t));
+  const permissions = await deps.repo.tasksWithPermission(actor, taskIds);
+  const denied = taskIds.find((t) => !permissions.has(t));
   if (denied !== undefined) throw new ForbiddenError(`user [${actor}] has no permission on task [${denied}]`);
+  const readOnly = taskIds.find((t) => permissions.get(t) !== 'rw');
+  if (readOnly !== undefined)
+    throw new ForbiddenError(`user [${actor}] has read-only permission on task [${readOnly}]`);
 }
 
 // ---- Announcements (outbox) -------------------------------------------------------------------
@@ -428,13 +437,24 @@ async function applyCounts(outbox: DueItem, moves: CountMove[], deps: WorkflowDe
  * failed, by the scheduled run (due kind `workflow-announce`), which then deletes the item.
  */
 export async function runAnnouncement(outbox: DueItem, deps: WorkflowDeps = defaultDeps): Promise<void> {
-  const payload = outbox.payload as unknown as AnnouncePayload;
+  const payload = announcePayloadOf(outbox.payload);
   if (payload.counts?.length && !payload.counted) {
     await applyCounts(outbox, payload.counts, deps);
     // The runner buries the item it holds when publishing keeps failing: it must say so too.
     payload.counted = true;
   }
   await announce(payload, deps);
+}
+
+/** An outbox item's payload, checked: one that names no pipeline records can never be announced. */
+function announcePayloadOf(payload: Record<string, unknown>): AnnouncePayload {
+  const records = payload.records;
+  const isKey = (r: unknown) =>
+    typeof (r as { workflow_id?: unknown })?.workflow_id === 'number' &&
+    typeof (r as { sk?: unknown }).sk === 'string';
+  if (!Array.isArray(records) || !records.every(isKey))
+    throw new MalformedDueWork('announcement: records must be a list of {workflow_id, sk}');
+  return payload as unknown as AnnouncePayload;
 }
 
 /**

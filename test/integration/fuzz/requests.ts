@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { routes } from '../../../infra/definitions.ts';
 import { hmacSign, md5Sign } from '../../../shared/domain/auth/signature.ts';
-import { type AppAuth, appHeaders, baseUrl, serviceNow } from '../../support/client.ts';
+import { type AppAuth, appHeaders, baseUrl, boundAppHeaders, serviceNow } from '../../support/client.ts';
 import { OTHER_APP, TEST_APP } from '../../support/seed.ts';
 
 import { ANY_CONTENT, SPECS } from './specs.ts';
@@ -69,9 +69,13 @@ async function appAuthHeaders(poison: AuthPoison, app: AppAuth = TEST_APP): Prom
     case 'app-id-junk':
       return { 'x-app-id': '1e20', 'x-app-timestamp': String(now), 'x-app-sign': '\u00ff\u00fe%00' };
     default:
-      return appHeaders(app);
+      // Signed bound to the request (API guide §3.1.1) once it is complete: send() does it.
+      return { [BIND]: JSON.stringify(app) };
   }
 }
+
+/** A header send() replaces by the request-bound app signature of the request as sent. */
+const BIND = 'x-test-bind-app';
 
 /** The signed-in browser's cookie, CSRF token and origin, with a poison. */
 function sessionHeaders(poison: AuthPoison): Record<string, string> {
@@ -303,8 +307,17 @@ export async function build(c: Case): Promise<Req> {
 export async function send(r: Req): Promise<{ status: number; text: string }> {
   const url = new URL(r.path, baseUrl());
   for (const [k, v] of Object.entries(r.query ?? {})) url.searchParams.set(k, v);
-  const headers: Record<string, string> = { ...(r.headers ?? {}) };
+  const { [BIND]: bind, ...headers }: Record<string, string> = { ...(r.headers ?? {}) };
   if (r.contentType) headers['content-type'] = r.contentType;
+  if (bind) {
+    const request = {
+      method: r.method,
+      path: url.pathname,
+      rawQuery: url.search.slice(1),
+      body: r.body ?? '',
+    };
+    Object.assign(headers, await boundAppHeaders(JSON.parse(bind) as AppAuth, request));
+  }
   const res = await fetch(url, { method: r.method, headers, body: r.body });
   return { status: res.status, text: await res.text() };
 }

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { hmacSign, md5Sign } from '../../../shared/domain/auth/signature.ts';
-import { type AppAuth, serviceNow } from '../../support/client.ts';
+import { type AppAuth, serviceNow, FIXED_SIGN_TIMESTAMP } from '../../support/client.ts';
 import { ADMIN_APP } from '../../support/seed.ts';
 import { taskBody } from '../../support/tasks.ts';
 
@@ -302,6 +302,18 @@ Object.assign(SPECS, {
     }),
     poisons: [[['retention_days'], fc.constantFrom<Json>(-1, 3651, 1.5, '30', null, { $raw: '1e20' })]],
   },
+  'PUT /alarmtask/credentials': {
+    valid: async () => ({
+      auth: 'app+task',
+      input: { ...(await taskAuthNow()), secret: 1, overlap_minutes: 60 },
+      source: 'json',
+    }),
+    poisons: [
+      [['overlap_minutes'], fc.constantFrom<Json>(-1, 10_081, 1.5, '60', null, { $raw: '1e20' })],
+      [['secret'], fc.constantFrom<Json>(2, -1, '1', true, null)],
+      [['token'], fc.constantFrom<Json>(2, '1', false, [1])],
+    ],
+  },
   'GET /alarmtask/alarms': {
     valid: readQuery(),
     poisons: [
@@ -457,9 +469,9 @@ for (const op of ['claim', 'assign', 'processed', 'reactive', 'close']) {
 }
 
 // The monitors' intake: credentials in the query, the body is the content. The original's fixed
-// signature (no time window), so a stale timestamp is no poison here.
+// signature (valid for a year after its timestamp), so a month-old timestamp is no poison here.
 const intakeQuery = () => {
-  const ts = '1600000000';
+  const ts = String(FIXED_SIGN_TIMESTAMP);
   return { taskid: String(task.id), timestamp: ts, sign: md5Sign(task.token, task.id, ts) };
 };
 const intake =

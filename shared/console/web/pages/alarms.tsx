@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, getFilled } from '../api.ts';
-import { clock, compact, LEVELS, OUTCOMES, plural } from '../format.ts';
+import { clock, compact, LEVELS, OUTCOMES, outcomeLabel, plural } from '../format.ts';
 import { href, navigate, type Route } from '../router.ts';
 import type { AlarmList, AlarmView } from '../types.ts';
 import { ErrorBox, LevelBadge, Loading, More, OutcomeBadge, Time, useInterval } from '../ui.tsx';
@@ -141,7 +141,7 @@ export function AlarmsPage({ taskId, route }: { taskId: number; route: Route }) 
             <option value="">any</option>
             {OUTCOMES.map((o) => (
               <option key={o} value={o}>
-                {o}
+                {outcomeLabel(o)}
               </option>
             ))}
           </select>

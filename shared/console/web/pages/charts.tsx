@@ -1,5 +1,5 @@
 import { get, serviceNow } from '../api.ts';
-import { clock, dateTime, LEVELS, OUTCOMES } from '../format.ts';
+import { clock, dateTime, LEVELS, OUTCOMES, outcomeLabel } from '../format.ts';
 import { href, navigate, type Route } from '../router.ts';
 import type { Stats } from '../types.ts';
 import { Loaded, useAsync, useInterval } from '../ui.tsx';
@@ -209,7 +209,7 @@ export function ChartsPage({ taskId, route }: { taskId: number; route: Route }) 
               <StackedBars
                 id="by-outcome"
                 title="Alarms per minute by outcome"
-                series={OUTCOMES.map((name) => ({ name, cls: `s-outcome-${name}` }))}
+                series={OUTCOMES.map((o) => ({ name: outcomeLabel(o), cls: `s-outcome-${o}` }))}
                 bins={bins.map((b) => ({
                   minute: b.minute,
                   values: OUTCOMES.map((o) => b.outcomes[o] ?? 0),

@@ -264,44 +264,42 @@ export function Configuration({ task }: { task: TaskDetail }) {
       <Section title="Templates">
         <p>
           {template.template_id ? `Predefined template #${template.template_id}` : 'No predefined template'}
-          {'; '}where each scene's message comes from, per channel:
+          {'; '}where each channel's message comes from, per scene:
         </p>
         {channels.length > 0 && (
-          <div class="scroll">
-            <table class="grid small">
-              <thead>
-                <tr>
-                  <th scope="col">Scene</th>
-                  {channels.map((c) => (
-                    <th scope="col" key={c}>
-                      {c}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              <tbody>
+          <table class="grid small templates">
+            <thead>
+              <tr>
+                <th scope="col">Channel</th>
                 {SCENES.map((scene) => (
-                  <tr key={scene}>
-                    <th scope="row">{scene}</th>
-                    {channels.map((c) => {
-                      const type = TEMPLATE_TYPES[matrix[scene][c]?.type ?? 0];
-                      return (
-                        <td key={c}>
-                          <a
-                            class={`tpl tpl-${type}`}
-                            href={href('tasks', task.id, 'deliveries', { scene, channel: c })}
-                            title={`Preview the ${scene} message on ${c}`}
-                          >
-                            {type}
-                          </a>
-                        </td>
-                      );
-                    })}
-                  </tr>
+                  <th scope="col" key={scene}>
+                    {scene}
+                  </th>
                 ))}
-              </tbody>
-            </table>
-          </div>
+              </tr>
+            </thead>
+            <tbody>
+              {channels.map((c) => (
+                <tr key={c}>
+                  <th scope="row">{CHANNEL_NAMES[c] ?? c}</th>
+                  {SCENES.map((scene) => {
+                    const type = TEMPLATE_TYPES[matrix[scene][c]?.type ?? 0];
+                    return (
+                      <td key={scene}>
+                        <a
+                          class={`tpl tpl-${type}`}
+                          href={href('tasks', task.id, 'deliveries', { scene, channel: c })}
+                          title={`Preview the ${scene} message on ${c}`}
+                        >
+                          {type}
+                        </a>
+                      </td>
+                    );
+                  })}
+                </tr>
+              ))}
+            </tbody>
+          </table>
         )}
       </Section>
       <Section title="Storage and access">

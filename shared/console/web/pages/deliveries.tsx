@@ -145,6 +145,10 @@ function TestSend({ taskId }: { taskId: number }) {
     <section class="card">
       <h2>Test the webhook</h2>
       <p>Sends a PING event to the task's webhook now, signed like every event, and shows the attempt.</p>
+      <p class="muted note-leve">
+        Alarm events carry the alarm's <code>level</code> twice, also as <code>leve</code>: the spelling of
+        the interface's field table, kept for receivers written to it. Read either.
+      </p>
       <button type="button" onClick={send} disabled={busy}>
         {busy ? 'Sending…' : 'Send a test PING'}
       </button>

@@ -9,7 +9,12 @@ const SSO_REFUSALS: Record<string, string> = {
     'Single sign-on could not be finished: the sign-in took too long, or began in another browser. Try again.',
   invalid: 'Single sign-on failed: the sign-in provider’s answer could not be verified. Try again.',
   'no-email': 'Single sign-on failed: the sign-in provider gave no e-mail address for you.',
+  'bad-email':
+    'Single sign-on failed: the sign-in provider gave an e-mail address that is not a plain address (only ASCII letters, digits and punctuation).',
   unverified: 'Single sign-on failed: the sign-in provider has not verified your e-mail address.',
+  linked:
+    'Single sign-on failed: your directory account is bound to another identity at the sign-in provider. Ask an operator to unbind it.',
+  inactive: 'Your account is deactivated. Ask an operator.',
   'no-user':
     'You signed in at the provider, but no person in the tocsin directory has that e-mail address. Ask an operator to add you to the directory.',
   unavailable:

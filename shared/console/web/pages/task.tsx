@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { get, put } from '../api.ts';
-import { compact } from '../format.ts';
+import { compact, summary } from '../format.ts';
 import { href } from '../router.ts';
 import type { AlarmList, DeliveryList, TaskDetail, WorkflowList } from '../types.ts';
 import {
@@ -161,7 +161,9 @@ function RecentAlarms({ taskId }: { taskId: number }) {
               {d.alarms.map((a) => (
                 <li key={a.uuid}>
                   <LevelBadge level={a.level} /> <OutcomeBadge outcome={a.outcome} />{' '}
-                  <a href={href('tasks', taskId, 'alarms', a.uuid)}>{compact(a.ctn ?? a.uuid, 60)}</a>{' '}
+                  <a href={href('tasks', taskId, 'alarms', a.uuid)} title={compact(a.ctn ?? a.uuid, 400)}>
+                    {a.ctn ? summary(a.ctn, 60) : a.uuid}
+                  </a>{' '}
                   <Time s={a.created_at} />
                 </li>
               ))}
@@ -195,7 +197,7 @@ function RecentWorkflows({ taskId }: { taskId: number }) {
               {d.workflows.map((w) => (
                 <li key={w.id}>
                   <a href={href('tasks', taskId, 'workflows', w.id)}>#{w.id}</a>{' '}
-                  <WorkflowStatusBadge status={w.status} /> {compact(w.history?.ctn ?? '', 50)}{' '}
+                  <WorkflowStatusBadge status={w.status} /> {summary(w.history?.ctn ?? '', 50)}{' '}
                   <Time s={w.created_at} />
                 </li>
               ))}

@@ -74,7 +74,7 @@ function Step({
   );
 }
 
-function Attempts({ attempts }: { attempts: Attempt[] }) {
+function Attempts({ attempts, names }: { attempts: Attempt[]; names: Map<number, string> }) {
   if (attempts.length === 0) return <p class="muted">no attempt recorded yet</p>;
   const sorted = [...attempts].sort((a, b) => a.at_ms - b.at_ms);
   return (
@@ -98,7 +98,7 @@ function Attempts({ attempts }: { attempts: Attempt[] }) {
               <AttemptBadge outcome={a.outcome} />
             </td>
             <td>
-              <code>{a.target ?? ''}</code>
+              <code>{named(a.target ?? '', names)}</code>
             </td>
             <td>{answer(a)}</td>
             <td>{duration(a.duration_ms)}</td>
@@ -121,6 +121,21 @@ const toneOf = (result: string): 'good' | 'bad' | 'neutral' | 'warn' =>
 /** Outcomes that send notices: their colour is what the deliveries came to, not the decision. */
 const SENDS = new Set(['notified', 'recovered']);
 
+/** Whether a person was reached: green only when one was. */
+const REACH_TONE: Record<Trace['delivery']['reach'], 'good' | 'bad' | 'neutral'> = {
+  notified: 'good',
+  'not notified yet': 'neutral',
+  'nobody reached': 'bad',
+};
+
+/** `uid 1` and `uids 1,2` in a target, named as the directory names them (`Ann Lee (uid 1)`). */
+function named(text: string, names: Map<number, string>): string {
+  return text.replace(/^uids? ([\d,]+)/, (whole, list: string) => {
+    const uids = list.split(',').filter(Boolean).map(Number);
+    return uids.every((u) => names.has(u)) ? uids.map((u) => `${names.get(u)} (uid ${u})`).join(', ') : whole;
+  });
+}
+
 function lastOutcome(attempts: Attempt[]): string {
   const last = [...attempts].sort((a, b) => b.at_ms - a.at_ms)[0];
   return last ? last.outcome : 'pending';
@@ -140,6 +155,8 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
           const r = t.receivers;
           const d = t.delivery;
           const sends = SENDS.has(a.outcome);
+          const names = new Map(t.users.map((u) => [u.uid, u.username]));
+          const reach = REACH_TONE[d.reach];
           return (
             <>
               <PageHead
@@ -148,8 +165,8 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                   <>
                     <code>{a.uuid}</code> · <LevelBadge level={a.level} />{' '}
                     {sends ? (
-                      <span class={`badge ${toneOf(d.result)}`}>
-                        {a.outcome}: {d.result === 'none' ? 'nothing delivered' : d.result}
+                      <span class={`badge ${reach}`} data-reach={d.reach}>
+                        {d.reach}
                       </span>
                     ) : (
                       <OutcomeBadge outcome={a.outcome} />
@@ -171,7 +188,7 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                 }
               />
               <TaskTabs taskId={taskId} current="alarms" />
-              <p class={`summary ${sends ? toneOf(d.result) : `outcome-${a.outcome}`}`}>{t.summary}</p>
+              <p class={`summary ${sends ? reach : `outcome-${a.outcome}`}`}>{t.summary}</p>
               {t.configuration.changed && <p class="warn">{t.configuration.note}</p>}
               <div class="trace">
                 <section class="card">
@@ -226,7 +243,7 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                                 {ch === 'webhook' && typeof v === 'string'
                                   ? safeUrl(v)
                                   : Array.isArray(v)
-                                    ? v.map((u) => `uid ${u}`).join(', ')
+                                    ? v.map((u) => named(`uid ${u}`, names)).join(', ')
                                     : JSON.stringify(v)}
                               </dd>
                             </div>
@@ -250,7 +267,7 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                       </Step>
                     )}
                     {(sends || d.channels.length > 0) && (
-                      <Step title="Delivered" result={d.result} tone={toneOf(d.result)}>
+                      <Step title="Delivered" result={d.reach} tone={reach}>
                         {d.channels.length === 0 ? (
                           <p class="muted">no delivery recorded</p>
                         ) : (
@@ -261,7 +278,11 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                                 <span class="muted">
                                   {(['delivered', 'failed', 'skipped', 'pending'] as const)
                                     .filter((o) => c[o] > 0)
-                                    .map((o) => `${c[o]} ${o}`)
+                                    .map((o) => {
+                                      const why =
+                                        o === 'failed' || o === 'skipped' ? c.reasons?.[o] : undefined;
+                                      return `${c[o]} ${o}${why?.length ? ` (${why.join('; ')})` : ''}`;
+                                    })
                                     .join(', ')}
                                 </span>
                               </li>
@@ -277,7 +298,7 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                         result={n.status}
                         tone={toneOf(n.status)}
                       >
-                        <p>to {n.targets.join(', ') || 'nobody'}</p>
+                        <p>to {n.targets.map((x) => named(x, names)).join(', ') || 'nobody'}</p>
                         {n.message && (
                           <details>
                             <summary>Message as sent{n.message.truncated ? ' (truncated)' : ''}</summary>
@@ -285,7 +306,7 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                             <pre class="message">{n.message.text}</pre>
                           </details>
                         )}
-                        <Attempts attempts={n.attempts} />
+                        <Attempts attempts={n.attempts} names={names} />
                       </Step>
                     ))}
                     {t.webhooks.map((w) => (
@@ -298,7 +319,7 @@ export function TracePage({ taskId, uuid }: { taskId: number; uuid: string }) {
                         <p class="muted">
                           webhook-id <code>{w.event_id}</code>
                         </p>
-                        <Attempts attempts={w.attempts} />
+                        <Attempts attempts={w.attempts} names={names} />
                       </Step>
                     ))}
                     {t.workflow && (

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { get, getFilled, put } from '../api.ts';
-import { compact, dateTime, PIPELINE_STATUS, plural, WORKFLOW_STATUS } from '../format.ts';
+import { compact, dateTime, PIPELINE_STATUS, plural, summary, WORKFLOW_STATUS } from '../format.ts';
 import { href } from '../router.ts';
 import type {
   Counts,
@@ -178,7 +178,9 @@ function Card({
         <a href={href('tasks', taskId, 'workflows', w.id)}>#{w.id}</a>{' '}
         {w.history && <LevelBadge level={w.history.level} />}{' '}
         <span class="muted">{dateTime(w.created_at)}</span>
-        <p class="content">{compact(w.history?.ctn ?? '', 90)}</p>
+        <p class="content" title={compact(w.history?.ctn ?? '', 400)}>
+          {summary(w.history?.ctn ?? '')}
+        </p>
         {(w.claimer || (w.assignees ?? []).length > 0) && (
           <p class="muted">
             {w.claimer && (
