@@ -147,6 +147,8 @@ export const keys = {
     sk: `MIN#${pad(minute, 10)}`,
   }),
   metricCollection: (taskId: number, metric: string) => `METRIC#${taskId}#${metric}`,
+  /** The serial lane of a contended metric: who holds it, until when. */
+  metricLane: (taskId: number, metric: string) => ({ pk: `METRIC#${taskId}#${metric}`, sk: 'LANE' }),
   metricMinuteSk: (minute: number) => `MIN#${pad(minute, 10)}`,
 
   /**

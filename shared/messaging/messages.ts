@@ -16,6 +16,8 @@ export interface AlarmMessage {
   notice_time: number;
   /** Unix seconds when the report was accepted. */
   reported_at: number;
+  /** When the report was accepted, ms (the pipeline's lag is measured from it; absent before). */
+  reported_ms?: number;
   /** Per-alarm receiver override. */
   receiver?: ReceiverConfig;
   /**

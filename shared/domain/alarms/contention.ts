@@ -20,6 +20,22 @@ import { count } from '../../metrics.ts';
 /** Time kept for the side effects and a handback after the commits: never retried into it. */
 export const EFFECTS_RESERVE_MS = 10_000;
 
+/**
+ * Hand-backs an alarm may take before it goes through its metric's serial lane: a group holding such
+ * an alarm first takes the lane (a lease on the metric, `METRIC#…`/`LANE`, for the rest of the
+ * invocation), then retries its commit for as long as the invocation allows, while the other groups
+ * of that metric that lose a commit yield to the lane (they hand their alarms back at once instead of
+ * retrying against it). Hand-backs thus stop: the lane's holder commits, and the alarms that yielded
+ * come back behind it. A lane held by another consumer hands the group back once more.
+ */
+export const MAX_HAND_BACKS = 3;
+/** How long a lane group retries when the invocation's remaining time is not known (ms). */
+export const LANE_BUDGET_MS = 20_000;
+
+/** Whether a group's alarms go through the serial lane (one of them was handed back MAX_HAND_BACKS times). */
+export const needsLane = (alarms: AlarmMessage[]): boolean =>
+  alarms.some((a) => (a.handed_back ?? 0) >= MAX_HAND_BACKS);
+
 /** Backoff between two commit attempts of a group, ms: exponential from 10 ms, capped, jittered. */
 export function commitBackoffMs(attempt: number, random: () => number = Math.random): number {
   return Math.min(400, 10 * 2 ** Math.min(attempt, 10)) * (0.5 + random());

@@ -28,6 +28,23 @@ export interface GroupItem {
   why: Why;
 }
 
+/**
+ * DynamoDB's transactions take at most 4 MB: a group's records are committed in turns of at most
+ * TRANSACTION_BYTES (each record counted at twice its message, its content being kept once and the
+ * rest bounded by it, plus a margin), the metric's state and bucket beside them.
+ */
+export const TRANSACTION_BYTES = 3_500_000;
+
+/** How many of `alarms`, from the first, fit one transaction (at least one). */
+export function transactionShare(alarms: AlarmMessage[]): number {
+  let bytes = 0;
+  for (const [i, a] of alarms.entries()) {
+    bytes += 2 * Buffer.byteLength(JSON.stringify(a)) + 2_048;
+    if (bytes > TRANSACTION_BYTES) return Math.max(1, i);
+  }
+  return alarms.length;
+}
+
 /** An alarm that does not go through a metric's state. */
 export async function processSingle(
   task: Task,
@@ -101,6 +118,25 @@ export async function processGroup(
   items: GroupItem[],
   deps: PipelineDeps,
   commitUntil: number,
+  /** The metric's serial lane (contention.ts): held for this group until it is done. */
+  lane?: { token: string; untilMs: number },
+) {
+  if (lane && !(await deps.repo.takeMetricLane(task.id, metric, lane.token, Date.now(), lane.untilMs)))
+    throw new MetricContended(metric, 0);
+  try {
+    await commitGroup(task, metric, items, deps, commitUntil, lane !== undefined);
+  } finally {
+    if (lane) await deps.repo.releaseMetricLane(task.id, metric, lane.token).catch(() => undefined);
+  }
+}
+
+async function commitGroup(
+  task: Task,
+  metric: string,
+  items: GroupItem[],
+  deps: PipelineDeps,
+  commitUntil: number,
+  inLane: boolean,
 ) {
   const strategy = strategyOf(task.compress);
   const upgrades = upgradeStrategies(task.upgrade);
@@ -116,9 +152,12 @@ export async function processGroup(
   }
   let pending = items.map((i) => i.alarm);
   const replays: string[] = [];
-  let committed: AlarmRecord[] = [];
-  const versions = new VersionWatch();
+  const committed: AlarmRecord[] = [];
+  let versions = new VersionWatch();
+  let askedLane = false;
   for (let attempt = 0; pending.length > 0; attempt++) {
+    // The alarms that fit one transaction (below DynamoDB's 4 MB): a larger group commits in turns.
+    const chunk = pending.slice(0, transactionShare(pending));
     const now = deps.now();
     const state = await deps.repo.getMetricState(task.id, metric);
     versions.see(state?.version);
@@ -130,14 +169,14 @@ export async function processGroup(
       state,
       taskId: task.id,
       metric,
-      alarms: pending.map((a) => ({ uuid: a.uuid, historyId: historyIds.get(a.uuid) as number })),
+      alarms: chunk.map((a) => ({ uuid: a.uuid, historyId: historyIds.get(a.uuid) as number })),
       now,
       strategy,
       upgrades,
       buckets,
       recoveryDelay: delay,
     });
-    const records = pending.map((alarm, i) => {
+    const records = chunk.map((alarm, i) => {
       const step = result.steps[i];
       return buildRecord(task, alarm, {
         outcome: 'compressed',
@@ -187,14 +226,24 @@ export async function processGroup(
       dues,
     });
     if (res.ok) {
-      committed = records;
-      break;
+      committed.push(...records);
+      pending = pending.slice(chunk.length);
+      // The next turn starts afresh: its own attempts, and our commit is no one else's move.
+      versions = new VersionWatch();
+      attempt = -1;
+      continue;
     }
     if (res.duplicates.length > 0) {
       replays.push(...res.duplicates);
       pending = pending.filter((a) => !res.duplicates.includes(a.uuid));
     }
     if (!res.conflict) continue;
+    // A serial lane holds this metric: yield to it rather than retry against it (asked once).
+    if (!inLane && !askedLane) {
+      askedLane = true;
+      if (await deps.repo.metricLaneHeld(task.id, metric, Date.now()))
+        throw new MetricContended(metric, attempt + 1);
+    }
     if (deps.clockMs() >= commitUntil) {
       // Contention only if someone else moved the state meanwhile (one more read tells, if need be).
       if (!versions.moved) versions.see((await deps.repo.getMetricState(task.id, metric))?.version);

@@ -221,6 +221,71 @@ export async function clearRecoveryPending(
   }
 }
 
+/**
+ * AP-P10: take a metric's serial lane until `untilMs` (contention.ts), unless someone else holds it;
+ * `token` names the holder (its release is conditioned on it). False when held.
+ */
+export async function takeMetricLane(
+  taskId: number,
+  metric: string,
+  token: string,
+  nowMs: number,
+  untilMs: number,
+): Promise<boolean> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...keys.metricLane(taskId, metric),
+          entity: 'metric_lane',
+          schema_version: SCHEMA_VERSION,
+          holder: token,
+          until_ms: untilMs,
+          ttl: Math.ceil(untilMs / 1000) + 3600,
+        },
+        ConditionExpression: 'attribute_not_exists(pk) OR until_ms < :now OR holder = :token',
+        ExpressionAttributeValues: { ':now': nowMs, ':token': token },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/** AP-P10: give a metric's serial lane up (if `token` still holds it: a lapsed lease is someone else's). */
+export async function releaseMetricLane(taskId: number, metric: string, token: string): Promise<void> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...keys.metricLane(taskId, metric),
+          entity: 'metric_lane',
+          schema_version: SCHEMA_VERSION,
+          holder: token,
+          until_ms: 0,
+          ttl: Math.ceil(Date.now() / 1000) + 3600,
+        },
+        ConditionExpression: 'holder = :token',
+        ExpressionAttributeValues: { ':token': token },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+
+/** AP-P11: whether a metric's serial lane is held at `nowMs` (a contended group then yields to it). */
+export async function metricLaneHeld(taskId: number, metric: string, nowMs: number): Promise<boolean> {
+  const out = await db().send(
+    new GetCommand({ TableName: tableName(), Key: keys.metricLane(taskId, metric), ConsistentRead: true }),
+  );
+  return Number(out.Item?.until_ms ?? 0) > nowMs;
+}
+
 /** AP-P7: reserve a block of `size` history ids; returns the last id of the block. */
 export async function reserveHistoryIds(size: number): Promise<number> {
   const out = await db().send(
