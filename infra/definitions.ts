@@ -614,7 +614,8 @@ export const queues: QueueDef[] = [
     gather: false,
     timeoutSeconds: 30,
     // The job's state and its run recorded, the task (cached) and its template, the users, each
-    // robot's send slot, a retry's backoff; the provider credentials and the providers themselves.
+    // robot's send slot, a retry queued again as a delayed message (a job whose retries are used up
+    // put in the DLQ); the provider credentials and the providers themselves.
     access: access(eventSource('notify'), SEAL_KEY, {
       items: {
         GetItem: ['NJOB#', 'TASK#', 'TPL#'],
@@ -622,7 +623,7 @@ export const queues: QueueDef[] = [
         UpdateItem: ['NJOB#', 'ROBOT#'],
         BatchWriteItem: ['NJOB#'],
       },
-      queues: { ChangeMessageVisibility: ['notify'] },
+      queues: { SendMessage: ['notify', 'notify-dlq'] },
       secrets: ['notify-providers'],
       notifyProviders: true,
     }),

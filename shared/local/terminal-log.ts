@@ -19,7 +19,9 @@ import { logger } from '../log.ts';
  */
 
 type Attributes = Record<string, unknown>;
-type Printer = { printLog(level: number, log: { prepareForPrint(): void; getAttributes(): Attributes }): void };
+type Printer = {
+  printLog(level: number, log: { prepareForPrint(): void; getAttributes(): Attributes }): void;
+};
 
 /** Keys every Powertools item carries (context, not news): left out of the line. */
 const CONTEXT = new Set([

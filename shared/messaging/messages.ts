@@ -3,6 +3,7 @@
  * processing idempotent.
  */
 import type { Channel, Level, ReceiverConfig, Robot } from '../domain/tasks/model.ts';
+import type { Retried } from './retry.ts';
 
 export type QueueName = 'alarm' | 'webhook' | 'notify';
 
@@ -78,18 +79,13 @@ export interface WebhookBundle {
  * One event on the webhook queue: an event to try again (each retry is a new message, sent with the
  * backoff as its delay, so no retry is ever held in flight), or a message of an earlier version.
  */
-export interface WebhookMessage extends WebhookEvent {
+export interface WebhookMessage extends WebhookEvent, Retried {
   kind: 'webhook';
   task_id: number;
   /** Unix seconds the event was created. */
   created_at: number;
   /** Attempts made before this message existed: its attempt n is this + n. */
   attempts_before?: number;
-  /**
-   * The retry is not due before this time (ms, real time): a backoff longer than SQS's largest delay
-   * (15 minutes) is chained, the message received earlier going back with the rest of its delay.
-   */
-  retry_at_ms?: number;
   /** A replay already looked at once (see the deliverer): sent now unless it was delivered. */
   deferred?: boolean;
   /**
@@ -124,7 +120,7 @@ export interface RenderContext {
 }
 
 /** One message for one channel, on the notify queue (API guide §9.7, §11). */
-export interface NotificationJob {
+export interface NotificationJob extends Retried {
   kind: 'notify';
   /** Unique and deterministic per (event, channel): attempts are recorded under it. */
   job_id: string;

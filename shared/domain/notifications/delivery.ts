@@ -1,13 +1,12 @@
 import { parseJson } from '../../json.ts';
 import { performance } from 'node:perf_hooks';
-import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { assertNotifySecretsLoaded, type Config, config } from '../../config/env.ts';
 import { logDelivery, logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
 import type { NotificationJob } from '../../messaging/messages.ts';
-import { queueUrl, sqs } from '../../messaging/sqs.ts';
-import { retryDelaySeconds } from '../../messaging/retry.ts';
+import { publish } from '../../messaging/sqs.ts';
+import { delayedRetry, notDueFor, retryDelaySeconds, stillWaiting } from '../../messaging/retry.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
 import type { Template, User } from '../directory/model.ts';
 import { getTemplate, getUsers } from '../directory/repository.ts';
@@ -46,15 +45,16 @@ import { type RobotThrottle, robotThrottle } from './throttle.ts';
  * Outcomes: `delivered`; `rejected` (the provider refused for good: bad robot token, SMTP 5xx,
  * invalid number) and `skipped` (no provider configured, user without phone / e-mail / account) are
  * final and not retried; `failed` (no answer, 5xx, busy), `throttled` (our per-robot budget is
- * spent) and `rate_limited` (the robot's provider said "too fast") are retried: the message is
- * reported as a batch item failure with its visibility set to the configured backoff, and SQS moves
- * it to the notify dead-letter queue after the queue's maxReceiveCount.
+ * spent) and `rate_limited` (the robot's provider said "too fast") are retried: the job goes back on
+ * the queue as a new message delayed by the configured backoff (never held in flight, so a provider
+ * outage cannot fill the queue's in-flight room), carrying the runs made (`attempts_before`); after
+ * the last retry the consumer puts it in the notify dead-letter queue itself.
  */
 export interface QueuedNotification {
   messageId: string;
   receiptHandle: string;
   body: string;
-  /** ApproximateReceiveCount: the attempt number. */
+  /** ApproximateReceiveCount: with the job's `attempts_before`, the attempt number. */
   receiveCount: number;
 }
 
@@ -79,7 +79,10 @@ export interface NotifyDeps {
   recordJobRun(run: JobRun): Promise<void>;
   providers: Providers;
   throttle: RobotThrottle;
-  delayRetry(receiptHandle: string, seconds: number): Promise<void>;
+  /** Puts jobs on the notify queue again, each delayed (their retries). */
+  requeue(messages: { body: NotificationJob; delaySeconds: number }[]): Promise<void>;
+  /** Puts jobs whose retries are used up in the notify dead-letter queue. */
+  deadLetter(jobs: NotificationJob[]): Promise<void>;
 }
 
 const SEND_CONCURRENCY = 5;
@@ -89,8 +92,17 @@ export async function deliverNotificationBatch(
   deps: NotifyDeps = defaultNotifyDeps(),
 ): Promise<BatchResult> {
   const failures: string[] = [];
+  // Retries go back as new messages delayed by their backoff (never held in flight); a job whose
+  // retries are used up goes to the dead-letter queue.
+  const again: { id: string; body: NotificationJob; delaySeconds: number }[] = [];
+  const dead: { id: string; body: NotificationJob }[] = [];
+  const backoff = deps.cfg.notifyBackoffSeconds;
   await Promise.all(
     records.map(async (r) => {
+      const job = parseJob(r.body);
+      // A chained retry received before it is due goes back with the rest of its delay, untried.
+      if (job && notDueFor(job) > 0)
+        return void again.push({ id: r.messageId, body: job, ...stillWaiting(job) });
       let outcome: Awaited<ReturnType<typeof deliverNotification>>;
       try {
         outcome = await deliverNotification(r.body, r.receiveCount, deps);
@@ -99,15 +111,26 @@ export async function deliverNotificationBatch(
         outcome = 'retry';
       }
       if (outcome === 'done') return;
-      failures.push(r.messageId);
-      // A malformed message cannot succeed: no backoff, straight on to the dead-letter queue.
-      const delay =
-        outcome === 'malformed' ? 0 : retryDelaySeconds(r.receiveCount, deps.cfg.notifyBackoffSeconds);
-      await deps
-        .delayRetry(r.receiptHandle, delay)
-        .catch((err) => logger.warn('could not delay a notification retry', { error: err as Error }));
+      // A malformed message cannot succeed: the queue's redrive policy parks it.
+      if (outcome === 'malformed' || !job) return void failures.push(r.messageId);
+      const made = r.receiveCount + (job.attempts_before ?? 0);
+      const next = { ...job, attempts_before: made };
+      if (made > backoff.length) dead.push({ id: r.messageId, body: next });
+      else again.push({ id: r.messageId, ...delayedRetry(next, retryDelaySeconds(made, backoff)) });
     }),
   );
+  // What could not be queued comes back by the queue's visibility timeout instead (nothing lost).
+  const put = async (list: { id: string }[], send: () => Promise<void>) => {
+    if (list.length === 0) return;
+    await send().catch((err) => {
+      logger.warn('could not queue notification retries', { count: list.length, error: err as Error });
+      failures.push(...list.map((x) => x.id));
+    });
+  };
+  await Promise.all([
+    put(again, () => deps.requeue(again.map(({ body, delaySeconds }) => ({ body, delaySeconds })))),
+    put(dead, () => deps.deadLetter(dead.map((d) => d.body))),
+  ]);
   return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
 }
 
@@ -195,7 +218,7 @@ export async function deliverNotification(
       attempt,
     });
   // A refusal, or the last attempt of a job still not delivered: an operator's business.
-  const last = receiveCount >= deps.cfg.notifyBackoffSeconds.length + 1;
+  const last = attempt >= deps.cfg.notifyBackoffSeconds.length + 1;
   if (status === 'rejected' || (status !== 'delivered' && last)) {
     logger.warn('notification not delivered', {
       job_id: job.job_id,
@@ -563,15 +586,12 @@ export function defaultNotifyDeps(): NotifyDeps {
       maxPerMinute: cfg.notify.robotMaxPerMinute,
       blockSeconds: cfg.notify.robotBlockSeconds,
     }),
-    delayRetry: async (receiptHandle, seconds) => {
-      await sqs().send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: queueUrl('notify'),
-          ReceiptHandle: receiptHandle,
-          VisibilityTimeout: seconds,
-        }),
-      );
-    },
+    requeue: (messages) => publish('notify', messages),
+    deadLetter: (jobs) =>
+      publish(
+        'notify-dlq',
+        jobs.map((body) => ({ body })),
+      ),
   };
   return defaults;
 }

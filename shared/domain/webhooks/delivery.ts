@@ -3,7 +3,7 @@ import { config } from '../../config/env.ts';
 import { parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
 import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
-import { retryDelaySeconds } from '../../messaging/retry.ts';
+import { delayedRetry, notDueFor, retryDelaySeconds, stillWaiting } from '../../messaging/retry.ts';
 import type { UrlCheck } from '../../outbound/url-guard.ts';
 import {
   attemptOf,
@@ -119,31 +119,6 @@ export async function deliverWebhooks(
   return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
 }
 
-/** SQS delays a message at most 15 minutes: a longer backoff is chained (WebhookMessage.retry_at_ms). */
-export const MAX_DELAY_SECONDS = 900;
-
-/**
- * The message that carries an event again after `seconds`: `extra` on the event's message, delayed by
- * at most MAX_DELAY_SECONDS, and due at `retry_at_ms` when the backoff is longer.
- */
-export function retryMessage(
-  msg: WebhookMessage,
-  extra: Partial<WebhookMessage>,
-  seconds: number,
-  now: number = Date.now(),
-): { body: WebhookMessage; delaySeconds: number } {
-  const { retry_at_ms: _due, ...rest } = msg;
-  const body: WebhookMessage = { ...rest, ...extra };
-  if (seconds > MAX_DELAY_SECONDS) body.retry_at_ms = now + seconds * 1000;
-  return { body, delaySeconds: Math.min(seconds, MAX_DELAY_SECONDS) };
-}
-
-/** Seconds until a chained retry is due, or 0 when it is (a second early counts as due). */
-function notDueFor(msg: WebhookMessage, now: number): number {
-  const left = (msg.retry_at_ms ?? 0) - now;
-  return left > 1000 ? Math.ceil(left / 1000) : 0;
-}
-
 /**
  * Sends the events of a batch (replays looked up first), records the attempts and puts what has to
  * go again on the queue, each event a message of its own delayed by its backoff (never held in
@@ -204,16 +179,11 @@ export async function deliverItems(
       continue;
     }
     const seconds = retryDelaySeconds(budgetAttemptOf(s.item), backoff);
-    requeue.push({ item: s.item, ...retryMessage(s.item.msg, { attempts_before: made }, seconds, now) });
+    requeue.push({ item: s.item, ...delayedRetry({ ...s.item.msg, attempts_before: made }, seconds, now) });
   }
   for (const item of deferred)
-    requeue.push({ item, ...retryMessage(item.msg, { deferred: true }, backoff[0] ?? 0, now) });
-  for (const item of waiting)
-    requeue.push({
-      item,
-      body: item.msg,
-      delaySeconds: Math.min(notDueFor(item.msg, now), MAX_DELAY_SECONDS),
-    });
+    requeue.push({ item, ...delayedRetry({ ...item.msg, deferred: true }, backoff[0] ?? 0, now) });
+  for (const item of waiting) requeue.push({ item, body: item.msg, ...stillWaiting(item.msg, now) });
   // Used up before this receive tried it: the attempts it made are those before it.
   for (const item of exhausted)
     dead.push({ item, body: { ...item.msg, attempts_before: attemptOf(item) - 1 } });
