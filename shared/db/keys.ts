@@ -174,9 +174,13 @@ export const keys = {
   reportReceipt: (uuid: string) => ({ pk: `REPORT#${uuid}`, sk: 'REPORT' }),
   /**
    * A task's alarm count of one second (the rate limit shared by every container): one item per task
-   * and Unix second, so no item takes a task's stream for longer than its second.
+   * and Unix second, so no item takes a task's stream for longer than its second; a task whose limit
+   * is larger than one item holds (TOKENS_PER_ITEM) has its second split over `shard` 0, 1, ...
    */
-  rateWindow: (taskId: number, second: number) => ({ pk: `RATE#${taskId}#${second}`, sk: 'RATE' }),
+  rateWindow: (taskId: number, second: number, shard = 0) => ({
+    pk: shard === 0 ? `RATE#${taskId}#${second}` : `RATE#${taskId}#${second}#${shard}`,
+    sk: 'RATE',
+  }),
 
   // Outbound webhooks: attempts of their own grouped per event and listed per task by time (gsi1); a
   // task's delivery log (the settling first attempts of one consumer batch in one item, no index).

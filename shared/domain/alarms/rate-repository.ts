@@ -42,6 +42,8 @@ export async function leaseRateTokens(
   want: number,
   limit: number,
   signal?: AbortSignal,
+  /** Which item of a split second (its limit the item's share). */
+  shard = 0,
 ): Promise<RateLease> {
   let take = want;
   let seen = 0;
@@ -50,7 +52,7 @@ export async function leaseRateTokens(
       const out = await db().send(
         new UpdateCommand({
           TableName: tableName(),
-          Key: keys.rateWindow(taskId, second),
+          Key: keys.rateWindow(taskId, second, shard),
           UpdateExpression: 'ADD used :n SET entity = :e, schema_version = :v, #ttl = :ttl',
           ConditionExpression: 'attribute_not_exists(used) OR used <= :room',
           ExpressionAttributeNames: { '#ttl': 'ttl' },
