@@ -11,7 +11,8 @@
  *
  * Scenarios (all by default; `--only a,b` picks): `steady` 200 alarms/s for 60 s; `max` rising
  * rates until one is not sustained; `slow` a receiver that takes 50 ms per request; `tasks` the
- * load shared by 100 tasks; `notify` bookkeeping writes per notification job.
+ * load shared by 100 tasks; `notify` bookkeeping writes per notification job; `isolation`,
+ * `slowmetric` and `compressed` (bench/scale.ts).
  * Options: --only LIST, --seconds N (scales every scenario's duration, default 1 = full length),
  * --data disk|memory (default disk, as npm start).
  */
@@ -28,6 +29,7 @@ import { routes } from '../infra/definitions.ts';
 import { hmacSign, md5Sign } from '../shared/domain/auth/signature.ts';
 import type { Stats } from '../shared/local/stats.ts';
 import { type Received, TestReceiver } from '../test/support/receiver.ts';
+import { scaleScenarios } from './scale.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -36,7 +38,9 @@ const { values: args } = parseArgs({
     data: { type: 'string' },
   },
 });
-const ONLY = new Set((args.only ?? 'steady,max,slow,tasks,notify').split(','));
+const ONLY = new Set(
+  (args.only ?? 'steady,max,slow,tasks,notify,isolation,slowmetric,compressed').split(','),
+);
 const SCALE = Number(args.seconds ?? 1);
 const DATA = args.data ?? 'disk';
 const root = resolve(import.meta.dirname, '..');
@@ -182,13 +186,17 @@ interface TaskRef {
   token: string;
 }
 
-async function createTask(receiver: Record<string, unknown>): Promise<TaskRef> {
+async function createTask(
+  receiver: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<TaskRef> {
   const data = await api<{ task: TaskRef }>('POST', '/alarmtask/store', {
     name: `bench-${Math.random().toString(36).slice(2, 10)}`,
     created_by: 1,
     department_id: 1,
     flag_save_db: 1,
     receiver: { channels: receiver },
+    ...extra,
   });
   return { id: data.task.id, token: data.task.token };
 }
@@ -441,6 +449,7 @@ const details: string[] = [];
 /** Figures beside the targets that are not targets themselves. */
 const notes: string[] = [];
 const target = (name: string, value: string, pass: boolean) => targets.push({ name, value, pass });
+const note = (text: string) => notes.push(text);
 /** Table writes are items written (the first design wrote record, claim, attempt, release: 4). */
 const writesOf = (a: Account) =>
   `${fmt(a.itemsPerAlarm, 2)} items written (${fmt(a.wcuPerAlarm, 2)} WCU) in ${fmt(a.writeCallsPerAlarm, 2)} write calls`;
@@ -586,6 +595,18 @@ async function main() {
         jobWrites / jobs <= 1,
       );
     }
+    const accountOf = (r: RunResult) => account(r.stats, r.delivered);
+    await scaleScenarios({
+      only: ONLY,
+      scale: SCALE,
+      receiver,
+      createTask,
+      openLoop,
+      account: accountOf,
+      describeRun,
+      target,
+      note,
+    });
   } finally {
     await stop();
   }

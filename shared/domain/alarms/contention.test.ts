@@ -127,7 +127,6 @@ function world(o: WorldOptions = {}) {
       releaseMetricLane: async (_t: number, _m: string, token: string) => {
         if (lane.token === token) lane.untilMs = 0;
       },
-      metricLaneHeld: async (_t: number, _m: string, nowMs: number) => lane.untilMs > nowMs,
     } as unknown as PipelineDeps['repo'],
   };
   return {

@@ -21,12 +21,13 @@ import { count } from '../../metrics.ts';
 export const EFFECTS_RESERVE_MS = 10_000;
 
 /**
- * Hand-backs an alarm may take before it goes through its metric's serial lane: a group holding such
- * an alarm first takes the lane (a lease on the metric, `METRIC#…`/`LANE`, for the rest of the
- * invocation), then retries its commit for as long as the invocation allows, while the other groups
- * of that metric that lose a commit yield to the lane (they hand their alarms back at once instead of
- * retrying against it). Hand-backs thus stop: the lane's holder commits, and the alarms that yielded
- * come back behind it. A lane held by another consumer hands the group back once more.
+ * The serial lane of a metric (`METRIC#…`/`LANE`, a lease taken with a conditional put for the rest of
+ * the invocation): one consumer at a time retries against a contended metric. A group whose commit
+ * lost takes the lane and retries within its budget; a group that finds the lane held by another
+ * consumer yields at once (its alarms are handed back) instead of retrying against it. An alarm
+ * handed back MAX_HAND_BACKS times takes the lane before anything else and, holding it, retries for as
+ * long as the invocation allows: hand-backs are bounded, and a hot metric costs one consumer's
+ * retries, not every consumer's.
  */
 export const MAX_HAND_BACKS = 3;
 /** How long a lane group retries when the invocation's remaining time is not known (ms). */

@@ -18,7 +18,7 @@ import { explainAlarm } from './explain.ts';
 import type { AlarmLogEntry } from './log.ts';
 import { type AlarmRecord, planAlarm } from './model.ts';
 import { defaultDeps, type PipelineDeps } from './pipeline-deps.ts';
-import { type GroupItem, processGroup, processSingle } from './process.ts';
+import { type GroupItem, type LaneTicket, processGroup, processSingle } from './process.ts';
 
 /**
  * The alarm processing pipeline (API guide §9): recovery -> filter -> compress -> upgrade -> workflow
@@ -141,22 +141,26 @@ export async function processAlarmBatch(
       units.push({ ids, run: () => processSingle(task, alarm, plan, why, unitDeps) });
     }
   }
+  // Each group may take its metric's serial lane (contention.ts) for the rest of the invocation.
+  const laneUntilMs = Date.now() + (options.remainingMs ?? LANE_BUDGET_MS);
+  const laneRetryUntil = commitDeadline(
+    deps.clockMs(),
+    Math.max(LANE_BUDGET_MS, deps.contentionMs()),
+    options.remainingMs,
+  );
   for (const g of groups.values()) {
     const groupAlarms = g.items.map((i) => i.alarm);
-    // Handed back too often: through the metric's serial lane, for as long as the invocation allows.
-    const lane = needsLane(groupAlarms)
-      ? {
-          token: randomUUID(),
-          untilMs: Date.now() + (options.remainingMs ?? LANE_BUDGET_MS),
-        }
-      : undefined;
-    const until = lane
-      ? commitDeadline(deps.clockMs(), Math.max(LANE_BUDGET_MS, deps.contentionMs()), options.remainingMs)
-      : commitUntil;
+    const lane: LaneTicket = {
+      token: randomUUID(),
+      untilMs: laneUntilMs,
+      // Handed back too often: through the lane first, for as long as the invocation allows.
+      first: needsLane(groupAlarms),
+      retryUntil: laneRetryUntil,
+    };
     units.push({
       ids: g.items.flatMap((i) => i.ids),
       alarms: groupAlarms,
-      run: () => processGroup(g.task, g.metric, g.items, unitDeps, until, lane),
+      run: () => processGroup(g.task, g.metric, g.items, unitDeps, commitUntil, lane),
     });
   }
 

@@ -1,3 +1,4 @@
+import { logger } from '../../log.ts';
 import type { AlarmMessage } from '../../messaging/messages.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { Task } from '../tasks/model.ts';
@@ -105,12 +106,28 @@ export async function processSingle(
 }
 
 /**
+ * The metric's serial lane as a group may use it (contention.ts): a group whose first commit lost
+ * takes it and retries alone (a lane held by another consumer: the group yields, its alarms handed
+ * back); a group whose alarms were handed back too often (`first`) takes it before anything else and
+ * retries until `retryUntil` rather than its usual budget.
+ */
+export interface LaneTicket {
+  token: string;
+  /** Until when the lane is taken (ms, real time): the end of the invocation. */
+  untilMs: number;
+  first: boolean;
+  /** Until when (deps.clockMs) a `first` group retries its commit. */
+  retryUntil: number;
+}
+
+/**
  * Alarms of one metric: read the metric's state, advance it through every alarm in order, and commit
  * state, minute bucket, alarm records and due work in one transaction conditioned on the state's
- * version. Contention (another consumer committed first) re-reads and retries with jittered backoff
- * until `commitUntil` (deps.clockMs), then throws MetricContended (the alarms are handed back); a
- * commit refused all along while the state did not move throws a plain error (a real failure). Alarms
- * found already recorded are taken out and only have their side effects re-run.
+ * version. Contention (another consumer committed first) takes the metric's lane and re-reads and
+ * retries with jittered backoff until `commitUntil` (deps.clockMs), then throws MetricContended (the
+ * alarms are handed back), as it does at once when another consumer holds the lane; a commit refused
+ * all along while the state did not move throws a plain error (a real failure). Alarms found already
+ * recorded are taken out and only have their side effects re-run.
  */
 export async function processGroup(
   task: Task,
@@ -118,25 +135,43 @@ export async function processGroup(
   items: GroupItem[],
   deps: PipelineDeps,
   commitUntil: number,
-  /** The metric's serial lane (contention.ts): held for this group until it is done. */
-  lane?: { token: string; untilMs: number },
+  lane?: LaneTicket,
 ) {
-  if (lane && !(await deps.repo.takeMetricLane(task.id, metric, lane.token, Date.now(), lane.untilMs)))
-    throw new MetricContended(metric, 0);
+  const hold = { held: false };
+  const take = async (): Promise<boolean | undefined> => {
+    if (!lane) return undefined;
+    try {
+      hold.held = await deps.repo.takeMetricLane(task.id, metric, lane.token, Date.now(), lane.untilMs);
+      return hold.held;
+    } catch (err) {
+      // The lane cannot be read or written: retry as if there were none (within the budget).
+      logger.warn('metric lane unavailable', { metric, error: err as Error });
+      return undefined;
+    }
+  };
+  if (lane?.first && (await take()) === false) throw new MetricContended(metric, 0);
   try {
-    await commitGroup(task, metric, items, deps, commitUntil, lane !== undefined);
+    await commitGroup(task, metric, items, deps, lane?.first ? lane.retryUntil : commitUntil, async () => {
+      if (hold.held || !lane) return true;
+      return (await take()) !== false;
+    });
   } finally {
-    if (lane) await deps.repo.releaseMetricLane(task.id, metric, lane.token).catch(() => undefined);
+    if (lane && hold.held)
+      await deps.repo.releaseMetricLane(task.id, metric, lane.token).catch(() => undefined);
   }
 }
 
+/**
+ * The commits of a group (processGroup). `lost` is told of a commit another consumer won, once per
+ * lost commit: false when the group must yield (another consumer holds the metric's lane).
+ */
 async function commitGroup(
   task: Task,
   metric: string,
   items: GroupItem[],
   deps: PipelineDeps,
   commitUntil: number,
-  inLane: boolean,
+  lost: () => Promise<boolean>,
 ) {
   const strategy = strategyOf(task.compress);
   const upgrades = upgradeStrategies(task.upgrade);
@@ -154,7 +189,6 @@ async function commitGroup(
   const replays: string[] = [];
   const committed: AlarmRecord[] = [];
   let versions = new VersionWatch();
-  let askedLane = false;
   for (let attempt = 0; pending.length > 0; attempt++) {
     // The alarms that fit one transaction (below DynamoDB's 4 MB): a larger group commits in turns.
     const chunk = pending.slice(0, transactionShare(pending));
@@ -238,12 +272,8 @@ async function commitGroup(
       pending = pending.filter((a) => !res.duplicates.includes(a.uuid));
     }
     if (!res.conflict) continue;
-    // A serial lane holds this metric: yield to it rather than retry against it (asked once).
-    if (!inLane && !askedLane) {
-      askedLane = true;
-      if (await deps.repo.metricLaneHeld(task.id, metric, Date.now()))
-        throw new MetricContended(metric, attempt + 1);
-    }
+    // One consumer at a time retries against a contended metric: the one that holds its lane.
+    if (!(await lost())) throw new MetricContended(metric, attempt + 1);
     if (deps.clockMs() >= commitUntil) {
       // Contention only if someone else moved the state meanwhile (one more read tells, if need be).
       if (!versions.moved) versions.see((await deps.repo.getMetricState(task.id, metric))?.version);

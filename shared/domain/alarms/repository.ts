@@ -278,14 +278,6 @@ export async function releaseMetricLane(taskId: number, metric: string, token: s
   }
 }
 
-/** AP-P11: whether a metric's serial lane is held at `nowMs` (a contended group then yields to it). */
-export async function metricLaneHeld(taskId: number, metric: string, nowMs: number): Promise<boolean> {
-  const out = await db().send(
-    new GetCommand({ TableName: tableName(), Key: keys.metricLane(taskId, metric), ConsistentRead: true }),
-  );
-  return Number(out.Item?.until_ms ?? 0) > nowMs;
-}
-
 /** AP-P7: reserve a block of `size` history ids; returns the last id of the block. */
 export async function reserveHistoryIds(size: number): Promise<number> {
   const out = await db().send(

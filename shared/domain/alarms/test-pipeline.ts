@@ -193,8 +193,6 @@ export function fakes(task: Task | undefined, opts: { conflicts?: number } = {})
         if (lanes.get(key)?.token === token) lanes.set(key, { token, untilMs: 0 });
         laneLog.push(`release ${key}`);
       },
-      metricLaneHeld: async (taskId: number, metric: string, nowMs: number) =>
-        (lanes.get(`${taskId}#${metric}`)?.untilMs ?? 0) > nowMs,
     } as unknown as PipelineDeps['repo'],
   };
   return {
