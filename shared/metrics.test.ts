@@ -5,7 +5,7 @@ import { resetConfig } from './config/env.ts';
 import { BadRequestError } from './domain/errors.ts';
 import { httpHandler } from './http/handler.ts';
 import { lambdaContext } from './local/lambda.ts';
-import { count, flushMetrics, measure, webhookLatency } from './metrics.ts';
+import { count, countByVersion, flushMetrics, measure, webhookLatency } from './metrics.ts';
 import { observed } from './observe.ts';
 import { jsonStdout } from './testing/stdout.ts';
 
@@ -109,18 +109,30 @@ describe('queue consumers and the runner', () => {
     expect([versioned(a, 'BatchItems'), versioned(a, 'BatchItemFailures')]).toEqual([[3], [1]]);
     expect([versioned(b, 'BatchItems'), versioned(b, 'BatchItemFailures')]).toEqual([[3], [3]]);
     expect([versioned(c, 'BatchItems'), versioned(c, 'BatchItemFailures')]).toEqual([[5], [1]]);
-    expect(a.filter((l) => 'BatchItems' in l && !('version' in l)).map((l) => l.function)).toEqual([
-      'Tocsin-staging-WebhookConsumer',
+    // One line, counted with the version and for every version of the function
+    const [line] = a.filter((l) => 'BatchItems' in l);
+    expect(a.filter((l) => 'BatchItems' in l)).toHaveLength(1);
+    expect(line.function).toBe('Tocsin-staging-WebhookConsumer');
+    expect(
+      (line._aws as { CloudWatchMetrics: { Dimensions: string[][] }[] }).CloudWatchMetrics[0].Dimensions.map(
+        (d) => [...d].sort(),
+      ),
+    ).toEqual([
+      ['environment', 'function', 'service', 'version'],
+      ['environment', 'function', 'service'],
     ]);
   });
 });
 
 describe('distributions', () => {
-  it('write every value of a distribution metric in one line', async () => {
+  it('write every value of a distribution metric in one line, without the version dimensions', async () => {
+    countByVersion('BatchItems', 25);
     measure('PipelineLagMs', 120);
     measure('PipelineLagMs', 80);
     const lines = await emfLines(flushMetrics);
-    expect(lines.filter((l) => 'PipelineLagMs' in l).map((l) => l.PipelineLagMs)).toEqual([[120, 80]]);
+    const [lag] = lines.filter((l) => 'PipelineLagMs' in l);
+    expect(lag.PipelineLagMs).toEqual([120, 80]);
+    expect(dimensionsOf(lag).sort()).toEqual(['environment', 'service']);
   });
 });
 
@@ -165,18 +177,13 @@ describe('HTTP functions', () => {
     // Act
     const refusedLines = await invoke('{}');
     const answeredLines = await invoke('{"ok": true}');
-    // Assert
-    const of = (lines: Record<string, unknown>[], name: string) =>
+    // Assert: one line each, with the function and its version (and for all versions)
+    const of = (lines: Record<string, unknown>[]) =>
       lines
-        .filter((l) => name in l)
-        .map((l) => [l[name], l.function, l.version ?? 'all', dimensionsOf(l).length]);
-    expect(of(refusedLines, 'IntakeReports')).toEqual([
-      [1, 'Tocsin-staging-AlarmReport', '12', 4],
-      [1, 'Tocsin-staging-AlarmReport', 'all', 3],
-    ]);
-    expect(of(refusedLines, 'IntakeRefused')).toEqual(of(refusedLines, 'IntakeReports'));
-    expect(of(answeredLines, 'IntakeReports')).toEqual(of(refusedLines, 'IntakeReports'));
-    expect(of(answeredLines, 'IntakeRefused')).toEqual([]);
+        .filter((l) => 'IntakeReports' in l)
+        .map((l) => [l.IntakeReports, l.IntakeRefused, l.function, l.version]);
+    expect(of(refusedLines)).toEqual([[1, 1, 'Tocsin-staging-AlarmReport', '12']]);
+    expect(of(answeredLines)).toEqual([[1, undefined, 'Tocsin-staging-AlarmReport', '12']]);
   });
 
   it('write nothing for an invocation that counted nothing', async () => {

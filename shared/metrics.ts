@@ -20,8 +20,8 @@ import { logger } from './log.ts';
  * - `WebhookDelivery` (count, `outcome`): webhook attempts by outcome; `WebhookLatency` (ms) per POST;
  * - `ChannelDelivery` (count, `channel`, `outcome`): notification attempts per channel;
  * - `IntakeReports` / `IntakeRefused` and `BatchItems` / `BatchItemFailures` (count, `function`,
- *   `version`, and `function` alone): what each version of a function answered or failed, for the
- *   rollback alarms of a gradual deployment (countByVersion);
+ *   `version`, and `function` alone, in one line per invocation): what each version of a function
+ *   answered or failed, for the rollback alarms of a gradual deployment (countByVersion);
  * - `PipelineLagMs` (ms): from a report's acceptance to the end of its processing, per alarm.
  * Dead-letter queue depth is SQS's own metric (the stack's alarms and dashboard read it).
  */
@@ -51,15 +51,16 @@ export function count(name: MetricName, dims: Record<string, string | number> = 
   else counts.set(key, { name, dims: d, value });
 }
 
+/** The counts of this invocation's function version (countByVersion), by metric. */
+const byVersion = new Map<MetricName, number>();
+
 /**
- * Counts `value` for a metric of one function version (IntakeReports, BatchItems, ...): once with the
- * `function` and `version` dimensions (Lambda's AWS_LAMBDA_FUNCTION_NAME and _VERSION), once with
- * `function` alone, so that an alarm can set one version against all of them.
+ * Counts `value` for a metric of one function version (IntakeReports, BatchItems, ...), written in one
+ * line with two dimension sets: `function` and `version` (Lambda's AWS_LAMBDA_FUNCTION_NAME and
+ * _VERSION), and `function` alone, so that an alarm can set one version against all of them.
  */
 export function countByVersion(name: MetricName, value = 1): void {
-  const fn = process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'local';
-  count(name, { function: fn, version: process.env.AWS_LAMBDA_FUNCTION_VERSION ?? '$LATEST' }, value);
-  count(name, { function: fn }, value);
+  byVersion.set(name, (byVersion.get(name) ?? 0) + value);
 }
 
 /** Records one value (ms) of a distribution metric: a webhook POST's duration, an alarm's lag. */
@@ -79,7 +80,7 @@ export function webhookLatency(ms: number): void {
  * counted): one line per metric and dimension set, and one for the distributions (latencies, lags).
  */
 export function flushMetrics(): void {
-  if (counts.size === 0 && values.size === 0) return;
+  if (counts.size === 0 && values.size === 0 && byVersion.size === 0) return;
   try {
     const m = instance();
     if (!m) return;
@@ -87,6 +88,14 @@ export function flushMetrics(): void {
       const single = m.singleMetric();
       for (const [k, v] of Object.entries(dims)) single.addDimension(k, v);
       single.addMetric(name, MetricUnit.Count, value);
+    }
+    if (byVersion.size > 0) {
+      // One line, two dimension sets (a single-metric instance would write a line per metric).
+      const fn = process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'local';
+      m.addDimensions({ function: fn, version: process.env.AWS_LAMBDA_FUNCTION_VERSION ?? '$LATEST' });
+      m.addDimensions({ function: fn });
+      for (const [name, value] of byVersion) m.addMetric(name, MetricUnit.Count, value);
+      m.publishStoredMetrics();
     }
     if (values.size > 0) {
       for (const [name, list] of values)
@@ -99,5 +108,6 @@ export function flushMetrics(): void {
   } finally {
     counts.clear();
     values.clear();
+    byVersion.clear();
   }
 }
