@@ -24,7 +24,8 @@ export const EFFECTS_RESERVE_MS = 10_000;
  * The serial lane of a metric (`METRIC#…`/`LANE`, a lease taken with a conditional put for the rest of
  * the invocation): one consumer at a time retries against a contended metric. A group whose commit
  * lost takes the lane and retries within its budget; a group that finds the lane held by another
- * consumer yields at once (its alarms are handed back) instead of retrying against it. An alarm
+ * consumer yields after a short grace (its alarms are handed back) instead of retrying against it for
+ * its whole budget. An alarm
  * handed back MAX_HAND_BACKS times takes the lane before anything else and, holding it, retries for as
  * long as the invocation allows: hand-backs are bounded, and a hot metric costs one consumer's
  * retries, not every consumer's.

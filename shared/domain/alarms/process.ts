@@ -111,6 +111,9 @@ export async function processSingle(
  * back); a group whose alarms were handed back too often (`first`) takes it before anything else and
  * retries until `retryUntil` rather than its usual budget.
  */
+/** How long a group whose metric's lane another consumer holds keeps retrying before it yields (ms). */
+export const LANE_GRACE_MS = 1_000;
+
 export interface LaneTicket {
   token: string;
   /** Until when the lane is taken (ms, real time): the end of the invocation. */
@@ -125,7 +128,7 @@ export interface LaneTicket {
  * state, minute bucket, alarm records and due work in one transaction conditioned on the state's
  * version. Contention (another consumer committed first) takes the metric's lane and re-reads and
  * retries with jittered backoff until `commitUntil` (deps.clockMs), then throws MetricContended (the
- * alarms are handed back), as it does at once when another consumer holds the lane; a commit refused
+ * alarms are handed back), as it does after LANE_GRACE_MS when another consumer holds the lane; a commit refused
  * all along while the state did not move throws a plain error (a real failure). Alarms found already
  * recorded are taken out and only have their side effects re-run.
  */
@@ -150,10 +153,13 @@ export async function processGroup(
     }
   };
   if (lane?.first && (await take()) === false) throw new MetricContended(metric, 0);
+  // Held by another consumer: retry a little while (it usually commits at once), then yield.
+  let refusedSince: number | undefined;
   try {
     await commitGroup(task, metric, items, deps, lane?.first ? lane.retryUntil : commitUntil, async () => {
-      if (hold.held || !lane) return true;
-      return (await take()) !== false;
+      if (hold.held || !lane || (await take()) !== false) return true;
+      refusedSince ??= deps.clockMs();
+      return deps.clockMs() - refusedSince < LANE_GRACE_MS;
     });
   } finally {
     if (lane && hold.held)
