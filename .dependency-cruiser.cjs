@@ -17,13 +17,16 @@ const LAYERS = [
   'channels',
   'directory',
   'signin',
+  'schedules',
   'tasks',
   'webhooks',
   'notifications',
   'workflows',
+  'claims',
   'alarms',
   'deliveries',
   'reads',
+  'replay',
 ];
 
 const RUNTIME_ONLY = ['type-only', 'type-import'];

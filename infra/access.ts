@@ -186,17 +186,28 @@ export const TASK_DETAIL: Access = {
 
 /**
  * Writing a task's configuration (store, update, updatefields): the directory records it names (the
- * creator, department, alarm groups, template, users of phone channels), then the task, its name
- * guard and its permission items in one transaction, and a PING to a new webhook.
+ * creator, department, alarm groups, template, users of phone channels, schedules), then the task,
+ * its name guard, its permission items and the schedules' reference index (a reference item and the
+ * schedule's count each) in one transaction, and a PING to a new webhook.
  */
 export const TASK_CONFIG: Access = {
   items: {
     GetItem: ['DEPT#', 'TPL#', 'USER#'],
-    BatchGetItem: ['GROUP#', 'USER#'],
-    PutItem: ['TASK#', 'TASKNAME#'],
+    BatchGetItem: ['GROUP#', 'SCHEDULE#', 'USER#'],
+    PutItem: ['SCHEDULE#', 'TASK#', 'TASKNAME#'],
+    UpdateItem: ['SCHEDULE#'],
   },
   queues: { SendMessage: ['webhook'] },
 };
+
+/**
+ * Who a schedule a receiver names has on call, when a message is made (schedules/resolve.ts, cached
+ * per container): a Query of its versions and one of its overrides.
+ */
+export const ONCALL_RESOLVE: Access = { items: { Query: ['SCHEDULE#'] } };
+
+/** Reading a schedule (`reader` routes): the acting user, the schedule, its versions and overrides. */
+export const SCHEDULE_READ = access(READER_AUTH, { items: { GetItem: ['SCHEDULE#'], Query: ['SCHEDULE#'] } });
 
 /** A task setting or status (`version`-conditioned update; re-read on a lost race). */
 export const TASK_SETTING: Access = { items: { GetItem: ['TASK#'], UpdateItem: ['TASK#'] } };
@@ -208,26 +219,38 @@ export const TASK_STATUS = access(TASK_SETTING, { items: { PutItem: ['DUE#'] } }
  * Publishing a workflow announcement (workflows/service.ts announce): its pipeline records and
  * workflows, the task and its alarm groups, webhook events and notification jobs, reminders.
  */
-export const WORKFLOW_ANNOUNCE: Access = {
+export const WORKFLOW_ANNOUNCE: Access = access(ONCALL_RESOLVE, {
   items: { GetItem: ['TASK#'], BatchGetItem: ['GROUP#', 'WF#'], PutItem: ['DUE#'] },
   queues: { SendMessage: ['notify', 'webhook'] },
-};
+});
 
 /** The announcement of what a person did also names them (the pipeline's own are by nobody). */
 export const ANNOUNCE_PEOPLE: Access = { items: { BatchGetItem: ['USER#'] } };
 
 /**
- * A workflow operation (`PUT /workflow/<op>`, by an app or a signed-in person): the workflows, the acting and assigned users, the
+ * What a workflow operation does, whoever asks: the workflows, the acting and assigned users, the
  * acting user's permissions, one transaction (workflows, pipeline records, the announcement as due
  * work), then the announcement published and its due item deleted.
  */
-export const WORKFLOW_OPERATION = access(APP_OR_PERSON, WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, {
+export const WORKFLOW_CHANGE = access(WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, {
   items: {
     BatchGetItem: ['TASK#'],
     UpdateItem: ['WF#'],
     PutItem: ['WF#'],
     DeleteItem: ['DUE#'],
   },
+});
+
+/** A workflow operation (`PUT /workflow/<op>`), by an app or a signed-in person. */
+export const WORKFLOW_OPERATION = access(APP_OR_PERSON, WORKFLOW_CHANGE);
+
+/**
+ * A claim link's page (`GET /claim`, claims/): the link key (from the seal key), the source address's
+ * rate limit (read when refused), the workflow with its pipeline records, the people it names, and a
+ * group link's signed-in person.
+ */
+export const CLAIM_LINK = access(SEAL_KEY, PERSON_AUTH, {
+  items: { UpdateItem: ['CLAIM#'], GetItem: ['CLAIM#'], Query: ['WF#'], BatchGetItem: ['USER#'] },
 });
 
 /** An operation that changes a workflow's status also moves the task's workflow counts (exactly once). */
@@ -282,6 +305,20 @@ export const ALARM_PIPELINE = access(ALARM_DUE_WORK, {
 
 /** The alarm log of a task (`ALOG#<task>#<day>`), read by day. */
 export const ALARM_LOG: Access = { items: { Query: ['ALOG#'] } };
+
+/**
+ * A what-if replay of a task's alarms (`POST /alarmtask/replay` and the replay queue's consumer): the
+ * window's alarm log and records, the alarm groups and people its receivers name, the predefined
+ * template of its sample messages, and its result item, the one item it writes.
+ */
+export const REPLAY_RUN: Access = {
+  items: {
+    Query: ['ALOG#'],
+    BatchGetItem: ['ALARM#', 'GROUP#', 'USER#'],
+    GetItem: ['TPL#'],
+    PutItem: ['REPLAY#'],
+  },
+};
 
 /** A webhook event's own attempts (`WHEVT#`) and a task's delivery log (`WHLOG#`, and alarm-log days). */
 export const WEBHOOK_ATTEMPTS: Access = { items: { Query: ['ALOG#', 'WHEVT#', 'WHLOG#'] } };

@@ -124,6 +124,7 @@ export function stackFromContext(scope: Construct): { id: string; props: TocsinS
         clientId: context('oidcClientId'),
         allowUnverifiedEmail: flag('oidcAllowUnverifiedEmail', false),
       },
+      publicBaseUrl: context('publicBaseUrl'),
     },
   };
 }

@@ -14,11 +14,15 @@ import {
   APP_OR_PERSON,
   type Access,
   access,
+  CLAIM_LINK,
   DEAD_LETTERS,
   eventSource,
   INTAKE,
   PERSON_AUTH,
+  ONCALL_RESOLVE,
   READER_AUTH,
+  REPLAY_RUN,
+  SCHEDULE_READ,
   SEAL_KEY,
   SIGN_IN,
   SSO_LOGIN,
@@ -30,6 +34,7 @@ import {
   TASK_STATUS,
   WEBHOOK_ATTEMPTS,
   WORKFLOW_ANNOUNCE,
+  WORKFLOW_CHANGE,
   WORKFLOW_COUNTS,
   WORKFLOW_OPERATION,
 } from './access.ts';
@@ -50,7 +55,7 @@ export type AuthKind =
   | 'reader'
   | 'admin'
   | 'person';
-export type QueueName = 'alarm' | 'webhook' | 'notify';
+export type QueueName = 'alarm' | 'webhook' | 'notify' | 'replay';
 
 /**
  * Routes deployed together in one Lambda (RouteDef.fn): its entry dispatches on the event's `routeKey`
@@ -63,6 +68,12 @@ export const functionGroups = {
   'alarm-report': { handler: 'functions/alarm/report-function.ts' },
   /** The monitor adapters and the heartbeat. */
   'alarm-monitors': { handler: 'functions/alarm/monitors-function.ts' },
+  /**
+   * The on-call schedule routes: one function for fourteen routes keeps the stack below
+   * CloudFormation's 500 resources. Its role is the union of theirs (the calendar feed, which no one
+   * signs, runs with the schedule writers' role, its code reading only).
+   */
+  oncall: { handler: 'functions/http/schedule/oncall-function.ts' },
 } as const;
 export type FunctionGroup = keyof typeof functionGroups;
 
@@ -143,21 +154,29 @@ export const routes: RouteDef[] = [
     path: '/alarmtask/update',
     handler: 'functions/http/alarmtask/update-task.ts',
     auth: 'app+task',
-    access: access(TASK_AUTH, TASK_CONFIG, { items: { DeleteItem: ['TASK#', 'TASKNAME#'] } }),
+    // With `replay_id`: the replay it must save (its task version and configuration).
+    access: access(TASK_AUTH, TASK_CONFIG, {
+      items: { DeleteItem: ['SCHEDULE#', 'TASK#', 'TASKNAME#'], GetItem: ['REPLAY#'] },
+    }),
   },
   {
     method: 'PUT',
     path: '/alarmtask/updatefields',
     handler: 'functions/http/alarmtask/update-task-fields.ts',
     auth: 'app+task',
-    access: access(TASK_AUTH, TASK_CONFIG, { items: { DeleteItem: ['TASK#', 'TASKNAME#'] } }),
+    access: access(TASK_AUTH, TASK_CONFIG, {
+      items: { DeleteItem: ['SCHEDULE#', 'TASK#', 'TASKNAME#'], GetItem: ['REPLAY#'] },
+    }),
   },
   {
     method: 'DELETE',
     path: '/alarmtask',
     handler: 'functions/http/alarmtask/delete-task.ts',
     auth: 'app+task',
-    access: access(TASK_AUTH, { items: { Query: ['TASK#'], DeleteItem: ['TASK#', 'TASKNAME#'] } }),
+    // The schedules it named lose their reference (item and count).
+    access: access(TASK_AUTH, {
+      items: { Query: ['TASK#'], DeleteItem: ['SCHEDULE#', 'TASK#', 'TASKNAME#'], UpdateItem: ['SCHEDULE#'] },
+    }),
   },
   {
     method: 'PUT',
@@ -224,13 +243,13 @@ export const routes: RouteDef[] = [
     fn: 'alarm-report',
     auth: 'alarm',
     // Writes only the opt-in idempotency receipt of a client-chosen uuid (and a sign of life); an
-    // override's alarm groups must exist.
+    // override's alarm groups and schedules must exist.
     access: access(INTAKE, {
       items: {
         GetItem: ['REPORT#'],
         PutItem: ['REPORT#'],
         UpdateItem: ['REPORT#'],
-        BatchGetItem: ['GROUP#'],
+        BatchGetItem: ['GROUP#', 'SCHEDULE#'],
       },
     }),
   },
@@ -298,6 +317,25 @@ export const routes: RouteDef[] = [
       access: op === 'assign' ? WORKFLOW_OPERATION : access(WORKFLOW_OPERATION, WORKFLOW_COUNTS),
     }),
   ),
+  // Claim links (API guide §11.7): public, the link's token is the credential. The page changes
+  // nothing; the claim is the claim of PUT /workflow/claim, and marks the link used (or gives it back).
+  {
+    method: 'GET',
+    path: '/claim',
+    handler: 'functions/http/claim/get-claim.ts',
+    auth: 'none',
+    access: CLAIM_LINK,
+    head: true,
+  },
+  {
+    method: 'POST',
+    path: '/claim',
+    handler: 'functions/http/claim/post-claim.ts',
+    auth: 'none',
+    access: access(CLAIM_LINK, WORKFLOW_CHANGE, WORKFLOW_COUNTS, {
+      items: { PutItem: ['CLAIM#'], DeleteItem: ['CLAIM#'] },
+    }),
+  },
   // ---- Read side (API guide §13). Every read: the acting user `uid` (role 9 or a permission on the task;
   // shared/domain/tasks/access.ts): a signed-in person, or an app holding the grant `read` (`admin`
   // for the dead letters) naming the uid. Each group below is added by its own change.
@@ -401,12 +439,13 @@ export const routes: RouteDef[] = [
       [
         '/alarmtask/alarm/trace',
         'trace-alarm',
-        // The alarm, who it named, its webhook attempts, notification jobs and workflow.
+        // The alarm, who it named (the names of the schedules its messages asked), its webhook
+        // attempts, notification jobs and workflow.
         access(ALARM_LOG, WEBHOOK_ATTEMPTS, {
           items: {
             GetItem: ['ALARM#', 'DEPT#', 'WFALARM#'],
             Query: ['NJOB#', 'WF#'],
-            BatchGetItem: ['GROUP#', 'NJOB#', 'USER#'],
+            BatchGetItem: ['GROUP#', 'NJOB#', 'SCHEDULE#', 'USER#'],
           },
         }),
       ],
@@ -420,6 +459,165 @@ export const routes: RouteDef[] = [
       access: access(READER_AUTH, TASK_READER, own),
     }),
   ),
+  // [read:replay] What-if replays (API guide §13.6): small windows answer at once, larger ones run on
+  // the replay queue and are read back.
+  {
+    method: 'POST',
+    path: '/alarmtask/replay',
+    handler: 'functions/http/alarmtask/start-replay.ts',
+    auth: 'reader',
+    access: access(READER_AUTH, TASK_READER, REPLAY_RUN, { queues: { SendMessage: ['replay'] } }),
+  },
+  {
+    method: 'GET',
+    path: '/alarmtask/replay',
+    handler: 'functions/http/alarmtask/show-replay.ts',
+    auth: 'reader',
+    access: access(READER_AUTH, TASK_READER, { items: { GetItem: ['REPLAY#'] } }),
+  },
+  // [oncall] On-call schedules (API guide §18): a signed-in person, or an app holding the grant
+  // `read` acting as `uid`; changes need the schedule's rw permission (schedules/access.ts).
+  {
+    method: 'POST',
+    path: '/schedule/store',
+    handler: 'functions/http/schedule/store-schedule.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // The users, department and coverage task it names; a new id; the schedule and its first
+    // configuration; its coverage check as due work; then shown.
+    access: access(SCHEDULE_READ, {
+      items: {
+        GetItem: ['DEPT#', 'TASK#'],
+        BatchGetItem: ['USER#'],
+        UpdateItem: ['COUNTER#'],
+        PutItem: ['DUE#', 'SCHEDULE#'],
+      },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/schedule/show',
+    handler: 'functions/http/schedule/show-schedule.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    access: access(SCHEDULE_READ, { items: { GetItem: ['DEPT#'], BatchGetItem: ['USER#'] } }),
+  },
+  {
+    method: 'PUT',
+    path: '/schedule/update',
+    handler: 'functions/http/schedule/update-schedule.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // As store, then one transaction: the schedule's fields, the new configuration, the pending
+    // configurations it replaces.
+    access: access(SCHEDULE_READ, {
+      items: {
+        GetItem: ['DEPT#', 'TASK#'],
+        BatchGetItem: ['USER#'],
+        UpdateItem: ['SCHEDULE#'],
+        PutItem: ['DUE#', 'SCHEDULE#'],
+        DeleteItem: ['SCHEDULE#'],
+      },
+    }),
+  },
+  {
+    method: 'DELETE',
+    path: '/schedule',
+    handler: 'functions/http/schedule/delete-schedule.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // The schedule (unless a task names it: the reference index), then its collection in batches.
+    access: access(SCHEDULE_READ, {
+      items: { DeleteItem: ['SCHEDULE#'], BatchWriteItem: ['SCHEDULE#'], PutItem: ['DUE#'] },
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/schedule/list',
+    handler: 'functions/http/schedule/list-schedules.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    access: access(READER_AUTH, { indexQueries: ['gsi1'] }),
+  },
+  {
+    method: 'POST',
+    path: '/schedule/override',
+    handler: 'functions/http/schedule/add-override.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // The user; the next override id (the schedule's counter); the override, while the schedule exists.
+    access: access(SCHEDULE_READ, {
+      items: {
+        BatchGetItem: ['USER#'],
+        UpdateItem: ['SCHEDULE#'],
+        ConditionCheckItem: ['SCHEDULE#'],
+        PutItem: ['DUE#', 'SCHEDULE#'],
+      },
+    }),
+  },
+  {
+    method: 'DELETE',
+    path: '/schedule/override',
+    handler: 'functions/http/schedule/delete-override.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // Removed, or moved to end now (its key holds its end).
+    access: access(SCHEDULE_READ, { items: { DeleteItem: ['SCHEDULE#'], PutItem: ['DUE#', 'SCHEDULE#'] } }),
+  },
+  {
+    method: 'GET',
+    path: '/schedule/oncall',
+    handler: 'functions/http/schedule/show-oncall.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    access: access(SCHEDULE_READ, { items: { BatchGetItem: ['USER#'] } }),
+  },
+  {
+    method: 'GET',
+    path: '/schedule/final',
+    handler: 'functions/http/schedule/show-final.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    access: access(SCHEDULE_READ, { items: { BatchGetItem: ['USER#'] } }),
+  },
+  {
+    method: 'POST',
+    path: '/schedule/preview',
+    handler: 'functions/http/schedule/preview-schedule.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // The people and the coverage task it names must exist, as for an update.
+    access: access(SCHEDULE_READ, { items: { BatchGetItem: ['USER#'], GetItem: ['TASK#'] } }),
+  },
+  {
+    method: 'PUT',
+    path: '/schedule/ical',
+    handler: 'functions/http/schedule/ical-key.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    access: access(SCHEDULE_READ, { items: { UpdateItem: ['SCHEDULE#'] } }),
+  },
+  {
+    // Authenticated by the feed key alone: the schedule (the key's hash), its shifts, the people's names.
+    method: 'GET',
+    path: '/schedule/ical.ics',
+    handler: 'functions/http/schedule/ical-feed.ts',
+    fn: 'oncall',
+    auth: 'none',
+    access: { items: { GetItem: ['SCHEDULE#'], Query: ['SCHEDULE#'], BatchGetItem: ['USER#'] } },
+  },
+  {
+    method: 'GET',
+    path: '/alarmtask/oncall',
+    handler: 'functions/http/alarmtask/oncall-task.ts',
+    fn: 'oncall',
+    auth: 'reader',
+    // The task, then each schedule its receivers name: its name, versions and overrides; the people
+    // on call now.
+    access: access(READER_AUTH, TASK_READER, ONCALL_RESOLVE, {
+      items: { BatchGetItem: ['SCHEDULE#', 'USER#'] },
+    }),
+  },
   // [read:docs]
   // The API's OpenAPI document and its reference page (npm run gen:openapi), public like /health.
   {
@@ -628,6 +826,19 @@ export const queues: QueueDef[] = [
       notifyProviders: true,
     }),
   },
+  {
+    name: 'replay',
+    // A replay of a large window (up to 20,000 alarms) runs for minutes; a failed one is tried once more.
+    visibilityTimeoutSeconds: 1800,
+    maxReceiveCount: 2,
+    retentionDays: 4,
+    consumer: 'functions/queue/run-replay.ts',
+    batchSize: 1,
+    gather: false,
+    timeoutSeconds: 300,
+    // The replay's request and result, the task (its robots sealed), and what a replay reads.
+    access: access(eventSource('replay'), SEAL_KEY, REPLAY_RUN, { items: { GetItem: ['REPLAY#', 'TASK#'] } }),
+  },
 ];
 
 export const schedule = {
@@ -636,12 +847,13 @@ export const schedule = {
   timeoutSeconds: 55,
   // The due work's partitions (query, lease, finish, reschedule, bury) and what each kind does:
   // workflow announcements and reminders, pause expiries, the pipeline's delayed work, heartbeat checks.
+  // Coverage checks of on-call schedules: the schedule, its raised gaps, versions and overrides.
   access: access(SEAL_KEY, ALARM_DUE_WORK, WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, WORKFLOW_COUNTS, {
     items: {
       Query: ['DUE#'],
-      GetItem: ['TASK#', 'WF#'],
+      GetItem: ['SCHEDULE#', 'TASK#', 'WF#'],
       PutItem: ['DUE#', 'DUEDEAD#', 'WF#'],
-      UpdateItem: ['DUE#', 'TASK#'],
+      UpdateItem: ['DUE#', 'SCHEDULE#', 'TASK#'],
       DeleteItem: ['DUE#'],
     },
     queues: { SendMessage: ['alarm'] },

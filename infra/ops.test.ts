@@ -113,7 +113,8 @@ function aliasOf(res: Resources, fnId: string): [string, Resource] {
   return found[0];
 }
 
-const intakeGroups = Object.keys(functionGroups) as FunctionGroup[];
+/** The alarm intake function groups (the others serve routes of people and apps). */
+const intakeGroups = Object.keys(DEFAULT_INTAKE_CONCURRENCY) as FunctionGroup[];
 const alarmConsumerEntry = () => queues.find((q) => q.name === 'alarm')!.consumer;
 
 let stack: TocsinStack;

@@ -1,12 +1,20 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { VERSION_FAILURE_MARGIN, VERSION_MIN_ITEMS } from './constructs/deployments.ts';
+import { DEFAULT_INTAKE_CONCURRENCY } from './constructs/http-api.ts';
 import {
   DEFAULT_HANDED_BACK_THRESHOLD,
   DEFAULT_IN_FLIGHT_MAX,
   DEFAULT_PIPELINE_LAG_P99_MS,
 } from './constructs/observability.ts';
 import { pascal } from './constructs/queues.ts';
-import { deployCheck, functionGroups, type QueueName, queues, schedule } from './definitions.ts';
+import {
+  deployCheck,
+  type FunctionGroup,
+  functionGroups,
+  type QueueName,
+  queues,
+  schedule,
+} from './definitions.ts';
 import { METRICS } from './metrics.ts';
 import {
   functionFor,
@@ -45,8 +53,12 @@ type AlarmProps = {
   DatapointsToAlarm?: number;
 };
 
+/** The alarm intake functions (the other function groups serve people and apps, deployed at once). */
+const intakeEntries = () =>
+  (Object.keys(DEFAULT_INTAKE_CONCURRENCY) as FunctionGroup[]).map((g) => functionGroups[g].handler);
+
 const aliasedEntries = () => [
-  ...Object.values(functionGroups).map((g) => g.handler),
+  ...intakeEntries(),
   ...queues.map((q) => q.consumer),
   schedule.handler,
 ];
@@ -92,7 +104,7 @@ describe('gradual deployment of every consumer and the runner', () => {
       const fn = functionFor(entry);
       const [aliasId, alias] = aliasOf(fn);
       const version = (alias.Properties.FunctionVersion as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'];
-      const intake = Object.values(functionGroups).some((g) => g.handler === entry);
+      const intake = intakeEntries().includes(entry);
       const kind = intake ? 'VersionRefusals' : 'VersionFailures';
       const [alarmId, a] = alarm(`${fn.replace(/^Functions/, '').replace(/[0-9A-F]{8}$/, '')}${kind}`);
       // Assert: the version's metrics against all versions'

@@ -111,6 +111,38 @@ describe('functions', () => {
     }
   });
 
+  it('tells the functions that make or answer claim links the public base URL: the API, or the one given', {
+    timeout: SYNTH_TIMEOUT_MS,
+  }, () => {
+    // Arrange
+    const linked = [
+      'functions/http/claim/get-claim.ts',
+      'functions/http/claim/post-claim.ts',
+      'functions/queue/send-notification.ts',
+    ];
+    const urls = (fns: [string, { Properties: Record<string, unknown> }][]) =>
+      Object.fromEntries(
+        fns.flatMap(([, fn]) => {
+          const url = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables
+            .PUBLIC_BASE_URL;
+          return url === undefined ? [] : [[String(fn.Properties.Description).replace('tocsin ', ''), url]];
+        }),
+      );
+    // Act
+    const byDefault = urls(ofType('AWS::Lambda::Function'));
+    const given = synth({ publicBaseUrl: 'https://alarms.example.com/api' }).findResources(
+      'AWS::Lambda::Function',
+    );
+    // Assert: the API's own endpoint (no cycle: the API does not depend on these functions).
+    expect(Object.keys(byDefault).sort()).toEqual(linked);
+    for (const url of Object.values(byDefault))
+      expect(url).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^HttpApi/), 'ApiEndpoint'] });
+    expect(urls(Object.entries(given) as never)).toEqual(
+      Object.fromEntries(linked.map((entry) => [entry, 'https://alarms.example.com/api'])),
+    );
+    expect(() => synth({ publicBaseUrl: 'http://alarms.example.com' })).toThrow(/publicBaseUrl/);
+  });
+
   it('refuses unknown tuning or notification variables', () => {
     expect(() => synth({ tuning: { ALARM_RATE_LIMT: '1' } })).toThrow(/ALARM_RATE_LIMT/);
     expect(() => synth({ notifyEnvironment: { EMAIL_FORM: 'a@b.c' } })).toThrow(/EMAIL_FORM/);

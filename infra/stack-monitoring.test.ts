@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { deployedRoutes } from './constructs/http-api.ts';
 import { pascal } from './constructs/queues.ts';
 import { DEAD_LETTER_ALARM_MINUTES } from './constructs/observability.ts';
-import { deployCheck, functionGroups, type QueueName, queues, schedule } from './definitions.ts';
+import { deployCheck, type QueueName, queues, routeEntry, schedule } from './definitions.ts';
 import { METRICS } from './metrics.ts';
 import {
   functionFor,
@@ -182,13 +182,24 @@ describe('alarms', () => {
   });
 
   it('are exactly those, and the ones of infra/ops.test.ts', () => {
-    // Grouped: the routes that do not take alarms, and $default; alone: alarm intake, queues, schedule.
-    const app = deployedRoutes().filter((r) => r.auth !== 'alarm').length + 1;
+    // Grouped: the functions of the routes that do not take alarms (a function group's routes share
+    // one), and $default; alone: alarm intake, queues, schedule.
+    const app =
+      new Set(
+        deployedRoutes()
+          .filter((r) => r.auth !== 'alarm')
+          .map(routeEntry),
+      ).size + 1;
     // The pre-traffic check has none.
     const alone = ofType('AWS::Lambda::Function').length - app - 1;
     // Versions deployed gradually: the intake functions, the consumers, the runner.
     const versions = ofType('AWS::Lambda::Alias').length;
-    expect(versions).toBe(Object.keys(functionGroups).length + queues.length + 1);
+    const intake = new Set(
+      deployedRoutes()
+        .filter((r) => r.auth === 'alarm')
+        .map(routeEntry),
+    ).size;
+    expect(versions).toBe(intake + queues.length + 1);
     // DLQs, queue ages and in-flight counts; errors and throttles; API 5xx and 429s on /alarm/*; table
     // throttles and errors; AlarmLogLost, DueWorkBuried, sign-in failures, hand-backs, pipeline lag, a
     // degraded rate limit; the schedule; each gradually deployed function's version.

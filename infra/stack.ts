@@ -84,6 +84,11 @@ export interface TocsinStackProps extends StackProps {
   ignoreDeploymentAlarms?: boolean;
   /** Console single sign-on: the OpenID Connect provider's issuer and the console's client id. */
   singleSignOn?: { issuer?: string; clientId?: string; allowUnverifiedEmail?: boolean };
+  /**
+   * Where the claim links of messages lead (PUBLIC_BASE_URL): the API's URL unless given (a custom
+   * domain in front of it).
+   */
+  publicBaseUrl?: string;
 }
 
 /**
@@ -180,6 +185,7 @@ export class TocsinStack extends Stack {
     }
     if (!notifyConsumer) throw new Error('definitions.ts has no notify queue');
     this.notifyConsumer = notifyConsumer;
+    this.linkToApi(notifyConsumer, props.publicBaseUrl);
 
     // Due work (reminders, delayed flushes, resumes): a failed run is simply picked up by the next tick,
     // so neither EventBridge nor Lambda's async invoke retries it.
@@ -255,7 +261,28 @@ export class TocsinStack extends Stack {
       new CfnOutput(this, `${pascal(def.name)}DeadLetterQueueUrl`, { value: deadLetterQueue.queueUrl });
     }
   }
+
+  /**
+   * The service's public address (PUBLIC_BASE_URL) for the functions that make or answer claim links:
+   * the notification consumer (it mints them) and the claim routes (the origin a claim must come from).
+   */
+  private linkToApi(notifyConsumer: lambda.IFunction, given: string | undefined): void {
+    if (given !== undefined && !PUBLIC_BASE_URL.test(given))
+      throw new Error('publicBaseUrl must be an https URL without query or fragment');
+    const url = given ?? this.http.api.apiEndpoint;
+    for (const fn of [
+      notifyConsumer,
+      this.http.handlers.get('GET /claim'),
+      this.http.handlers.get('POST /claim'),
+    ]) {
+      if (!fn) throw new Error('definitions.ts has no claim routes');
+      (fn as lambda.Function).addEnvironment('PUBLIC_BASE_URL', url);
+    }
+  }
 }
+
+/** `https://` and a host, optionally a path; no query or fragment (as the functions check it). */
+const PUBLIC_BASE_URL = /^https:\/\/[^\s/?#]+(?:\/[^\s?#]*)?$/;
 
 /** A production stack's alarms must reach someone, or the operator must say that they reach no one. */
 function checkAlarmDestination(stackId: string, props: TocsinStackProps): void {

@@ -35,7 +35,7 @@ export interface Sample {
 }
 
 /** A signed-in browser's session cookie (a placeholder: a real one comes from POST /auth/signin). */
-const SESSION = ['tocsin_session=SESSION'];
+const SESSION = ['__Host-tocsin_session=SESSION'];
 
 const taskBody = {
   name: 'sample-task',
@@ -45,12 +45,31 @@ const taskBody = {
   receiver: { channels: { email: [1] } },
 };
 
+const scheduleBody = {
+  name: 'infra primary',
+  department_id: 1,
+  time_zone: 'Europe/London',
+  layers: [
+    {
+      name: 'weekdays',
+      start: '2026-11-23T09:00',
+      turn: { every: 1, unit: 'week' },
+      users: [1, 2],
+      restrictions: [{ days: [1, 2, 3, 4, 5], from: '09:00', to: '18:00' }],
+    },
+  ],
+  fallback: [1],
+};
+
 /** The sample request of every deployed route (also the examples of the OpenAPI document). */
 export const samples: Record<string, Sample> = {
   'GET /health': {},
   'GET /openapi.json': {},
   'GET /docs': {},
   'GET /console': {},
+  // A claim link's token and page nonce are placeholders (a real token comes in a message).
+  'GET /claim': { query: { t: 'TOKEN' } },
+  'POST /claim': { form: { t: 'TOKEN', n: 'PAGE_NONCE' } },
   'GET /department/simple': {},
   'GET /department/show': { query: { id: '1' } },
   'GET /user/profile': { query: { uid: '1' } },
@@ -76,6 +95,17 @@ export const samples: Record<string, Sample> = {
   'GET /alarmtask/alarm/trace': {
     query: { uid: '1', task_id: '1', uuid: '8c6bd1d8-0c4c-4a43-9f4c-0d2f5d0e8f4b' },
   },
+  'POST /alarmtask/replay': {
+    json: {
+      uid: 1,
+      task_id: 1,
+      config: { filter_fields: ['compress.strategy_cycle'], compress: { strategy_cycle: 30 } },
+      last: 500,
+      scenario: [{ name: 'disk-full', ctn: { host: 'web-1', error: 'disk full' }, level: 2 }],
+      expect: [{ alarm: 'disk-full', outcome: 'notified', receivers: { include: [1] } }],
+    },
+  },
+  'GET /alarmtask/replay': { query: { uid: '1', replay_id: '5f1c2a0e-8d3b-4f6a-9c7e-2b1d0a9f8e7c' } },
   'POST /alarm/report': { json: { ...ALARM, level: 1, ctn: { host: 'web-1', error: 'disk full' } } },
   'POST /alarm/test': { json: ALARM },
   'POST /alarm/alertmanager': {
@@ -158,6 +188,22 @@ export const samples: Record<string, Sample> = {
   },
   'GET /delivery/dlq': { query: { uid: '1', queue: 'webhook', limit: '20' } },
   'POST /delivery/dlq/redrive': { json: { uid: 1, queue: 'webhook', all: 1, task_id: 1 } },
+  // [oncall]
+  'POST /schedule/store': { json: { uid: 1, ...scheduleBody } },
+  'GET /schedule/show': { query: { uid: '1', id: '1' } },
+  'PUT /schedule/update': { json: { uid: 1, id: 1, effective_from: T + 86_400, ...scheduleBody } },
+  'DELETE /schedule': { form: { uid: '1', id: '1' } },
+  'GET /schedule/list': { query: { uid: '1', limit: '20' } },
+  'POST /schedule/override': { json: { uid: 1, id: 1, start: T + 3600, end: T + 7200, user: 2 } },
+  'DELETE /schedule/override': { form: { uid: '1', id: '1', override_id: '1' } },
+  'GET /schedule/oncall': { query: { uid: '1', id: '1', at: String(T) } },
+  'GET /schedule/final': { query: { uid: '1', id: '1', from: String(T), to: String(T + 14 * 86_400) } },
+  'POST /schedule/preview': {
+    json: { uid: 1, id: 1, from: T, to: T + 14 * 86_400, ...scheduleBody },
+  },
+  'PUT /schedule/ical': { json: { uid: 1, id: 1 } },
+  'GET /schedule/ical.ics': { query: { id: '1', key: '0123456789abcdef0123456789abcdef01234567' } },
+  'GET /alarmtask/oncall': { query: { uid: '1', task_id: '1', days: '14' } },
   // [sign-in]
   'POST /auth/signin': {
     json: { account: 'annlee', password: 'PASSWORD' },
@@ -167,7 +213,7 @@ export const samples: Record<string, Sample> = {
   'POST /auth/signout': { json: { everywhere: 0 } },
   'PUT /auth/password': { json: { current: 'CURRENT-PASSWORD', password: 'NEW-PASSWORD' } },
   'GET /auth/oidc/start': {},
-  'GET /auth/oidc/callback': { query: { code: 'CODE', state: 'STATE' }, cookies: ['tocsin_oidc=STATE'] },
+  'GET /auth/oidc/callback': { query: { code: 'CODE', state: 'STATE' }, cookies: ['__Host-tocsin_oidc=STATE'] },
 };
 
 /** Routes an app may call (every kind but a signed-in person's own). */
@@ -296,6 +342,7 @@ const queueSamples: Record<string, unknown[]> = {
       },
     },
   ],
+  replay: [{ kind: 'replay', replay_id: '5f1c2a0e-8d3b-4f6a-9c7e-2b1d0a9f8e7c' }],
 };
 
 export function allEvents(): Record<string, unknown> {

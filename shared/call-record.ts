@@ -246,7 +246,7 @@ function tableResource(name: string): string {
 }
 
 function queueName(url: unknown): string {
-  for (const q of ['ALARM', 'WEBHOOK', 'NOTIFY']) {
+  for (const q of ['ALARM', 'WEBHOOK', 'NOTIFY', 'REPLAY']) {
     if (url === process.env[`${q}_QUEUE_URL`]) return `queue/${q.toLowerCase()}`;
     if (url === process.env[`${q}_DLQ_URL`]) return `dlq/${q.toLowerCase()}`;
   }

@@ -102,3 +102,18 @@ export function nestingDepth(value: unknown, limit = Number.POSITIVE_INFINITY): 
   }
   return max;
 }
+
+/** JSON with object keys sorted at every depth (arrays keep their order). */
+export function stableStringify(value: unknown): string {
+  if (isRawJson(value)) return value.rawJSON;
+  if (Array.isArray(value))
+    return `[${value.map((v) => (v === undefined ? 'null' : stableStringify(v))).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value as Record<string, unknown>)
+      .sort()
+      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${stableStringify((value as Record<string, unknown>)[k])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}

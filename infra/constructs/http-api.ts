@@ -44,7 +44,7 @@ export const DEFAULT_INGEST_THROTTLE: Throttle = { rateLimit: 500, burstLimit: 1
  * takes tens of milliseconds (a task read, an SQS send), so 50 instances carry well over 1,000 reports
  * per second. `intakeConcurrency` changes them; 0 reserves nothing for a group (docs/aws-operations.md).
  */
-export const DEFAULT_INTAKE_CONCURRENCY: Record<FunctionGroup, number> = {
+export const DEFAULT_INTAKE_CONCURRENCY: Partial<Record<FunctionGroup, number>> = {
   'alarm-report': 50,
   'alarm-monitors': 50,
 };
@@ -184,6 +184,22 @@ export class ServiceHttpApi extends Construct {
       return fn;
     };
 
+    // A function group's routes share one integration and one permission to invoke its function (for
+    // any route of this API): the resources of a route are its route alone.
+    const groupIntegrations = new Map<FunctionGroup, HttpLambdaIntegration>();
+    const groupIntegration = (group: FunctionGroup) => {
+      let integration = groupIntegrations.get(group);
+      if (!integration) {
+        integration = new HttpLambdaIntegration(
+          `${pascal(group)}Integration`,
+          functions.invocable(groupFunction(group)),
+          { scopePermissionToRoute: false },
+        );
+        groupIntegrations.set(group, integration);
+      }
+      return integration;
+    };
+
     for (const route of deployed) {
       const rid = routeId(route);
       if (route.auth === 'alarm' && !route.fn)
@@ -192,7 +208,9 @@ export class ServiceHttpApi extends Construct {
       const [httpRoute] = this.api.addRoutes({
         path: route.path,
         methods: [apigw.HttpMethod[route.method], ...(route.head ? [apigw.HttpMethod.HEAD] : [])],
-        integration: new HttpLambdaIntegration(`${rid}Integration`, functions.invocable(fn)),
+        integration: route.fn
+          ? groupIntegration(route.fn)
+          : new HttpLambdaIntegration(`${rid}Integration`, functions.invocable(fn)),
       });
       const routeKey = `${route.method} ${route.path}`;
       this.handlers.set(routeKey, fn);

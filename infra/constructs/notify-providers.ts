@@ -24,6 +24,11 @@ export const TUNING_VARIABLES = [
   'APP_REQUEST_SIGNATURE',
   'STRICT_APP_GRANTS',
   'FIXED_SIGN_MAX_DAYS',
+  // Claim links (API guide §11.7): key rotation, lifetime, rate limits.
+  'CLAIM_LINK_KEYS',
+  'CLAIM_LINK_HOURS',
+  'CLAIM_LINK_ADDRESS_PER_MINUTE',
+  'CLAIM_LINK_PER_MINUTE',
 ] as const;
 
 /**

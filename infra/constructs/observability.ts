@@ -23,12 +23,14 @@ const ALARM_GROUP_SIZE = 10;
  * alarm queue holds accepted alarms: a minute is late. Webhook and notify messages wait for retries
  * with backoff (5 s, 30 s, 120 s, ...), and SQS keeps counting a retried message in this metric until
  * its third receive, so their thresholds leave room for that: 15 minutes for webhooks (a receiver that
- * is down delays only its own task), 5 minutes for people's notifications.
+ * is down delays only its own task), 5 minutes for people's notifications. A what-if replay takes up
+ * to a few minutes and two run at once: 15 minutes.
  */
 export const DEFAULT_QUEUE_MAX_AGE_SECONDS: Record<QueueName, number> = {
   alarm: 60,
   webhook: 900,
   notify: 300,
+  replay: 900,
 };
 
 /** The table's operations the service calls (the system-errors alarm reads one metric per operation). */
@@ -49,12 +51,14 @@ export const TABLE_OPERATIONS = [
  * Messages in flight (received and not yet deleted, or hidden) in a queue, three minutes in a row,
  * that fire its alarm: far above what the consumers hold at their caps (10 batches of 25 alarms, 20
  * and 5 batches of 10), far below SQS's 120,000, past which no consumer of the queue receives anything.
- * Retries wait as delayed messages, not in flight, so a count that grows means messages are held.
+ * Retries wait as delayed messages, not in flight, so a count that grows means messages are held. A
+ * replay is one message that runs for minutes: a hundred at once are replays piling up, not working.
  */
 export const DEFAULT_IN_FLIGHT_MAX: Record<QueueName, number> = {
   alarm: 2_000,
   webhook: 2_000,
   notify: 2_000,
+  replay: 100,
 };
 
 /** p99 of `PipelineLagMs` (report to processed) over five minutes that fires the lag alarm. */

@@ -11,10 +11,17 @@ import { type QueueDef, type QueueName, queues as queueDefs } from '../definitio
  *   same items; more consumers add optimistic-write retries on a hot metric, not throughput;
  * - webhook (20): outbound POSTs of at most 200 ms to the tasks' receivers, little table work;
  * - notify (5 x batches of 10): the providers' rate limits (SNS SMS, SES and the chat APIs allow tens of
- *   messages per second to an account or app).
+ *   messages per second to an account or app);
+ * - replay (2 x one replay): a what-if replay is a few seconds to a few minutes of CPU and a burst of
+ *   reads; two at once keep them from crowding the table.
  * `consumerConcurrency` changes them per stack (2 to 1,000; 0 for no cap); docs/aws-operations.md.
  */
-export const DEFAULT_CONSUMER_CONCURRENCY: Record<QueueName, number> = { alarm: 10, webhook: 20, notify: 5 };
+export const DEFAULT_CONSUMER_CONCURRENCY: Record<QueueName, number> = {
+  alarm: 10,
+  webhook: 20,
+  notify: 5,
+  replay: 2,
+};
 
 /** The event source's MaximumConcurrency for a setting (undefined: no cap); refuses what SQS refuses. */
 export function maxConcurrency(queue: QueueName, setting: number | undefined): number | undefined {

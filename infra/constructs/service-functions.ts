@@ -131,6 +131,7 @@ export class ServiceFunctions extends Construct {
       ALARM_QUEUE_URL: queues.byName.alarm.queue.queueUrl,
       WEBHOOK_QUEUE_URL: queues.byName.webhook.queue.queueUrl,
       NOTIFY_QUEUE_URL: queues.byName.notify.queue.queueUrl,
+      REPLAY_QUEUE_URL: queues.byName.replay.queue.queueUrl,
       SEAL_KEY_SECRET_ARN: props.sealKey.secretArn,
       SERVICE_VERSION: settings.serviceVersion,
       ENV_NAME: settings.envName,

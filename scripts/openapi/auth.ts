@@ -50,7 +50,7 @@ export const SECURITY_SCHEMES = {
   Session: {
     type: 'apiKey',
     in: 'cookie',
-    name: 'tocsin_session',
+    name: '__Host-tocsin_session',
     description:
       'A signed-in person (POST /auth/signin, or single sign-on): the HttpOnly session cookie, `__Host-tocsin_session` over HTTPS (`tocsin_session` on the local runtime). The person is the acting user; `uid` / `created_by` in the request are ignored.',
   },

@@ -4,6 +4,7 @@
  * and refusals (the envelope codes it can answer). Pure: the generator hands in what it read.
  */
 import { AUTH_TEXT, authOf, SECURITY_SCHEMES, securityOf } from './auth.ts';
+import { claimResponses } from './claim.ts';
 import { inputOf, validatesInput } from './inputs.ts';
 import { descriptionOf, operationId, summaryOf, tagOf } from './naming.ts';
 import { ERROR_CODES, REFUSALS, type RefusalName, refusalsOf } from './refusals.ts';
@@ -69,6 +70,8 @@ const foldedInto200 = (doc: RouteDoc, r: RefusalName) =>
   doc.spec.refusalsAsHttp200 && REFUSALS[r].status !== 413 && REFUSALS[r].status < 500;
 
 function responsesOf(doc: RouteDoc, data: DataSchema | undefined): Json {
+  // A claim link answers browsers with a page, refusals included.
+  if (doc.route.path === '/claim') return claimResponses(doc.route.method);
   const refusals = refusalsOf(doc, validatesInput(doc));
   const responses: Json = {};
   if (doc.spec.rawResponse && doc.route.path.startsWith('/auth/oidc/')) {
@@ -78,11 +81,19 @@ function responsesOf(doc: RouteDoc, data: DataSchema | undefined): Json {
       headers: { Location: { schema: { type: 'string' } } },
     };
   } else if (doc.spec.rawResponse) {
-    const type = doc.route.path.endsWith('.json') ? 'application/json' : 'text/html';
-    const what = { '/openapi.json': 'The OpenAPI document.', '/docs': 'The reference page.' };
+    const type = doc.route.path.endsWith('.json')
+      ? 'application/json'
+      : doc.route.path.endsWith('.ics')
+        ? 'text/calendar'
+        : 'text/html';
+    const what = {
+      '/openapi.json': 'The OpenAPI document.',
+      '/docs': 'The reference page.',
+      '/schedule/ical.ics': 'The iCalendar feed (RFC 5545) of the final shifts for 90 days.',
+    };
     responses['200'] = {
       description: what[doc.route.path as keyof typeof what] ?? 'The page.',
-      content: { [type]: { schema: type === 'text/html' ? { type: 'string' } : { type: 'object' } } },
+      content: { [type]: { schema: type === 'application/json' ? { type: 'object' } : { type: 'string' } } },
     };
   } else {
     if (!data) throw new Error(`${routeKey(doc)}: no schema of its data`);

@@ -100,7 +100,31 @@ export interface InputDoc {
   bodyRequired?: boolean;
 }
 
+/** A claim link's token (the use case checks it: an invalid one gets the page with the reason). */
+const CLAIM_TOKEN = {
+  type: 'string',
+  maxLength: 80,
+  pattern: '^[A-Za-z0-9_-]+$',
+  description: "The link's token (base64url), as the message carried it.",
+};
+
 export const INPUT_DOCS: Record<string, InputDoc> = {
+  'functions/http/claim/get-claim.ts': {
+    schema: { type: 'object', required: ['t'], properties: { t: CLAIM_TOKEN } },
+  },
+  'functions/http/claim/post-claim.ts': {
+    schema: {
+      type: 'object',
+      required: ['t', 'n'],
+      properties: {
+        t: CLAIM_TOKEN,
+        n: {
+          type: 'string',
+          description: 'The page nonce of the form (`offer.page_nonce`): good for 10 to 20 minutes.',
+        },
+      },
+    },
+  },
   'functions/http/alarmtask/store-task.ts': { schema: createTaskSchema },
   'functions/http/alarmtask/update-task.ts': { schema: taskConfigSchema },
   // The named paths are copied from the body into the task, then the whole is checked.

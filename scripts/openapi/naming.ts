@@ -24,6 +24,11 @@ const TAGS: Record<string, { name: string; description: string }> = {
     description:
       'People sign in to the console: account and password, or single sign-on through OpenID Connect (docs/sign-in.md).',
   },
+  claim: {
+    name: 'Claim links',
+    description:
+      'The claim link in the messages about a pending workflow: a page that changes nothing, and the claim (API guide §11.7).',
+  },
   'openapi.json': { name: 'Docs', description: 'This document and its reference page.' },
   docs: { name: 'Docs', description: 'This document and its reference page.' },
 };
@@ -83,6 +88,8 @@ const SUMMARIES: Record<string, string> = {
   'GET /auth/oidc/callback': 'Single sign-on: back from the provider',
   'GET /openapi.json': 'This OpenAPI document',
   'GET /docs': 'The API reference page',
+  'GET /claim': "A claim link's page",
+  'POST /claim': 'Claim a workflow with a claim link',
 };
 
 const ROUTE_PREFIX = /^(?:(?:GET|POST|PUT|DELETE)\|?)+\s+\/\S*/;

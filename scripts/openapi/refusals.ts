@@ -161,6 +161,8 @@ const ROUTE_REFUSALS: Record<string, RefusalName[]> = {
   'functions/alarm/intake-falcon.ts': INTAKE_REFUSALS,
   'functions/alarm/intake-aliyun.ts': INTAKE_REFUSALS,
   'functions/alarm/heartbeat.ts': ['Unauthorized', 'Conflict', 'InternalError'],
+  // Authenticated by the feed key in the query alone.
+  'functions/http/schedule/ical-feed.ts': ['Unauthorized', 'ValidationFailed', 'InternalError'],
 };
 
 const hasBody = (input: HandlerSpec['input']) =>

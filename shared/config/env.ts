@@ -10,9 +10,9 @@ export interface Config {
   /** Endpoints for local emulators; undefined in AWS. */
   dynamoEndpoint?: string;
   sqsEndpoint?: string;
-  queueUrls: { alarm: string; webhook: string; notify: string };
+  queueUrls: { alarm: string; webhook: string; notify: string; replay: string };
   /** The queues' dead-letter queues: set only for the functions that list or redrive dead letters. */
-  dlqUrls: { alarm: string; webhook: string; notify: string };
+  dlqUrls: { alarm: string; webhook: string; notify: string; replay: string };
   /** Allowed |now - timestamp| for signatures, seconds. */
   signSkewSeconds: number;
   /** The same for the alarm endpoints (`/alarm/*`): the window the original system documented. */
@@ -60,6 +60,25 @@ export interface Config {
   local: boolean;
   /** Notification providers (API guide §11.1); a provider left unset is reported as skipped. */
   notify: NotifyConfig;
+  /**
+   * The service's address in the links its messages carry (PUBLIC_BASE_URL, no trailing slash): the
+   * deployed API's URL (the CDK stack sets it), the stack's own on `npm start`. Unset: no claim links.
+   */
+  publicBaseUrl?: string;
+  /** Claim links (API guide §11.7). */
+  claimLink: ClaimLinkConfig;
+}
+
+/** Claim links: keys, lifetime and rate limits (API guide §11.7, docs/configuration.md). */
+export interface ClaimLinkConfig {
+  /** Key ids (CLAIM_LINK_KEYS): the first signs new links, the second, if any, is still accepted. */
+  keyIds: number[];
+  /** How long a link stays good, seconds (CLAIM_LINK_HOURS). */
+  ttlSeconds: number;
+  /** Requests to /claim per minute from one source address. */
+  addressPerMinute: number;
+  /** Claims (POST) per minute with one link. */
+  linkPerMinute: number;
 }
 
 /** Notification channel providers. `undefined` = not configured in this deployment. */
@@ -146,6 +165,34 @@ function timeZone(name: string, fallback: string): string {
     throw new Error(`config: ${name} must be an IANA time zone, got ${tz}`);
   }
   return tz;
+}
+
+/** CLAIM_LINK_KEYS: one or two key ids from 1 to 255, the signing one first (`2,1` while rotating). */
+function claimLinkKeys(name: string): number[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return [1];
+  const ids = raw.split(',').map((v) => Number(v.trim()));
+  if (ids.length > 2 || ids.some((id) => !Number.isInteger(id) || id < 1 || id > 255) || ids[0] === ids[1])
+    throw new Error(
+      `config: ${name} must be one or two distinct key ids from 1 to 255, the signing one first`,
+    );
+  return ids;
+}
+
+/** CLAIM_LINK_HOURS: 1 to 720 (30 days), default 24. */
+function claimLinkHours(name: string): number {
+  const hours = int(name, 24, 1);
+  if (hours > 720) throw new Error(`config: ${name} must be an integer from 1 to 720`);
+  return hours;
+}
+
+/** PUBLIC_BASE_URL: an http(s) URL, optionally with a path; no query, no fragment. */
+function publicBaseUrl(name: string): string | undefined {
+  const raw = opt(name);
+  if (raw === undefined) return undefined;
+  if (!/^https?:\/\/[^\s/?#]+(?:\/[^\s?#]*)?$/.test(raw))
+    throw new Error(`config: ${name} must be an http(s) URL without query or fragment`);
+  return raw.replace(/\/+$/, '');
 }
 
 function required(name: string): string {
@@ -290,11 +337,13 @@ export function loadConfig(): Config {
       alarm: process.env.ALARM_QUEUE_URL || '',
       webhook: process.env.WEBHOOK_QUEUE_URL || '',
       notify: process.env.NOTIFY_QUEUE_URL || '',
+      replay: process.env.REPLAY_QUEUE_URL || '',
     },
     dlqUrls: {
       alarm: process.env.ALARM_DLQ_URL || '',
       webhook: process.env.WEBHOOK_DLQ_URL || '',
       notify: process.env.NOTIFY_DLQ_URL || '',
+      replay: process.env.REPLAY_DLQ_URL || '',
     },
     signSkewSeconds: int('SIGN_SKEW_SECONDS', 300),
     alarmSignSkewSeconds: int('ALARM_SIGN_SKEW_SECONDS', 1800),
@@ -316,6 +365,13 @@ export function loadConfig(): Config {
     webhookTimeoutMs: int('WEBHOOK_TIMEOUT_MS', 200, 1),
     local: bool('TOCSIN_LOCAL', false),
     notify: loadNotifyConfig(bool('TOCSIN_LOCAL', false)),
+    publicBaseUrl: publicBaseUrl('PUBLIC_BASE_URL'),
+    claimLink: {
+      keyIds: claimLinkKeys('CLAIM_LINK_KEYS'),
+      ttlSeconds: claimLinkHours('CLAIM_LINK_HOURS') * 3600,
+      addressPerMinute: int('CLAIM_LINK_ADDRESS_PER_MINUTE', 120, 1),
+      linkPerMinute: int('CLAIM_LINK_PER_MINUTE', 10, 1),
+    },
   };
 }
 

@@ -7,6 +7,7 @@ import {
   BatchWriteCommand,
   DynamoDBDocumentClient,
   QueryCommand,
+  type TransactWriteCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
 import { localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
@@ -33,6 +34,11 @@ export function db(): DynamoDBDocumentClient {
   }
   return doc;
 }
+
+/** One item of a TransactWriteItems request (Put, Update, Delete or ConditionCheck). */
+export type TransactItem = NonNullable<
+  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
+>[number];
 
 export function tableName(): string {
   return config().tableName;
@@ -112,14 +118,33 @@ export async function queryAll(
  * idempotent to write again.
  */
 export async function putItems(items: Record<string, unknown>[], what = 'items'): Promise<void> {
-  const chunks: Record<string, unknown>[][] = [];
-  for (let i = 0; i < items.length; i += 25) chunks.push(items.slice(i, i + 25));
+  await batchWrite(
+    items.map((Item) => ({ PutRequest: { Item } })),
+    what,
+  );
+}
+
+/** Deletes items by key with BatchWriteItem, as putItems puts them (deleting what is gone is no error). */
+export async function deleteItems(keys: { pk: string; sk: string }[], what = 'items'): Promise<void> {
+  await batchWrite(
+    keys.map((Key) => ({ DeleteRequest: { Key } })),
+    what,
+  );
+}
+
+type WriteRequest =
+  | { PutRequest: { Item: Record<string, unknown> } }
+  | { DeleteRequest: { Key: Record<string, unknown> } };
+
+async function batchWrite(all: WriteRequest[], what: string): Promise<void> {
+  const chunks: WriteRequest[][] = [];
+  for (let i = 0; i < all.length; i += 25) chunks.push(all.slice(i, i + 25));
   await Promise.all(
     chunks.map(async (chunk) => {
-      let requests = chunk.map((Item) => ({ PutRequest: { Item } }));
+      let requests = chunk;
       for (let round = 0; requests.length > 0; round++) {
         const out = await db().send(new BatchWriteCommand({ RequestItems: { [tableName()]: requests } }));
-        requests = (out.UnprocessedItems?.[tableName()] ?? []) as typeof requests;
+        requests = (out.UnprocessedItems?.[tableName()] ?? []) as WriteRequest[];
         if (requests.length === 0) break;
         if (round >= 6) throw new Error(`${what}: DynamoDB kept ${requests.length} item(s) unprocessed`);
         await new Promise((r) => setTimeout(r, 25 * 2 ** round));

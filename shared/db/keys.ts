@@ -52,8 +52,13 @@ export const keys = {
   ssoIdentity: (identityHash: string) => ({ pk: `SSOID#${identityHash}`, sk: 'SSOID' }),
   oidcLogin: (stateHash: string) => ({ pk: `OIDC#${stateHash}`, sk: 'LOGIN' }),
 
+  // Claim links (shared/domain/claims): a link's use, by its nonce (a token itself is never stored),
+  // beside the link's rate limit; and the rate limit of a source address. All carry a `ttl`.
+  claimLinkUse: (nonce: string) => ({ pk: `CLAIM#link#${nonce}`, sk: 'USED' }),
+  claimThrottle: (subject: string) => ({ pk: `CLAIM#${subject}`, sk: 'THROTTLE' }),
+
   // Counters that allocate ids.
-  counter: (name: 'task' | 'workflow' | 'history') => ({ pk: `COUNTER#${name}`, sk: 'COUNTER' }),
+  counter: (name: 'task' | 'workflow' | 'history' | 'schedule') => ({ pk: `COUNTER#${name}`, sk: 'COUNTER' }),
 
   // Alarm tasks
   task: (id: number) => ({ pk: `TASK#${id}`, sk: 'TASK' }),
@@ -86,6 +91,40 @@ export const keys = {
   taskListingPartition: () => TASK_LISTING,
   /** `<text lower-cased>#<id, 12 digits>`: unique per task, and a prefix of the text is a key prefix. */
   taskListingSk: (text: string, id: number) => `${text.toLowerCase()}#${pad(id)}`,
+
+  // What-if replays: a replay's result (and, while it runs on its queue, its request), with a `ttl`.
+  replay: (id: string) => ({ pk: `REPLAY#${id}`, sk: 'REPLAY' }),
+  // On-call schedules (shared/domain/schedules/repository.ts): one item collection per schedule.
+  /** The schedule (name, department, permissions, reference count, calendar feed key hash). */
+  schedule: (id: number) => ({ pk: `SCHEDULE#${id}`, sk: 'SCHEDULE' }),
+  schedulePartition: (id: number) => `SCHEDULE#${id}`,
+  /** Every schedule in one partition of gsi1, by its lower-cased name (the listing). */
+  scheduleListing: (s: { id: number; name: string }) => ({
+    gsi1pk: SCHEDULE_LISTING,
+    gsi1sk: `${s.name.toLowerCase()}#${pad(s.id)}`,
+  }),
+  scheduleListingPartition: () => SCHEDULE_LISTING,
+  /** One configuration, ordered by the instant it takes effect from, then its version. */
+  scheduleVersion: (id: number, effectiveFrom: number, version: number) => ({
+    pk: `SCHEDULE#${id}`,
+    sk: `VERSION#${pad(effectiveFrom, 10)}#${pad(version, 6)}`,
+  }),
+  scheduleVersionPrefix: () => 'VERSION#',
+  /** The greatest version sort key of instants up to `at` (inclusive). */
+  scheduleVersionUntil: (at: number) => `VERSION#${pad(at, 10)}#~`,
+  /** One override, ordered by its end: those still running after an instant are one range. */
+  scheduleOverride: (id: number, end: number, overrideId: number) => ({
+    pk: `SCHEDULE#${id}`,
+    sk: `OVERRIDE#${pad(end, 10)}#${pad(overrideId)}`,
+  }),
+  /** The smallest override sort key ending after `at`. */
+  scheduleOverrideAfter: (at: number) => `OVERRIDE#${pad(at + 1, 10)}#`,
+  scheduleOverrideLast: () => 'OVERRIDE#~',
+  /** A task whose receivers name the schedule (the reference index, kept by task writes). */
+  scheduleTaskRef: (id: number, taskId: number) => ({ pk: `SCHEDULE#${id}`, sk: `TASKREF#${pad(taskId)}` }),
+  scheduleTaskRefPrefix: () => 'TASKREF#',
+  /** The coverage gaps raised as alarms and not yet recovered. */
+  scheduleGaps: (id: number) => ({ pk: `SCHEDULE#${id}`, sk: 'GAPS' }),
 
   // Workflows: the workflow item and its pipeline records share one item collection `WF#<id>`.
   workflow: (id: number) => ({ pk: `WF#${id}`, sk: 'WF' }),
@@ -248,9 +287,11 @@ export const PARTITION_PREFIXES = [
   'SIGNIN#',
   'OIDC#',
   'SSOID#',
+  'CLAIM#',
   'COUNTER#',
   'TASK#',
   'TASKNAME#',
+  'SCHEDULE#',
   'WF#',
   'WFCOUNT#',
   'WFALARM#',
@@ -265,6 +306,7 @@ export const PARTITION_PREFIXES = [
   'WHLOG#',
   'NJOB#',
   'ROBOT#',
+  'REPLAY#',
 ] as const;
 
 export type PartitionPrefix = (typeof PARTITION_PREFIXES)[number];
@@ -277,6 +319,9 @@ export function partitionPrefix(value: string): string {
 
 /** The one partition (of gsi1 and of gsi2) that lists every task. */
 const TASK_LISTING = 'TASKS';
+
+/** The one partition of gsi1 that lists every schedule. */
+const SCHEDULE_LISTING = 'SCHEDULES';
 
 export const DUE_SHARDS = 4;
 

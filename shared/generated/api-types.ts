@@ -143,7 +143,7 @@ export interface paths {
         get?: never;
         /**
          * Replace an alarm task
-         * @description PUT /alarmtask/update: full replace; the body is validated by the service (API guide §5.6).
+         * @description PUT /alarmtask/update: full replace; the body is validated by the service (API guide §5.6). With `replay_id`, only the configuration that what-if replay replayed, over the task it read (§13.7).
          */
         put: operations["PutAlarmtaskUpdate"];
         post?: never;
@@ -163,7 +163,7 @@ export interface paths {
         get?: never;
         /**
          * Update fields of an alarm task
-         * @description PUT /alarmtask/updatefields: the listed paths are copied into the task (API guide §5.7).
+         * @description PUT /alarmtask/updatefields: the listed paths are copied into the task (API guide §5.7). With `replay_id`, only the configuration that what-if replay replayed, over the task it read (§13.7).
          */
         put: operations["PutAlarmtaskUpdatefields"];
         post?: never;
@@ -685,6 +685,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A claim link's page
+         * @description GET /claim?t=<token> (and HEAD): the page of a claim link (API guide §11.7): the workflow, its status and a button to claim it, or why the link no longer claims. Changes nothing, whoever asks (link scanners and previews open every link). An HTML page, or the envelope with `Accept: application/json`.
+         */
+        get: operations["GetClaim"];
+        put?: never;
+        /**
+         * Claim a workflow with a claim link
+         * @description POST /claim {t, n}: claims a claim link's workflow (API guide §11.7), as the link's recipient or, for a group robot's link, as the person signed in to the console (else to the sign-in and back). The claim of PUT /workflow/claim: exactly one winner. `n` is the page nonce of a page served in the last 10 to 20 minutes; an `Origin`, when sent, must be the service's own. An HTML page, or the envelope with `Accept: application/json` (409 when someone else claimed it).
+         */
+        post: operations["PostClaim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/alarmtask/list": {
         parameters: {
             query?: never;
@@ -957,6 +981,274 @@ export interface paths {
          * @description GET /alarmtask/alarm/trace?uid=&task_id=&uuid= (or &history_id=): why was or wasn't anyone notified.
          */
         get: operations["GetAlarmtaskAlarmTrace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/alarmtask/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A replay, running, failed or done
+         * @description GET /alarmtask/replay?uid=&replay_id=: a replay, running, failed or done (API guide §13.7).
+         */
+        get: operations["GetAlarmtaskReplay"];
+        put?: never;
+        /**
+         * {uid, task_id, config?, last? | from & to, scenario?, expect?}: what a configuration wo...
+         * @description POST /alarmtask/replay {uid, task_id, config?, last? | from & to, scenario?, expect?}: what a configuration would have done to the task's recorded alarms (API guide §13.7).
+         */
+        post: operations["PostAlarmtaskReplay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/store": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * {uid, name, department_id, time_zone, layers, fallback?, coverage?, permission?}: a new...
+         * @description POST /schedule/store {uid, name, department_id, time_zone, layers, fallback?, coverage?, permission?}: a new on-call schedule (the acting user gets rw); its first configuration answers for all time.
+         */
+        post: operations["PostScheduleStore"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/show": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The schedule, its configuration in force now, its versions and overrides
+         * @description GET /schedule/show?uid=&id=: the schedule, its configuration in force now, its versions and overrides.
+         */
+        get: operations["GetScheduleShow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * {uid, id, effective_from?, ...the schedule}: the whole schedule again, taking effect fr...
+         * @description PUT /schedule/update {uid, id, effective_from?, ...the schedule}: the whole schedule again, taking effect from now (or a later `effective_from`); answers about earlier instants never change.
+         */
+        put: operations["PutScheduleUpdate"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * 409 while a task's receivers name it
+         * @description DELETE /schedule (uid, id in a form body or the query): 409 while a task's receivers name it.
+         */
+        delete: operations["DeleteSchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The schedules user `uid` may read
+         * @description GET /schedule/list?uid=&limit=&cursor=: the schedules user `uid` may read (role 9: all), by name.
+         */
+        get: operations["GetScheduleList"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/override": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * {uid, id, start, end, user}: `user` on call over [start, end), above every layer
+         * @description POST /schedule/override {uid, id, start, end, user}: `user` on call over [start, end), above every layer.
+         */
+        post: operations["PostScheduleOverride"];
+        /**
+         * Removed when it has not started, else ended now
+         * @description DELETE /schedule/override (uid, id, override_id in a form body or the query): removed when it has not started, else ended now.
+         */
+        delete: operations["DeleteScheduleOverride"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/oncall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who is on call at `at`
+         * @description GET /schedule/oncall?uid=&id=&at=: who is on call at `at` (default now), why, and the shift.
+         */
+        get: operations["GetScheduleOncall"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/final": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The final shifts of a window of at most 90 days, its gaps
+         * @description GET /schedule/final?uid=&id=&from=&to=: the final shifts of a window of at most 90 days, its gaps.
+         */
+        get: operations["GetScheduleFinal"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * {uid, id?, effective_from?, from, to, time_zone, layers, ...}: the final shifts an unsa...
+         * @description POST /schedule/preview {uid, id?, effective_from?, from, to, time_zone, layers, ...}: the final shifts an unsaved configuration would give, and what it changes against the saved one.
+         */
+        post: operations["PostSchedulePreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/ical": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * {uid, id, revoke?}: a new calendar feed key
+         * @description PUT /schedule/ical {uid, id, revoke?}: a new calendar feed key (shown once), or none (`revoke`).
+         */
+        put: operations["PutScheduleIcal"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/schedule/ical.ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The schedule's final shifts for 90 days as an iCalendar feed, authenticated by the feed...
+         * @description GET /schedule/ical.ics?id=&key=: the schedule's final shifts for 90 days as an iCalendar feed, authenticated by the feed key alone (calendar clients cannot sign requests).
+         */
+        get: operations["GetScheduleIcalIcs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/alarmtask/oncall": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the task will page over the coming days, per receiver that names a schedule, with i...
+         * @description GET /alarmtask/oncall?uid=&task_id=&days=14: who the task will page over the coming days, per receiver that names a schedule, with its gaps.
+         */
+        get: operations["GetAlarmtaskOncall"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1314,11 +1606,14 @@ export interface components {
         ReceiverView: {
             alarmgroup: components["schemas"]["AlarmGroupView"][];
             channels: components["schemas"]["ChannelsView"];
+            /** @description Schedules whose on-call people are paged, each on its channels (present when there are any). */
+            oncall?: components["schemas"]["OncallReceiver"][];
             dispatch: {
                 conditions: components["schemas"]["Condition"][];
                 receiver: {
                     alarmgroup: components["schemas"]["AlarmGroupView"][];
                     channels: components["schemas"]["ChannelsView"];
+                    oncall?: components["schemas"]["OncallReceiver"][];
                 };
             }[];
             /**
@@ -1373,6 +1668,13 @@ export interface components {
             webhook: string;
             secret: string;
         };
+        /** @description A receiver that pages whoever is on call in a schedule, on the listed user channels. */
+        OncallReceiver: {
+            schedule_id: number;
+            channels: components["schemas"]["OncallChannel"][];
+        };
+        /** @enum {string} */
+        OncallChannel: "sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat";
         Condition: {
             rule: components["schemas"]["Rule"][];
         };
@@ -1647,7 +1949,17 @@ export interface components {
                 interval: number;
                 status: components["schemas"]["WorkflowStatus"];
             };
+            /** @description A claim made with a claim link, and the channel of the message that carried it (API guide §11.7). */
+            link?: {
+                channel: components["schemas"]["NotifyChannel"];
+            };
         };
+        /** @description Message templates (API guide §5.5, §11.3): the system defaults for every scene and channel, and the resolution order of a task's templates (custom udf > predefined > default, per scene and channel, each of `format` / `template` falling back on its own). */
+        NotifyChannel: components["schemas"]["UserChannel"] | components["schemas"]["RobotChannel"];
+        /** @enum {string} */
+        UserChannel: "sms" | "email" | "phone" | "dingworker" | "yachworker" | "wechat";
+        /** @enum {string} */
+        RobotChannel: "dinggroup" | "yachgroup";
         /** @description The task of a workflow as it is now (else as it was when the workflow was opened). */
         WorkflowTask: {
             id: number;
@@ -1830,12 +2142,6 @@ export interface components {
          * @enum {string}
          */
         NotifyScene: "compressed" | "not_compress" | "upgrade" | "recovery" | "generated" | "claim" | "assign" | "processed" | "reactive" | "close" | "remind_pending" | "remind_processing";
-        /** @description Message templates (API guide §5.5, §11.3): the system defaults for every scene and channel, and the resolution order of a task's templates (custom udf > predefined > default, per scene and channel, each of `format` / `template` falling back on its own). */
-        NotifyChannel: components["schemas"]["UserChannel"] | components["schemas"]["RobotChannel"];
-        /** @enum {string} */
-        UserChannel: "sms" | "email" | "phone" | "dingworker" | "yachworker" | "wechat";
-        /** @enum {string} */
-        RobotChannel: "dinggroup" | "yachgroup";
         /** @description GET /delivery/dlq */
         DeadLetterList: {
             queue: components["schemas"]["DlqQueue"];
@@ -2282,7 +2588,45 @@ export interface components {
             }[];
             /** @description The receiver the report carried, credentials masked. */
             override?: components["schemas"]["Channels"];
+            /** @description What each schedule a receiver named answered when the message was made (recorded with the notifications): who was on call, from which layer or override, and the shift; or nobody. */
+            oncall?: components["schemas"]["TraceOncall"][];
         };
+        /** @description A schedule's answer for one message of the alarm (`scene`), as recorded, in words too. */
+        TraceOncall: {
+            schedule_id: number;
+            /** @description Unix seconds the answer is about. */
+            at: number;
+            uids: number[];
+            source: components["schemas"]["Source"];
+            shift: {
+                start: number;
+                end: number;
+            };
+            channels: components["schemas"]["OncallChannel"][];
+            /**
+             * @description The schedule no longer exists (deleted after the receiver named it).
+             * @constant
+             */
+            missing?: true;
+            scene: string;
+            /** @description The schedule's name (absent when it has been deleted since). */
+            name?: string;
+            text: string;
+        };
+        Source: {
+            kind: components["schemas"]["SourceKind"];
+            /** @description The layer's index (`layer`). */
+            layer?: number;
+            /** @description The layer's name (`layer`). */
+            name?: string;
+            /** @description The override's id (`override`). */
+            override?: number;
+        };
+        /**
+         * @description Where an answer comes from.
+         * @enum {string}
+         */
+        SourceKind: "override" | "layer" | "fallback" | "none";
         JobDeliveries: {
             job_id: string;
             scene: string;
@@ -2291,6 +2635,8 @@ export interface components {
             /** @description Who or what was addressed, masked as the attempts record it. */
             targets: string[];
             message?: components["schemas"]["StoredMessage"];
+            /** @description The schedules' answers its people came from (or, with nobody on call, that one's). */
+            oncall?: components["schemas"]["OncallAnswer"][];
             attempts: components["schemas"]["AttemptRecord"][];
         };
         /** @enum {string} */
@@ -2309,6 +2655,24 @@ export interface components {
         };
         /** @enum {number} */
         TemplateFormat: 1 | 2 | 3 | 4;
+        /** @description A schedule's answer for a receiver at the instant a message was made: recorded with the message's notifications and shown in an alarm's decision trace. */
+        OncallAnswer: {
+            schedule_id: number;
+            /** @description Unix seconds the answer is about. */
+            at: number;
+            uids: number[];
+            source: components["schemas"]["Source"];
+            shift: {
+                start: number;
+                end: number;
+            };
+            channels: components["schemas"]["OncallChannel"][];
+            /**
+             * @description The schedule no longer exists (deleted after the receiver named it).
+             * @constant
+             */
+            missing?: true;
+        };
         AttemptRecord: {
             job_id: string;
             task_id: number;
@@ -2369,6 +2733,415 @@ export interface components {
          * @enum {string}
          */
         AttemptOutcome: "delivered" | "failed" | "skipped" | "refused";
+        ReplayAnswer: components["schemas"]["ReplayRunning"] | components["schemas"]["ReplayFailed"] | components["schemas"]["ReplayDone"];
+        /** @description `POST /alarmtask/replay`, `GET /alarmtask/replay`: a replay still running on its queue. */
+        ReplayRunning: {
+            replay_id: string;
+            /** @constant */
+            status: "running";
+            task_id: number;
+            created_at: number;
+        };
+        /** @description A replay that could not finish (its window held too many alarms, the task was deleted ...). */
+        ReplayFailed: {
+            replay_id: string;
+            /** @constant */
+            status: "failed";
+            task_id: number;
+            created_at: number;
+            error: {
+                code: number;
+                msg: string;
+            };
+        };
+        /** @description A finished replay: what the window's alarms came to, and would come to under the edited configuration. */
+        ReplayDone: {
+            replay_id: string;
+            /** @constant */
+            status: "done";
+            task_id: number;
+            created_at: number;
+            /** @description The task's version the replay read: a save with `replay_id` must find it unchanged. */
+            task_version: number;
+            /** @description Whether a configuration was asked about (else `edited` is the saved configuration again). */
+            edited: boolean;
+            window: {
+                from: number;
+                to: number;
+                last?: number;
+            };
+            alarms: {
+                /** @description Every alarm the task's log holds in the window: skipped + replayable. */
+                in_window: number;
+                replayable: number;
+                skipped: number;
+                /** @description Not stored (the task stored nothing, the filter dropped it), or stored but expired since. */
+                skipped_not_stored: number;
+                skipped_expired: number;
+            };
+            /** @description How far the saved configuration, replayed, reproduces what was recorded. */
+            fidelity: components["schemas"]["Fidelity"];
+            summary: {
+                recorded: components["schemas"]["ReplaySummary"];
+                current: components["schemas"]["ReplaySummary"];
+                edited: components["schemas"]["ReplaySummary"];
+            };
+            /** @description Per person: messages the recorded decisions sent, and the edited configuration would send. */
+            people: components["schemas"]["PersonMessages"][];
+            /** @description Alarms whose outcome the edited configuration changes (result, level, who is told, upgrades, workflow; not merely their place in a window): the first 200. */
+            changes: components["schemas"]["Change"][];
+            changes_total: number;
+            /** @description One rendered message per scene the changed alarms would send. */
+            samples: components["schemas"]["SampleMessage"][];
+            /** @description The scenario's alarms as the edited configuration decides them, after the window. */
+            scenario: components["schemas"]["ScenarioResult"][];
+            assertions: components["schemas"]["AssertionResult"][];
+            /** @description Every assertion passed (null without any). */
+            passed: boolean | null;
+            /** @description What the replay could not know, in words (today's directory used, a configuration saved within the window ...). */
+            notes: string[];
+        };
+        Fidelity: {
+            /** @description The share of replayed alarms the saved configuration decides as recorded (1 when none). */
+            share: number;
+            matched: number;
+            compared: number;
+            /** @description The first MAX_LISTED mismatches, in order. */
+            mismatches: components["schemas"]["Mismatch"][];
+            mismatches_total: number;
+        };
+        Mismatch: {
+            uuid: string;
+            history_id: number;
+            processed_at: number;
+            fields: components["schemas"]["OutcomeField"][];
+            recorded: components["schemas"]["Outcome"];
+            current: components["schemas"]["Outcome"];
+            reasons: {
+                reason: components["schemas"]["MismatchReason"];
+                text: string;
+            }[];
+        };
+        /** @enum {string} */
+        OutcomeField: "result" | "decision" | "level" | "notify" | "metric" | "batch" | "k" | "upgrades" | "receivers" | "workflow";
+        /** @description What became of one alarm, in the terms a replay compares: the pipeline's decision (as the alarm log words it), its place in its metric's window, the upgrades it fired, the receiver sets it went to and whether it opened a workflow. The same shape for the recorded decision and a replayed one. */
+        Outcome: {
+            result: components["schemas"]["AlarmResult"];
+            decision: components["schemas"]["PlanKind"];
+            /** @description The level after the filter. */
+            level: components["schemas"]["Level"];
+            notify: components["schemas"]["CompressNotify"];
+            metric?: string;
+            batch?: number;
+            k?: number;
+            /** @description Upgrade strategies fired (`<index>.<interval>.<count>`). */
+            upgrades: string[];
+            /** @description The receiver sets notified (`default`, `d<i>` dispatch item i, `override` the report's own): empty when the alarm notifies nobody (filtered, compressed away, stored only). */
+            receivers: string[];
+            /** @description A workflow opened for it. */
+            workflow: boolean;
+        };
+        /** @enum {string} */
+        PlanKind: "drop" | "recovery" | "rejected" | "not_save_db" | "compress_disable" | "compress_not_match" | "not_match_stored" | "compressed";
+        /**
+         * @description `now`: notify inline; `deferred`: the window's first alarm of the delay strategy, notified once when its window ends; `none`: compressed away (stored only).
+         * @enum {string}
+         */
+        CompressNotify: "now" | "deferred" | "none";
+        /**
+         * @description What a replay compares: the recorded decisions against the saved configuration's (fidelity, each mismatch with why), and against the edited configuration's (the changes, each with the stage and rule that decided it, in the decision trace's words). Pure.
+         * @enum {string}
+         */
+        MismatchReason: "configuration" | "warm-up" | "unexplained";
+        /** @description What each run of a replay comes to: counts per outcome, the messages per channel and the webhook events it would send, and per person the messages before (recorded) and after (edited). Pure. */
+        ReplaySummary: {
+            alarms: number;
+            notified: number;
+            deferred: number;
+            compressed: number;
+            filtered: number;
+            recovered: number;
+            stored: number;
+            /** @description Workflows opened. */
+            workflows_opened: number;
+            /** @description Upgrade strategies fired. */
+            upgrades: number;
+            /** @description Metrics recovered by delay recovery (null for the recorded run: alarm records do not keep them). */
+            delay_recoveries: number | null;
+            /** @description Workflow reminders fired. */
+            reminders: number;
+            /** @description Messages per channel: one per person on a person's channel, one per robot set on a robot channel. */
+            messages: {
+                [key: string]: number;
+            };
+            webhook_events: number;
+        };
+        PersonMessages: {
+            uid: number;
+            username: string;
+            /** @description Messages per channel the recorded decisions sent this person. */
+            before: {
+                [key: string]: number;
+            };
+            /** @description Messages per channel the edited configuration would send. */
+            after: {
+                [key: string]: number;
+            };
+        };
+        Change: {
+            uuid: string;
+            history_id: number;
+            processed_at: number;
+            level: number;
+            fields: components["schemas"]["OutcomeField"][];
+            recorded: components["schemas"]["Outcome"];
+            edited: components["schemas"]["Outcome"];
+            /** @description The first stage that decided differently, and how the edited configuration decided there. */
+            stage: components["schemas"]["ChangeStage"];
+            text: string;
+            /** @description The condition that matched at that stage, with the values its rules saw. */
+            rule?: components["schemas"]["ConditionTrace"];
+            /** @description How that stage decided when the alarm was recorded. */
+            recorded_text: string;
+        };
+        /** @enum {string} */
+        ChangeStage: "recovery" | "filter" | "compress" | "upgrade" | "receivers" | "workflow";
+        /** @description One rendered message per scene the changed alarms would send under the edited configuration, as its channel would send it (template, values and cut as the notification consumer's), so a change of template or of who is told can be read before it is saved. */
+        SampleMessage: {
+            scene: string;
+            channel: string;
+            /** @description The changed alarm whose message it is. */
+            uuid: string;
+            message: components["schemas"]["StoredMessage"];
+        };
+        ScenarioResult: {
+            name: string;
+            uuid: string;
+            at: number;
+            outcome: components["schemas"]["Outcome"];
+            /** @description People notified of it (any channel, deferred and upgrade messages included). */
+            people: number[];
+        };
+        AssertionResult: {
+            alarm: string;
+            pass: boolean;
+            /** @description What failed, in words (empty when it passed). */
+            failures: string[];
+        };
+        /** @description GET /schedule/show, and the answer of store and update: the schedule and its configuration now. */
+        ScheduleShown: {
+            schedule: {
+                id: number;
+                name: string;
+                department_id: number;
+                department: {
+                    id: number;
+                    name: string;
+                } | null;
+                permission: {
+                    rw: components["schemas"]["SummaryPerson"][];
+                    ro: components["schemas"]["SummaryPerson"][];
+                };
+                /** @description The configuration in force now. */
+                version: number;
+                effective_from: number;
+                time_zone: string;
+                layers: components["schemas"]["Layer"][];
+                fallback: number[];
+                coverage: components["schemas"]["Coverage"] | null;
+                /** @description Every version, oldest first (those after `version` are still to take effect). */
+                versions: components["schemas"]["VersionSummary"][];
+                /** @description Overrides not yet ended, by their end. */
+                overrides: components["schemas"]["Override"][];
+                /** @description Tasks whose receivers name the schedule (it cannot be deleted while there are any). */
+                tasks: number;
+                /** @description Whether a calendar feed key is issued. */
+                ical: boolean;
+                created_by: number;
+                created_at: number;
+                updated_at: number;
+            };
+        };
+        Layer: {
+            name: string;
+            /** @description IANA zone of `start` and `restrictions`; the schedule's zone when absent. */
+            time_zone?: string;
+            /** @description `YYYY-MM-DDTHH:MM`, local time in the layer's zone: when turn 0 begins. */
+            start: string;
+            turn: {
+                every: number;
+                unit: components["schemas"]["TurnUnit"];
+            };
+            /** @description Turn k belongs to `users[k mod n]`. */
+            users: number[];
+            restrictions?: components["schemas"]["Restriction"][];
+        };
+        /**
+         * @description On-call schedules (API guide §18): types of the stored configuration and of the answers. No I/O here (the web console imports these types too).
+         *
+         *     A schedule keeps every configuration it ever had, each with the instant it took effect from (`effective_from`): an edit takes effect from then on and never changes an answer about an earlier instant. Overrides sit above every layer; the one created last wins where they overlap.
+         * @enum {string}
+         */
+        TurnUnit: "hour" | "day" | "week";
+        /** @description A window of local time starting on the given ISO weekdays (Monday = 1); `to <= from` ends the next day. */
+        Restriction: {
+            days: number[];
+            /** @description `HH:MM` */
+            from: string;
+            /** @description `HH:MM`, or `24:00` (the end of the day). */
+            to: string;
+        };
+        /** @description Gap alarms: gaps inside `required` (default: all the time) that start within `horizon_days`. */
+        Coverage: {
+            required?: components["schemas"]["Restriction"][];
+            horizon_days: number;
+            alarm_task_id: number;
+        };
+        /** @description A version of the configuration: what it holds is the schedule's configuration from then on. */
+        VersionSummary: {
+            version: number;
+            /** @description Unix seconds it takes (or took) effect from; the first version answers for all time before too. */
+            effective_from: number;
+            created_at: number;
+            created_by: number;
+        };
+        Override: {
+            /** @description Increasing per schedule: of two overlapping overrides the greater id (the later created) wins. */
+            id: number;
+            start: number;
+            end: number;
+            user: number;
+            created_at: number;
+            created_by: number;
+        };
+        /** @description DELETE /schedule */
+        ScheduleDeleted: {
+            id: number;
+        };
+        /** @description GET /schedule/list: the schedules the acting user may read, by name. */
+        ScheduleList: {
+            schedules: components["schemas"]["ScheduleSummary"][];
+            /** @description Pass as `cursor` for the next page; empty when there is none. */
+            next_cursor: string;
+        };
+        /** @description One schedule in the listing. */
+        ScheduleSummary: {
+            id: number;
+            name: string;
+            department_id: number;
+            /**
+             * @description The acting user's access: `rw` may change it, `ro` may read it (role 9: `rw`).
+             * @enum {string}
+             */
+            access: "rw" | "ro";
+            tasks: number;
+            updated_at: number;
+        };
+        /** @description POST /schedule/override, DELETE /schedule/override */
+        OverrideSaved: {
+            id: number;
+            override: components["schemas"]["Override"];
+        };
+        OverrideEnded: {
+            id: number;
+            override_id: number;
+            /**
+             * @description `deleted` (it had not started) or `ended` (it had: it now ends at `end`, the past stays).
+             * @enum {string}
+             */
+            result: "deleted" | "ended";
+            end: number;
+        };
+        /** @description GET /schedule/oncall: who is on call at an instant, why, and the shift it falls in. */
+        OncallNow: {
+            at: number;
+            users: components["schemas"]["SummaryPerson"][];
+            source: components["schemas"]["Source"];
+            shift: {
+                start: number;
+                end: number;
+            };
+        };
+        /** @description GET /schedule/final: the shifts of a window (adjacent equal ones merged), its gaps and coverage. */
+        FinalShifts: {
+            from: number;
+            to: number;
+            shifts: components["schemas"]["FinalShift"][];
+            gaps: components["schemas"]["Gap"][];
+            /** @description Share of the window someone is on call, percent (two decimals). */
+            coverage_pct: number;
+            /** @description The people the shifts name. */
+            people: components["schemas"]["SummaryPerson"][];
+        };
+        /** @description A span with one answer, the people by uid. */
+        FinalShift: {
+            start: number;
+            end: number;
+            uids: number[];
+            source: components["schemas"]["Source"];
+        };
+        Gap: {
+            start: number;
+            end: number;
+        };
+        /** @description POST /schedule/preview: `final` for an unsaved configuration, and what it changes. */
+        SchedulePreview: {
+            from: number;
+            to: number;
+            shifts: components["schemas"]["FinalShift"][];
+            gaps: components["schemas"]["Gap"][];
+            /** @description Share of the window someone is on call, percent (two decimals). */
+            coverage_pct: number;
+            /** @description The people the shifts name. */
+            people: components["schemas"]["SummaryPerson"][];
+            /** @description When the configuration would take effect (the first configuration of a schedule: always). */
+            effective_from: number;
+            changes: components["schemas"]["ShiftChange"][];
+        };
+        /** @description A span where a configuration answers differently from the saved one. */
+        ShiftChange: {
+            start: number;
+            end: number;
+            before: {
+                uids: number[];
+                source: components["schemas"]["Source"];
+            };
+            after: {
+                uids: number[];
+                source: components["schemas"]["Source"];
+            };
+        };
+        /** @description PUT /schedule/ical: the feed's key, shown this once (or nothing, when revoked). */
+        IcalKey: {
+            id: number;
+            /** @description 40 hex characters; absent when the key was revoked. */
+            key?: string;
+            /** @description The feed's path and query for a calendar client (prefix the service's base URL). */
+            feed?: string;
+        };
+        /** @description GET /alarmtask/oncall: who the task pages over the coming days, per receiver naming a schedule. */
+        TaskOncall: {
+            task_id: number;
+            from: number;
+            to: number;
+            receivers: {
+                /** @description Where the receiver sits in the configuration (`receiver`, `receiver.dispatch.0.receiver`, ...). */
+                path: string;
+                schedule: components["schemas"]["NamedRef"];
+                channels: components["schemas"]["OncallChannel"][];
+                /** @description Who the schedule has on call now (the first shift's people). */
+                on_call_now: components["schemas"]["SummaryPerson"][];
+                /** @description The schedule's final shifts over the window (adjacent equal ones merged). */
+                shifts: {
+                    start: number;
+                    end: number;
+                    uids: number[];
+                    source: components["schemas"]["Source"];
+                }[];
+                gaps: components["schemas"]["Gap"][];
+                coverage_pct: number;
+            }[];
+        };
         /** @description POST /auth/signin, PUT /auth/password: the session cookie is set; its CSRF token. */
         SignedInAnswer: {
             person: components["schemas"]["SignedInPerson"];
@@ -2880,6 +3653,10 @@ export interface operations {
                                 url: string;
                             };
                         };
+                        oncall?: {
+                            schedule_id: number;
+                            channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                        }[];
                         dispatch?: {
                             conditions: {
                                 rule: {
@@ -2910,6 +3687,10 @@ export interface operations {
                                         url: string;
                                     };
                                 };
+                                oncall?: {
+                                    schedule_id: number;
+                                    channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                                }[];
                             };
                         }[];
                         /** @enum {unknown} */
@@ -3231,6 +4012,10 @@ export interface operations {
                                 url: string;
                             };
                         };
+                        oncall?: {
+                            schedule_id: number;
+                            channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                        }[];
                         dispatch?: {
                             conditions: {
                                 rule: {
@@ -3261,6 +4046,10 @@ export interface operations {
                                         url: string;
                                     };
                                 };
+                                oncall?: {
+                                    schedule_id: number;
+                                    channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                                }[];
                             };
                         }[];
                         /** @enum {unknown} */
@@ -3537,6 +4326,10 @@ export interface operations {
                                 url: string;
                             };
                         };
+                        oncall?: {
+                            schedule_id: number;
+                            channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                        }[];
                         dispatch?: {
                             conditions: {
                                 rule: {
@@ -3567,6 +4360,10 @@ export interface operations {
                                         url: string;
                                     };
                                 };
+                                oncall?: {
+                                    schedule_id: number;
+                                    channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                                }[];
                             };
                         }[];
                         /** @enum {unknown} */
@@ -3761,6 +4558,7 @@ export interface operations {
                         };
                     };
                     filter_fields: string[];
+                    replay_id?: string;
                 };
             };
         };
@@ -4330,6 +5128,10 @@ export interface operations {
                                 url: string;
                             }) | string[];
                         } | unknown[];
+                        oncall?: {
+                            schedule_id: number;
+                            channels: ("sms" | "phone" | "email" | "dingworker" | "yachworker" | "wechat")[];
+                        }[];
                     };
                 };
             };
@@ -5251,6 +6053,300 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    GetClaim: {
+        parameters: {
+            query: {
+                /**
+                 * @description The link's token (base64url), as the message carried it.
+                 * @example TOKEN
+                 */
+                t: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workflow, its status, and while it is pending the form to claim it (`offer`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @description The claim view: `status`, `code`, `msg`, `channel`, `workflow` {id, status, status_name, task {id, name}, level, level_name, summary, created_at, created_at_text}, `claim` {uid, username, at, at_text, you, link?} when claimed, `offer` {claimant {uid, username} or null, page_nonce} while it can be claimed. */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description The link is not valid (altered, unknown key) or has expired. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 401;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description The workflow is gone; for a claim, the person is not in the directory. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 404;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Claimed by someone else ("workflow [5] was claimed by Ann at ..."), done, closed, or reactivated since the link was sent. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 409;
+                        /** @description The claim view: `status`, `code`, `msg`, `channel`, `workflow` {id, status, status_name, task {id, name}, level, level_name, summary, created_at, created_at_text}, `claim` {uid, username, at, at_text, you, link?} when claimed, `offer` {claimant {uid, username} or null, page_nonce} while it can be claimed. */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Too many requests from the address, or claims with the link. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 429;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 500;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+        };
+    };
+    PostClaim: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The link's token (base64url), as the message carried it.
+                 * @example TOKEN
+                 */
+                t?: string;
+                /**
+                 * @description The page nonce of the form (`offer.page_nonce`): good for 10 to 20 minutes.
+                 * @example PAGE_NONCE
+                 */
+                n?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The parameters in a form (or JSON) body, or in the query string; the body wins. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "t": "TOKEN",
+                 *       "n": "PAGE_NONCE"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    /** @description The link's token (base64url), as the message carried it. */
+                    t: string;
+                    /** @description The page nonce of the form (`offer.page_nonce`): good for 10 to 20 minutes. */
+                    n: string;
+                };
+                "application/json": {
+                    /** @description The link's token (base64url), as the message carried it. */
+                    t: string;
+                    /** @description The page nonce of the form (`offer.page_nonce`): good for 10 to 20 minutes. */
+                    n: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Claimed (by this request, or earlier by the same person: "you claimed workflow [5] at ..."). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @description The claim view: `status`, `code`, `msg`, `channel`, `workflow` {id, status, status_name, task {id, name}, level, level_name, summary, created_at, created_at_text}, `claim` {uid, username, at, at_text, you, link?} when claimed, `offer` {claimant {uid, username} or null, page_nonce} while it can be claimed. */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description A group link and nobody signed in: to the console sign-in, which comes back to the link (`Location`). */
+            303: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A body that is not a form (or JSON). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 400;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description The link is not valid (altered, unknown key) or has expired; JSON callers: a group link and nobody signed in. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 401;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description An `Origin` of another site (reason only), or a form older than 20 minutes: the page again, with a fresh form. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 403;
+                        /** @description The claim view: `status`, `code`, `msg`, `channel`, `workflow` {id, status, status_name, task {id, name}, level, level_name, summary, created_at, created_at_text}, `claim` {uid, username, at, at_text, you, link?} when claimed, `offer` {claimant {uid, username} or null, page_nonce} while it can be claimed. */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description The workflow is gone; for a claim, the person is not in the directory. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 404;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Claimed by someone else ("workflow [5] was claimed by Ann at ..."), done, closed, or reactivated since the link was sent. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 409;
+                        /** @description The claim view: `status`, `code`, `msg`, `channel`, `workflow` {id, status, status_name, task {id, name}, level, level_name, summary, created_at, created_at_text}, `claim` {uid, username, at, at_text, you, link?} when claimed, `offer` {claimant {uid, username} or null, page_nonce} while it can be claimed. */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description A body larger than 256 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 413;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Too many requests from the address, or claims with the link. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 429;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Unexpected failure. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 500;
+                        /** @description The reason only (`{}`). */
+                        data?: Record<string, never>;
+                    };
+                };
+            };
+        };
+    };
     GetAlarmtaskList: {
         parameters: {
             query: {
@@ -5855,6 +6951,939 @@ export interface operations {
                         /** @constant */
                         msg?: "success";
                         data?: components["schemas"]["AlarmTrace"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetAlarmtaskReplay: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 5f1c2a0e-8d3b-4f6a-9c7e-2b1d0a9f8e7c */
+                replay_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ReplayAnswer"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PostAlarmtaskReplay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "task_id": 1,
+                 *       "config": {
+                 *         "filter_fields": [
+                 *           "compress.strategy_cycle"
+                 *         ],
+                 *         "compress": {
+                 *           "strategy_cycle": 30
+                 *         }
+                 *       },
+                 *       "last": 500,
+                 *       "scenario": [
+                 *         {
+                 *           "name": "disk-full",
+                 *           "ctn": {
+                 *             "host": "web-1",
+                 *             "error": "disk full"
+                 *           },
+                 *           "level": 2
+                 *         }
+                 *       ],
+                 *       "expect": [
+                 *         {
+                 *           "alarm": "disk-full",
+                 *           "outcome": "notified",
+                 *           "receivers": {
+                 *             "include": [
+                 *               1
+                 *             ]
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    task_id: number;
+                    config?: Record<string, never>;
+                    last?: number;
+                    from?: number;
+                    to?: number;
+                    scenario?: {
+                        name: string;
+                        ctn: Record<string, never>;
+                        /** @enum {unknown} */
+                        level?: 0 | 1 | 2 | 3;
+                        at?: number;
+                        receiver?: {
+                            alarmgroup?: number[];
+                            channels?: {
+                                sms?: number[];
+                                email?: number[];
+                                phone?: number[];
+                                dingworker?: number[];
+                                yachworker?: number[];
+                                wechat?: number[];
+                                dinggroup?: {
+                                    webhook: string;
+                                    secret?: string;
+                                }[];
+                                yachgroup?: {
+                                    webhook: string;
+                                    secret?: string;
+                                }[];
+                                webhook?: string | {
+                                    url: string;
+                                };
+                            };
+                        };
+                        recovery?: boolean;
+                    }[];
+                    expect?: {
+                        alarm: string;
+                        /** @enum {unknown} */
+                        outcome?: "notified" | "deferred" | "compressed" | "filtered" | "recovered" | "stored";
+                        receivers?: {
+                            include?: number[];
+                            exclude?: number[];
+                        };
+                        /** @enum {unknown} */
+                        channel?: "sms" | "email" | "phone" | "dingworker" | "yachworker" | "wechat";
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ReplayAnswer"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PostScheduleStore: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "name": "infra primary",
+                 *       "department_id": 1,
+                 *       "time_zone": "Europe/London",
+                 *       "layers": [
+                 *         {
+                 *           "name": "weekdays",
+                 *           "start": "2026-11-23T09:00",
+                 *           "turn": {
+                 *             "every": 1,
+                 *             "unit": "week"
+                 *           },
+                 *           "users": [
+                 *             1,
+                 *             2
+                 *           ],
+                 *           "restrictions": [
+                 *             {
+                 *               "days": [
+                 *                 1,
+                 *                 2,
+                 *                 3,
+                 *                 4,
+                 *                 5
+                 *               ],
+                 *               "from": "09:00",
+                 *               "to": "18:00"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "fallback": [
+                 *         1
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    name: string;
+                    department_id: number;
+                    permission?: {
+                        rw?: number[];
+                        ro?: number[];
+                    };
+                    time_zone: string;
+                    layers: {
+                        name: string;
+                        time_zone?: string;
+                        start: string;
+                        turn: {
+                            every: number;
+                            /** @enum {unknown} */
+                            unit: "hour" | "day" | "week";
+                        };
+                        users: number[];
+                        restrictions?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                    }[];
+                    fallback?: number[];
+                    coverage?: {
+                        required?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                        horizon_days?: number;
+                        alarm_task_id: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ScheduleShown"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetScheduleShow: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 1 */
+                id: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ScheduleShown"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PutScheduleUpdate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1,
+                 *       "effective_from": 1795622400,
+                 *       "name": "infra primary",
+                 *       "department_id": 1,
+                 *       "time_zone": "Europe/London",
+                 *       "layers": [
+                 *         {
+                 *           "name": "weekdays",
+                 *           "start": "2026-11-23T09:00",
+                 *           "turn": {
+                 *             "every": 1,
+                 *             "unit": "week"
+                 *           },
+                 *           "users": [
+                 *             1,
+                 *             2
+                 *           ],
+                 *           "restrictions": [
+                 *             {
+                 *               "days": [
+                 *                 1,
+                 *                 2,
+                 *                 3,
+                 *                 4,
+                 *                 5
+                 *               ],
+                 *               "from": "09:00",
+                 *               "to": "18:00"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "fallback": [
+                 *         1
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    id: number;
+                    effective_from?: number;
+                    name: string;
+                    department_id: number;
+                    permission?: {
+                        rw?: number[];
+                        ro?: number[];
+                    };
+                    time_zone: string;
+                    layers: {
+                        name: string;
+                        time_zone?: string;
+                        start: string;
+                        turn: {
+                            every: number;
+                            /** @enum {unknown} */
+                            unit: "hour" | "day" | "week";
+                        };
+                        users: number[];
+                        restrictions?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                    }[];
+                    fallback?: number[];
+                    coverage?: {
+                        required?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                        horizon_days?: number;
+                        alarm_task_id: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ScheduleShown"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    DeleteSchedule: {
+        parameters: {
+            query?: {
+                /** @example 1 */
+                uid?: number;
+                /** @example 1 */
+                id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The parameters in a form (or JSON) body, or in the query string; the body wins. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    uid: number;
+                    id: number;
+                };
+                "application/json": {
+                    uid: number;
+                    id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ScheduleDeleted"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetScheduleList: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 20 */
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["ScheduleList"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PostScheduleOverride: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1,
+                 *       "start": 1795539600,
+                 *       "end": 1795543200,
+                 *       "user": 2
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    id: number;
+                    start: number;
+                    end: number;
+                    user: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["OverrideSaved"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    DeleteScheduleOverride: {
+        parameters: {
+            query?: {
+                /** @example 1 */
+                uid?: number;
+                /** @example 1 */
+                id?: number;
+                /** @example 1 */
+                override_id?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The parameters in a form (or JSON) body, or in the query string; the body wins. */
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1,
+                 *       "override_id": 1
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": {
+                    uid: number;
+                    id: number;
+                    override_id: number;
+                };
+                "application/json": {
+                    uid: number;
+                    id: number;
+                    override_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["OverrideEnded"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetScheduleOncall: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 1 */
+                id: number;
+                /** @example 1795536000 */
+                at?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["OncallNow"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetScheduleFinal: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 1 */
+                id: number;
+                /** @example 1795536000 */
+                from: number;
+                /** @example 1796745600 */
+                to: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["FinalShifts"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PostSchedulePreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1,
+                 *       "from": 1795536000,
+                 *       "to": 1796745600,
+                 *       "name": "infra primary",
+                 *       "department_id": 1,
+                 *       "time_zone": "Europe/London",
+                 *       "layers": [
+                 *         {
+                 *           "name": "weekdays",
+                 *           "start": "2026-11-23T09:00",
+                 *           "turn": {
+                 *             "every": 1,
+                 *             "unit": "week"
+                 *           },
+                 *           "users": [
+                 *             1,
+                 *             2
+                 *           ],
+                 *           "restrictions": [
+                 *             {
+                 *               "days": [
+                 *                 1,
+                 *                 2,
+                 *                 3,
+                 *                 4,
+                 *                 5
+                 *               ],
+                 *               "from": "09:00",
+                 *               "to": "18:00"
+                 *             }
+                 *           ]
+                 *         }
+                 *       ],
+                 *       "fallback": [
+                 *         1
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    id?: number;
+                    effective_from?: number;
+                    from: number;
+                    to: number;
+                    time_zone: string;
+                    layers: {
+                        name: string;
+                        time_zone?: string;
+                        start: string;
+                        turn: {
+                            every: number;
+                            /** @enum {unknown} */
+                            unit: "hour" | "day" | "week";
+                        };
+                        users: number[];
+                        restrictions?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                    }[];
+                    fallback?: number[];
+                    coverage?: {
+                        required?: {
+                            days: (1 | 2 | 3 | 4 | 5 | 6 | 7)[];
+                            from: string;
+                            to: string;
+                        }[];
+                        horizon_days?: number;
+                        alarm_task_id: number;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["SchedulePreview"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    PutScheduleIcal: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "uid": 1,
+                 *       "id": 1
+                 *     }
+                 */
+                "application/json": {
+                    uid: number;
+                    id: number;
+                    revoke?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["IcalKey"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetScheduleIcalIcs: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                id: number;
+                /** @example 0123456789abcdef0123456789abcdef01234567 */
+                key: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The iCalendar feed (RFC 5545) of the final shifts for 90 days. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            422: components["responses"]["ValidationFailed"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    GetAlarmtaskOncall: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                uid: number;
+                /** @example 1 */
+                task_id: number;
+                /** @example 14 */
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: code 0, msg `success`. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Envelope"] & {
+                        /** @constant */
+                        code?: 0;
+                        /** @constant */
+                        msg?: "success";
+                        data?: components["schemas"]["TaskOncall"];
                     };
                 };
             };

@@ -3,10 +3,12 @@
 // the schemas the Lambda entry points compile, keyed by validatorKey(mode, schema) of
 // shared/domain/validation.ts. Do not edit; a unit test fails when this file is out of date.
 import type { ValidateFunction } from 'ajv';
+import runtime_equal_module from 'ajv/dist/runtime/equal.js';
 import runtime_ucs2length_module from 'ajv/dist/runtime/ucs2length.js';
 
 /** A CommonJS module's `default` export, whether the importer follows Node or Babel interop. */
 const defaultOf = (m) => m.default ?? m;
+const runtime_equal = { default: defaultOf(runtime_equal_module) };
 const runtime_ucs2length = { default: defaultOf(runtime_ucs2length_module) };
 const once = (make) => {
   let made;
@@ -83,57 +85,17 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports["0fceab8c90e8a1641a7d842ef258beed3d78903e"] = validate22;
-  const schema7 = {"type":"object","required":["ids","remark","assignto"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"},"assignto":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"shared_228a7d7b7778"}}}};
-  const schema8 = {"type":"array","minItems":1,"maxItems":49,"items":{"$ref":"shared_228a7d7b7778"}};
-  const schema9 = {"type":"integer","minimum":1,"maximum":9007199254740991};
-
-  function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema9.type,parentSchema:schema9,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(typeof data == "number"){
-  if(data > 9007199254740991 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema9,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema9,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate24.errors = vErrors;
-  return errors === 0;
-  }
-
+  exports["0df6d8f095f58aa727b25bd143817e7ed9f8d983"] = validate22;
+  const schema7 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}},"replay_id":{"$ref":"shared_5b3ca550b11f"}}};
+  const schema8 = {"type":"string","minLength":1,"maxLength":200};
+  const func2 = runtime_ucs2length.default;
 
   function validate23(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 49){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 49},message:"must NOT have more than 49 items",schema:49,parentSchema:schema8,data};
+  if(typeof data === "string"){
+  if(func2(data) > 200){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema8,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -142,8 +104,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema8,data};
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema8,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -152,16 +114,9 @@ const json = once(() => {
   }
   errors++;
   }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema8.type,parentSchema:schema8,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema8.type,parentSchema:schema8,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -174,15 +129,14 @@ const json = once(() => {
   return errors === 0;
   }
 
-  const schema10 = {"type":"string","maxLength":200,"minLength":1};
-  const func2 = runtime_ucs2length.default;
+  const schema9 = {"type":"string","minLength":1,"maxLength":64};
 
-  function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
-  if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema10,data};
+  if(func2(data) > 64){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema9,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -192,7 +146,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema10,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema9,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -203,7 +157,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema10.type,parentSchema:schema10,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema9.type,parentSchema:schema9,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -212,7 +166,7 @@ const json = once(() => {
   }
   errors++;
   }
-  validate27.errors = vErrors;
+  validate25.errors = vErrors;
   return errors === 0;
   }
 
@@ -221,8 +175,218 @@ const json = once(() => {
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.filter_fields === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema7.required,parentSchema:schema7,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.filter_fields !== undefined){
+  let data0 = data.filter_fields;
+  if(Array.isArray(data0)){
+  if(data0.length > 50){
+  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema7.properties.filter_fields,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data0.length < 1){
+  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema7.properties.filter_fields,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  const len0 = data0.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate23(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema7.properties.filter_fields.type,parentSchema:schema7.properties.filter_fields,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  if(data.replay_id !== undefined){
+  if(!(validate25(data.replay_id, {instancePath:instancePath+"/replay_id",parentData:data,parentDataProperty:"replay_id",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema7.type,parentSchema:schema7,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate22.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["0fceab8c90e8a1641a7d842ef258beed3d78903e"] = validate27;
+  const schema10 = {"type":"object","required":["ids","remark","assignto"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"},"assignto":{"type":"array","minItems":1,"maxItems":100,"items":{"$ref":"shared_228a7d7b7778"}}}};
+  const schema11 = {"type":"array","minItems":1,"maxItems":49,"items":{"$ref":"shared_228a7d7b7778"}};
+  const schema12 = {"type":"integer","minimum":1,"maximum":9007199254740991};
+
+  function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema12.type,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 9007199254740991 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 1 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema12,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate29.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate28(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 49){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 49},message:"must NOT have more than 49 items",schema:49,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate29(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.type,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate28.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema13 = {"type":"string","maxLength":200,"minLength":1};
+
+  function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 200){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.type,parentSchema:schema13,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate32.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate27(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema7.required,parentSchema:schema7,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema10.required,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -232,7 +396,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema7.required,parentSchema:schema7,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema10.required,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -242,7 +406,7 @@ const json = once(() => {
   errors++;
   }
   if(data.assignto === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "assignto"},message:"must have required property '"+"assignto"+"'",schema:schema7.required,parentSchema:schema7,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "assignto"},message:"must have required property '"+"assignto"+"'",schema:schema10.required,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -252,20 +416,20 @@ const json = once(() => {
   errors++;
   }
   if(data.ids !== undefined){
-  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
-  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+  if(!(validate28(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
+  vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
   errors = vErrors.length;
   }
   }
   if(data.remark !== undefined){
-  if(!(validate27(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+  if(!(validate32(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
   errors = vErrors.length;
   }
   }
   if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
@@ -273,7 +437,7 @@ const json = once(() => {
   let data3 = data.assignto;
   if(Array.isArray(data3)){
   if(data3.length > 100){
-  const err3 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema7.properties.assignto,data:data3};
+  const err3 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema10.properties.assignto,data:data3};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -283,7 +447,7 @@ const json = once(() => {
   errors++;
   }
   if(data3.length < 1){
-  const err4 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema7.properties.assignto,data:data3};
+  const err4 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema10.properties.assignto,data:data3};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -294,14 +458,14 @@ const json = once(() => {
   }
   const len0 = data3.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data3[i0], {instancePath:instancePath+"/assignto/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data3[i0], {instancePath:instancePath+"/assignto/" + i0,parentData:data3,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema7.properties.assignto.type,parentSchema:schema7.properties.assignto,data:data3};
+  const err5 = {instancePath:instancePath+"/assignto",schemaPath:"#/properties/assignto/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema10.properties.assignto.type,parentSchema:schema10.properties.assignto,data:data3};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -313,7 +477,7 @@ const json = once(() => {
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema7.type,parentSchema:schema7,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema10.type,parentSchema:schema10,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -322,20 +486,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate22.errors = vErrors;
+  validate27.errors = vErrors;
   return errors === 0;
   }
 
-  exports["1fb47bf8539e4d1af885939515ee98ecfd78ea31"] = validate31;
-  const schema11 = {"type":"object","required":["uid","task_id","scene","channel"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"scene":{"enum":["compressed","not_compress","upgrade","recovery","generated","claim","assign","processed","reactive","close","remind_pending","remind_processing"],"x-message":"must be one of compressed, not_compress, upgrade, recovery, generated, claim, assign, processed, reactive, close, remind_pending, remind_processing"},"channel":{"enum":["sms","email","phone","dingworker","dinggroup","yachworker","yachgroup","wechat"],"x-message":"must be one of sms, email, phone, dingworker, dinggroup, yachworker, yachgroup, wechat"},"uuid":{"$ref":"shared_25039ecb5cfa"}}};
-  const schema12 = {"type":"string","minLength":1,"maxLength":128};
+  exports["1fb47bf8539e4d1af885939515ee98ecfd78ea31"] = validate36;
+  const schema14 = {"type":"object","required":["uid","task_id","scene","channel"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"scene":{"enum":["compressed","not_compress","upgrade","recovery","generated","claim","assign","processed","reactive","close","remind_pending","remind_processing"],"x-message":"must be one of compressed, not_compress, upgrade, recovery, generated, claim, assign, processed, reactive, close, remind_pending, remind_processing"},"channel":{"enum":["sms","email","phone","dingworker","dinggroup","yachworker","yachgroup","wechat"],"x-message":"must be one of sms, email, phone, dingworker, dinggroup, yachworker, yachgroup, wechat"},"uuid":{"$ref":"shared_25039ecb5cfa"}}};
+  const schema15 = {"type":"string","minLength":1,"maxLength":128};
 
-  function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 128){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema12,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -345,7 +509,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema12,data};
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -356,7 +520,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.type,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -365,17 +529,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate34.errors = vErrors;
+  validate39.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema11.required,parentSchema:schema11,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -385,7 +549,7 @@ const json = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema11.required,parentSchema:schema11,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -395,7 +559,7 @@ const json = once(() => {
   errors++;
   }
   if(data.scene === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scene"},message:"must have required property '"+"scene"+"'",schema:schema11.required,parentSchema:schema11,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "scene"},message:"must have required property '"+"scene"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -405,7 +569,7 @@ const json = once(() => {
   errors++;
   }
   if(data.channel === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"},message:"must have required property '"+"channel"+"'",schema:schema11.required,parentSchema:schema11,data};
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channel"},message:"must have required property '"+"channel"+"'",schema:schema14.required,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -415,21 +579,21 @@ const json = once(() => {
   errors++;
   }
   if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.task_id !== undefined){
-  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.scene !== undefined){
   let data2 = data.scene;
   if(!((((((((((((data2 === "compressed") || (data2 === "not_compress")) || (data2 === "upgrade")) || (data2 === "recovery")) || (data2 === "generated")) || (data2 === "claim")) || (data2 === "assign")) || (data2 === "processed")) || (data2 === "reactive")) || (data2 === "close")) || (data2 === "remind_pending")) || (data2 === "remind_processing"))){
-  const err4 = {instancePath:instancePath+"/scene",schemaPath:"#/properties/scene/enum",keyword:"enum",params:{allowedValues: schema11.properties.scene.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.scene.enum,parentSchema:schema11.properties.scene,data:data2};
+  const err4 = {instancePath:instancePath+"/scene",schemaPath:"#/properties/scene/enum",keyword:"enum",params:{allowedValues: schema14.properties.scene.enum},message:"must be equal to one of the allowed values",schema:schema14.properties.scene.enum,parentSchema:schema14.properties.scene,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -442,7 +606,7 @@ const json = once(() => {
   if(data.channel !== undefined){
   let data3 = data.channel;
   if(!((((((((data3 === "sms") || (data3 === "email")) || (data3 === "phone")) || (data3 === "dingworker")) || (data3 === "dinggroup")) || (data3 === "yachworker")) || (data3 === "yachgroup")) || (data3 === "wechat"))){
-  const err5 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/enum",keyword:"enum",params:{allowedValues: schema11.properties.channel.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.channel.enum,parentSchema:schema11.properties.channel,data:data3};
+  const err5 = {instancePath:instancePath+"/channel",schemaPath:"#/properties/channel/enum",keyword:"enum",params:{allowedValues: schema14.properties.channel.enum},message:"must be equal to one of the allowed values",schema:schema14.properties.channel.enum,parentSchema:schema14.properties.channel,data:data3};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -453,14 +617,14 @@ const json = once(() => {
   }
   }
   if(data.uuid !== undefined){
-  if(!(validate34(data.uuid, {instancePath:instancePath+"/uuid",parentData:data,parentDataProperty:"uuid",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if(!(validate39(data.uuid, {instancePath:instancePath+"/uuid",parentData:data,parentDataProperty:"uuid",rootData}))){
+  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -469,19 +633,1242 @@ const json = once(() => {
   }
   errors++;
   }
-  validate31.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
   }
 
-  exports["265fcc304698208d5cd359019168824763f56bea"] = validate36;
-  const schema13 = {"type":"object","properties":{"level":{"enum":[0,1,2,3]},"notice_time":{"anyOf":[{"$ref":"shared_0cdccc82053f"},{"type":"string","pattern":"^[0-9]{1,11}$","x-message":"must be a Unix time in seconds"}]},"uuid":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","x-message":"must be a UUID"},"receiver":{"type":"object","properties":{"alarmgroup":{"$ref":"shared_2152b05a6bb3"},"channels":{"anyOf":[{"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"anyOf":[{"$ref":"shared_d091c39dff63"},{"type":"array","maxItems":6,"items":{"$ref":"shared_4d2de5327a17"}}]}}},{"type":"array","maxItems":0,"x-message":"must be an object"}]}}}}};
-  const schema14 = {"type":"integer","minimum":0,"maximum":99999999999};
+  exports["1fff8f652bbd1854be020c84a320949b29503425"] = validate41;
+  const schema16 = {"type":"object","required":["uid","name","department_id","time_zone","layers"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"permission":{"$ref":"shared_d942c1467f28"},"time_zone":{"$ref":"shared_5b3ca550b11f"},"layers":{"$ref":"shared_f9ad2d001180"},"fallback":{"$ref":"shared_dcfcf4e724fa"},"coverage":{"$ref":"shared_5dd178676081"}}};
+  const schema17 = {"type":"string","minLength":1,"maxLength":100};
 
-  function validate37(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 100){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.type,parentSchema:schema17,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate43.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema18 = {"type":"object","properties":{"rw":{"$ref":"shared_3ad65369737a"},"ro":{"$ref":"shared_3ad65369737a"}}};
+  const schema19 = {"type":"array","minItems":0,"maxItems":90,"items":{"$ref":"shared_228a7d7b7778"}};
+
+  function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 90){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 0){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items",schema:0,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate29(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema19.type,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate47.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.rw !== undefined){
+  if(!(validate47(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
+  vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.ro !== undefined){
+  if(!(validate47(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
+  vErrors = vErrors === null ? validate47.errors : vErrors.concat(validate47.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate46.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema20 = {"type":"array","minItems":1,"maxItems":10,"items":{"$ref":"shared_256c55ac742e"}};
+  const schema21 = {"type":"object","required":["name","start","turn","users"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"time_zone":{"$ref":"shared_5b3ca550b11f"},"start":{"$ref":"shared_8b98b2ef79d5"},"turn":{"$ref":"shared_bac3ff38519e"},"users":{"$ref":"shared_acb157caa487"},"restrictions":{"$ref":"shared_81347029789b"}}};
+  const schema22 = {"type":"string","pattern":"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$","x-message":"must be a local date and time YYYY-MM-DDTHH:MM"};
+  const pattern0 = new RegExp("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$", "u");
+
+  function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(!pattern0.test(data)){
+  const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"},message:"must match pattern \""+"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$"+"\"",schema:"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$",parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.type,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate57.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema23 = {"type":"object","required":["every","unit"],"properties":{"every":{"$ref":"shared_55c73857e366"},"unit":{"$ref":"shared_7008b0205f4c"}}};
+  const schema24 = {"type":"integer","minimum":1,"maximum":365};
+
+  function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema14.type,parentSchema:schema14,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema24.type,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 365 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 365},message:"must be <= 365",schema:365,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 1 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate60.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema25 = {"enum":["hour","day","week"]};
+
+  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((data === "hour") || (data === "day")) || (data === "week"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema25.enum},message:"must be equal to one of the allowed values",schema:schema25.enum,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate62.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.every === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "every"},message:"must have required property '"+"every"+"'",schema:schema23.required,parentSchema:schema23,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.unit === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "unit"},message:"must have required property '"+"unit"+"'",schema:schema23.required,parentSchema:schema23,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.every !== undefined){
+  if(!(validate60(data.every, {instancePath:instancePath+"/every",parentData:data,parentDataProperty:"every",rootData}))){
+  vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.unit !== undefined){
+  if(!(validate62(data.unit, {instancePath:instancePath+"/unit",parentData:data,parentDataProperty:"unit",rootData}))){
+  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate59.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema26 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_228a7d7b7778"}};
+
+  function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate29(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema26.type,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate65.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema27 = {"type":"array","maxItems":20,"items":{"$ref":"shared_85983eccba4b"}};
+  const schema28 = {"type":"object","required":["days","from","to"],"properties":{"days":{"$ref":"shared_e929350b5eb8"},"from":{"$ref":"shared_cb3660f37888"},"to":{"$ref":"shared_66fd34570406"}}};
+  const schema29 = {"type":"array","minItems":1,"maxItems":7,"uniqueItems":true,"items":{"enum":[1,2,3,4,5,6,7],"x-message":"must be a weekday from 1 (Monday) to 7 (Sunday)"}};
+  const func0 = runtime_equal.default;
+
+  function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 7){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 7},message:"must NOT have more than 7 items",schema:7,parentSchema:schema29,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema29,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  let data0 = data[i0];
+  if(!(((((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4)) || (data0 === 5)) || (data0 === 6)) || (data0 === 7))){
+  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/enum",keyword:"enum",params:{allowedValues: schema29.items.enum},message:"must be equal to one of the allowed values",schema:schema29.items.enum,parentSchema:schema29.items,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  let i1 = data.length;
+  let j0;
+  if(i1 > 1){
+  outer0:
+  for(;i1--;){
+  for(j0 = i1; j0--;){
+  if(func0(data[i1], data[j0])){
+  const err3 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema29,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  break outer0;
+  }
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema29.type,parentSchema:schema29,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate70.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema30 = {"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$","x-message":"must be a local time HH:MM"};
+  const pattern1 = new RegExp("^([01][0-9]|2[0-3]):[0-5][0-9]$", "u");
+
+  function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(!pattern1.test(data)){
+  const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$"},message:"must match pattern \""+"^([01][0-9]|2[0-3]):[0-5][0-9]$"+"\"",schema:"^([01][0-9]|2[0-3]):[0-5][0-9]$",parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.type,parentSchema:schema30,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate72.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema31 = {"type":"string","pattern":"^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$","x-message":"must be a local time HH:MM (or 24:00)"};
+  const pattern2 = new RegExp("^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$", "u");
+
+  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(!pattern2.test(data)){
+  const err0 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$"},message:"must match pattern \""+"^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$"+"\"",schema:"^([01][0-9]|2[0-3]):[0-5][0-9]$|^24:00$",parentSchema:schema31,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.type,parentSchema:schema31,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate74.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.days === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "days"},message:"must have required property '"+"days"+"'",schema:schema28.required,parentSchema:schema28,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.from === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema28.required,parentSchema:schema28,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.to === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'",schema:schema28.required,parentSchema:schema28,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.days !== undefined){
+  if(!(validate70(data.days, {instancePath:instancePath+"/days",parentData:data,parentDataProperty:"days",rootData}))){
+  vErrors = vErrors === null ? validate70.errors : vErrors.concat(validate70.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate72(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate74(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate74.errors : vErrors.concat(validate74.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate69.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema27,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate69(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate69.errors : vErrors.concat(validate69.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema27.type,parentSchema:schema27,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate68.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.name === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.start === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.turn === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "turn"},message:"must have required property '"+"turn"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.users === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "users"},message:"must have required property '"+"users"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.name !== undefined){
+  if(!(validate43(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.time_zone !== undefined){
+  if(!(validate25(data.time_zone, {instancePath:instancePath+"/time_zone",parentData:data,parentDataProperty:"time_zone",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.start !== undefined){
+  if(!(validate57(data.start, {instancePath:instancePath+"/start",parentData:data,parentDataProperty:"start",rootData}))){
+  vErrors = vErrors === null ? validate57.errors : vErrors.concat(validate57.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.turn !== undefined){
+  if(!(validate59(data.turn, {instancePath:instancePath+"/turn",parentData:data,parentDataProperty:"turn",rootData}))){
+  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.users !== undefined){
+  if(!(validate65(data.users, {instancePath:instancePath+"/users",parentData:data,parentDataProperty:"users",rootData}))){
+  vErrors = vErrors === null ? validate65.errors : vErrors.concat(validate65.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.restrictions !== undefined){
+  if(!(validate68(data.restrictions, {instancePath:instancePath+"/restrictions",parentData:data,parentDataProperty:"restrictions",rootData}))){
+  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate54.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 10){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items",schema:10,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate54(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema20.type,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate53.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema32 = {"type":"array","minItems":0,"maxItems":50,"items":{"$ref":"shared_228a7d7b7778"}};
+
+  function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 0){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 0},message:"must NOT have fewer than 0 items",schema:0,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate29(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema32.type,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate80.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema33 = {"type":"object","required":["alarm_task_id"],"properties":{"required":{"$ref":"shared_81347029789b"},"horizon_days":{"$ref":"shared_c14d50db59b2"},"alarm_task_id":{"$ref":"shared_228a7d7b7778"}}};
+  const schema34 = {"type":"integer","minimum":1,"maximum":90};
+
+  function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema34.type,parentSchema:schema34,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 90 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 90},message:"must be <= 90",schema:90,parentSchema:schema34,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 1 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema34,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate85.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.alarm_task_id === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "alarm_task_id"},message:"must have required property '"+"alarm_task_id"+"'",schema:schema33.required,parentSchema:schema33,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.required !== undefined){
+  if(!(validate68(data.required, {instancePath:instancePath+"/required",parentData:data,parentDataProperty:"required",rootData}))){
+  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.horizon_days !== undefined){
+  if(!(validate85(data.horizon_days, {instancePath:instancePath+"/horizon_days",parentData:data,parentDataProperty:"horizon_days",rootData}))){
+  vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.alarm_task_id !== undefined){
+  if(!(validate29(data.alarm_task_id, {instancePath:instancePath+"/alarm_task_id",parentData:data,parentDataProperty:"alarm_task_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate83.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema16.required,parentSchema:schema16,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.name === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema16.required,parentSchema:schema16,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.department_id === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema16.required,parentSchema:schema16,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.time_zone === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time_zone"},message:"must have required property '"+"time_zone"+"'",schema:schema16.required,parentSchema:schema16,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.layers === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "layers"},message:"must have required property '"+"layers"+"'",schema:schema16.required,parentSchema:schema16,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.name !== undefined){
+  if(!(validate43(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.department_id !== undefined){
+  if(!(validate29(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.permission !== undefined){
+  if(!(validate46(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.time_zone !== undefined){
+  if(!(validate25(data.time_zone, {instancePath:instancePath+"/time_zone",parentData:data,parentDataProperty:"time_zone",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.layers !== undefined){
+  if(!(validate53(data.layers, {instancePath:instancePath+"/layers",parentData:data,parentDataProperty:"layers",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.fallback !== undefined){
+  if(!(validate80(data.fallback, {instancePath:instancePath+"/fallback",parentData:data,parentDataProperty:"fallback",rootData}))){
+  vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.coverage !== undefined){
+  if(!(validate83(data.coverage, {instancePath:instancePath+"/coverage",parentData:data,parentDataProperty:"coverage",rootData}))){
+  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate41.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["23f1913d14befeece55d3ebdafa0e91d2c266037"] = validate89;
+  const schema35 = {"type":"object","required":["uid","id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"revoke":{"type":"boolean"}}};
+
+  function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema35.required,parentSchema:schema35,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema35.required,parentSchema:schema35,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate29(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.revoke !== undefined){
+  let data2 = data.revoke;
+  if(typeof data2 !== "boolean"){
+  const err2 = {instancePath:instancePath+"/revoke",schemaPath:"#/properties/revoke/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema35.properties.revoke.type,parentSchema:schema35.properties.revoke,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate89.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["38eba87052bb969c7df65781205645042d0d5ec3"] = validate92;
+  const schema36 = {"type":"object","required":["current","password"],"properties":{"current":{"$ref":"shared_a2f6a96cf565"},"password":{"type":"string","minLength":8,"maxLength":256,"writeOnly":true,"description":"The new password: 8 to 256 characters."}}};
+  const schema37 = {"type":"string","minLength":1,"maxLength":256,"writeOnly":true};
+
+  function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 256){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema37,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema37,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema37.type,parentSchema:schema37,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate93.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.current === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "current"},message:"must have required property '"+"current"+"'",schema:schema36.required,parentSchema:schema36,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.password === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema36.required,parentSchema:schema36,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.current !== undefined){
+  if(!(validate93(data.current, {instancePath:instancePath+"/current",parentData:data,parentDataProperty:"current",rootData}))){
+  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.password !== undefined){
+  let data1 = data.password;
+  if(typeof data1 === "string"){
+  if(func2(data1) > 256){
+  const err2 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema36.properties.password,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(func2(data1) < 8){
+  const err3 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/minLength",keyword:"minLength",params:{limit: 8},message:"must NOT have fewer than 8 characters",schema:8,parentSchema:schema36.properties.password,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err4 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.properties.password.type,parentSchema:schema36.properties.password,data:data1};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema36.type,parentSchema:schema36,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate92.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["38f899ae123fe0872ef81372cb2f7c3156239de8"] = validate95;
+  const schema38 = {"type":"object","required":["retention_days"],"properties":{"retention_days":{"type":"integer","minimum":0,"maximum":3650,"x-message":"must be 0 (the deployment default) to 3650 days"}}};
+
+  function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.retention_days === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retention_days"},message:"must have required property '"+"retention_days"+"'",schema:schema38.required,parentSchema:schema38,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.retention_days !== undefined){
+  let data0 = data.retention_days;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err1 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema38.properties.retention_days.type,parentSchema:schema38.properties.retention_days,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(typeof data0 == "number"){
+  if(data0 > 3650 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650",schema:3650,parentSchema:schema38.properties.retention_days,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data0 < 0 || isNaN(data0)){
+  const err3 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema38.properties.retention_days,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema38.type,parentSchema:schema38,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate95.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["56add2aea94eabb209bc6870aa5ae3d7fd880bbb"] = validate96;
+  const schema39 = {"type":"object","required":["uid","time_zone","layers","from","to"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"effective_from":{"$ref":"shared_0cdccc82053f"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"time_zone":{"$ref":"shared_5b3ca550b11f"},"layers":{"$ref":"shared_f9ad2d001180"},"fallback":{"$ref":"shared_dcfcf4e724fa"},"coverage":{"$ref":"shared_5dd178676081"}}};
+  const schema40 = {"type":"integer","minimum":0,"maximum":99999999999};
+
+  function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema40.type,parentSchema:schema40,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -492,7 +1879,7 @@ const json = once(() => {
   }
   if(typeof data == "number"){
   if(data > 99999999999 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema14,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema40,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -502,7 +1889,7 @@ const json = once(() => {
   errors++;
   }
   if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema14,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema40,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -512,18 +1899,599 @@ const json = once(() => {
   errors++;
   }
   }
-  validate37.errors = vErrors;
+  validate99.errors = vErrors;
   return errors === 0;
   }
 
-  const schema15 = {"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxItems":100,"uniqueItems":true};
 
-  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema39.required,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.time_zone === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time_zone"},message:"must have required property '"+"time_zone"+"'",schema:schema39.required,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.layers === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "layers"},message:"must have required property '"+"layers"+"'",schema:schema39.required,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.from === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema39.required,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.to === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'",schema:schema39.required,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate29(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.effective_from !== undefined){
+  if(!(validate99(data.effective_from, {instancePath:instancePath+"/effective_from",parentData:data,parentDataProperty:"effective_from",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate99(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate99(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.time_zone !== undefined){
+  if(!(validate25(data.time_zone, {instancePath:instancePath+"/time_zone",parentData:data,parentDataProperty:"time_zone",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.layers !== undefined){
+  if(!(validate53(data.layers, {instancePath:instancePath+"/layers",parentData:data,parentDataProperty:"layers",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.fallback !== undefined){
+  if(!(validate80(data.fallback, {instancePath:instancePath+"/fallback",parentData:data,parentDataProperty:"fallback",rootData}))){
+  vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.coverage !== undefined){
+  if(!(validate83(data.coverage, {instancePath:instancePath+"/coverage",parentData:data,parentDataProperty:"coverage",rootData}))){
+  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate96.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74"] = validate107;
+  const schema41 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema41.required,parentSchema:schema41,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema41.required,parentSchema:schema41,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate29(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate107.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate110;
+  const schema42 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
+
+  function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.advance_seconds === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema42.required,parentSchema:schema42,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.advance_seconds !== undefined){
+  let data0 = data.advance_seconds;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema42.properties.advance_seconds.type,parentSchema:schema42.properties.advance_seconds,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(typeof data0 == "number"){
+  if(data0 > 31536000 || isNaN(data0)){
+  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema42.properties.advance_seconds,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data0 < 0 || isNaN(data0)){
+  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema42.properties.advance_seconds,data:data0};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema42.type,parentSchema:schema42,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate110.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["5ff7199a54fbd5c835d9b70beed17ce078ade84f"] = validate111;
+  const schema43 = {"type":"object","required":["uid","id","start","end","user"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"start":{"$ref":"shared_0cdccc82053f"},"end":{"$ref":"shared_0cdccc82053f"},"user":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema43.required,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema43.required,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.start === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "start"},message:"must have required property '"+"start"+"'",schema:schema43.required,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.end === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "end"},message:"must have required property '"+"end"+"'",schema:schema43.required,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.user === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema43.required,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate29(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.start !== undefined){
+  if(!(validate99(data.start, {instancePath:instancePath+"/start",parentData:data,parentDataProperty:"start",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.end !== undefined){
+  if(!(validate99(data.end, {instancePath:instancePath+"/end",parentData:data,parentDataProperty:"end",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.user !== undefined){
+  if(!(validate29(data.user, {instancePath:instancePath+"/user",parentData:data,parentDataProperty:"user",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate111.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate117;
+  const schema44 = {"type":"object","required":["time"],"properties":{"time":{"$ref":"shared_a18160daf67c"}}};
+  const schema45 = {"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"};
+
+  function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema45.type,parentSchema:schema45,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 10080 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema45,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 1 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema45,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate118.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.time === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema44.required,parentSchema:schema44,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.time !== undefined){
+  if(!(validate118(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema44.type,parentSchema:schema44,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate117.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate120;
+  const schema46 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"$ref":"shared_25039ecb5cfa"}}};
+  const pattern3 = new RegExp("^[0-9]{1,12}$", "u");
+
+  function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.id === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema46.required,parentSchema:schema46,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.timestamp === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema46.required,parentSchema:schema46,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.sign === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema46.required,parentSchema:schema46,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.id !== undefined){
+  if(!(validate29(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.timestamp !== undefined){
+  let data1 = data.timestamp;
+  if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (typeof data1 !== "string")){
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema46.properties.timestamp.type},message:"must be integer,string",schema:schema46.properties.timestamp.type,parentSchema:schema46.properties.timestamp,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(typeof data1 === "string"){
+  if(!pattern3.test(data1)){
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema46.properties.timestamp,data:data1};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  if(data.sign !== undefined){
+  if(!(validate39(data.sign, {instancePath:instancePath+"/sign",parentData:data,parentDataProperty:"sign",rootData}))){
+  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema46.type,parentSchema:schema46,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate120.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate123;
+  const schema47 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
+  const schema48 = {"type":"integer","enum":[0,1]};
+
+  function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema48.type,parentSchema:schema48,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!((data === 0) || (data === 1))){
+  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema48.enum},message:"must be equal to one of the allowed values",schema:schema48.enum,parentSchema:schema48,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate124.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.revoke !== undefined){
+  if(!(validate124(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
+  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.fixed_sign !== undefined){
+  if(!(validate124(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
+  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate123.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["783d6272c956c5fd6b60ec76be4ed97661cfde7a"] = validate127;
+  const schema49 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_98bc3f0c6dbb"},"workflow":{"$ref":"shared_fe76bb037826"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_e4522eceb9cf"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  const schema50 = {"type":"array","items":{"type":"integer","minimum":1,"maximum":9007199254740991},"maxItems":100,"uniqueItems":true};
+
+  function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema15,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -536,7 +2504,7 @@ const json = once(() => {
   for(let i0=0; i0<len0; i0++){
   let data0 = data[i0];
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema15.items.type,parentSchema:schema15.items,data:data0};
+  const err1 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema50.items.type,parentSchema:schema50.items,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -547,7 +2515,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 9007199254740991 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema15.items,data:data0};
+  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema50.items,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -557,7 +2525,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 1 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema15.items,data:data0};
+  const err3 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema50.items,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -579,7 +2547,7 @@ const json = once(() => {
   }
   if(typeof indices0[item0] == "number"){
   j0 = indices0[item0];
-  const err4 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema15,data};
+  const err4 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -594,7 +2562,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema15.type,parentSchema:schema15,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema50.type,parentSchema:schema50,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -603,1342 +2571,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate39.errors = vErrors;
+  validate131.errors = vErrors;
   return errors === 0;
   }
 
-  const schema16 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":500};
+  const schema51 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
+  const schema52 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
 
-  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 500){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items",schema:500,parentSchema:schema16,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema16.type,parentSchema:schema16,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate41.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema17 = {"type":"array","maxItems":6,"items":{"$ref":"shared_c698c6568781"}};
-  const schema18 = {"type":"object","required":["webhook"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_d17fb4d261f5"}}};
-  const schema19 = {"type":"string","minLength":1,"maxLength":500};
-
-  function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 500){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema19,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema19,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema19.type,parentSchema:schema19,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate51.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema20 = {"type":"string","maxLength":200};
-
-  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate53.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema18.required,parentSchema:schema18,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.webhook !== undefined){
-  if(!(validate51(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.secret !== undefined){
-  if(!(validate53(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate50.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema17,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate50(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate50.errors : vErrors.concat(validate50.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema17.type,parentSchema:schema17,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate49.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema21 = {"anyOf":[{"$ref":"shared_4d2de5327a17"},{"$ref":"shared_79171af8a7f8"}]};
-  const schema22 = {"type":"string","maxLength":2000,"pattern":"^(https?://[^\\s]+)?$","x-message":"must be an http(s) URL"};
-  const pattern2 = new RegExp("^(https?://[^\\s]+)?$", "u");
-
-  function validate59(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema22,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(!pattern2.test(data)){
-  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(https?://[^\\s]+)?$"},message:"must match pattern \""+"^(https?://[^\\s]+)?$"+"\"",schema:"^(https?://[^\\s]+)?$",parentSchema:schema22,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema22.type,parentSchema:schema22,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate59.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema23 = {"type":"object","required":["url"],"properties":{"url":{"$ref":"shared_66db8db027db"}},"x-message":"must be an http(s) URL"};
-  const schema24 = {"type":"string","maxLength":2000,"pattern":"^https?://[^\\s]+$","x-message":"must be an http(s) URL"};
-  const pattern3 = new RegExp("^https?://[^\\s]+$", "u");
-
-  function validate62(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema24,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(!pattern3.test(data)){
-  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\"",schema:"^https?://[^\\s]+$",parentSchema:schema24,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.type,parentSchema:schema24,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate62.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.url === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema23.required,parentSchema:schema23,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.url !== undefined){
-  if(!(validate62(data.url, {instancePath:instancePath+"/url",parentData:data,parentDataProperty:"url",rootData}))){
-  vErrors = vErrors === null ? validate62.errors : vErrors.concat(validate62.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate61.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate58(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = false;
-  const _errs1 = errors;
-  if(!(validate59(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  valid0 = valid0 || _valid0;
-  if(!valid0){
-  const _errs2 = errors;
-  if(!(validate61(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate61.errors : vErrors.concat(validate61.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = valid0 || _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema21.anyOf,parentSchema:schema21,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  else {
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  }
-  validate58.errors = vErrors;
-  return errors === 0;
-  }
-
-  const pattern0 = new RegExp("^[0-9]{1,11}$", "u");
-  const pattern1 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", "u");
-
-  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.level !== undefined){
-  let data0 = data.level;
-  if(!((((data0 === 0) || (data0 === 1)) || (data0 === 2)) || (data0 === 3))){
-  const err0 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema13.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema13.properties.level.enum,parentSchema:schema13.properties.level,data:data0};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  if(data.notice_time !== undefined){
-  let data1 = data.notice_time;
-  const _errs3 = errors;
-  let valid1 = false;
-  const _errs4 = errors;
-  if(!(validate37(data1, {instancePath:instancePath+"/notice_time",parentData:data,parentDataProperty:"notice_time",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs4 === errors;
-  valid1 = valid1 || _valid0;
-  if(!valid1){
-  const _errs5 = errors;
-  if(typeof data1 === "string"){
-  if(!pattern0.test(data1)){
-  const err1 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,11}$"},message:"must match pattern \""+"^[0-9]{1,11}$"+"\"",schema:"^[0-9]{1,11}$",parentSchema:schema13.properties.notice_time.anyOf[1],data:data1};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.notice_time.anyOf[1].type,parentSchema:schema13.properties.notice_time.anyOf[1],data:data1};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  var _valid0 = _errs5 === errors;
-  valid1 = valid1 || _valid0;
-  }
-  if(!valid1){
-  const err3 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.notice_time.anyOf,parentSchema:schema13.properties.notice_time,data:data1};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  else {
-  errors = _errs3;
-  if(vErrors !== null){
-  if(_errs3){
-  vErrors.length = _errs3;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  }
-  }
-  if(data.uuid !== undefined){
-  let data2 = data.uuid;
-  if(typeof data2 === "string"){
-  if(!pattern1.test(data2)){
-  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\"",schema:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",parentSchema:schema13.properties.uuid,data:data2};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err5 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.uuid.type,parentSchema:schema13.properties.uuid,data:data2};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.receiver !== undefined){
-  let data3 = data.receiver;
-  if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
-  if(data3.alarmgroup !== undefined){
-  if(!(validate39(data3.alarmgroup, {instancePath:instancePath+"/receiver/alarmgroup",parentData:data3,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data3.channels !== undefined){
-  let data5 = data3.channels;
-  const _errs13 = errors;
-  let valid3 = false;
-  const _errs14 = errors;
-  if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
-  if(data5.sms !== undefined){
-  if(!(validate41(data5.sms, {instancePath:instancePath+"/receiver/channels/sms",parentData:data5,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.email !== undefined){
-  if(!(validate41(data5.email, {instancePath:instancePath+"/receiver/channels/email",parentData:data5,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.phone !== undefined){
-  if(!(validate41(data5.phone, {instancePath:instancePath+"/receiver/channels/phone",parentData:data5,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.dingworker !== undefined){
-  if(!(validate41(data5.dingworker, {instancePath:instancePath+"/receiver/channels/dingworker",parentData:data5,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.yachworker !== undefined){
-  if(!(validate41(data5.yachworker, {instancePath:instancePath+"/receiver/channels/yachworker",parentData:data5,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.wechat !== undefined){
-  if(!(validate41(data5.wechat, {instancePath:instancePath+"/receiver/channels/wechat",parentData:data5,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.dinggroup !== undefined){
-  if(!(validate49(data5.dinggroup, {instancePath:instancePath+"/receiver/channels/dinggroup",parentData:data5,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.yachgroup !== undefined){
-  if(!(validate49(data5.yachgroup, {instancePath:instancePath+"/receiver/channels/yachgroup",parentData:data5,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data5.webhook !== undefined){
-  let data14 = data5.webhook;
-  const _errs25 = errors;
-  let valid5 = false;
-  const _errs26 = errors;
-  if(!(validate58(data14, {instancePath:instancePath+"/receiver/channels/webhook",parentData:data5,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
-  errors = vErrors.length;
-  }
-  var _valid2 = _errs26 === errors;
-  valid5 = valid5 || _valid2;
-  if(!valid5){
-  const _errs27 = errors;
-  if(Array.isArray(data14)){
-  if(data14.length > 6){
-  const err6 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  const len0 = data14.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate59(data14[i0], {instancePath:instancePath+"/receiver/channels/webhook/" + i0,parentData:data14,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate59.errors : vErrors.concat(validate59.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err7 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  var _valid2 = _errs27 === errors;
-  valid5 = valid5 || _valid2;
-  }
-  if(!valid5){
-  const err8 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0].properties.webhook,data:data14};
-  if(vErrors === null){
-  vErrors = [err8];
-  }
-  else {
-  vErrors.push(err8);
-  }
-  errors++;
-  }
-  else {
-  errors = _errs25;
-  if(vErrors !== null){
-  if(_errs25){
-  vErrors.length = _errs25;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  }
-  }
-  }
-  else {
-  const err9 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.properties.receiver.properties.channels.anyOf[0].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[0],data:data5};
-  if(vErrors === null){
-  vErrors = [err9];
-  }
-  else {
-  vErrors.push(err9);
-  }
-  errors++;
-  }
-  var _valid1 = _errs14 === errors;
-  valid3 = valid3 || _valid1;
-  if(!valid3){
-  const _errs30 = errors;
-  if(Array.isArray(data5)){
-  if(data5.length > 0){
-  const err10 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema13.properties.receiver.properties.channels.anyOf[1],data:data5};
-  if(vErrors === null){
-  vErrors = [err10];
-  }
-  else {
-  vErrors.push(err10);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err11 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema13.properties.receiver.properties.channels.anyOf[1].type,parentSchema:schema13.properties.receiver.properties.channels.anyOf[1],data:data5};
-  if(vErrors === null){
-  vErrors = [err11];
-  }
-  else {
-  vErrors.push(err11);
-  }
-  errors++;
-  }
-  var _valid1 = _errs30 === errors;
-  valid3 = valid3 || _valid1;
-  }
-  if(!valid3){
-  const err12 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema13.properties.receiver.properties.channels.anyOf,parentSchema:schema13.properties.receiver.properties.channels,data:data5};
-  if(vErrors === null){
-  vErrors = [err12];
-  }
-  else {
-  vErrors.push(err12);
-  }
-  errors++;
-  }
-  else {
-  errors = _errs13;
-  if(vErrors !== null){
-  if(_errs13){
-  vErrors.length = _errs13;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  }
-  }
-  }
-  else {
-  const err13 = {instancePath:instancePath+"/receiver",schemaPath:"#/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.properties.receiver.type,parentSchema:schema13.properties.receiver,data:data3};
-  if(vErrors === null){
-  vErrors = [err13];
-  }
-  else {
-  vErrors.push(err13);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
-  if(vErrors === null){
-  vErrors = [err14];
-  }
-  else {
-  vErrors.push(err14);
-  }
-  errors++;
-  }
-  validate36.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["38eba87052bb969c7df65781205645042d0d5ec3"] = validate67;
-  const schema25 = {"type":"object","required":["current","password"],"properties":{"current":{"$ref":"shared_a2f6a96cf565"},"password":{"type":"string","minLength":8,"maxLength":256,"writeOnly":true,"description":"The new password: 8 to 256 characters."}}};
-  const schema26 = {"type":"string","minLength":1,"maxLength":256,"writeOnly":true};
-
-  function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 256){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema26,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema26,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema26.type,parentSchema:schema26,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate68.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.current === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "current"},message:"must have required property '"+"current"+"'",schema:schema25.required,parentSchema:schema25,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.password === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema25.required,parentSchema:schema25,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.current !== undefined){
-  if(!(validate68(data.current, {instancePath:instancePath+"/current",parentData:data,parentDataProperty:"current",rootData}))){
-  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.password !== undefined){
-  let data1 = data.password;
-  if(typeof data1 === "string"){
-  if(func2(data1) > 256){
-  const err2 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema25.properties.password,data:data1};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(func2(data1) < 8){
-  const err3 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/minLength",keyword:"minLength",params:{limit: 8},message:"must NOT have fewer than 8 characters",schema:8,parentSchema:schema25.properties.password,data:data1};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err4 = {instancePath:instancePath+"/password",schemaPath:"#/properties/password/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema25.properties.password.type,parentSchema:schema25.properties.password,data:data1};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  validate67.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["38f899ae123fe0872ef81372cb2f7c3156239de8"] = validate70;
-  const schema27 = {"type":"object","required":["retention_days"],"properties":{"retention_days":{"type":"integer","minimum":0,"maximum":3650,"x-message":"must be 0 (the deployment default) to 3650 days"}}};
-
-  function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.retention_days === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "retention_days"},message:"must have required property '"+"retention_days"+"'",schema:schema27.required,parentSchema:schema27,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.retention_days !== undefined){
-  let data0 = data.retention_days;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema27.properties.retention_days.type,parentSchema:schema27.properties.retention_days,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(typeof data0 == "number"){
-  if(data0 > 3650 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 3650},message:"must be <= 3650",schema:3650,parentSchema:schema27.properties.retention_days,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/retention_days",schemaPath:"#/properties/retention_days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema27.properties.retention_days,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  }
-  else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  validate70.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9"] = validate71;
-  const schema28 = {"type":"object","required":["filter_fields"],"properties":{"filter_fields":{"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_5425a0e28ee6"}}}};
-  const schema29 = {"type":"string","minLength":1,"maxLength":200};
-
-  function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 200){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema29,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema29,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema29.type,parentSchema:schema29,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate72.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.filter_fields === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "filter_fields"},message:"must have required property '"+"filter_fields"+"'",schema:schema28.required,parentSchema:schema28,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.filter_fields !== undefined){
-  let data0 = data.filter_fields;
-  if(Array.isArray(data0)){
-  if(data0.length > 50){
-  const err1 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema28.properties.filter_fields,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data0.length < 1){
-  const err2 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema28.properties.filter_fields,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  const len0 = data0.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate72(data0[i0], {instancePath:instancePath+"/filter_fields/" + i0,parentData:data0,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err3 = {instancePath:instancePath+"/filter_fields",schemaPath:"#/properties/filter_fields/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema28.properties.filter_fields.type,parentSchema:schema28.properties.filter_fields,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  validate71.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74"] = validate74;
-  const schema30 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
-
-  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema30.required,parentSchema:schema30,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema30.required,parentSchema:schema30,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.task_id !== undefined){
-  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate74.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["5fb7d93653d85a534b04d2fbd1a9cd46d39db03d"] = validate77;
-  const schema31 = {"type":"object","required":["advance_seconds"],"properties":{"advance_seconds":{"type":"integer","minimum":0,"maximum":31536000}}};
-
-  function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.advance_seconds === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "advance_seconds"},message:"must have required property '"+"advance_seconds"+"'",schema:schema31.required,parentSchema:schema31,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.advance_seconds !== undefined){
-  let data0 = data.advance_seconds;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.advance_seconds.type,parentSchema:schema31.properties.advance_seconds,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(typeof data0 == "number"){
-  if(data0 > 31536000 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/maximum",keyword:"maximum",params:{comparison: "<=", limit: 31536000},message:"must be <= 31536000",schema:31536000,parentSchema:schema31.properties.advance_seconds,data:data0};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/advance_seconds",schemaPath:"#/properties/advance_seconds/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema31.properties.advance_seconds,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  }
-  }
-  else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  validate77.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["623ba465af64b962f398608edac7e25801a0610d"] = validate78;
-  const schema32 = {"type":"object","required":["time"],"properties":{"time":{"$ref":"shared_a18160daf67c"}}};
-  const schema33 = {"type":"integer","minimum":1,"maximum":10080,"x-message":"must be an integer from 1 to 10080"};
-
-  function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema33.type,parentSchema:schema33,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(typeof data == "number"){
-  if(data > 10080 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema33,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema33,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate79.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.time === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time"},message:"must have required property '"+"time"+"'",schema:schema32.required,parentSchema:schema32,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.time !== undefined){
-  if(!(validate79(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate78.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["67705262db91851598ebfb08b02bd9794d388fdc"] = validate81;
-  const schema34 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"$ref":"shared_25039ecb5cfa"}}};
-  const pattern4 = new RegExp("^[0-9]{1,12}$", "u");
-
-  function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema34.required,parentSchema:schema34,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema34.required,parentSchema:schema34,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema34.required,parentSchema:schema34,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.id !== undefined){
-  if(!(validate24(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.timestamp !== undefined){
-  let data1 = data.timestamp;
-  if((!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))) && (typeof data1 !== "string")){
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema34.properties.timestamp.type},message:"must be integer,string",schema:schema34.properties.timestamp.type,parentSchema:schema34.properties.timestamp,data:data1};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(typeof data1 === "string"){
-  if(!pattern4.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema34.properties.timestamp,data:data1};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  }
-  if(data.sign !== undefined){
-  if(!(validate34(data.sign, {instancePath:instancePath+"/sign",parentData:data,parentDataProperty:"sign",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  validate81.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["6ca03613d09e57f22f92ad98d3028bd1d1df1e74"] = validate84;
-  const schema35 = {"type":"object","required":["created_by","name","department_id","flag_save_db","receiver"],"properties":{"created_by":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
-  const schema36 = {"type":"string","minLength":1,"maxLength":100};
-
-  function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema36,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(func2(data) < 1){
-  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema36,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema36.type,parentSchema:schema36,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate86.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema37 = {"type":"object","properties":{"rw":{"$ref":"shared_3906b60cc289"},"ro":{"$ref":"shared_3906b60cc289"}}};
-  const schema38 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":90};
-
-  function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate134(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 90){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema38,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 90},message:"must NOT have more than 90 items",schema:90,parentSchema:schema52,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1949,14 +2594,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema38.type,parentSchema:schema38,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema52.type,parentSchema:schema52,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -1965,30 +2610,30 @@ const json = once(() => {
   }
   errors++;
   }
-  validate91.errors = vErrors;
+  validate134.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.rw !== undefined){
-  if(!(validate91(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
-  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+  if(!(validate134(data.rw, {instancePath:instancePath+"/rw",parentData:data,parentDataProperty:"rw",rootData}))){
+  vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
   errors = vErrors.length;
   }
   }
   if(data.ro !== undefined){
-  if(!(validate91(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
-  vErrors = vErrors === null ? validate91.errors : vErrors.concat(validate91.errors);
+  if(!(validate134(data.ro, {instancePath:instancePath+"/ro",parentData:data,parentDataProperty:"ro",rootData}))){
+  vErrors = vErrors === null ? validate134.errors : vErrors.concat(validate134.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema37.type,parentSchema:schema37,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema51.type,parentSchema:schema51,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -1997,19 +2642,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate90.errors = vErrors;
+  validate133.errors = vErrors;
   return errors === 0;
   }
 
-  const schema39 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"dispatch":{"$ref":"shared_370cd8c2e564"},"mode":{"enum":[1,2]}}};
-  const schema40 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
+  const schema53 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_1819b2dee844"},"oncall":{"$ref":"shared_cc21435d6c45"},"dispatch":{"$ref":"shared_c713c9d24724"},"mode":{"enum":[1,2]}}};
+  const schema54 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":100};
 
-  function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate140(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(Array.isArray(data)){
   if(data.length > 100){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema40,data};
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items",schema:100,parentSchema:schema54,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2020,14 +2665,14 @@ const json = once(() => {
   }
   const len0 = data.length;
   for(let i0=0; i0<len0; i0++){
-  if(!(validate24(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema40.type,parentSchema:schema40,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema54.type,parentSchema:schema54,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2036,20 +2681,99 @@ const json = once(() => {
   }
   errors++;
   }
-  validate97.errors = vErrors;
+  validate140.errors = vErrors;
   return errors === 0;
   }
 
-  const schema41 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
-  const schema42 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
-  const schema43 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
+  const schema55 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_f9502f1c5b7e"},"yachgroup":{"$ref":"shared_f9502f1c5b7e"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema56 = {"type":"array","items":{"$ref":"shared_228a7d7b7778"},"maxItems":500};
 
-  function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate144(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 500){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 500},message:"must NOT have more than 500 items",schema:500,parentSchema:schema56,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate29(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema56.type,parentSchema:schema56,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate144.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema57 = {"type":"array","maxItems":6,"items":{"$ref":"shared_6d2aca14b1f5"}};
+  const schema58 = {"type":"object","required":["webhook","secret"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_ea36b9797ac8"}}};
+  const schema59 = {"type":"string","minLength":1,"maxLength":500};
+
+  function validate154(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 500){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema59,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err1 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema59,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema59.type,parentSchema:schema59,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate154.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate153(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.webhook === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema43.required,parentSchema:schema43,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema58.required,parentSchema:schema58,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -2059,7 +2783,7 @@ const json = once(() => {
   errors++;
   }
   if(data.secret === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema43.required,parentSchema:schema43,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "secret"},message:"must have required property '"+"secret"+"'",schema:schema58.required,parentSchema:schema58,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -2069,1173 +2793,15 @@ const json = once(() => {
   errors++;
   }
   if(data.webhook !== undefined){
-  if(!(validate51(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate51.errors : vErrors.concat(validate51.errors);
+  if(!(validate154(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
   errors = vErrors.length;
   }
   }
   if(data.secret !== undefined){
-  if(!(validate27(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
-  vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+  if(!(validate32(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
+  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
   errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema43.type,parentSchema:schema43,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate108.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 6){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema42,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate108(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate108.errors : vErrors.concat(validate108.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema42.type,parentSchema:schema42,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate107.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.sms !== undefined){
-  if(!(validate41(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.email !== undefined){
-  if(!(validate41(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.phone !== undefined){
-  if(!(validate41(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dingworker !== undefined){
-  if(!(validate41(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachworker !== undefined){
-  if(!(validate41(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.wechat !== undefined){
-  if(!(validate41(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dinggroup !== undefined){
-  if(!(validate107(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachgroup !== undefined){
-  if(!(validate107(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate107.errors : vErrors.concat(validate107.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.webhook !== undefined){
-  if(!(validate58(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema41.type,parentSchema:schema41,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate100.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema44 = {"type":"array","maxItems":20,"items":{"$ref":"shared_3ded6561f714"}};
-  const schema45 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_11fbf18e0190"}}};
-  const schema46 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
-  const schema47 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
-  const schema48 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
-  const schema49 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
-  const schema50 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
-  const schema51 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
-  const schema52 = {"enum":["eq-self","isset","not-isset"]};
-
-  function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(((data === "eq-self") || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema52.enum},message:"must be equal to one of the allowed values",schema:schema52.enum,parentSchema:schema52,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate124.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  const _errs1 = errors;
-  if(!(validate124(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate124.errors : vErrors.concat(validate124.errors);
-  errors = vErrors.length;
-  }
-  var valid0 = _errs1 === errors;
-  if(valid0){
-  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema51.not,parentSchema:schema51,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  else {
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  }
-  validate123.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.operator === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema50.required,parentSchema:schema50,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.operator !== undefined){
-  if(!(validate123(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate123.errors : vErrors.concat(validate123.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  validate122.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema53 = {"required":["threshold"]};
-
-  function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.threshold === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema53.required,parentSchema:schema53,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate128.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema54 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
-
-  function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(((((((((((((data === "eq-self") || (data === "eq")) || (data === "neq")) || (data === "gt")) || (data === "gte")) || (data === "lt")) || (data === "lte")) || (data === "in")) || (data === "not-in")) || (data === "contain")) || (data === "not-contain")) || (data === "isset")) || (data === "not-isset"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema54.enum},message:"must be equal to one of the allowed values",schema:schema54.enum,parentSchema:schema54,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate131.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema55 = {"type":"string","maxLength":2000};
-
-  function validate133(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 2000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema55.type,parentSchema:schema55,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate133.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate122(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate122.errors : vErrors.concat(validate122.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate128(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate128.errors : vErrors.concat(validate128.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema49.if,parentSchema:schema49,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.field === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema49.required,parentSchema:schema49,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.operator === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema49.required,parentSchema:schema49,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.field !== undefined){
-  if(!(validate72(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
-  vErrors = vErrors === null ? validate72.errors : vErrors.concat(validate72.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.operator !== undefined){
-  if(!(validate131(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
-  vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.threshold !== undefined){
-  if(!(validate133(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
-  vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  validate121.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema48,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema48,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate121(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate121.errors : vErrors.concat(validate121.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema48.type,parentSchema:schema48,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate120.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.rule === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema47.required,parentSchema:schema47,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.rule !== undefined){
-  if(!(validate120(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema47.type,parentSchema:schema47,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate119.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 50){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema46,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema46,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate119(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate119.errors : vErrors.concat(validate119.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema46.type,parentSchema:schema46,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate118.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema56 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"}}};
-  const schema57 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
-
-  function validate141(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.sms !== undefined){
-  if(!(validate41(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.email !== undefined){
-  if(!(validate41(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.phone !== undefined){
-  if(!(validate41(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dingworker !== undefined){
-  if(!(validate41(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachworker !== undefined){
-  if(!(validate41(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.wechat !== undefined){
-  if(!(validate41(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dinggroup !== undefined){
-  if(!(validate49(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachgroup !== undefined){
-  if(!(validate49(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate49.errors : vErrors.concat(validate49.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.webhook !== undefined){
-  if(!(validate58(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
-  vErrors = vErrors === null ? validate58.errors : vErrors.concat(validate58.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema57.type,parentSchema:schema57,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate141.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.alarmgroup !== undefined){
-  if(!(validate97(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.channels !== undefined){
-  if(!(validate141(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema56.type,parentSchema:schema56,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate139.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema45.required,parentSchema:schema45,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.receiver === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema45.required,parentSchema:schema45,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.conditions !== undefined){
-  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema45.type,parentSchema:schema45,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate117.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema44,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate117(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate117.errors : vErrors.concat(validate117.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema44.type,parentSchema:schema44,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate116.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.alarmgroup !== undefined){
-  if(!(validate97(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
-  vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.channels !== undefined){
-  if(!(validate100(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate100.errors : vErrors.concat(validate100.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dispatch !== undefined){
-  if(!(validate116(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
-  vErrors = vErrors === null ? validate116.errors : vErrors.concat(validate116.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.mode !== undefined){
-  let data3 = data.mode;
-  if(!((data3 === 1) || (data3 === 2))){
-  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema39.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema39.properties.mode.enum,parentSchema:schema39.properties.mode,data:data3};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema39.type,parentSchema:schema39,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate96.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema58 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_664e01661883"}};
-  const schema59 = {"required":["enable"],"properties":{"enable":{"const":true}}};
-
-  function validate157(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema59.required,parentSchema:schema59,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(true !== data0){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema59.properties.enable,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate157.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema60 = {"properties":{"reminds":{"$ref":"shared_a1efe4087acc"}}};
-  const schema61 = {"type":"array","maxItems":20,"items":{"$ref":"shared_887d33b9853c"}};
-  const schema62 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema63 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
-
-  function validate162(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.reuse_receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema63.required,parentSchema:schema63,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.reuse_receiver !== undefined){
-  let data0 = data.reuse_receiver;
-  if(0 !== data0){
-  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema63.properties.reuse_receiver,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate162.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema64 = {"required":["receiver"]};
-
-  function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.receiver === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema64.required,parentSchema:schema64,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate164.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema65 = {"enum":["once","cycle"]};
-
-  function validate166(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((data === "once") || (data === "cycle"))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema65.enum},message:"must be equal to one of the allowed values",schema:schema65.enum,parentSchema:schema65,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate166.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema66 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
-
-  function validate168(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema66.type,parentSchema:schema66,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(typeof data == "number"){
-  if(data > 525600 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema66,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema66,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate168.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema62.if,parentSchema:schema62,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema62.required,parentSchema:schema62,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.status === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema62.required,parentSchema:schema62,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.interval === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema62.required,parentSchema:schema62,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema62.required,parentSchema:schema62,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  if(data.mode !== undefined){
-  if(!(validate166(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
-  vErrors = vErrors === null ? validate166.errors : vErrors.concat(validate166.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.status !== undefined){
-  let data1 = data.status;
-  if(!((data1 === 0) || (data1 === 1))){
-  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema62.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.status.enum,parentSchema:schema62.properties.status,data:data1};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.interval !== undefined){
-  if(!(validate168(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.reuse_receiver !== undefined){
-  let data3 = data.reuse_receiver;
-  if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema62.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema62.properties.reuse_receiver.enum,parentSchema:schema62.properties.reuse_receiver,data:data3};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  validate161.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema61,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate161(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema61.type,parentSchema:schema61,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate160.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate159(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.reminds !== undefined){
-  if(!(validate160(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
-  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  validate159.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate156(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate159(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate159.errors : vErrors.concat(validate159.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema58.if,parentSchema:schema58,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema58.properties.enable.type,parentSchema:schema58.properties.enable,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
   }
   }
   }
@@ -3249,21 +2815,17 @@ const json = once(() => {
   }
   errors++;
   }
-  validate156.errors = vErrors;
+  validate153.errors = vErrors;
   return errors === 0;
   }
 
-  const schema67 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
-  const schema68 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
-  const schema69 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
-  const schema70 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
-  const schema71 = {"enum":[0,1,2,3,9]};
 
-  function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate152(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(((((data === 0) || (data === 1)) || (data === 2)) || (data === 3)) || (data === 9))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema71.enum},message:"must be equal to one of the allowed values",schema:schema71.enum,parentSchema:schema71,data};
+  if(Array.isArray(data)){
+  if(data.length > 6){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema57,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3272,7 +2834,735 @@ const json = once(() => {
   }
   errors++;
   }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate153(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate153.errors : vErrors.concat(validate153.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema57.type,parentSchema:schema57,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate152.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema60 = {"anyOf":[{"$ref":"shared_4d2de5327a17"},{"$ref":"shared_79171af8a7f8"}]};
+  const schema61 = {"type":"string","maxLength":2000,"pattern":"^(https?://[^\\s]+)?$","x-message":"must be an http(s) URL"};
+  const pattern4 = new RegExp("^(https?://[^\\s]+)?$", "u");
+
+  function validate161(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 2000){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema61,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!pattern4.test(data)){
+  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^(https?://[^\\s]+)?$"},message:"must match pattern \""+"^(https?://[^\\s]+)?$"+"\"",schema:"^(https?://[^\\s]+)?$",parentSchema:schema61,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema61.type,parentSchema:schema61,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate161.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema62 = {"type":"object","required":["url"],"properties":{"url":{"$ref":"shared_66db8db027db"}},"x-message":"must be an http(s) URL"};
+  const schema63 = {"type":"string","maxLength":2000,"pattern":"^https?://[^\\s]+$","x-message":"must be an http(s) URL"};
+  const pattern5 = new RegExp("^https?://[^\\s]+$", "u");
+
+  function validate164(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 2000){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema63,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!pattern5.test(data)){
+  const err1 = {instancePath,schemaPath:"#/pattern",keyword:"pattern",params:{pattern: "^https?://[^\\s]+$"},message:"must match pattern \""+"^https?://[^\\s]+$"+"\"",schema:"^https?://[^\\s]+$",parentSchema:schema63,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema63.type,parentSchema:schema63,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate164.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate163(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.url === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "url"},message:"must have required property '"+"url"+"'",schema:schema62.required,parentSchema:schema62,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.url !== undefined){
+  if(!(validate164(data.url, {instancePath:instancePath+"/url",parentData:data,parentDataProperty:"url",rootData}))){
+  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema62.type,parentSchema:schema62,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate163.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate160(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = false;
+  const _errs1 = errors;
+  if(!(validate161(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  valid0 = valid0 || _valid0;
+  if(!valid0){
+  const _errs2 = errors;
+  if(!(validate163(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate163.errors : vErrors.concat(validate163.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = valid0 || _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema60.anyOf,parentSchema:schema60,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  else {
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  }
+  validate160.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate143(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.sms !== undefined){
+  if(!(validate144(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.email !== undefined){
+  if(!(validate144(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.phone !== undefined){
+  if(!(validate144(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dingworker !== undefined){
+  if(!(validate144(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachworker !== undefined){
+  if(!(validate144(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.wechat !== undefined){
+  if(!(validate144(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dinggroup !== undefined){
+  if(!(validate152(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachgroup !== undefined){
+  if(!(validate152(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate152.errors : vErrors.concat(validate152.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.webhook !== undefined){
+  if(!(validate160(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema55.type,parentSchema:schema55,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate143.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema64 = {"type":"array","maxItems":10,"items":{"$ref":"shared_20a364faae31"}};
+  const schema65 = {"type":"object","required":["schedule_id","channels"],"properties":{"schedule_id":{"$ref":"shared_228a7d7b7778"},"channels":{"$ref":"shared_97efff563bed"}}};
+  const schema66 = {"type":"array","minItems":1,"maxItems":6,"uniqueItems":true,"items":{"enum":["sms","phone","email","dingworker","yachworker","wechat"]}};
+
+  function validate172(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 6){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema66,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema66,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  let data0 = data[i0];
+  if(!((((((data0 === "sms") || (data0 === "phone")) || (data0 === "email")) || (data0 === "dingworker")) || (data0 === "yachworker")) || (data0 === "wechat"))){
+  const err2 = {instancePath:instancePath+"/" + i0,schemaPath:"#/items/enum",keyword:"enum",params:{allowedValues: schema66.items.enum},message:"must be equal to one of the allowed values",schema:schema66.items.enum,parentSchema:schema66.items,data:data0};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  let i1 = data.length;
+  let j0;
+  if(i1 > 1){
+  outer0:
+  for(;i1--;){
+  for(j0 = i1; j0--;){
+  if(func0(data[i1], data[j0])){
+  const err3 = {instancePath,schemaPath:"#/uniqueItems",keyword:"uniqueItems",params:{i: i1, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i1+" are identical)",schema:true,parentSchema:schema66,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  break outer0;
+  }
+  }
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema66.type,parentSchema:schema66,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate172.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate170(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.schedule_id === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "schedule_id"},message:"must have required property '"+"schedule_id"+"'",schema:schema65.required,parentSchema:schema65,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.channels === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema65.required,parentSchema:schema65,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.schedule_id !== undefined){
+  if(!(validate29(data.schedule_id, {instancePath:instancePath+"/schedule_id",parentData:data,parentDataProperty:"schedule_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.channels !== undefined){
+  if(!(validate172(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate172.errors : vErrors.concat(validate172.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema65.type,parentSchema:schema65,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate170.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate169(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 10){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 10},message:"must NOT have more than 10 items",schema:10,parentSchema:schema64,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate170(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate170.errors : vErrors.concat(validate170.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema64.type,parentSchema:schema64,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate169.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema67 = {"type":"array","maxItems":20,"items":{"$ref":"shared_451bcc22e6fa"}};
+  const schema68 = {"type":"object","required":["conditions","receiver"],"properties":{"conditions":{"$ref":"shared_a5f93ecd81ff"},"receiver":{"$ref":"shared_1fead0e8844c"}}};
+  const schema69 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aa2cebd134e2"}};
+  const schema70 = {"type":"object","required":["rule"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"}}};
+  const schema71 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_b91a78c67081"}};
+  const schema72 = {"type":"object","required":["field","operator"],"properties":{"field":{"$ref":"shared_5425a0e28ee6"},"operator":{"$ref":"shared_c77441b48bc7"},"threshold":{"$ref":"shared_3fc65174e4f6"}},"if":{"$ref":"shared_bd5c72d48be8"},"then":{"$ref":"shared_2d6286382317"}};
+  const schema73 = {"required":["operator"],"properties":{"operator":{"$ref":"shared_0cee89b7038d"}}};
+  const schema74 = {"not":{"$ref":"shared_510f3c2d3cc0"}};
+  const schema75 = {"enum":["eq-self","isset","not-isset"]};
+
+  function validate184(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((data === "eq-self") || (data === "isset")) || (data === "not-isset"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema75.enum},message:"must be equal to one of the allowed values",schema:schema75.enum,parentSchema:schema75,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate184.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate183(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  const _errs1 = errors;
+  if(!(validate184(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate184.errors : vErrors.concat(validate184.errors);
+  errors = vErrors.length;
+  }
+  var valid0 = _errs1 === errors;
+  if(valid0){
+  const err0 = {instancePath,schemaPath:"#/not",keyword:"not",params:{},message:"must NOT be valid",schema:schema74.not,parentSchema:schema74,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  else {
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  }
+  validate183.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate182(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.operator === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema73.required,parentSchema:schema73,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.operator !== undefined){
+  if(!(validate183(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate183.errors : vErrors.concat(validate183.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate182.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema76 = {"required":["threshold"]};
+
+  function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.threshold === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "threshold"},message:"must have required property '"+"threshold"+"'",schema:schema76.required,parentSchema:schema76,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate188.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema77 = {"enum":["eq-self","eq","neq","gt","gte","lt","lte","in","not-in","contain","not-contain","isset","not-isset"],"x-message":"must be one of eq-self, eq, neq, gt, gte, lt, lte, in, not-in, contain, not-contain, isset, not-isset"};
+
+  function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((((((((((((data === "eq-self") || (data === "eq")) || (data === "neq")) || (data === "gt")) || (data === "gte")) || (data === "lt")) || (data === "lte")) || (data === "in")) || (data === "not-in")) || (data === "contain")) || (data === "not-contain")) || (data === "isset")) || (data === "not-isset"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema77.enum},message:"must be equal to one of the allowed values",schema:schema77.enum,parentSchema:schema77,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate191.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema78 = {"type":"string","maxLength":2000};
+
+  function validate193(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 2000){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema78.type,parentSchema:schema78,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate193.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate181(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate182(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate182.errors : vErrors.concat(validate182.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate188(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate188.errors : vErrors.concat(validate188.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema72.if,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.field === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "field"},message:"must have required property '"+"field"+"'",schema:schema72.required,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.operator === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "operator"},message:"must have required property '"+"operator"+"'",schema:schema72.required,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.field !== undefined){
+  if(!(validate23(data.field, {instancePath:instancePath+"/field",parentData:data,parentDataProperty:"field",rootData}))){
+  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.operator !== undefined){
+  if(!(validate191(data.operator, {instancePath:instancePath+"/operator",parentData:data,parentDataProperty:"operator",rootData}))){
+  vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.threshold !== undefined){
+  if(!(validate193(data.threshold, {instancePath:instancePath+"/threshold",parentData:data,parentDataProperty:"threshold",rootData}))){
+  vErrors = vErrors === null ? validate193.errors : vErrors.concat(validate193.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
   validate181.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate180(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema71,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema71,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate181(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema71.type,parentSchema:schema71,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate180.errors = vErrors;
   return errors === 0;
   }
 
@@ -3291,36 +3581,20 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.level === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema70.required,parentSchema:schema70,data};
+  if(data.rule !== undefined){
+  if(!(validate180(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data};
   if(vErrors === null){
   vErrors = [err1];
   }
   else {
   vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.rule !== undefined){
-  if(!(validate120(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
-  vErrors = vErrors === null ? validate120.errors : vErrors.concat(validate120.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.level !== undefined){
-  if(!(validate181(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
-  vErrors = vErrors === null ? validate181.errors : vErrors.concat(validate181.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema70.type,parentSchema:schema70,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
   }
   errors++;
   }
@@ -3375,13 +3649,18 @@ const json = once(() => {
   return errors === 0;
   }
 
+  const schema79 = {"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"},"oncall":{"$ref":"shared_cc21435d6c45"}}};
+  const schema80 = {"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"$ref":"shared_d091c39dff63"}}};
+  const schema81 = {"type":"array","maxItems":6,"items":{"$ref":"shared_c698c6568781"}};
+  const schema82 = {"type":"object","required":["webhook"],"properties":{"webhook":{"$ref":"shared_f429e90f1b71"},"secret":{"$ref":"shared_d17fb4d261f5"}}};
+  const schema83 = {"type":"string","maxLength":200};
 
-  function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema68.required,parentSchema:schema68,data};
+  if(typeof data === "string"){
+  if(func2(data) > 200){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema83,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3390,8 +3669,9 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.conditions === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema68.required,parentSchema:schema68,data};
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema83.type,parentSchema:schema83,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3400,18 +3680,225 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(!((data0 === 1) || (data0 === 2))){
-  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema68.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.mode.enum,parentSchema:schema68.properties.mode,data:data0};
+  validate211.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate209(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.webhook === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "webhook"},message:"must have required property '"+"webhook"+"'",schema:schema82.required,parentSchema:schema82,data};
   if(vErrors === null){
-  vErrors = [err2];
+  vErrors = [err0];
   }
   else {
-  vErrors.push(err2);
+  vErrors.push(err0);
   }
   errors++;
   }
+  if(data.webhook !== undefined){
+  if(!(validate154(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate154.errors : vErrors.concat(validate154.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.secret !== undefined){
+  if(!(validate211(data.secret, {instancePath:instancePath+"/secret",parentData:data,parentDataProperty:"secret",rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema82.type,parentSchema:schema82,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate209.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 6){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema81,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate209(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate209.errors : vErrors.concat(validate209.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema81.type,parentSchema:schema81,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate208.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate201(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.sms !== undefined){
+  if(!(validate144(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.email !== undefined){
+  if(!(validate144(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.phone !== undefined){
+  if(!(validate144(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dingworker !== undefined){
+  if(!(validate144(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachworker !== undefined){
+  if(!(validate144(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.wechat !== undefined){
+  if(!(validate144(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dinggroup !== undefined){
+  if(!(validate208(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachgroup !== undefined){
+  if(!(validate208(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.webhook !== undefined){
+  if(!(validate160(data.webhook, {instancePath:instancePath+"/webhook",parentData:data,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema80.type,parentSchema:schema80,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate201.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate199(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.alarmgroup !== undefined){
+  if(!(validate140(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.channels !== undefined){
+  if(!(validate201(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.oncall !== undefined){
+  if(!(validate169(data.oncall, {instancePath:instancePath+"/oncall",parentData:data,parentDataProperty:"oncall",rootData}))){
+  vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema79.type,parentSchema:schema79,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate199.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate177(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.conditions === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema68.required,parentSchema:schema68,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.receiver === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema68.required,parentSchema:schema68,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
   }
   if(data.conditions !== undefined){
   if(!(validate178(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
@@ -3419,56 +3906,34 @@ const json = once(() => {
   errors = vErrors.length;
   }
   }
-  if(data.not_match !== undefined){
-  let data2 = data.not_match;
-  if(!((data2 === 0) || (data2 === 1))){
-  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema68.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema68.properties.not_match.enum,parentSchema:schema68.properties.not_match,data:data2};
-  if(vErrors === null){
-  vErrors = [err3];
+  if(data.receiver !== undefined){
+  if(!(validate199(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+  errors = vErrors.length;
+  }
+  }
   }
   else {
-  vErrors.push(err3);
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema68.type,parentSchema:schema68,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
   }
   errors++;
-  }
-  }
   }
   validate177.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate175(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate176(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate177(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema67.if,parentSchema:schema67,data};
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema67,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3477,11 +3942,106 @@ const json = once(() => {
   }
   errors++;
   }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate177(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate177.errors : vErrors.concat(validate177.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema67.type,parentSchema:schema67,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate176.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate139(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.alarmgroup !== undefined){
+  if(!(validate140(data.alarmgroup, {instancePath:instancePath+"/alarmgroup",parentData:data,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.channels !== undefined){
+  if(!(validate143(data.channels, {instancePath:instancePath+"/channels",parentData:data,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate143.errors : vErrors.concat(validate143.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.oncall !== undefined){
+  if(!(validate169(data.oncall, {instancePath:instancePath+"/oncall",parentData:data,parentDataProperty:"oncall",rootData}))){
+  vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dispatch !== undefined){
+  if(!(validate176(data.dispatch, {instancePath:instancePath+"/dispatch",parentData:data,parentDataProperty:"dispatch",rootData}))){
+  vErrors = vErrors === null ? validate176.errors : vErrors.concat(validate176.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.mode !== undefined){
+  let data4 = data.mode;
+  if(!((data4 === 1) || (data4 === 2))){
+  const err0 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema53.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema53.properties.mode.enum,parentSchema:schema53.properties.mode,data:data4};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema53.type,parentSchema:schema53,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate139.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema84 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_217e55b89447"}};
+  const schema85 = {"required":["enable"],"properties":{"enable":{"const":true}}};
+
+  function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "enable"},message:"must have required property '"+"enable"+"'",schema:schema85.required,parentSchema:schema85,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
   if(data.enable !== undefined){
   let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema67.properties.enable.type,parentSchema:schema67.properties.enable,data:data0};
+  if(true !== data0){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant",schema:true,parentSchema:schema85.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3492,31 +4052,94 @@ const json = once(() => {
   }
   }
   }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema67.type,parentSchema:schema67,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate175.errors = vErrors;
+  validate224.errors = vErrors;
   return errors === 0;
   }
 
-  const schema72 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_70b6d137004a"}};
-  const schema73 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_a272d926ee04"}}};
-  const schema74 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_44b1033f50de"}};
-  const schema75 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_11fbf18e0190"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
-  const schema76 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
+  const schema86 = {"properties":{"reminds":{"$ref":"shared_fb520ba5ac03"}}};
+  const schema87 = {"type":"array","maxItems":20,"items":{"$ref":"shared_5cce40296152"}};
+  const schema88 = {"type":"object","required":["mode","status","interval","reuse_receiver"],"properties":{"mode":{"$ref":"shared_3bad59c4cd2a"},"status":{"enum":[0,1]},"interval":{"$ref":"shared_311cd9e2f275"},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_1fead0e8844c"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema89 = {"required":["reuse_receiver"],"properties":{"reuse_receiver":{"const":0}}};
 
-  function validate195(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate229(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.reuse_receiver === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema89.required,parentSchema:schema89,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.reuse_receiver !== undefined){
+  let data0 = data.reuse_receiver;
+  if(0 !== data0){
+  const err1 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/const",keyword:"const",params:{allowedValue: 0},message:"must be equal to constant",schema:0,parentSchema:schema89.properties.reuse_receiver,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate229.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema90 = {"required":["receiver"]};
+
+  function validate231(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.receiver === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema90.required,parentSchema:schema90,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate231.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema91 = {"enum":["once","cycle"]};
+
+  function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((data === "once") || (data === "cycle"))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema91.enum},message:"must be equal to one of the allowed values",schema:schema91.enum,parentSchema:schema91,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate233.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema92 = {"type":"integer","exclusiveMinimum":0,"maximum":525600};
+
+  function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema76.type,parentSchema:schema76,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema92.type,parentSchema:schema92,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -3526,8 +4149,8 @@ const json = once(() => {
   errors++;
   }
   if(typeof data == "number"){
-  if(data > 1000000 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema76,data};
+  if(data > 525600 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 525600},message:"must be <= 525600",schema:525600,parentSchema:schema92,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -3537,7 +4160,7 @@ const json = once(() => {
   errors++;
   }
   if(data <= 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema76,data};
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema92,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -3547,745 +4170,38 @@ const json = once(() => {
   errors++;
   }
   }
-  validate195.errors = vErrors;
+  validate235.errors = vErrors;
   return errors === 0;
   }
 
-
-  function validate191(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate162(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate162.errors : vErrors.concat(validate162.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate164(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate164.errors : vErrors.concat(validate164.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema75.if,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.interval === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema75.required,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.count === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema75.required,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.level === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema75.required,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  if(data.reuse_receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema75.required,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  if(data.interval !== undefined){
-  if(!(validate168(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.count !== undefined){
-  if(!(validate195(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
-  vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.level !== undefined){
-  let data2 = data.level;
-  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema75.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema75.properties.level.enum,parentSchema:schema75.properties.level,data:data2};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  }
-  if(data.reuse_receiver !== undefined){
-  let data3 = data.reuse_receiver;
-  if(!((data3 === 0) || (data3 === 1))){
-  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema75.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema75.properties.reuse_receiver.enum,parentSchema:schema75.properties.reuse_receiver,data:data3};
-  if(vErrors === null){
-  vErrors = [err6];
-  }
-  else {
-  vErrors.push(err6);
-  }
-  errors++;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema75.type,parentSchema:schema75,data};
-  if(vErrors === null){
-  vErrors = [err7];
-  }
-  else {
-  vErrors.push(err7);
-  }
-  errors++;
-  }
-  validate191.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate190(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(Array.isArray(data)){
-  if(data.length > 20){
-  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema74,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.length < 1){
-  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema74,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  const len0 = data.length;
-  for(let i0=0; i0<len0; i0++){
-  if(!(validate191(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
-  vErrors = vErrors === null ? validate191.errors : vErrors.concat(validate191.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema74.type,parentSchema:schema74,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate190.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate189(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategies === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema73.required,parentSchema:schema73,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategies !== undefined){
-  if(!(validate190(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
-  vErrors = vErrors === null ? validate190.errors : vErrors.concat(validate190.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  validate189.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate187(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate189(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate189.errors : vErrors.concat(validate189.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema72.if,parentSchema:schema72,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema72.properties.enable.type,parentSchema:schema72.properties.enable,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema72.type,parentSchema:schema72,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate187.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema77 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
-  const schema78 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
-  const schema79 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema80 = {"required":["method"],"properties":{"method":{"const":1}}};
-
-  function validate206(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema80.required,parentSchema:schema80,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.method !== undefined){
-  let data0 = data.method;
-  if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema80.properties.method,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate206.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema81 = {"required":["conditions"]};
-
-  function validate208(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.conditions === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema81.required,parentSchema:schema81,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate208.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate205(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate206(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate206.errors : vErrors.concat(validate206.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema79.if,parentSchema:schema79,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate205.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema82 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
-  const schema83 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
-
-  function validate212(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategy === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema83.required,parentSchema:schema83,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategy !== undefined){
-  let data0 = data.strategy;
-  if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
-  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema83.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema83.properties.strategy.enum,parentSchema:schema83.properties.strategy,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate212.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema84 = {"required":["strategy_count"]};
-
-  function validate214(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.strategy_count === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema84.required,parentSchema:schema84,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  validate214.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate211(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate212(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate212.errors : vErrors.concat(validate212.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate214(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate214.errors : vErrors.concat(validate214.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema82.if,parentSchema:schema82,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate211.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema85 = {"enum":[1,2,3,4,5]};
-
-  function validate218(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
-  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema85.enum},message:"must be equal to one of the allowed values",schema:schema85.enum,parentSchema:schema85,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate218.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate204(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!(validate205(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate205.errors : vErrors.concat(validate205.errors);
-  errors = vErrors.length;
-  }
-  if(!(validate211(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
-  errors = vErrors.length;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.method === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema78.required,parentSchema:schema78,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.strategy === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema78.required,parentSchema:schema78,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.strategy_cycle === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema78.required,parentSchema:schema78,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  if(data.method !== undefined){
-  let data0 = data.method;
-  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema78.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.method.enum,parentSchema:schema78.properties.method,data:data0};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  }
-  if(data.conditions !== undefined){
-  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.strategy !== undefined){
-  if(!(validate218(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
-  vErrors = vErrors === null ? validate218.errors : vErrors.concat(validate218.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.strategy_cycle !== undefined){
-  if(!(validate168(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.strategy_count !== undefined){
-  if(!(validate195(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
-  vErrors = vErrors === null ? validate195.errors : vErrors.concat(validate195.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_match !== undefined){
-  let data5 = data.not_match;
-  if(!((data5 === 0) || (data5 === 1))){
-  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema78.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema78.properties.not_match.enum,parentSchema:schema78.properties.not_match,data:data5};
-  if(vErrors === null){
-  vErrors = [err4];
-  }
-  else {
-  vErrors.push(err4);
-  }
-  errors++;
-  }
-  }
-  }
-  validate204.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate202(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs1 = errors;
-  let valid0 = true;
-  const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs2 === errors;
-  errors = _errs1;
-  if(vErrors !== null){
-  if(_errs1){
-  vErrors.length = _errs1;
-  }
-  else {
-  vErrors = null;
-  }
-  }
-  if(_valid0){
-  const _errs3 = errors;
-  if(!(validate204(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate204.errors : vErrors.concat(validate204.errors);
-  errors = vErrors.length;
-  }
-  var _valid0 = _errs3 === errors;
-  valid0 = _valid0;
-  }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema77.if,parentSchema:schema77,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.enable !== undefined){
-  let data0 = data.enable;
-  if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema77.properties.enable.type,parentSchema:schema77.properties.enable,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema77.type,parentSchema:schema77,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  validate202.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema86 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
-  const schema87 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
-  const schema88 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
-  const schema89 = {"required":["mode"],"properties":{"mode":{"const":1}}};
 
   function validate228(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema89.required,parentSchema:schema89,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(1 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema89.properties.mode,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  validate228.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
   const _errs1 = errors;
-  if(!(validate228(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate229(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
   errors = vErrors.length;
   }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
   if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
+  if(_errs1){
+  vErrors.length = _errs1;
   }
   else {
   vErrors = null;
   }
   }
   if(_valid0){
-  const _errs2 = errors;
-  if(!(validate208(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+  const _errs3 = errors;
+  if(!(validate231(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
   errors = vErrors.length;
   }
-  var _valid0 = _errs2 === errors;
+  var _valid0 = _errs3 === errors;
   valid0 = _valid0;
   }
   if(!valid0){
@@ -4298,31 +4214,9 @@ const json = once(() => {
   }
   errors++;
   }
-  validate227.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema90 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
-  const schema91 = {"required":["mode"],"properties":{"mode":{"const":2}}};
-
-  function validate233(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema91.required,parentSchema:schema91,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(2 !== data0){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema91.properties.mode,data:data0};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema88.required,parentSchema:schema88,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4331,65 +4225,102 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  }
-  validate233.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema92 = {"required":["delay_interval"]};
-
-  function validate235(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.delay_interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema92.required,parentSchema:schema92,data};
+  if(data.status === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "status"},message:"must have required property '"+"status"+"'",schema:schema88.required,parentSchema:schema88,data};
   if(vErrors === null){
-  vErrors = [err0];
+  vErrors = [err2];
   }
   else {
-  vErrors.push(err0);
+  vErrors.push(err2);
   }
   errors++;
   }
+  if(data.interval === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema88.required,parentSchema:schema88,data};
+  if(vErrors === null){
+  vErrors = [err3];
   }
-  validate235.errors = vErrors;
-  return errors === 0;
+  else {
+  vErrors.push(err3);
   }
-
-
-  function validate232(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  const _errs0 = errors;
-  let valid0 = true;
-  const _errs1 = errors;
-  if(!(validate233(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  errors++;
+  }
+  if(data.reuse_receiver === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema88.required,parentSchema:schema88,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  if(!(validate233(data.mode, {instancePath:instancePath+"/mode",parentData:data,parentDataProperty:"mode",rootData}))){
   vErrors = vErrors === null ? validate233.errors : vErrors.concat(validate233.errors);
   errors = vErrors.length;
   }
-  var _valid0 = _errs1 === errors;
-  errors = _errs0;
-  if(vErrors !== null){
-  if(_errs0){
-  vErrors.length = _errs0;
+  }
+  if(data.status !== undefined){
+  let data1 = data.status;
+  if(!((data1 === 0) || (data1 === 1))){
+  const err5 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema88.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema88.properties.status.enum,parentSchema:schema88.properties.status,data:data1};
+  if(vErrors === null){
+  vErrors = [err5];
   }
   else {
-  vErrors = null;
+  vErrors.push(err5);
+  }
+  errors++;
   }
   }
-  if(_valid0){
-  const _errs2 = errors;
-  if(!(validate235(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  if(data.interval !== undefined){
+  if(!(validate235(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
   vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
   errors = vErrors.length;
   }
-  var _valid0 = _errs2 === errors;
-  valid0 = _valid0;
   }
-  if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema90.if,parentSchema:schema90,data};
+  if(data.reuse_receiver !== undefined){
+  let data3 = data.reuse_receiver;
+  if(!((data3 === 0) || (data3 === 1))){
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema88.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema88.properties.reuse_receiver.enum,parentSchema:schema88.properties.reuse_receiver,data:data3};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  }
+  if(data.receiver !== undefined){
+  if(!(validate199(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema88.type,parentSchema:schema88,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate228.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate227(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema87,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4398,7 +4329,25 @@ const json = once(() => {
   }
   errors++;
   }
-  validate232.errors = vErrors;
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate228(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate228.errors : vErrors.concat(validate228.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema87.type,parentSchema:schema87,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate227.errors = vErrors;
   return errors === 0;
   }
 
@@ -4406,47 +4355,10 @@ const json = once(() => {
   function validate226(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!(validate227(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
-  errors = vErrors.length;
-  }
-  if(!(validate232(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate232.errors : vErrors.concat(validate232.errors);
-  errors = vErrors.length;
-  }
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.mode === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema87.required,parentSchema:schema87,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.mode !== undefined){
-  let data0 = data.mode;
-  if(!((data0 === 1) || (data0 === 2))){
-  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema87.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema87.properties.mode.enum,parentSchema:schema87.properties.mode,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  if(data.conditions !== undefined){
-  if(!(validate118(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
-  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.delay_interval !== undefined){
-  if(!(validate168(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
-  vErrors = vErrors === null ? validate168.errors : vErrors.concat(validate168.errors);
+  if(data.reminds !== undefined){
+  if(!(validate227(data.reminds, {instancePath:instancePath+"/reminds",parentData:data,parentDataProperty:"reminds",rootData}))){
+  vErrors = vErrors === null ? validate227.errors : vErrors.concat(validate227.errors);
   errors = vErrors.length;
   }
   }
@@ -4456,14 +4368,14 @@ const json = once(() => {
   }
 
 
-  function validate224(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate223(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   const _errs1 = errors;
   let valid0 = true;
   const _errs2 = errors;
-  if(!(validate157(data, {instancePath,parentData,parentDataProperty,rootData}))){
-  vErrors = vErrors === null ? validate157.errors : vErrors.concat(validate157.errors);
+  if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
   errors = vErrors.length;
   }
   var _valid0 = _errs2 === errors;
@@ -4486,7 +4398,7 @@ const json = once(() => {
   valid0 = _valid0;
   }
   if(!valid0){
-  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema86.if,parentSchema:schema86,data};
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema84.if,parentSchema:schema84,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4499,7 +4411,7 @@ const json = once(() => {
   if(data.enable !== undefined){
   let data0 = data.enable;
   if(typeof data0 !== "boolean"){
-  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema86.properties.enable.type,parentSchema:schema86.properties.enable,data:data0};
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema84.properties.enable.type,parentSchema:schema84.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4511,7 +4423,7 @@ const json = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema86.type,parentSchema:schema86,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema84.type,parentSchema:schema84,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4520,79 +4432,26 @@ const json = once(() => {
   }
   errors++;
   }
-  validate224.errors = vErrors;
+  validate223.errors = vErrors;
   return errors === 0;
   }
 
-  const schema93 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
-  const schema94 = {"type":"integer","minimum":0,"maximum":9007199254740991};
-
-  function validate243(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema94.type,parentSchema:schema94,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(typeof data == "number"){
-  if(data > 9007199254740991 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema94,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema94,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate243.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema95 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
-  const schema96 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
-  const schema97 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
-  const schema98 = {"type":"string","maxLength":10000};
+  const schema93 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_de2a1daa4aa9"}};
+  const schema94 = {"required":["mode","conditions"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_d6ba8dbdbf04"},"not_match":{"enum":[0,1]}}};
+  const schema95 = {"type":"array","minItems":1,"maxItems":50,"items":{"$ref":"shared_aba03525da7b"}};
+  const schema96 = {"type":"object","required":["rule","level"],"properties":{"rule":{"$ref":"shared_d8ac2abcda64"},"level":{"$ref":"shared_68f3f76810e0"}}};
+  const schema97 = {"enum":[0,1,2,3,9]};
 
   function validate248(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(typeof data === "string"){
-  if(func2(data) > 10000){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema98,data};
+  if(!(((((data === 0) || (data === 1)) || (data === 2)) || (data === 3)) || (data === 9))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values",schema:schema97.enum,parentSchema:schema97,data};
   if(vErrors === null){
   vErrors = [err0];
   }
   else {
   vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema98.type,parentSchema:schema98,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
   }
   errors++;
   }
@@ -4601,14 +4460,12 @@ const json = once(() => {
   }
 
 
-  function validate247(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.format !== undefined){
-  let data0 = data.format;
-  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
-  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema97.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema97.properties.format.enum,parentSchema:schema97.properties.format,data:data0};
+  if(data.rule === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "rule"},message:"must have required property '"+"rule"+"'",schema:schema96.required,parentSchema:schema96,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4617,16 +4474,8 @@ const json = once(() => {
   }
   errors++;
   }
-  }
-  if(data.template !== undefined){
-  if(!(validate248(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema97.type,parentSchema:schema97,data};
+  if(data.level === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema96.required,parentSchema:schema96,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4635,71 +4484,26 @@ const json = once(() => {
   }
   errors++;
   }
-  validate247.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate246(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.sms !== undefined){
-  if(!(validate247(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(data.rule !== undefined){
+  if(!(validate180(data.rule, {instancePath:instancePath+"/rule",parentData:data,parentDataProperty:"rule",rootData}))){
+  vErrors = vErrors === null ? validate180.errors : vErrors.concat(validate180.errors);
   errors = vErrors.length;
   }
   }
-  if(data.email !== undefined){
-  if(!(validate247(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.phone !== undefined){
-  if(!(validate247(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dingworker !== undefined){
-  if(!(validate247(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.dinggroup !== undefined){
-  if(!(validate247(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachworker !== undefined){
-  if(!(validate247(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.yachgroup !== undefined){
-  if(!(validate247(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.wechat !== undefined){
-  if(!(validate247(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
-  vErrors = vErrors === null ? validate247.errors : vErrors.concat(validate247.errors);
+  if(data.level !== undefined){
+  if(!(validate248(data.level, {instancePath:instancePath+"/level",parentData:data,parentDataProperty:"level",rootData}))){
+  vErrors = vErrors === null ? validate248.errors : vErrors.concat(validate248.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema96.type,parentSchema:schema96,data};
   if(vErrors === null){
-  vErrors = [err0];
+  vErrors = [err2];
   }
   else {
-  vErrors.push(err0);
+  vErrors.push(err2);
   }
   errors++;
   }
@@ -4711,39 +4515,42 @@ const json = once(() => {
   function validate245(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.compressed !== undefined){
-  if(!(validate246(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.not_compress !== undefined){
-  if(!(validate246(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate246(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.recovery !== undefined){
-  if(!(validate246(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema95.type,parentSchema:schema95,data};
+  if(Array.isArray(data)){
+  if(data.length > 50){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 50},message:"must NOT have more than 50 items",schema:50,parentSchema:schema95,data};
   if(vErrors === null){
   vErrors = [err0];
   }
   else {
   vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema95,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate246(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate246.errors : vErrors.concat(validate246.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema95.type,parentSchema:schema95,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
   }
   errors++;
   }
@@ -4752,25 +4559,12 @@ const json = once(() => {
   }
 
 
-  function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate244(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.template_id !== undefined){
-  if(!(validate243(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.udf !== undefined){
-  if(!(validate245(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
-  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema93.type,parentSchema:schema93,data};
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema94.required,parentSchema:schema94,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4779,27 +4573,8 @@ const json = once(() => {
   }
   errors++;
   }
-  validate242.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.created_by === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema35.required,parentSchema:schema35,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.name === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema35.required,parentSchema:schema35,data};
+  if(data.conditions === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema94.required,parentSchema:schema94,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4808,8 +4583,10 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.department_id === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema35.required,parentSchema:schema35,data};
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(!((data0 === 1) || (data0 === 2))){
+  const err2 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema94.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema94.properties.mode.enum,parentSchema:schema94.properties.mode,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -4818,8 +4595,17 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.flag_save_db === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema35.required,parentSchema:schema35,data};
+  }
+  if(data.conditions !== undefined){
+  if(!(validate245(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate245.errors : vErrors.concat(validate245.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.not_match !== undefined){
+  let data2 = data.not_match;
+  if(!((data2 === 0) || (data2 === 1))){
+  const err3 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema94.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema94.properties.not_match.enum,parentSchema:schema94.properties.not_match,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -4828,8 +4614,199 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.receiver === undefined){
-  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema35.required,parentSchema:schema35,data};
+  }
+  }
+  validate244.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate242(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate244(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate244.errors : vErrors.concat(validate244.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema93.if,parentSchema:schema93,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema93.properties.enable.type,parentSchema:schema93.properties.enable,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema93.type,parentSchema:schema93,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate242.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema98 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_e789784ade15"}};
+  const schema99 = {"required":["strategies"],"properties":{"strategies":{"$ref":"shared_1c13fd44ba4a"}}};
+  const schema100 = {"type":"array","minItems":1,"maxItems":20,"items":{"$ref":"shared_2a7f03393454"}};
+  const schema101 = {"type":"object","required":["interval","count","level","reuse_receiver"],"properties":{"interval":{"$ref":"shared_311cd9e2f275"},"count":{"$ref":"shared_a7a2ad2a9d3a"},"level":{"enum":[0,1,2,3]},"reuse_receiver":{"enum":[0,1]},"receiver":{"$ref":"shared_1fead0e8844c"}},"if":{"$ref":"shared_bf1f4270c3c8"},"then":{"$ref":"shared_28b867836539"}};
+  const schema102 = {"type":"integer","exclusiveMinimum":0,"maximum":1000000};
+
+  function validate262(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema102.type,parentSchema:schema102,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 1000000 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 1000000},message:"must be <= 1000000",schema:1000000,parentSchema:schema102,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data <= 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/exclusiveMinimum",keyword:"exclusiveMinimum",params:{comparison: ">", limit: 0},message:"must be > 0",schema:0,parentSchema:schema102,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate262.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate258(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate229(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate229.errors : vErrors.concat(validate229.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate231(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate231.errors : vErrors.concat(validate231.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema101.if,parentSchema:schema101,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.interval === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema101.required,parentSchema:schema101,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.count === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "count"},message:"must have required property '"+"count"+"'",schema:schema101.required,parentSchema:schema101,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.level === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "level"},message:"must have required property '"+"level"+"'",schema:schema101.required,parentSchema:schema101,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.reuse_receiver === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "reuse_receiver"},message:"must have required property '"+"reuse_receiver"+"'",schema:schema101.required,parentSchema:schema101,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -4838,28 +4815,22 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(data.interval !== undefined){
+  if(!(validate235(data.interval, {instancePath:instancePath+"/interval",parentData:data,parentDataProperty:"interval",rootData}))){
+  vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
   errors = vErrors.length;
   }
   }
-  if(data.name !== undefined){
-  if(!(validate86(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+  if(data.count !== undefined){
+  if(!(validate262(data.count, {instancePath:instancePath+"/count",parentData:data,parentDataProperty:"count",rootData}))){
+  vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
   errors = vErrors.length;
   }
   }
-  if(data.department_id !== undefined){
-  if(!(validate24(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.flag_save_db !== undefined){
-  let data3 = data.flag_save_db;
-  if(!((data3 === 0) || (data3 === 1))){
-  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema35.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema35.properties.flag_save_db.enum,parentSchema:schema35.properties.flag_save_db,data:data3};
+  if(data.level !== undefined){
+  let data2 = data.level;
+  if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 3))){
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema101.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema101.properties.level.enum,parentSchema:schema101.properties.level,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -4869,63 +4840,10 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data.task_tags !== undefined){
-  if(!(validate39(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
-  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.permission !== undefined){
-  if(!(validate90(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate96(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.workflow !== undefined){
-  if(!(validate156(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.filter !== undefined){
-  if(!(validate175(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate187(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.compress !== undefined){
-  if(!(validate202(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.recovery !== undefined){
-  if(!(validate224(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.template !== undefined){
-  if(!(validate242(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema35.type,parentSchema:schema35,data};
+  if(data.reuse_receiver !== undefined){
+  let data3 = data.reuse_receiver;
+  if(!((data3 === 0) || (data3 === 1))){
+  const err6 = {instancePath:instancePath+"/reuse_receiver",schemaPath:"#/properties/reuse_receiver/enum",keyword:"enum",params:{allowedValues: schema101.properties.reuse_receiver.enum},message:"must be equal to one of the allowed values",schema:schema101.properties.reuse_receiver.enum,parentSchema:schema101.properties.reuse_receiver,data:data3};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -4934,19 +4852,35 @@ const json = once(() => {
   }
   errors++;
   }
-  validate84.errors = vErrors;
+  }
+  if(data.receiver !== undefined){
+  if(!(validate199(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate199.errors : vErrors.concat(validate199.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.type,parentSchema:schema101,data};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  validate258.errors = vErrors;
   return errors === 0;
   }
 
-  exports["6f44053b6ab16bf0d8a2df27824a0cb13dfa586a"] = validate264;
-  const schema99 = {"type":"object","properties":{"revoke":{"$ref":"shared_4120c65cfcf0"},"fixed_sign":{"$ref":"shared_4120c65cfcf0"}}};
-  const schema100 = {"type":"integer","enum":[0,1]};
 
-  function validate265(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate257(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema100.type,parentSchema:schema100,data};
+  if(Array.isArray(data)){
+  if(data.length > 20){
+  const err0 = {instancePath,schemaPath:"#/maxItems",keyword:"maxItems",params:{limit: 20},message:"must NOT have more than 20 items",schema:20,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -4955,8 +4889,8 @@ const json = once(() => {
   }
   errors++;
   }
-  if(!((data === 0) || (data === 1))){
-  const err1 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema100.enum},message:"must be equal to one of the allowed values",schema:schema100.enum,parentSchema:schema100,data};
+  if(data.length < 1){
+  const err1 = {instancePath,schemaPath:"#/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items",schema:1,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -4965,130 +4899,218 @@ const json = once(() => {
   }
   errors++;
   }
-  validate265.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate264(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.revoke !== undefined){
-  if(!(validate265(data.revoke, {instancePath:instancePath+"/revoke",parentData:data,parentDataProperty:"revoke",rootData}))){
-  vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.fixed_sign !== undefined){
-  if(!(validate265(data.fixed_sign, {instancePath:instancePath+"/fixed_sign",parentData:data,parentDataProperty:"fixed_sign",rootData}))){
-  vErrors = vErrors === null ? validate265.errors : vErrors.concat(validate265.errors);
+  const len0 = data.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate258(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate258.errors : vErrors.concat(validate258.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema99.type,parentSchema:schema99,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  validate264.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate268;
-  const schema101 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
-
-  function validate268(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema101.required,parentSchema:schema101,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.ids !== undefined){
-  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
-  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.remark !== undefined){
-  if(!(validate53(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema101.type,parentSchema:schema101,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate268.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["84d6215b2664b728ecd828fd425cb56dfe7b6fa0"] = validate272;
-  const schema102 = {"type":"object","properties":{"everywhere":{"type":"integer","enum":[0,1],"description":"1: end every session of the person, in every browser."}}};
-
-  function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.everywhere !== undefined){
-  let data0 = data.everywhere;
-  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err0 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema102.properties.everywhere.type,parentSchema:schema102.properties.everywhere,data:data0};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(!((data0 === 0) || (data0 === 1))){
-  const err1 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/enum",keyword:"enum",params:{allowedValues: schema102.properties.everywhere.enum},message:"must be equal to one of the allowed values",schema:schema102.properties.everywhere.enum,parentSchema:schema102.properties.everywhere,data:data0};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  }
-  else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema102.type,parentSchema:schema102,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema100.type,parentSchema:schema100,data};
   if(vErrors === null){
   vErrors = [err2];
   }
   else {
   vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate257.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate256(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.strategies === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategies"},message:"must have required property '"+"strategies"+"'",schema:schema99.required,parentSchema:schema99,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.strategies !== undefined){
+  if(!(validate257(data.strategies, {instancePath:instancePath+"/strategies",parentData:data,parentDataProperty:"strategies",rootData}))){
+  vErrors = vErrors === null ? validate257.errors : vErrors.concat(validate257.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate256.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate254(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate256(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate256.errors : vErrors.concat(validate256.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema98.if,parentSchema:schema98,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema98.properties.enable.type,parentSchema:schema98.properties.enable,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema98.type,parentSchema:schema98,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate254.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema103 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_f8085c95dca0"}};
+  const schema104 = {"required":["method","strategy","strategy_cycle"],"properties":{"method":{"enum":[1,2,3,4]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"strategy":{"$ref":"shared_64ea07aabb5e"},"strategy_cycle":{"$ref":"shared_311cd9e2f275"},"strategy_count":{"$ref":"shared_a7a2ad2a9d3a"},"not_match":{"enum":[0,1]}},"allOf":[{"$ref":"shared_7bca8d01be95"},{"$ref":"shared_de3d2c692556"}]};
+  const schema105 = {"if":{"$ref":"shared_e5e41035329a"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema106 = {"required":["method"],"properties":{"method":{"const":1}}};
+
+  function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.method === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema106.required,parentSchema:schema106,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.method !== undefined){
+  let data0 = data.method;
+  if(1 !== data0){
+  const err1 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema106.properties.method,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate273.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema107 = {"required":["conditions"]};
+
+  function validate275(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.conditions === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "conditions"},message:"must have required property '"+"conditions"+"'",schema:schema107.required,parentSchema:schema107,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate275.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate272(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate273(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate273.errors : vErrors.concat(validate273.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate275(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate275.errors : vErrors.concat(validate275.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema105.if,parentSchema:schema105,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
   }
   errors++;
   }
@@ -5096,15 +5118,15 @@ const json = once(() => {
   return errors === 0;
   }
 
-  exports["8b237ad3ba59233a0da15dd9a11994ee9468560f"] = validate273;
-  const schema103 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_47af300ae7ab"},"workflow":{"$ref":"shared_3557f26a03e6"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_d84928db5f17"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
+  const schema108 = {"if":{"$ref":"shared_fa8b0bfaf05e"},"then":{"$ref":"shared_e118f1e406fc"}};
+  const schema109 = {"required":["strategy"],"properties":{"strategy":{"enum":[3,4,5]}}};
 
-  function validate273(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate279(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.name === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema103.required,parentSchema:schema103,data};
+  if(data.strategy === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema109.required,parentSchema:schema109,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5113,8 +5135,10 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.department_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema103.required,parentSchema:schema103,data};
+  if(data.strategy !== undefined){
+  let data0 = data.strategy;
+  if(!(((data0 === 3) || (data0 === 4)) || (data0 === 5))){
+  const err1 = {instancePath:instancePath+"/strategy",schemaPath:"#/properties/strategy/enum",keyword:"enum",params:{allowedValues: schema109.properties.strategy.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.strategy.enum,parentSchema:schema109.properties.strategy,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5123,8 +5147,131 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.flag_save_db === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema103.required,parentSchema:schema103,data};
+  }
+  }
+  validate279.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema110 = {"required":["strategy_count"]};
+
+  function validate281(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.strategy_count === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_count"},message:"must have required property '"+"strategy_count"+"'",schema:schema110.required,parentSchema:schema110,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate281.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate278(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate279(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate279.errors : vErrors.concat(validate279.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate281(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate281.errors : vErrors.concat(validate281.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema108.if,parentSchema:schema108,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate278.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema111 = {"enum":[1,2,3,4,5]};
+
+  function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(((((data === 1) || (data === 2)) || (data === 3)) || (data === 4)) || (data === 5))){
+  const err0 = {instancePath,schemaPath:"#/enum",keyword:"enum",params:{allowedValues: schema111.enum},message:"must be equal to one of the allowed values",schema:schema111.enum,parentSchema:schema111,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate285.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate271(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(validate272(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate272.errors : vErrors.concat(validate272.errors);
+  errors = vErrors.length;
+  }
+  if(!(validate278(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate278.errors : vErrors.concat(validate278.errors);
+  errors = vErrors.length;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.method === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "method"},message:"must have required property '"+"method"+"'",schema:schema104.required,parentSchema:schema104,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.strategy === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy"},message:"must have required property '"+"strategy"+"'",schema:schema104.required,parentSchema:schema104,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.strategy_cycle === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "strategy_cycle"},message:"must have required property '"+"strategy_cycle"+"'",schema:schema104.required,parentSchema:schema104,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5133,8 +5280,10 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.receiver === undefined){
-  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema103.required,parentSchema:schema103,data};
+  if(data.method !== undefined){
+  let data0 = data.method;
+  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
+  const err3 = {instancePath:instancePath+"/method",schemaPath:"#/properties/method/enum",keyword:"enum",params:{allowedValues: schema104.properties.method.enum},message:"must be equal to one of the allowed values",schema:schema104.properties.method.enum,parentSchema:schema104.properties.method,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5143,22 +5292,35 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.name !== undefined){
-  if(!(validate86(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
+  }
+  if(data.conditions !== undefined){
+  if(!(validate178(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
   errors = vErrors.length;
   }
   }
-  if(data.department_id !== undefined){
-  if(!(validate24(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(data.strategy !== undefined){
+  if(!(validate285(data.strategy, {instancePath:instancePath+"/strategy",parentData:data,parentDataProperty:"strategy",rootData}))){
+  vErrors = vErrors === null ? validate285.errors : vErrors.concat(validate285.errors);
   errors = vErrors.length;
   }
   }
-  if(data.flag_save_db !== undefined){
-  let data2 = data.flag_save_db;
-  if(!((data2 === 0) || (data2 === 1))){
-  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema103.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema103.properties.flag_save_db.enum,parentSchema:schema103.properties.flag_save_db,data:data2};
+  if(data.strategy_cycle !== undefined){
+  if(!(validate235(data.strategy_cycle, {instancePath:instancePath+"/strategy_cycle",parentData:data,parentDataProperty:"strategy_cycle",rootData}))){
+  vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.strategy_count !== undefined){
+  if(!(validate262(data.strategy_count, {instancePath:instancePath+"/strategy_count",parentData:data,parentDataProperty:"strategy_count",rootData}))){
+  vErrors = vErrors === null ? validate262.errors : vErrors.concat(validate262.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.not_match !== undefined){
+  let data5 = data.not_match;
+  if(!((data5 === 0) || (data5 === 1))){
+  const err4 = {instancePath:instancePath+"/not_match",schemaPath:"#/properties/not_match/enum",keyword:"enum",params:{allowedValues: schema104.properties.not_match.enum},message:"must be equal to one of the allowed values",schema:schema104.properties.not_match.enum,parentSchema:schema104.properties.not_match,data:data5};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5168,84 +5330,43 @@ const json = once(() => {
   errors++;
   }
   }
-  if(data.task_tags !== undefined){
-  if(!(validate39(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
-  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
-  errors = vErrors.length;
   }
-  }
-  if(data.permission !== undefined){
-  if(!(validate90(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
-  vErrors = vErrors === null ? validate90.errors : vErrors.concat(validate90.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.receiver !== undefined){
-  if(!(validate96(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
-  vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.workflow !== undefined){
-  if(!(validate156(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
-  vErrors = vErrors === null ? validate156.errors : vErrors.concat(validate156.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.filter !== undefined){
-  if(!(validate175(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
-  vErrors = vErrors === null ? validate175.errors : vErrors.concat(validate175.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.upgrade !== undefined){
-  if(!(validate187(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
-  vErrors = vErrors === null ? validate187.errors : vErrors.concat(validate187.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.compress !== undefined){
-  if(!(validate202(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
-  vErrors = vErrors === null ? validate202.errors : vErrors.concat(validate202.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.recovery !== undefined){
-  if(!(validate224(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
-  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.template !== undefined){
-  if(!(validate242(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
-  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
-  if(vErrors === null){
-  vErrors = [err5];
-  }
-  else {
-  vErrors.push(err5);
-  }
-  errors++;
-  }
-  validate273.errors = vErrors;
+  validate271.errors = vErrors;
   return errors === 0;
   }
 
-  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate285;
-  const schema104 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate285(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate269(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema104.required,parentSchema:schema104,data};
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate271(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate271.errors : vErrors.concat(validate271.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema103.if,parentSchema:schema103,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5254,8 +5375,11 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema104.required,parentSchema:schema104,data};
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema103.properties.enable.type,parentSchema:schema103.properties.enable,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5264,8 +5388,10 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.created_by === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema104.required,parentSchema:schema104,data};
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema103.type,parentSchema:schema103,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5274,49 +5400,21 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.ids !== undefined){
-  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
-  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.remark !== undefined){
-  if(!(validate27(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema104.type,parentSchema:schema104,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  validate285.errors = vErrors;
+  validate269.errors = vErrors;
   return errors === 0;
   }
 
-  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate289;
-  const schema105 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
-  const pattern5 = new RegExp("^1[3-9]\\d{9}$", "u");
+  const schema112 = {"type":"object","properties":{"enable":{"type":"boolean"}},"if":{"$ref":"shared_bd9fcbdb3a4d"},"then":{"$ref":"shared_b639ef2bbbd6"}};
+  const schema113 = {"required":["mode"],"properties":{"mode":{"enum":[1,2]},"conditions":{"$ref":"shared_a5f93ecd81ff"},"delay_interval":{"$ref":"shared_311cd9e2f275"}},"allOf":[{"$ref":"shared_1121ac5419ca"},{"$ref":"shared_de2ac53dc059"}]};
+  const schema114 = {"if":{"$ref":"shared_b270f9431135"},"then":{"$ref":"shared_94b0b898fd77"}};
+  const schema115 = {"required":["mode"],"properties":{"mode":{"const":1}}};
 
-  function validate289(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate295(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema105.required,parentSchema:schema105,data};
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema115.required,parentSchema:schema115,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5325,8 +5423,773 @@ const json = once(() => {
   }
   errors++;
   }
-  if(data.phone === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema105.required,parentSchema:schema105,data};
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(1 !== data0){
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 1},message:"must be equal to constant",schema:1,parentSchema:schema115.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate295.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate294(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate295(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate295.errors : vErrors.concat(validate295.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate275(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate275.errors : vErrors.concat(validate275.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema114.if,parentSchema:schema114,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate294.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema116 = {"if":{"$ref":"shared_11d7a53d0f00"},"then":{"$ref":"shared_8af492d49f73"}};
+  const schema117 = {"required":["mode"],"properties":{"mode":{"const":2}}};
+
+  function validate300(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema117.required,parentSchema:schema117,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(2 !== data0){
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/const",keyword:"const",params:{allowedValue: 2},message:"must be equal to constant",schema:2,parentSchema:schema117.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  validate300.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema118 = {"required":["delay_interval"]};
+
+  function validate302(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.delay_interval === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "delay_interval"},message:"must have required property '"+"delay_interval"+"'",schema:schema118.required,parentSchema:schema118,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  validate302.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate299(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs0 = errors;
+  let valid0 = true;
+  const _errs1 = errors;
+  if(!(validate300(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate300.errors : vErrors.concat(validate300.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs1 === errors;
+  errors = _errs0;
+  if(vErrors !== null){
+  if(_errs0){
+  vErrors.length = _errs0;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs2 = errors;
+  if(!(validate302(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate302.errors : vErrors.concat(validate302.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema116.if,parentSchema:schema116,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate299.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!(validate294(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate294.errors : vErrors.concat(validate294.errors);
+  errors = vErrors.length;
+  }
+  if(!(validate299(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate299.errors : vErrors.concat(validate299.errors);
+  errors = vErrors.length;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.mode === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "mode"},message:"must have required property '"+"mode"+"'",schema:schema113.required,parentSchema:schema113,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.mode !== undefined){
+  let data0 = data.mode;
+  if(!((data0 === 1) || (data0 === 2))){
+  const err1 = {instancePath:instancePath+"/mode",schemaPath:"#/properties/mode/enum",keyword:"enum",params:{allowedValues: schema113.properties.mode.enum},message:"must be equal to one of the allowed values",schema:schema113.properties.mode.enum,parentSchema:schema113.properties.mode,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  if(data.conditions !== undefined){
+  if(!(validate178(data.conditions, {instancePath:instancePath+"/conditions",parentData:data,parentDataProperty:"conditions",rootData}))){
+  vErrors = vErrors === null ? validate178.errors : vErrors.concat(validate178.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.delay_interval !== undefined){
+  if(!(validate235(data.delay_interval, {instancePath:instancePath+"/delay_interval",parentData:data,parentDataProperty:"delay_interval",rootData}))){
+  vErrors = vErrors === null ? validate235.errors : vErrors.concat(validate235.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  validate293.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  const _errs1 = errors;
+  let valid0 = true;
+  const _errs2 = errors;
+  if(!(validate224(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate224.errors : vErrors.concat(validate224.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs2 === errors;
+  errors = _errs1;
+  if(vErrors !== null){
+  if(_errs1){
+  vErrors.length = _errs1;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  if(_valid0){
+  const _errs3 = errors;
+  if(!(validate293(data, {instancePath,parentData,parentDataProperty,rootData}))){
+  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs3 === errors;
+  valid0 = _valid0;
+  }
+  if(!valid0){
+  const err0 = {instancePath,schemaPath:"#/if",keyword:"if",params:{failingKeyword: "then"},message:"must match \"then\" schema",schema:schema112.if,parentSchema:schema112,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.enable !== undefined){
+  let data0 = data.enable;
+  if(typeof data0 !== "boolean"){
+  const err1 = {instancePath:instancePath+"/enable",schemaPath:"#/properties/enable/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema112.properties.enable.type,parentSchema:schema112.properties.enable,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate291.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema119 = {"type":"object","properties":{"template_id":{"$ref":"shared_01606e04ce54"},"udf":{"$ref":"shared_7e5e8577505d"}}};
+  const schema120 = {"type":"integer","minimum":0,"maximum":9007199254740991};
+
+  function validate310(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema120.type,parentSchema:schema120,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(typeof data == "number"){
+  if(data > 9007199254740991 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9007199254740991},message:"must be <= 9007199254740991",schema:9007199254740991,parentSchema:schema120,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema120,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate310.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema121 = {"type":"object","properties":{"compressed":{"$ref":"shared_2410c120aebf"},"not_compress":{"$ref":"shared_2410c120aebf"},"upgrade":{"$ref":"shared_2410c120aebf"},"recovery":{"$ref":"shared_2410c120aebf"}}};
+  const schema122 = {"type":"object","properties":{"sms":{"$ref":"shared_5e2f3c38f11a"},"email":{"$ref":"shared_5e2f3c38f11a"},"phone":{"$ref":"shared_5e2f3c38f11a"},"dingworker":{"$ref":"shared_5e2f3c38f11a"},"dinggroup":{"$ref":"shared_5e2f3c38f11a"},"yachworker":{"$ref":"shared_5e2f3c38f11a"},"yachgroup":{"$ref":"shared_5e2f3c38f11a"},"wechat":{"$ref":"shared_5e2f3c38f11a"}}};
+  const schema123 = {"type":"object","properties":{"format":{"enum":[1,2,3,4]},"template":{"$ref":"shared_e5dbd27c4548"}}};
+  const schema124 = {"type":"string","maxLength":10000};
+
+  function validate315(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data === "string"){
+  if(func2(data) > 10000){
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 10000},message:"must NOT have more than 10000 characters",schema:10000,parentSchema:schema124,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema124.type,parentSchema:schema124,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate315.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate314(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.format !== undefined){
+  let data0 = data.format;
+  if(!((((data0 === 1) || (data0 === 2)) || (data0 === 3)) || (data0 === 4))){
+  const err0 = {instancePath:instancePath+"/format",schemaPath:"#/properties/format/enum",keyword:"enum",params:{allowedValues: schema123.properties.format.enum},message:"must be equal to one of the allowed values",schema:schema123.properties.format.enum,parentSchema:schema123.properties.format,data:data0};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(data.template !== undefined){
+  if(!(validate315(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate315.errors : vErrors.concat(validate315.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema123.type,parentSchema:schema123,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate314.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate313(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.sms !== undefined){
+  if(!(validate314(data.sms, {instancePath:instancePath+"/sms",parentData:data,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.email !== undefined){
+  if(!(validate314(data.email, {instancePath:instancePath+"/email",parentData:data,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.phone !== undefined){
+  if(!(validate314(data.phone, {instancePath:instancePath+"/phone",parentData:data,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dingworker !== undefined){
+  if(!(validate314(data.dingworker, {instancePath:instancePath+"/dingworker",parentData:data,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.dinggroup !== undefined){
+  if(!(validate314(data.dinggroup, {instancePath:instancePath+"/dinggroup",parentData:data,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachworker !== undefined){
+  if(!(validate314(data.yachworker, {instancePath:instancePath+"/yachworker",parentData:data,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.yachgroup !== undefined){
+  if(!(validate314(data.yachgroup, {instancePath:instancePath+"/yachgroup",parentData:data,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.wechat !== undefined){
+  if(!(validate314(data.wechat, {instancePath:instancePath+"/wechat",parentData:data,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate314.errors : vErrors.concat(validate314.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema122.type,parentSchema:schema122,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate313.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate312(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.compressed !== undefined){
+  if(!(validate313(data.compressed, {instancePath:instancePath+"/compressed",parentData:data,parentDataProperty:"compressed",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.not_compress !== undefined){
+  if(!(validate313(data.not_compress, {instancePath:instancePath+"/not_compress",parentData:data,parentDataProperty:"not_compress",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.upgrade !== undefined){
+  if(!(validate313(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.recovery !== undefined){
+  if(!(validate313(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate313.errors : vErrors.concat(validate313.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema121.type,parentSchema:schema121,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate312.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate309(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.template_id !== undefined){
+  if(!(validate310(data.template_id, {instancePath:instancePath+"/template_id",parentData:data,parentDataProperty:"template_id",rootData}))){
+  vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.udf !== undefined){
+  if(!(validate312(data.udf, {instancePath:instancePath+"/udf",parentData:data,parentDataProperty:"udf",rootData}))){
+  vErrors = vErrors === null ? validate312.errors : vErrors.concat(validate312.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema119.type,parentSchema:schema119,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  validate309.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.created_by === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema49.required,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.name === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema49.required,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.department_id === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema49.required,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.flag_save_db === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema49.required,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.receiver === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema49.required,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.created_by !== undefined){
+  if(!(validate29(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.name !== undefined){
+  if(!(validate43(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.department_id !== undefined){
+  if(!(validate29(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.flag_save_db !== undefined){
+  let data3 = data.flag_save_db;
+  if(!((data3 === 0) || (data3 === 1))){
+  const err5 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema49.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema49.properties.flag_save_db.enum,parentSchema:schema49.properties.flag_save_db,data:data3};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.task_tags !== undefined){
+  if(!(validate131(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
+  vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.permission !== undefined){
+  if(!(validate133(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.receiver !== undefined){
+  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.workflow !== undefined){
+  if(!(validate223(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.filter !== undefined){
+  if(!(validate242(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.upgrade !== undefined){
+  if(!(validate254(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.compress !== undefined){
+  if(!(validate269(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate269.errors : vErrors.concat(validate269.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.recovery !== undefined){
+  if(!(validate291(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.template !== undefined){
+  if(!(validate309(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate309.errors : vErrors.concat(validate309.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema49.type,parentSchema:schema49,data};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  validate127.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["7a1b580cae4a6304d3924e6fc8cdb72d26028685"] = validate331;
+  const schema125 = {"type":"object","required":["ids"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate331(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.ids === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema125.required,parentSchema:schema125,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.ids !== undefined){
+  if(!(validate28(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
+  vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.remark !== undefined){
+  if(!(validate211(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.created_by !== undefined){
+  if(!(validate29(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema125.type,parentSchema:schema125,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate331.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["7c4201347b5b029c46c94806e25ea7c5a437a8b8"] = validate335;
+  const schema126 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"config":{"type":"object"},"last":{"type":"integer","minimum":1,"maximum":5000},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"scenario":{"type":"array","maxItems":200,"items":{"type":"object","required":["name","ctn"],"properties":{"name":{"$ref":"shared_5b3ca550b11f"},"ctn":{"type":"object"},"level":{"enum":[0,1,2,3]},"at":{"$ref":"shared_0cdccc82053f"},"receiver":{"type":"object","properties":{"alarmgroup":{"$ref":"shared_c1459efe0b39"},"channels":{"$ref":"shared_3ed8afb501fe"}}},"recovery":{"type":"boolean"}}}},"expect":{"type":"array","maxItems":200,"items":{"type":"object","required":["alarm"],"properties":{"alarm":{"$ref":"shared_5b3ca550b11f"},"outcome":{"enum":["notified","deferred","compressed","filtered","recovered","stored"],"x-message":"must be one of notified, deferred, compressed, filtered, recovered, stored"},"receivers":{"type":"object","properties":{"include":{"$ref":"shared_c1459efe0b39"},"exclude":{"$ref":"shared_c1459efe0b39"}}},"channel":{"enum":["sms","email","phone","dingworker","yachworker","wechat"],"x-message":"must be one of sms, email, phone, dingworker, yachworker, wechat"}}}}}};
+
+  function validate335(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema126.required,parentSchema:schema126,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema126.required,parentSchema:schema126,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5336,16 +6199,637 @@ const json = once(() => {
   errors++;
   }
   if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate29(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.config !== undefined){
+  let data2 = data.config;
+  if(!(data2 && typeof data2 == "object" && !Array.isArray(data2))){
+  const err2 = {instancePath:instancePath+"/config",schemaPath:"#/properties/config/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema126.properties.config.type,parentSchema:schema126.properties.config,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.last !== undefined){
+  let data3 = data.last;
+  if(!((typeof data3 == "number") && (!(data3 % 1) && !isNaN(data3)))){
+  const err3 = {instancePath:instancePath+"/last",schemaPath:"#/properties/last/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema126.properties.last.type,parentSchema:schema126.properties.last,data:data3};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(typeof data3 == "number"){
+  if(data3 > 5000 || isNaN(data3)){
+  const err4 = {instancePath:instancePath+"/last",schemaPath:"#/properties/last/maximum",keyword:"maximum",params:{comparison: "<=", limit: 5000},message:"must be <= 5000",schema:5000,parentSchema:schema126.properties.last,data:data3};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data3 < 1 || isNaN(data3)){
+  const err5 = {instancePath:instancePath+"/last",schemaPath:"#/properties/last/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema126.properties.last,data:data3};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate99(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate99(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.scenario !== undefined){
+  let data6 = data.scenario;
+  if(Array.isArray(data6)){
+  if(data6.length > 200){
+  const err6 = {instancePath:instancePath+"/scenario",schemaPath:"#/properties/scenario/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items",schema:200,parentSchema:schema126.properties.scenario,data:data6};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  const len0 = data6.length;
+  for(let i0=0; i0<len0; i0++){
+  let data7 = data6[i0];
+  if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+  if(data7.name === undefined){
+  const err7 = {instancePath:instancePath+"/scenario/" + i0,schemaPath:"#/properties/scenario/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema126.properties.scenario.items.required,parentSchema:schema126.properties.scenario.items,data:data7};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  if(data7.ctn === undefined){
+  const err8 = {instancePath:instancePath+"/scenario/" + i0,schemaPath:"#/properties/scenario/items/required",keyword:"required",params:{missingProperty: "ctn"},message:"must have required property '"+"ctn"+"'",schema:schema126.properties.scenario.items.required,parentSchema:schema126.properties.scenario.items,data:data7};
+  if(vErrors === null){
+  vErrors = [err8];
+  }
+  else {
+  vErrors.push(err8);
+  }
+  errors++;
+  }
+  if(data7.name !== undefined){
+  if(!(validate25(data7.name, {instancePath:instancePath+"/scenario/" + i0+"/name",parentData:data7,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data7.ctn !== undefined){
+  let data9 = data7.ctn;
+  if(!(data9 && typeof data9 == "object" && !Array.isArray(data9))){
+  const err9 = {instancePath:instancePath+"/scenario/" + i0+"/ctn",schemaPath:"#/properties/scenario/items/properties/ctn/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema126.properties.scenario.items.properties.ctn.type,parentSchema:schema126.properties.scenario.items.properties.ctn,data:data9};
+  if(vErrors === null){
+  vErrors = [err9];
+  }
+  else {
+  vErrors.push(err9);
+  }
+  errors++;
+  }
+  }
+  if(data7.level !== undefined){
+  let data10 = data7.level;
+  if(!((((data10 === 0) || (data10 === 1)) || (data10 === 2)) || (data10 === 3))){
+  const err10 = {instancePath:instancePath+"/scenario/" + i0+"/level",schemaPath:"#/properties/scenario/items/properties/level/enum",keyword:"enum",params:{allowedValues: schema126.properties.scenario.items.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema126.properties.scenario.items.properties.level.enum,parentSchema:schema126.properties.scenario.items.properties.level,data:data10};
+  if(vErrors === null){
+  vErrors = [err10];
+  }
+  else {
+  vErrors.push(err10);
+  }
+  errors++;
+  }
+  }
+  if(data7.at !== undefined){
+  if(!(validate99(data7.at, {instancePath:instancePath+"/scenario/" + i0+"/at",parentData:data7,parentDataProperty:"at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data7.receiver !== undefined){
+  let data12 = data7.receiver;
+  if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
+  if(data12.alarmgroup !== undefined){
+  if(!(validate140(data12.alarmgroup, {instancePath:instancePath+"/scenario/" + i0+"/receiver/alarmgroup",parentData:data12,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data12.channels !== undefined){
+  if(!(validate201(data12.channels, {instancePath:instancePath+"/scenario/" + i0+"/receiver/channels",parentData:data12,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err11 = {instancePath:instancePath+"/scenario/" + i0+"/receiver",schemaPath:"#/properties/scenario/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema126.properties.scenario.items.properties.receiver.type,parentSchema:schema126.properties.scenario.items.properties.receiver,data:data12};
+  if(vErrors === null){
+  vErrors = [err11];
+  }
+  else {
+  vErrors.push(err11);
+  }
+  errors++;
+  }
+  }
+  if(data7.recovery !== undefined){
+  let data15 = data7.recovery;
+  if(typeof data15 !== "boolean"){
+  const err12 = {instancePath:instancePath+"/scenario/" + i0+"/recovery",schemaPath:"#/properties/scenario/items/properties/recovery/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema126.properties.scenario.items.properties.recovery.type,parentSchema:schema126.properties.scenario.items.properties.recovery,data:data15};
+  if(vErrors === null){
+  vErrors = [err12];
+  }
+  else {
+  vErrors.push(err12);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err13 = {instancePath:instancePath+"/scenario/" + i0,schemaPath:"#/properties/scenario/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema126.properties.scenario.items.type,parentSchema:schema126.properties.scenario.items,data:data7};
+  if(vErrors === null){
+  vErrors = [err13];
+  }
+  else {
+  vErrors.push(err13);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err14 = {instancePath:instancePath+"/scenario",schemaPath:"#/properties/scenario/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema126.properties.scenario.type,parentSchema:schema126.properties.scenario,data:data6};
+  if(vErrors === null){
+  vErrors = [err14];
+  }
+  else {
+  vErrors.push(err14);
+  }
+  errors++;
+  }
+  }
+  if(data.expect !== undefined){
+  let data16 = data.expect;
+  if(Array.isArray(data16)){
+  if(data16.length > 200){
+  const err15 = {instancePath:instancePath+"/expect",schemaPath:"#/properties/expect/maxItems",keyword:"maxItems",params:{limit: 200},message:"must NOT have more than 200 items",schema:200,parentSchema:schema126.properties.expect,data:data16};
+  if(vErrors === null){
+  vErrors = [err15];
+  }
+  else {
+  vErrors.push(err15);
+  }
+  errors++;
+  }
+  const len1 = data16.length;
+  for(let i1=0; i1<len1; i1++){
+  let data17 = data16[i1];
+  if(data17 && typeof data17 == "object" && !Array.isArray(data17)){
+  if(data17.alarm === undefined){
+  const err16 = {instancePath:instancePath+"/expect/" + i1,schemaPath:"#/properties/expect/items/required",keyword:"required",params:{missingProperty: "alarm"},message:"must have required property '"+"alarm"+"'",schema:schema126.properties.expect.items.required,parentSchema:schema126.properties.expect.items,data:data17};
+  if(vErrors === null){
+  vErrors = [err16];
+  }
+  else {
+  vErrors.push(err16);
+  }
+  errors++;
+  }
+  if(data17.alarm !== undefined){
+  if(!(validate25(data17.alarm, {instancePath:instancePath+"/expect/" + i1+"/alarm",parentData:data17,parentDataProperty:"alarm",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data17.outcome !== undefined){
+  let data19 = data17.outcome;
+  if(!((((((data19 === "notified") || (data19 === "deferred")) || (data19 === "compressed")) || (data19 === "filtered")) || (data19 === "recovered")) || (data19 === "stored"))){
+  const err17 = {instancePath:instancePath+"/expect/" + i1+"/outcome",schemaPath:"#/properties/expect/items/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema126.properties.expect.items.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema126.properties.expect.items.properties.outcome.enum,parentSchema:schema126.properties.expect.items.properties.outcome,data:data19};
+  if(vErrors === null){
+  vErrors = [err17];
+  }
+  else {
+  vErrors.push(err17);
+  }
+  errors++;
+  }
+  }
+  if(data17.receivers !== undefined){
+  let data20 = data17.receivers;
+  if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+  if(data20.include !== undefined){
+  if(!(validate140(data20.include, {instancePath:instancePath+"/expect/" + i1+"/receivers/include",parentData:data20,parentDataProperty:"include",rootData}))){
+  vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data20.exclude !== undefined){
+  if(!(validate140(data20.exclude, {instancePath:instancePath+"/expect/" + i1+"/receivers/exclude",parentData:data20,parentDataProperty:"exclude",rootData}))){
+  vErrors = vErrors === null ? validate140.errors : vErrors.concat(validate140.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err18 = {instancePath:instancePath+"/expect/" + i1+"/receivers",schemaPath:"#/properties/expect/items/properties/receivers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema126.properties.expect.items.properties.receivers.type,parentSchema:schema126.properties.expect.items.properties.receivers,data:data20};
+  if(vErrors === null){
+  vErrors = [err18];
+  }
+  else {
+  vErrors.push(err18);
+  }
+  errors++;
+  }
+  }
+  if(data17.channel !== undefined){
+  let data23 = data17.channel;
+  if(!((((((data23 === "sms") || (data23 === "email")) || (data23 === "phone")) || (data23 === "dingworker")) || (data23 === "yachworker")) || (data23 === "wechat"))){
+  const err19 = {instancePath:instancePath+"/expect/" + i1+"/channel",schemaPath:"#/properties/expect/items/properties/channel/enum",keyword:"enum",params:{allowedValues: schema126.properties.expect.items.properties.channel.enum},message:"must be equal to one of the allowed values",schema:schema126.properties.expect.items.properties.channel.enum,parentSchema:schema126.properties.expect.items.properties.channel,data:data23};
+  if(vErrors === null){
+  vErrors = [err19];
+  }
+  else {
+  vErrors.push(err19);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err20 = {instancePath:instancePath+"/expect/" + i1,schemaPath:"#/properties/expect/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema126.properties.expect.items.type,parentSchema:schema126.properties.expect.items,data:data17};
+  if(vErrors === null){
+  vErrors = [err20];
+  }
+  else {
+  vErrors.push(err20);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err21 = {instancePath:instancePath+"/expect",schemaPath:"#/properties/expect/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema126.properties.expect.type,parentSchema:schema126.properties.expect,data:data16};
+  if(vErrors === null){
+  vErrors = [err21];
+  }
+  else {
+  vErrors.push(err21);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err22 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema126.type,parentSchema:schema126,data};
+  if(vErrors === null){
+  vErrors = [err22];
+  }
+  else {
+  vErrors.push(err22);
+  }
+  errors++;
+  }
+  validate335.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["84d6215b2664b728ecd828fd425cb56dfe7b6fa0"] = validate347;
+  const schema127 = {"type":"object","properties":{"everywhere":{"type":"integer","enum":[0,1],"description":"1: end every session of the person, in every browser."}}};
+
+  function validate347(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.everywhere !== undefined){
+  let data0 = data.everywhere;
+  if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
+  const err0 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema127.properties.everywhere.type,parentSchema:schema127.properties.everywhere,data:data0};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(!((data0 === 0) || (data0 === 1))){
+  const err1 = {instancePath:instancePath+"/everywhere",schemaPath:"#/properties/everywhere/enum",keyword:"enum",params:{allowedValues: schema127.properties.everywhere.enum},message:"must be equal to one of the allowed values",schema:schema127.properties.everywhere.enum,parentSchema:schema127.properties.everywhere,data:data0};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema127.type,parentSchema:schema127,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate347.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["88a30a9c750b7c28ba14ef58e540c17f02baa819"] = validate348;
+  const schema128 = {"type":"object","required":["uid","id","name","department_id","time_zone","layers"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"effective_from":{"$ref":"shared_0cdccc82053f"},"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"permission":{"$ref":"shared_d942c1467f28"},"time_zone":{"$ref":"shared_5b3ca550b11f"},"layers":{"$ref":"shared_f9ad2d001180"},"fallback":{"$ref":"shared_dcfcf4e724fa"},"coverage":{"$ref":"shared_5dd178676081"}}};
+
+  function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema128.required,parentSchema:schema128,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema128.required,parentSchema:schema128,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.name === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema128.required,parentSchema:schema128,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.department_id === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema128.required,parentSchema:schema128,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.time_zone === undefined){
+  const err4 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "time_zone"},message:"must have required property '"+"time_zone"+"'",schema:schema128.required,parentSchema:schema128,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  if(data.layers === undefined){
+  const err5 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "layers"},message:"must have required property '"+"layers"+"'",schema:schema128.required,parentSchema:schema128,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate29(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.effective_from !== undefined){
+  if(!(validate99(data.effective_from, {instancePath:instancePath+"/effective_from",parentData:data,parentDataProperty:"effective_from",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.name !== undefined){
+  if(!(validate43(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.department_id !== undefined){
+  if(!(validate29(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.permission !== undefined){
+  if(!(validate46(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate46.errors : vErrors.concat(validate46.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.time_zone !== undefined){
+  if(!(validate25(data.time_zone, {instancePath:instancePath+"/time_zone",parentData:data,parentDataProperty:"time_zone",rootData}))){
+  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.layers !== undefined){
+  if(!(validate53(data.layers, {instancePath:instancePath+"/layers",parentData:data,parentDataProperty:"layers",rootData}))){
+  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.fallback !== undefined){
+  if(!(validate80(data.fallback, {instancePath:instancePath+"/fallback",parentData:data,parentDataProperty:"fallback",rootData}))){
+  vErrors = vErrors === null ? validate80.errors : vErrors.concat(validate80.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.coverage !== undefined){
+  if(!(validate83(data.coverage, {instancePath:instancePath+"/coverage",parentData:data,parentDataProperty:"coverage",rootData}))){
+  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema128.type,parentSchema:schema128,data};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  validate348.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["937e9a48b5b56988221b9570e21223a8e40eea63"] = validate359;
+  const schema129 = {"type":"object","required":["ids","remark","created_by"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate359(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.ids === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema129.required,parentSchema:schema129,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.remark === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema129.required,parentSchema:schema129,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.created_by === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "created_by"},message:"must have required property '"+"created_by"+"'",schema:schema129.required,parentSchema:schema129,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.ids !== undefined){
+  if(!(validate28(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
+  vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.remark !== undefined){
+  if(!(validate32(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.created_by !== undefined){
+  if(!(validate29(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema129.type,parentSchema:schema129,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate359.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["9ea5b8e0007179fc11e43f0e6d2c4b309e5bb2d8"] = validate363;
+  const schema130 = {"type":"object","required":["uid","phone"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"phone":{"type":"string","pattern":"^1[3-9]\\d{9}$","x-message":"must be a mainland mobile number"}}};
+  const pattern6 = new RegExp("^1[3-9]\\d{9}$", "u");
+
+  function validate363(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema130.required,parentSchema:schema130,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.phone === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "phone"},message:"must have required property '"+"phone"+"'",schema:schema130.required,parentSchema:schema130,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.phone !== undefined){
   let data1 = data.phone;
   if(typeof data1 === "string"){
-  if(!pattern5.test(data1)){
-  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema105.properties.phone,data:data1};
+  if(!pattern6.test(data1)){
+  const err2 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/pattern",keyword:"pattern",params:{pattern: "^1[3-9]\\d{9}$"},message:"must match pattern \""+"^1[3-9]\\d{9}$"+"\"",schema:"^1[3-9]\\d{9}$",parentSchema:schema130.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5356,7 +6840,7 @@ const json = once(() => {
   }
   }
   else {
-  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema105.properties.phone.type,parentSchema:schema105.properties.phone,data:data1};
+  const err3 = {instancePath:instancePath+"/phone",schemaPath:"#/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema130.properties.phone.type,parentSchema:schema130.properties.phone,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5368,7 +6852,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema105.type,parentSchema:schema105,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema130.type,parentSchema:schema130,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5377,20 +6861,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate289.errors = vErrors;
+  validate363.errors = vErrors;
   return errors === 0;
   }
 
-  exports.a24c3009b7dccdb62b48f8b025048fca2223b7d5 = validate291;
-  const schema106 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"active":{"type":"boolean"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
-  const schema107 = {"type":"string","maxLength":100};
+  exports.a24c3009b7dccdb62b48f8b025048fca2223b7d5 = validate365;
+  const schema131 = {"type":"object","additionalProperties":false,"properties":{"business_units":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"departments":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","bu_id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"bu_id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"updated_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"users":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["uid","username","user","email"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"username":{"$ref":"shared_0dcb2d554e4b"},"user":{"$ref":"shared_0dcb2d554e4b"},"email":{"$ref":"shared_d17fb4d261f5"},"department":{"$ref":"shared_d17fb4d261f5"},"phone":{"type":"string","maxLength":20},"wechatid":{"$ref":"shared_0dcb2d554e4b"},"role":{"enum":[0,9]},"active":{"type":"boolean"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"alarm_groups":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","receiver"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"receiver":{"type":"object","additionalProperties":false,"required":["channels"],"properties":{"channels":{"$ref":"shared_3ed8afb501fe"}}},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"tags":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"templates":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","template"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"remark":{"$ref":"shared_d17fb4d261f5"},"created_by":{"$ref":"shared_01606e04ce54"},"permission":{"type":"array","items":{"$ref":"shared_228a7d7b7778"}},"template":{"type":"object"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}},"apps":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["id","name","token"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"name":{"$ref":"shared_0dcb2d554e4b"},"token":{"type":"string","pattern":"^[0-9a-f]{40}$"},"created_at":{"$ref":"shared_0cdccc82053f"},"updated_at":{"$ref":"shared_0cdccc82053f"}}}}}};
+  const schema132 = {"type":"string","maxLength":100};
 
-  function validate293(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate367(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data === "string"){
   if(func2(data) > 100){
-  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema107,data};
+  const err0 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema132,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5401,7 +6885,7 @@ const json = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema107.type,parentSchema:schema107,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema132.type,parentSchema:schema132,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5410,20 +6894,20 @@ const json = once(() => {
   }
   errors++;
   }
-  validate293.errors = vErrors;
+  validate367.errors = vErrors;
   return errors === 0;
   }
 
-  const func22 = Object.prototype.hasOwnProperty;
-  const pattern6 = new RegExp("^[0-9a-f]{40}$", "u");
+  const func26 = Object.prototype.hasOwnProperty;
+  const pattern7 = new RegExp("^[0-9a-f]{40}$", "u");
 
-  function validate291(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate365(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   for(const key0 in data){
   if(!(((((((key0 === "business_units") || (key0 === "departments")) || (key0 === "users")) || (key0 === "alarm_groups")) || (key0 === "tags")) || (key0 === "templates")) || (key0 === "apps"))){
-  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema106,data};
+  const err0 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties",schema:false,parentSchema:schema131,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -5441,7 +6925,7 @@ const json = once(() => {
   let data1 = data0[i0];
   if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
   if(data1.id === undefined){
-  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.business_units.items.required,parentSchema:schema106.properties.business_units.items,data:data1};
+  const err1 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.business_units.items.required,parentSchema:schema131.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -5451,7 +6935,7 @@ const json = once(() => {
   errors++;
   }
   if(data1.name === undefined){
-  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.business_units.items.required,parentSchema:schema106.properties.business_units.items,data:data1};
+  const err2 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.business_units.items.required,parentSchema:schema131.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -5462,7 +6946,7 @@ const json = once(() => {
   }
   for(const key1 in data1){
   if(!(((((key1 === "id") || (key1 === "name")) || (key1 === "remark")) || (key1 === "created_at")) || (key1 === "updated_at"))){
-  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.business_units.items,data:data1};
+  const err3 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -5473,38 +6957,38 @@ const json = once(() => {
   }
   }
   if(data1.id !== undefined){
-  if(!(validate24(data1.id, {instancePath:instancePath+"/business_units/" + i0+"/id",parentData:data1,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data1.id, {instancePath:instancePath+"/business_units/" + i0+"/id",parentData:data1,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data1.name !== undefined){
-  if(!(validate293(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate367(data1.name, {instancePath:instancePath+"/business_units/" + i0+"/name",parentData:data1,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
   errors = vErrors.length;
   }
   }
   if(data1.remark !== undefined){
-  if(!(validate53(data1.remark, {instancePath:instancePath+"/business_units/" + i0+"/remark",parentData:data1,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate211(data1.remark, {instancePath:instancePath+"/business_units/" + i0+"/remark",parentData:data1,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
   errors = vErrors.length;
   }
   }
   if(data1.created_at !== undefined){
-  if(!(validate37(data1.created_at, {instancePath:instancePath+"/business_units/" + i0+"/created_at",parentData:data1,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data1.created_at, {instancePath:instancePath+"/business_units/" + i0+"/created_at",parentData:data1,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   if(data1.updated_at !== undefined){
-  if(!(validate37(data1.updated_at, {instancePath:instancePath+"/business_units/" + i0+"/updated_at",parentData:data1,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data1.updated_at, {instancePath:instancePath+"/business_units/" + i0+"/updated_at",parentData:data1,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.business_units.items.type,parentSchema:schema106.properties.business_units.items,data:data1};
+  const err4 = {instancePath:instancePath+"/business_units/" + i0,schemaPath:"#/properties/business_units/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.business_units.items.type,parentSchema:schema131.properties.business_units.items,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -5516,7 +7000,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.business_units.type,parentSchema:schema106.properties.business_units,data:data0};
+  const err5 = {instancePath:instancePath+"/business_units",schemaPath:"#/properties/business_units/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.business_units.type,parentSchema:schema131.properties.business_units,data:data0};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -5534,7 +7018,7 @@ const json = once(() => {
   let data8 = data7[i1];
   if(data8 && typeof data8 == "object" && !Array.isArray(data8)){
   if(data8.id === undefined){
-  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.departments.items.required,parentSchema:schema106.properties.departments.items,data:data8};
+  const err6 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.departments.items.required,parentSchema:schema131.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -5544,7 +7028,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.bu_id === undefined){
-  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema106.properties.departments.items.required,parentSchema:schema106.properties.departments.items,data:data8};
+  const err7 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "bu_id"},message:"must have required property '"+"bu_id"+"'",schema:schema131.properties.departments.items.required,parentSchema:schema131.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -5554,7 +7038,7 @@ const json = once(() => {
   errors++;
   }
   if(data8.name === undefined){
-  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.departments.items.required,parentSchema:schema106.properties.departments.items,data:data8};
+  const err8 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.departments.items.required,parentSchema:schema131.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -5565,7 +7049,7 @@ const json = once(() => {
   }
   for(const key2 in data8){
   if(!((((((((key2 === "id") || (key2 === "bu_id")) || (key2 === "name")) || (key2 === "remark")) || (key2 === "created_by")) || (key2 === "updated_by")) || (key2 === "created_at")) || (key2 === "updated_at"))){
-  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.departments.items,data:data8};
+  const err9 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -5576,56 +7060,56 @@ const json = once(() => {
   }
   }
   if(data8.id !== undefined){
-  if(!(validate24(data8.id, {instancePath:instancePath+"/departments/" + i1+"/id",parentData:data8,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data8.id, {instancePath:instancePath+"/departments/" + i1+"/id",parentData:data8,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data8.bu_id !== undefined){
-  if(!(validate24(data8.bu_id, {instancePath:instancePath+"/departments/" + i1+"/bu_id",parentData:data8,parentDataProperty:"bu_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data8.bu_id, {instancePath:instancePath+"/departments/" + i1+"/bu_id",parentData:data8,parentDataProperty:"bu_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data8.name !== undefined){
-  if(!(validate293(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate367(data8.name, {instancePath:instancePath+"/departments/" + i1+"/name",parentData:data8,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
   errors = vErrors.length;
   }
   }
   if(data8.remark !== undefined){
-  if(!(validate53(data8.remark, {instancePath:instancePath+"/departments/" + i1+"/remark",parentData:data8,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate211(data8.remark, {instancePath:instancePath+"/departments/" + i1+"/remark",parentData:data8,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
   errors = vErrors.length;
   }
   }
   if(data8.created_by !== undefined){
-  if(!(validate243(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate310(data8.created_by, {instancePath:instancePath+"/departments/" + i1+"/created_by",parentData:data8,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
   errors = vErrors.length;
   }
   }
   if(data8.updated_by !== undefined){
-  if(!(validate243(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate310(data8.updated_by, {instancePath:instancePath+"/departments/" + i1+"/updated_by",parentData:data8,parentDataProperty:"updated_by",rootData}))){
+  vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
   errors = vErrors.length;
   }
   }
   if(data8.created_at !== undefined){
-  if(!(validate37(data8.created_at, {instancePath:instancePath+"/departments/" + i1+"/created_at",parentData:data8,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data8.created_at, {instancePath:instancePath+"/departments/" + i1+"/created_at",parentData:data8,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   if(data8.updated_at !== undefined){
-  if(!(validate37(data8.updated_at, {instancePath:instancePath+"/departments/" + i1+"/updated_at",parentData:data8,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data8.updated_at, {instancePath:instancePath+"/departments/" + i1+"/updated_at",parentData:data8,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.departments.items.type,parentSchema:schema106.properties.departments.items,data:data8};
+  const err10 = {instancePath:instancePath+"/departments/" + i1,schemaPath:"#/properties/departments/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.departments.items.type,parentSchema:schema131.properties.departments.items,data:data8};
   if(vErrors === null){
   vErrors = [err10];
   }
@@ -5637,7 +7121,7 @@ const json = once(() => {
   }
   }
   else {
-  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.departments.type,parentSchema:schema106.properties.departments,data:data7};
+  const err11 = {instancePath:instancePath+"/departments",schemaPath:"#/properties/departments/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.departments.type,parentSchema:schema131.properties.departments,data:data7};
   if(vErrors === null){
   vErrors = [err11];
   }
@@ -5655,7 +7139,7 @@ const json = once(() => {
   let data18 = data17[i2];
   if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
   if(data18.uid === undefined){
-  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
+  const err12 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema131.properties.users.items.required,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err12];
   }
@@ -5665,7 +7149,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.username === undefined){
-  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
+  const err13 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "username"},message:"must have required property '"+"username"+"'",schema:schema131.properties.users.items.required,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err13];
   }
@@ -5675,7 +7159,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.user === undefined){
-  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
+  const err14 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "user"},message:"must have required property '"+"user"+"'",schema:schema131.properties.users.items.required,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err14];
   }
@@ -5685,7 +7169,7 @@ const json = once(() => {
   errors++;
   }
   if(data18.email === undefined){
-  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema106.properties.users.items.required,parentSchema:schema106.properties.users.items,data:data18};
+  const err15 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/required",keyword:"required",params:{missingProperty: "email"},message:"must have required property '"+"email"+"'",schema:schema131.properties.users.items.required,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err15];
   }
@@ -5695,8 +7179,8 @@ const json = once(() => {
   errors++;
   }
   for(const key3 in data18){
-  if(!(func22.call(schema106.properties.users.items.properties, key3))){
-  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.users.items,data:data18};
+  if(!(func26.call(schema131.properties.users.items.properties, key3))){
+  const err16 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err16];
   }
@@ -5707,32 +7191,32 @@ const json = once(() => {
   }
   }
   if(data18.uid !== undefined){
-  if(!(validate24(data18.uid, {instancePath:instancePath+"/users/" + i2+"/uid",parentData:data18,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data18.uid, {instancePath:instancePath+"/users/" + i2+"/uid",parentData:data18,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data18.username !== undefined){
-  if(!(validate293(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate367(data18.username, {instancePath:instancePath+"/users/" + i2+"/username",parentData:data18,parentDataProperty:"username",rootData}))){
+  vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
   errors = vErrors.length;
   }
   }
   if(data18.user !== undefined){
-  if(!(validate293(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate367(data18.user, {instancePath:instancePath+"/users/" + i2+"/user",parentData:data18,parentDataProperty:"user",rootData}))){
+  vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
   errors = vErrors.length;
   }
   }
   if(data18.email !== undefined){
-  if(!(validate53(data18.email, {instancePath:instancePath+"/users/" + i2+"/email",parentData:data18,parentDataProperty:"email",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate211(data18.email, {instancePath:instancePath+"/users/" + i2+"/email",parentData:data18,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
   errors = vErrors.length;
   }
   }
   if(data18.department !== undefined){
-  if(!(validate53(data18.department, {instancePath:instancePath+"/users/" + i2+"/department",parentData:data18,parentDataProperty:"department",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate211(data18.department, {instancePath:instancePath+"/users/" + i2+"/department",parentData:data18,parentDataProperty:"department",rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
   errors = vErrors.length;
   }
   }
@@ -5740,7 +7224,7 @@ const json = once(() => {
   let data24 = data18.phone;
   if(typeof data24 === "string"){
   if(func2(data24) > 20){
-  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema106.properties.users.items.properties.phone,data:data24};
+  const err17 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/maxLength",keyword:"maxLength",params:{limit: 20},message:"must NOT have more than 20 characters",schema:20,parentSchema:schema131.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err17];
   }
@@ -5751,7 +7235,7 @@ const json = once(() => {
   }
   }
   else {
-  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.users.items.properties.phone.type,parentSchema:schema106.properties.users.items.properties.phone,data:data24};
+  const err18 = {instancePath:instancePath+"/users/" + i2+"/phone",schemaPath:"#/properties/users/items/properties/phone/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema131.properties.users.items.properties.phone.type,parentSchema:schema131.properties.users.items.properties.phone,data:data24};
   if(vErrors === null){
   vErrors = [err18];
   }
@@ -5762,15 +7246,15 @@ const json = once(() => {
   }
   }
   if(data18.wechatid !== undefined){
-  if(!(validate293(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate367(data18.wechatid, {instancePath:instancePath+"/users/" + i2+"/wechatid",parentData:data18,parentDataProperty:"wechatid",rootData}))){
+  vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
   errors = vErrors.length;
   }
   }
   if(data18.role !== undefined){
   let data26 = data18.role;
   if(!((data26 === 0) || (data26 === 9))){
-  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema106.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema106.properties.users.items.properties.role.enum,parentSchema:schema106.properties.users.items.properties.role,data:data26};
+  const err19 = {instancePath:instancePath+"/users/" + i2+"/role",schemaPath:"#/properties/users/items/properties/role/enum",keyword:"enum",params:{allowedValues: schema131.properties.users.items.properties.role.enum},message:"must be equal to one of the allowed values",schema:schema131.properties.users.items.properties.role.enum,parentSchema:schema131.properties.users.items.properties.role,data:data26};
   if(vErrors === null){
   vErrors = [err19];
   }
@@ -5783,7 +7267,7 @@ const json = once(() => {
   if(data18.active !== undefined){
   let data27 = data18.active;
   if(typeof data27 !== "boolean"){
-  const err20 = {instancePath:instancePath+"/users/" + i2+"/active",schemaPath:"#/properties/users/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema106.properties.users.items.properties.active.type,parentSchema:schema106.properties.users.items.properties.active,data:data27};
+  const err20 = {instancePath:instancePath+"/users/" + i2+"/active",schemaPath:"#/properties/users/items/properties/active/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema131.properties.users.items.properties.active.type,parentSchema:schema131.properties.users.items.properties.active,data:data27};
   if(vErrors === null){
   vErrors = [err20];
   }
@@ -5794,20 +7278,20 @@ const json = once(() => {
   }
   }
   if(data18.created_at !== undefined){
-  if(!(validate37(data18.created_at, {instancePath:instancePath+"/users/" + i2+"/created_at",parentData:data18,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data18.created_at, {instancePath:instancePath+"/users/" + i2+"/created_at",parentData:data18,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   if(data18.updated_at !== undefined){
-  if(!(validate37(data18.updated_at, {instancePath:instancePath+"/users/" + i2+"/updated_at",parentData:data18,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data18.updated_at, {instancePath:instancePath+"/users/" + i2+"/updated_at",parentData:data18,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err21 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.users.items.type,parentSchema:schema106.properties.users.items,data:data18};
+  const err21 = {instancePath:instancePath+"/users/" + i2,schemaPath:"#/properties/users/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.users.items.type,parentSchema:schema131.properties.users.items,data:data18};
   if(vErrors === null){
   vErrors = [err21];
   }
@@ -5819,7 +7303,7 @@ const json = once(() => {
   }
   }
   else {
-  const err22 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.users.type,parentSchema:schema106.properties.users,data:data17};
+  const err22 = {instancePath:instancePath+"/users",schemaPath:"#/properties/users/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.users.type,parentSchema:schema131.properties.users,data:data17};
   if(vErrors === null){
   vErrors = [err22];
   }
@@ -5837,7 +7321,7 @@ const json = once(() => {
   let data31 = data30[i3];
   if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
   if(data31.id === undefined){
-  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.alarm_groups.items.required,parentSchema:schema106.properties.alarm_groups.items,data:data31};
+  const err23 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.alarm_groups.items.required,parentSchema:schema131.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err23];
   }
@@ -5847,7 +7331,7 @@ const json = once(() => {
   errors++;
   }
   if(data31.name === undefined){
-  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.alarm_groups.items.required,parentSchema:schema106.properties.alarm_groups.items,data:data31};
+  const err24 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.alarm_groups.items.required,parentSchema:schema131.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err24];
   }
@@ -5857,7 +7341,7 @@ const json = once(() => {
   errors++;
   }
   if(data31.receiver === undefined){
-  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema106.properties.alarm_groups.items.required,parentSchema:schema106.properties.alarm_groups.items,data:data31};
+  const err25 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema131.properties.alarm_groups.items.required,parentSchema:schema131.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err25];
   }
@@ -5868,7 +7352,7 @@ const json = once(() => {
   }
   for(const key4 in data31){
   if(!((((((key4 === "id") || (key4 === "name")) || (key4 === "remark")) || (key4 === "receiver")) || (key4 === "created_at")) || (key4 === "updated_at"))){
-  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.alarm_groups.items,data:data31};
+  const err26 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err26];
   }
@@ -5879,20 +7363,20 @@ const json = once(() => {
   }
   }
   if(data31.id !== undefined){
-  if(!(validate24(data31.id, {instancePath:instancePath+"/alarm_groups/" + i3+"/id",parentData:data31,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data31.id, {instancePath:instancePath+"/alarm_groups/" + i3+"/id",parentData:data31,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data31.name !== undefined){
-  if(!(validate293(data31.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data31,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate367(data31.name, {instancePath:instancePath+"/alarm_groups/" + i3+"/name",parentData:data31,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
   errors = vErrors.length;
   }
   }
   if(data31.remark !== undefined){
-  if(!(validate53(data31.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data31,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate211(data31.remark, {instancePath:instancePath+"/alarm_groups/" + i3+"/remark",parentData:data31,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
   errors = vErrors.length;
   }
   }
@@ -5900,7 +7384,7 @@ const json = once(() => {
   let data35 = data31.receiver;
   if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
   if(data35.channels === undefined){
-  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema106.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema106.properties.alarm_groups.items.properties.receiver,data:data35};
+  const err27 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/required",keyword:"required",params:{missingProperty: "channels"},message:"must have required property '"+"channels"+"'",schema:schema131.properties.alarm_groups.items.properties.receiver.required,parentSchema:schema131.properties.alarm_groups.items.properties.receiver,data:data35};
   if(vErrors === null){
   vErrors = [err27];
   }
@@ -5911,7 +7395,7 @@ const json = once(() => {
   }
   for(const key5 in data35){
   if(!(key5 === "channels")){
-  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.alarm_groups.items.properties.receiver,data:data35};
+  const err28 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.alarm_groups.items.properties.receiver,data:data35};
   if(vErrors === null){
   vErrors = [err28];
   }
@@ -5922,14 +7406,14 @@ const json = once(() => {
   }
   }
   if(data35.channels !== undefined){
-  if(!(validate141(data35.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data35,parentDataProperty:"channels",rootData}))){
-  vErrors = vErrors === null ? validate141.errors : vErrors.concat(validate141.errors);
+  if(!(validate201(data35.channels, {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver/channels",parentData:data35,parentDataProperty:"channels",rootData}))){
+  vErrors = vErrors === null ? validate201.errors : vErrors.concat(validate201.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema106.properties.alarm_groups.items.properties.receiver,data:data35};
+  const err29 = {instancePath:instancePath+"/alarm_groups/" + i3+"/receiver",schemaPath:"#/properties/alarm_groups/items/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.alarm_groups.items.properties.receiver.type,parentSchema:schema131.properties.alarm_groups.items.properties.receiver,data:data35};
   if(vErrors === null){
   vErrors = [err29];
   }
@@ -5940,20 +7424,20 @@ const json = once(() => {
   }
   }
   if(data31.created_at !== undefined){
-  if(!(validate37(data31.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data31,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data31.created_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/created_at",parentData:data31,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   if(data31.updated_at !== undefined){
-  if(!(validate37(data31.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data31,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data31.updated_at, {instancePath:instancePath+"/alarm_groups/" + i3+"/updated_at",parentData:data31,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err30 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.alarm_groups.items.type,parentSchema:schema106.properties.alarm_groups.items,data:data31};
+  const err30 = {instancePath:instancePath+"/alarm_groups/" + i3,schemaPath:"#/properties/alarm_groups/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.alarm_groups.items.type,parentSchema:schema131.properties.alarm_groups.items,data:data31};
   if(vErrors === null){
   vErrors = [err30];
   }
@@ -5965,7 +7449,7 @@ const json = once(() => {
   }
   }
   else {
-  const err31 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.alarm_groups.type,parentSchema:schema106.properties.alarm_groups,data:data30};
+  const err31 = {instancePath:instancePath+"/alarm_groups",schemaPath:"#/properties/alarm_groups/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.alarm_groups.type,parentSchema:schema131.properties.alarm_groups,data:data30};
   if(vErrors === null){
   vErrors = [err31];
   }
@@ -5983,7 +7467,7 @@ const json = once(() => {
   let data40 = data39[i4];
   if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
   if(data40.id === undefined){
-  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.tags.items.required,parentSchema:schema106.properties.tags.items,data:data40};
+  const err32 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.tags.items.required,parentSchema:schema131.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err32];
   }
@@ -5993,7 +7477,7 @@ const json = once(() => {
   errors++;
   }
   if(data40.name === undefined){
-  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.tags.items.required,parentSchema:schema106.properties.tags.items,data:data40};
+  const err33 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.tags.items.required,parentSchema:schema131.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err33];
   }
@@ -6004,7 +7488,7 @@ const json = once(() => {
   }
   for(const key6 in data40){
   if(!((((((key6 === "id") || (key6 === "name")) || (key6 === "remark")) || (key6 === "created_by")) || (key6 === "created_at")) || (key6 === "updated_at"))){
-  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.tags.items,data:data40};
+  const err34 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err34];
   }
@@ -6015,44 +7499,44 @@ const json = once(() => {
   }
   }
   if(data40.id !== undefined){
-  if(!(validate24(data40.id, {instancePath:instancePath+"/tags/" + i4+"/id",parentData:data40,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data40.id, {instancePath:instancePath+"/tags/" + i4+"/id",parentData:data40,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data40.name !== undefined){
-  if(!(validate293(data40.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data40,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate367(data40.name, {instancePath:instancePath+"/tags/" + i4+"/name",parentData:data40,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
   errors = vErrors.length;
   }
   }
   if(data40.remark !== undefined){
-  if(!(validate53(data40.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data40,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate211(data40.remark, {instancePath:instancePath+"/tags/" + i4+"/remark",parentData:data40,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
   errors = vErrors.length;
   }
   }
   if(data40.created_by !== undefined){
-  if(!(validate243(data40.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data40,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate310(data40.created_by, {instancePath:instancePath+"/tags/" + i4+"/created_by",parentData:data40,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
   errors = vErrors.length;
   }
   }
   if(data40.created_at !== undefined){
-  if(!(validate37(data40.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data40,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data40.created_at, {instancePath:instancePath+"/tags/" + i4+"/created_at",parentData:data40,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   if(data40.updated_at !== undefined){
-  if(!(validate37(data40.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data40,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data40.updated_at, {instancePath:instancePath+"/tags/" + i4+"/updated_at",parentData:data40,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err35 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.tags.items.type,parentSchema:schema106.properties.tags.items,data:data40};
+  const err35 = {instancePath:instancePath+"/tags/" + i4,schemaPath:"#/properties/tags/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.tags.items.type,parentSchema:schema131.properties.tags.items,data:data40};
   if(vErrors === null){
   vErrors = [err35];
   }
@@ -6064,7 +7548,7 @@ const json = once(() => {
   }
   }
   else {
-  const err36 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.tags.type,parentSchema:schema106.properties.tags,data:data39};
+  const err36 = {instancePath:instancePath+"/tags",schemaPath:"#/properties/tags/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.tags.type,parentSchema:schema131.properties.tags,data:data39};
   if(vErrors === null){
   vErrors = [err36];
   }
@@ -6082,7 +7566,7 @@ const json = once(() => {
   let data48 = data47[i5];
   if(data48 && typeof data48 == "object" && !Array.isArray(data48)){
   if(data48.id === undefined){
-  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.templates.items.required,parentSchema:schema106.properties.templates.items,data:data48};
+  const err37 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.templates.items.required,parentSchema:schema131.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err37];
   }
@@ -6092,7 +7576,7 @@ const json = once(() => {
   errors++;
   }
   if(data48.name === undefined){
-  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.templates.items.required,parentSchema:schema106.properties.templates.items,data:data48};
+  const err38 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.templates.items.required,parentSchema:schema131.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err38];
   }
@@ -6102,7 +7586,7 @@ const json = once(() => {
   errors++;
   }
   if(data48.template === undefined){
-  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema106.properties.templates.items.required,parentSchema:schema106.properties.templates.items,data:data48};
+  const err39 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/required",keyword:"required",params:{missingProperty: "template"},message:"must have required property '"+"template"+"'",schema:schema131.properties.templates.items.required,parentSchema:schema131.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err39];
   }
@@ -6113,7 +7597,7 @@ const json = once(() => {
   }
   for(const key7 in data48){
   if(!((((((((key7 === "id") || (key7 === "name")) || (key7 === "remark")) || (key7 === "created_by")) || (key7 === "permission")) || (key7 === "template")) || (key7 === "created_at")) || (key7 === "updated_at"))){
-  const err40 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.templates.items,data:data48};
+  const err40 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err40];
   }
@@ -6124,26 +7608,26 @@ const json = once(() => {
   }
   }
   if(data48.id !== undefined){
-  if(!(validate24(data48.id, {instancePath:instancePath+"/templates/" + i5+"/id",parentData:data48,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data48.id, {instancePath:instancePath+"/templates/" + i5+"/id",parentData:data48,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data48.name !== undefined){
-  if(!(validate293(data48.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data48,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate367(data48.name, {instancePath:instancePath+"/templates/" + i5+"/name",parentData:data48,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
   errors = vErrors.length;
   }
   }
   if(data48.remark !== undefined){
-  if(!(validate53(data48.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data48,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate53.errors : vErrors.concat(validate53.errors);
+  if(!(validate211(data48.remark, {instancePath:instancePath+"/templates/" + i5+"/remark",parentData:data48,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate211.errors : vErrors.concat(validate211.errors);
   errors = vErrors.length;
   }
   }
   if(data48.created_by !== undefined){
-  if(!(validate243(data48.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data48,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate243.errors : vErrors.concat(validate243.errors);
+  if(!(validate310(data48.created_by, {instancePath:instancePath+"/templates/" + i5+"/created_by",parentData:data48,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate310.errors : vErrors.concat(validate310.errors);
   errors = vErrors.length;
   }
   }
@@ -6152,14 +7636,14 @@ const json = once(() => {
   if(Array.isArray(data53)){
   const len6 = data53.length;
   for(let i6=0; i6<len6; i6++){
-  if(!(validate24(data53[i6], {instancePath:instancePath+"/templates/" + i5+"/permission/" + i6,parentData:data53,parentDataProperty:i6,rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data53[i6], {instancePath:instancePath+"/templates/" + i5+"/permission/" + i6,parentData:data53,parentDataProperty:i6,rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err41 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.templates.items.properties.permission.type,parentSchema:schema106.properties.templates.items.properties.permission,data:data53};
+  const err41 = {instancePath:instancePath+"/templates/" + i5+"/permission",schemaPath:"#/properties/templates/items/properties/permission/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.templates.items.properties.permission.type,parentSchema:schema131.properties.templates.items.properties.permission,data:data53};
   if(vErrors === null){
   vErrors = [err41];
   }
@@ -6172,7 +7656,7 @@ const json = once(() => {
   if(data48.template !== undefined){
   let data55 = data48.template;
   if(!(data55 && typeof data55 == "object" && !Array.isArray(data55))){
-  const err42 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.templates.items.properties.template.type,parentSchema:schema106.properties.templates.items.properties.template,data:data55};
+  const err42 = {instancePath:instancePath+"/templates/" + i5+"/template",schemaPath:"#/properties/templates/items/properties/template/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.templates.items.properties.template.type,parentSchema:schema131.properties.templates.items.properties.template,data:data55};
   if(vErrors === null){
   vErrors = [err42];
   }
@@ -6183,20 +7667,20 @@ const json = once(() => {
   }
   }
   if(data48.created_at !== undefined){
-  if(!(validate37(data48.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data48,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data48.created_at, {instancePath:instancePath+"/templates/" + i5+"/created_at",parentData:data48,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   if(data48.updated_at !== undefined){
-  if(!(validate37(data48.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data48,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data48.updated_at, {instancePath:instancePath+"/templates/" + i5+"/updated_at",parentData:data48,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err43 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.templates.items.type,parentSchema:schema106.properties.templates.items,data:data48};
+  const err43 = {instancePath:instancePath+"/templates/" + i5,schemaPath:"#/properties/templates/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.templates.items.type,parentSchema:schema131.properties.templates.items,data:data48};
   if(vErrors === null){
   vErrors = [err43];
   }
@@ -6208,7 +7692,7 @@ const json = once(() => {
   }
   }
   else {
-  const err44 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.templates.type,parentSchema:schema106.properties.templates,data:data47};
+  const err44 = {instancePath:instancePath+"/templates",schemaPath:"#/properties/templates/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.templates.type,parentSchema:schema131.properties.templates,data:data47};
   if(vErrors === null){
   vErrors = [err44];
   }
@@ -6226,7 +7710,7 @@ const json = once(() => {
   let data59 = data58[i7];
   if(data59 && typeof data59 == "object" && !Array.isArray(data59)){
   if(data59.id === undefined){
-  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema106.properties.apps.items.required,parentSchema:schema106.properties.apps.items,data:data59};
+  const err45 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema131.properties.apps.items.required,parentSchema:schema131.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err45];
   }
@@ -6236,7 +7720,7 @@ const json = once(() => {
   errors++;
   }
   if(data59.name === undefined){
-  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema106.properties.apps.items.required,parentSchema:schema106.properties.apps.items,data:data59};
+  const err46 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema131.properties.apps.items.required,parentSchema:schema131.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err46];
   }
@@ -6246,7 +7730,7 @@ const json = once(() => {
   errors++;
   }
   if(data59.token === undefined){
-  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema106.properties.apps.items.required,parentSchema:schema106.properties.apps.items,data:data59};
+  const err47 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema131.properties.apps.items.required,parentSchema:schema131.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err47];
   }
@@ -6257,7 +7741,7 @@ const json = once(() => {
   }
   for(const key8 in data59){
   if(!(((((key8 === "id") || (key8 === "name")) || (key8 === "token")) || (key8 === "created_at")) || (key8 === "updated_at"))){
-  const err48 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema106.properties.apps.items,data:data59};
+  const err48 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema131.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err48];
   }
@@ -6268,22 +7752,22 @@ const json = once(() => {
   }
   }
   if(data59.id !== undefined){
-  if(!(validate24(data59.id, {instancePath:instancePath+"/apps/" + i7+"/id",parentData:data59,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data59.id, {instancePath:instancePath+"/apps/" + i7+"/id",parentData:data59,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data59.name !== undefined){
-  if(!(validate293(data59.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data59,parentDataProperty:"name",rootData}))){
-  vErrors = vErrors === null ? validate293.errors : vErrors.concat(validate293.errors);
+  if(!(validate367(data59.name, {instancePath:instancePath+"/apps/" + i7+"/name",parentData:data59,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate367.errors : vErrors.concat(validate367.errors);
   errors = vErrors.length;
   }
   }
   if(data59.token !== undefined){
   let data62 = data59.token;
   if(typeof data62 === "string"){
-  if(!pattern6.test(data62)){
-  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema106.properties.apps.items.properties.token,data:data62};
+  if(!pattern7.test(data62)){
+  const err49 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/pattern",keyword:"pattern",params:{pattern: "^[0-9a-f]{40}$"},message:"must match pattern \""+"^[0-9a-f]{40}$"+"\"",schema:"^[0-9a-f]{40}$",parentSchema:schema131.properties.apps.items.properties.token,data:data62};
   if(vErrors === null){
   vErrors = [err49];
   }
@@ -6294,7 +7778,7 @@ const json = once(() => {
   }
   }
   else {
-  const err50 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema106.properties.apps.items.properties.token.type,parentSchema:schema106.properties.apps.items.properties.token,data:data62};
+  const err50 = {instancePath:instancePath+"/apps/" + i7+"/token",schemaPath:"#/properties/apps/items/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema131.properties.apps.items.properties.token.type,parentSchema:schema131.properties.apps.items.properties.token,data:data62};
   if(vErrors === null){
   vErrors = [err50];
   }
@@ -6305,20 +7789,20 @@ const json = once(() => {
   }
   }
   if(data59.created_at !== undefined){
-  if(!(validate37(data59.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data59,parentDataProperty:"created_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data59.created_at, {instancePath:instancePath+"/apps/" + i7+"/created_at",parentData:data59,parentDataProperty:"created_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   if(data59.updated_at !== undefined){
-  if(!(validate37(data59.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data59,parentDataProperty:"updated_at",rootData}))){
-  vErrors = vErrors === null ? validate37.errors : vErrors.concat(validate37.errors);
+  if(!(validate99(data59.updated_at, {instancePath:instancePath+"/apps/" + i7+"/updated_at",parentData:data59,parentDataProperty:"updated_at",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err51 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.properties.apps.items.type,parentSchema:schema106.properties.apps.items,data:data59};
+  const err51 = {instancePath:instancePath+"/apps/" + i7,schemaPath:"#/properties/apps/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.properties.apps.items.type,parentSchema:schema131.properties.apps.items,data:data59};
   if(vErrors === null){
   vErrors = [err51];
   }
@@ -6330,7 +7814,7 @@ const json = once(() => {
   }
   }
   else {
-  const err52 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema106.properties.apps.type,parentSchema:schema106.properties.apps,data:data58};
+  const err52 = {instancePath:instancePath+"/apps",schemaPath:"#/properties/apps/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema131.properties.apps.type,parentSchema:schema131.properties.apps,data:data58};
   if(vErrors === null){
   vErrors = [err52];
   }
@@ -6342,7 +7826,7 @@ const json = once(() => {
   }
   }
   else {
-  const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema106.type,parentSchema:schema106,data};
+  const err53 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema131.type,parentSchema:schema131,data};
   if(vErrors === null){
   vErrors = [err53];
   }
@@ -6351,21 +7835,21 @@ const json = once(() => {
   }
   errors++;
   }
-  validate291.errors = vErrors;
+  validate365.errors = vErrors;
   return errors === 0;
   }
 
-  exports.a712d45f7e604f2623d5128d5a5e723ed76bc9d4 = validate337;
-  const schema108 = {"type":"object","properties":{"token":{"type":"integer","enum":[0,1],"description":"1: a new task token."},"secret":{"type":"integer","enum":[0,1],"description":"1: a new task secret."},"overlap_minutes":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes","description":"How long the old credentials stay valid (default 60; 0: they end at once)."}}};
+  exports.a712d45f7e604f2623d5128d5a5e723ed76bc9d4 = validate411;
+  const schema133 = {"type":"object","properties":{"token":{"type":"integer","enum":[0,1],"description":"1: a new task token."},"secret":{"type":"integer","enum":[0,1],"description":"1: a new task secret."},"overlap_minutes":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes","description":"How long the old credentials stay valid (default 60; 0: they end at once)."}}};
 
-  function validate337(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate411(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.token !== undefined){
   let data0 = data.token;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err0 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.token.type,parentSchema:schema108.properties.token,data:data0};
+  const err0 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema133.properties.token.type,parentSchema:schema133.properties.token,data:data0};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6375,7 +7859,7 @@ const json = once(() => {
   errors++;
   }
   if(!((data0 === 0) || (data0 === 1))){
-  const err1 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/enum",keyword:"enum",params:{allowedValues: schema108.properties.token.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.token.enum,parentSchema:schema108.properties.token,data:data0};
+  const err1 = {instancePath:instancePath+"/token",schemaPath:"#/properties/token/enum",keyword:"enum",params:{allowedValues: schema133.properties.token.enum},message:"must be equal to one of the allowed values",schema:schema133.properties.token.enum,parentSchema:schema133.properties.token,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6388,7 +7872,7 @@ const json = once(() => {
   if(data.secret !== undefined){
   let data1 = data.secret;
   if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-  const err2 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.secret.type,parentSchema:schema108.properties.secret,data:data1};
+  const err2 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema133.properties.secret.type,parentSchema:schema133.properties.secret,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6398,7 +7882,7 @@ const json = once(() => {
   errors++;
   }
   if(!((data1 === 0) || (data1 === 1))){
-  const err3 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/enum",keyword:"enum",params:{allowedValues: schema108.properties.secret.enum},message:"must be equal to one of the allowed values",schema:schema108.properties.secret.enum,parentSchema:schema108.properties.secret,data:data1};
+  const err3 = {instancePath:instancePath+"/secret",schemaPath:"#/properties/secret/enum",keyword:"enum",params:{allowedValues: schema133.properties.secret.enum},message:"must be equal to one of the allowed values",schema:schema133.properties.secret.enum,parentSchema:schema133.properties.secret,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6411,7 +7895,7 @@ const json = once(() => {
   if(data.overlap_minutes !== undefined){
   let data2 = data.overlap_minutes;
   if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
-  const err4 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema108.properties.overlap_minutes.type,parentSchema:schema108.properties.overlap_minutes,data:data2};
+  const err4 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema133.properties.overlap_minutes.type,parentSchema:schema133.properties.overlap_minutes,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6422,7 +7906,7 @@ const json = once(() => {
   }
   if(typeof data2 == "number"){
   if(data2 > 10080 || isNaN(data2)){
-  const err5 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema108.properties.overlap_minutes,data:data2};
+  const err5 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema133.properties.overlap_minutes,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6432,7 +7916,7 @@ const json = once(() => {
   errors++;
   }
   if(data2 < 0 || isNaN(data2)){
-  const err6 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema108.properties.overlap_minutes,data:data2};
+  const err6 = {instancePath:instancePath+"/overlap_minutes",schemaPath:"#/properties/overlap_minutes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema133.properties.overlap_minutes,data:data2};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -6445,7 +7929,7 @@ const json = once(() => {
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema108.type,parentSchema:schema108,data};
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema133.type,parentSchema:schema133,data};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -6454,19 +7938,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate337.errors = vErrors;
+  validate411.errors = vErrors;
   return errors === 0;
   }
 
-  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate338;
-  const schema109 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports.b78a374a7860dad7f0d63873234ede1811b2d1bb = validate412;
+  const schema134 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"message_id":{"type":"string","minLength":1,"maxLength":512},"all":{"enum":[1,true],"x-message":"must be 1"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate338(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate412(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema109.required,parentSchema:schema109,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema134.required,parentSchema:schema134,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6476,7 +7960,7 @@ const json = once(() => {
   errors++;
   }
   if(data.queue === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema109.required,parentSchema:schema109,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema134.required,parentSchema:schema134,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6486,15 +7970,15 @@ const json = once(() => {
   errors++;
   }
   if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.queue !== undefined){
   let data1 = data.queue;
   if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
-  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema109.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.queue.enum,parentSchema:schema109.properties.queue,data:data1};
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema134.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema134.properties.queue.enum,parentSchema:schema134.properties.queue,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6508,7 +7992,7 @@ const json = once(() => {
   let data2 = data.message_id;
   if(typeof data2 === "string"){
   if(func2(data2) > 512){
-  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema109.properties.message_id,data:data2};
+  const err3 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema134.properties.message_id,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6518,7 +8002,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data2) < 1){
-  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema109.properties.message_id,data:data2};
+  const err4 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema134.properties.message_id,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6529,7 +8013,7 @@ const json = once(() => {
   }
   }
   else {
-  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema109.properties.message_id.type,parentSchema:schema109.properties.message_id,data:data2};
+  const err5 = {instancePath:instancePath+"/message_id",schemaPath:"#/properties/message_id/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema134.properties.message_id.type,parentSchema:schema134.properties.message_id,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6542,7 +8026,7 @@ const json = once(() => {
   if(data.all !== undefined){
   let data3 = data.all;
   if(!((data3 === 1) || (data3 === true))){
-  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema109.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema109.properties.all.enum,parentSchema:schema109.properties.all,data:data3};
+  const err6 = {instancePath:instancePath+"/all",schemaPath:"#/properties/all/enum",keyword:"enum",params:{allowedValues: schema134.properties.all.enum},message:"must be equal to one of the allowed values",schema:schema134.properties.all.enum,parentSchema:schema134.properties.all,data:data3};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -6553,14 +8037,14 @@ const json = once(() => {
   }
   }
   if(data.task_id !== undefined){
-  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema109.type,parentSchema:schema109,data};
+  const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema134.type,parentSchema:schema134,data};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -6569,19 +8053,160 @@ const json = once(() => {
   }
   errors++;
   }
-  validate338.errors = vErrors;
+  validate412.errors = vErrors;
   return errors === 0;
   }
 
-  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate341;
-  const schema110 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+  exports.d24fa4c9fc393505a1317500f2146fe02abae9b9 = validate415;
+  const schema135 = {"type":"object","required":["name","department_id","flag_save_db","receiver"],"properties":{"name":{"$ref":"shared_a0c6f877f0ae"},"department_id":{"$ref":"shared_228a7d7b7778"},"flag_save_db":{"enum":[0,1]},"task_tags":{"$ref":"shared_2152b05a6bb3"},"permission":{"$ref":"shared_5b077ab9fbcc"},"receiver":{"$ref":"shared_98bc3f0c6dbb"},"workflow":{"$ref":"shared_fe76bb037826"},"filter":{"$ref":"shared_fcfb8e9ee1fd"},"upgrade":{"$ref":"shared_e4522eceb9cf"},"compress":{"$ref":"shared_d5f93f99e434"},"recovery":{"$ref":"shared_a878639a131c"},"template":{"$ref":"shared_4a5528d369c1"}}};
 
-  function validate341(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate415(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.name === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'",schema:schema135.required,parentSchema:schema135,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.department_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "department_id"},message:"must have required property '"+"department_id"+"'",schema:schema135.required,parentSchema:schema135,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.flag_save_db === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "flag_save_db"},message:"must have required property '"+"flag_save_db"+"'",schema:schema135.required,parentSchema:schema135,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.receiver === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "receiver"},message:"must have required property '"+"receiver"+"'",schema:schema135.required,parentSchema:schema135,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.name !== undefined){
+  if(!(validate43(data.name, {instancePath:instancePath+"/name",parentData:data,parentDataProperty:"name",rootData}))){
+  vErrors = vErrors === null ? validate43.errors : vErrors.concat(validate43.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.department_id !== undefined){
+  if(!(validate29(data.department_id, {instancePath:instancePath+"/department_id",parentData:data,parentDataProperty:"department_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.flag_save_db !== undefined){
+  let data2 = data.flag_save_db;
+  if(!((data2 === 0) || (data2 === 1))){
+  const err4 = {instancePath:instancePath+"/flag_save_db",schemaPath:"#/properties/flag_save_db/enum",keyword:"enum",params:{allowedValues: schema135.properties.flag_save_db.enum},message:"must be equal to one of the allowed values",schema:schema135.properties.flag_save_db.enum,parentSchema:schema135.properties.flag_save_db,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  if(data.task_tags !== undefined){
+  if(!(validate131(data.task_tags, {instancePath:instancePath+"/task_tags",parentData:data,parentDataProperty:"task_tags",rootData}))){
+  vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.permission !== undefined){
+  if(!(validate133(data.permission, {instancePath:instancePath+"/permission",parentData:data,parentDataProperty:"permission",rootData}))){
+  vErrors = vErrors === null ? validate133.errors : vErrors.concat(validate133.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.receiver !== undefined){
+  if(!(validate139(data.receiver, {instancePath:instancePath+"/receiver",parentData:data,parentDataProperty:"receiver",rootData}))){
+  vErrors = vErrors === null ? validate139.errors : vErrors.concat(validate139.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.workflow !== undefined){
+  if(!(validate223(data.workflow, {instancePath:instancePath+"/workflow",parentData:data,parentDataProperty:"workflow",rootData}))){
+  vErrors = vErrors === null ? validate223.errors : vErrors.concat(validate223.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.filter !== undefined){
+  if(!(validate242(data.filter, {instancePath:instancePath+"/filter",parentData:data,parentDataProperty:"filter",rootData}))){
+  vErrors = vErrors === null ? validate242.errors : vErrors.concat(validate242.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.upgrade !== undefined){
+  if(!(validate254(data.upgrade, {instancePath:instancePath+"/upgrade",parentData:data,parentDataProperty:"upgrade",rootData}))){
+  vErrors = vErrors === null ? validate254.errors : vErrors.concat(validate254.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.compress !== undefined){
+  if(!(validate269(data.compress, {instancePath:instancePath+"/compress",parentData:data,parentDataProperty:"compress",rootData}))){
+  vErrors = vErrors === null ? validate269.errors : vErrors.concat(validate269.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.recovery !== undefined){
+  if(!(validate291(data.recovery, {instancePath:instancePath+"/recovery",parentData:data,parentDataProperty:"recovery",rootData}))){
+  vErrors = vErrors === null ? validate291.errors : vErrors.concat(validate291.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.template !== undefined){
+  if(!(validate309(data.template, {instancePath:instancePath+"/template",parentData:data,parentDataProperty:"template",rootData}))){
+  vErrors = vErrors === null ? validate309.errors : vErrors.concat(validate309.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema135.type,parentSchema:schema135,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate415.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.d623518dcae55ad9df27c968e2f941400c3498d2 = validate427;
+  const schema136 = {"type":"object","required":["interval"],"properties":{"interval":{"type":"integer","minimum":0,"maximum":10080,"x-message":"must be 0 to 10080 minutes"},"level":{"type":"integer","enum":[0,1,2,3]}}};
+
+  function validate427(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.interval === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema110.required,parentSchema:schema110,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "interval"},message:"must have required property '"+"interval"+"'",schema:schema136.required,parentSchema:schema136,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6593,7 +8218,7 @@ const json = once(() => {
   if(data.interval !== undefined){
   let data0 = data.interval;
   if(!((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0)))){
-  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.interval.type,parentSchema:schema110.properties.interval,data:data0};
+  const err1 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.interval.type,parentSchema:schema136.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6604,7 +8229,7 @@ const json = once(() => {
   }
   if(typeof data0 == "number"){
   if(data0 > 10080 || isNaN(data0)){
-  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema110.properties.interval,data:data0};
+  const err2 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/maximum",keyword:"maximum",params:{comparison: "<=", limit: 10080},message:"must be <= 10080",schema:10080,parentSchema:schema136.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6614,7 +8239,7 @@ const json = once(() => {
   errors++;
   }
   if(data0 < 0 || isNaN(data0)){
-  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema110.properties.interval,data:data0};
+  const err3 = {instancePath:instancePath+"/interval",schemaPath:"#/properties/interval/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema136.properties.interval,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6628,7 +8253,7 @@ const json = once(() => {
   if(data.level !== undefined){
   let data1 = data.level;
   if(!((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1)))){
-  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema110.properties.level.type,parentSchema:schema110.properties.level,data:data1};
+  const err4 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema136.properties.level.type,parentSchema:schema136.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6638,7 +8263,7 @@ const json = once(() => {
   errors++;
   }
   if(!((((data1 === 0) || (data1 === 1)) || (data1 === 2)) || (data1 === 3))){
-  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema110.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema110.properties.level.enum,parentSchema:schema110.properties.level,data:data1};
+  const err5 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema136.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema136.properties.level.enum,parentSchema:schema136.properties.level,data:data1};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6650,7 +8275,7 @@ const json = once(() => {
   }
   }
   else {
-  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema110.type,parentSchema:schema110,data};
+  const err6 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema136.type,parentSchema:schema136,data};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -6659,19 +8284,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate341.errors = vErrors;
+  validate427.errors = vErrors;
   return errors === 0;
   }
 
-  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate342;
-  const schema111 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
+  exports.dc01e564926bda0e389c5d84b7f1a38e56634972 = validate428;
+  const schema137 = {"type":"object","required":["uid","task_id","action"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"action":{"type":"string","enum":["stop","start","pause"]},"time":{"$ref":"shared_a18160daf67c"}}};
 
-  function validate342(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate428(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema137.required,parentSchema:schema137,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6681,7 +8306,7 @@ const json = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema137.required,parentSchema:schema137,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6691,7 +8316,7 @@ const json = once(() => {
   errors++;
   }
   if(data.action === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema111.required,parentSchema:schema111,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "action"},message:"must have required property '"+"action"+"'",schema:schema137.required,parentSchema:schema137,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6701,21 +8326,21 @@ const json = once(() => {
   errors++;
   }
   if(data.uid !== undefined){
-  if(!(validate24(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.task_id !== undefined){
-  if(!(validate24(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.action !== undefined){
   let data2 = data.action;
   if(typeof data2 !== "string"){
-  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema111.properties.action.type,parentSchema:schema111.properties.action,data:data2};
+  const err3 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema137.properties.action.type,parentSchema:schema137.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6725,7 +8350,7 @@ const json = once(() => {
   errors++;
   }
   if(!(((data2 === "stop") || (data2 === "start")) || (data2 === "pause"))){
-  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema111.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema111.properties.action.enum,parentSchema:schema111.properties.action,data:data2};
+  const err4 = {instancePath:instancePath+"/action",schemaPath:"#/properties/action/enum",keyword:"enum",params:{allowedValues: schema137.properties.action.enum},message:"must be equal to one of the allowed values",schema:schema137.properties.action.enum,parentSchema:schema137.properties.action,data:data2};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6736,14 +8361,14 @@ const json = once(() => {
   }
   }
   if(data.time !== undefined){
-  if(!(validate79(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
-  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
+  if(!(validate118(data.time, {instancePath:instancePath+"/time",parentData:data,parentDataProperty:"time",rootData}))){
+  vErrors = vErrors === null ? validate118.errors : vErrors.concat(validate118.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema111.type,parentSchema:schema111,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema137.type,parentSchema:schema137,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6752,19 +8377,351 @@ const json = once(() => {
   }
   errors++;
   }
-  validate342.errors = vErrors;
+  validate428.errors = vErrors;
   return errors === 0;
   }
 
-  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate346;
-  const schema112 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
+  exports.e05f881feccfe72a9026587fdc786e8e9a3f478c = validate432;
+  const schema138 = {"type":"object","properties":{"level":{"enum":[0,1,2,3]},"notice_time":{"anyOf":[{"$ref":"shared_0cdccc82053f"},{"type":"string","pattern":"^[0-9]{1,11}$","x-message":"must be a Unix time in seconds"}]},"uuid":{"type":"string","pattern":"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$","x-message":"must be a UUID"},"receiver":{"type":"object","properties":{"alarmgroup":{"$ref":"shared_2152b05a6bb3"},"channels":{"anyOf":[{"type":"object","properties":{"sms":{"$ref":"shared_26548af419f0"},"email":{"$ref":"shared_26548af419f0"},"phone":{"$ref":"shared_26548af419f0"},"dingworker":{"$ref":"shared_26548af419f0"},"yachworker":{"$ref":"shared_26548af419f0"},"wechat":{"$ref":"shared_26548af419f0"},"dinggroup":{"$ref":"shared_b2b42158ed5c"},"yachgroup":{"$ref":"shared_b2b42158ed5c"},"webhook":{"anyOf":[{"$ref":"shared_d091c39dff63"},{"type":"array","maxItems":6,"items":{"$ref":"shared_4d2de5327a17"}}]}}},{"type":"array","maxItems":0,"x-message":"must be an object"}]},"oncall":{"$ref":"shared_cc21435d6c45"}}}}};
+  const pattern8 = new RegExp("^[0-9]{1,11}$", "u");
+  const pattern9 = new RegExp("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$", "u");
 
-  function validate346(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate432(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.level !== undefined){
+  let data0 = data.level;
+  if(!((((data0 === 0) || (data0 === 1)) || (data0 === 2)) || (data0 === 3))){
+  const err0 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema138.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema138.properties.level.enum,parentSchema:schema138.properties.level,data:data0};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(data.notice_time !== undefined){
+  let data1 = data.notice_time;
+  const _errs3 = errors;
+  let valid1 = false;
+  const _errs4 = errors;
+  if(!(validate99(data1, {instancePath:instancePath+"/notice_time",parentData:data,parentDataProperty:"notice_time",rootData}))){
+  vErrors = vErrors === null ? validate99.errors : vErrors.concat(validate99.errors);
+  errors = vErrors.length;
+  }
+  var _valid0 = _errs4 === errors;
+  valid1 = valid1 || _valid0;
+  if(!valid1){
+  const _errs5 = errors;
+  if(typeof data1 === "string"){
+  if(!pattern8.test(data1)){
+  const err1 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,11}$"},message:"must match pattern \""+"^[0-9]{1,11}$"+"\"",schema:"^[0-9]{1,11}$",parentSchema:schema138.properties.notice_time.anyOf[1],data:data1};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err2 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf/1/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema138.properties.notice_time.anyOf[1].type,parentSchema:schema138.properties.notice_time.anyOf[1],data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  var _valid0 = _errs5 === errors;
+  valid1 = valid1 || _valid0;
+  }
+  if(!valid1){
+  const err3 = {instancePath:instancePath+"/notice_time",schemaPath:"#/properties/notice_time/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema138.properties.notice_time.anyOf,parentSchema:schema138.properties.notice_time,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  else {
+  errors = _errs3;
+  if(vErrors !== null){
+  if(_errs3){
+  vErrors.length = _errs3;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  }
+  }
+  if(data.uuid !== undefined){
+  let data2 = data.uuid;
+  if(typeof data2 === "string"){
+  if(!pattern9.test(data2)){
+  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"},message:"must match pattern \""+"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"+"\"",schema:"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",parentSchema:schema138.properties.uuid,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err5 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema138.properties.uuid.type,parentSchema:schema138.properties.uuid,data:data2};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  }
+  if(data.receiver !== undefined){
+  let data3 = data.receiver;
+  if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
+  if(data3.alarmgroup !== undefined){
+  if(!(validate131(data3.alarmgroup, {instancePath:instancePath+"/receiver/alarmgroup",parentData:data3,parentDataProperty:"alarmgroup",rootData}))){
+  vErrors = vErrors === null ? validate131.errors : vErrors.concat(validate131.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data3.channels !== undefined){
+  let data5 = data3.channels;
+  const _errs13 = errors;
+  let valid3 = false;
+  const _errs14 = errors;
+  if(data5 && typeof data5 == "object" && !Array.isArray(data5)){
+  if(data5.sms !== undefined){
+  if(!(validate144(data5.sms, {instancePath:instancePath+"/receiver/channels/sms",parentData:data5,parentDataProperty:"sms",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.email !== undefined){
+  if(!(validate144(data5.email, {instancePath:instancePath+"/receiver/channels/email",parentData:data5,parentDataProperty:"email",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.phone !== undefined){
+  if(!(validate144(data5.phone, {instancePath:instancePath+"/receiver/channels/phone",parentData:data5,parentDataProperty:"phone",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.dingworker !== undefined){
+  if(!(validate144(data5.dingworker, {instancePath:instancePath+"/receiver/channels/dingworker",parentData:data5,parentDataProperty:"dingworker",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.yachworker !== undefined){
+  if(!(validate144(data5.yachworker, {instancePath:instancePath+"/receiver/channels/yachworker",parentData:data5,parentDataProperty:"yachworker",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.wechat !== undefined){
+  if(!(validate144(data5.wechat, {instancePath:instancePath+"/receiver/channels/wechat",parentData:data5,parentDataProperty:"wechat",rootData}))){
+  vErrors = vErrors === null ? validate144.errors : vErrors.concat(validate144.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.dinggroup !== undefined){
+  if(!(validate208(data5.dinggroup, {instancePath:instancePath+"/receiver/channels/dinggroup",parentData:data5,parentDataProperty:"dinggroup",rootData}))){
+  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.yachgroup !== undefined){
+  if(!(validate208(data5.yachgroup, {instancePath:instancePath+"/receiver/channels/yachgroup",parentData:data5,parentDataProperty:"yachgroup",rootData}))){
+  vErrors = vErrors === null ? validate208.errors : vErrors.concat(validate208.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data5.webhook !== undefined){
+  let data14 = data5.webhook;
+  const _errs25 = errors;
+  let valid5 = false;
+  const _errs26 = errors;
+  if(!(validate160(data14, {instancePath:instancePath+"/receiver/channels/webhook",parentData:data5,parentDataProperty:"webhook",rootData}))){
+  vErrors = vErrors === null ? validate160.errors : vErrors.concat(validate160.errors);
+  errors = vErrors.length;
+  }
+  var _valid2 = _errs26 === errors;
+  valid5 = valid5 || _valid2;
+  if(!valid5){
+  const _errs27 = errors;
+  if(Array.isArray(data14)){
+  if(data14.length > 6){
+  const err6 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 6},message:"must NOT have more than 6 items",schema:6,parentSchema:schema138.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
+  if(vErrors === null){
+  vErrors = [err6];
+  }
+  else {
+  vErrors.push(err6);
+  }
+  errors++;
+  }
+  const len0 = data14.length;
+  for(let i0=0; i0<len0; i0++){
+  if(!(validate161(data14[i0], {instancePath:instancePath+"/receiver/channels/webhook/" + i0,parentData:data14,parentDataProperty:i0,rootData}))){
+  vErrors = vErrors === null ? validate161.errors : vErrors.concat(validate161.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err7 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema138.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1].type,parentSchema:schema138.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf[1],data:data14};
+  if(vErrors === null){
+  vErrors = [err7];
+  }
+  else {
+  vErrors.push(err7);
+  }
+  errors++;
+  }
+  var _valid2 = _errs27 === errors;
+  valid5 = valid5 || _valid2;
+  }
+  if(!valid5){
+  const err8 = {instancePath:instancePath+"/receiver/channels/webhook",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/properties/webhook/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema138.properties.receiver.properties.channels.anyOf[0].properties.webhook.anyOf,parentSchema:schema138.properties.receiver.properties.channels.anyOf[0].properties.webhook,data:data14};
+  if(vErrors === null){
+  vErrors = [err8];
+  }
+  else {
+  vErrors.push(err8);
+  }
+  errors++;
+  }
+  else {
+  errors = _errs25;
+  if(vErrors !== null){
+  if(_errs25){
+  vErrors.length = _errs25;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  }
+  }
+  }
+  else {
+  const err9 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/0/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema138.properties.receiver.properties.channels.anyOf[0].type,parentSchema:schema138.properties.receiver.properties.channels.anyOf[0],data:data5};
+  if(vErrors === null){
+  vErrors = [err9];
+  }
+  else {
+  vErrors.push(err9);
+  }
+  errors++;
+  }
+  var _valid1 = _errs14 === errors;
+  valid3 = valid3 || _valid1;
+  if(!valid3){
+  const _errs30 = errors;
+  if(Array.isArray(data5)){
+  if(data5.length > 0){
+  const err10 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items",schema:0,parentSchema:schema138.properties.receiver.properties.channels.anyOf[1],data:data5};
+  if(vErrors === null){
+  vErrors = [err10];
+  }
+  else {
+  vErrors.push(err10);
+  }
+  errors++;
+  }
+  }
+  else {
+  const err11 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf/1/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema138.properties.receiver.properties.channels.anyOf[1].type,parentSchema:schema138.properties.receiver.properties.channels.anyOf[1],data:data5};
+  if(vErrors === null){
+  vErrors = [err11];
+  }
+  else {
+  vErrors.push(err11);
+  }
+  errors++;
+  }
+  var _valid1 = _errs30 === errors;
+  valid3 = valid3 || _valid1;
+  }
+  if(!valid3){
+  const err12 = {instancePath:instancePath+"/receiver/channels",schemaPath:"#/properties/receiver/properties/channels/anyOf",keyword:"anyOf",params:{},message:"must match a schema in anyOf",schema:schema138.properties.receiver.properties.channels.anyOf,parentSchema:schema138.properties.receiver.properties.channels,data:data5};
+  if(vErrors === null){
+  vErrors = [err12];
+  }
+  else {
+  vErrors.push(err12);
+  }
+  errors++;
+  }
+  else {
+  errors = _errs13;
+  if(vErrors !== null){
+  if(_errs13){
+  vErrors.length = _errs13;
+  }
+  else {
+  vErrors = null;
+  }
+  }
+  }
+  }
+  if(data3.oncall !== undefined){
+  if(!(validate169(data3.oncall, {instancePath:instancePath+"/receiver/oncall",parentData:data3,parentDataProperty:"oncall",rootData}))){
+  vErrors = vErrors === null ? validate169.errors : vErrors.concat(validate169.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err13 = {instancePath:instancePath+"/receiver",schemaPath:"#/properties/receiver/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema138.properties.receiver.type,parentSchema:schema138.properties.receiver,data:data3};
+  if(vErrors === null){
+  vErrors = [err13];
+  }
+  else {
+  vErrors.push(err13);
+  }
+  errors++;
+  }
+  }
+  }
+  else {
+  const err14 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema138.type,parentSchema:schema138,data};
+  if(vErrors === null){
+  vErrors = [err14];
+  }
+  else {
+  vErrors.push(err14);
+  }
+  errors++;
+  }
+  validate432.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d = validate446;
+  const schema139 = {"type":"object","required":["account","password"],"properties":{"account":{"type":"string","minLength":1,"maxLength":254,"description":"The directory's account name (`user`) or e-mail address."},"password":{"$ref":"shared_a2f6a96cf565"}}};
+
+  function validate446(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.account === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "account"},message:"must have required property '"+"account"+"'",schema:schema139.required,parentSchema:schema139,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6774,7 +8731,7 @@ const json = once(() => {
   errors++;
   }
   if(data.password === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema112.required,parentSchema:schema112,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "password"},message:"must have required property '"+"password"+"'",schema:schema139.required,parentSchema:schema139,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6787,7 +8744,7 @@ const json = once(() => {
   let data0 = data.account;
   if(typeof data0 === "string"){
   if(func2(data0) > 254){
-  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema112.properties.account,data:data0};
+  const err2 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/maxLength",keyword:"maxLength",params:{limit: 254},message:"must NOT have more than 254 characters",schema:254,parentSchema:schema139.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6797,7 +8754,7 @@ const json = once(() => {
   errors++;
   }
   if(func2(data0) < 1){
-  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema112.properties.account,data:data0};
+  const err3 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema139.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -6808,7 +8765,7 @@ const json = once(() => {
   }
   }
   else {
-  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema112.properties.account.type,parentSchema:schema112.properties.account,data:data0};
+  const err4 = {instancePath:instancePath+"/account",schemaPath:"#/properties/account/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema139.properties.account.type,parentSchema:schema139.properties.account,data:data0};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -6819,14 +8776,14 @@ const json = once(() => {
   }
   }
   if(data.password !== undefined){
-  if(!(validate68(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
-  vErrors = vErrors === null ? validate68.errors : vErrors.concat(validate68.errors);
+  if(!(validate93(data.password, {instancePath:instancePath+"/password",parentData:data,parentDataProperty:"password",rootData}))){
+  vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema112.type,parentSchema:schema112,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema139.type,parentSchema:schema139,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -6835,19 +8792,19 @@ const json = once(() => {
   }
   errors++;
   }
-  validate346.errors = vErrors;
+  validate446.errors = vErrors;
   return errors === 0;
   }
 
-  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate348;
-  const schema113 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
+  exports.fbc49a3976c3e1aa5c23436f6942331528c5ff65 = validate448;
+  const schema140 = {"type":"object","required":["ids","remark"],"properties":{"ids":{"$ref":"shared_8d6c27f9514e"},"remark":{"$ref":"shared_ea36b9797ac8"},"created_by":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate348(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate448(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.ids === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema113.required,parentSchema:schema113,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "ids"},message:"must have required property '"+"ids"+"'",schema:schema140.required,parentSchema:schema140,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -6857,7 +8814,7 @@ const json = once(() => {
   errors++;
   }
   if(data.remark === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema113.required,parentSchema:schema113,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "remark"},message:"must have required property '"+"remark"+"'",schema:schema140.required,parentSchema:schema140,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -6867,26 +8824,26 @@ const json = once(() => {
   errors++;
   }
   if(data.ids !== undefined){
-  if(!(validate23(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
-  vErrors = vErrors === null ? validate23.errors : vErrors.concat(validate23.errors);
+  if(!(validate28(data.ids, {instancePath:instancePath+"/ids",parentData:data,parentDataProperty:"ids",rootData}))){
+  vErrors = vErrors === null ? validate28.errors : vErrors.concat(validate28.errors);
   errors = vErrors.length;
   }
   }
   if(data.remark !== undefined){
-  if(!(validate27(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
-  vErrors = vErrors === null ? validate27.errors : vErrors.concat(validate27.errors);
+  if(!(validate32(data.remark, {instancePath:instancePath+"/remark",parentData:data,parentDataProperty:"remark",rootData}))){
+  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
   errors = vErrors.length;
   }
   }
   if(data.created_by !== undefined){
-  if(!(validate24(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
-  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  if(!(validate29(data.created_by, {instancePath:instancePath+"/created_by",parentData:data,parentDataProperty:"created_by",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema113.type,parentSchema:schema113,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema140.type,parentSchema:schema140,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -6895,7 +8852,7 @@ const json = once(() => {
   }
   errors++;
   }
-  validate348.errors = vErrors;
+  validate448.errors = vErrors;
   return errors === 0;
   }
 
@@ -6905,8 +8862,8 @@ const json = once(() => {
 /** The coercing validators, evaluated on the first use of one of them. */
 const coercing = once(() => {
   const exports = {};
-  exports["1697e0281f4014794fcf268ff70ac4bd80883801"] = validate21;
-  const schema6 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"level":{"type":"integer","enum":[0,1,2,3]},"outcome":{"type":"string","enum":["notified","deferred","compressed","filtered","recovered","stored"]},"metric":{"type":"string","minLength":1,"maxLength":64},"batch":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"type":"string","minLength":1,"maxLength":300}}};
+  exports["0f8cd51e5458ec656dc8f82ce4656de9a562c3fc"] = validate21;
+  const schema6 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"type":"string","maxLength":500}}};
   const schema7 = {"type":"integer","minimum":1,"maximum":9007199254740991};
 
   function validate22(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -6964,9 +8921,9 @@ const coercing = once(() => {
   return errors === 0;
   }
 
-  const schema8 = {"type":"integer","minimum":0,"maximum":99999999999};
+  const schema8 = {"type":"integer","minimum":1,"maximum":100};
 
-  function validate25(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate24(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
@@ -6996,65 +8953,8 @@ const coercing = once(() => {
   }
   }
   if(typeof data == "number"){
-  if(data > 99999999999 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema8,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema8,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate25.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema9 = {"type":"integer","minimum":1,"maximum":100};
-
-  function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  let dataType0 = typeof data;
-  let coerced0 = undefined;
-  if(!(coerced0 !== undefined)){
-  if(dataType0 === "boolean" || data === null
-                || (dataType0 === "string" && data && data == +data && !(data % 1))){
-  coerced0 = +data;
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema9.type,parentSchema:schema9,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  if(coerced0 !== undefined){
-  data = coerced0;
-  if(parentData !== undefined){
-  parentData[parentDataProperty] = coerced0;
-  }
-  }
-  }
-  if(typeof data == "number"){
   if(data > 100 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema9,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema8,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7064,7 +8964,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema9,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema8,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7074,7 +8974,7 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate29.errors = vErrors;
+  validate24.errors = vErrors;
   return errors === 0;
   }
 
@@ -7094,8 +8994,211 @@ const coercing = once(() => {
   }
   errors++;
   }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.limit !== undefined){
+  if(!(validate24(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.cursor !== undefined){
+  let data2 = data.cursor;
+  if(typeof data2 !== "string"){
+  let dataType0 = typeof data2;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data2;
+  }
+  else if(data2 === null){
+  coerced0 = "";
+  }
+  else {
+  const err1 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.cursor.type,parentSchema:schema6.properties.cursor,data:data2};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data2 = coerced0;
+  if(data !== undefined){
+  data["cursor"] = coerced0;
+  }
+  }
+  }
+  if(typeof data2 === "string"){
+  if(func2(data2) > 500){
+  const err2 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters",schema:500,parentSchema:schema6.properties.cursor,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema6.type,parentSchema:schema6,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate21.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["1697e0281f4014794fcf268ff70ac4bd80883801"] = validate26;
+  const schema9 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"level":{"type":"integer","enum":[0,1,2,3]},"outcome":{"type":"string","enum":["notified","deferred","compressed","filtered","recovered","stored"]},"metric":{"$ref":"shared_5b3ca550b11f"},"batch":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"type":"string","minLength":1,"maxLength":300}}};
+  const schema10 = {"type":"integer","minimum":0,"maximum":99999999999};
+
+  function validate29(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data === null
+                || (dataType0 === "string" && data && data == +data && !(data % 1))){
+  coerced0 = +data;
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema10.type,parentSchema:schema10,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data == "number"){
+  if(data > 99999999999 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 99999999999},message:"must be <= 99999999999",schema:99999999999,parentSchema:schema10,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema10,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate29.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema11 = {"type":"string","minLength":1,"maxLength":64};
+
+  function validate32(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data !== "string"){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data;
+  }
+  else if(data === null){
+  coerced0 = "";
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.type,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data === "string"){
+  if(func2(data) > 64){
+  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(func2(data) < 1){
+  const err2 = {instancePath,schemaPath:"#/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate32.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate26(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema9.required,parentSchema:schema9,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema6.required,parentSchema:schema6,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema9.required,parentSchema:schema9,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7117,14 +9220,14 @@ const coercing = once(() => {
   }
   }
   if(data.from !== undefined){
-  if(!(validate25(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  if(!(validate29(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.to !== undefined){
-  if(!(validate25(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  if(!(validate29(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
@@ -7139,7 +9242,7 @@ const coercing = once(() => {
   coerced0 = +data4;
   }
   else {
-  const err2 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema6.properties.level.type,parentSchema:schema6.properties.level,data:data4};
+  const err2 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema9.properties.level.type,parentSchema:schema9.properties.level,data:data4};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7157,7 +9260,7 @@ const coercing = once(() => {
   }
   }
   if(!((((data4 === 0) || (data4 === 1)) || (data4 === 2)) || (data4 === 3))){
-  const err3 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema6.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema6.properties.level.enum,parentSchema:schema6.properties.level,data:data4};
+  const err3 = {instancePath:instancePath+"/level",schemaPath:"#/properties/level/enum",keyword:"enum",params:{allowedValues: schema9.properties.level.enum},message:"must be equal to one of the allowed values",schema:schema9.properties.level.enum,parentSchema:schema9.properties.level,data:data4};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7180,7 +9283,7 @@ const coercing = once(() => {
   coerced1 = "";
   }
   else {
-  const err4 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.outcome.type,parentSchema:schema6.properties.outcome,data:data5};
+  const err4 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema9.properties.outcome.type,parentSchema:schema9.properties.outcome,data:data5};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7198,7 +9301,7 @@ const coercing = once(() => {
   }
   }
   if(!((((((data5 === "notified") || (data5 === "deferred")) || (data5 === "compressed")) || (data5 === "filtered")) || (data5 === "recovered")) || (data5 === "stored"))){
-  const err5 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema6.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema6.properties.outcome.enum,parentSchema:schema6.properties.outcome,data:data5};
+  const err5 = {instancePath:instancePath+"/outcome",schemaPath:"#/properties/outcome/enum",keyword:"enum",params:{allowedValues: schema9.properties.outcome.enum},message:"must be equal to one of the allowed values",schema:schema9.properties.outcome.enum,parentSchema:schema9.properties.outcome,data:data5};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -7209,19 +9312,37 @@ const coercing = once(() => {
   }
   }
   if(data.metric !== undefined){
-  let data6 = data.metric;
-  if(typeof data6 !== "string"){
-  let dataType2 = typeof data6;
+  if(!(validate32(data.metric, {instancePath:instancePath+"/metric",parentData:data,parentDataProperty:"metric",rootData}))){
+  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.batch !== undefined){
+  if(!(validate22(data.batch, {instancePath:instancePath+"/batch",parentData:data,parentDataProperty:"batch",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.limit !== undefined){
+  if(!(validate24(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.cursor !== undefined){
+  let data9 = data.cursor;
+  if(typeof data9 !== "string"){
+  let dataType2 = typeof data9;
   let coerced2 = undefined;
   if(!(coerced2 !== undefined)){
   if(dataType2 == "number" || dataType2 == "boolean"){
-  coerced2 = "" + data6;
+  coerced2 = "" + data9;
   }
-  else if(data6 === null){
+  else if(data9 === null){
   coerced2 = "";
   }
   else {
-  const err6 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.metric.type,parentSchema:schema6.properties.metric,data:data6};
+  const err6 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema9.properties.cursor.type,parentSchema:schema9.properties.cursor,data:data9};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -7232,15 +9353,15 @@ const coercing = once(() => {
   }
   }
   if(coerced2 !== undefined){
-  data6 = coerced2;
+  data9 = coerced2;
   if(data !== undefined){
-  data["metric"] = coerced2;
+  data["cursor"] = coerced2;
   }
   }
   }
-  if(typeof data6 === "string"){
-  if(func2(data6) > 64){
-  const err7 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters",schema:64,parentSchema:schema6.properties.metric,data:data6};
+  if(typeof data9 === "string"){
+  if(func2(data9) > 300){
+  const err7 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 300},message:"must NOT have more than 300 characters",schema:300,parentSchema:schema9.properties.cursor,data:data9};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -7249,8 +9370,8 @@ const coercing = once(() => {
   }
   errors++;
   }
-  if(func2(data6) < 1){
-  const err8 = {instancePath:instancePath+"/metric",schemaPath:"#/properties/metric/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema6.properties.metric,data:data6};
+  if(func2(data9) < 1){
+  const err8 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema9.properties.cursor,data:data9};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -7261,32 +9382,9 @@ const coercing = once(() => {
   }
   }
   }
-  if(data.batch !== undefined){
-  if(!(validate22(data.batch, {instancePath:instancePath+"/batch",parentData:data,parentDataProperty:"batch",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.limit !== undefined){
-  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.cursor !== undefined){
-  let data9 = data.cursor;
-  if(typeof data9 !== "string"){
-  let dataType3 = typeof data9;
-  let coerced3 = undefined;
-  if(!(coerced3 !== undefined)){
-  if(dataType3 == "number" || dataType3 == "boolean"){
-  coerced3 = "" + data9;
-  }
-  else if(data9 === null){
-  coerced3 = "";
   }
   else {
-  const err9 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema6.properties.cursor.type,parentSchema:schema6.properties.cursor,data:data9};
+  const err9 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema9.type,parentSchema:schema9,data};
   if(vErrors === null){
   vErrors = [err9];
   }
@@ -7295,57 +9393,15 @@ const coercing = once(() => {
   }
   errors++;
   }
-  }
-  if(coerced3 !== undefined){
-  data9 = coerced3;
-  if(data !== undefined){
-  data["cursor"] = coerced3;
-  }
-  }
-  }
-  if(typeof data9 === "string"){
-  if(func2(data9) > 300){
-  const err10 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/maxLength",keyword:"maxLength",params:{limit: 300},message:"must NOT have more than 300 characters",schema:300,parentSchema:schema6.properties.cursor,data:data9};
-  if(vErrors === null){
-  vErrors = [err10];
-  }
-  else {
-  vErrors.push(err10);
-  }
-  errors++;
-  }
-  if(func2(data9) < 1){
-  const err11 = {instancePath:instancePath+"/cursor",schemaPath:"#/properties/cursor/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema6.properties.cursor,data:data9};
-  if(vErrors === null){
-  vErrors = [err11];
-  }
-  else {
-  vErrors.push(err11);
-  }
-  errors++;
-  }
-  }
-  }
-  }
-  else {
-  const err12 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema6.type,parentSchema:schema6,data};
-  if(vErrors === null){
-  vErrors = [err12];
-  }
-  else {
-  vErrors.push(err12);
-  }
-  errors++;
-  }
-  validate21.errors = vErrors;
+  validate26.errors = vErrors;
   return errors === 0;
   }
 
-  exports["18c6ac81e91f162236a21abd7e30e31cc250361e"] = validate31;
-  const schema10 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"kind":{"enum":["webhook","notify","all"],"x-message":"must be one of webhook, notify, all"},"limit":{"$ref":"shared_b433a39ac863"},"cursor":{"$ref":"shared_94c666f40273"}}};
-  const schema11 = {"type":"integer","minimum":1,"maximum":100,"x-message":"must be an integer from 1 to 100"};
+  exports["18c6ac81e91f162236a21abd7e30e31cc250361e"] = validate36;
+  const schema12 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"kind":{"enum":["webhook","notify","all"],"x-message":"must be one of webhook, notify, all"},"limit":{"$ref":"shared_b433a39ac863"},"cursor":{"$ref":"shared_94c666f40273"}}};
+  const schema13 = {"type":"integer","minimum":1,"maximum":100,"x-message":"must be an integer from 1 to 100"};
 
-  function validate34(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate39(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
@@ -7357,7 +9413,7 @@ const coercing = once(() => {
   coerced0 = +data;
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.type,parentSchema:schema11,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema13.type,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7376,7 +9432,7 @@ const coercing = once(() => {
   }
   if(typeof data == "number"){
   if(data > 100 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema11,data};
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7386,7 +9442,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data < 1 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11,data};
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema13,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7396,13 +9452,13 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate34.errors = vErrors;
+  validate39.errors = vErrors;
   return errors === 0;
   }
 
-  const schema12 = {"type":"string","maxLength":4096};
+  const schema14 = {"type":"string","maxLength":4096};
 
-  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(typeof data !== "string"){
@@ -7416,7 +9472,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema12.type,parentSchema:schema12,data};
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.type,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7435,7 +9491,7 @@ const coercing = once(() => {
   }
   if(typeof data === "string"){
   if(func2(data) > 4096){
-  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema12,data};
+  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 4096},message:"must NOT have more than 4096 characters",schema:4096,parentSchema:schema14,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7445,17 +9501,17 @@ const coercing = once(() => {
   errors++;
   }
   }
-  validate36.errors = vErrors;
+  validate41.errors = vErrors;
   return errors === 0;
   }
 
 
-  function validate31(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate36(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema10.required,parentSchema:schema10,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema12.required,parentSchema:schema12,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7465,7 +9521,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema10.required,parentSchema:schema10,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema12.required,parentSchema:schema12,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7489,7 +9545,7 @@ const coercing = once(() => {
   if(data.kind !== undefined){
   let data2 = data.kind;
   if(!(((data2 === "webhook") || (data2 === "notify")) || (data2 === "all"))){
-  const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema10.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema10.properties.kind.enum,parentSchema:schema10.properties.kind,data:data2};
+  const err2 = {instancePath:instancePath+"/kind",schemaPath:"#/properties/kind/enum",keyword:"enum",params:{allowedValues: schema12.properties.kind.enum},message:"must be equal to one of the allowed values",schema:schema12.properties.kind.enum,parentSchema:schema12.properties.kind,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7500,20 +9556,20 @@ const coercing = once(() => {
   }
   }
   if(data.limit !== undefined){
-  if(!(validate34(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+  if(!(validate39(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
   errors = vErrors.length;
   }
   }
   if(data.cursor !== undefined){
-  if(!(validate36(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema10.type,parentSchema:schema10,data};
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema12.type,parentSchema:schema12,data};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7522,20 +9578,20 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate31.errors = vErrors;
+  validate36.errors = vErrors;
   return errors === 0;
   }
 
-  exports["21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660"] = validate38;
-  const schema13 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"task_ids":{"type":"string","maxLength":2000,"pattern":"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$","x-message":"must be task ids separated by commas"}}};
+  exports["21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660"] = validate43;
+  const schema15 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"task_ids":{"type":"string","maxLength":2000,"pattern":"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$","x-message":"must be task ids separated by commas"}}};
   const pattern0 = new RegExp("^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$", "u");
 
-  function validate38(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema13.required,parentSchema:schema13,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema15.required,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7569,7 +9625,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err1 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema13.properties.task_ids.type,parentSchema:schema13.properties.task_ids,data:data2};
+  const err1 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.task_ids.type,parentSchema:schema15.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7588,7 +9644,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 2000){
-  const err2 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema13.properties.task_ids,data:data2};
+  const err2 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/maxLength",keyword:"maxLength",params:{limit: 2000},message:"must NOT have more than 2000 characters",schema:2000,parentSchema:schema15.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7598,7 +9654,7 @@ const coercing = once(() => {
   errors++;
   }
   if(!pattern0.test(data2)){
-  const err3 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"},message:"must match pattern \""+"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"+"\"",schema:"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$",parentSchema:schema13.properties.task_ids,data:data2};
+  const err3 = {instancePath:instancePath+"/task_ids",schemaPath:"#/properties/task_ids/pattern",keyword:"pattern",params:{pattern: "^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"},message:"must match pattern \""+"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$"+"\"",schema:"^[1-9][0-9]{0,15}(,[1-9][0-9]{0,15})*$",parentSchema:schema15.properties.task_ids,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7611,7 +9667,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema13.type,parentSchema:schema13,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7620,19 +9676,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate38.errors = vErrors;
+  validate43.errors = vErrors;
   return errors === 0;
   }
 
-  exports["29c2a07984801b62a3d18b10ad6c40395757789d"] = validate41;
-  const schema14 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"uuid":{"type":"string","minLength":1,"maxLength":100},"history_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["29c2a07984801b62a3d18b10ad6c40395757789d"] = validate46;
+  const schema16 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"},"uuid":{"type":"string","minLength":1,"maxLength":100},"history_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate41(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate46(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema14.required,parentSchema:schema14,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema16.required,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7642,7 +9698,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema14.required,parentSchema:schema14,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema16.required,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7664,14 +9720,14 @@ const coercing = once(() => {
   }
   }
   if(data.from !== undefined){
-  if(!(validate25(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  if(!(validate29(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.to !== undefined){
-  if(!(validate25(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  if(!(validate29(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
@@ -7688,7 +9744,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err2 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema14.properties.uuid.type,parentSchema:schema14.properties.uuid,data:data4};
+  const err2 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema16.properties.uuid.type,parentSchema:schema16.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7707,7 +9763,7 @@ const coercing = once(() => {
   }
   if(typeof data4 === "string"){
   if(func2(data4) > 100){
-  const err3 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema14.properties.uuid,data:data4};
+  const err3 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema16.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7717,7 +9773,7 @@ const coercing = once(() => {
   errors++;
   }
   if(func2(data4) < 1){
-  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema14.properties.uuid,data:data4};
+  const err4 = {instancePath:instancePath+"/uuid",schemaPath:"#/properties/uuid/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema16.properties.uuid,data:data4};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7736,7 +9792,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema14.type,parentSchema:schema14,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -7745,20 +9801,20 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate41.errors = vErrors;
+  validate46.errors = vErrors;
   return errors === 0;
   }
 
-  exports["3ffd62cf8785afe5b248c4e45099533a378327d5"] = validate47;
-  const schema15 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
+  exports["3ffd62cf8785afe5b248c4e45099533a378327d5"] = validate52;
+  const schema17 = {"type":"object","required":["id","timestamp","sign"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"timestamp":{"type":["integer","string"],"pattern":"^[0-9]{1,12}$"},"sign":{"type":"string","minLength":1,"maxLength":128}}};
   const pattern1 = new RegExp("^[0-9]{1,12}$", "u");
 
-  function validate47(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema15.required,parentSchema:schema15,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema17.required,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -7768,7 +9824,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.timestamp === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema15.required,parentSchema:schema15,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "timestamp"},message:"must have required property '"+"timestamp"+"'",schema:schema17.required,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -7778,7 +9834,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.sign === undefined){
-  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema15.required,parentSchema:schema15,data};
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "sign"},message:"must have required property '"+"sign"+"'",schema:schema17.required,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -7810,7 +9866,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema15.properties.timestamp.type},message:"must be integer,string",schema:schema15.properties.timestamp.type,parentSchema:schema15.properties.timestamp,data:data1};
+  const err3 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/type",keyword:"type",params:{type: schema17.properties.timestamp.type},message:"must be integer,string",schema:schema17.properties.timestamp.type,parentSchema:schema17.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -7829,7 +9885,7 @@ const coercing = once(() => {
   }
   if(typeof data1 === "string"){
   if(!pattern1.test(data1)){
-  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema15.properties.timestamp,data:data1};
+  const err4 = {instancePath:instancePath+"/timestamp",schemaPath:"#/properties/timestamp/pattern",keyword:"pattern",params:{pattern: "^[0-9]{1,12}$"},message:"must match pattern \""+"^[0-9]{1,12}$"+"\"",schema:"^[0-9]{1,12}$",parentSchema:schema17.properties.timestamp,data:data1};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -7853,7 +9909,7 @@ const coercing = once(() => {
   coerced1 = "";
   }
   else {
-  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema15.properties.sign.type,parentSchema:schema15.properties.sign,data:data2};
+  const err5 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema17.properties.sign.type,parentSchema:schema17.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -7872,7 +9928,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 128){
-  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema15.properties.sign,data:data2};
+  const err6 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/maxLength",keyword:"maxLength",params:{limit: 128},message:"must NOT have more than 128 characters",schema:128,parentSchema:schema17.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err6];
   }
@@ -7882,7 +9938,7 @@ const coercing = once(() => {
   errors++;
   }
   if(func2(data2) < 1){
-  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema15.properties.sign,data:data2};
+  const err7 = {instancePath:instancePath+"/sign",schemaPath:"#/properties/sign/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema17.properties.sign,data:data2};
   if(vErrors === null){
   vErrors = [err7];
   }
@@ -7895,7 +9951,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema15.type,parentSchema:schema15,data};
+  const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema17.type,parentSchema:schema17,data};
   if(vErrors === null){
   vErrors = [err8];
   }
@@ -7904,231 +9960,14 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate47.errors = vErrors;
+  validate52.errors = vErrors;
   return errors === 0;
   }
 
-  exports["505bc52172db75f14a8a6431e16a150d8f93dc3d"] = validate49;
-  const schema16 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"task_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_b433a39ac863"}}};
+  exports["4628189eee027defd37525e8825d5a28554254a4"] = validate54;
+  const schema18 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"days":{"type":"integer","minimum":1,"maximum":90}}};
 
-  function validate49(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema16.required,parentSchema:schema16,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.queue === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema16.required,parentSchema:schema16,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data.uid !== undefined){
-  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.queue !== undefined){
-  let data1 = data.queue;
-  if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
-  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema16.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema16.properties.queue.enum,parentSchema:schema16.properties.queue,data:data1};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  if(data.task_id !== undefined){
-  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  if(data.limit !== undefined){
-  if(!(validate34(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema16.type,parentSchema:schema16,data};
-  if(vErrors === null){
-  vErrors = [err3];
-  }
-  else {
-  vErrors.push(err3);
-  }
-  errors++;
-  }
-  validate49.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a"] = validate53;
-  const schema17 = {"type":"object","required":["id"],"properties":{"id":{"$ref":"shared_228a7d7b7778"}}};
-
-  function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(data && typeof data == "object" && !Array.isArray(data)){
-  if(data.id === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema17.required,parentSchema:schema17,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  if(data.id !== undefined){
-  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
-  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
-  errors = vErrors.length;
-  }
-  }
-  }
-  else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema17.type,parentSchema:schema17,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  validate53.errors = vErrors;
-  return errors === 0;
-  }
-
-  exports["99837269b1289abe1e1a5eb5a9460acc4f1655ce"] = validate55;
-  const schema18 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2,9]},"claimer":{"$ref":"shared_228a7d7b7778"},"assignee":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_efe871795f0c"},"to":{"$ref":"shared_efe871795f0c"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
-  const schema19 = {"type":"integer","minimum":0,"maximum":9999999999};
-
-  function validate60(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
-  let dataType0 = typeof data;
-  let coerced0 = undefined;
-  if(!(coerced0 !== undefined)){
-  if(dataType0 === "boolean" || data === null
-                || (dataType0 === "string" && data && data == +data && !(data % 1))){
-  coerced0 = +data;
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema19.type,parentSchema:schema19,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  if(coerced0 !== undefined){
-  data = coerced0;
-  if(parentData !== undefined){
-  parentData[parentDataProperty] = coerced0;
-  }
-  }
-  }
-  if(typeof data == "number"){
-  if(data > 9999999999 || isNaN(data)){
-  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9999999999},message:"must be <= 9999999999",schema:9999999999,parentSchema:schema19,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  if(data < 0 || isNaN(data)){
-  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema19,data};
-  if(vErrors === null){
-  vErrors = [err2];
-  }
-  else {
-  vErrors.push(err2);
-  }
-  errors++;
-  }
-  }
-  validate60.errors = vErrors;
-  return errors === 0;
-  }
-
-  const schema20 = {"type":"string","maxLength":2048};
-
-  function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
-  let vErrors = null;
-  let errors = 0;
-  if(typeof data !== "string"){
-  let dataType0 = typeof data;
-  let coerced0 = undefined;
-  if(!(coerced0 !== undefined)){
-  if(dataType0 == "number" || dataType0 == "boolean"){
-  coerced0 = "" + data;
-  }
-  else if(data === null){
-  coerced0 = "";
-  }
-  else {
-  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema20.type,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err0];
-  }
-  else {
-  vErrors.push(err0);
-  }
-  errors++;
-  }
-  }
-  if(coerced0 !== undefined){
-  data = coerced0;
-  if(parentData !== undefined){
-  parentData[parentDataProperty] = coerced0;
-  }
-  }
-  }
-  if(typeof data === "string"){
-  if(func2(data) > 2048){
-  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema20,data};
-  if(vErrors === null){
-  vErrors = [err1];
-  }
-  else {
-  vErrors.push(err1);
-  }
-  errors++;
-  }
-  }
-  validate64.errors = vErrors;
-  return errors === 0;
-  }
-
-
-  function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
@@ -8164,6 +10003,512 @@ const coercing = once(() => {
   errors = vErrors.length;
   }
   }
+  if(data.days !== undefined){
+  let data2 = data.days;
+  if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
+  let dataType0 = typeof data2;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data2 === null
+                || (dataType0 === "string" && data2 && data2 == +data2 && !(data2 % 1))){
+  coerced0 = +data2;
+  }
+  else {
+  const err2 = {instancePath:instancePath+"/days",schemaPath:"#/properties/days/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.days.type,parentSchema:schema18.properties.days,data:data2};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data2 = coerced0;
+  if(data !== undefined){
+  data["days"] = coerced0;
+  }
+  }
+  }
+  if(typeof data2 == "number"){
+  if(data2 > 90 || isNaN(data2)){
+  const err3 = {instancePath:instancePath+"/days",schemaPath:"#/properties/days/maximum",keyword:"maximum",params:{comparison: "<=", limit: 90},message:"must be <= 90",schema:90,parentSchema:schema18.properties.days,data:data2};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data2 < 1 || isNaN(data2)){
+  const err4 = {instancePath:instancePath+"/days",schemaPath:"#/properties/days/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema18.properties.days,data:data2};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate54.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["505bc52172db75f14a8a6431e16a150d8f93dc3d"] = validate57;
+  const schema19 = {"type":"object","required":["uid","queue"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"queue":{"enum":["webhook","notify","alarm","due"],"x-message":"must be one of webhook, notify, alarm, due"},"task_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_b433a39ac863"}}};
+
+  function validate57(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema19.required,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.queue === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "queue"},message:"must have required property '"+"queue"+"'",schema:schema19.required,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.queue !== undefined){
+  let data1 = data.queue;
+  if(!((((data1 === "webhook") || (data1 === "notify")) || (data1 === "alarm")) || (data1 === "due"))){
+  const err2 = {instancePath:instancePath+"/queue",schemaPath:"#/properties/queue/enum",keyword:"enum",params:{allowedValues: schema19.properties.queue.enum},message:"must be equal to one of the allowed values",schema:schema19.properties.queue.enum,parentSchema:schema19.properties.queue,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.limit !== undefined){
+  if(!(validate39(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate39.errors : vErrors.concat(validate39.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema19.type,parentSchema:schema19,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate57.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["59fdefce61d655c6933c4369084357357083fde5"] = validate61;
+  const schema20 = {"type":"object","required":["uid","id","override_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"override_id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate61(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema20.required,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema20.required,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.override_id === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "override_id"},message:"must have required property '"+"override_id"+"'",schema:schema20.required,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.override_id !== undefined){
+  if(!(validate22(data.override_id, {instancePath:instancePath+"/override_id",parentData:data,parentDataProperty:"override_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err3 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema20.type,parentSchema:schema20,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  validate61.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["648314f55ef8be33499873bf8692a8788b9188c4"] = validate65;
+  const schema21 = {"type":"object","required":["uid","replay_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"replay_id":{"$ref":"shared_5b3ca550b11f"}}};
+
+  function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.replay_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "replay_id"},message:"must have required property '"+"replay_id"+"'",schema:schema21.required,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.replay_id !== undefined){
+  if(!(validate32(data.replay_id, {instancePath:instancePath+"/replay_id",parentData:data,parentDataProperty:"replay_id",rootData}))){
+  vErrors = vErrors === null ? validate32.errors : vErrors.concat(validate32.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate65.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a"] = validate68;
+  const schema22 = {"type":"object","required":["id"],"properties":{"id":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.id === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema22.required,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id !== undefined){
+  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  validate68.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["94555e2b8a242eb3db194b6d0a3fa8cf30d5b582"] = validate70;
+  const schema23 = {"type":"object","required":["uid","id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"at":{"$ref":"shared_0cdccc82053f"}}};
+
+  function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema23.required,parentSchema:schema23,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema23.required,parentSchema:schema23,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.at !== undefined){
+  if(!(validate29(data.at, {instancePath:instancePath+"/at",parentData:data,parentDataProperty:"at",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate70.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports["99837269b1289abe1e1a5eb5a9460acc4f1655ce"] = validate74;
+  const schema24 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2,9]},"claimer":{"$ref":"shared_228a7d7b7778"},"assignee":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_efe871795f0c"},"to":{"$ref":"shared_efe871795f0c"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
+  const schema25 = {"type":"integer","minimum":0,"maximum":9999999999};
+
+  function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(!((typeof data == "number") && (!(data % 1) && !isNaN(data)))){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 === "boolean" || data === null
+                || (dataType0 === "string" && data && data == +data && !(data % 1))){
+  coerced0 = +data;
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema25.type,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data == "number"){
+  if(data > 9999999999 || isNaN(data)){
+  const err1 = {instancePath,schemaPath:"#/maximum",keyword:"maximum",params:{comparison: "<=", limit: 9999999999},message:"must be <= 9999999999",schema:9999999999,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data < 0 || isNaN(data)){
+  const err2 = {instancePath,schemaPath:"#/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0",schema:0,parentSchema:schema25,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  validate79.errors = vErrors;
+  return errors === 0;
+  }
+
+  const schema26 = {"type":"string","maxLength":2048};
+
+  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(typeof data !== "string"){
+  let dataType0 = typeof data;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data;
+  }
+  else if(data === null){
+  coerced0 = "";
+  }
+  else {
+  const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema26.type,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data = coerced0;
+  if(parentData !== undefined){
+  parentData[parentDataProperty] = coerced0;
+  }
+  }
+  }
+  if(typeof data === "string"){
+  if(func2(data) > 2048){
+  const err1 = {instancePath,schemaPath:"#/maxLength",keyword:"maxLength",params:{limit: 2048},message:"must NOT have more than 2048 characters",schema:2048,parentSchema:schema26,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  }
+  validate83.errors = vErrors;
+  return errors === 0;
+  }
+
+
+  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema24.required,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.task_id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema24.required,parentSchema:schema24,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.task_id !== undefined){
+  if(!(validate22(data.task_id, {instancePath:instancePath+"/task_id",parentData:data,parentDataProperty:"task_id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
   if(data.status !== undefined){
   let data2 = data.status;
   if(!((typeof data2 == "number") && (!(data2 % 1) && !isNaN(data2)))){
@@ -8175,7 +10520,7 @@ const coercing = once(() => {
   coerced0 = +data2;
   }
   else {
-  const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema18.properties.status.type,parentSchema:schema18.properties.status,data:data2};
+  const err2 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema24.properties.status.type,parentSchema:schema24.properties.status,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8193,7 +10538,7 @@ const coercing = once(() => {
   }
   }
   if(!((((data2 === 0) || (data2 === 1)) || (data2 === 2)) || (data2 === 9))){
-  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema18.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema18.properties.status.enum,parentSchema:schema18.properties.status,data:data2};
+  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema24.properties.status.enum,parentSchema:schema24.properties.status,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -8216,32 +10561,32 @@ const coercing = once(() => {
   }
   }
   if(data.from !== undefined){
-  if(!(validate60(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-  vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+  if(!(validate79(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
   errors = vErrors.length;
   }
   }
   if(data.to !== undefined){
-  if(!(validate60(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-  vErrors = vErrors === null ? validate60.errors : vErrors.concat(validate60.errors);
+  if(!(validate79(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate79.errors : vErrors.concat(validate79.errors);
   errors = vErrors.length;
   }
   }
   if(data.limit !== undefined){
-  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  if(!(validate24(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
   errors = vErrors.length;
   }
   }
   if(data.cursor !== undefined){
-  if(!(validate64(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  if(!(validate83(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema18.type,parentSchema:schema18,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.type,parentSchema:schema24,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -8250,19 +10595,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate55.errors = vErrors;
+  validate74.errors = vErrors;
   return errors === 0;
   }
 
-  exports["999e046510ba3c7e5df0daf3cef75cb653be8a7d"] = validate66;
-  const schema21 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
+  exports["999e046510ba3c7e5df0daf3cef75cb653be8a7d"] = validate85;
+  const schema27 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema21.required,parentSchema:schema21,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema27.required,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8272,7 +10617,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema21.required,parentSchema:schema21,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema27.required,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8295,7 +10640,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema21.type,parentSchema:schema21,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema27.type,parentSchema:schema27,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8304,19 +10649,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate66.errors = vErrors;
+  validate85.errors = vErrors;
   return errors === 0;
   }
 
-  exports.a458b96a44febcde97dc014d379fc65877185e66 = validate69;
-  const schema22 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"}}};
+  exports.a458b96a44febcde97dc014d379fc65877185e66 = validate88;
+  const schema28 = {"type":"object","required":["uid","task_id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"task_id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"}}};
 
-  function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema22.required,parentSchema:schema22,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema28.required,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8326,7 +10671,7 @@ const coercing = once(() => {
   errors++;
   }
   if(data.task_id === undefined){
-  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema22.required,parentSchema:schema22,data};
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "task_id"},message:"must have required property '"+"task_id"+"'",schema:schema28.required,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8348,20 +10693,20 @@ const coercing = once(() => {
   }
   }
   if(data.from !== undefined){
-  if(!(validate25(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  if(!(validate29(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   if(data.to !== undefined){
-  if(!(validate25(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
-  vErrors = vErrors === null ? validate25.errors : vErrors.concat(validate25.errors);
+  if(!(validate29(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema22.type,parentSchema:schema22,data};
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema28.type,parentSchema:schema28,data};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8370,20 +10715,74 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate69.errors = vErrors;
+  validate88.errors = vErrors;
   return errors === 0;
   }
 
-  exports.cb756d22f4c4046669a6fe5ba0cc60e85617d9c3 = validate74;
-  const schema23 = {"type":"object","properties":{"code":{"$ref":"shared_94c666f40273"},"state":{"type":"string","maxLength":512},"error":{"type":"string","maxLength":256},"error_description":{"$ref":"shared_c8b6ca6d7af1"}}};
+  exports.b374234ff34ed911dd8067afa56221bf679e56f4 = validate93;
+  const schema29 = {"type":"object","required":["uid","id"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"}}};
 
-  function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema29.required,parentSchema:schema29,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema29.required,parentSchema:schema29,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema29.type,parentSchema:schema29,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  validate93.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.cb756d22f4c4046669a6fe5ba0cc60e85617d9c3 = validate96;
+  const schema30 = {"type":"object","properties":{"code":{"$ref":"shared_94c666f40273"},"state":{"type":"string","maxLength":512},"error":{"type":"string","maxLength":256},"error_description":{"$ref":"shared_c8b6ca6d7af1"}}};
+
+  function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.code !== undefined){
-  if(!(validate36(data.code, {instancePath:instancePath+"/code",parentData:data,parentDataProperty:"code",rootData}))){
-  vErrors = vErrors === null ? validate36.errors : vErrors.concat(validate36.errors);
+  if(!(validate41(data.code, {instancePath:instancePath+"/code",parentData:data,parentDataProperty:"code",rootData}))){
+  vErrors = vErrors === null ? validate41.errors : vErrors.concat(validate41.errors);
   errors = vErrors.length;
   }
   }
@@ -8400,7 +10799,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err0 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.state.type,parentSchema:schema23.properties.state,data:data1};
+  const err0 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.state.type,parentSchema:schema30.properties.state,data:data1};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8419,7 +10818,7 @@ const coercing = once(() => {
   }
   if(typeof data1 === "string"){
   if(func2(data1) > 512){
-  const err1 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema23.properties.state,data:data1};
+  const err1 = {instancePath:instancePath+"/state",schemaPath:"#/properties/state/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters",schema:512,parentSchema:schema30.properties.state,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8443,7 +10842,7 @@ const coercing = once(() => {
   coerced1 = "";
   }
   else {
-  const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema23.properties.error.type,parentSchema:schema23.properties.error,data:data2};
+  const err2 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema30.properties.error.type,parentSchema:schema30.properties.error,data:data2};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8462,7 +10861,7 @@ const coercing = once(() => {
   }
   if(typeof data2 === "string"){
   if(func2(data2) > 256){
-  const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema23.properties.error,data:data2};
+  const err3 = {instancePath:instancePath+"/error",schemaPath:"#/properties/error/maxLength",keyword:"maxLength",params:{limit: 256},message:"must NOT have more than 256 characters",schema:256,parentSchema:schema30.properties.error,data:data2};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -8474,14 +10873,14 @@ const coercing = once(() => {
   }
   }
   if(data.error_description !== undefined){
-  if(!(validate64(data.error_description, {instancePath:instancePath+"/error_description",parentData:data,parentDataProperty:"error_description",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  if(!(validate83(data.error_description, {instancePath:instancePath+"/error_description",parentData:data,parentDataProperty:"error_description",rootData}))){
+  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema23.type,parentSchema:schema23,data};
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema30.type,parentSchema:schema30,data};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -8490,19 +10889,19 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate74.errors = vErrors;
+  validate96.errors = vErrors;
   return errors === 0;
   }
 
-  exports.cd9a76a490e2042dee91058b3d69c9eb76bd0eb2 = validate77;
-  const schema24 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"q":{"type":"string","maxLength":100},"department_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2]},"tag_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
+  exports.cd9a76a490e2042dee91058b3d69c9eb76bd0eb2 = validate99;
+  const schema31 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"q":{"type":"string","maxLength":100},"department_id":{"$ref":"shared_228a7d7b7778"},"status":{"type":"integer","enum":[0,1,2]},"tag_id":{"$ref":"shared_228a7d7b7778"},"limit":{"$ref":"shared_1174078042bf"},"cursor":{"$ref":"shared_c8b6ca6d7af1"}}};
 
-  function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema24.required,parentSchema:schema24,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema31.required,parentSchema:schema31,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8530,7 +10929,7 @@ const coercing = once(() => {
   coerced0 = "";
   }
   else {
-  const err1 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema24.properties.q.type,parentSchema:schema24.properties.q,data:data1};
+  const err1 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema31.properties.q.type,parentSchema:schema31.properties.q,data:data1};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8549,7 +10948,7 @@ const coercing = once(() => {
   }
   if(typeof data1 === "string"){
   if(func2(data1) > 100){
-  const err2 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema24.properties.q,data:data1};
+  const err2 = {instancePath:instancePath+"/q",schemaPath:"#/properties/q/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters",schema:100,parentSchema:schema31.properties.q,data:data1};
   if(vErrors === null){
   vErrors = [err2];
   }
@@ -8577,7 +10976,7 @@ const coercing = once(() => {
   coerced1 = +data3;
   }
   else {
-  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema24.properties.status.type,parentSchema:schema24.properties.status,data:data3};
+  const err3 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema31.properties.status.type,parentSchema:schema31.properties.status,data:data3};
   if(vErrors === null){
   vErrors = [err3];
   }
@@ -8595,7 +10994,7 @@ const coercing = once(() => {
   }
   }
   if(!(((data3 === 0) || (data3 === 1)) || (data3 === 2))){
-  const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema24.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema24.properties.status.enum,parentSchema:schema24.properties.status,data:data3};
+  const err4 = {instancePath:instancePath+"/status",schemaPath:"#/properties/status/enum",keyword:"enum",params:{allowedValues: schema31.properties.status.enum},message:"must be equal to one of the allowed values",schema:schema31.properties.status.enum,parentSchema:schema31.properties.status,data:data3};
   if(vErrors === null){
   vErrors = [err4];
   }
@@ -8612,20 +11011,20 @@ const coercing = once(() => {
   }
   }
   if(data.limit !== undefined){
-  if(!(validate29(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
-  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  if(!(validate24(data.limit, {instancePath:instancePath+"/limit",parentData:data,parentDataProperty:"limit",rootData}))){
+  vErrors = vErrors === null ? validate24.errors : vErrors.concat(validate24.errors);
   errors = vErrors.length;
   }
   }
   if(data.cursor !== undefined){
-  if(!(validate64(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
-  vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
+  if(!(validate83(data.cursor, {instancePath:instancePath+"/cursor",parentData:data,parentDataProperty:"cursor",rootData}))){
+  vErrors = vErrors === null ? validate83.errors : vErrors.concat(validate83.errors);
   errors = vErrors.length;
   }
   }
   }
   else {
-  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema24.type,parentSchema:schema24,data};
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema31.type,parentSchema:schema31,data};
   if(vErrors === null){
   vErrors = [err5];
   }
@@ -8634,19 +11033,105 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate77.errors = vErrors;
+  validate99.errors = vErrors;
   return errors === 0;
   }
 
-  exports.f837b20535f1c46b4db2a0d66c10304eab9087ad = validate83;
-  const schema25 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"}}};
+  exports.dd7e1817e1924cc5b43313ac98f6d11f53910d87 = validate105;
+  const schema32 = {"type":"object","required":["uid","id","from","to"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"},"id":{"$ref":"shared_228a7d7b7778"},"from":{"$ref":"shared_0cdccc82053f"},"to":{"$ref":"shared_0cdccc82053f"}}};
 
-  function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
   let vErrors = null;
   let errors = 0;
   if(data && typeof data == "object" && !Array.isArray(data)){
   if(data.uid === undefined){
-  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema25.required,parentSchema:schema25,data};
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema32.required,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.id === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema32.required,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.from === undefined){
+  const err2 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "from"},message:"must have required property '"+"from"+"'",schema:schema32.required,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  if(data.to === undefined){
+  const err3 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "to"},message:"must have required property '"+"to"+"'",schema:schema32.required,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(data.uid !== undefined){
+  if(!(validate22(data.uid, {instancePath:instancePath+"/uid",parentData:data,parentDataProperty:"uid",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.id !== undefined){
+  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.from !== undefined){
+  if(!(validate29(data.from, {instancePath:instancePath+"/from",parentData:data,parentDataProperty:"from",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.to !== undefined){
+  if(!(validate29(data.to, {instancePath:instancePath+"/to",parentData:data,parentDataProperty:"to",rootData}))){
+  vErrors = vErrors === null ? validate29.errors : vErrors.concat(validate29.errors);
+  errors = vErrors.length;
+  }
+  }
+  }
+  else {
+  const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema32.type,parentSchema:schema32,data};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  validate105.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.f837b20535f1c46b4db2a0d66c10304eab9087ad = validate110;
+  const schema33 = {"type":"object","required":["uid"],"properties":{"uid":{"$ref":"shared_228a7d7b7778"}}};
+
+  function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.uid === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "uid"},message:"must have required property '"+"uid"+"'",schema:schema33.required,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err0];
   }
@@ -8663,7 +11148,7 @@ const coercing = once(() => {
   }
   }
   else {
-  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema25.type,parentSchema:schema25,data};
+  const err1 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema33.type,parentSchema:schema33,data};
   if(vErrors === null){
   vErrors = [err1];
   }
@@ -8672,7 +11157,108 @@ const coercing = once(() => {
   }
   errors++;
   }
-  validate83.errors = vErrors;
+  validate110.errors = vErrors;
+  return errors === 0;
+  }
+
+  exports.f8c3a2e6f52c007eb5c5c0b0fea248b22ae830cf = validate112;
+  const schema34 = {"type":"object","required":["id","key"],"properties":{"id":{"$ref":"shared_228a7d7b7778"},"key":{"type":"string","minLength":1,"maxLength":200}}};
+
+  function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
+  let vErrors = null;
+  let errors = 0;
+  if(data && typeof data == "object" && !Array.isArray(data)){
+  if(data.id === undefined){
+  const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'",schema:schema34.required,parentSchema:schema34,data};
+  if(vErrors === null){
+  vErrors = [err0];
+  }
+  else {
+  vErrors.push(err0);
+  }
+  errors++;
+  }
+  if(data.key === undefined){
+  const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'",schema:schema34.required,parentSchema:schema34,data};
+  if(vErrors === null){
+  vErrors = [err1];
+  }
+  else {
+  vErrors.push(err1);
+  }
+  errors++;
+  }
+  if(data.id !== undefined){
+  if(!(validate22(data.id, {instancePath:instancePath+"/id",parentData:data,parentDataProperty:"id",rootData}))){
+  vErrors = vErrors === null ? validate22.errors : vErrors.concat(validate22.errors);
+  errors = vErrors.length;
+  }
+  }
+  if(data.key !== undefined){
+  let data1 = data.key;
+  if(typeof data1 !== "string"){
+  let dataType0 = typeof data1;
+  let coerced0 = undefined;
+  if(!(coerced0 !== undefined)){
+  if(dataType0 == "number" || dataType0 == "boolean"){
+  coerced0 = "" + data1;
+  }
+  else if(data1 === null){
+  coerced0 = "";
+  }
+  else {
+  const err2 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema34.properties.key.type,parentSchema:schema34.properties.key,data:data1};
+  if(vErrors === null){
+  vErrors = [err2];
+  }
+  else {
+  vErrors.push(err2);
+  }
+  errors++;
+  }
+  }
+  if(coerced0 !== undefined){
+  data1 = coerced0;
+  if(data !== undefined){
+  data["key"] = coerced0;
+  }
+  }
+  }
+  if(typeof data1 === "string"){
+  if(func2(data1) > 200){
+  const err3 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/maxLength",keyword:"maxLength",params:{limit: 200},message:"must NOT have more than 200 characters",schema:200,parentSchema:schema34.properties.key,data:data1};
+  if(vErrors === null){
+  vErrors = [err3];
+  }
+  else {
+  vErrors.push(err3);
+  }
+  errors++;
+  }
+  if(func2(data1) < 1){
+  const err4 = {instancePath:instancePath+"/key",schemaPath:"#/properties/key/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema34.properties.key,data:data1};
+  if(vErrors === null){
+  vErrors = [err4];
+  }
+  else {
+  vErrors.push(err4);
+  }
+  errors++;
+  }
+  }
+  }
+  }
+  else {
+  const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema34.type,parentSchema:schema34,data};
+  if(vErrors === null){
+  vErrors = [err5];
+  }
+  else {
+  vErrors.push(err5);
+  }
+  errors++;
+  }
+  validate112.errors = vErrors;
   return errors === 0;
   }
 
@@ -8682,6 +11268,10 @@ const coercing = once(() => {
 export const validators: Record<string, () => ValidateFunction> = {
   // json {rate_limit}
   '00a0c02bab229b7c5da9052733a611c2dae60440': () => json()['00a0c02bab229b7c5da9052733a611c2dae60440'],
+  // json {filter_fields, replay_id}
+  '0df6d8f095f58aa727b25bd143817e7ed9f8d983': () => json()['0df6d8f095f58aa727b25bd143817e7ed9f8d983'],
+  // coercing {uid, limit, cursor}
+  '0f8cd51e5458ec656dc8f82ce4656de9a562c3fc': () => coercing()['0f8cd51e5458ec656dc8f82ce4656de9a562c3fc'],
   // json {ids, remark, created_by, assignto}
   '0fceab8c90e8a1641a7d842ef258beed3d78903e': () => json()['0fceab8c90e8a1641a7d842ef258beed3d78903e'],
   // coercing {uid, task_id, from, to, level, outcome, metric, batch, limit, cursor}
@@ -8690,10 +11280,12 @@ export const validators: Record<string, () => ValidateFunction> = {
   '18c6ac81e91f162236a21abd7e30e31cc250361e': () => coercing()['18c6ac81e91f162236a21abd7e30e31cc250361e'],
   // json {uid, task_id, scene, channel, uuid}
   '1fb47bf8539e4d1af885939515ee98ecfd78ea31': () => json()['1fb47bf8539e4d1af885939515ee98ecfd78ea31'],
+  // json {uid, name, department_id, permission, time_zone, layers, fallback, coverage}
+  '1fff8f652bbd1854be020c84a320949b29503425': () => json()['1fff8f652bbd1854be020c84a320949b29503425'],
   // coercing {uid, task_id, task_ids}
   '21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660': () => coercing()['21fc20f8c4c2ac38b5bb57f7c71b550f98ca4660'],
-  // json {level, notice_time, uuid, receiver}
-  '265fcc304698208d5cd359019168824763f56bea': () => json()['265fcc304698208d5cd359019168824763f56bea'],
+  // json {uid, id, revoke}
+  '23f1913d14befeece55d3ebdafa0e91d2c266037': () => json()['23f1913d14befeece55d3ebdafa0e91d2c266037'],
   // coercing {uid, task_id, from, to, uuid, history_id}
   '29c2a07984801b62a3d18b10ad6c40395757789d': () => coercing()['29c2a07984801b62a3d18b10ad6c40395757789d'],
   // json {current, password}
@@ -8702,32 +11294,44 @@ export const validators: Record<string, () => ValidateFunction> = {
   '38f899ae123fe0872ef81372cb2f7c3156239de8': () => json()['38f899ae123fe0872ef81372cb2f7c3156239de8'],
   // coercing {id, timestamp, sign}
   '3ffd62cf8785afe5b248c4e45099533a378327d5': () => coercing()['3ffd62cf8785afe5b248c4e45099533a378327d5'],
-  // json {filter_fields}
-  '4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9': () => json()['4e8d75dd21ab4fcfdc449b1d58e614cf10245fd9'],
+  // coercing {uid, task_id, days}
+  '4628189eee027defd37525e8825d5a28554254a4': () => coercing()['4628189eee027defd37525e8825d5a28554254a4'],
   // coercing {uid, queue, task_id, limit}
   '505bc52172db75f14a8a6431e16a150d8f93dc3d': () => coercing()['505bc52172db75f14a8a6431e16a150d8f93dc3d'],
+  // json {uid, id, effective_from, from, to, time_zone, layers, fallback, coverage}
+  '56add2aea94eabb209bc6870aa5ae3d7fd880bbb': () => json()['56add2aea94eabb209bc6870aa5ae3d7fd880bbb'],
   // json {uid, task_id}
   '57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74': () => json()['57f1d5a1af8f0a12e6b5bb6bab60f945ec40cd74'],
+  // coercing {uid, id, override_id}
+  '59fdefce61d655c6933c4369084357357083fde5': () => coercing()['59fdefce61d655c6933c4369084357357083fde5'],
   // json {advance_seconds}
   '5fb7d93653d85a534b04d2fbd1a9cd46d39db03d': () => json()['5fb7d93653d85a534b04d2fbd1a9cd46d39db03d'],
+  // json {uid, id, start, end, user}
+  '5ff7199a54fbd5c835d9b70beed17ce078ade84f': () => json()['5ff7199a54fbd5c835d9b70beed17ce078ade84f'],
   // json {time}
   '623ba465af64b962f398608edac7e25801a0610d': () => json()['623ba465af64b962f398608edac7e25801a0610d'],
+  // coercing {uid, replay_id}
+  '648314f55ef8be33499873bf8692a8788b9188c4': () => coercing()['648314f55ef8be33499873bf8692a8788b9188c4'],
   // json {id, timestamp, sign}
   '67705262db91851598ebfb08b02bd9794d388fdc': () => json()['67705262db91851598ebfb08b02bd9794d388fdc'],
-  // json {created_by, name, department_id, flag_save_db, task_tags, permission, receiver, workfl...
-  '6ca03613d09e57f22f92ad98d3028bd1d1df1e74': () => json()['6ca03613d09e57f22f92ad98d3028bd1d1df1e74'],
   // json {revoke, fixed_sign}
   '6f44053b6ab16bf0d8a2df27824a0cb13dfa586a': () => json()['6f44053b6ab16bf0d8a2df27824a0cb13dfa586a'],
+  // json {created_by, name, department_id, flag_save_db, task_tags, permission, receiver, workfl...
+  '783d6272c956c5fd6b60ec76be4ed97661cfde7a': () => json()['783d6272c956c5fd6b60ec76be4ed97661cfde7a'],
   // json {ids, remark, created_by}
   '7a1b580cae4a6304d3924e6fc8cdb72d26028685': () => json()['7a1b580cae4a6304d3924e6fc8cdb72d26028685'],
+  // json {uid, task_id, config, last, from, to, scenario, expect}
+  '7c4201347b5b029c46c94806e25ea7c5a437a8b8': () => json()['7c4201347b5b029c46c94806e25ea7c5a437a8b8'],
   // coercing {id}
   '7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a': () => coercing()['7e76db1a0c2c1f2175ea072fcb751e5de55a0b2a'],
   // json {everywhere}
   '84d6215b2664b728ecd828fd425cb56dfe7b6fa0': () => json()['84d6215b2664b728ecd828fd425cb56dfe7b6fa0'],
-  // json {name, department_id, flag_save_db, task_tags, permission, receiver, workflow, filter, ...
-  '8b237ad3ba59233a0da15dd9a11994ee9468560f': () => json()['8b237ad3ba59233a0da15dd9a11994ee9468560f'],
+  // json {uid, id, effective_from, name, department_id, permission, time_zone, layers, fallback,...
+  '88a30a9c750b7c28ba14ef58e540c17f02baa819': () => json()['88a30a9c750b7c28ba14ef58e540c17f02baa819'],
   // json {ids, remark, created_by}
   '937e9a48b5b56988221b9570e21223a8e40eea63': () => json()['937e9a48b5b56988221b9570e21223a8e40eea63'],
+  // coercing {uid, id, at}
+  '94555e2b8a242eb3db194b6d0a3fa8cf30d5b582': () => coercing()['94555e2b8a242eb3db194b6d0a3fa8cf30d5b582'],
   // coercing {uid, task_id, status, claimer, assignee, from, to, limit, cursor}
   '99837269b1289abe1e1a5eb5a9460acc4f1655ce': () => coercing()['99837269b1289abe1e1a5eb5a9460acc4f1655ce'],
   // coercing {uid, task_id}
@@ -8740,20 +11344,30 @@ export const validators: Record<string, () => ValidateFunction> = {
   'a458b96a44febcde97dc014d379fc65877185e66': () => coercing()['a458b96a44febcde97dc014d379fc65877185e66'],
   // json {token, secret, overlap_minutes}
   'a712d45f7e604f2623d5128d5a5e723ed76bc9d4': () => json()['a712d45f7e604f2623d5128d5a5e723ed76bc9d4'],
+  // coercing {uid, id}
+  'b374234ff34ed911dd8067afa56221bf679e56f4': () => coercing()['b374234ff34ed911dd8067afa56221bf679e56f4'],
   // json {uid, queue, message_id, all, task_id}
   'b78a374a7860dad7f0d63873234ede1811b2d1bb': () => json()['b78a374a7860dad7f0d63873234ede1811b2d1bb'],
   // coercing {code, state, error, error_description}
   'cb756d22f4c4046669a6fe5ba0cc60e85617d9c3': () => coercing()['cb756d22f4c4046669a6fe5ba0cc60e85617d9c3'],
   // coercing {uid, q, department_id, status, tag_id, limit, cursor}
   'cd9a76a490e2042dee91058b3d69c9eb76bd0eb2': () => coercing()['cd9a76a490e2042dee91058b3d69c9eb76bd0eb2'],
+  // json {name, department_id, flag_save_db, task_tags, permission, receiver, workflow, filter, ...
+  'd24fa4c9fc393505a1317500f2146fe02abae9b9': () => json()['d24fa4c9fc393505a1317500f2146fe02abae9b9'],
   // json {interval, level}
   'd623518dcae55ad9df27c968e2f941400c3498d2': () => json()['d623518dcae55ad9df27c968e2f941400c3498d2'],
   // json {uid, task_id, action, time}
   'dc01e564926bda0e389c5d84b7f1a38e56634972': () => json()['dc01e564926bda0e389c5d84b7f1a38e56634972'],
+  // coercing {uid, id, from, to}
+  'dd7e1817e1924cc5b43313ac98f6d11f53910d87': () => coercing()['dd7e1817e1924cc5b43313ac98f6d11f53910d87'],
+  // json {level, notice_time, uuid, receiver}
+  'e05f881feccfe72a9026587fdc786e8e9a3f478c': () => json()['e05f881feccfe72a9026587fdc786e8e9a3f478c'],
   // json {account, password}
   'eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d': () => json()['eb62c6d6c24b3f9c7ceea92f5569794d18bf8c5d'],
   // coercing {uid}
   'f837b20535f1c46b4db2a0d66c10304eab9087ad': () => coercing()['f837b20535f1c46b4db2a0d66c10304eab9087ad'],
+  // coercing {id, key}
+  'f8c3a2e6f52c007eb5c5c0b0fea248b22ae830cf': () => coercing()['f8c3a2e6f52c007eb5c5c0b0fea248b22ae830cf'],
   // json {ids, remark, created_by}
   'fbc49a3976c3e1aa5c23436f6942331528c5ff65': () => json()['fbc49a3976c3e1aa5c23436f6942331528c5ff65'],
 };

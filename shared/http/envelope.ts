@@ -22,6 +22,15 @@ export function okResponse(data: unknown, msg = 'success'): APIGatewayProxyStruc
   return envelope(200, 0, msg, data === undefined || data === null ? {} : data);
 }
 
+/** A successful answer that is a document of its own, not an envelope (a calendar feed). */
+export function textResponse(
+  body: string,
+  contentType: string,
+  headers: Record<string, string> = {},
+): APIGatewayProxyStructuredResultV2 {
+  return { statusCode: 200, headers: { 'content-type': contentType, ...headers }, body };
+}
+
 /** The one place errors become envelopes. Unexpected errors are logged and hidden. */
 export function errorResponse(
   err: unknown,

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   ChangeMessageVisibilityBatchCommand,
@@ -93,6 +94,21 @@ async function releaseInFlight(
   return inflight.length;
 }
 
+/**
+ * TOCSIN_QUEUE_LOG: every message sent to a queue, and every message moved to a dead-letter queue,
+ * appended to `file` as one JSON line (`{queue, status, body}`), for tests that look at everything the
+ * queues carried (a consumed message is gone from the emulator). Local runtime only.
+ */
+function journalMessages(server: FauxqsServer, file: string): void {
+  // A waiter that never matches sees every message the spy records.
+  void server.spy.waitForMessage((m) => {
+    if (m.service === 'sqs' && (m.status === 'published' || m.status === 'dlq')) {
+      appendFileSync(file, `${JSON.stringify({ queue: m.queueName, status: m.status, body: m.body })}\n`);
+    }
+    return false;
+  });
+}
+
 /** A dead-letter queue's visibility timeout (SQS's default: its listing hides messages for less). */
 const DLQ_VISIBILITY_SECONDS = 30;
 
@@ -111,7 +127,8 @@ export async function startQueues(
   {
     release = true,
     emulator = { startFauxqs },
-  }: { release?: boolean; emulator?: { startFauxqs: typeof startFauxqs } } = {},
+    journal,
+  }: { release?: boolean; emulator?: { startFauxqs: typeof startFauxqs }; journal?: string } = {},
 ): Promise<LocalQueues> {
   const server = await emulator.startFauxqs({
     port,
@@ -120,8 +137,11 @@ export async function startQueues(
     ...LISTEN_ON_LOOPBACK,
     defaultRegion: region,
     ...(dataDir ? { dataDir } : {}),
+    // The journal reads the emulator's message spy; it keeps nothing itself (one message buffered).
+    ...(journal ? { messageSpies: { bufferSize: 1 } } : {}),
   });
   await refuseUnlessLoopback(server);
+  if (journal) journalMessages(server, journal);
   serveSqsInThread(server);
   const stop = async () => {
     // From here on the API's requests go over HTTP: a stopped emulator refuses them as on AWS.

@@ -24,11 +24,13 @@ export async function useLocalStack(stateOption?: string): Promise<LocalStackSta
     ALARM_QUEUE_URL: state.queueUrls.alarm,
     WEBHOOK_QUEUE_URL: state.queueUrls.webhook,
     NOTIFY_QUEUE_URL: state.queueUrls.notify,
+    REPLAY_QUEUE_URL: state.queueUrls.replay,
     ...(state.dlqUrls
       ? {
           ALARM_DLQ_URL: state.dlqUrls.alarm,
           WEBHOOK_DLQ_URL: state.dlqUrls.webhook,
           NOTIFY_DLQ_URL: state.dlqUrls.notify,
+          REPLAY_DLQ_URL: state.dlqUrls.replay,
         }
       : {}),
     AWS_ACCESS_KEY_ID: 'local',

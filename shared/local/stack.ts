@@ -39,6 +39,11 @@ export interface LocalStackOptions {
    * local stand-in for an event source's maximum concurrency on AWS, e.g. `{ alarm: 8 }`.
    */
   concurrency?: Partial<Record<QueueName, number>>;
+  /**
+   * The address the links in messages lead to (PUBLIC_BASE_URL); default the stack's own,
+   * `http://127.0.0.1:<port><BASE_PATH>`.
+   */
+  publicBaseUrl?: string;
 }
 
 export interface LocalStackState {
@@ -209,9 +214,15 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   ];
   try {
     const [dynamoPort, sqsPort] = [await freePort(), await freePort()];
+    // The API's port is known before anything starts: the links the consumers send point at it.
+    const apiPort = opts.port === 0 ? await freePort() : (opts.port ?? 3000);
+    const basePath = (process.env.BASE_PATH ?? '/').replace(/\/+$/, '');
     const [dynamoStart, sqsStart] = await Promise.allSettled([
       startDynamo(dynamoPort, dataDir ? resolve(dataDir, 'dynamodb') : null),
-      startQueues(sqsPort, REGION, dataDir ? sqsDataDir(dataDir) : null, { release: !lock?.cleanBefore }),
+      startQueues(sqsPort, REGION, dataDir ? sqsDataDir(dataDir) : null, {
+        release: !lock?.cleanBefore,
+        journal: process.env.TOCSIN_QUEUE_LOG || undefined,
+      }),
     ]);
     if (dynamoStart.status === 'rejected' || sqsStart.status === 'rejected') {
       if (dynamoStart.status === 'fulfilled') await dynamoStart.value.stop();
@@ -239,15 +250,19 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       ALARM_QUEUE_URL: sqs.urls.alarm,
       WEBHOOK_QUEUE_URL: sqs.urls.webhook,
       NOTIFY_QUEUE_URL: sqs.urls.notify,
+      REPLAY_QUEUE_URL: sqs.urls.replay,
       ALARM_DLQ_URL: sqs.dlqUrls.alarm,
       WEBHOOK_DLQ_URL: sqs.dlqUrls.webhook,
       NOTIFY_DLQ_URL: sqs.dlqUrls.notify,
+      REPLAY_DLQ_URL: sqs.dlqUrls.replay,
       SEAL_KEY: sealKey,
       TOCSIN_LOCAL: '1',
       // Local webhook receivers usually live on this machine: the private-address guard is off
       // unless the environment turns it on (BLOCK_PRIVATE_WEBHOOKS=1 npm start).
       BLOCK_PRIVATE_WEBHOOKS: process.env.BLOCK_PRIVATE_WEBHOOKS || '0',
       ENV_NAME: process.env.ENV_NAME ?? 'local',
+      // Claim links in the messages lead to this stack, unless told otherwise.
+      PUBLIC_BASE_URL: opts.publicBaseUrl || `http://${LOOPBACK}:${apiPort}${basePath}`,
       ...opts.env,
     });
     resetConfig();
@@ -295,7 +310,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       },
     );
 
-    const http = await startHttpServer(opts.port ?? 3000, process.env.BASE_PATH ?? '/', {
+    const http = await startHttpServer(apiPort, process.env.BASE_PATH ?? '/', {
       stats: async (reset) => mergeStats([takeStats(reset), ...(await consumers.stats(reset))]),
     });
     let httpStop: { cut: number; at: number } | undefined;

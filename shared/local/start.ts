@@ -78,6 +78,8 @@ starting = startLocalStack({
   dataDir,
   // Where `npm run admin` finds this stack (default: .tocsin-local.json in the project root).
   stateFile: process.env.TOCSIN_STATE_FILE || undefined,
+  // Where the claim links of its messages lead, when not to this stack itself (a proxy in front).
+  publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
 });
 stack = await starting.catch((err: unknown) => {
   // Nothing is left running (the start stops what it started when it fails).

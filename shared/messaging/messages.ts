@@ -2,10 +2,11 @@
  * Message types carried by the queues. Every message is JSON; each carries an id that makes its
  * processing idempotent.
  */
+import type { OncallAnswer } from '../domain/schedules/model.ts';
 import type { Channel, Level, ReceiverConfig, Robot } from '../domain/tasks/model.ts';
 import type { Retried } from './retry.ts';
 
-export type QueueName = 'alarm' | 'webhook' | 'notify';
+export type QueueName = 'alarm' | 'webhook' | 'notify' | 'replay';
 
 /** An accepted alarm report, on the alarm queue (API guide §7, §9). */
 export interface AlarmMessage {
@@ -131,6 +132,11 @@ export interface NotificationJob extends Retried {
   users?: number[];
   /** robots, for dinggroup / yachgroup. */
   robots?: Robot[];
+  /**
+   * The answers of the schedules whose on-call people `users` holds, or (with no users) of the one
+   * schedule that had nobody on call: recorded with the job (API guide §18.5).
+   */
+  oncall?: OncallAnswer[];
   context: RenderContext;
   /** Published again by a producer that ran again (a redelivered alarm): may have been sent already. */
   replay?: boolean;
@@ -139,4 +145,15 @@ export interface NotificationJob extends Retried {
    * queue): attempts are numbered on from there, and the job's state is read first.
    */
   attempts_before?: number;
+  /**
+   * The pending workflow the message is about, in the reactivation round it was sent for: its
+   * messages carry claim links, each recipient's minted when the message is sent (API guide §11.7).
+   */
+  claim?: ClaimTarget;
+}
+
+/** A workflow a claim link may claim, and its reactivation round. */
+export interface ClaimTarget {
+  workflow_id: number;
+  round: number;
 }

@@ -10,15 +10,21 @@ import { type RouteDef, routeEntry, routes } from '../../infra/definitions.ts';
 import { routeName } from '../../scripts/gen-events.ts';
 import { nowSeconds } from '../../shared/clock.ts';
 import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
+import { editedConfig } from '../../shared/domain/replay/config.ts';
+import { putReplay } from '../../shared/domain/replay/repository.ts';
+import type { Task } from '../../shared/domain/tasks/model.ts';
+import { getTask } from '../../shared/domain/tasks/repository.ts';
 import { handlerOf, signEvent } from '../../shared/local/invoke.ts';
 import { BUNDLE_DIR_VARIABLE, handlerModule, lambdaContext, loadHandler } from '../../shared/local/lambda.ts';
 import { projectRoot } from '../../shared/local/paths.ts';
+import { linkKey, mintClaimToken, pageNonce } from '../../shared/domain/auth/claim-token.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { api, baseUrl, taskAuth } from '../support/client.ts';
 import { FakeClient } from '../support/fakes.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { addPeople, Browser, Jar, signInAtProvider } from '../support/people.ts';
 import { ADMIN_APP, TEST_APP } from '../support/seed.ts';
+import { createSchedule } from '../support/schedules.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 import { newWorkflow, syncClock } from '../support/workflows.ts';
 import {
@@ -82,6 +88,8 @@ interface Targets {
   task: number;
   workflow: number;
   uuid: string;
+  /** A finished replay of the task (GET /alarmtask/replay). */
+  replay?: string;
 }
 
 /**
@@ -95,6 +103,7 @@ function retarget(event: Event, to: Targets): Event {
     if ('task_ids' in o) o.task_ids = String(to.task);
     if ('uuid' in o) o.uuid = to.uuid;
     if (Array.isArray(o.ids)) o.ids = [to.workflow];
+    if ('replay_id' in o && to.replay) o.replay_id = to.replay;
     if (typeof o.name === 'string') o.name = `${o.name}-${randomUUID().slice(0, 8)}`;
   };
   if (out.queryStringParameters) {
@@ -122,6 +131,13 @@ async function processedAlarm(task: CreatedTask): Promise<string> {
   for (let i = 0; i < 300 && !(await getAlarmRecord(task.id, uuid)); i++)
     await new Promise((r) => setTimeout(r, 50));
   return uuid;
+}
+
+/** A finished what-if replay of the task's last alarm (answered at once); its id. */
+async function replayOf(task: CreatedTask): Promise<string> {
+  const res = await api.post('/alarmtask/replay', { uid: 1, task_id: task.id, last: 1 });
+  if (res.code !== 0) throw new Error(`replay: ${res.code} ${res.msg}`);
+  return res.data.replay_id as string;
 }
 
 /**
@@ -170,7 +186,7 @@ async function signedInPerson(): Promise<SignedInPerson> {
 /** The event with the person's real session cookie and CSRF token in place of the placeholders. */
 function withSession(event: Event, p: SignedInPerson): Event {
   const out = structuredClone(event);
-  out.cookies = [`tocsin_session=${p.browser.session}`];
+  out.cookies = [`__Host-tocsin_session=${p.browser.session}`];
   if (out.headers['x-csrf-token']) out.headers['x-csrf-token'] = p.browser.csrf;
   return out;
 }
@@ -211,7 +227,45 @@ const takenWithCode0: Check = (res) => {
 };
 
 /** How each sign-in route's sample is made real, and what its answer must be. */
-const personal: Record<string, (event: Event, route: RouteDef) => Promise<[Event, Check]>> = {
+/** A claim link of the test's workflow for uid 1 by e-mail, signed as the stack signs its links. */
+function claimLinkOf(workflow: number): { token: string; nonce: string } {
+  const key = linkKey(Buffer.from(inject('stack').sealKey, 'base64'), 1);
+  const token = mintClaimToken(
+    { workflowId: workflow, round: 0, uid: 1, channel: 'email', expiresAt: nowSeconds() + 3600 },
+    key,
+  );
+  return { token, nonce: pageNonce(token, key, nowSeconds()) };
+}
+
+const personal: Record<string, (event: Event, route: RouteDef, workflow: number) => Promise<[Event, Check]>> = {
+  // The claim page and its form, for a real link of the test's workflow (the samples hold placeholders).
+  GetClaim: async (event, _route, workflow) => {
+    const out = atStack(event);
+    const { token } = claimLinkOf(workflow);
+    out.queryStringParameters = { t: token };
+    out.rawQueryString = `t=${token}`;
+    return [
+      out,
+      (res) => {
+        expect(res.statusCode, String(res.body).slice(0, 300)).toBe(200);
+        expect(res.headers['content-type']).toMatch(/^text\/html/);
+        expect(res.headers['cache-control']).toBe('no-store');
+        expect(String(res.body)).toContain('Claim as');
+      },
+    ];
+  },
+  PostClaim: async (event, _route, workflow) => {
+    const out = atStack(event);
+    const { token, nonce } = claimLinkOf(workflow);
+    out.body = new URLSearchParams({ t: token, n: nonce }).toString();
+    return [
+      out,
+      (res) => {
+        expect(res.statusCode, String(res.body).slice(0, 300)).toBe(200);
+        expect(String(res.body)).toContain('claimed');
+      },
+    ];
+  },
   PostAuthSignin: async (event) => {
     const p = await signedInPerson();
     return [
@@ -220,7 +274,7 @@ const personal: Record<string, (event: Event, route: RouteDef) => Promise<[Event
         takenWithCode0(res);
         expect(JSON.parse(res.body).data.person.user).toBe(p.user);
         expect(setCookies(res).join('\n')).toMatch(
-          /^tocsin_session=[A-Za-z0-9_-]+; .*HttpOnly; SameSite=Strict; Secure$/m,
+          /^__Host-tocsin_session=[A-Za-z0-9_-]+; .*HttpOnly; SameSite=Strict; Secure$/m,
         );
       },
     ];
@@ -244,7 +298,7 @@ const personal: Record<string, (event: Event, route: RouteDef) => Promise<[Event
       withSession(event, p),
       (res) => {
         takenWithCode0(res);
-        expect(setCookies(res).join('\n')).toMatch(/^tocsin_session=; .*Max-Age=0/m);
+        expect(setCookies(res).join('\n')).toMatch(/^__Host-tocsin_session=; .*Max-Age=0/m);
       },
     ];
   },
@@ -255,7 +309,7 @@ const personal: Record<string, (event: Event, route: RouteDef) => Promise<[Event
       jsonBody(withSession(event, p), { current: p.password, password }),
       (res) => {
         takenWithCode0(res);
-        expect(setCookies(res).join('\n')).toMatch(/^tocsin_session=[A-Za-z0-9_-]+; /m);
+        expect(setCookies(res).join('\n')).toMatch(/^__Host-tocsin_session=[A-Za-z0-9_-]+; /m);
       },
     ];
   },
@@ -293,6 +347,81 @@ const personal: Record<string, (event: Event, route: RouteDef) => Promise<[Event
   },
 };
 
+// ---- The schedule routes: their samples name schedule 1; each runs on a schedule of its own (an
+// override to remove, a feed key to read with), with times moved to the service's now.
+
+/** The event's schedule parameters made real: in the query, the JSON body or the form body. */
+function onSchedule(event: Event, values: Record<string, string | number>): Event {
+  const out = structuredClone(event);
+  const set = (o: Record<string, unknown>, asText: boolean) => {
+    for (const [k, v] of Object.entries(values)) if (k in o) o[k] = asText ? String(v) : v;
+  };
+  if (out.queryStringParameters) {
+    set(out.queryStringParameters, true);
+    out.rawQueryString = new URLSearchParams(out.queryStringParameters).toString();
+  }
+  const type = String(out.headers?.['content-type']);
+  if (out.body && type.startsWith('application/json')) {
+    const body = JSON.parse(out.body);
+    set(body, false);
+    out.body = JSON.stringify(body);
+  } else if (out.body && type.startsWith('application/x-www-form-urlencoded')) {
+    const form = Object.fromEntries(new URLSearchParams(out.body));
+    set(form, true);
+    out.body = new URLSearchParams(form).toString();
+  }
+  return out;
+}
+
+async function scheduleSample(event: Event, route: RouteDef, name: string): Promise<[Event, Check]> {
+  const now = nowSeconds();
+  const { id } = await createSchedule();
+  const values: Record<string, string | number> = {
+    id,
+    effective_from: now + 86_400,
+    start: now + 3600,
+    end: now + 7200,
+  };
+  if (name === 'DeleteScheduleOverride') {
+    const o = await api.post('/schedule/override', {
+      uid: 1,
+      id,
+      start: now + 3600,
+      end: now + 7200,
+      user: 2,
+    });
+    values.override_id = o.data.override.id;
+  }
+  // Signed again: the request-bound signature covers the query and the body as they now are.
+  const made = (e: Event) =>
+    signEvent(onSchedule(e, values), route, { app: [TEST_APP.id, TEST_APP.token] }, now);
+  if (name === 'GetScheduleIcalIcs') {
+    values.key = (await api.put('/schedule/ical', { uid: 1, id })).data.key;
+    return [
+      made(event),
+      (res) => {
+        expect(res.statusCode, String(res.body).slice(0, 300)).toBe(200);
+        expect(String(res.body)).toMatch(/^BEGIN:VCALENDAR\r\n/);
+      },
+    ];
+  }
+  return [made(event), takenWithCode0];
+}
+for (const name of [
+  'GetScheduleShow',
+  'PutScheduleUpdate',
+  'DeleteSchedule',
+  'PostScheduleOverride',
+  'DeleteScheduleOverride',
+  'GetScheduleOncall',
+  'GetScheduleFinal',
+  'PostSchedulePreview',
+  'PutScheduleIcal',
+  'GetScheduleIcalIcs',
+]) {
+  personal[name] = (event, route) => scheduleSample(event, route, name);
+}
+
 describe('the deployed bundles', () => {
   it('are every deployed function, each run from its bundle', () => {
     const entries = deployedEntries().map((e) => e.entry);
@@ -311,11 +440,12 @@ describe('the deployed bundles', () => {
       const task = await ownTask();
       const workflow = await newWorkflow(task);
       const uuid = name.startsWith('GetAlarmtaskAlarm') ? await processedAlarm(task) : randomUUID();
+      const replay = name === 'GetAlarmtaskReplay' ? await replayOf(task) : undefined;
       await before[name]?.(task, workflow.id);
       // The dead letters are an `admin` route: the app holding that grant calls them.
       const app = route.auth === 'admin' ? ADMIN_APP : TEST_APP;
       let event = signEvent(
-        retarget(sample(`http/${name}.json`), { task: task.id, workflow: workflow.id, uuid }),
+        retarget(sample(`http/${name}.json`), { task: task.id, workflow: workflow.id, uuid, replay }),
         route,
         { app: [app.id, app.token], task: [task.id, task.secret], alarm: [task.id, task.token] },
         nowSeconds(),
@@ -323,7 +453,7 @@ describe('the deployed bundles', () => {
       let check: Check = RAW.has(name)
         ? (res) => expect(res.statusCode, String(res.body).slice(0, 300)).toBe(200)
         : takenWithCode0;
-      if (personal[name]) [event, check] = await personal[name](event, route);
+      if (personal[name]) [event, check] = await personal[name](event, route, workflow.id);
       check(await invoke(routeEntry(route), event));
     },
   );
@@ -358,6 +488,38 @@ describe('the deployed bundles', () => {
     expect(res).toEqual({ batchItemFailures: [] });
     const got = await receiver.waitFor((all) => all.some((r) => r.headers['webhook-id'] === eventId));
     expect(got.find((r) => r.headers['webhook-id'] === eventId)?.json).toMatchObject({ event: 'PING' });
+  });
+
+  it('the replay consumer runs the replay its sample names', async () => {
+    // Arrange: a replay waiting for the queue, as POST /alarmtask/replay leaves one (a window too
+    // large to answer at once; here the task's last alarm)
+    const task = await ownTask();
+    await processedAlarm(task);
+    const replayId = randomUUID();
+    const now = nowSeconds();
+    const { fingerprint } = editedConfig((await getTask(task.id, true)) as Task, undefined);
+    await putReplay({
+      replay_id: replayId,
+      task_id: task.id,
+      uid: 1,
+      status: 'running',
+      created_at: now,
+      task_version: 1,
+      config_fingerprint: fingerprint,
+      request: { spec: { last: 1 }, now, fingerprint, task_version: 1 },
+    });
+    const event = sample('sqs/run-replay.json');
+    event.Records[0].body = JSON.stringify({ kind: 'replay', replay_id: replayId });
+    // Act
+    const res = await invoke(handlerOf('run-replay').file, event);
+    // Assert
+    expect(res).toEqual({ batchItemFailures: [] });
+    const done = await api.get('/alarmtask/replay', { query: { uid: 1, replay_id: replayId } });
+    expect(done.data).toMatchObject({
+      status: 'done',
+      alarms: { in_window: 1, replayable: 1 },
+      fidelity: { share: 1 },
+    });
   });
 
   it('the notification consumer sends its sample job (an e-mail to user 1)', async () => {

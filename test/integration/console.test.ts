@@ -421,6 +421,57 @@ describe('the web console in a browser', () => {
     }
   });
 
+  it('shows what a configuration change would do before it is saved', async () => {
+    // Arrange: keep urgent alarms only (the task's others are errors and warnings), as the API answers
+    const change = {
+      filter_fields: ['filter'],
+      filter: {
+        enable: true,
+        mode: 1,
+        not_match: 0,
+        conditions: [{ rule: [{ field: 'level', operator: 'gte', threshold: '3' }], level: 9 }],
+      },
+    };
+    const expected = (
+      await api.post<Row>('/alarmtask/replay', { uid: ADMIN, task_id: task.id, config: change, last: 500 })
+    ).data;
+    expect(expected.changes_total).toBeGreaterThan(0);
+    await page.goto(consoleUrl(`#/tasks/${task.id}`));
+    await page.getByRole('heading', { name: 'Configuration' }).waitFor();
+
+    // Act
+    await page.getByRole('button', { name: 'What would this change do?' }).click();
+    await page.getByLabel('Change').fill(JSON.stringify(change));
+    await page.getByRole('button', { name: 'Replay', exact: true }).click();
+
+    // Assert: the summary, the per-person table and the changed alarms, as the service counted them
+    const summary = page.locator('table.what-if-summary');
+    await summary.waitFor();
+    const row = (table: string, name: string) =>
+      page.locator(`table.${table} tr`, { has: page.getByRole('rowheader', { name, exact: true }) });
+    const cells = async (table: string, name: string) => row(table, name).locator('td').allTextContents();
+    expect(await cells('what-if-summary', 'Notified')).toEqual([
+      String(expected.summary.recorded.notified),
+      String(expected.summary.current.notified),
+      String(expected.summary.edited.notified),
+    ]);
+    expect(await cells('what-if-summary', 'Filtered')).toEqual([
+      String(expected.summary.recorded.filtered),
+      String(expected.summary.current.filtered),
+      String(expected.summary.edited.filtered),
+    ]);
+    const ann = expected.people.find((p: Row) => p.uid === ADMIN);
+    expect(await cells('what-if-people', 'Ann Lee')).toEqual([
+      `email ${ann.before.email}`,
+      ann.after.email ? `email ${ann.after.email}` : '—',
+    ]);
+    const changed = page.locator('table.what-if-changes tbody tr');
+    expect(await changed.count()).toBe(expected.changes.length);
+    expect(await changed.first().textContent()).toContain('filter');
+    expect(await changed.first().textContent()).toContain('whitelist');
+    expect(await page.locator('.save-hint').textContent()).toContain('replay_id');
+  });
+
   it('keeps the session across a reload, without a script error', async () => {
     await page.goto(consoleUrl('#/tasks'));
     await page.reload();

@@ -40,10 +40,13 @@ export function baseEnv(): NodeJS.ProcessEnv {
     'ALARM_QUEUE_URL',
     'WEBHOOK_QUEUE_URL',
     'NOTIFY_QUEUE_URL',
+    'REPLAY_QUEUE_URL',
     'SEAL_KEY',
     'BLOCK_PRIVATE_WEBHOOKS',
     // The shared stack's log file: a child stack prints its own.
     'TOCSIN_LOG_FILE',
+    // Where the shared stack's claim links lead: a child stack's lead to itself.
+    'PUBLIC_BASE_URL',
   ])
     delete env[k];
   return env;
@@ -141,11 +144,15 @@ export function requestWebhookTask(
   return requestTask(url, app, { webhook });
 }
 
-/** Asks for a task with these receiver channels, signed with the app (API guide §3.1); returns the answer. */
+/**
+ * Asks for a task with these receiver channels (and the other fields of `more`), signed with the app
+ * (API guide §3.1); returns the answer.
+ */
 export async function requestTask(
   url: string,
   app: App,
   channels: Record<string, unknown>,
+  more: Record<string, unknown> = {},
 ): Promise<{ code: number; msg: string; task?: Task }> {
   const ts = Math.floor(Date.now() / 1000);
   const res = await fetch(`${url}/alarmtask/store`, {
@@ -162,6 +169,7 @@ export async function requestTask(
       department_id: 1,
       flag_save_db: 1,
       receiver: { channels },
+      ...more,
     }),
   });
   const body = (await res.json()) as { code: number; msg: string; data?: { task?: Task } };

@@ -1,14 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { routes } from '../../infra/definitions.ts';
+import { routeEntry, routes } from '../../infra/definitions.ts';
 import { db, tableName } from '../../shared/db/client.ts';
 import { keys } from '../../shared/db/keys.ts';
 import { addPeople, Browser } from '../support/people.ts';
 
 /**
  * What signed-in people do that the sign-in suites leave out: a session last used over a minute ago
- * refreshed by whichever route it comes to (each a function of its own on AWS), and a password change
+ * refreshed by whichever function it comes to (a route of its own on AWS, or the first route of a
+ * function group: the function remembers the refresh for the minute), and a password change
  * tried while the account is locked. With the rest of the suite they let the least-privilege check
  * see every grant of the person's path in use (docs/aws-operations.md, "Least privilege").
  */
@@ -50,7 +51,7 @@ async function pause(cookie: string): Promise<number> {
 }
 
 describe('a signed-in person on every route a person may call', () => {
-  it('is served as themselves, and a session unused for a minute is refreshed on each route', async () => {
+  it('is served as themselves, and a session unused for a minute is refreshed by each function', async () => {
     // Arrange: a super administrator (every route beyond the interface is theirs); sign-out comes last
     const b = new Browser();
     expect((await b.signIn(OPS.user, PASSWORD)).json.code).toBe(0);
@@ -62,7 +63,10 @@ describe('a signed-in person on every route a person may call', () => {
       ...personal.filter((r) => r.path === '/auth/signout'),
     ];
     expect(ordered.length).toBeGreaterThan(20);
+    const functions = new Set<string>();
     for (const route of ordered) {
+      const first = !functions.has(routeEntry(route));
+      functions.add(routeEntry(route));
       const cookie = b.session as string;
       const before = await pause(cookie);
       // Act: what the route makes of an empty request does not matter here (most refuse it as invalid)
@@ -75,7 +79,7 @@ describe('a signed-in person on every route a person may call', () => {
       expect([401, 403], `${label}: ${answer.text}`).not.toContain(answer.status);
       expect(answer.status, `${label}: ${answer.text}`).toBeLessThan(500);
       if (route.path === '/auth/signout') expect(answer.json.code, label).toBe(0);
-      else expect(await lastSeen(cookie), label).toBeGreaterThan(before);
+      else if (first) expect(await lastSeen(cookie), label).toBeGreaterThan(before);
     }
   }, 120_000);
 });

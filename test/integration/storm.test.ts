@@ -191,8 +191,8 @@ describe('a storm on one metric', () => {
 
     // Assert: accepted, nothing left anywhere, nothing dead-lettered
     expect(new Set(uuids).size).toBe(ALARMS);
-    expect(queues).toEqual({ alarm: [0, 0, 0], webhook: [0, 0, 0], notify: [0, 0, 0] });
-    expect(dlqs).toEqual({ alarm: [0, 0, 0], webhook: [0, 0, 0], notify: [0, 0, 0] });
+    expect(queues).toEqual({ alarm: [0, 0, 0], webhook: [0, 0, 0], notify: [0, 0, 0], replay: [0, 0, 0] });
+    expect(dlqs).toEqual({ alarm: [0, 0, 0], webhook: [0, 0, 0], notify: [0, 0, 0], replay: [0, 0, 0] });
 
     // Assert: one record each; the metric's windows took every alarm once, in order
     const records = (

@@ -17,7 +17,7 @@ beforeAll(async () => {
   receiver = await new TestReceiver().start();
   task = await createWorkflowTask([], {
     receiver: { alarmgroup: [2], channels: { webhook: receiver.url, email: [1] } },
-    permission: { rw: [], ro: [2] },
+    permission: { rw: [2], ro: [] },
   });
 });
 

@@ -126,7 +126,7 @@ async function send<T>(method: string, path: string, query: Query | undefined, b
  * elsewhere): the page goes back to the sign-in page and says so.
  */
 export async function call<T>(
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
   opts: { query?: Query; body?: unknown } = {},
 ): Promise<T> {
@@ -213,3 +213,5 @@ export async function getFilled<T extends { next_cursor: string }>(
 }
 export const put = <T>(path: string, body: Record<string, unknown>) => call<T>('PUT', path, { body });
 export const post = <T>(path: string, body: Record<string, unknown>) => call<T>('POST', path, { body });
+/** DELETE with its parameters in the query (the DELETE routes read a form body or the query). */
+export const del = <T>(path: string, query: Query) => call<T>('DELETE', path, { query });

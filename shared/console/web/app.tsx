@@ -1,9 +1,10 @@
 import { useEffect, useState } from 'preact/hooks';
-import { resumeSession, type Session, type SignOutReason, signOut } from './api.ts';
+import { BASE, resumeSession, type Session, type SignOutReason, signOut } from './api.ts';
 import { AlarmsPage } from './pages/alarms.tsx';
 import { ChartsPage } from './pages/charts.tsx';
 import { DeadLettersPage, DeliveriesPage } from './pages/deliveries.tsx';
 import { PasswordPage } from './pages/password.tsx';
+import { SchedulePage, SchedulesPage } from './pages/schedules.tsx';
 import { SignIn, type SignInNotice } from './pages/signin.tsx';
 import { TaskPage } from './pages/task.tsx';
 import { TasksPage } from './pages/tasks.tsx';
@@ -22,12 +23,39 @@ function NotFound() {
   );
 }
 
+/** A claim link's token (API guide §11.7): base64url, as the link carries it. */
+const CLAIM_TOKEN = /^[A-Za-z0-9_-]{20,100}$/;
+
+/**
+ * `#/claim?t=<token>`: where a group claim link sends a person to sign in. Signed in, the browser goes
+ * back to the link's page (this origin's `/claim` only), which now offers to claim as them.
+ */
+function ClaimReturn({ query }: { query: URLSearchParams }) {
+  const token = query.get('t') ?? '';
+  const ok = CLAIM_TOKEN.test(token);
+  useEffect(() => {
+    if (ok) location.replace(`${BASE}/claim?t=${encodeURIComponent(token)}`);
+  }, [ok, token]);
+  if (!ok) return <NotFound />;
+  return <Loading what="Back to the claim link" />;
+}
+
 /** The page of a route (`#/tasks/12/alarms/<uuid>` ...). */
 function Page({ route, session }: { route: Route; session: Session }) {
   const [section = 'tasks', id, sub, item] = route.parts;
   const admin = session.person.role === ADMIN_ROLE;
+  if (section === 'claim' && !id) return <ClaimReturn query={route.query} />;
   if (section === 'password' && !id) return <PasswordPage />;
   if (section === 'dead-letters') return admin ? <DeadLettersPage route={route} /> : <NotFound />;
+  if (section === 'schedules') {
+    const scheduleId = Number(id);
+    if (!id) return <SchedulesPage />;
+    return Number.isSafeInteger(scheduleId) && scheduleId > 0 && !sub ? (
+      <SchedulePage id={scheduleId} />
+    ) : (
+      <NotFound />
+    );
+  }
   if (section !== 'tasks') return <NotFound />;
   if (!id) return <TasksPage route={route} />;
   const taskId = Number(id);
@@ -133,9 +161,14 @@ export function App() {
         <nav class="mainnav" aria-label="Console">
           <a
             href={href('tasks')}
-            aria-current={!['dead-letters', 'password'].includes(route.parts[0] ?? '') ? 'page' : undefined}
+            aria-current={
+              !['dead-letters', 'password', 'schedules'].includes(route.parts[0] ?? '') ? 'page' : undefined
+            }
           >
             Tasks
+          </a>
+          <a href={href('schedules')} aria-current={route.parts[0] === 'schedules' ? 'page' : undefined}>
+            Schedules
           </a>
           {admin && (
             <a

@@ -2,7 +2,9 @@ import { useEffect, useState } from 'preact/hooks';
 
 /**
  * Hash routing: `#/tasks/12/alarms?level=3`. The hash never reaches the server, and it holds only ids
- * and filters (never a token).
+ * and filters (never a credential of the console). One exception passes through: `#/claim?t=`, where
+ * a group claim link sends a person to sign in, with the link's own token, and which leaves at once
+ * for the link's page (app.tsx).
  */
 export interface Route {
   /** Path segments: `['tasks', '12', 'alarms']`. */

@@ -46,3 +46,13 @@ export type SessionAnswer = Schemas['SessionAnswer'];
 export type SessionState = Schemas['SessionState'];
 export type SignedInAnswer = Schemas['SignedInAnswer'];
 export type FieldError = Schemas['FieldError'];
+/** POST and GET /alarmtask/replay: a what-if replay, running, failed or done. */
+export type ReplayDone = Schemas['ReplayDone'];
+export type ReplayAnswer = Schemas['ReplayRunning'] | Schemas['ReplayFailed'] | ReplayDone;
+export type ReplaySummary = Schemas['ReplaySummary'];
+export type ScheduleList = Schemas['ScheduleList'];
+export type ScheduleShown = Schemas['ScheduleShown'];
+export type FinalShifts = Schemas['FinalShifts'];
+export type OncallNow = Schemas['OncallNow'];
+export type OverrideSaved = Schemas['OverrideSaved'];
+export type TaskOncall = Schemas['TaskOncall'];

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { stableStringify } from '../../json.ts';
 import {
   type CompressNotify,
   compressStep,
   computeMetric,
   type StrategyConfig,
-  stableStringify,
   strategyOf,
   type WindowState,
 } from './compress.ts';

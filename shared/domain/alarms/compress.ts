@@ -1,4 +1,4 @@
-import { isRawJson } from '../../json.ts';
+import { stableStringify } from '../../json.ts';
 import { createHash } from 'node:crypto';
 import { type AlarmFacts, firstMatch, ruleToken } from '../conditions/evaluate.ts';
 import type { CompressConfig } from '../tasks/model.ts';
@@ -18,21 +18,6 @@ export const STRATEGY_COUNT_CYCLE = 4;
 export const STRATEGY_COUNT = 5;
 
 const sha1 = (text: string) => createHash('sha1').update(text, 'utf8').digest('hex');
-
-/** JSON with object keys sorted at every depth (arrays keep their order). */
-export function stableStringify(value: unknown): string {
-  if (isRawJson(value)) return value.rawJSON;
-  if (Array.isArray(value))
-    return `[${value.map((v) => (v === undefined ? 'null' : stableStringify(v))).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.keys(value as Record<string, unknown>)
-      .sort()
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${stableStringify((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
-}
 
 /**
  * The metric (40-hex SHA-1) of an alarm, or undefined when the condition method matches nothing.

@@ -59,6 +59,9 @@ function world(o: WorldOptions = {}) {
   ]);
   const deps: PipelineDeps = {
     now: () => 1_700_000_000,
+    nowMs: () => 1_700_000_000_000,
+    count: () => undefined,
+    measure: () => undefined,
     getTask: async (id) => tasks.get(id),
     nextHistoryId: async () => ++nextId,
     recordAlarm: async () => 'created',

@@ -16,6 +16,22 @@ import { defaultDeps, type PipelineDeps } from './pipeline-deps.ts';
 export const FLUSH_KIND = 'compress-flush';
 export const RECOVERY_DELAY_KIND = 'recovery-delay';
 
+/** The `compress-flush` item of a delayed window: its first alarm, notified at the window's end. */
+export function flushItem(
+  taskId: number,
+  metric: string,
+  batch: number,
+  uuid: string,
+  dueAt: number,
+): DueItem {
+  return {
+    kind: FLUSH_KIND,
+    ref: `${taskId}:${metric}:${batch}`,
+    due_at: dueAt,
+    payload: { task_id: taskId, uuid },
+  };
+}
+
 /** Holds work of a paused task until it runs again; undefined when the task runs. */
 function heldFor(task: Task, now: number): DueResult | 'drop' | undefined {
   const status = effectiveStatus(task, now);
@@ -41,8 +57,10 @@ export async function flushCompressWindow(item: DueItem, now: number, deps: Pipe
     logger.error('compress flush: alarm record not found', { uuid });
     return undefined;
   }
-  if (task.workflow?.enable) await deps.createWorkflow({ task, history: record.history });
-  await sendNotice(alarmNotice(task, record, 'compressed'), deps);
+  const workflow = task.workflow?.enable
+    ? await deps.createWorkflow({ task, history: record.history })
+    : undefined;
+  await sendNotice(alarmNotice(task, record, 'compressed', workflow), deps);
   return undefined;
 }
 

@@ -24,10 +24,20 @@ function metricOrder(record: AlarmRecord, slot: number): { order?: ReturnType<ty
   return { order: orderRef(`m:${metric}`, record.seq * 100 + slot) };
 }
 
-export function alarmNotice(task: Task, record: AlarmRecord, type: string): Notice {
+/** A workflow an alarm opened: its notices carry claim links for it (round 0: just created). */
+export const claimOf = (workflow: { id: number } | undefined): Notice['claim'] =>
+  workflow ? { workflow_id: workflow.id, round: 0 } : undefined;
+
+export function alarmNotice(
+  task: Task,
+  record: AlarmRecord,
+  type: string,
+  workflow?: { id: number },
+): Notice {
   const history = historyRef(record.history);
   const scene = type === 'compressed' ? 'compressed' : 'not_compress';
   return {
+    ...(workflow ? { claim: claimOf(workflow) } : {}),
     task,
     receivers: selectedReceivers(task.receiver, record.selection, record.receiver),
     scene,
@@ -65,6 +75,7 @@ function upgradeNotice(
   task: Task,
   record: AlarmRecord,
   fire: AlarmRecord['upgrades'][number],
+  workflow?: { id: number },
 ): Notice | undefined {
   const s = task.upgrade?.strategies?.[fire.index];
   // The configuration changed since the decision: that strategy no longer exists.
@@ -79,6 +90,7 @@ function upgradeNotice(
   // The rule without its receiver: templates may print `{context.rule}` and robots carry secrets.
   const rule = { interval: s.interval, count: s.count, level: s.level, reuse_receiver: s.reuse_receiver };
   return {
+    ...(workflow ? { claim: claimOf(workflow) } : {}),
     task,
     receivers,
     scene: 'upgrade',
@@ -115,18 +127,22 @@ export function replaying(deps: PipelineDeps, processedAt: number): PipelineDeps
   };
 }
 
-/** The side effects of a recorded alarm, in stage order (upgrade -> workflow -> notify). Idempotent. */
+/**
+ * The side effects of a recorded alarm: its workflow, then its notices (upgrade, then the alarm's),
+ * which carry claim links for the workflow it opened. Idempotent.
+ */
 export async function runEffects(task: Task, record: AlarmRecord, deps: PipelineDeps): Promise<void> {
   if (record.outcome === 'recovery') {
     await sendNotice(recoveryNotice(task, record), deps);
     if (record.recovery_metric) await deps.finishWorkflowsOfMetric({ task, metric: record.recovery_metric });
     return;
   }
+  const notifyNow = record.notify === 'now';
+  const workflow =
+    notifyNow && record.workflow ? await deps.createWorkflow({ task, history: record.history }) : undefined;
   for (const fire of record.upgrades ?? []) {
-    const notice = upgradeNotice(task, record, fire);
+    const notice = upgradeNotice(task, record, fire, workflow);
     if (notice) await sendNotice(notice, deps);
   }
-  if (record.notify !== 'now') return;
-  if (record.workflow) await deps.createWorkflow({ task, history: record.history });
-  await sendNotice(alarmNotice(task, record, record.outcome), deps);
+  if (notifyNow) await sendNotice(alarmNotice(task, record, record.outcome, workflow), deps);
 }

@@ -103,6 +103,64 @@ describe('noticeJobs', () => {
     },
   };
 
+  it('pages whoever a named schedule has on call, merged with the rest; nobody on call gets a skipped job', async () => {
+    // Arrange: the defaults name schedule 7 (uid 3 on call) and schedule 8 (nobody)
+    const asked: number[][] = [];
+    const resolveOncall = async (receivers: { schedule_id: number }[], at: number) => {
+      asked.push(receivers.map((r) => r.schedule_id));
+      return [
+        {
+          schedule_id: 7,
+          at,
+          uids: [3],
+          source: { kind: 'layer' as const, layer: 0, name: 'l' },
+          shift: { start: 0, end: 9 },
+          channels: ['email' as const],
+        },
+        {
+          schedule_id: 8,
+          at,
+          uids: [],
+          source: { kind: 'none' as const },
+          shift: { start: 0, end: 9 },
+          channels: ['sms' as const],
+        },
+      ];
+    };
+    const receivers = selectedReceivers(
+      {
+        channels: { email: [1, 3] },
+        oncall: [
+          { schedule_id: 7, channels: ['email'] },
+          { schedule_id: 8, channels: ['sms'] },
+        ],
+      },
+      { override: false, dispatch: [], defaults: true },
+    );
+    // Act
+    const jobs = await noticeJobs(
+      {
+        task,
+        receivers,
+        scene: 'not_compress',
+        jobId: 'u-2:not_compress',
+        history: {},
+        context: {},
+        event: {
+          body: { event: 'ALARM', type: 'compress_disable', data: {}, extra: {} },
+          eventId: 'u-2:ALARM',
+        },
+      },
+      { getAlarmGroups: async () => [], resolveOncall },
+    );
+    // Assert
+    expect(asked).toEqual([[7, 8]]);
+    expect(jobs.map((j) => [j.job_id, j.users, j.oncall?.map((a) => a.schedule_id)])).toEqual([
+      ['u-2:not_compress:email', [1, 3], [7]],
+      ['u-2:not_compress:sms:s8', [], [8]],
+    ]);
+  });
+
   it('one job per channel, alarm groups merged and users de-duplicated, deterministic ids', async () => {
     const requested: number[][] = [];
     const jobs = await noticeJobs(

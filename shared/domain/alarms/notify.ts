@@ -1,9 +1,18 @@
-import type { NotificationJob, NotifyScene, RenderContext, WebhookBody } from '../../messaging/messages.ts';
+import type {
+  ClaimTarget,
+  NotificationJob,
+  NotifyScene,
+  RenderContext,
+  WebhookBody,
+} from '../../messaging/messages.ts';
 import type { AlarmFacts } from '../conditions/evaluate.ts';
 import { firstMatch } from '../conditions/evaluate.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import { COMPRESS_METHOD_NAMES, COMPRESS_TYPE_NAMES } from '../notifications/render.ts';
+import { withOncall } from '../notifications/oncall.ts';
 import { alarmGroupIds, channelJobs, type ReceiverSet, recipientsOf } from '../notifications/receivers.ts';
+import type { OncallResolver } from '../schedules/resolve.ts';
+import { nowSeconds } from '../../clock.ts';
 import type { ReceiverConfig, Task } from '../tasks/model.ts';
 
 /**
@@ -61,7 +70,12 @@ export function selectedReceivers(
     if (item) out.push({ ...item.receiver, set: `d${i}` });
   }
   if (selection.defaults && receiver)
-    out.push({ alarmgroup: receiver.alarmgroup, channels: receiver.channels, set: 'default' });
+    out.push({
+      alarmgroup: receiver.alarmgroup,
+      channels: receiver.channels,
+      oncall: receiver.oncall,
+      set: 'default',
+    });
   return out;
 }
 
@@ -78,6 +92,8 @@ export function taskContext(task: Pick<Task, 'id' | 'name' | 'compress'>): Rende
 
 export interface SendDeps {
   getAlarmGroups(ids: number[]): Promise<AlarmGroup[]>;
+  /** Who the schedules receivers name have on call (default: schedules/resolve.ts, cached). */
+  resolveOncall?: OncallResolver;
   publishJobs(jobs: NotificationJob[]): Promise<void>;
   publishEvents(taskId: number, events: { body: WebhookBody; eventId: string }[]): Promise<void>;
 }
@@ -93,21 +109,31 @@ export interface Notice {
   history: Record<string, unknown>;
   context: Record<string, unknown>;
   event: { body: WebhookBody; eventId: string };
+  /** The pending workflow the alarm opened: its messages carry claim links (API guide §11.7). */
+  claim?: ClaimTarget;
 }
 
-/** The channel jobs of a notice: people merged over its receiver sets, robots per set (API guide §9.7). */
+/**
+ * The channel jobs of a notice: people merged over its receiver sets, robots per set (API guide §9.7);
+ * receivers naming a schedule page whoever it has on call now, when the message is made.
+ */
 export async function noticeJobs(
   n: Notice,
-  deps: Pick<SendDeps, 'getAlarmGroups'>,
+  deps: Pick<SendDeps, 'getAlarmGroups' | 'resolveOncall'>,
 ): Promise<NotificationJob[]> {
-  const ids = alarmGroupIds(n.receivers);
+  const { sets, oncall } = await withOncall(n.receivers, nowSeconds(), deps.resolveOncall);
+  const ids = alarmGroupIds(sets);
   const groups = ids.length ? await deps.getAlarmGroups(ids) : [];
-  return channelJobs(recipientsOf(n.receivers, groups), {
-    job_id: n.jobId,
-    task_id: n.task.id,
-    scene: n.scene,
-    context: { task: taskContext(n.task), history: n.history, context: n.context },
-  });
+  return channelJobs(
+    { ...recipientsOf(sets, groups), oncall },
+    {
+      job_id: n.jobId,
+      task_id: n.task.id,
+      scene: n.scene,
+      context: { task: taskContext(n.task), history: n.history, context: n.context },
+      ...(n.claim ? { claim: n.claim } : {}),
+    },
+  );
 }
 
 /** Sends a notice: its event to the task's webhook and one job per channel (both idempotent by id). */

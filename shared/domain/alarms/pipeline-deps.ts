@@ -16,6 +16,7 @@ import { type AlarmLogEntry, putBatchLogs } from './log.ts';
 import type { AlarmRecord } from './model.ts';
 import * as repo from './repository.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
+import { count, measure } from '../../metrics.ts';
 
 /**
  * The I/O of the alarm pipeline (pipeline.ts, process.ts, effects.ts, delayed.ts) in one object, so
@@ -23,6 +24,12 @@ import { getTaskCached } from '../tasks/task-cache.ts';
  */
 export const defaultDeps = {
   now: nowSeconds,
+  /** The service clock, Unix ms (the time a batch's log entries are written at). */
+  nowMs,
+  /** Counts a service metric (shared/metrics.ts): what the pipeline accepted and decided. */
+  count,
+  /** Records a measurement of a service metric (shared/metrics.ts): how long accepted alarms waited. */
+  measure,
   getTask: (id: number): Promise<Task | undefined> => getTaskCached(id),
   repo,
   nextHistoryId,

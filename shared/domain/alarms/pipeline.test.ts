@@ -134,7 +134,7 @@ describe('processAlarmBatch', () => {
     f.failNextLog(3);
     // Act
     const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a)], f.deps));
-    // Assert: acknowledged and sent once; the log entry is lost (three attempts), and said so
+    // Assert: acknowledged and sent once; the log entry is lost (three attempts), said so and counted
     expect(failed).toEqual([]);
     expect(errors).toEqual([
       [
@@ -144,6 +144,37 @@ describe('processAlarmBatch', () => {
     ]);
     expect(f.events.map((e) => e.eventId)).toEqual([`42:${a.uuid}:ALARM`]);
     expect(f.logged).toEqual([]);
+    expect(f.counted.filter((c) => c.name === 'AlarmLogLost')).toEqual([
+      { name: 'AlarmLogLost', dims: {}, value: 2 },
+    ]);
+  });
+
+  it('counts what it accepted and decided through its deps, and logs at the deps clock', async () => {
+    // Arrange
+    const f = fakes(testTask({ compress: full }));
+    const a = alarm({ host: 'h' });
+    // Act
+    await processAlarmBatch([msg(a)], f.deps);
+    // Assert
+    expect(f.counted).toEqual([
+      { name: 'AlarmsAccepted', dims: {}, value: 1 },
+      { name: 'PipelineOutcome', dims: { outcome: 'compressed' }, value: 1 },
+    ]);
+    expect(f.logTimes).toEqual([1_700_000_000_000]);
+  });
+
+  it('measures each processed alarm from its report (PipelineLagMs), a message without reported_ms by its second', async () => {
+    // Arrange: the deps clock is 1_700_000_000 s; one report 1.5 s before it, one of an earlier version
+    const f = fakes(testTask());
+    const recent = { ...alarm({ host: 'a' }), reported_ms: 1_700_000_000_000 - 1_500 };
+    const older = { ...alarm({ host: 'b' }), reported_at: 1_700_000_000 - 4 };
+    // Act
+    expect(await processAlarmBatch([msg(recent), msg(older)], f.deps)).toEqual([]);
+    // Assert
+    expect(f.measured.map((m) => [m.name, m.value]).sort()).toEqual([
+      ['PipelineLagMs', 1_500],
+      ['PipelineLagMs', 4_000],
+    ]);
   });
 
   it('retries a failed log write: a passing failure loses nothing', async () => {

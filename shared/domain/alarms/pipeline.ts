@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isObject, parseJson } from '../../json.ts';
-import { nowMs } from '../../clock.ts';
 import { logger } from '../../log.ts';
-import { count, measure } from '../../metrics.ts';
 import type { AlarmMessage, NotificationJob } from '../../messaging/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
@@ -130,8 +128,8 @@ export async function processAlarmBatch(
     // alarm accepted while the task ran is processed even if the task stopped since (it was accepted).
     const plan = planAlarm(task, alarm);
     const why = explainAlarm(task, alarm, plan);
-    count('AlarmsAccepted');
-    count('PipelineOutcome', { outcome: plan.kind });
+    deps.count('AlarmsAccepted');
+    deps.count('PipelineOutcome', { outcome: plan.kind });
     if (plan.kind === 'compressed') {
       const key = `${task.id}#${plan.metric}`;
       const g = groups.get(key) ?? { task, metric: plan.metric, items: [] };
@@ -142,7 +140,7 @@ export async function processAlarmBatch(
     }
   }
   // Each group may take its metric's serial lane (contention.ts) for the rest of the invocation.
-  const laneUntilMs = Date.now() + (options.remainingMs ?? LANE_BUDGET_MS);
+  const laneUntilMs = deps.nowMs() + (options.remainingMs ?? LANE_BUDGET_MS);
   const laneRetryUntil = commitDeadline(
     deps.clockMs(),
     Math.max(LANE_BUDGET_MS, deps.contentionMs()),
@@ -196,9 +194,10 @@ export async function processAlarmBatch(
     return messages.map((m) => m.id);
   }
   const lagged = new Set([...failed, ...contended.flatMap((u) => u.ids)]);
-  const now = nowMs();
+  const now = deps.nowMs();
   for (const { ids, alarm } of alarms)
-    if (!ids.some((id) => lagged.has(id))) measure('PipelineLagMs', Math.max(0, now - reportedMsOf(alarm)));
+    if (!ids.some((id) => lagged.has(id)))
+      deps.measure('PipelineLagMs', Math.max(0, now - reportedMsOf(alarm)));
   if (contended.length > 0) failed.push(...(await handBackContended(contended, deps.handBack)));
   return failed;
 }
@@ -323,7 +322,7 @@ async function logBestEffort(
   entries: AlarmLogEntry[],
   deliveries: WebhookAttempt[],
 ): Promise<void> {
-  const atMs = nowMs();
+  const atMs = deps.nowMs();
   for (let attempt = 0; ; attempt++) {
     try {
       await deps.logAlarms(entries, deliveries, atMs);
@@ -335,7 +334,7 @@ async function logBestEffort(
           webhookAttempts: deliveries.length,
           error: err as Error,
         });
-        count('AlarmLogLost', {}, entries.length + deliveries.length);
+        deps.count('AlarmLogLost', {}, entries.length + deliveries.length);
         return;
       }
       await deps.sleep(100 * 4 ** attempt);

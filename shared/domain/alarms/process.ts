@@ -10,7 +10,7 @@ import { type AlarmRecord, advanceMetric, factsOf, type Plan } from './model.ts'
 import { selectedReceivers, selectReceivers, sendNotice } from './notify.ts';
 import { recoveryDelaySeconds } from './recovery.ts';
 import { firstBucket, maxInterval, minuteOf, upgradeStrategies } from './upgrade.ts';
-import { FLUSH_KIND, RECOVERY_DELAY_KIND } from './delayed.ts';
+import { flushItem, RECOVERY_DELAY_KIND } from './delayed.ts';
 import { replaying, runEffects } from './effects.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import { buildRecord, HELD_WORK_MARGIN_SECONDS, logged, loggedUnstored } from './records.ts';
@@ -144,7 +144,7 @@ export async function processGroup(
   const take = async (): Promise<boolean | undefined> => {
     if (!lane) return undefined;
     try {
-      hold.held = await deps.repo.takeMetricLane(task.id, metric, lane.token, Date.now(), lane.untilMs);
+      hold.held = await deps.repo.takeMetricLane(task.id, metric, lane.token, deps.nowMs(), lane.untilMs);
       return hold.held;
     } catch (err) {
       // The lane cannot be read or written: retry as if there were none (within the budget).
@@ -235,12 +235,7 @@ async function commitGroup(
         keepAtLeast: Math.max(step.windowEnd - now, delay ?? 0) + HELD_WORK_MARGIN_SECONDS,
       });
     });
-    const dues: DueItem[] = result.flushes.map((f) => ({
-      kind: FLUSH_KIND,
-      ref: `${task.id}:${metric}:${f.batch}`,
-      due_at: f.dueAt,
-      payload: { task_id: task.id, uuid: f.uuid },
-    }));
+    const dues: DueItem[] = result.flushes.map((f) => flushItem(task.id, metric, f.batch, f.uuid, f.dueAt));
     if (result.recoveryDueAt !== undefined) {
       dues.push({
         kind: RECOVERY_DELAY_KIND,

@@ -1,4 +1,5 @@
 import { channelsSchema, webhookUrlSchema } from '../channels/schema.ts';
+import { oncallReceiversSchema } from '../schedules/schemas.ts';
 import { ID_SCHEMA } from '../validation.ts';
 
 /**
@@ -45,6 +46,7 @@ const receiverSchema = {
         { type: 'array', maxItems: 0, 'x-message': 'must be an object' },
       ],
     },
+    oncall: oncallReceiversSchema,
   },
 };
 

@@ -35,6 +35,7 @@ function fakeDeps(t: Task | undefined, extra: Partial<ReportDeps> = {}) {
   const deps: ReportDeps = {
     getTask: async (id) => (t && id === t.id ? t : undefined),
     missingAlarmGroups: async (ids) => ids.filter((id) => id > 2),
+    missingSchedules: async (ids) => ids.filter((id) => id > 5),
     outboundUrlErrors: async (receiver, prefix) =>
       JSON.stringify(receiver).includes('127.0.0.1')
         ? [
@@ -154,6 +155,23 @@ describe('report validation (4000)', () => {
       { receiver: { alarmgroup: [1, 7, 9] } },
       'receiver.alarmgroup: alarm group [7, 9] not found',
     ],
+    [
+      'an unknown schedule',
+      {
+        receiver: {
+          oncall: [
+            { schedule_id: 3, channels: ['email'] },
+            { schedule_id: 8, channels: ['sms'] },
+          ],
+        },
+      },
+      'receiver.oncall: schedule [8] not found',
+    ],
+    [
+      'an on-call receiver without channels',
+      { receiver: { oncall: [{ schedule_id: 3, channels: [] }] } },
+      'receiver.oncall.0.channels',
+    ],
   ])('refuses %s', async (_name, patch, msg) => {
     // Arrange
     const { deps, published } = fakeDeps(task());
@@ -176,6 +194,16 @@ describe('report validation (4000)', () => {
 });
 
 describe('report acceptance', () => {
+  it('carries an override that names a schedule, one entry per schedule', async () => {
+    const { deps, published } = fakeDeps(task());
+    const oncall = [
+      { schedule_id: 2, channels: ['email'] },
+      { schedule_id: 2, channels: ['sms'] },
+    ];
+    await reportAlarm({ ...signed(task(), now()), ctn: { host: 'web-1' }, receiver: { oncall } }, deps);
+    expect(published[0].receiver).toEqual({ oncall: [{ schedule_id: 2, channels: ['email', 'sms'] }] });
+  });
+
   it('queues the alarm with defaults and answers uuid and report_time', async () => {
     // Arrange
     vi.useFakeTimers({ toFake: ['Date'] });

@@ -31,6 +31,9 @@ import {
 } from './report-repository.ts';
 import { MAX_CTN_DEPTH, reportSchema } from './report-schemas.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
+import { normOncall } from '../tasks/normalize.ts';
+import { getSchedules } from '../schedules/repository.ts';
+import { containerCache } from '../../cache.ts';
 import type { NoData } from '../responses.ts';
 
 /**
@@ -64,6 +67,8 @@ export interface ReportDeps {
   getFreshTask?: (id: number) => Promise<Task | undefined>;
   /** Ids among `ids` that are not existing alarm groups. */
   missingAlarmGroups: (ids: number[]) => Promise<number[]>;
+  /** Ids among `ids` that are not existing schedules. */
+  missingSchedules: (ids: number[]) => Promise<number[]>;
   /** Fields of a receiver naming URLs the outbound guard refuses (API guide §12.7). */
   outboundUrlErrors: (receiver: unknown, prefix: string) => Promise<FieldError[]>;
   publishAlarm: (message: AlarmMessage) => Promise<void>;
@@ -95,10 +100,21 @@ async function missingAlarmGroups(ids: number[]): Promise<number[]> {
   return unknown.filter((id) => !found.has(id));
 }
 
+/** Schedules exist or not, remembered like tasks (the cache helper). */
+const scheduleExists = containerCache<number, boolean>({
+  ttlMs: () => config().taskCacheSeconds * 1000,
+  maxEntries: 5_000,
+  load: async (id) => (await getSchedules([id])).length > 0,
+});
+
 export const defaultReportDeps: ReportDeps = {
   getTask: (id) => getTaskCached(id),
   getFreshTask: (id) => getTaskCached(id, { refresh: true }),
   missingAlarmGroups,
+  missingSchedules: async (ids) => {
+    const exist = await Promise.all(ids.map((id) => scheduleExists.get(id)));
+    return ids.filter((_, i) => !exist[i]);
+  },
   outboundUrlErrors: (receiver, prefix) => outboundUrlErrors(receiver as ReceiverLike, prefix),
   publishAlarm: (message) => enqueue('alarm', { body: message }),
   signOfLife: heartbeatOf,
@@ -188,6 +204,7 @@ interface ReportBody {
 interface ReceiverInput {
   alarmgroup?: number[];
   channels?: Record<string, unknown> | [];
+  oncall?: unknown;
 }
 
 /** The first URL of an override's webhook: a string, `{url}` or (Go SDK) an array of strings. */
@@ -222,6 +239,8 @@ function normalizeReceiver(input: ReceiverInput): ReceiverConfig {
   const out: ReceiverConfig = {};
   if (input.alarmgroup?.length) out.alarmgroup = input.alarmgroup;
   if (Object.keys(channels).length > 0) out.channels = channels;
+  const oncall = normOncall(input.oncall);
+  if (oncall) out.oncall = oncall;
   return out;
 }
 
@@ -268,7 +287,12 @@ async function validateBody(input: Record<string, unknown>, deps: ReportDeps): P
     const refused = receiver.channels ? await deps.outboundUrlErrors(input.receiver, 'receiver') : [];
     if (refused.length > 0)
       throw new AlarmError(400, 4000, `${refused[0].field} ${refused[0].message}`, { errors: refused });
-    if (receiver.alarmgroup || receiver.channels) body.receiver = receiver;
+    const unknown = receiver.oncall
+      ? await deps.missingSchedules(receiver.oncall.map((o) => o.schedule_id))
+      : [];
+    if (unknown.length > 0)
+      throw AlarmError.invalid(`receiver.oncall: schedule [${unknown.join(', ')}] not found`);
+    if (receiver.alarmgroup || receiver.channels || receiver.oncall) body.receiver = receiver;
   }
   return body;
 }

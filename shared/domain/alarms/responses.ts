@@ -3,6 +3,7 @@
  * OpenAPI document describes (npm run gen:openapi).
  */
 import type { DeliverySummary, EventDeliveries, JobDeliveries } from '../deliveries/trace.ts';
+import type { OncallAnswer } from '../schedules/model.ts';
 import type { Channels, Level } from '../tasks/model.ts';
 import type { NamedRef } from '../tasks/responses.ts';
 import type { WorkflowDetail } from '../workflows/responses.ts';
@@ -134,6 +135,19 @@ export interface TraceReceivers {
   robots?: { set: string; channel: string; robots: string[] }[];
   /** The receiver the report carried, credentials masked. */
   override?: Channels;
+  /**
+   * What each schedule a receiver named answered when the message was made (recorded with the
+   * notifications): who was on call, from which layer or override, and the shift; or nobody.
+   */
+  oncall?: TraceOncall[];
+}
+
+/** A schedule's answer for one message of the alarm (`scene`), as recorded, in words too. */
+export interface TraceOncall extends OncallAnswer {
+  scene: string;
+  /** The schedule's name (absent when it has been deleted since). */
+  name?: string;
+  text: string;
 }
 
 /** GET /alarmtask/alarm/trace: why was (or wasn't) anyone notified of this alarm. */

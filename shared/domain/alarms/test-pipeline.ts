@@ -59,8 +59,17 @@ export function fakes(task: Task | undefined, opts: { conflicts?: number } = {})
   const handedBack: AlarmMessage[] = [];
   let failPublish = 0;
   let failLog = 0;
+  const counted: { name: string; dims: Record<string, string | number>; value: number }[] = [];
+  const measured: { name: string; value: number }[] = [];
   const deps: PipelineDeps = {
     now: () => clock,
+    nowMs: () => clock * 1000,
+    count: (name, dims = {}, value = 1) => {
+      counted.push({ name, dims, value });
+    },
+    measure: (name, value) => {
+      measured.push({ name, value });
+    },
     getTask: async () => task,
     nextHistoryId: async () => ++nextId,
     recordAlarm: async () => {
@@ -199,6 +208,8 @@ export function fakes(task: Task | undefined, opts: { conflicts?: number } = {})
     deps,
     lanes,
     laneLog,
+    counted,
+    measured,
     handedBack,
     records,
     puts,

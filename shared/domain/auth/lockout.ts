@@ -80,8 +80,12 @@ const FIELDS = { entity: 'signin_throttle', schema_version: SCHEMA_VERSION };
 /** Throttle items live as long as a known address can (no item is needed longer). */
 const ttlOf = (now: number) => now + KNOWN_SECONDS + ESCALATION_SECONDS;
 
-/** AP-S5: take a slot for one try of a counter, or learn until when it is refused. */
-export async function takeSlot(key: Key, limits: Limits, now: number): Promise<Slot> {
+/**
+ * AP-S5: take a slot for one try of a counter, or learn until when it is refused. The same fixed
+ * window serves the claim links' rate limits (claims/repository.ts, `entity` claim_throttle), which
+ * never lock.
+ */
+export async function takeSlot(key: Key, limits: Limits, now: number, entity = FIELDS.entity): Promise<Slot> {
   const cut = now - limits.windowSeconds;
   const values = { ':now': now, ':cut': cut, ':one': 1, ':ttl': ttlOf(now) };
   for (let round = 0; round < 4; round++) {
@@ -120,7 +124,7 @@ export async function takeSlot(key: Key, limits: Limits, now: number): Promise<S
           ExpressionAttributeValues: {
             ...values,
             ':zero': 0,
-            ':e': FIELDS.entity,
+            ':e': entity,
             ':v': FIELDS.schema_version,
           },
           ReturnValues: 'ALL_NEW',

@@ -214,6 +214,7 @@ export const DUE_KINDS = [
   'compress-flush',
   'recovery-delay',
   'heartbeat',
+  'schedule-coverage',
 ] as const;
 
 /** Dead letters redriven by one request at most (`more` says when to ask again). */
@@ -222,7 +223,7 @@ export const REDRIVE_MAX = 100;
 const taskOf = (c: Carried) => c.task_id;
 
 async function describe(
-  queue: QueueName,
+  queue: QueueDeadLetter['queue'],
   letter: DeadLetter,
   carried: Carried,
   deps: DlqDeps,

@@ -107,6 +107,33 @@ describe('previewTemplate', () => {
     expect(out.text).toBe('4 in 5m');
   });
 
+  it('shows where a claim link goes in the messages that carry one, without a token', async () => {
+    // Arrange
+    const withBase: PreviewDeps = {
+      ...deps(task()),
+      env: () => ({ env: 'prod', timeZone: 'UTC', publicBaseUrl: 'https://alarms.example.com' }),
+    };
+    const preview = (scene: NotifyScene, channel: 'email' | 'sms' | 'phone', d = withBase) =>
+      previewTemplate({ uid: 1, task_id: 7, scene, channel }, d);
+    // Act, Assert: a pending workflow's scenes; not a call, not without a base URL, not a recovery.
+    expect((await preview('generated', 'email')).text).toContain(
+      '<a href="https://alarms.example.com/claim?t=…">Claim this workflow</a>',
+    );
+    expect((await preview('remind_pending', 'sms')).text).toContain(
+      'Claim: https://alarms.example.com/claim?t=…',
+    );
+    expect((await preview('generated', 'phone')).text).not.toContain('claim');
+    expect((await preview('generated', 'email', deps(task()))).text).not.toContain('Claim');
+    expect((await preview('recovery', 'email')).text).not.toContain('Claim');
+    // A compressed alarm's notice, when the task's alarms open workflows.
+    expect((await preview('compressed', 'email')).text).not.toContain('Claim');
+    const opening = {
+      ...withBase,
+      taskForUser: async () => ({ ...task(), workflow: { enable: true } }) as Task,
+    };
+    expect((await preview('compressed', 'email', opening)).text).toContain('/claim?t=…');
+  });
+
   it('404s an unknown stored alarm', async () => {
     await expect(
       previewTemplate(

@@ -9,6 +9,7 @@ import type { Person, Template } from '../directory/model.ts';
 import { getTemplate } from '../directory/repository.ts';
 import { NotFoundError } from '../errors.ts';
 import { channelMessage } from '../notifications/channel-message.ts';
+import { scenesClaimLink, shownClaimUrl } from '../notifications/claim-links.ts';
 import { buildRenderValues, renderMessage } from '../notifications/render.ts';
 import { type NotifyChannel, resolveTemplate } from '../tasks/templates.ts';
 import type { TemplatePreview } from './responses.ts';
@@ -123,7 +124,8 @@ export interface PreviewDeps {
   getTemplate: (id: number) => Promise<Template | undefined>;
   getAlarmRecord: typeof getAlarmRecord;
   now: () => number;
-  env: () => { env: string; timeZone: string };
+  /** `publicBaseUrl`: where claim links lead (none: messages carry no claim link). */
+  env: () => { env: string; timeZone: string; publicBaseUrl?: string };
 }
 
 export const previewDeps: PreviewDeps = {
@@ -131,7 +133,7 @@ export const previewDeps: PreviewDeps = {
   getTemplate,
   getAlarmRecord,
   now: nowSeconds,
-  env: () => ({ env: config().envName, timeZone: config().timeZone }),
+  env: () => ({ env: config().envName, timeZone: config().timeZone, publicBaseUrl: config().publicBaseUrl }),
 };
 
 /** Renders a task's template for a scene and channel exactly as the channel would send it (read permission). */
@@ -149,11 +151,18 @@ export async function previewTemplate(
   const now = deps.now();
   const history = record?.history ?? sampleHistory(task.id, now, input.scene === 'compressed');
   const context = previewContext(task, input.scene, history, now, record);
-  const resolved = resolveTemplate(task.template, predefined, input.scene, input.channel);
-  const message = channelMessage(
-    input.channel,
-    renderMessage(resolved, buildRenderValues(context, task, deps.env())),
-  );
+  const { publicBaseUrl, ...env } = deps.env();
+  // A claim link as the job record shows it (API guide §11.7): the place it takes, no token.
+  const claimUrl =
+    publicBaseUrl && scenesClaimLink(task, input.scene, input.channel)
+      ? shownClaimUrl(publicBaseUrl)
+      : undefined;
+  const resolved = resolveTemplate(task.template, predefined, input.scene, input.channel, {
+    claimLink: claimUrl !== undefined,
+  });
+  const values = buildRenderValues(context, task, env);
+  if (claimUrl) values.workflow = { ...values.workflow, claim_url: claimUrl };
+  const message = channelMessage(input.channel, renderMessage(resolved, values));
   return {
     scene: input.scene,
     channel: input.channel,

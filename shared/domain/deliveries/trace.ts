@@ -2,6 +2,7 @@ import { recoveryDelaySeconds } from '../alarms/recovery.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import { getAlarmRecord } from '../alarms/repository.ts';
 import type { StoredMessage } from '../notifications/channel-message.ts';
+import type { OncallAnswer } from '../schedules/model.ts';
 import { type AttemptRecord, getJobsWithAttempts, type JobStatus } from '../notifications/repository.ts';
 import { ROBOT_CHANNELS, type ReceiverConfig, type Task, USER_CHANNELS } from '../tasks/model.ts';
 import { getTask } from '../tasks/repository.ts';
@@ -44,6 +45,8 @@ export interface JobDeliveries {
   /** Who or what was addressed, masked as the attempts record it. */
   targets: string[];
   message?: StoredMessage;
+  /** The schedules' answers its people came from (or, with nobody on call, that one's). */
+  oncall?: OncallAnswer[];
   attempts: AttemptRecord[];
 }
 
@@ -93,6 +96,9 @@ export function candidateIds(
     ...(record?.selection?.dispatch ?? []).map((i) => i + 1),
   );
   const groups = new Set(receiversOf(task, record).flatMap((r) => r.alarmgroup ?? []));
+  const schedules = new Set(
+    receiversOf(task, record).flatMap((r) => (r.oncall ?? []).map((o) => o.schedule_id)),
+  );
   const sets = [
     'default',
     'override',
@@ -103,6 +109,8 @@ export function candidateIds(
   const jobIds = scenes.flatMap((scene) => [
     ...USER_CHANNELS.map((ch) => `${base}:${scene}:${ch}`),
     ...ROBOT_CHANNELS.flatMap((ch) => sets.map((set) => `${base}:${scene}:${ch}:${set}`)),
+    // A schedule with nobody on call: its own job per channel (notifications/receivers.ts).
+    ...[...schedules].flatMap((id) => USER_CHANNELS.map((ch) => `${base}:${scene}:${ch}:s${id}`)),
   ]);
   return { eventIds: events.map((e) => `${base}:${e}`), jobIds };
 }
@@ -164,6 +172,7 @@ export async function deliveriesOfAlarm(
       status: j.status,
       targets: [...new Set(j.attempts.map((a) => a.target))],
       ...(j.message ? { message: j.message } : {}),
+      ...(j.oncall ? { oncall: j.oncall } : {}),
       attempts: j.attempts,
     })),
   };

@@ -39,12 +39,19 @@ export const workflowRef = (w: { id: number; status: number; created_at: number 
   created_at: w.created_at,
 });
 
-export const pipelineRef = (p: { remark: string; user: Person | null; assignto?: Person[] }) => ({
+/** `link`: a claim made with a claim link, and the channel of the message that carried it. */
+export const pipelineRef = (p: {
+  remark: string;
+  user: Person | null;
+  assignto?: Person[];
+  link?: { channel: string };
+}) => ({
   remark: p.remark,
   user: p.user ? { uid: p.user.uid, username: p.user.username, user: p.user.user } : null,
   ...(p.assignto
     ? { assignto: p.assignto.map((u) => ({ uid: u.uid, username: u.username, user: u.user })) }
     : {}),
+  ...(p.link ? { link: { channel: p.link.channel } } : {}),
 });
 
 /**

@@ -137,6 +137,27 @@ describe('deliverNotification', () => {
     expect(w.sent).toHaveLength(2);
   });
 
+  it('records a schedule with nobody on call as skipped (nobody_on_call), and keeps the answer with the job', async () => {
+    const w = world({});
+    const oncall = [
+      {
+        schedule_id: 4,
+        at: 100,
+        uids: [],
+        source: { kind: 'none' },
+        shift: { start: 100, end: 100 },
+        channels: ['email'],
+      },
+    ];
+    const body = job('email', { job_id: 'j:email:s4', users: [], oncall } as Partial<NotificationJob>);
+    expect(await deliverNotification(body, 1, w.deps)).toBe('done');
+    expect(w.attempts).toMatchObject([
+      { outcome: 'skipped', code: 'nobody_on_call', detail: 'nobody on call' },
+    ]);
+    expect(w.runs[0]).toMatchObject({ status: 'skipped', oncall });
+    expect(w.sent).toEqual([]);
+  });
+
   it('records a channel without provider as skipped: not configured, final', async () => {
     const w = world({});
     expect(await deliverNotification(job('phone', { users: [1] }), 1, w.deps)).toBe('done');

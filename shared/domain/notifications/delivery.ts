@@ -20,7 +20,8 @@ import { snsSms, type TextSender } from './providers/sms.ts';
 import { maskEmail, maskPhone, type SendOutcome } from './providers/types.ts';
 import { pinpointVoice } from './providers/voice.ts';
 import { channelMessage, type StoredMessage, storedMessage } from './channel-message.ts';
-import { buildRenderValues, plainText, type RenderedMessage, renderMessage } from './render.ts';
+import { buildRenderValues, plainText } from './render.ts';
+import * as claimLinks from './claim-links.ts';
 import {
   ATTEMPT_TTL_DAYS,
   type AttemptRecord,
@@ -71,7 +72,8 @@ export interface Providers {
 }
 
 export interface NotifyDeps {
-  cfg: Pick<Config, 'envName' | 'timeZone' | 'notifyBackoffSeconds' | 'notify'>;
+  cfg: Pick<Config, 'envName' | 'timeZone' | 'notifyBackoffSeconds' | 'notify'> &
+    Partial<Pick<Config, 'publicBaseUrl' | 'claimLink'>>;
   getTask(id: number): Promise<Task | undefined>;
   getTemplate(id: number): Promise<Template | undefined>;
   getUsers(uids: number[]): Promise<User[]>;
@@ -166,6 +168,8 @@ export function parseJob(body: string): NotificationJob | undefined {
   ) {
     return undefined;
   }
+  if (j.claim !== undefined && !claimLinks.isClaimTarget(j.claim)) return undefined;
+  if (j.oncall !== undefined && !(Array.isArray(j.oncall) && j.oncall.every(isObject))) return undefined;
   return j as unknown as NotificationJob;
 }
 
@@ -199,7 +203,7 @@ export async function deliverNotification(
   try {
     const message = await render(job, deps);
     // The job record keeps what the channel sends (first run only: see recordJobRun).
-    run.message = storedMessage(channelMessage(job.channel, message));
+    run.message = storedMessage(channelMessage(job.channel, claimLinks.withShownClaimLink(message)));
     await sendChannel(job, message, run, deps);
   } catch (err) {
     await persist(run, 'pending', deps).catch(() => undefined);
@@ -242,17 +246,19 @@ async function persist(run: Run, status: JobStatus, deps: NotifyDeps) {
     done: [...run.done],
     attempts: run.records,
     ...(run.message ? { message: run.message } : {}),
+    ...(run.job.oncall ? { oncall: run.job.oncall } : {}),
     at_ms: nowMs(),
   });
 }
 
-async function render(job: NotificationJob, deps: NotifyDeps): Promise<RenderedMessage> {
+async function render(job: NotificationJob, deps: NotifyDeps): Promise<claimLinks.LinkedMessage> {
   const task = await deps.getTask(job.task_id);
   const templateId = task?.template?.template_id;
   const predefined = templateId ? await deps.getTemplate(templateId) : undefined;
-  const resolved = resolveTemplate(task?.template, predefined, job.scene, job.channel);
   const values = buildRenderValues(job.context, task, { env: deps.cfg.envName, timeZone: deps.cfg.timeZone });
-  return renderMessage(resolved, values);
+  return claimLinks.render(job, deps.cfg, values, (opts) =>
+    resolveTemplate(task?.template, predefined, job.scene, job.channel, opts),
+  );
 }
 
 /** The attempts of one delivery run and what they add up to. */
@@ -319,7 +325,7 @@ async function timed(call: () => Promise<SendOutcome>): Promise<[SendOutcome, nu
 
 async function sendChannel(
   job: NotificationJob,
-  m: RenderedMessage,
+  m: claimLinks.LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ): Promise<void> {
@@ -330,7 +336,13 @@ async function sendChannel(
   if (!(USER_CHANNELS as readonly string[]).includes(channel)) return;
   const uids = [...new Set(job.users ?? [])];
   if (uids.length === 0) {
-    run.record(undefined, 'none', { outcome: 'skipped', code: 'no_receiver', detail: 'no users' });
+    run.record(
+      undefined,
+      'none',
+      job.oncall?.length
+        ? { outcome: 'skipped', code: 'nobody_on_call', detail: 'nobody on call' }
+        : { outcome: 'skipped', code: 'no_receiver', detail: 'no users' },
+    );
     return;
   }
   const users = new Map((await deps.getUsers(uids)).map((u) => [u.uid, u]));
@@ -349,7 +361,7 @@ async function sendChannel(
         (u) => u.email,
         'no_email',
         maskEmail,
-        (to) => mailer!.send(to, m),
+        async (to, uid) => mailer!.send(to, await claimLinks.withClaimLink(m, uid)),
       );
     }
     case 'sms': {
@@ -362,7 +374,7 @@ async function sendChannel(
         (u) => u.phone,
         'no_phone',
         maskPhone,
-        (p) => sms!.send(p, plainText(m)),
+        async (p, uid) => sms!.send(p, plainText(await claimLinks.withClaimLink(m, uid))),
       );
     }
     case 'phone': {
@@ -385,7 +397,7 @@ async function sendChannel(
 async function sendRobots(
   channel: RobotChannel,
   job: NotificationJob,
-  m: RenderedMessage,
+  m: claimLinks.LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ) {
@@ -404,6 +416,8 @@ async function sendRobots(
   // Robots are tried in order until one takes the message; each try is recorded, and the channel's
   // outcome is decided at the end: delivered, retried (some failure was transient) or refused.
   const cfg = deps.cfg.notify;
+  // The group's link (uid 0): whoever claims with it signs in first.
+  const sent = await claimLinks.withClaimLink(m, 0);
   let transient = false;
   for (const sealed of robots) {
     // Robots travel sealed: each is opened when it is tried, and only then.
@@ -420,7 +434,7 @@ async function sendRobots(
       continue;
     }
     const [r, ms] = await timed(() =>
-      sendToRobot(base, robot, m, { timeoutMs: cfg.httpTimeoutMs, linkUrl: cfg.linkUrl, nowMs: nowMs() }),
+      sendToRobot(base, robot, sent, { timeoutMs: cfg.httpTimeoutMs, linkUrl: cfg.linkUrl, nowMs: nowMs() }),
     );
     run.record(key, target, r, ms, false);
     if (r.outcome === 'delivered') {
@@ -441,7 +455,7 @@ async function perUser(
   address: (u: User) => string,
   missingCode: string,
   mask: (a: string) => string,
-  send: (address: string) => Promise<SendOutcome>,
+  send: (address: string, uid: number) => Promise<SendOutcome>,
 ) {
   const todo = uids.filter((uid) => !run.done.has(`uid:${uid}`));
   if (todo.length === 0) return;
@@ -473,7 +487,7 @@ async function perUser(
         });
         continue;
       }
-      const [r, ms] = await timed(() => send(to));
+      const [r, ms] = await timed(() => send(to, uid));
       run.record(key, `uid ${uid} ${mask(to)}`, r, ms);
     }
   };
@@ -484,7 +498,7 @@ async function sendWorkNotice(
   channel: 'dingworker' | 'yachworker' | 'wechat',
   uids: number[],
   users: Map<number, User>,
-  m: RenderedMessage,
+  m: claimLinks.LinkedMessage,
   run: Run,
   deps: NotifyDeps,
 ) {
@@ -516,8 +530,17 @@ async function sendWorkNotice(
     run.done.add(key);
     return;
   }
-  const [r, ms] = await timed(() => provider.send(recipients, m, run.job.job_id));
-  run.record(key, `uids ${served.join(',')}`, r, ms);
+  if (!m.claimLink) {
+    const [r, ms] = await timed(() => provider.send(recipients, m, run.job.job_id));
+    return run.record(key, `uids ${served.join(',')}`, r, ms);
+  }
+  // Claim links: one call per person (`uid:<uid>`), each with its own message and message id.
+  for (const [i, uid] of served.entries()) {
+    if (run.done.has(`uid:${uid}`)) continue;
+    const own = await claimLinks.withClaimLink(m, uid);
+    const [r, ms] = await timed(() => provider.send([recipients[i]], own, `${run.job.job_id}:${uid}`));
+    run.record(`uid:${uid}`, `uid ${uid}`, r, ms);
+  }
 }
 
 // --- real adapters -------------------------------------------------------------------------------

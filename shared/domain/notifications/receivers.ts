@@ -1,4 +1,4 @@
-import type { NotificationJob, NotifyScene, RenderContext } from '../../messaging/messages.ts';
+import type { NotificationJob } from '../../messaging/messages.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import {
   type Channels,
@@ -9,6 +9,7 @@ import {
   USER_CHANNELS,
 } from '../tasks/model.ts';
 import { sealRobot } from '../channels/robots.ts';
+import type { OncallAnswer } from '../schedules/model.ts';
 
 /**
  * One receiver set of a message (API guide §9.7): a receiver configuration and, in `set`, a key naming
@@ -32,6 +33,8 @@ export interface Recipients {
   /** People, per user channel (and the first webhook URL named). */
   channels: Channels;
   robotSets: RobotSet[];
+  /** The answers of the schedules the receivers named (oncall.ts), recorded with the notifications. */
+  oncall?: OncallAnswer[];
 }
 
 /**
@@ -94,17 +97,35 @@ export function alarmGroupIds(receivers: ReceiverConfig[]): number[] {
  * The notification jobs of a message: one per user channel with people, `<prefix>:<channel>`, and
  * one per robot set, `<prefix>:<channel>:<set key>` (e.g. `:dinggroup:d0`, `:dinggroup:default`,
  * `:dinggroup:g7`). Ids are deterministic: a replayed producer makes the same ones, and the job
- * records de-duplicate on them.
+ * records de-duplicate on them. A user channel's job carries the answers of the schedules whose
+ * people it sends to (`oncall`); a schedule with nobody on call gets a job of its own per channel,
+ * `<prefix>:<channel>:s<schedule id>`, with nobody to send to, which records `skipped: nobody on call`.
  */
 export function channelJobs(
   recipients: Recipients,
-  base: { job_id: string; task_id: number; scene: NotifyScene; context: RenderContext },
+  base: Pick<NotificationJob, 'job_id' | 'task_id' | 'scene' | 'context' | 'claim'>,
 ): NotificationJob[] {
   const jobs: NotificationJob[] = [];
+  const answers = recipients.oncall ?? [];
   for (const ch of USER_CHANNELS) {
     const users = recipients.channels[ch];
+    const oncall = answers.filter((a) => a.uids.length > 0 && (a.channels as string[]).includes(ch));
     if (users?.length)
-      jobs.push({ kind: 'notify', ...base, job_id: `${base.job_id}:${ch}`, channel: ch, users });
+      jobs.push({
+        kind: 'notify',
+        ...base,
+        job_id: `${base.job_id}:${ch}`,
+        channel: ch,
+        users,
+        ...(oncall.length ? { oncall } : {}),
+      });
+  }
+  for (const a of answers) {
+    if (a.uids.length > 0) continue;
+    for (const ch of a.channels) {
+      const job_id = `${base.job_id}:${ch}:s${a.schedule_id}`;
+      jobs.push({ kind: 'notify', ...base, job_id, channel: ch, users: [], oncall: [a] });
+    }
   }
   // Robot sets come channel by channel (recipientsOf), each channel's in the order of its sets.
   for (const s of recipients.robotSets) {

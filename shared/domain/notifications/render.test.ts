@@ -243,6 +243,29 @@ describe('templates', () => {
     );
   });
 
+  it('places the claim link in every default but a call, before the content, when asked to (API guide §11.7)', () => {
+    for (const channel of NOTIFY_CHANNELS) {
+      for (const format of [undefined, 1, 2, 3, 4] as const) {
+        const plain = defaultTemplate('generated', channel, format);
+        const linked = defaultTemplate('generated', channel, format, { claimLink: true });
+        expect(plain.template).not.toContain('{workflow.claim_url}');
+        if (channel === 'phone') {
+          expect(linked).toEqual(plain);
+          continue;
+        }
+        const at = linked.template.indexOf('{workflow.claim_url}');
+        expect(at, `${channel}/${format}`).toBeGreaterThan(0);
+        expect(at, `${channel}/${format}`).toBeLessThan(linked.template.indexOf('{history.ctn}'));
+      }
+    }
+    expect(defaultTemplate('remind_pending', 'email', undefined, { claimLink: true }).template).toContain(
+      '<a href="{workflow.claim_url}">Claim this workflow</a>',
+    );
+    expect(
+      resolveTemplate(undefined, undefined, 'upgrade', 'dinggroup', { claimLink: true }).template,
+    ).toContain('[Claim this workflow]({workflow.claim_url})');
+  });
+
   it('renders a custom format with the default text in that format', () => {
     const cfg = { udf: { compressed: { email: { format: 1 } } } } as never;
     const t = resolveTemplate(cfg, undefined, 'compressed', 'email');

@@ -12,6 +12,7 @@ import {
 import { keys, NOTIFY_TASK_SHARDS, shardOf } from '../../db/keys.ts';
 import type { NotifyScene } from '../../messaging/messages.ts';
 import type { StoredMessage } from './channel-message.ts';
+import type { OncallAnswer } from '../schedules/model.ts';
 import type { NotifyChannel } from '../tasks/templates.ts';
 
 /**
@@ -112,6 +113,8 @@ export interface JobRun {
   attempts: AttemptRecord[];
   /** The rendered message as the channel sends it; kept from the job's first run that rendered one. */
   message?: StoredMessage;
+  /** The schedules' answers the job's people came from (kept from its first run). */
+  oncall?: OncallAnswer[];
   at_ms: number;
 }
 
@@ -137,6 +140,7 @@ export async function recordJobRun(run: JobRun): Promise<void> {
           '#s = :s, done = :done, updated_at = :now, #ttl = :ttl, gsi1pk = :gpk, gsi1sk = :gsk, ' +
           'attempts = list_append(if_not_exists(attempts, :empty), :new)' +
           (run.message ? ', #msg = if_not_exists(#msg, :msg)' : '') +
+          (run.oncall ? ', oncall = if_not_exists(oncall, :oncall)' : '') +
           ' ADD runs :one',
         ExpressionAttributeNames: {
           '#s': 'status',
@@ -160,6 +164,7 @@ export async function recordJobRun(run: JobRun): Promise<void> {
           ':new': inline.map(stored),
           ':one': 1,
           ...(run.message ? { ':msg': run.message } : {}),
+          ...(run.oncall ? { ':oncall': run.oncall } : {}),
         },
       }),
     ),
@@ -357,6 +362,7 @@ export interface JobRecord extends JobState {
   channel: NotifyChannel;
   scene: NotifyScene;
   message?: StoredMessage;
+  oncall?: OncallAnswer[];
   attempts: AttemptRecord[];
 }
 
@@ -380,6 +386,7 @@ export async function getJobsWithAttempts(jobIds: string[]): Promise<JobRecord[]
       channel: item.channel as NotifyChannel,
       scene: item.scene as NotifyScene,
       ...(item.message ? { message: item.message as StoredMessage } : {}),
+      ...(item.oncall ? { oncall: item.oncall as OncallAnswer[] } : {}),
       attempts: attempts[i],
     };
   });

@@ -17,8 +17,12 @@ import { showWorkflow } from '../workflows/service.ts';
 import type { Why } from '../alarms/explain.ts';
 import { type AlarmLogEntry, entryOfRecord, resultOf } from '../alarms/log.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
-import { selectedReceivers } from '../alarms/notify.ts';
-import type { AlarmTrace, TraceReceivers, TraceStage } from '../alarms/responses.ts';
+import { type ReceiverSelection, selectedReceivers } from '../alarms/notify.ts';
+import type { AlarmTrace, TraceOncall, TraceReceivers, TraceStage } from '../alarms/responses.ts';
+import { type OncallAnswer, sourceText } from '../schedules/model.ts';
+import { getSchedules } from '../schedules/repository.ts';
+import { formatDateTime } from '../../clock.ts';
+import { config } from '../../config/env.ts';
 import { upgradeStrategies } from '../alarms/upgrade.ts';
 
 import { type AlarmRef, locate, viewOf } from './alarm-history.ts';
@@ -52,7 +56,8 @@ function ordinal(n: number): string {
   return `${n}${s}`;
 }
 
-function stagesOf(
+/** The stages an alarm went through, in the decision trace's words (pure). */
+export function stagesOf(
   task: Task,
   e: AlarmLogEntry,
   why: Why | undefined,
@@ -161,30 +166,24 @@ function stagesOf(
   return stages;
 }
 
-/** Who the alarm went to and why. */
-async function receiversOf(
-  task: Task,
-  e: AlarmLogEntry,
-  why: Why | undefined,
-  record: AlarmRecord | undefined,
-): Promise<TraceReceivers | undefined> {
-  if (!record && e.decision !== 'not_save_db') return undefined;
-  // A task that stores nothing keeps no selection: it is the dispatch the reasons recorded.
+/**
+ * Which receiver sets an alarm went to: its record's selection, or for a task that stores nothing
+ * (no record), the dispatch its reasons recorded.
+ */
+export function selectionOf(record: AlarmRecord | undefined, why: Why | undefined): ReceiverSelection {
   const d = why?.dispatch;
-  const selection = record?.selection ?? {
-    override: why?.override === true,
-    dispatch: (d?.matched ?? []).map((m) => m.index),
-    defaults: !why?.override && (!d || d.mode === 'non-lazy' || d.matched.length === 0),
-  };
-  if (selection.override && !record?.receiver)
-    return {
-      text: "the report carried its own receiver, which replaces the task's (not stored: the task stores no alarms)",
-      sets: [],
-    };
-  const sets = selectedReceivers(task.receiver, selection, record?.receiver);
-  const groups = await getAlarmGroups([...new Set(sets.flatMap((s) => s.alarmgroup ?? []))]);
-  const recipients = recipientsOf(sets, groups);
-  const reasons = sets.map((s) => {
+  return (
+    record?.selection ?? {
+      override: why?.override === true,
+      dispatch: (d?.matched ?? []).map((m) => m.index),
+      defaults: !why?.override && (!d || d.mode === 'non-lazy' || d.matched.length === 0),
+    }
+  );
+}
+
+/** Why each receiver set was notified, in the decision trace's words (pure). */
+export function receiverReasons(sets: { set?: string }[], why: Why | undefined): TraceReceivers['sets'] {
+  return sets.map((s) => {
     if (s.set === 'override')
       return { set: 'override', text: "the report carried its own receiver, which replaces the task's" };
     if (s.set && /^d\d+$/.test(s.set)) {
@@ -202,6 +201,26 @@ async function receiversOf(
         : 'no dispatch item matched: the default receivers',
     };
   });
+}
+
+/** Who the alarm went to and why. */
+async function receiversOf(
+  task: Task,
+  e: AlarmLogEntry,
+  why: Why | undefined,
+  record: AlarmRecord | undefined,
+): Promise<TraceReceivers | undefined> {
+  if (!record && e.decision !== 'not_save_db') return undefined;
+  const selection = selectionOf(record, why);
+  if (selection.override && !record?.receiver)
+    return {
+      text: "the report carried its own receiver, which replaces the task's (not stored: the task stores no alarms)",
+      sets: [],
+    };
+  const sets = selectedReceivers(task.receiver, selection, record?.receiver);
+  const groups = await getAlarmGroups([...new Set(sets.flatMap((s) => s.alarmgroup ?? []))]);
+  const recipients = recipientsOf(sets, groups);
+  const reasons = receiverReasons(sets, why);
   return {
     text: reasons.map((r) => r.text).join('; '),
     sets: reasons,
@@ -219,6 +238,38 @@ async function receiversOf(
       ? { override: redact(openReceiverRobots(record.receiver).channels) as Channels }
       : {}),
   };
+}
+
+/**
+ * The schedules' answers the alarm's notifications recorded (each message's, by scene), in words:
+ * who was on call and why, or that nobody was (`skipped: nobody on call`).
+ */
+async function oncallOf(deliveries: AlarmDeliveries): Promise<TraceOncall[]> {
+  const seen = new Map<string, OncallAnswer & { scene: string }>();
+  for (const job of deliveries.notifications) {
+    for (const a of job.oncall ?? []) {
+      const key = `${job.scene}:${a.schedule_id}`;
+      const known = seen.get(key);
+      const channels = [...new Set([...(known?.channels ?? []), ...a.channels])];
+      seen.set(key, { ...(known ?? a), channels, scene: job.scene });
+    }
+  }
+  if (seen.size === 0) return [];
+  const names = new Map(
+    (await getSchedules([...new Set([...seen.values()].map((a) => a.schedule_id))])).map((s) => [
+      s.id,
+      s.name,
+    ]),
+  );
+  const when = (t: number) => formatDateTime(t, config().timeZone);
+  return [...seen.values()].map((a) => {
+    const name = names.get(a.schedule_id);
+    const what = `schedule [${a.schedule_id}]${name ? ` ${name}` : ' (deleted since)'}`;
+    const text = a.uids.length
+      ? `${what}: uid ${a.uids.join(', ')} on call by ${sourceText(a.source)}, shift ${when(a.shift.start)} to ${when(a.shift.end)} (${a.channels.join(', ')})`
+      : `${what}: skipped: nobody on call at ${when(a.at)}`;
+    return { ...a, ...(name ? { name } : {}), text };
+  });
 }
 
 /**
@@ -297,6 +348,8 @@ export async function traceAlarm(ref: AlarmRef, deps: TraceDeps = defaultTraceDe
     receiversOf(task, e, why, record),
   ]);
   const delivery = summarizeDeliveries(deliveries);
+  const oncall = await oncallOf(deliveries);
+  if (receivers && oncall.length) receivers.oncall = oncall;
   const users = await getUsers(uidsShown(receivers, deliveries.notifications));
   return {
     alarm: {

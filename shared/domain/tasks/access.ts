@@ -1,7 +1,8 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { db, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
-import { ROLE_SUPER_ADMIN, type User, userView } from '../directory/model.ts';
+import { ROLE_SUPER_ADMIN, userView } from '../directory/model.ts';
+import { loadReader, type Reader } from '../directory/readers.ts';
 import { getUser } from '../directory/repository.ts';
 import type { UserProfile } from '../directory/responses.ts';
 import { ForbiddenError, NotFoundError } from '../errors.ts';
@@ -16,29 +17,7 @@ import { getTask, listPermissionsOfUser } from './repository.ts';
  */
 export type Access = 'read' | 'write';
 
-export interface Reader {
-  user: User;
-  admin: boolean;
-}
-
-/**
- * The operator at the admin CLI (`npm run admin`), who holds the table's credentials and so reads
- * everything. Not a user id: HTTP inputs take ids from 1, so no request can name it.
- */
-export const OPERATOR = 0;
-
-/** The acting user (404 when unknown). */
-export async function loadReader(uid: number): Promise<Reader> {
-  if (uid === OPERATOR) {
-    return {
-      user: { uid: 0, username: 'operator', user: 'operator', role: ROLE_SUPER_ADMIN } as User,
-      admin: true,
-    };
-  }
-  const user = await getUser(uid);
-  if (!user) throw new NotFoundError(`user [${uid}] not found`);
-  return { user, admin: user.role === ROLE_SUPER_ADMIN };
-}
+export { loadReader, OPERATOR, type Reader } from '../directory/readers.ts';
 
 /** AP-T12: one user's permission on one task (`TASK#<id>` / `PERM#<uid>`). */
 async function permissionOf(taskId: number, uid: number): Promise<'rw' | 'ro' | undefined> {

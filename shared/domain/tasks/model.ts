@@ -4,6 +4,7 @@
  */
 import type { NotifyScene } from '../../messaging/messages.ts';
 import type { Channels } from '../channels/model.ts';
+import type { OncallReceiver } from '../schedules/model.ts';
 
 export type Level = 0 | 1 | 2 | 3;
 export const LEVEL_NAMES = ['notice', 'warning', 'error', 'urgent'] as const;
@@ -37,6 +38,8 @@ export interface DispatchItem {
 export interface ReceiverConfig {
   alarmgroup?: number[];
   channels?: Channels;
+  /** Whoever each named schedule has on call when a message is made, on the listed channels. */
+  oncall?: OncallReceiver[];
   dispatch?: DispatchItem[];
   /** 1 lazy (default), 2 non-lazy. */
   mode?: 1 | 2;
@@ -180,6 +183,13 @@ export interface Task extends TaskConfig {
   updated_at: number;
   /** Optimistic-concurrency version, incremented by every write. */
   version: number;
+  /**
+   * The version the configuration (store, update, updatefields) was last saved at, and when: a status
+   * change or a setting moves `version` and `updated_at`, not these. Absent on a task whose
+   * configuration was last saved before they were kept.
+   */
+  config_version?: number;
+  config_saved_at?: number;
 }
 
 /** A paused task whose time has passed is running (API guide §5.9). */

@@ -2,7 +2,10 @@
  * Normalization of a validated request into the stored configuration (unknown fields dropped,
  * defaults applied). No I/O.
  */
-import { isObject } from '../../json.ts';
+import { createHash } from 'node:crypto';
+import { isObject, stableStringify } from '../../json.ts';
+import { sealTaskRobots } from '../channels/robots.ts';
+import { normPermission } from '../directory/readers.ts';
 import type {
   Channels,
   CompressConfig,
@@ -22,6 +25,7 @@ import type {
   WorkflowConfig,
 } from './model.ts';
 import { ROBOT_CHANNELS, NOTIFY_CHANNELS, TEMPLATE_SCENES, USER_CHANNELS } from './model.ts';
+import type { OncallChannel, OncallReceiver } from '../schedules/model.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: request bodies are checked by the schema before use
 export type Raw = Record<string, any>;
@@ -66,11 +70,25 @@ function normChannels(c: Raw | undefined): Channels | undefined {
   return Object.keys(out).length ? out : undefined;
 }
 
+/** On-call receivers: one per schedule (channels of repeats joined), empties dropped. */
+export function normOncall(list: unknown): OncallReceiver[] | undefined {
+  if (!Array.isArray(list) || list.length === 0) return undefined;
+  const bySchedule = new Map<number, Set<OncallChannel>>();
+  for (const o of list as Raw[]) {
+    const chs = bySchedule.get(o.schedule_id) ?? new Set<OncallChannel>();
+    for (const c of o.channels as OncallChannel[]) chs.add(c);
+    bySchedule.set(o.schedule_id, chs);
+  }
+  return [...bySchedule].map(([schedule_id, chs]) => ({ schedule_id, channels: [...chs] }));
+}
+
 export function normReceiver(r: Raw, level: 'task' | 'sub'): ReceiverConfig {
   const out: ReceiverConfig = {};
   if (Array.isArray(r.alarmgroup) && r.alarmgroup.length) out.alarmgroup = uniq(r.alarmgroup as number[]);
   const channels = normChannels(r.channels);
   if (channels) out.channels = channels;
+  const oncall = normOncall(r.oncall);
+  if (oncall) out.oncall = oncall;
   if (level === 'task') {
     if (Array.isArray(r.dispatch) && r.dispatch.length) {
       out.dispatch = (r.dispatch as Raw[]).map((d) => ({
@@ -180,11 +198,7 @@ function normTemplate(t: unknown): TemplateConfig {
 }
 
 /** rw always holds the creator; a uid in both lists is rw (API guide §5.2). */
-export function normPermission(p: Raw | undefined, creator: number): { rw: number[]; ro: number[] } {
-  const rw = uniq([creator, ...((p?.rw ?? []) as number[])]);
-  const ro = uniq((p?.ro ?? []) as number[]).filter((u) => !rw.includes(u));
-  return { rw, ro };
-}
+export { normPermission } from '../directory/readers.ts';
 
 /** The stored configuration of a validated request. */
 export function normalizeConfig(body: Raw, creator: number): TaskConfig {
@@ -219,4 +233,15 @@ export function configOf(task: Task): TaskConfig {
     recovery: task.recovery,
     template: task.template,
   };
+}
+
+/**
+ * A digest of a configuration, the same for the same configuration however its request was written
+ * (object keys sorted at every depth, robots sealed as stored): what a what-if replay replayed, and
+ * what a save after it must write (tasks/service.ts `SaveGuard`).
+ */
+export function configFingerprint(config: TaskConfig): string {
+  return createHash('sha256')
+    .update(stableStringify(sealTaskRobots(config)))
+    .digest('hex');
 }

@@ -4,20 +4,22 @@ import {
   isConditionFailure,
   SCHEMA_VERSION,
   tableName,
+  type TransactItem,
   transactionConditionFailed,
 } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
+import { referenceWrites } from '../schedules/repository.ts';
 import type { Task } from './model.ts';
+import { referencedScheduleIds } from './references.ts';
 import { type PermissionItem, permissionItem, toTaskItem } from './repository.ts';
 
 /** Task API writes (AP-T3 ... AP-T10). Every multi-item change is one TransactWriteItems. */
 
-type TransactItem = NonNullable<
-  ConstructorParameters<typeof TransactWriteCommand>[0]['TransactItems']
->[number];
-
-/** Outcome of a conditional task write: `stale` = the task changed (or vanished) since it was read. */
-export type TaskWriteResult = 'ok' | 'name-taken' | 'stale';
+/**
+ * Outcome of a conditional task write: `stale` = the task changed (or vanished) since it was read;
+ * `schedule-gone` = a schedule its receivers name no longer exists.
+ */
+export type TaskWriteResult = 'ok' | 'name-taken' | 'stale' | 'schedule-gone';
 
 /** DynamoDB's limit of items in one transaction. */
 export const MAX_TRANSACTION_ITEMS = 100;
@@ -88,6 +90,22 @@ function isTransactionConflict(err: unknown): boolean {
   );
 }
 
+/**
+ * The schedule reference index entries of a change of receivers (schedules/repository.ts
+ * referenceWrites): their count in the transaction size.
+ */
+export function referenceWriteCount(
+  prev: Pick<Task, 'receiver' | 'workflow' | 'upgrade'> | undefined,
+  next: Pick<Task, 'receiver' | 'workflow' | 'upgrade'>,
+): number {
+  const before = prev ? referencedScheduleIds(prev) : [];
+  const after = referencedScheduleIds(next);
+  // Two per schedule named or no longer named: its reference item and its count.
+  return (
+    2 * (after.filter((s) => !before.includes(s)).length + before.filter((s) => !after.includes(s)).length)
+  );
+}
+
 async function transact(items: TransactItem[], nameIndex: number | undefined): Promise<TaskWriteResult> {
   try {
     await db().send(new TransactWriteCommand({ TransactItems: items }));
@@ -95,13 +113,15 @@ async function transact(items: TransactItem[], nameIndex: number | undefined): P
   } catch (err) {
     const failed = transactionConditionFailed(err);
     if (nameIndex !== undefined && failed.includes(nameIndex)) return 'name-taken';
+    if (failed.some((i) => String(items[i]?.Update?.Key?.pk).startsWith('SCHEDULE#'))) return 'schedule-gone';
     if (failed.length > 0 || isTransactionConflict(err)) return 'stale';
     throw err;
   }
 }
 
 /**
- * AP-T4: create a task: the task item, its TASKNAME guard and its permission items in one
+ * AP-T4: create a task: the task item, its TASKNAME guard, its permission items and the reference
+ * index entries of the schedules its receivers name (AP-O10) in one
  * transaction. `name-taken` when another task holds the name.
  */
 export async function createTaskItems(task: Task): Promise<TaskWriteResult> {
@@ -121,12 +141,14 @@ export async function createTaskItems(task: Task): Promise<TaskWriteResult> {
       },
     },
     ...permissionWrites(task.id, { rw: [], ro: [] }, task.permission),
+    ...referenceWrites(task.id, [], referencedScheduleIds(task)),
   ];
   return transact(items, 1);
 }
 
 /**
- * AP-T5: replace a task (update, updatefields) under `version = prev.version`: a rename swaps the
+ * AP-T5: replace a task (update, updatefields) under `version = prev.version`: schedule references
+ * are diffed like permissions; a rename swaps the
  * TASKNAME guards, permission items are diffed. `stale` when the task changed since it was read.
  */
 export async function replaceTaskItems(prev: Task, next: Task): Promise<TaskWriteResult> {
@@ -160,10 +182,14 @@ export async function replaceTaskItems(prev: Task, next: Task): Promise<TaskWrit
     });
   }
   items.push(...permissionWrites(prev.id, prev.permission, next.permission));
+  items.push(...referenceWrites(prev.id, referencedScheduleIds(prev), referencedScheduleIds(next)));
   return transact(items, nameIndex);
 }
 
-/** AP-T7: delete a task, its TASKNAME guard and the given permission items under `version`. */
+/**
+ * AP-T7: delete a task, its TASKNAME guard, the given permission items and its schedule references
+ * under `version`.
+ */
 export async function deleteTaskItems(task: Task, permissions: PermissionItem[]): Promise<TaskWriteResult> {
   const items: TransactItem[] = [
     {
@@ -188,6 +214,7 @@ export async function deleteTaskItems(task: Task, permissions: PermissionItem[])
     // The heartbeat state and the intake token, if the task ever had them.
     { Delete: { TableName: tableName(), Key: keys.taskHeartbeat(task.id) } },
     { Delete: { TableName: tableName(), Key: keys.taskIntake(task.id) } },
+    ...referenceWrites(task.id, referencedScheduleIds(task), []),
   ];
   return transact(items, undefined);
 }

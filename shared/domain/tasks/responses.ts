@@ -3,6 +3,7 @@
  * the OpenAPI document describes (npm run gen:openapi).
  */
 import type { AlarmGroup, Person, SummaryPerson } from '../directory/model.ts';
+import type { Gap, OncallChannel, OncallReceiver, Source } from '../schedules/model.ts';
 import type {
   CompressConfig,
   Condition,
@@ -14,6 +15,25 @@ import type {
   TemplateScenes,
   UpgradeStrategy,
 } from './model.ts';
+
+/** GET /alarmtask/oncall: who the task pages over the coming days, per receiver naming a schedule. */
+export interface TaskOncall {
+  task_id: number;
+  from: number;
+  to: number;
+  receivers: {
+    /** Where the receiver sits in the configuration (`receiver`, `receiver.dispatch.0.receiver`, ...). */
+    path: string;
+    schedule: NamedRef;
+    channels: OncallChannel[];
+    /** Who the schedule has on call now (the first shift's people). */
+    on_call_now: SummaryPerson[];
+    /** The schedule's final shifts over the window (adjacent equal ones merged). */
+    shifts: { start: number; end: number; uids: number[]; source: Source }[];
+    gaps: Gap[];
+    coverage_pct: number;
+  }[];
+}
 
 /** An id and a name (a department, a tag, a task). */
 export interface NamedRef {
@@ -73,9 +93,11 @@ export interface AlarmGroupView {
 export interface ReceiverView {
   alarmgroup: AlarmGroupView[];
   channels: ChannelsView;
+  /** Schedules whose on-call people are paged, each on its channels (present when there are any). */
+  oncall?: OncallReceiver[];
   dispatch: {
     conditions: Condition[];
-    receiver: { alarmgroup: AlarmGroupView[]; channels: ChannelsView };
+    receiver: { alarmgroup: AlarmGroupView[]; channels: ChannelsView; oncall?: OncallReceiver[] };
   }[];
   /** 1 lazy, 2 non-lazy. */
   mode: 1 | 2;

@@ -23,10 +23,14 @@ function schemaErrors(validate: (v: unknown) => void, value: unknown): FieldErro
   }
 }
 
-/** Whether a receiver names anyone: an alarm group, a user, a robot or a webhook URL. */
+/**
+ * Whether a receiver names anyone: an alarm group, a user, a robot, a webhook URL, or a schedule
+ * (whoever it has on call).
+ */
 export function receiverHasTargets(r: unknown): boolean {
   if (!isObject(r)) return false;
   if (Array.isArray(r.alarmgroup) && r.alarmgroup.length > 0) return true;
+  if (Array.isArray(r.oncall) && r.oncall.length > 0) return true;
   const c = r.channels;
   if (!isObject(c)) return false;
   for (const ch of [...USER_CHANNELS, ...ROBOT_CHANNELS]) {

@@ -6,6 +6,7 @@ import { ID_SCHEMA } from '../validation.ts';
  * checked in depth when its `enable` is true (API guide §5.4).
  */
 import { channelsSchema } from '../channels/schema.ts';
+import { oncallReceiversSchema } from '../schedules/schemas.ts';
 import { OPERATORS, OPERATORS_WITHOUT_THRESHOLD } from './model.ts';
 
 const id = ID_SCHEMA;
@@ -51,6 +52,7 @@ function receiverSchema(level: 'task' | 'sub') {
     properties: {
       alarmgroup: { type: 'array', items: id, maxItems: 100 },
       channels: channelsSchema({ robotSecretRequired: level === 'task' }),
+      oncall: oncallReceiversSchema,
       ...(level === 'task'
         ? {
             dispatch: {
@@ -66,6 +68,7 @@ function receiverSchema(level: 'task' | 'sub') {
                     properties: {
                       alarmgroup: { type: 'array', items: id, maxItems: 100 },
                       channels: channelsSchema({ robotSecretRequired: false }),
+                      oncall: oncallReceiversSchema,
                     },
                   },
                 },
@@ -275,6 +278,9 @@ export const UPDATABLE_FIELDS = [
   'template',
 ] as const;
 
+/** A what-if replay the save must match (API guide §13.7): update and updatefields take it. */
+export const replayIdSchema = { type: 'string', minLength: 1, maxLength: 64 };
+
 export const updateFieldsSchema = {
   type: 'object',
   required: ['filter_fields'],
@@ -285,6 +291,7 @@ export const updateFieldsSchema = {
       maxItems: 50,
       items: { type: 'string', minLength: 1, maxLength: 200 },
     },
+    replay_id: replayIdSchema,
   },
 };
 

@@ -13,8 +13,11 @@ import {
   pauseTask,
   type TaskDeps,
   taskDeps,
+  updatedFieldsConfig,
+  updateTask,
   updateTaskFields,
 } from './service.ts';
+import { configFingerprint } from './normalize.ts';
 
 /**
  * The use cases against an in-memory table that honours the same version conditions as the
@@ -89,6 +92,19 @@ const body = (over: Record<string, unknown> = {}) => ({
   receiver: { channels: { email: [1] } },
   ...over,
 });
+
+/** A partial update (`flag_save_db` 0) as a replay replayed it over `task`: the guard a save with its id gets. */
+function replayedEdit(task: Task) {
+  const edit = { filter_fields: ['flag_save_db'], flag_save_db: 0 };
+  return {
+    edit,
+    guard: {
+      what: 'replay [r1]',
+      version: task.version,
+      fingerprint: configFingerprint(updatedFieldsConfig(task, edit)),
+    },
+  };
+}
 
 describe('tasks service', () => {
   it('creates a task even when its PING cannot be queued', async () => {
@@ -203,5 +219,57 @@ describe('tasks service', () => {
     expect(tasks.get(100)?.status).toBe(2);
     await expirePause(item(1_180), 2_000, deps);
     expect(tasks.get(100)?.status).toBe(1);
+  });
+
+  it('moves the configuration version on configuration saves only, not on a status change', async () => {
+    const { deps, tasks } = fakeDeps();
+    await createTask(body(), deps);
+    expect(tasks.get(100)).toMatchObject({ version: 1, config_version: 1, config_saved_at: 1_000 });
+    await pauseTask(tasks.get(100) as Task, 3, deps);
+    expect(tasks.get(100)).toMatchObject({ version: 2, config_version: 1 });
+    await updateTaskFields(
+      tasks.get(100) as Task,
+      { filter_fields: ['flag_save_db'], flag_save_db: 0 },
+      deps,
+    );
+    expect(tasks.get(100)).toMatchObject({ version: 3, config_version: 3 });
+  });
+
+  it('a guarded save writes only the configuration replayed, over the task as it was: 409 and nothing written otherwise', async () => {
+    // Arrange: the configuration a replay replayed (a partial update), its fingerprint and version
+    const { deps, tasks } = fakeDeps();
+    await createTask(body(), deps);
+    const task = tasks.get(100) as Task;
+    const { guard } = replayedEdit(task);
+    // Act / Assert: another configuration: 409, nothing written
+    await expect(
+      updateTaskFields(task, { filter_fields: ['name'], name: 'other' }, deps, guard),
+    ).rejects.toThrow(new ConflictError('the configuration differs from the one replay [r1] replayed'));
+    // The same configuration written as a whole (keys in another order) is the same configuration
+    const whole = { ...body(), flag_save_db: 0, receiver: { channels: { email: [1] } } };
+    const reordered = Object.fromEntries(Object.entries(whole).reverse());
+    await pauseTask(tasks.get(100) as Task, 3, deps);
+    // The task changed since the replay (a pause): 409, nothing written
+    await expect(updateTask(tasks.get(100) as Task, reordered, deps, guard)).rejects.toThrow(
+      new ConflictError('task [100] changed since replay [r1] (version 1 then, 2 now): replay again'),
+    );
+    expect(tasks.get(100)).toMatchObject({ version: 2, flag_save_db: 1 });
+    // Replayed again over version 2: the whole configuration saves
+    await updateTask(tasks.get(100) as Task, reordered, deps, { ...guard, version: 2 });
+    expect(tasks.get(100)).toMatchObject({ version: 3, flag_save_db: 0, config_version: 3 });
+  });
+
+  it('a guarded save that loses a race is a 409, not a retry over the changed task', async () => {
+    const { deps, tasks } = fakeDeps();
+    await createTask(body(), deps);
+    const task = tasks.get(100) as Task;
+    const { edit, guard } = replayedEdit(task);
+    // Another writer moves the task between the read and the write
+    deps.replaceTaskItems = async () => {
+      tasks.set(100, { ...task, version: 2 });
+      return 'stale';
+    };
+    await expect(updateTaskFields(task, edit, deps, guard)).rejects.toThrow(ConflictError);
+    expect(tasks.get(100)).toMatchObject({ version: 2, flag_save_db: 1 });
   });
 });

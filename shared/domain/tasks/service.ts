@@ -6,6 +6,7 @@ import { nowSeconds } from '../../clock.ts';
 import { logger } from '../../log.ts';
 import { newToken } from '../auth/signature.ts';
 import * as directory from '../directory/repository.ts';
+import * as schedules from '../schedules/repository.ts';
 import { type AlarmGroup, type Department, toPinyin, type User } from '../directory/model.ts';
 import type { DueItem } from '../due/repository.ts';
 import { putDue } from '../due/repository.ts';
@@ -18,8 +19,8 @@ import * as repo from './repository.ts';
 import * as taskWrites from './repository-writes.ts';
 import { openReceiverRobots, openTaskRobots } from '../channels/robots.ts';
 import { applyFieldPaths, fieldPathErrors } from './field-paths.ts';
-import { configOf } from './normalize.ts';
-import { phoneChannelUids, referencedGroupIds, webhookOf } from './references.ts';
+import { configFingerprint, configOf } from './normalize.ts';
+import { phoneChannelUids, referencedGroupIds, referencedScheduleIds, webhookOf } from './references.ts';
 import { parseConfig, parseCreateBody } from './rules.ts';
 import { pauseTransition, startTransition, stopTransition } from './transitions.ts';
 import type { TaskChanged, TaskPaused, TaskShown, TaskStored } from './responses.ts';
@@ -41,6 +42,7 @@ export const taskDeps = {
   getAlarmGroups: directory.getAlarmGroups,
   getTags: directory.getTags,
   getTemplate: directory.getTemplate,
+  getSchedules: schedules.getSchedules,
   publishWebhookEvents,
   putDue,
   sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
@@ -81,6 +83,7 @@ async function loadReferences(config: TaskConfig, creatorUid: number, deps: Task
     deps.getDepartment(config.department_id),
     groupIds.length ? deps.getAlarmGroups(groupIds) : Promise.resolve([] as AlarmGroup[]),
     templateId > 0 ? deps.getTemplate(templateId) : Promise.resolve(undefined),
+    checkSchedules(config, deps),
   ]);
   if (!creator) throw new NotFoundError(`user [${creatorUid}] not found`);
   if (!department) throw new NotFoundError(`department [${config.department_id}] not found`);
@@ -91,6 +94,15 @@ async function loadReferences(config: TaskConfig, creatorUid: number, deps: Task
   const phoneUids = phoneChannelUids(config, groups);
   const phoneUsers = phoneUids.length ? await deps.getUsers(phoneUids) : [];
   return { department, creator, nullPhoneUsers: phoneUsers.filter((u) => !u.phone) };
+}
+
+/** 404 naming the schedules the receivers name that do not exist. */
+async function checkSchedules(config: TaskConfig, deps: TaskDeps): Promise<void> {
+  const ids = referencedScheduleIds(config);
+  if (ids.length === 0) return;
+  const found = new Set((await deps.getSchedules(ids)).map((s) => s.id));
+  const missing = ids.filter((id) => !found.has(id));
+  if (missing.length) throw new NotFoundError(`schedule [${missing.join(', ')}] not found`);
 }
 
 /** PING when the task now has a webhook URL it did not have before (API guide §12.4). */
@@ -116,6 +128,9 @@ const raced = (id: number) => new ConflictError(`task [${id}] was changed concur
 /** POST /alarmtask/store */
 export async function createTask(body: Body, deps: TaskDeps = taskDeps): Promise<TaskStored> {
   const { created_by, config } = parseCreateBody(body);
+  const items = 2 + new Set([...config.permission.rw, ...config.permission.ro]).size;
+  if (items + taskWrites.referenceWriteCount(undefined, config) > taskWrites.MAX_TRANSACTION_ITEMS)
+    throw ValidationError.of('receiver', 'names too many schedules with these permissions');
   const refs = await loadReferences(config, created_by, deps);
   const now = deps.now();
   const task: Task = {
@@ -129,9 +144,13 @@ export async function createTask(body: Body, deps: TaskDeps = taskDeps): Promise
     created_at: now,
     updated_at: now,
     version: 1,
+    config_version: 1,
+    config_saved_at: now,
   };
   const result = await deps.createTaskItems(task);
   if (result === 'name-taken') throw new ConflictError(`task [${task.name}] already exists`);
+  // A schedule deleted since the check above.
+  if (result === 'schedule-gone') await checkSchedules(config, deps);
   if (result !== 'ok') throw new Error(`task id ${task.id} allocated twice`);
   await pingIfNewWebhook(task, undefined, deps);
   return storeView(task, refs.department, refs.creator, refs.nullPhoneUsers, now);
@@ -145,6 +164,7 @@ async function replaceConfig(
   task: Task,
   derive: (current: Task) => TaskConfig,
   deps: TaskDeps,
+  guard?: SaveGuard,
 ): Promise<TaskStored> {
   let current = task;
   // References depend on the configuration only: a retry whose configuration names the same ones
@@ -158,6 +178,7 @@ async function replaceConfig(
       current = await reread(task.id, deps);
     }
     const config = derive(current);
+    if (guard) checkGuard(guard, current, config);
     const key = JSON.stringify([current.created_by, config]);
     if (loaded?.key !== key) loaded = { key, refs: await loadReferences(config, current.created_by, deps) };
     const refs = loaded.refs;
@@ -168,6 +189,9 @@ async function replaceConfig(
         `may change at most ${taskWrites.MAX_TRANSACTION_ITEMS - 3} users at once`,
       );
     }
+    if (writes + 3 + taskWrites.referenceWriteCount(current, config) > taskWrites.MAX_TRANSACTION_ITEMS) {
+      throw ValidationError.of('receiver', 'changes too many schedules at once with these permissions');
+    }
     const now = deps.now();
     const next: Task = {
       ...current,
@@ -176,9 +200,12 @@ async function replaceConfig(
       pinyin: config.name === current.name ? current.pinyin : toPinyin(config.name),
       updated_at: Math.max(now, current.updated_at),
       version: current.version + 1,
+      config_version: current.version + 1,
+      config_saved_at: Math.max(now, current.updated_at),
     };
     const result = await deps.replaceTaskItems(current, next);
     if (result === 'name-taken') throw new ConflictError(`task [${next.name}] already exists`);
+    if (result === 'schedule-gone') await checkSchedules(config, deps);
     if (result === 'ok') {
       await pingIfNewWebhook(next, webhookOf(current), deps);
       return storeView(next, refs.department, refs.creator, refs.nullPhoneUsers, now);
@@ -186,10 +213,52 @@ async function replaceConfig(
   }
 }
 
+/**
+ * A save that must write exactly the configuration a what-if replay replayed, over the task as the
+ * replay read it (`PUT /alarmtask/update|updatefields` with `replay_id`): 409 otherwise, and a lost
+ * race is a 409 too (the task changed), never retried.
+ */
+export interface SaveGuard {
+  /** Who asks (`replay [id]`), for the messages. */
+  what: string;
+  /** The task's version when the replay read it. */
+  version: number;
+  /** configFingerprint of the configuration replayed. */
+  fingerprint: string;
+}
+
+function checkGuard(guard: SaveGuard, current: Task, config: TaskConfig): void {
+  if (current.version !== guard.version)
+    throw new ConflictError(
+      `task [${current.id}] changed since ${guard.what} (version ${guard.version} then, ${current.version} now): replay again`,
+    );
+  if (configFingerprint(config) !== guard.fingerprint)
+    throw new ConflictError(`the configuration differs from the one ${guard.what} replayed`);
+}
+
+/** The configuration PUT /alarmtask/update saves over `task` (validated: 4000/422 otherwise). */
+export function updatedConfig(task: Task, body: Body): TaskConfig {
+  return parseConfig(body, task.created_by);
+}
+
+/** The configuration PUT /alarmtask/updatefields saves over `task`: the listed paths copied in. */
+export function updatedFieldsConfig(task: Task, body: Body): TaskConfig {
+  const paths = body.filter_fields as string[];
+  const errors = fieldPathErrors(paths);
+  if (errors.length) throw new ValidationError(errors);
+  // The stored robots are sealed: the configuration is edited and validated in plain.
+  return parseConfig(applyFieldPaths(configOf(openTaskRobots(task)), body, paths), task.created_by);
+}
+
 /** PUT /alarmtask/update: whole configuration replaced (API guide §5.6). */
-export async function updateTask(task: Task, body: Body, deps: TaskDeps = taskDeps): Promise<TaskStored> {
-  const config = parseConfig(body, task.created_by);
-  return replaceConfig(task, () => config, deps);
+export async function updateTask(
+  task: Task,
+  body: Body,
+  deps: TaskDeps = taskDeps,
+  guard?: SaveGuard,
+): Promise<TaskStored> {
+  const config = updatedConfig(task, body);
+  return replaceConfig(task, () => config, deps, guard);
 }
 
 /** PUT /alarmtask/updatefields: listed paths copied from the request, the rest kept (API guide §5.7). */
@@ -197,17 +266,9 @@ export async function updateTaskFields(
   task: Task,
   body: Body,
   deps: TaskDeps = taskDeps,
+  guard?: SaveGuard,
 ): Promise<TaskStored> {
-  const paths = body.filter_fields as string[];
-  const errors = fieldPathErrors(paths);
-  if (errors.length) throw new ValidationError(errors);
-  return replaceConfig(
-    task,
-    // The stored robots are sealed: the configuration is edited and validated in plain.
-    (current) =>
-      parseConfig(applyFieldPaths(configOf(openTaskRobots(current)), body, paths), current.created_by),
-    deps,
-  );
+  return replaceConfig(task, (current) => updatedFieldsConfig(current, body), deps, guard);
 }
 
 /**

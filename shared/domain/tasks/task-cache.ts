@@ -1,11 +1,11 @@
-import { nowMs } from '../../clock.ts';
+import { containerCache } from '../../cache.ts';
 import { config } from '../../config/env.ts';
 import { perContainer } from '../../container.ts';
 import type { Task } from './model.ts';
 import { getTask, getTasks } from './repository.ts';
 
 /**
- * Task reads cached in module scope (one per container) for `config().taskCacheSeconds`, so the hot
+ * Task reads cached (the one cache helper, shared/cache.ts) for `config().taskCacheSeconds`, so the hot
  * path of `/alarm/report` reads the task at most once per task per container per few seconds
  * (behaviour §15). Unknown tasks are cached too (a flood of reports for a deleted task costs no reads).
  * Concurrent misses of one task share one read. Loads are strongly consistent reads.
@@ -15,16 +15,7 @@ import { getTask, getTasks } from './repository.ts';
  * Consumers that must see a change made before an event was created (a PING to a
  * new webhook URL) pass `notOlderThan`: an entry loaded before that second is reloaded.
  */
-interface Entry {
-  value: Promise<Task | undefined>;
-  /** Service time (ms) when the read started. */
-  loadedAt: number;
-  /** Whether the read was forced by `refresh` (those happen at most once a second per task). */
-  refreshed?: boolean;
-}
-
 const MAX_ENTRIES = 5_000;
-const cacheOf = perContainer(() => new Map<number, Entry>());
 
 export interface CacheOptions {
   /** Unix seconds: the entry must have been loaded after this second ended. */
@@ -79,31 +70,25 @@ export function batchedTaskLoader(
 const loaderOf = perContainer(() => batchedTaskLoader());
 const loadTask: TaskLoader = (id, consistent) => loaderOf()(id, consistent);
 
+const tasks = containerCache<number, Task | undefined>({
+  ttlMs: () => config().taskCacheSeconds * 1000,
+  maxEntries: MAX_ENTRIES,
+  load: (id) => loadTask(id, true),
+});
+
 export async function getTaskCached(
   id: number,
   opts: CacheOptions = {},
   deps: { getTask: TaskLoader } = { getTask: loadTask },
 ): Promise<Task | undefined> {
-  const cache = cacheOf();
-  const now = nowMs();
-  const hit = cache.get(id);
-  const fresh =
-    hit &&
-    now - hit.loadedAt < config().taskCacheSeconds * 1000 &&
-    (opts.notOlderThan === undefined || hit.loadedAt >= (opts.notOlderThan + 1) * 1000) &&
-    (!opts.refresh || (hit.refreshed === true && now - hit.loadedAt < 1000));
-  if (hit && fresh) return hit.value;
-  const entry: Entry = { value: deps.getTask(id, true), loadedAt: now, refreshed: opts.refresh === true };
-  cache.delete(id);
-  if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as number);
-  cache.set(id, entry);
-  entry.value.catch(() => {
-    if (cache.get(id) === entry) cache.delete(id);
+  return tasks.get(id, {
+    ...(opts.notOlderThan === undefined ? {} : { notOlderThanMs: (opts.notOlderThan + 1) * 1000 }),
+    refresh: opts.refresh === true,
+    load: (key) => deps.getTask(key, true),
   });
-  return entry.value;
 }
 
 /** Drops cached tasks (tests). */
 export function clearTaskCache(): void {
-  cacheOf().clear();
+  tasks.clear();
 }

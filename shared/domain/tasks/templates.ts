@@ -117,37 +117,64 @@ export const DEFAULT_FORMAT: Record<NotifyChannel, TemplateFormat> = {
   yachworker: FORMAT_MARKDOWN,
 };
 
-function body(scene: SceneText, format: TemplateFormat, channel: NotifyChannel): string {
+/** The claim link (API guide §11.7), as each format shows it. */
+const CLAIM_URL = '{workflow.claim_url}';
+const CLAIM_LINE: Record<TemplateFormat, string> = {
+  [FORMAT_TEXT]: CLAIM_URL,
+  [FORMAT_MARKDOWN]: `[Claim this workflow](${CLAIM_URL})`,
+  [FORMAT_HTML]: `<a href="${CLAIM_URL}">Claim this workflow</a>`,
+  [FORMAT_ACTION_CARD]: `[Claim this workflow](${CLAIM_URL})`,
+};
+
+/** The scene's lines with the claim line before the content (long content must not push it out of sight). */
+function withClaim(lines: [string, string][], format: TemplateFormat): [string, string][] {
+  const claim: [string, string] = ['Claim', CLAIM_LINE[format]];
+  const at = lines.indexOf(CONTENT);
+  return at < 0 ? [...lines, claim] : [...lines.slice(0, at), claim, ...lines.slice(at)];
+}
+
+function body(scene: SceneText, format: TemplateFormat, channel: NotifyChannel, claim: boolean): string {
   if (channel === 'phone') {
-    // Spoken: short, no JSON dump.
+    // Spoken: short, no JSON dump, and no link (a spoken URL is of no use).
     return `${scene.title.replace('[{common.env}] ', '')}. Level {history.level}.`;
   }
-  if (channel === 'sms') return `${scene.title} {history.ctn}`;
+  // SMS: the link before the content, which is what gets cut at 300 characters.
+  if (channel === 'sms') return `${scene.title}${claim ? ` Claim: ${CLAIM_URL}` : ''} {history.ctn}`;
+  const lines = claim ? withClaim(scene.lines, format) : scene.lines;
   switch (format) {
     case FORMAT_HTML:
       return [
         `<h3>${scene.title}</h3>`,
         '<table>',
-        ...scene.lines.map(([k, v]) => `<tr><th align="left">${k}</th><td>${v}</td></tr>`),
+        ...lines.map(([k, v]) => `<tr><th align="left">${k}</th><td>${v}</td></tr>`),
         '</table>',
       ].join('\n');
     case FORMAT_MARKDOWN:
     case FORMAT_ACTION_CARD:
-      return [`### ${scene.title}`, '', ...scene.lines.map(([k, v]) => `- **${k}**: ${v}`)].join('\n');
+      return [`### ${scene.title}`, '', ...lines.map(([k, v]) => `- **${k}**: ${v}`)].join('\n');
     default:
-      return [scene.title, ...scene.lines.map(([k, v]) => `${k}: ${v}`)].join('\n');
+      return [scene.title, ...lines.map(([k, v]) => `${k}: ${v}`)].join('\n');
   }
 }
 
-/** The system default template of a scene and channel (in the channel's default format, or `format`). */
+/** Options of a template: `claimLink`, the message carries a claim link (API guide §11.7). */
+export interface TemplateOptions {
+  claimLink?: boolean;
+}
+
+/**
+ * The system default template of a scene and channel (in the channel's default format, or `format`);
+ * with `claimLink`, a line with the claim link (`{workflow.claim_url}`), except for calls.
+ */
 export function defaultTemplate(
   scene: NotifyScene,
   channel: NotifyChannel,
   format?: TemplateFormat,
+  opts: TemplateOptions = {},
 ): ResolvedTemplate {
   const s = SCENES[scene];
   const f = format ?? DEFAULT_FORMAT[channel];
-  return { type: 0, format: f, title: s.title, template: body(s, f, channel) };
+  return { type: 0, format: f, title: s.title, template: body(s, f, channel, opts.claimLink === true) };
 }
 
 function entryOf(
@@ -167,18 +194,20 @@ const isFormat = (f: unknown): f is TemplateFormat => f === 1 || f === 2 || f ==
 /**
  * The template of one scene and channel for a task: the custom (udf) entry, else the predefined
  * template's entry, else the default; `format` and `template` each fall back independently. A custom
- * format without a custom text reuses the default text in that format.
+ * format without a custom text reuses the default text in that format (with a claim line as `opts`
+ * says: see defaultTemplate).
  */
 export function resolveTemplate(
   config: TemplateConfig | undefined,
   predefined: Template | undefined,
   scene: NotifyScene,
   channel: NotifyChannel,
+  opts: TemplateOptions = {},
 ): ResolvedTemplate {
   const udf = entryOf(config?.udf, scene, channel);
   const pre = predefined ? entryOf(predefined.template, scene, channel) : undefined;
   const format = [udf?.format, pre?.format].find(isFormat) ?? DEFAULT_FORMAT[channel];
-  const fallback = defaultTemplate(scene, channel, format);
+  const fallback = defaultTemplate(scene, channel, format, opts);
   if (typeof udf?.template === 'string' && udf.template !== '') {
     return { type: 2, format, title: fallback.title, template: udf.template };
   }

@@ -94,11 +94,13 @@ function receiverView(r: ReceiverConfig, dir: DirectoryData): ReceiverView {
   return {
     alarmgroup: groupsView(r.alarmgroup, dir.groups),
     channels: channelsView(r.channels, dir.users),
+    ...(r.oncall?.length ? { oncall: r.oncall } : {}),
     dispatch: (r.dispatch ?? []).map((d) => ({
       conditions: d.conditions,
       receiver: {
         alarmgroup: groupsView(d.receiver.alarmgroup, dir.groups),
         channels: channelsView(d.receiver.channels, dir.users),
+        ...(d.receiver.oncall?.length ? { oncall: d.receiver.oncall } : {}),
       },
     })),
     mode: r.mode ?? 1,

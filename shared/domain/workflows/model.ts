@@ -4,6 +4,7 @@
 import type { HistoryRecord } from '../alarms/history.ts';
 import type { Person } from '../directory/model.ts';
 import type { Reminder, Task, TaskStatus } from '../tasks/model.ts';
+import type { NotifyChannel } from '../tasks/templates.ts';
 import { effectiveStatus, TASK_PAUSED, TASK_RUNNING } from '../tasks/model.ts';
 
 export const WF_PENDING = 0;
@@ -63,6 +64,11 @@ export interface Workflow {
   /** The users of its latest assign (GET /workflow/list `assignee`). */
   assignees?: number[];
   /**
+   * How many times it was reactivated (absent: never). A claim link names the round it was made in;
+   * a reactivation since voids it (API guide §11.7).
+   */
+  round?: number;
+  /**
    * Whether the workflow is in its task's counts and the listing index (every workflow created since
    * they exist; older ones once the backfill reached them): its operations move it between counts.
    */
@@ -73,6 +79,8 @@ export interface Workflow {
 export interface PipelineProps {
   assignto?: Person[];
   remind?: { interval: number; status: WorkflowStatus };
+  /** A claim made with a claim link, and the channel of the message that carried it (API guide §11.7). */
+  link?: { channel: NotifyChannel };
 }
 
 /** A process record (the item `WF#<id>` / `PIPE#...`). */
@@ -130,6 +138,13 @@ export function refusal(op: Operation, wf: Pick<Workflow, 'id' | 'status'>): str
   if (rule.from.includes(wf.status)) return undefined;
   const from = rule.from.map((s) => STATUS_NAMES[s]).join(' or ');
   return `workflow [${wf.id}] is ${STATUS_NAMES[wf.status]}, only ${from} workflows can be ${rule.verb}`;
+}
+
+/** Why a claim link made in reactivation round `round` no longer claims `wf`, or undefined. */
+export function staleRound(wf: Pick<Workflow, 'id' | 'round'>, round: number): string | undefined {
+  return (wf.round ?? 0) === round
+    ? undefined
+    : `workflow [${wf.id}] was reactivated after the link was sent`;
 }
 
 /** The result of `op` on a workflow; throws nothing, returns undefined when refused (see `refusal`). */

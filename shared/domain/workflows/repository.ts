@@ -169,13 +169,18 @@ export async function getWorkflows(ids: number[]): Promise<Map<number, Workflow>
   return new Map(items.map((i) => [Number(i.id), fromWorkflowItem(i)]));
 }
 
-/** AP-F6: a workflow and all its pipeline records: one Query on the item collection `WF#<id>`. */
+/**
+ * AP-F6: a workflow and all its pipeline records: one Query on the item collection `WF#<id>`
+ * (`consistent` for a claim link's answer, which must show the claim that just won).
+ */
 export async function getWorkflowWithPipelines(
   id: number,
+  consistent = false,
 ): Promise<{ workflow: Workflow; pipelines: PipelineRecord[] } | undefined> {
   let workflow: Workflow | undefined;
   const pipelines: PipelineRecord[] = [];
   const items = await queryAll({
+    ...(consistent ? { ConsistentRead: true } : {}),
     KeyConditionExpression: 'pk = :pk',
     ExpressionAttributeValues: { ':pk': keys.workflowCollection(id) },
   });
@@ -206,7 +211,8 @@ export interface WorkflowChange {
 }
 
 /**
- * The update of one workflow: status, version, epoch, its owners (claimer, assignees), the sparse
+ * The update of one workflow: status, version, epoch, its owners (claimer, assignees), its round (a
+ * reactivation), the sparse
  * open entry (gsi1) and, for a counted workflow, its listing entry (gsi2 moves to the new status's
  * partition). Conditioned on status and version, and on `counted` being what it was read as: the
  * count moves announced with the change assume it (the backfill may count a workflow meanwhile).
@@ -243,6 +249,10 @@ function updateOf(change: WorkflowChange): TransactItem {
   if (after.assignees !== undefined) {
     set.push('assignees = :assignees');
     values[':assignees'] = after.assignees;
+  }
+  if (after.round !== before.round && after.round !== undefined) {
+    set.push('round = :round');
+    values[':round'] = after.round;
   }
   // The event sequence: conditioned too, since a fired reminder moves it without moving the version.
   if (after.seq !== undefined) {

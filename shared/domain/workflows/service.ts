@@ -1,7 +1,7 @@
 import { nowSeconds } from '../../clock.ts';
 import { keys } from '../../db/keys.ts';
 import { logger } from '../../log.ts';
-import type { NotificationJob } from '../../messaging/messages.ts';
+import type { ClaimTarget, NotificationJob } from '../../messaging/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 import type { HistoryRecord } from '../alarms/history.ts';
 import { ROLE_SUPER_ADMIN, type User } from '../directory/model.ts';
@@ -9,9 +9,11 @@ import { getAlarmGroups, getDepartment, getUsers } from '../directory/repository
 import { type DueItem, deleteDue, putDue } from '../due/repository.ts';
 import { MalformedDueWork } from '../due/runner.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
+import { withOncall } from '../notifications/oncall.ts';
 import { alarmGroupIds, channelJobs, type Recipients, recipientsOf } from '../notifications/receivers.ts';
 import { requireReadOf } from '../tasks/access.ts';
 import type { ReceiverConfig, Task } from '../tasks/model.ts';
+import type { NotifyChannel } from '../tasks/templates.ts';
 import { getTask } from '../tasks/repository.ts';
 import { publishWebhookEvents } from '../events/publish.ts';
 import {
@@ -25,6 +27,7 @@ import {
   refusal,
   remindersFor,
   repeated,
+  staleRound,
   transition,
   WF_DONE,
   WF_PENDING,
@@ -243,10 +246,41 @@ function validateDistinct(input: OperationInput): void {
  * transaction conditioned on each workflow's status and version. A concurrent change of one of the
  * workflows makes this request fail with 409 (exactly one concurrent operation wins).
  */
-export async function operateWorkflows(
+export function operateWorkflows(
   op: Operation,
   input: OperationInput,
   deps: WorkflowDeps = defaultDeps,
+): Promise<WorkflowsOperated> {
+  return operate(op, input, deps);
+}
+
+/** What a claim made with a claim link adds to the claim (API guide §11.7). */
+export interface LinkClaim {
+  /** The channel of the message that carried the link (recorded with the claim and in its event). */
+  channel: NotifyChannel;
+  /** The reactivation round the link was made in: a workflow reactivated since refuses it (409). */
+  round: number;
+}
+
+/**
+ * A claim with a claim link: the claim of `PUT /workflow/claim` (one workflow, by the acting user
+ * `created_by`, with the same permission and state rules, exactly one winner among concurrent
+ * operations), refused when the workflow was reactivated since the link was made; its pipeline record
+ * and `claim` event carry `link: {channel}`.
+ */
+export function claimWithLink(
+  input: { id: number; created_by: number },
+  link: LinkClaim,
+  deps: WorkflowDeps = defaultDeps,
+): Promise<WorkflowsOperated> {
+  return operate('claim', { ids: [input.id], created_by: input.created_by }, deps, link);
+}
+
+async function operate(
+  op: Operation,
+  input: OperationInput,
+  deps: WorkflowDeps,
+  link?: LinkClaim,
 ): Promise<WorkflowsOperated> {
   validateDistinct(input);
   const actor = input.created_by ?? 0;
@@ -258,7 +292,8 @@ export async function operateWorkflows(
 
   for (let attempt = 0; ; attempt++) {
     for (const id of input.ids) {
-      const why = refusal(op, workflows.get(id) as Workflow);
+      const wf = workflows.get(id) as Workflow;
+      const why = refusal(op, wf) ?? (link ? staleRound(wf, link.round) : undefined);
       if (why) throw new ConflictError(why);
     }
     const now = deps.now();
@@ -280,6 +315,7 @@ export async function operateWorkflows(
         epoch: before.epoch + (t.statusChanged ? 1 : 0),
         seq: nextSeq(before),
         updated_at: now,
+        ...(op === 'reactive' ? { round: (before.round ?? 0) + 1 } : {}),
       };
       const pipeline = pipelineRecord(after, {
         status: t.pipeline,
@@ -287,6 +323,7 @@ export async function operateWorkflows(
         created_by: actor,
         now,
         ...(op === 'assign' ? { props: { assignto: assignto.map(personProps) } } : {}),
+        ...(link ? { props: { link: { channel: link.channel } } } : {}),
       });
       return { before, after, pipeline };
     });
@@ -474,28 +511,42 @@ async function announceNow(outbox: DueItem, deps: WorkflowDeps): Promise<void> {
   }
 }
 
-/** Who receivers name, with their alarm groups (dispatch does not apply; robots per set, API guide §9.7). */
+/**
+ * Who receivers name, with their alarm groups (dispatch does not apply; robots per set, API guide
+ * §9.7), and whoever the schedules they name have on call now.
+ */
 export async function channelsOf(
   receivers: ReceiverConfig[],
   deps: WorkflowDeps = defaultDeps,
 ): Promise<Recipients> {
-  const plain = receivers.map((r) => ({ alarmgroup: r.alarmgroup, channels: r.channels }));
-  const ids = alarmGroupIds(plain);
+  const plain = receivers.map((r) => ({ alarmgroup: r.alarmgroup, channels: r.channels, oncall: r.oncall }));
+  const { sets, oncall } = await withOncall(plain, deps.now());
+  const ids = alarmGroupIds(sets);
   const groups = ids.length ? await deps.getAlarmGroups(ids) : [];
-  return recipientsOf(plain, groups);
+  return { ...recipientsOf(sets, groups), oncall };
 }
 
-/** The webhook event of one workflow notice and, unless `silent`, its channel notifications. */
+/**
+ * The webhook event of one workflow notice and, unless `silent`, its channel notifications; `claim`:
+ * the workflow is pending, and the notifications carry claim links (API guide §11.7).
+ */
 export async function noticeOf(input: {
   scene: WorkflowScene;
   task: Task;
   data: Record<string, unknown>;
   eventId: string;
   channels?: Recipients;
+  claim?: ClaimTarget;
 }): Promise<{ event: { body: ReturnType<typeof workflowEvent>; eventId: string }; jobs: NotificationJob[] }> {
-  const { scene, task, data, eventId, channels } = input;
+  const { scene, task, data, eventId, channels, claim } = input;
   const jobs = channels
-    ? channelJobs(channels, { job_id: eventId, task_id: task.id, scene, context: renderContext(task, data) })
+    ? channelJobs(channels, {
+        job_id: eventId,
+        task_id: task.id,
+        scene,
+        context: renderContext(task, data),
+        ...(claim ? { claim } : {}),
+      })
     : [];
   return { event: { body: workflowEvent(scene, data), eventId }, jobs };
 }
@@ -546,6 +597,10 @@ export async function announce(payload: AnnouncePayload, deps: WorkflowDeps = de
       data,
       eventId: eventIdOf(record),
       channels: channelsByTask.get(task.id),
+      // A workflow made pending (created: round 0; reactivated: the round it entered).
+      ...(scene === 'generated' || scene === 'reactive'
+        ? { claim: { workflow_id: wf.id, round: scene === 'generated' ? 0 : (wf.round ?? 0) } }
+        : {}),
     });
     eventsByTask.set(task.id, [...(eventsByTask.get(task.id) ?? []), notice.event]);
     jobs.push(...notice.jobs);

@@ -83,6 +83,7 @@ export function workflowEventData(input: {
       remark: pipeline.remark,
       user: personOf(pipeline.created_by, users),
       ...(scene === 'assign' ? { assignto: pipeline.props.assignto ?? [] } : {}),
+      ...(pipeline.props.link ? { link: pipeline.props.link } : {}),
     });
   }
   // The workflow's event sequence (none for a record written before it was counted).

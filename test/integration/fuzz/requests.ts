@@ -5,6 +5,10 @@ import { type AppAuth, appHeaders, baseUrl, boundAppHeaders, serviceNow } from '
 import { OTHER_APP, TEST_APP } from '../../support/seed.ts';
 
 import { ANY_CONTENT, SPECS } from './specs.ts';
+// The on-call schedule routes' specs add themselves to SPECS.
+import './schedule-specs.ts';
+// ...and the what-if replay routes'.
+import './replay-specs.ts';
 import { person, task } from './targets.ts';
 import { type Body, type Json, noise, serialize, setPath } from './values.ts';
 /** The fuzz cases (route, auth poison, field poisons, noise, wire mode) and the requests built from them. */

@@ -248,15 +248,15 @@ export const SPECS: Record<string, Spec> = {
 };
 // The read side (issue 10): app auth and an acting user. A valid read answers code 0, so every case
 // poisons something: an unknown (404) or unpermitted (403, uid 5) user, or a bad field.
-const uids = (json = false) =>
+export const uids = (json = false) =>
   json
     ? fc.constantFrom<Json>(5, 0, -1, 'x', '1', 424242, 1.5, null, { $raw: '1e20' })
     : fc.constantFrom<Json>('5', '0', '-1', 'x', '424242', '1.5', '', '1e20');
-const ids = (json = false) =>
+export const ids = (json = false) =>
   json
     ? fc.constantFrom<Json>(0, 'x', '1', 424242424242, 1.5, null, { $raw: '9007199254740993' })
     : fc.constantFrom<Json>('0', 'x', '424242424242', '1.5', '', '9007199254740993');
-const paging: Poison[] = [
+export const paging: Poison[] = [
   [['limit'], fc.constantFrom<Json>('0', '101', 'x', '-1', '1.5')],
   [['cursor'], fc.constantFrom<Json>('x', '!!', 'eyJ9', 'W10', 'a'.repeat(301))],
 ];

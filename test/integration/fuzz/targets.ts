@@ -14,6 +14,8 @@ import { newWorkflow } from '../../support/workflows.ts';
 export const hook = new TestReceiver();
 export let task: CreatedTask;
 export let workflowId = 0;
+/** An on-call schedule (user 1 may change it; user 5 may not read it). */
+export let scheduleId = 0;
 export const FUZZ_UID = 7777;
 export const FUZZ_PASSWORD = 'fuzz target password';
 /** The fuzz target's signed-in browser (the routes of a signed-in person). */
@@ -42,6 +44,14 @@ export async function prepareTargets(): Promise<void> {
   // The adapters' fixed signature is on for this task (it is off by default).
   await api.put('/alarmtask/intake', { ...(await taskAuth(task)), fixed_sign: 1 });
   workflowId = (await newWorkflow(task)).id;
+  const schedule = await api.post('/schedule/store', {
+    uid: 1,
+    name: 'fuzz schedule',
+    department_id: 1,
+    time_zone: 'UTC',
+    layers: [{ name: 'l', start: '2026-01-01T09:00', turn: { every: 1, unit: 'day' }, users: [1, 2] }],
+  });
+  scheduleId = schedule.data.schedule.id;
   // The task's PING and the workflow's `generated` event arrive before the fuzz starts.
   await hook.waitFor(
     (all) => all.some((r) => r.json?.event === 'PING') && all.some((r) => r.json?.type === 'generated'),
@@ -67,5 +77,16 @@ export async function snapshot() {
     user: await item(keys.user(FUZZ_UID)),
     // The fuzz target's password and sign-out stamp: no hostile request signs it out or changes it.
     credential: await item(keys.userCredential(FUZZ_UID)),
+    // The schedule, its versions and overrides.
+    schedule: (
+      await db().send(
+        new QueryCommand({
+          TableName: tableName(),
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': keys.schedulePartition(scheduleId) },
+          ConsistentRead: true,
+        }),
+      )
+    ).Items,
   };
 }

@@ -5,6 +5,7 @@ import { LEVELS, safeUrl } from '../format.ts';
 import { href } from '../router.ts';
 import type { Rule, TaskDetail } from '../types.ts';
 import { Person, type PersonLike } from '../ui.tsx';
+import { WhatIf } from './what-if.tsx';
 
 type Receiver = TaskDetail['receiver'];
 /** A dispatch item's receiver: channels and groups, no dispatch of its own. */
@@ -178,6 +179,7 @@ export function Configuration({ task }: { task: TaskDetail }) {
   const channels = Object.keys(matrix.compressed);
   return (
     <div class="config-grid">
+      <WhatIf task={task} />
       <Section title="Receivers">
         <Receiver r={task.receiver} />
       </Section>

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { get, put } from '../api.ts';
 import { compact, summary } from '../format.ts';
 import { href } from '../router.ts';
-import type { AlarmList, DeliveryList, TaskDetail, WorkflowList } from '../types.ts';
+import type { AlarmList, DeliveryList, TaskDetail, TaskOncall, WorkflowList } from '../types.ts';
 import {
   AttemptBadge,
   ErrorBox,
@@ -244,6 +244,35 @@ function RecentDeliveries({ taskId }: { taskId: number }) {
   );
 }
 
+/** Who the task pages now, for each receiver that names a schedule (nothing when none does). */
+function OncallNow({ taskId }: { taskId: number }) {
+  const state = useAsync(
+    () => get<TaskOncall>('/alarmtask/oncall', { task_id: taskId, days: 1 }),
+    `o${taskId}`,
+  );
+  if (state.error === undefined && (state.data?.receivers.length ?? 0) === 0) return null;
+  return (
+    <section class="card oncall-now">
+      <h2>On call now</h2>
+      <Loaded state={state}>
+        {(d) => (
+          <ul class="list">
+            {d.receivers.map((r) => (
+              <li key={`${r.path}:${r.schedule.id}`}>
+                <a href={href('schedules', r.schedule.id)}>{r.schedule.name}</a>:{' '}
+                {r.on_call_now.length ? r.on_call_now.map((p) => p.username).join(', ') : 'nobody (a gap)'}{' '}
+                <span class="muted">
+                  by {r.channels.join(', ')} · {r.path}
+                </span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </Loaded>
+    </section>
+  );
+}
+
 /** A task: status and its controls, what happened lately, and its configuration in readable form. */
 export function TaskPage({ taskId }: { taskId: number }) {
   const state = useTask(taskId);
@@ -268,6 +297,7 @@ export function TaskPage({ taskId }: { taskId: number }) {
               actions={<StatusControls task={task} onChanged={state.reload} />}
             />
             <TaskTabs taskId={taskId} current="" />
+            <OncallNow taskId={taskId} />
             <div class="recent">
               <RecentAlarms taskId={taskId} />
               <RecentWorkflows taskId={taskId} />
