@@ -54,7 +54,7 @@ type AlarmProps = {
 };
 
 /** The alarm intake functions (the other function groups serve people and apps, deployed at once). */
-const intakeEntries = () =>
+const intakeEntries = (): string[] =>
   (Object.keys(DEFAULT_INTAKE_CONCURRENCY) as FunctionGroup[]).map((g) => functionGroups[g].handler);
 
 const aliasedEntries = () => [

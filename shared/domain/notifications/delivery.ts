@@ -1,4 +1,4 @@
-import { parseJson } from '../../json.ts';
+import { isObject, parseJson } from '../../json.ts';
 import { performance } from 'node:perf_hooks';
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { assertNotifySecretsLoaded, type Config, config } from '../../config/env.ts';
@@ -7,6 +7,7 @@ import { count } from '../../metrics.ts';
 import type { NotificationJob } from '../../messaging/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 import { delayedRetry, notDueFor, retryDelaySeconds, stillWaiting } from '../../messaging/retry.ts';
+import { queueRetries, type RetryQueues } from '../../messaging/retry-queues.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
 import type { Template, User } from '../directory/model.ts';
 import { getTemplate, getUsers } from '../directory/repository.ts';
@@ -46,10 +47,9 @@ import { type RobotThrottle, robotThrottle } from './throttle.ts';
  * Outcomes: `delivered`; `rejected` (the provider refused for good: bad robot token, SMTP 5xx,
  * invalid number) and `skipped` (no provider configured, user without phone / e-mail / account) are
  * final and not retried; `failed` (no answer, 5xx, busy), `throttled` (our per-robot budget is
- * spent) and `rate_limited` (the robot's provider said "too fast") are retried: the job goes back on
- * the queue as a new message delayed by the configured backoff (never held in flight, so a provider
- * outage cannot fill the queue's in-flight room), carrying the runs made (`attempts_before`); after
- * the last retry the consumer puts it in the notify dead-letter queue itself.
+ * spent) and `rate_limited` (the robot's provider said "too fast") are retried: a new message delayed by
+ * the backoff (never held in flight: an outage cannot fill the queue's in-flight room) with the runs
+ * made (`attempts_before`); after the last retry the consumer puts the job in the notify DLQ itself.
  */
 export interface QueuedNotification {
   messageId: string;
@@ -71,7 +71,8 @@ export interface Providers {
   voice(): TextSender | undefined;
 }
 
-export interface NotifyDeps {
+/** Its retries and dead letters: the notify queue and its dead-letter queue. */
+export interface NotifyDeps extends RetryQueues<NotificationJob> {
   cfg: Pick<Config, 'envName' | 'timeZone' | 'notifyBackoffSeconds' | 'notify'> &
     Partial<Pick<Config, 'publicBaseUrl' | 'claimLink'>>;
   getTask(id: number): Promise<Task | undefined>;
@@ -81,10 +82,6 @@ export interface NotifyDeps {
   recordJobRun(run: JobRun): Promise<void>;
   providers: Providers;
   throttle: RobotThrottle;
-  /** Puts jobs on the notify queue again, each delayed (their retries). */
-  requeue(messages: { body: NotificationJob; delaySeconds: number }[]): Promise<void>;
-  /** Puts jobs whose retries are used up in the notify dead-letter queue. */
-  deadLetter(jobs: NotificationJob[]): Promise<void>;
 }
 
 const SEND_CONCURRENCY = 5;
@@ -117,27 +114,15 @@ export async function deliverNotificationBatch(
       if (outcome === 'malformed' || !job) return void failures.push(r.messageId);
       const made = r.receiveCount + (job.attempts_before ?? 0);
       const next = { ...job, attempts_before: made };
+      const wait = retryDelaySeconds(made, backoff);
       if (made > backoff.length) dead.push({ id: r.messageId, body: next });
-      else again.push({ id: r.messageId, ...delayedRetry(next, retryDelaySeconds(made, backoff)) });
+      else again.push({ id: r.messageId, ...delayedRetry(next, wait) });
     }),
   );
   // What could not be queued comes back by the queue's visibility timeout instead (nothing lost).
-  const put = async (list: { id: string }[], send: () => Promise<void>) => {
-    if (list.length === 0) return;
-    await send().catch((err) => {
-      logger.warn('could not queue notification retries', { count: list.length, error: err as Error });
-      failures.push(...list.map((x) => x.id));
-    });
-  };
-  await Promise.all([
-    put(again, () => deps.requeue(again.map(({ body, delaySeconds }) => ({ body, delaySeconds })))),
-    put(dead, () => deps.deadLetter(dead.map((d) => d.body))),
-  ]);
+  for (const x of await queueRetries('notification', again, dead, deps)) failures.push(x.id);
   return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The job in a queue message, or undefined when it is not one (left for the dead-letter queue). */
 export function parseJob(body: string): NotificationJob | undefined {

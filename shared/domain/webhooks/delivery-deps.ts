@@ -1,5 +1,6 @@
 import { nowMs } from '../../clock.ts';
 import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
+import type { RetryQueues } from '../../messaging/retry-queues.ts';
 import { publish } from '../../messaging/sqs.ts';
 import { outboundRequest } from '../../outbound/client.ts';
 import { checkOutboundUrl, type UrlCheck } from '../../outbound/url-guard.ts';
@@ -22,7 +23,8 @@ export interface PostResult {
   blocked?: boolean;
 }
 
-export interface DeliveryDeps {
+/** Its retries and deferred replays (each a delayed message), and its dead letters: the webhook queues. */
+export interface DeliveryDeps extends RetryQueues<WebhookMessage> {
   /** `notOlderThan`: the task must have been read after that second (see task-cache). */
   getTask: (id: number, notOlderThan?: number) => Promise<Task | undefined>;
   checkUrl: (url: string, blockPrivate: boolean) => Promise<UrlCheck>;
@@ -37,12 +39,8 @@ export interface DeliveryDeps {
   recordAttempts: (attempts: WebhookAttempt[]) => Promise<void>;
   /** Settling first attempts of a batch, recorded as one delivery log item per task. */
   logDeliveries: (attempts: WebhookAttempt[]) => Promise<void>;
-  /** Queues events again, each a message of its own, delayed (retries, deferred replays). */
-  requeue: (messages: { body: WebhookMessage; delaySeconds: number }[]) => Promise<void>;
   /** Takes attempt `attempt` of a retried event; false when a copy of its message took it. */
   claimRetry: (eventId: string, attempt: number) => Promise<boolean>;
-  /** Puts events whose retries are used up in the webhook dead-letter queue. */
-  deadLetter: (messages: WebhookMessage[]) => Promise<void>;
   /** Queues a producer's events as they are, for the webhook consumer (deliverNow). */
   queueBundles: (bundles: WebhookBundle[]) => Promise<void>;
   /**

@@ -4,6 +4,7 @@ import { parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
 import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
 import { delayedRetry, notDueFor, retryDelaySeconds, stillWaiting } from '../../messaging/retry.ts';
+import { queueRetries } from '../../messaging/retry-queues.ts';
 import type { UrlCheck } from '../../outbound/url-guard.ts';
 import {
   attemptOf,
@@ -188,24 +189,11 @@ export async function deliverItems(
   for (const item of exhausted)
     dead.push({ item, body: { ...item.msg, attempts_before: attemptOf(item) - 1 } });
 
+  // What could not be queued comes back (a bundle whole; its delivered events are in the log): for a
+  // producer's first attempt, the producer runs again (deliverNow).
   const back: Item[] = [];
-  const settle = async (what: string, list: { item: Item }[], put: () => Promise<void>) => {
-    if (list.length === 0) return;
-    try {
-      await put();
-    } catch (err) {
-      // The message comes back (a bundle whole; its delivered events are in the log): for a producer's
-      // first attempt, the producer runs again (deliverNow).
-      logger.warn(`could not queue webhook ${what}`, { count: list.length, error: err as Error });
-      for (const { item } of list) back.push(...(copies.get(item.msg.event_id) ?? [item]));
-    }
-  };
-  await Promise.all([
-    settle('retries', requeue, () =>
-      deps.requeue(requeue.map(({ body, delaySeconds }) => ({ body, delaySeconds }))),
-    ),
-    settle('dead letters', dead, () => deps.deadLetter(dead.map((d) => d.body))),
-  ]);
+  for (const { item } of await queueRetries('webhook', requeue, dead, deps))
+    back.push(...(copies.get(item.msg.event_id) ?? [item]));
   if (dead.length > 0)
     logger.warn('webhook events moved to the dead-letter queue after their attempts', {
       eventIds: dead.map((d) => d.item.msg.event_id),
