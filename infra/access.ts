@@ -7,7 +7,8 @@
  * it too.
  */
 import type { PartitionPrefix } from '../shared/db/keys.ts';
-import type { QueueName, table } from './definitions.ts';
+import type { QueueName } from '../shared/contracts/messages.ts';
+import type { table } from '../shared/contracts/table.ts';
 
 /**
  * DynamoDB item actions. There is no Scan: a scan reads every partition whatever the key condition

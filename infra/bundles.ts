@@ -28,7 +28,8 @@ import { buildConsole } from '../scripts/build-console.ts';
 import { CONSOLE_ENTRY } from './constructs/console-bundling.ts';
 import { deployedRoutes, NOT_FOUND_HANDLER } from './constructs/http-api.ts';
 import { LAMBDA_BUNDLING } from './constructs/service-functions.ts';
-import { deployCheck, queues, routeEntry, schedule } from './definitions.ts';
+import { routeEntry } from './definitions.ts';
+import { deployCheck, queues, schedule } from './consumers.ts';
 
 const PROJECT_ROOT = resolve(import.meta.dirname, '..');
 

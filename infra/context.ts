@@ -1,6 +1,7 @@
 import type { Construct } from 'constructs';
 import { DEFAULT_INTAKE_CONCURRENCY } from './constructs/http-api.ts';
-import { type FunctionGroup, queues } from './definitions.ts';
+import type { FunctionGroup } from './definitions.ts';
+import { queues } from './consumers.ts';
 import type { TocsinStackProps } from './stack.ts';
 
 /**

@@ -1,22 +1,20 @@
 /**
- * The one description of the service's resources. The CDK stack (infra/stack.ts) and the local
- * runtime (shared/local) both read these definitions, so the deployed API and `npm start` can never
- * disagree about a route, a queue or the table layout. Pure data: no runtime code is imported here.
- * Every function says what it may do on AWS (`access`, built from the parts in infra/access.ts); its
- * role grants exactly that, and the integration suite proves it (docs/aws-operations.md).
+ * The one description of the service's routes. The CDK stack (infra/stack.ts) and the local runtime
+ * (shared/local) both read these definitions, so the deployed API and `npm start` can never disagree
+ * about a route; the queues, their consumers and the schedule are described the same way in
+ * infra/consumers.ts, the table on the contracts floor (shared/contracts/table.ts). Pure data: no
+ * runtime code is imported here. Every function says what it may do on AWS (`access`, built from the
+ * parts in infra/access.ts); its role grants exactly that, and the integration suite proves it
+ * (docs/aws-operations.md). A new route is a new entry of `routes` below.
  */
 import {
-  ALARM_DUE_WORK,
   ALARM_LOG,
-  ALARM_PIPELINE,
-  ANNOUNCE_PEOPLE,
   APP_AUTH,
   APP_OR_PERSON,
   type Access,
   access,
   CLAIM_LINK,
   DEAD_LETTERS,
-  eventSource,
   INTAKE,
   PERSON_AUTH,
   ONCALL_RESOLVE,
@@ -55,7 +53,6 @@ export type AuthKind =
   | 'reader'
   | 'admin'
   | 'person';
-export type QueueName = 'alarm' | 'webhook' | 'notify' | 'replay';
 
 /**
  * Routes deployed together in one Lambda (RouteDef.fn): its entry dispatches on the event's `routeKey`
@@ -735,153 +732,3 @@ export const routes: RouteDef[] = [
 export function routeEntry(route: Pick<RouteDef, 'handler' | 'fn'>): string {
   return route.fn ? functionGroups[route.fn].handler : route.handler;
 }
-
-export interface QueueDef {
-  name: QueueName;
-  /**
-   * Seconds a received message stays invisible: six times the consumer's timeout (AWS's advice for
-   * SQS event sources, which retry throttled invocations within the visibility window).
-   */
-  visibilityTimeoutSeconds: number;
-  /** Receives before a message moves to the dead-letter queue. */
-  maxReceiveCount: number;
-  /**
-   * Days a message is kept (SQS: 1 minute to 14 days). The alarm queue holds accepted alarms: the
-   * longest SQS allows, so that an outage of the pipeline of up to two weeks loses none.
-   */
-  retentionDays: number;
-  consumer: string;
-  batchSize: number;
-  /**
-   * Whether the event source gathers a partial batch for a moment (its batching window: 1 s on AWS,
-   * 80 ms locally): only for the alarm queue, where a fuller batch shares its writes. Webhook messages
-   * are already bundles of a producer's events, and a window would add its length to every
-   * notification of a person at low rates.
-   */
-  gather: boolean;
-  /** Consumer Lambda timeout. */
-  timeoutSeconds: number;
-  /** What the consumer may do on AWS, reading its own queue (its event source) included. */
-  access: Access;
-}
-
-export const queues: QueueDef[] = [
-  {
-    name: 'alarm',
-    visibilityTimeoutSeconds: 180,
-    maxReceiveCount: 5,
-    retentionDays: 14,
-    consumer: 'functions/queue/process-alarm.ts',
-    batchSize: 25,
-    gather: true,
-    timeoutSeconds: 30,
-    // The alarm queue itself: alarms of a metric other consumers keep committing are handed back.
-    access: access(eventSource('alarm'), SEAL_KEY, ALARM_PIPELINE, { queues: { SendMessage: ['alarm'] } }),
-  },
-  {
-    name: 'webhook',
-    visibilityTimeoutSeconds: 60,
-    // 1 first attempt + 6 retries (API guide §12.5), each a new message: the consumer itself puts an
-    // event in the DLQ after its 7th failure. The redrive policy catches what can never be read.
-    maxReceiveCount: 7,
-    retentionDays: 4,
-    consumer: 'functions/queue/deliver-webhook.ts',
-    batchSize: 10,
-    gather: false,
-    timeoutSeconds: 10,
-    // The task (cached), the event's past attempts and the delivery log, the attempts recorded, a
-    // retry's attempt claimed, each retry queued again as a delayed message, an event whose retries
-    // are used up put in the DLQ.
-    access: access(eventSource('webhook'), SEAL_KEY, WEBHOOK_ATTEMPTS, {
-      items: {
-        GetItem: ['TASK#'],
-        BatchGetItem: ['TASK#'],
-        BatchWriteItem: ['WHEVT#', 'WHLOG#'],
-        PutItem: ['WHEVT#'],
-      },
-      queues: { SendMessage: ['webhook', 'webhook-dlq'] },
-    }),
-  },
-  {
-    name: 'notify',
-    visibilityTimeoutSeconds: 180,
-    maxReceiveCount: 7,
-    retentionDays: 4,
-    consumer: 'functions/queue/send-notification.ts',
-    batchSize: 10,
-    gather: false,
-    timeoutSeconds: 30,
-    // The job's state and its run recorded, the task (cached) and its template, the users, each
-    // robot's send slot, a retry queued again as a delayed message (a job whose retries are used up
-    // put in the DLQ); the provider credentials and the providers themselves.
-    access: access(eventSource('notify'), SEAL_KEY, {
-      items: {
-        GetItem: ['NJOB#', 'TASK#', 'TPL#'],
-        BatchGetItem: ['TASK#', 'USER#'],
-        UpdateItem: ['NJOB#', 'ROBOT#'],
-        BatchWriteItem: ['NJOB#'],
-      },
-      queues: { SendMessage: ['notify', 'notify-dlq'] },
-      secrets: ['notify-providers'],
-      notifyProviders: true,
-    }),
-  },
-  {
-    name: 'replay',
-    // A replay of a large window (up to 20,000 alarms) runs for minutes; a failed one is tried once more.
-    visibilityTimeoutSeconds: 1800,
-    maxReceiveCount: 2,
-    retentionDays: 4,
-    consumer: 'functions/queue/run-replay.ts',
-    batchSize: 1,
-    gather: false,
-    timeoutSeconds: 300,
-    // The replay's request and result, the task (its robots sealed), and what a replay reads.
-    access: access(eventSource('replay'), SEAL_KEY, REPLAY_RUN, { items: { GetItem: ['REPLAY#', 'TASK#'] } }),
-  },
-];
-
-export const schedule = {
-  handler: 'functions/schedule/run-due-work.ts',
-  rateMinutes: 1,
-  timeoutSeconds: 55,
-  // The due work's partitions (query, lease, finish, reschedule, bury) and what each kind does:
-  // workflow announcements and reminders, pause expiries, the pipeline's delayed work, heartbeat checks.
-  // Coverage checks of on-call schedules: the schedule, its raised gaps, versions and overrides.
-  access: access(SEAL_KEY, ALARM_DUE_WORK, WORKFLOW_ANNOUNCE, ANNOUNCE_PEOPLE, WORKFLOW_COUNTS, {
-    items: {
-      Query: ['DUE#'],
-      GetItem: ['SCHEDULE#', 'TASK#', 'WF#'],
-      PutItem: ['DUE#', 'DUEDEAD#', 'WF#'],
-      UpdateItem: ['DUE#', 'SCHEDULE#', 'TASK#'],
-      DeleteItem: ['DUE#'],
-    },
-    queues: { SendMessage: ['alarm'] },
-  }),
-};
-
-/**
- * The pre-traffic check of every gradual deployment (infra/constructs/deployments.ts): CodeDeploy
- * invokes it before moving traffic to a new version, and it calls that version once. No trigger of
- * the service runs it, and the local runtime has no deployments.
- */
-export const deployCheck = {
-  handler: 'functions/deploy/pre-traffic.ts',
-  // The check task's token, to sign its test report (its CodeDeploy and Lambda calls: deployments.ts).
-  access: access(SEAL_KEY, { items: { GetItem: ['TASK#'] } }),
-};
-
-/**
- * The single table. Generic keys; sparse GSIs for reverse lookups: gsi1, and gsi2 for the listings
- * that need a second entry per item (tasks by name beside gsi1's by pinyin, workflows by task and
- * status). A deployed table gains one GSI per update (DynamoDB's rule): add them one release apart.
- */
-export const table = {
-  partitionKey: 'pk',
-  sortKey: 'sk',
-  ttlAttribute: 'ttl',
-  globalSecondaryIndexes: [
-    { indexName: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
-    { indexName: 'gsi2', partitionKey: 'gsi2pk', sortKey: 'gsi2sk' },
-  ],
-} as const;

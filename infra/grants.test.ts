@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Access, accessKey } from './access.ts';
 import { deployedAccess, deployedRoutes, NOT_FOUND_HANDLER } from './constructs/http-api.ts';
-import { deployCheck, queues, schedule } from './definitions.ts';
+import { deployCheck, queues, schedule } from './consumers.ts';
 import { resourceNames } from './privileges/check.ts';
 import { asList, type Statement } from './privileges/policy.ts';
 import { synthProductionTemplate } from './privileges/run.ts';

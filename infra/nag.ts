@@ -1,7 +1,22 @@
 import { type CfnElement, Stack, Validations } from 'aws-cdk-lib';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
-import type { TocsinStack } from './stack.ts';
+import type { ServiceData } from './constructs/data.ts';
+import type { GradualDeployments } from './constructs/deployments.ts';
+import type { ServiceHttpApi } from './constructs/http-api.ts';
+import type { ServiceFunctions } from './constructs/service-functions.ts';
+
+/** The parts of the service's stack (infra/stack.ts) whose findings are acknowledged here. */
+export interface NaggedStack extends Stack {
+  readonly data: ServiceData;
+  readonly functions: ServiceFunctions;
+  readonly http: ServiceHttpApi;
+  readonly notifyConsumer: lambda.IFunction;
+  readonly notifyStatements: iam.PolicyStatement[];
+  readonly deployments: GradualDeployments;
+}
 
 /**
  * Every cdk-nag AwsSolutions finding the stack accepts, each on the narrowest construct and with its
@@ -9,7 +24,7 @@ import type { TocsinStack } from './stack.ts';
  * and `cdk deploy` stop on any finding not acknowledged here); infra/stack.test.ts asserts the pack
  * finds nothing else, with and without the optional notification providers.
  */
-export function acknowledgeNagFindings(stack: TocsinStack): void {
+export function acknowledgeNagFindings(stack: NaggedStack): void {
   const { functions, data, http } = stack;
 
   // Findings on execution roles surface on the roles (shared by functions with the same grants).

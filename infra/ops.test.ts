@@ -27,16 +27,11 @@ import {
   reservedConcurrency,
 } from './constructs/queues.ts';
 import { stackFromContext } from './context.ts';
-import {
-  type FunctionGroup,
-  functionGroups,
-  type QueueName,
-  queues,
-  type RouteDef,
-  schedule,
-  table,
-} from './definitions.ts';
-import { METRICS } from './metrics.ts';
+import { type FunctionGroup, functionGroups, type RouteDef } from './definitions.ts';
+import type { QueueName } from '../shared/contracts/messages.ts';
+import { table } from '../shared/contracts/table.ts';
+import { queues, schedule } from './consumers.ts';
+import { METRICS } from '../shared/contracts/metrics.ts';
 import { PROJECT_ROOT, TocsinStack, type TocsinStackProps } from './stack.ts';
 
 type Resource = {
@@ -460,7 +455,10 @@ describe('alarms', () => {
     const count = Object.keys(res).length;
     console.log(`resources: ${count} (test stack), ${Object.keys(prodRes).length} (production)`);
     console.log(`alarms: ${stack.observability.alarms.map((a) => a.alarm.node.id).join(', ')}`);
-    expect(count).toBeLessThan(450);
+    // 480: the gradual deployments add a version, an alias, a deployment group and a version alarm
+    // for each of seven functions, and the pre-traffic check. A next addition of that size needs the
+    // alarms (or the route functions) in a stack of their own.
+    expect(count).toBeLessThan(490);
   });
 });
 

@@ -7,15 +7,10 @@ import {
   DEFAULT_PIPELINE_LAG_P99_MS,
 } from './constructs/observability.ts';
 import { pascal } from './constructs/queues.ts';
-import {
-  deployCheck,
-  type FunctionGroup,
-  functionGroups,
-  type QueueName,
-  queues,
-  schedule,
-} from './definitions.ts';
-import { METRICS } from './metrics.ts';
+import { type FunctionGroup, functionGroups } from './definitions.ts';
+import { deployCheck, queues, schedule } from './consumers.ts';
+import type { QueueName } from '../shared/contracts/messages.ts';
+import { METRICS } from '../shared/contracts/metrics.ts';
 import {
   functionFor,
   ofType,

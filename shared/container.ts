@@ -1,26 +1,11 @@
-import { currentFunction } from './call-record.ts';
+import { platform } from './platform.ts';
 
 /**
- * State a Lambda container keeps between invocations (caches). On AWS each function has containers of
- * its own; the local API thread serves every route, so its routes would share such state and a route
- * could live off what another one read. While calls are recorded each function gets state of its own
- * (so it makes, and is seen to make, its own calls); otherwise there is one, as before.
+ * State a Lambda container keeps between invocations (caches), made on first use: on AWS one per
+ * container (the module's); the local runtime, whose API thread serves every route, may give each
+ * function state of its own (shared/local/platform.ts). Which one is the platform's (shared/platform.ts).
  */
 export function perContainer<T>(make: () => T): () => T {
-  let one: { state: T } | undefined;
-  let byFunction: Map<string, T> | undefined;
-  return () => {
-    const fn = currentFunction();
-    if (fn === undefined) {
-      one ??= { state: make() };
-      return one.state;
-    }
-    byFunction ??= new Map();
-    let state = byFunction.get(fn);
-    if (state === undefined) {
-      state = make();
-      byFunction.set(fn, state);
-    }
-    return state;
-  };
+  const slot = {};
+  return () => platform().containerState(slot, make);
 }

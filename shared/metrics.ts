@@ -1,11 +1,11 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { METRICS, type MetricName } from '../infra/metrics.ts';
+import { METRICS, type MetricName } from './contracts/metrics.ts';
 import { config } from './config/env.ts';
 import { logger } from './log.ts';
 
 /**
  * Service metrics through Powertools Metrics (CloudWatch embedded metric format, namespace `Tocsin`;
- * the list is infra/metrics.ts, which the stack's dashboard reads too):
+ * the list is shared/contracts/metrics.ts, which the stack's dashboard reads too):
  * counted in memory during an invocation and written once at its end (every invocation that counted
  * something: a container that goes idle loses nothing), one log line per metric and dimension set, so
  * a consumer batch of a hundred alarms costs a few lines, not a hundred. Every metric carries the

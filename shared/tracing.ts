@@ -1,5 +1,5 @@
 import type { Tracer } from '@aws-lambda-powertools/tracer';
-import { METRICS } from '../infra/metrics.ts';
+import { METRICS } from './contracts/metrics.ts';
 
 /**
  * X-Ray tracing with Powertools Tracer: a subsegment for every AWS SDK call (the clients are wrapped

@@ -2,7 +2,7 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import { table as tableDef } from '../definitions.ts';
+import { table as tableDef } from '../../shared/contracts/table.ts';
 import { NOTIFY_SECRET_VARIABLES } from './notify-providers.ts';
 
 /**

@@ -1,7 +1,8 @@
 import { Duration } from 'aws-cdk-lib';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
-import { type QueueDef, type QueueName, queues as queueDefs } from '../definitions.ts';
+import type { QueueName } from '../../shared/contracts/messages.ts';
+import { type QueueDef, queues as queueDefs } from '../consumers.ts';
 
 /**
  * The most instances of each queue's consumer its SQS event source runs at once (MaximumConcurrency),

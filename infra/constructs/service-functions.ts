@@ -9,8 +9,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import { type Access, accessKey, type QueueRef, type SecretName } from '../access.ts';
-import type { QueueName } from '../definitions.ts';
-import { METRICS } from '../metrics.ts';
+import type { QueueName } from '../../shared/contracts/messages.ts';
+import { METRICS } from '../../shared/contracts/metrics.ts';
 import { CONSOLE_ENTRY, consoleCommandHooks } from './console-bundling.ts';
 import type { ServiceQueues } from './queues.ts';
 

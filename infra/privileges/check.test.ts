@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CallRecord } from '../../shared/call-record.ts';
+import type { CallRecord } from '../../shared/local/call-record.ts';
 import { checkLeastPrivilege, requestOf } from './check.ts';
 import { conditionsHold, evaluate, globMatch, type Statement } from './policy.ts';
 import type { TemplateView } from './template.ts';

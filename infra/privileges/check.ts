@@ -1,5 +1,6 @@
-import type { CallRecord } from '../../shared/call-record.ts';
-import { queues, table } from '../definitions.ts';
+import type { CallRecord } from '../../shared/local/call-record.ts';
+import { table } from '../../shared/contracts/table.ts';
+import { queues } from '../consumers.ts';
 import { type AccessRequest, asList, evaluate, globMatch, type Statement } from './policy.ts';
 import type { TemplateView } from './template.ts';
 

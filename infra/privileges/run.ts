@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { App } from 'aws-cdk-lib';
-import type { CallRecord } from '../../shared/call-record.ts';
+import type { CallRecord } from '../../shared/local/call-record.ts';
 import { PROJECT_ROOT, TocsinStack } from '../stack.ts';
 import { type CheckReport, checkLeastPrivilege } from './check.ts';
 import { EXCEPTIONS } from './exceptions.ts';

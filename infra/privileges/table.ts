@@ -1,6 +1,6 @@
 import { type Access, access as canonical, accessKey } from '../access.ts';
 import { deployedAccess, deployedRoutes, NOT_FOUND_HANDLER } from '../constructs/http-api.ts';
-import { deployCheck, queues, schedule } from '../definitions.ts';
+import { deployCheck, queues, schedule } from '../consumers.ts';
 
 /**
  * The privileges of every function as a Markdown table (docs/aws-operations.md, "Least privilege"),

@@ -1,4 +1,4 @@
-import { traced } from '../tracing.ts';
+import { sdkClient } from '../platform.ts';
 
 /**
  * Runtime configuration, parsed once from the environment (on first use, i.e. at cold start) and
@@ -425,11 +425,9 @@ export interface NotifySecretsDeps {
  */
 export async function fetchSecret(secretId: string, region: string): Promise<string | undefined> {
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const { recordCalls } = await import('../call-record.ts');
   try {
-    const out = await recordCalls(traced(new SecretsManagerClient({ region }))).send(
-      new GetSecretValueCommand({ SecretId: secretId }),
-    );
+    const secrets = sdkClient('secretsmanager', (s) => new SecretsManagerClient({ region, ...s }));
+    const out = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
     return out.SecretString;
   } catch (err) {
     if ((err as Error).name === 'ResourceNotFoundException') return undefined;

@@ -10,10 +10,8 @@ import {
   type TransactWriteCommand,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
-import { recordCalls } from '../call-record.ts';
 import { config } from '../config/env.ts';
-import { traced } from '../tracing.ts';
+import { sdkClient } from '../platform.ts';
 
 let doc: DynamoDBDocumentClient | undefined;
 
@@ -21,13 +19,11 @@ let doc: DynamoDBDocumentClient | undefined;
 export function db(): DynamoDBDocumentClient {
   if (!doc) {
     const cfg = config();
-    const client = new DynamoDBClient({
-      region: cfg.region,
-      ...(cfg.dynamoEndpoint ? localEmulatorOptions(cfg.dynamoEndpoint) : {}),
-    });
-    withoutSdkLogging(client);
-    traced(client);
-    recordCalls(client);
+    const client = sdkClient(
+      'dynamodb',
+      (s) => new DynamoDBClient({ region: cfg.region, ...s }),
+      cfg.dynamoEndpoint,
+    );
     doc = DynamoDBDocumentClient.from(client, {
       marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
     });

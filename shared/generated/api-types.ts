@@ -1643,7 +1643,7 @@ export interface components {
             /** @description Stored as the URL string. */
             webhook?: string;
         };
-        /** @description The receiver channels of a task, an alarm group, a dispatch item or a report override (API guide §5.3): people by uid per user channel, group robots, the task webhook. No I/O here (the web console imports these lists through tasks/model.ts). */
+        /** @description A group robot (DingTalk, Yach): its webhook URL and, for signed robots, its secret. */
         Robot: {
             webhook: string;
             secret?: string;
@@ -1678,6 +1678,7 @@ export interface components {
         Condition: {
             rule: components["schemas"]["Rule"][];
         };
+        /** @description One rule of an alarm condition (API guide §6): a field of the alarm, an operator, a threshold. */
         Rule: {
             field: string;
             operator: string;
@@ -1729,7 +1730,10 @@ export interface components {
             /** @enum {number} */
             reuse_receiver: 0 | 1;
         };
-        /** @enum {number} */
+        /**
+         * @description An alarm's level (API guide §7.1): 0 notice, 1 warning, 2 error, 3 urgent.
+         * @enum {number}
+         */
         Level: 0 | 1 | 2 | 3;
         CompressConfig: {
             enable: boolean;
@@ -2623,7 +2627,7 @@ export interface components {
             override?: number;
         };
         /**
-         * @description Where an answer comes from.
+         * @description Who answers at an instant: an override, a layer's turn, the fallback, or nobody (a gap).
          * @enum {string}
          */
         SourceKind: "override" | "layer" | "fallback" | "none";
@@ -2976,12 +2980,7 @@ export interface components {
             users: number[];
             restrictions?: components["schemas"]["Restriction"][];
         };
-        /**
-         * @description On-call schedules (API guide §18): types of the stored configuration and of the answers. No I/O here (the web console imports these types too).
-         *
-         *     A schedule keeps every configuration it ever had, each with the instant it took effect from (`effective_from`): an edit takes effect from then on and never changes an answer about an earlier instant. Overrides sit above every layer; the one created last wins where they overlap.
-         * @enum {string}
-         */
+        /** @enum {string} */
         TurnUnit: "hour" | "day" | "week";
         /** @description A window of local time starting on the given ISO weekdays (Monday = 1); `to <= from` ends the next day. */
         Restriction: {

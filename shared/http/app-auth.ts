@@ -9,7 +9,7 @@ import { audit } from '../domain/auth/audit.ts';
 import type { BoundRequest } from '../domain/auth/request-signature.ts';
 import { authenticateApp } from '../domain/auth/service.ts';
 import { ForbiddenError } from '../domain/errors.ts';
-import { header, type HttpEvent, rawBody } from './handler.ts';
+import { header, type HttpEvent, rawBody } from './event.ts';
 
 /** The route's path of a request (`PUT /alarmtask/status` -> `/alarmtask/status`), else the raw path. */
 export function routePath(event: HttpEvent): string {

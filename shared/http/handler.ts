@@ -1,12 +1,12 @@
 import middy from '@middy/core';
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import type { Context } from 'aws-lambda';
 import type { App, Grant } from '../domain/auth/apps.ts';
 import { loadSealKey } from '../domain/auth/seal.ts';
 import { authenticateTask } from '../domain/tasks/authenticate.ts';
 import { config } from '../config/env.ts';
 import type { SignedInPerson } from '../domain/auth/sessions.ts';
 import { getUser } from '../domain/directory/repository.ts';
-import { BadRequestError, NotFoundError, PayloadTooLargeError } from '../domain/errors.ts';
+import { BadRequestError, NotFoundError } from '../domain/errors.ts';
 import { OPERATOR } from '../domain/tasks/access.ts';
 import type { Task } from '../domain/tasks/model.ts';
 import { compileCoercingSchema, compileSchema, type Validator } from '../domain/validation.ts';
@@ -14,12 +14,12 @@ import { isRawJson, parseJson as parseLossless } from '../json.ts';
 import { logger } from '../log.ts';
 import { count, countByVersion, flushMetrics } from '../metrics.ts';
 import { errorResponse, okResponse } from './envelope.ts';
+import { type HttpEvent, type HttpResult, header, rawBody } from './event.ts';
 import { actAs, authenticateRequestApp, requireGrant } from './app-auth.ts';
 import { securityHeaders } from './security-headers.ts';
 import { authenticatePerson, hasSessionCookie } from './session.ts';
 
-export type HttpEvent = APIGatewayProxyEventV2;
-export type HttpResult = APIGatewayProxyStructuredResultV2;
+export { type HttpEvent, type HttpResult, header, MAX_BODY_BYTES, rawBody } from './event.ts';
 
 /**
  * Where a handler's input comes from:
@@ -122,8 +122,6 @@ export interface RequestContext {
   event: HttpEvent;
 }
 
-export const MAX_BODY_BYTES = 256 * 1024;
-
 /** The task-auth parameters (API guide §3.2), checked by the factory before the handler's schema. */
 export const TASK_AUTH_SCHEMA = {
   type: 'object',
@@ -136,19 +134,6 @@ export const TASK_AUTH_SCHEMA = {
 };
 const taskAuthJson = compileSchema(TASK_AUTH_SCHEMA);
 const taskAuthCoercing = compileCoercingSchema(TASK_AUTH_SCHEMA);
-
-export function header(event: HttpEvent, name: string): string | undefined {
-  const headers = event.headers ?? {};
-  return headers[name] ?? Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
-}
-
-/** The request body as text (413 above 256 KiB). */
-export function rawBody(event: HttpEvent): string {
-  if (!event.body) return '';
-  const body = event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-  if (Buffer.byteLength(body, 'utf8') > MAX_BODY_BYTES) throw new PayloadTooLargeError();
-  return body;
-}
 
 export function parseJson(body: string, lossless = false): Record<string, unknown> {
   if (body.trim() === '') return {};

@@ -2,7 +2,7 @@
  * Where the deployment is, as a request reached it (the API documents' server URL, the console
  * session's cookie path and origin check).
  */
-import type { HttpEvent } from './handler.ts';
+import type { HttpEvent } from './event.ts';
 
 const HOST = /^[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?$/;
 const BASE = /^(?:\/[A-Za-z0-9._~-]+)*$/;

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import type { HttpEvent } from './handler.ts';
+import type { HttpEvent } from './event.ts';
 
 /** One year, the subdomains too: a browser that once reached the API over HTTPS never tries HTTP. */
 export const HSTS = 'max-age=31536000; includeSubDomains';

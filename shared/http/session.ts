@@ -20,7 +20,7 @@
 import { ForbiddenError, UnauthorizedError } from '../domain/errors.ts';
 import { csrfMatches, isSessionId, type SignedInPerson, resolveSession } from '../domain/auth/sessions.ts';
 import { serverUrl } from './location.ts';
-import { header, type HttpEvent } from './handler.ts';
+import { header, type HttpEvent } from './event.ts';
 import { overHttps } from './security-headers.ts';
 
 export const SESSION_COOKIE = 'tocsin_session';

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ListQueuesCommand, SQSClient } from '@aws-sdk/client-sqs';
-import { type inThreadWhenServed, localEmulatorOptions, serveInThread } from '../aws.ts';
 import { advanceClock, clockOffsetSeconds, nowMs, shareClock } from '../clock.ts';
+import { platform, usePlatform } from '../platform.ts';
 import { BUNDLE_DIR_VARIABLE, handlerModule, lambdaContext, loadHandler } from './lambda.ts';
 import { projectRoot } from './paths.ts';
 
@@ -54,16 +53,18 @@ describe('bundle mode of the local runtime', () => {
     expect(handlerModule('functions/http/fake.ts')).toBe(join(projectRoot, 'functions/http/fake.ts'));
   });
 
-  it('shares the test clock and the in-thread SQS emulator with every bundle', async () => {
+  it('shares the test clock and the installed platform adapter with every bundle', async () => {
     const file = await bundled(
       `export { nowMs, clockOffsetSeconds } from ${JSON.stringify(join(projectRoot, 'shared/clock.ts'))};
-       export { inThreadWhenServed, serveInThread } from ${JSON.stringify(join(projectRoot, 'shared/aws.ts'))};`,
+       export { platform } from ${JSON.stringify(join(projectRoot, 'shared/platform.ts'))};
+       export { perContainer } from ${JSON.stringify(join(projectRoot, 'shared/container.ts'))};`,
       'copies',
     );
     const copy = (await import(pathToFileURL(file).href)) as {
       nowMs: () => number;
       clockOffsetSeconds: () => number;
-      inThreadWhenServed: typeof inThreadWhenServed;
+      platform: typeof platform;
+      perContainer: <T>(make: () => T) => () => T;
     };
     const before = clockOffsetSeconds();
     advanceClock(3600);
@@ -73,17 +74,27 @@ describe('bundle mode of the local runtime', () => {
     expect(copy.clockOffsetSeconds()).toBe(before + 3660);
     expect(Math.abs(copy.nowMs() - nowMs())).toBeLessThan(1000);
 
-    // An emulator this thread serves (registered by the stack's own copy) answers a bundle's client.
-    const endpoint = 'http://127.0.0.1:9';
-    const served: string[] = [];
-    serveInThread(endpoint, async (request) => {
-      served.push(String(request.headers['x-amz-target']));
-      throw new Error('served in thread');
-    });
-    const client = new SQSClient({ region: 'us-east-1', maxAttempts: 1, ...localEmulatorOptions(endpoint) });
-    copy.inThreadWhenServed(client, endpoint);
-    await expect(client.send(new ListQueuesCommand({}))).rejects.toThrow('served in thread');
-    serveInThread(endpoint);
-    expect(served).toEqual(['AmazonSQS.ListQueues']);
+    // The adapter this thread installed (the local runtime's, from its sources) is the bundle's too.
+    const aws = copy.platform();
+    const asked: object[] = [];
+    const adapter = {
+      ...aws,
+      containerState<T>(slot: object, make: () => T): T {
+        asked.push(slot);
+        return make();
+      },
+    };
+    usePlatform(adapter);
+    try {
+      const state = copy.perContainer(() => 'made');
+      expect(copy.platform()).toBe(adapter);
+      expect(platform()).toBe(adapter);
+      expect(state()).toBe('made');
+      expect(asked).toHaveLength(1);
+    } finally {
+      usePlatform(undefined);
+    }
+    // Withdrawn, each copy runs on its own AWS adapter again.
+    expect(copy.platform()).toBe(aws);
   });
 });

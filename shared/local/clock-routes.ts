@@ -1,9 +1,9 @@
-import { asFunction } from '../call-record.ts';
+import { asFunction } from './call-record.ts';
 import { advanceClock, clockOffsetSeconds, nowSeconds } from '../clock.ts';
 import { httpHandler } from '../http/handler.ts';
 import { loadHandler } from './lambda.ts';
 import { lambdaContext } from './lambda.ts';
-import { schedule } from '../../infra/definitions.ts';
+import { schedule } from '../../infra/consumers.ts';
 
 const schema = {
   type: 'object',

@@ -1,11 +1,13 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { queues } from '../../infra/definitions.ts';
-import { recordCalls } from '../call-record.ts';
+import { queues } from '../../infra/consumers.ts';
+import { recordCalls } from './call-record.ts';
 import { shareClock } from '../clock.ts';
 import { logger } from '../log.ts';
 import { chaosFromEnv } from './chaos.ts';
-import { localSqsClient, type PollerScale, startPoller } from './queues.ts';
-import { countSqsCalls, installStats, takeStats } from './stats.ts';
+import { localSqsClient } from './queues.ts';
+import { type PollerScale, startPoller } from './poller.ts';
+import { useLocalPlatform } from './platform.ts';
+import { countSqsCalls, takeStats } from './stats.ts';
 import { installTerminalLog } from './terminal-log.ts';
 
 /**
@@ -26,8 +28,8 @@ export interface ConsumerWorkerData {
 const data = workerData as ConsumerWorkerData;
 const port = parentPort;
 if (!port) throw new Error('consumer-worker.ts runs as a worker thread');
+useLocalPlatform();
 shareClock(data.clock);
-installStats();
 installTerminalLog();
 const def = queues.find((q) => q.name === data.queue);
 if (!def) throw new Error(`unknown queue ${data.queue}`);

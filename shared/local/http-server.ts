@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { type RouteDef, routeEntry, routes } from '../../infra/definitions.ts';
-import { asFunction } from '../call-record.ts';
+import { asFunction } from './call-record.ts';
 import { logger } from '../log.ts';
 import { answerFramingError } from './framing-errors.ts';
 import { LOOPBACK } from './paths.ts';

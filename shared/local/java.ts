@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,15 +11,10 @@ const require = createRequire(import.meta.url);
 
 /**
  * The launcher that binds DynamoDB Local to one address and ends it with its parent
- * (LocalDynamo.java), with its patches, a class each (docs/local-stack.md).
+ * (shared/local/dynamo/LocalDynamo.java, docs/local-stack.md); its one patch is compiled apart.
  */
-const LAUNCHER_DIR = resolve(projectRoot, 'shared/local/dynamo');
 const LAUNCHER_CLASS = 'LocalDynamo';
-const launcherSources = () =>
-  readdirSync(LAUNCHER_DIR)
-    .filter((f) => f.endsWith('.java'))
-    .sort()
-    .map((f) => join(LAUNCHER_DIR, f));
+const LAUNCHER_SOURCE = resolve(projectRoot, `shared/local/dynamo/${LAUNCHER_CLASS}.java`);
 /** Compiled launchers, one directory per (source, DynamoDB Local release) pair. */
 const CACHE_DIR = resolve(projectRoot, 'node_modules/.cache/tocsin/local-dynamo');
 
@@ -52,37 +47,75 @@ const NEED_JDK =
   '(javac, not only java): install one, e.g. `apt-get install openjdk-17-jdk-headless`';
 
 /**
- * The class path entry holding the compiled launcher. It is compiled once per set of launcher sources
- * and DynamoDB Local release into node_modules/.cache (javac takes a few seconds; running the source
- * files directly would pay that on every start). Concurrent first starts each compile into their own
- * directory and the first rename wins.
+ * The class path entry holding the compiled launcher. It is compiled once per launcher source and
+ * DynamoDB Local release into node_modules/.cache (javac takes a few seconds; running the source file
+ * directly would pay that on every start).
  */
 export async function launcherClassPath(dist: DynamoDistribution): Promise<string> {
-  const sources = launcherSources();
-  const hash = createHash('sha256');
-  for (const file of sources) hash.update(file).update(readFileSync(file));
+  const compiled = await compileOnce(LAUNCHER_SOURCE, dist);
+  if ('classPath' in compiled) return compiled.classPath;
+  const e = compiled.error;
+  if (e.code === 'ENOENT') throw new Error(`${NEED_JDK} (javac was not found)`);
+  if (/release version 17 not supported|invalid (target|source) release/i.test(e.stderr ?? ''))
+    throw new Error(`${NEED_JDK} (javac is older than 17)`);
+  throw new Error(`could not compile ${LAUNCHER_SOURCE}: ${compiled.reason}`);
+}
+
+/** The source of the launcher's one patch (shared/local/dynamo/SqliteSettings.java, docs/local-stack.md). */
+export const SQLITE_SETTINGS_SOURCE = resolve(projectRoot, 'shared/local/dynamo/SqliteSettings.java');
+
+/**
+ * The class path entry holding a patch of the launcher, compiled on its own (`source`: its Java file,
+ * a class of the default package): a patch that does not compile against this DynamoDB Local release
+ * costs the patch, not the stack (its `reason` then says why).
+ */
+export async function patchClassPath(
+  dist: DynamoDistribution,
+  source: string,
+): Promise<{ classPath: string } | { reason: string }> {
+  const compiled = await compileOnce(source, dist);
+  return 'classPath' in compiled ? compiled : { reason: compiled.reason };
+}
+
+type Compiled =
+  | { classPath: string }
+  | { reason: string; error: NodeJS.ErrnoException & { stderr?: string } };
+
+/**
+ * Compiles one Java source against DynamoDB Local's classes into a directory of
+ * node_modules/.cache, once per (source path and text, DynamoDB Local release); a source that does not
+ * compile is remembered as such (the next start does not try again until it changes). Concurrent first
+ * starts each compile into their own directory and the first rename wins.
+ */
+async function compileOnce(source: string, dist: DynamoDistribution): Promise<Compiled> {
+  const hash = createHash('sha256').update(source).update(readFileSync(source));
   const key = hash.update(dist.dir).digest('hex').slice(0, 16);
   const target = join(CACHE_DIR, key);
-  if (existsSync(join(target, `${LAUNCHER_CLASS}.class`))) return target;
+  const failed = `${target}.failed`;
+  if (existsSync(target)) return { classPath: target };
+  if (existsSync(failed)) {
+    const reason = readFileSync(failed, 'utf8');
+    return { reason, error: Object.assign(new Error(reason), { stderr: reason }) };
+  }
   mkdirSync(CACHE_DIR, { recursive: true });
   const tmp = `${target}.${process.pid}.${Date.now()}`;
   try {
-    await run('javac', ['--release', '17', '-nowarn', '-d', tmp, '-cp', dynamoClassPath(dist), ...sources]);
+    await run('javac', ['--release', '17', '-nowarn', '-d', tmp, '-cp', dynamoClassPath(dist), source]);
   } catch (err) {
     rmSync(tmp, { recursive: true, force: true });
     const e = err as NodeJS.ErrnoException & { stderr?: string };
-    if (e.code === 'ENOENT') throw new Error(`${NEED_JDK} (javac was not found)`);
-    if (/release version 17 not supported|invalid (target|source) release/i.test(e.stderr ?? ''))
-      throw new Error(`${NEED_JDK} (javac is older than 17)`);
-    throw new Error(`could not compile ${LAUNCHER_DIR}: ${(e.stderr ?? e.message).slice(-800)}`);
+    const reason = (e.stderr || e.message).trim().slice(-800);
+    // Only what javac said about the source is remembered (not a missing or too old JDK).
+    if (e.code !== 'ENOENT' && e.stderr?.includes(source)) writeFileSync(failed, reason);
+    return { reason, error: e };
   }
   try {
     renameSync(tmp, target);
   } catch {
-    // Another start compiled the same launcher first.
+    // Another start compiled the same source first.
     rmSync(tmp, { recursive: true, force: true });
   }
-  return target;
+  return { classPath: target };
 }
 
 /** The command line of a running process, or undefined (gone, or not Linux). */
@@ -113,13 +146,13 @@ export function isAlive(pid: number | undefined): boolean {
 }
 
 /**
- * Kills a DynamoDB Local JVM a crashed stack left behind, after checking (where /proc tells) that
- * the pid still belongs to a DynamoDB Local JVM and not to a process that reused the number.
+ * Kills a process a crashed stack left behind, after checking (where /proc tells) that the pid still
+ * runs `command` and does not belong to a process that reused the number.
  */
-export function reapJvm(pid: number | undefined): boolean {
+export function reapLeftover(pid: number | undefined, command: RegExp): boolean {
   if (!pid || !isAlive(pid)) return false;
   const cmd = commandLineOf(pid);
-  if (cmd !== undefined && !/LocalDynamo|DynamoDBLocal/.test(cmd)) return false;
+  if (cmd !== undefined && !command.test(cmd)) return false;
   try {
     process.kill(pid, 'SIGKILL');
     return true;
@@ -127,3 +160,6 @@ export function reapJvm(pid: number | undefined): boolean {
     return false;
   }
 }
+
+/** Kills a DynamoDB Local JVM a crashed stack left behind (reapLeftover). */
+export const reapJvm = (pid: number | undefined): boolean => reapLeftover(pid, /LocalDynamo|DynamoDBLocal/);

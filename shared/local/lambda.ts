@@ -14,8 +14,7 @@ const loaded = new Map<string, Promise<LambdaHandler>>();
  * Bundle mode: the local runtime runs each deployed function's bundle, the very file the CDK deploys,
  * instead of its TypeScript source. Each bundle carries its own copy of the shared modules (config,
  * caches, clients), as each function does on AWS; what the local stack shares between them lives on
- * the global object (the test clock, the in-thread SQS emulator). `TOCSIN_STATS` counts only the
- * calls of sources, not of bundles.
+ * the global object (the test clock, the platform adapter: shared/platform.ts).
  *
  * The variable that makes the local runtime run the deployed bundles: a directory of bundles
  * (infra/bundles.ts; `bundles.json` maps each deployed entry to its bundle). Set by `npm start --

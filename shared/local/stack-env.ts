@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { advanceClock } from '../clock.ts';
 import { defaultStateFile } from './paths.ts';
+import { useLocalPlatform } from './platform.ts';
 import type { LocalStackState } from './stack.ts';
 
 /**
@@ -16,6 +17,7 @@ export async function useLocalStack(stateOption?: string): Promise<LocalStackSta
     throw new Error(`no running local stack (no ${stateFile}); run \`npm start\` first`);
   }
   const state = JSON.parse(readFileSync(stateFile, 'utf8')) as LocalStackState;
+  useLocalPlatform();
   Object.assign(process.env, {
     TABLE_NAME: state.tableName,
     AWS_REGION: state.region,

@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer as createNetServer, type Server } from 'node:net';
 import { resolve } from 'node:path';
-import { type QueueName, queues, schedule } from '../../infra/definitions.ts';
-import { asFunction } from '../call-record.ts';
+import type { QueueName } from '../contracts/messages.ts';
+import { queues, schedule } from '../../infra/consumers.ts';
+import { asFunction } from './call-record.ts';
 import { shareClock } from '../clock.ts';
 import { resetConfig } from '../config/env.ts';
 import { logger } from '../log.ts';
@@ -13,9 +14,10 @@ import { isAlive, reapJvm } from './java.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
 import { defaultStateFile, LOOPBACK, projectRoot } from './paths.ts';
 import { startConsumers } from './consumers.ts';
+import { reapSqsEmulator, sqsDataDir, startQueues } from './queues.ts';
+import { useLocalPlatform } from './platform.ts';
+import { mergeStats, takeStats } from './stats.ts';
 import { installTerminalLog } from './terminal-log.ts';
-import { sqsDataDir, startQueues } from './queues.ts';
-import { installStats, mergeStats, takeStats } from './stats.ts';
 
 export interface LocalStackOptions {
   /** HTTP port; 0 picks a free one. */
@@ -58,6 +60,8 @@ export interface LocalStackState {
   /** base64 seal key, so the admin command can seal app tokens like the service does. */
   sealKey: string;
   javaPid: number;
+  /** The SQS emulator's process. */
+  sqsPid: number;
 }
 
 export interface LocalStack extends LocalStackState {
@@ -71,7 +75,43 @@ export interface LocalStack extends LocalStackState {
    * `report` hears each stage as it ends (the HTTP stage with when it stopped accepting).
    */
   stop(report?: (stage: string, detail?: { cut: number; at: number }) => void): Promise<void>;
+  /** CPU the stack has used so far (stackCpu). */
+  cpu(): StackCpu;
 }
+
+/**
+ * CPU seconds used by a local stack's processes since they started (Linux, from /proc): the service's
+ * own process (the API thread, the consumer threads, the schedule) and each emulator's apart, DynamoDB
+ * Local's JVM and the SQS emulator. Performance targets hold for the service; the emulators stand in
+ * for AWS services, whose cost is counted in calls and capacity units instead. Works from any
+ * process, given the stack's state file.
+ */
+export interface StackCpu {
+  service: number;
+  emulators: { dynamodb: number; sqs: number };
+}
+
+export function stackCpu(state: Pick<LocalStackState, 'pid' | 'javaPid' | 'sqsPid'>): StackCpu {
+  return {
+    service: cpuSecondsOf(state.pid),
+    emulators: { dynamodb: cpuSecondsOf(state.javaPid), sqs: cpuSecondsOf(state.sqsPid) },
+  };
+}
+
+/** CPU seconds a process has used (all its threads; user and system), or 0 once it is gone. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ..."; utime and stime are fields 14 and 15, in clock ticks.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux whatever the kernel's HZ). */
+const CLOCK_TICKS = 100;
 
 export const TABLE_NAME = 'tocsin';
 const REGION = 'us-east-1';
@@ -113,12 +153,14 @@ function reapStale(stateFile: string) {
     throw new Error(`a local stack is already running (pid ${old.pid}, ${old.url})`);
   }
   reapJvm(old.javaPid);
+  reapSqsEmulator(old.sqsPid);
   rmSync(stateFile, { force: true });
 }
 
 interface DataDirLock {
   pid: number;
   javaPid?: number;
+  sqsPid?: number;
 }
 
 interface HeldDataDir {
@@ -155,6 +197,7 @@ function lockDataDir(dataDir: string): HeldDataDir {
       );
     }
     reapJvm(old.javaPid);
+    reapSqsEmulator(old.sqsPid);
     write({ pid: process.pid }, 'w');
     cleanBefore = false;
   }
@@ -199,6 +242,8 @@ async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
  */
 export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+  // The API thread's handlers run on the local adapter (each consumer thread installs its own).
+  useLocalPlatform();
   const dataDirOpt = opts.dataDir ?? './.data';
   const dataDir = dataDirOpt === ':memory:' ? null : resolve(projectRoot, dataDirOpt);
   if (dataDir) mkdirSync(resolve(dataDir, 'dynamodb'), { recursive: true });
@@ -232,7 +277,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
         : (sqsStart as PromiseRejectedResult).reason;
     }
     const [dynamo, sqs] = [dynamoStart.value, sqsStart.value];
-    lock?.update({ pid: process.pid, javaPid: dynamo.pid });
+    lock?.update({ pid: process.pid, javaPid: dynamo.pid, sqsPid: sqs.pid });
     // Stopped last: the emulators outlive everything that uses them.
     stopAll.unshift({ stage: 'sqs', run: () => sqs.stop() }, { stage: 'dynamodb', run: () => dynamo.stop() });
     const ddb = localDynamoClient(dynamo.endpoint, REGION);
@@ -272,7 +317,6 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     // stack shares the clock (the test clock moves for the consumers too).
     const clock = new SharedArrayBuffer(8);
     shareClock(clock);
-    installStats();
     const min = opts.pollers ?? 5;
     const consumers = await startConsumers({
       endpoint: sqs.endpoint,
@@ -332,6 +376,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       dlqUrls: sqs.dlqUrls,
       sealKey,
       javaPid: dynamo.pid,
+      sqsPid: sqs.pid,
     };
     if (stateFile) {
       writeFileSync(stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
@@ -342,6 +387,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     return {
       ...state,
       released: sqs.released,
+      cpu: () => stackCpu(state),
       stop(report) {
         stopped ??= (async () => {
           for (const step of stopAll) {

@@ -1,12 +1,12 @@
-import type { SQSClient } from '@aws-sdk/client-sqs';
-import { db } from '../db/client.ts';
-import { enqueued, sqs } from '../messaging/sqs.ts';
+import { enqueued } from '../messaging/sqs.ts';
+import type { AwsService, SdkClient } from '../platform.ts';
 
 /**
  * What the local stack spent, for `npm run bench:*` (TOCSIN_STATS=1; off otherwise): every DynamoDB
  * and SQS call by command, the capacity units DynamoDB consumed (`ReturnConsumedCapacity`), and every
  * handler invocation with its duration. Each thread of the stack (the API, each consumer "container")
- * counts its own; the stack merges them on `GET /_local/stats`.
+ * counts its own, on the clients the local adapter readies (platform.ts); the stack merges them on
+ * `GET /_local/stats`.
  */
 export interface Counter {
   calls: number;
@@ -28,8 +28,11 @@ export interface Stats {
    * SendMessageBatch requests that carried them here (on AWS: one request per message).
    */
   enqueued: { messages: number; requests: number };
-  /** SQS requests the emulator answered in the caller's thread, without HTTP (serveInThread). */
-  sqsInThread: number;
+  /**
+   * Not counted: every SQS request goes over HTTP to the emulator (a field of earlier figures, left
+   * for their readers).
+   */
+  sqsInThread?: number;
 }
 
 const empty = (): Stats => ({
@@ -37,7 +40,6 @@ const empty = (): Stats => ({
   sqs: {},
   invocations: {},
   enqueued: { messages: 0, requests: 0 },
-  sqsInThread: 0,
 });
 
 /** The counter of `key` in `record`, created on first use. */
@@ -51,7 +53,6 @@ const ddbInit = () => ({ calls: 0, units: 0, read: 0, write: 0, items: 0 });
 const sqsInit = () => ({ calls: 0, units: 0, messages: 0 });
 const fnInit = () => ({ count: 0, ms: 0 });
 let stats = empty();
-let installed = false;
 
 export const statsEnabled = () => process.env.TOCSIN_STATS === '1';
 
@@ -142,24 +143,21 @@ function entityOf(input: Record<string, unknown>): string {
   return typeof pk === 'string' ? pk.split('#')[0] : '?';
 }
 
-/**
- * A client resolves its middleware once per command class (`cacheMiddleware`): a middleware added
- * after a first call must drop what was resolved before it.
- */
-function forgetResolvedMiddleware(client: object): void {
-  delete (client as { handlers?: unknown }).handlers;
+/** Counts a client's calls while TOCSIN_STATS=1 (DynamoDB's and SQS's; other services' are not counted). */
+export function countCalls(client: SdkClient, service: AwsService): void {
+  if (!statsEnabled()) return;
+  if (service === 'dynamodb') countDynamoCalls(client);
+  if (service === 'sqs') countSqsCalls(client);
 }
 
-/** Counts this thread's DynamoDB and SQS calls (after the stack's environment is set). */
-export function installStats(): void {
-  if (!statsEnabled() || installed) return;
-  installed = true;
-  db().middlewareStack.add(
-    (next, context) => async (args) => {
+/** Counts DynamoDB calls by command and entity, with the capacity units AWS would charge. */
+function countDynamoCalls(client: SdkClient): void {
+  client.middlewareStack.add(
+    (next: Next, context: { commandName?: string }) => async (args: { input: unknown }) => {
       const input = args.input as Record<string, unknown>;
       input.ReturnConsumedCapacity = 'TOTAL';
-      const command = String((context as { commandName?: string }).commandName ?? 'Unknown');
-      let out: Awaited<ReturnType<typeof next>>;
+      const command = String(context.commandName ?? 'Unknown');
+      let out: { output: unknown };
       try {
         out = await next(args);
       } catch (err) {
@@ -186,16 +184,17 @@ export function installStats(): void {
     },
     { step: 'initialize', name: 'tocsinStats' },
   );
-  countSqsCalls(sqs());
 }
 
-/** Counts the calls of an SQS client (the service's, and the local pollers' own). */
-export function countSqsCalls(client: SQSClient): void {
+type Next = (args: { input: unknown }) => Promise<{ output: unknown }>;
+
+/** Counts the calls of an SQS client (the service's, and the local pollers' own) while TOCSIN_STATS=1. */
+export function countSqsCalls(client: SdkClient): void {
   if (!statsEnabled()) return;
   client.middlewareStack.add(
-    (next, context) => async (args) => {
+    (next: Next, context: { commandName?: string }) => async (args: { input: unknown }) => {
       const out = await next(args);
-      const command = String((context as { commandName?: string }).commandName ?? 'Unknown');
+      const command = String(context.commandName ?? 'Unknown');
       const input = args.input as { Entries?: unknown[] };
       const output = out.output as { Messages?: unknown[] };
       const c = counter(stats.sqs, command, sqsInit);
@@ -205,7 +204,6 @@ export function countSqsCalls(client: SQSClient): void {
     },
     { step: 'initialize', name: 'tocsinStats' },
   );
-  forgetResolvedMiddleware(client);
 }
 
 /** Counts one handler invocation (a Lambda request, billed for its duration). */
@@ -214,11 +212,6 @@ export function recordInvocation(fn: string, ms: number): void {
   const c = counter(stats.invocations, fn, fnInit);
   c.count++;
   c.ms += ms;
-}
-
-/** Counts one SQS request answered in the caller's thread. */
-export function recordInThread(): void {
-  if (statsEnabled()) stats.sqsInThread++;
 }
 
 /** This thread's counts; `reset` starts counting afresh. */
@@ -256,7 +249,6 @@ export function mergeStats(all: Stats[]): Stats {
     }
     out.enqueued.messages += s.enqueued.messages;
     out.enqueued.requests += s.enqueued.requests;
-    out.sqsInThread += s.sqsInThread ?? 0;
   }
   return out;
 }

@@ -5,7 +5,7 @@ import {
   SendMessageBatchCommand,
 } from '@aws-sdk/client-sqs';
 import { config } from '../config/env.ts';
-import type { QueueName } from './messages.ts';
+import type { QueueName } from '../contracts/messages.ts';
 import { queueUrl, sqs } from './sqs.ts';
 
 /**

@@ -1,3 +1,5 @@
+import type { Retried } from '../contracts/messages.ts';
+
 /**
  * The backoff of a retry: `backoff[n - 1]` seconds after attempt n failed (whole seconds, at most
  * SQS's 12 hours); 0 once the retries are used up. The webhook and notification consumers both retry
@@ -10,12 +12,6 @@ export function retryDelaySeconds(attempt: number, backoff: number[]): number {
 
 /** SQS delays a message at most 15 minutes: a longer backoff is chained (`retry_at_ms`). */
 export const MAX_DELAY_SECONDS = 900;
-
-/** A queue message that may wait for its retry longer than SQS's largest delay. */
-export interface Retried {
-  /** The retry is not due before this time (ms, real time); absent when its delay was enough. */
-  retry_at_ms?: number;
-}
 
 /**
  * The message that carries `body` again after `seconds`, never held in flight: sent with a delay of

@@ -1,30 +1,28 @@
 import { SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { config } from '../config/env.ts';
-import { inThreadWhenServed, localEmulatorOptions, withoutSdkLogging } from '../aws.ts';
-import { recordCalls } from '../call-record.ts';
 import { perContainer } from '../container.ts';
 import { toWireJson } from '../json.ts';
-import { traced } from '../tracing.ts';
-import type { QueueName } from './messages.ts';
+import { sdkClient } from '../platform.ts';
+import type { QueueName } from '../contracts/messages.ts';
 
 let client: SQSClient | undefined;
 
 export function sqs(): SQSClient {
   if (!client) {
     const cfg = config();
-    client = withoutSdkLogging(
-      new SQSClient({
-        region: cfg.region,
-        cacheMiddleware: true,
-        // No MD5 of each body checked against SQS's answer: over HTTPS the transport already proves
-        // integrity, and the SDK's MD5 (pure JavaScript) was a tenth of the API's SQS call CPU.
-        md5: false,
-        ...(cfg.sqsEndpoint ? localEmulatorOptions(cfg.sqsEndpoint) : {}),
-      }),
+    client = sdkClient(
+      'sqs',
+      (s) =>
+        new SQSClient({
+          region: cfg.region,
+          cacheMiddleware: true,
+          // No MD5 of each body checked against SQS's answer: over HTTPS the transport already proves
+          // integrity, and the SDK's MD5 (pure JavaScript) was a tenth of the API's SQS call CPU.
+          md5: false,
+          ...s,
+        }),
+      cfg.sqsEndpoint,
     );
-    if (cfg.sqsEndpoint) inThreadWhenServed(client, cfg.sqsEndpoint);
-    traced(client);
-    recordCalls(client);
   }
   return client;
 }

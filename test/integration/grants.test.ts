@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { importDirectory } from '../../shared/domain/directory/service.ts';
-import { type AppAuth, api, appHeaders, boundAppHeaders } from '../support/client.ts';
+import { type AppAuth, advanceClock, api, appHeaders, boundAppHeaders } from '../support/client.ts';
 import { addPeople, admin, send, until } from '../support/people.ts';
 import { ADMIN_APP } from '../support/seed.ts';
 import { createTask } from '../support/tasks.ts';
@@ -9,8 +9,8 @@ import { createTask } from '../support/tasks.ts';
 /**
  * What an app may do (docs/sign-in.md): every interface route, as before; the routes beyond it only
  * with a grant given by the operator (`npm run admin -- app grant APP read|admin`). A grant reaches
- * each running function within the app cache time (30 s; each function caches the app on its own),
- * so the checks after a change poll the route they check.
+ * each running function within the app cache time (30 s of service time; each function caches the
+ * app on its own): after a change the test clock passes it, and the checks poll the route they check.
  */
 const run = randomBytes(3).toString('hex');
 const ADMIN = 1;
@@ -37,6 +37,9 @@ beforeAll(async () => {
   palTask = (await createTask({ name: `${PREFIX}-pal`, permission: { rw: [], ro: [PAL.uid] } })).id;
   otherTask = (await createTask({ name: `${PREFIX}-other` })).id;
 });
+
+/** Moves the service clock past the app cache time, so every function reads the app's change. */
+const passAppCache = () => advanceClock(31);
 
 /** The other task's status, as the super administrator sees it. */
 const taskStatus = async () =>
@@ -76,6 +79,7 @@ describe('app grants', () => {
   it('opens the dead letters and every task after `app grant APP admin`', async () => {
     // Act
     const granted = await admin(['app', 'grant', String(app.id), 'admin']);
+    await passAppCache();
     const letters = await until('the grant to reach the dead letters', async () => {
       const res = await dlq();
       return res.status === 200 ? res : undefined;
@@ -95,12 +99,14 @@ describe('app grants', () => {
   it('keeps the grants across a directory re-import that names the app', async () => {
     await importDirectory({ apps: [{ id: app.id, name: `renamed-${run}`, token: app.token }] });
     const again = await admin(['app', 'grant', String(app.id), 'read']);
+    await passAppCache();
     expect(again.stdout).toContain(`app ${app.id}: grants admin, read`);
   });
 
   it('reads within the named user’s permissions with `read` alone; revoking shuts the routes again', async () => {
     // Act
     const revoked = await admin(['app', 'revoke', String(app.id), 'admin']);
+    await passAppCache();
     const refused = await until('the revocation to reach the dead letters', async () => {
       const res = await dlq();
       return res.status === 403 ? res : undefined;
@@ -126,6 +132,7 @@ describe('app grants', () => {
     ]);
     // Act: the last grant goes
     await admin(['app', 'revoke', String(app.id), 'read']);
+    await passAppCache();
     const shut = await until('the last revocation to take effect', async () => {
       const res = await listAs(PAL.uid);
       return res.status === 403 ? res : undefined;
@@ -149,6 +156,7 @@ describe('grants that change things, and apps bound to users', () => {
   beforeAll(async () => {
     reader = await createApp();
     await admin(['app', 'grant', String(reader.id), 'read']);
+    await passAppCache();
   });
   const status = (uid: number, action: 'stop' | 'start') =>
     api.put('/alarmtask/status', { uid, task_id: otherTask, action }, { app: reader });
@@ -176,6 +184,7 @@ describe('grants that change things, and apps bound to users', () => {
   it('lets an `operate` app change what the named user may change, and nothing else', async () => {
     // Act
     await admin(['app', 'grant', String(reader.id), 'operate']);
+    await passAppCache();
     const stopped = await until('the operate grant to reach the status route', async () => {
       const res = await status(ADMIN, 'stop');
       return res.status === 200 ? res : undefined;
@@ -198,6 +207,7 @@ describe('grants that change things, and apps bound to users', () => {
   it('lets a bound app act only as the users it is bound to (`app bind`), until it is unbound', async () => {
     // Act
     const bound = await admin(['app', 'bind', String(reader.id), String(PAL.uid)]);
+    await passAppCache();
     const refused = await until('the binding to reach the listing', async () => {
       const res = await listAs(ADMIN, reader);
       return res.status === 403 ? res : undefined;
@@ -211,6 +221,7 @@ describe('grants that change things, and apps bound to users', () => {
     expect(asPal.status).toBe(200);
     // Act: unbound
     await admin(['app', 'unbind', String(reader.id)]);
+    await passAppCache();
     const free = await until('the unbinding to reach the listing', async () => {
       const res = await listAs(ADMIN, reader);
       return res.status === 200 ? res : undefined;
@@ -237,7 +248,9 @@ describe('the request-bound app signature', () => {
   beforeAll(async () => {
     bound = await createApp();
     await admin(['app', 'grant', String(bound.id), 'admin']);
+    await passAppCache();
     const opted = await admin(['app', 'signature', String(bound.id), 'request']);
+    await passAppCache();
     expect(opted.stdout).toContain('every request must carry the request-bound signature');
   });
 

@@ -1,8 +1,9 @@
 import { GetQueueAttributesCommand, SendMessageBatchCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { queues } from '../../infra/definitions.ts';
+import { queues } from '../../infra/consumers.ts';
 import { chaosFromEnv, type ChaosOptions, DEFAULT_CHAOS } from '../../shared/local/chaos.ts';
-import { type LocalQueues, localSqsClient, startPoller, startQueues } from '../../shared/local/queues.ts';
+import { type LocalQueues, localSqsClient, startQueues } from '../../shared/local/queues.ts';
+import { startPoller } from '../../shared/local/poller.ts';
 import { batches } from '../fixtures/batch-consumer.ts';
 import { seen } from '../fixtures/failing-consumer.ts';
 

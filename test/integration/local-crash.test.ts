@@ -9,7 +9,6 @@ import {
   createApp,
   createWebhookTask,
   loadGenerator,
-  reportAlarm,
   startChildStack,
   waitGone,
 } from './local-child-stack.ts';
@@ -90,23 +89,6 @@ async function deliveries(rcv: TestReceiver, accepted: string[], timeoutMs: numb
 }
 
 describe('local stack durability', () => {
-  it("hands the API's messages to the queue emulator in its own thread, and delivers them", async () => {
-    // Arrange
-    const { task, stack, receiver: rcv } = await arrange({ TOCSIN_STATS: '1' });
-    await fetch(`${stack.url}/_local/stats?reset=1`);
-    // Act
-    const answers = await Promise.all(
-      Array.from({ length: 5 }, (_, seq) => reportAlarm(stack.url, task, { host: 'in-thread', seq })),
-    );
-    const stats = (await (await fetch(`${stack.url}/_local/stats`)).json()) as { sqsInThread: number };
-    const accepted = answers.flatMap((a) => (a.code === 0 && a.uuid ? [a.uuid] : []));
-    const figures = await deliveries(rcv, accepted, 20_000);
-    // Assert: the five messages went to the emulator without an HTTP request each
-    expect(accepted).toHaveLength(5);
-    expect(stats.sqsInThread).toBeGreaterThanOrEqual(1);
-    expect(figures.lost).toEqual([]);
-  });
-
   it('delivers every alarm answered with code 0 after kill -9 of the stack and its JVM mid-load', async () => {
     // Arrange
     const { dir, stack, task, receiver: rcv } = await arrange();

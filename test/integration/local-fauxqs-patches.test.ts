@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,9 +12,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { inThreadWhenServed } from '../../shared/aws.ts';
 import { type LocalQueues, localSqsClient, startQueues } from '../../shared/local/queues.ts';
-import { takeStats } from '../../shared/local/stats.ts';
 import { fauxqsPatches, fauxqsWithout } from '../fixtures/fauxqs-without.ts';
 
 /**
@@ -115,8 +113,6 @@ it('every patch in patches/ is one this file covers', () => {
     'listen-host',
     'ready-keeps-receive-count',
     'sqlite-settings',
-    'batch-transactions',
-    'sqs-router',
   ]);
 });
 
@@ -247,71 +243,3 @@ describe('sqlite-settings (synchronous = NORMAL, locking_mode = EXCLUSIVE)', () 
   });
 });
 
-/** Frames in the store's write-ahead log (each commit appends the pages it changed). */
-const walFrames = (dir: string) => (statSync(join(dir, 'fauxqs.db-wal')).size - 32) / (4096 + 24);
-
-describe('batch-transactions (a batch request and a receive are one transaction each)', () => {
-  /** Log frames that sending a batch of ten, receiving it and deleting it in a batch appended. */
-  async function framesForTen(without?: string) {
-    const dir = tempDir();
-    const { q, client } = await start(dir, without);
-    const url = q.urls.alarm;
-    const before = walFrames(dir);
-    await sendBatch(
-      client,
-      url,
-      Array.from({ length: 10 }, (_, i) => `m${i}`),
-    );
-    const got = await receive(client, url);
-    await client.send(
-      new DeleteMessageBatchCommand({
-        QueueUrl: url,
-        Entries: got.map((m, i) => ({ Id: String(i), ReceiptHandle: m.ReceiptHandle })),
-      }),
-    );
-    return { frames: walFrames(dir) - before, received: got.length };
-  }
-
-  it('with it, three requests of ten messages append a few log frames; without it, one commit per message', async () => {
-    const together = await framesForTen();
-    const oneByOne = await framesForTen('batch-transactions');
-
-    expect(together.received).toBe(10);
-    expect(oneByOne.received).toBe(10);
-    expect(oneByOne.frames).toBeGreaterThanOrEqual(30);
-    expect(together.frames).toBeLessThan(oneByOne.frames / 3);
-  });
-
-  it('without it, the stack still works', async () => {
-    expect(await workOnQueues(tempDir(), 'batch-transactions')).toEqual(WORKED);
-  });
-});
-
-describe('sqs-router (the API reaches the emulator in its own thread)', () => {
-  /** Requests the emulator answered in this thread while a client that may use it sent a batch. */
-  async function answeredInThread(without?: string) {
-    const { q } = await start(tempDir(), without);
-    const client = localSqsClient(q.endpoint, REGION);
-    inThreadWhenServed(client, q.endpoint);
-    const saved = process.env.TOCSIN_STATS;
-    process.env.TOCSIN_STATS = '1';
-    try {
-      const before = takeStats().sqsInThread;
-      const sent = await sendBatch(client, q.urls.alarm, ['x']);
-      return { inThread: takeStats().sqsInThread - before, sent: sent.Successful?.length };
-    } finally {
-      if (saved === undefined) delete process.env.TOCSIN_STATS;
-      else process.env.TOCSIN_STATS = saved;
-      client.destroy();
-    }
-  }
-
-  it('with it, a request is answered in this thread', async () => {
-    expect(await answeredInThread()).toEqual({ inThread: 1, sent: 1 });
-  });
-
-  it('without it, the stack still works, over HTTP', async () => {
-    expect(await workOnQueues(tempDir(), 'sqs-router')).toEqual(WORKED);
-    expect(await answeredInThread('sqs-router')).toEqual({ inThread: 0, sent: 1 });
-  });
-});

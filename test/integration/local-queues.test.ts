@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
 import {
   ChangeMessageVisibilityCommand,
   GetQueueAttributesCommand,
@@ -12,14 +10,14 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { queues } from '../../infra/definitions.ts';
+import { queues } from '../../infra/consumers.ts';
 import {
   type LocalQueues,
   localSqsClient,
   MAX_MESSAGE_BYTES,
-  startPoller,
   startQueues,
 } from '../../shared/local/queues.ts';
+import { startPoller } from '../../shared/local/poller.ts';
 import { batches } from '../fixtures/batch-consumer.ts';
 
 /**
@@ -209,23 +207,6 @@ describe('local queues', () => {
     // Assert
     expect(got).toEqual([]);
     expect(second.q.released).toBe(0);
-  });
-});
-
-describe("the API's client of the emulator in its own thread", () => {
-  it('gets the answers HTTP gets (success, the SDK error names and statuses), and HTTP once stopped', async () => {
-    // In a plain node process, as `npm start` runs the API (not under vitest's module runner).
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      ['--import', 'tsx', 'test/fixtures/sqs-both-ways.ts'],
-      { cwd: resolve(import.meta.dirname, '../..'), timeout: 60_000 },
-    );
-    const seen = JSON.parse(stdout.trim().split('\n').at(-1) as string);
-    expect(seen.http.sent).toEqual({ ok: true, status: 200, keys: ['Failed', 'Successful'] });
-    expect(seen.http.noQueue).toEqual({ ok: false, name: 'QueueDoesNotExist', status: 400 });
-    expect(seen.inThread).toEqual(seen.http);
-    expect(seen.servedInThread).toBe(6);
-    expect(seen.afterStop.ok).toBe(false);
   });
 });
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CreateTableCommand, DeleteTableCommand, DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it, inject } from 'vitest';
-import { table } from '../../infra/definitions.ts';
+import { table } from '../../shared/contracts/table.ts';
 import { db } from '../../shared/db/client.ts';
 import { ensureTable, localDynamoClient } from '../../shared/local/dynamo.ts';
 

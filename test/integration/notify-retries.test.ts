@@ -6,7 +6,7 @@ import {
   SQSClient,
 } from '@aws-sdk/client-sqs';
 import { describe, expect, inject, it } from 'vitest';
-import type { NotificationJob } from '../../shared/messaging/messages.ts';
+import type { NotificationJob } from '../../shared/contracts/messages.ts';
 import { publish } from '../../shared/messaging/sqs.ts';
 import { listAttemptsOfJob } from '../../shared/domain/notifications/repository.ts';
 import { FakeClient } from '../support/fakes.ts';

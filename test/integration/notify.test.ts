@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { resetConfig } from '../../shared/config/env.ts';
-import type { NotificationJob } from '../../shared/messaging/messages.ts';
+import type { NotificationJob } from '../../shared/contracts/messages.ts';
 import { publish } from '../../shared/messaging/sqs.ts';
 import { deliverNotification } from '../../shared/domain/notifications/delivery.ts';
 import {

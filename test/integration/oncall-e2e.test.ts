@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { claimAsJson, mailedLink, readLink, reportAlarm } from '../support/claims.ts';
 import { checkCoverage } from '../../shared/domain/alarms/oncall-gaps.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/repository.ts';
@@ -224,6 +225,32 @@ describe('workflow notices', () => {
     expect(attempts.filter((a) => scenes.includes(a.scene)).every((a) => a.target.startsWith('uid 4 '))).toBe(
       true,
     );
+  });
+
+  it('page the person on call from their own claim link, and tell them of the claim they made', async () => {
+    // Arrange: a task whose alarms open workflows and page the schedule (user 4 always on call, with
+    // rw on the task), so the on-call e-mail carries user 4's own claim link
+    const s = await createSchedule({
+      layers: [{ name: 'one', start: '2026-01-01T00:00', turn: { every: 1, unit: 'week' }, users: [4] }],
+    });
+    const task = await createWorkflowTask([], {
+      compress: { enable: true, method: 3, strategy: 1, strategy_cycle: 10 },
+      permission: { rw: [4], ro: [] },
+      receiver: { oncall: [{ schedule_id: s.id, channels: ['email'] }] },
+    });
+    const marker = randomUUID();
+    await reportAlarm(task, marker);
+    const token = await mailedLink(emailOf(4), marker);
+    const link = await readLink(token);
+    // Act: user 4 claims from the link
+    const claimed = await claimAsJson(token);
+    // Assert: claimed as user 4, and the claim notice resolved the schedule again and went to user 4
+    expect([claimed.status, link?.uid]).toEqual([200, 4]);
+    const attempts = await until('the claim e-mail', async () => {
+      const a = (await listRecentAttemptsOfTask(task.id, 50)).filter((x) => x.scene === 'claim');
+      return a.some((x) => x.outcome === 'delivered') ? a : undefined;
+    });
+    expect(attempts.every((a) => a.channel === 'email' && a.target.startsWith('uid 4 '))).toBe(true);
   });
 });
 

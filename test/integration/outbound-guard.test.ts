@@ -11,7 +11,7 @@ import { getJobState, listAttemptsOfJob } from '../../shared/domain/notification
 import { getTask } from '../../shared/domain/tasks/repository.ts';
 import { openRobot } from '../../shared/domain/channels/robots.ts';
 import { lambdaContext } from '../../shared/local/lambda.ts';
-import type { NotificationJob } from '../../shared/messaging/messages.ts';
+import type { NotificationJob } from '../../shared/contracts/messages.ts';
 import { TEST_APP } from '../support/seed.ts';
 import { taskBody } from '../support/tasks.ts';
 

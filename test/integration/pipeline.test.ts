@@ -4,7 +4,7 @@ import type { AlarmRecord } from '../../shared/domain/alarms/model.ts';
 import { getAlarmRecord } from '../../shared/domain/alarms/repository.ts';
 import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/repository.ts';
-import type { AlarmMessage } from '../../shared/messaging/messages.ts';
+import type { AlarmMessage } from '../../shared/contracts/messages.ts';
 import { publish } from '../../shared/messaging/sqs.ts';
 import { api, call, serviceNow, taskAuth } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';

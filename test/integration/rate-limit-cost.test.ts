@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RateLimiter, tableRateStore } from '../../shared/domain/alarms/rate-limit.ts';
-import { installStats, takeStats } from '../../shared/local/stats.ts';
+import { takeStats } from '../../shared/local/stats.ts';
 
 /**
  * What the shared rate limit costs in DynamoDB calls per alarm (docs/rate-limits.md, "Cost"): the real
@@ -10,8 +10,8 @@ import { installStats, takeStats } from '../../shared/local/stats.ts';
  */
 const saved = process.env.TOCSIN_STATS;
 beforeAll(() => {
+  // Counted on the clients the local adapter readies (test/support/worker-env.ts installs it).
   process.env.TOCSIN_STATS = '1';
-  installStats();
 });
 afterAll(() => {
   if (saved === undefined) delete process.env.TOCSIN_STATS;

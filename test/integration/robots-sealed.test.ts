@@ -9,7 +9,7 @@ import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { importDirectory } from '../../shared/domain/directory/service.ts';
 import { maskRobot } from '../../shared/domain/channels/redact.ts';
 import { listRecentAttemptsOfTask } from '../../shared/domain/notifications/repository.ts';
-import type { AlarmMessage, NotificationJob } from '../../shared/messaging/messages.ts';
+import type { AlarmMessage, NotificationJob } from '../../shared/contracts/messages.ts';
 import { enqueue } from '../../shared/messaging/sqs.ts';
 import { api, call, serviceNow, taskAuth } from '../support/client.ts';
 import { FakeClient, type FakeKind } from '../support/fakes.ts';

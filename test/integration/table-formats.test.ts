@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import {
   BatchExecuteStatementCommand,
   ExecuteStatementCommand,
@@ -14,15 +13,8 @@ import { type AlarmLogEntry, putBatchLogs, queryAlarmLog } from '../../shared/do
 import type { AlarmRecord } from '../../shared/domain/alarms/model.ts';
 import { getAlarmRecord, putAlarmRecords } from '../../shared/domain/alarms/repository.ts';
 import { parseJson } from '../../shared/json.ts';
-import {
-  listAttemptsOfEvent,
-  listRecentAttemptsOfTask,
-  pageDeliveryLogOfTask,
-  putDeliveryLogs,
-  type DeliveryLogPosition,
-  type WebhookAttempt,
-} from '../../shared/domain/webhooks/repository.ts';
-import { startDynamo } from '../../shared/local/dynamo.ts';
+import { listAttemptsOfEvent, listRecentAttemptsOfTask, putDeliveryLogs, type WebhookAttempt } from '../../shared/domain/webhooks/repository.ts';
+import { pageDeliveryLogOfTask, type DeliveryLogPosition } from '../../shared/domain/webhooks/repository-listing.ts';
 
 /**
  * How items are written and read on DynamoDB Local: the alarm records' PartiQL INSERTs (one per item,
@@ -296,26 +288,6 @@ describe('PartiQL statements on DynamoDB Local (it keeps each text parsed)', () 
         .then((r) => (r.Responses ?? []).map((x) => x.Error?.Code ?? 'ok'));
       expect(out).toEqual(['ValidationError', 'ok']);
       expect((await get(pk, sk))?.v).toBe(sk);
-    }
-  });
-});
-
-describe('DynamoDB Local as the stack starts it', () => {
-  it('parses its table description and each statement text once, not on every item (its launcher says so)', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const srv = createServer().listen(0, '127.0.0.1', () => {
-        const p = (srv.address() as { port: number }).port;
-        srv.close(() => resolve(p));
-      });
-    });
-    const dynamo = await startDynamo(port, null);
-    try {
-      expect(dynamo.patches).toEqual({
-        'statement-memo': 'applied',
-        'table-memo': 'applied',
-      });
-    } finally {
-      await dynamo.stop();
     }
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DeleteMessageCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { WebhookMessage } from '../../shared/messaging/messages.ts';
+import type { WebhookMessage } from '../../shared/contracts/messages.ts';
 import { event } from '../../shared/domain/events/payloads.ts';
 import { publishWebhookEvents } from '../../shared/domain/events/publish.ts';
 import {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { queues } from '../../infra/definitions.ts';
+import { queues } from '../../infra/consumers.ts';
 import { localSqsClient } from '../../shared/local/queues.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import {

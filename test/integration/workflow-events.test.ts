@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultDeps, finishWorkflowsOfMetric } from '../../shared/domain/workflows/service.ts';
+import { finishWorkflowsOfMetric } from '../../shared/domain/workflows/service.ts';
+import { defaultDeps } from '../../shared/domain/workflows/workflow-deps.ts';
 import { getJobState } from '../../shared/domain/notifications/repository.ts';
 import { advanceClock } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';

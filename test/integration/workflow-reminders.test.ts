@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJobState } from '../../shared/domain/notifications/repository.ts';
 import { fireReminder } from '../../shared/domain/workflows/reminders.ts';
-import { REMIND_KIND } from '../../shared/domain/workflows/service.ts';
+import { REMIND_KIND } from '../../shared/domain/workflows/announce.ts';
 import { advanceClock, api, taskAuth } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import type { CreatedTask } from '../support/tasks.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { buildConsole } from '../../scripts/build-console.ts';
-import { CALL_LOG_VARIABLE } from '../../shared/call-record.ts';
+import { CALL_LOG_VARIABLE } from '../../shared/local/call-record.ts';
 import { NOTIFY_SECRET_NAMES } from '../../shared/config/env.ts';
 import { loadSealKey } from '../../shared/domain/auth/seal.ts';
 import { startLocalStack } from '../../shared/local/stack.ts';

@@ -1,5 +1,6 @@
 import { inject } from 'vitest';
 import { resetConfig } from '../../shared/config/env.ts';
+import { useLocalPlatform } from '../../shared/local/platform.ts';
 import { checkingFetch, watchApi } from './openapi-check.ts';
 
 /**
@@ -23,6 +24,7 @@ Object.assign(process.env, {
   LOG_LEVEL: 'ERROR',
 });
 resetConfig();
+useLocalPlatform();
 
 // Every answer of the stack is checked against the OpenAPI document (test/support/openapi-check.ts).
 watchApi(stack.url);

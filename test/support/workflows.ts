@@ -3,7 +3,8 @@ import { advanceClock as moveLocalClock, nowSeconds } from '../../shared/clock.t
 import type { HistoryRecord } from '../../shared/domain/alarms/history.ts';
 import type { Task } from '../../shared/domain/tasks/model.ts';
 import { getTask } from '../../shared/domain/tasks/repository.ts';
-import { createWorkflow, defaultDeps, type WorkflowDeps } from '../../shared/domain/workflows/service.ts';
+import { createWorkflow } from '../../shared/domain/workflows/service.ts';
+import { defaultDeps, type WorkflowDeps } from '../../shared/domain/workflows/workflow-deps.ts';
 import { api, serviceNow } from './client.ts';
 import { type CreatedTask, createTask, type TaskBody } from './tasks.ts';
 

@@ -1,6 +1,6 @@
 import { serviceNow } from './api.ts';
 
-export { LEVEL_NAMES as LEVELS } from '../../domain/tasks/model.ts';
+export { LEVEL_NAMES as LEVELS } from '../../contracts/levels.ts';
 export const OUTCOMES = ['notified', 'deferred', 'compressed', 'filtered', 'recovered', 'stored'] as const;
 /**
  * The history's outcomes in words. `notified` is the pipeline's decision to send the alarm to its

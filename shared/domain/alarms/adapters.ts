@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { formatDateTime } from '../../clock.ts';
 import { isObject, isRawJson, textOf } from '../../json.ts';
 import { AlarmError } from '../errors.ts';
-import type { Level } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
 
 /**
  * Inbound adapters (API guide §8): what the monitoring systems people run send,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AlarmMessage, NotificationJob } from '../../messaging/messages.ts';
+import type { AlarmMessage, NotificationJob } from '../../contracts/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import { testTask } from '../tasks/test-task.ts';
 import {

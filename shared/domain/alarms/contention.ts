@@ -1,5 +1,5 @@
 import { logger } from '../../log.ts';
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import { count } from '../../metrics.ts';
 
 /**

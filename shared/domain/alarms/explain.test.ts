@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import { testTask } from '../tasks/test-task.ts';
 import { explainAlarm, WHY_MAX } from './explain.ts';
 import { planAlarm } from './model.ts';

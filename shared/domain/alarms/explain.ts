@@ -1,6 +1,8 @@
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import { type AlarmFacts, asText, evaluateRule, lookup } from '../conditions/evaluate.ts';
-import type { Level, Rule, Task } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
+import type { Rule } from '../../contracts/receivers.ts';
 import { METHOD_CONDITION, METHOD_CONTENT, strategyOf } from './compress.ts';
 import { FILTER_BLACKLIST } from './filter.ts';
 import { factsOf, type Plan } from './model.ts';

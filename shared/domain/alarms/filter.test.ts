@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { FilterConfig, Level } from '../tasks/model.ts';
+import type { FilterConfig } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
 import { applyFilter } from './filter.ts';
 
 const alarm = (ctn: Record<string, unknown>, level: Level = 1) => ({

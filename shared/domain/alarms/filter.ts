@@ -1,5 +1,6 @@
 import { type AlarmFacts, firstMatch } from '../conditions/evaluate.ts';
-import type { FilterConfig, Level } from '../tasks/model.ts';
+import type { FilterConfig } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
 
 export const FILTER_WHITELIST = 1;
 export const FILTER_BLACKLIST = 2;

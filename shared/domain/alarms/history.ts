@@ -1,4 +1,4 @@
-import type { Level } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
 
 /**
  * A stored alarm (history record). `batch` and `metric` are set for compressed alarms (0 and '' for

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import { acceptAlarms, type IntakeDeps } from './intake.ts';
 import { CAP_RETRY_AFTER_SECONDS, MemoryRateStore, RateLimiter } from './rate-limit.ts';

@@ -1,14 +1,15 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { formatDateTime, nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import { enqueue, publish } from '../../messaging/sqs.ts';
 import { loadSealKey } from '../auth/seal.ts';
 import { signedWith } from '../tasks/credentials.ts';
 import { getIntakeHash, putIntakeHash } from '../tasks/repository-writes.ts';
 import { AlarmError, UnauthorizedError } from '../errors.ts';
 import { writeTaskSetting } from '../tasks/settings.ts';
-import type { Level, Task } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
 import type { IntakeAlarm } from './adapters.ts';
 import { heartbeatOf } from './heartbeat.ts';
 import { namedUuid } from './ids.ts';

@@ -2,7 +2,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { contentId, db, packLog, putItems, SCHEMA_VERSION, tableName, unpackLog } from '../../db/client.ts';
 import { keys, webhookLogDayOf } from '../../db/keys.ts';
 import { isEntryCount, isTimedSortKey, msOfTimedSortKey } from '../cursor.ts';
-import type { Level } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
 import {
   byTask,
   deliveryLogItems,

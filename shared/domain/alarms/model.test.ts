@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { testTask } from '../tasks/test-task.ts';
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import { computeMetric } from './compress.ts';
 import { advanceMetric, type GroupInput, type MetricState, planAlarm } from './model.ts';
 

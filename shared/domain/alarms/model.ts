@@ -1,6 +1,8 @@
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import type { AlarmFacts } from '../conditions/evaluate.ts';
-import type { Level, ReceiverConfig, Task, UpgradeStrategy } from '../tasks/model.ts';
+import type { Task, UpgradeStrategy } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
+import type { ReceiverConfig } from '../../contracts/receivers.ts';
 import {
   type CompressNotify,
   compressStep,

@@ -3,7 +3,7 @@ import { resetConfig } from '../../config/env.ts';
 import { isSealed } from '../auth/seal.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import type { ReceiverSet } from '../notifications/receivers.ts';
-import type { ReceiverConfig } from '../tasks/model.ts';
+import type { ReceiverConfig } from '../../contracts/receivers.ts';
 import { openRobot } from '../channels/robots.ts';
 import { noticeJobs, selectedReceivers, selectReceivers, taskContext } from './notify.ts';
 

@@ -4,7 +4,7 @@ import type {
   NotifyScene,
   RenderContext,
   WebhookBody,
-} from '../../messaging/messages.ts';
+} from '../../contracts/messages.ts';
 import type { AlarmFacts } from '../conditions/evaluate.ts';
 import { firstMatch } from '../conditions/evaluate.ts';
 import type { AlarmGroup } from '../directory/model.ts';
@@ -13,7 +13,8 @@ import { withOncall } from '../notifications/oncall.ts';
 import { alarmGroupIds, channelJobs, type ReceiverSet, recipientsOf } from '../notifications/receivers.ts';
 import type { OncallResolver } from '../schedules/resolve.ts';
 import { nowSeconds } from '../../clock.ts';
-import type { ReceiverConfig, Task } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import type { ReceiverConfig } from '../../contracts/receivers.ts';
 
 /**
  * The notify stage (API guide §9.7): which receivers an alarm goes to, and the messages it sends.

@@ -1,7 +1,7 @@
 import { formatDateTime } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { logger } from '../../log.ts';
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import { enqueue } from '../../messaging/sqs.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';

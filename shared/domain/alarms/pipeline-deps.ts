@@ -1,6 +1,6 @@
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
-import type { AlarmMessage, NotificationJob, WebhookBundle } from '../../messaging/messages.ts';
+import type { AlarmMessage, NotificationJob, WebhookBundle } from '../../contracts/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 import { getAlarmGroups } from '../directory/repository.ts';
 import type { Task } from '../tasks/model.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isObject, parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
-import type { AlarmMessage, NotificationJob } from '../../messaging/messages.ts';
+import type { AlarmMessage, NotificationJob } from '../../contracts/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
 import { type EventToPublish, webhookBundles } from '../events/publish.ts';

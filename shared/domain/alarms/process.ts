@@ -1,5 +1,5 @@
 import { logger } from '../../log.ts';
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { Task } from '../tasks/model.ts';
 import { event, msgRef, taskRef } from '../events/payloads.ts';

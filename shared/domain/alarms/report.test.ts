@@ -1,10 +1,11 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import { hmacSign, md5Sign } from '../auth/signature.ts';
 import { AlarmError, PayloadTooLargeError, UnauthorizedError } from '../errors.ts';
 import { isSealed } from '../auth/seal.ts';
-import type { ReceiverConfig, Task } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import type { ReceiverConfig } from '../../contracts/receivers.ts';
 import { openReceiverRobots } from '../channels/robots.ts';
 import { MemoryRateStore, RateLimiter } from './rate-limit.ts';
 import type { ReportReceipt } from './report-repository.ts';

@@ -3,7 +3,7 @@ import { formatDateTime, nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { isObject, isRawJson, nestingDepth, toWireJson } from '../../json.ts';
 import { logger } from '../../log.ts';
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import { enqueue } from '../../messaging/sqs.ts';
 import { loadSealKey } from '../auth/seal.ts';
 import { withinSkew } from '../auth/signature.ts';
@@ -17,8 +17,11 @@ import {
   ValidationError,
 } from '../errors.ts';
 import { outboundUrlErrors, type ReceiverLike } from '../channels/outbound-urls.ts';
-import type { Channels, Level, ReceiverConfig, Robot, Task } from '../tasks/model.ts';
-import { effectiveStatus, ROBOT_CHANNELS, TASK_PAUSED, TASK_STOPPED, USER_CHANNELS } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
+import type { Channels, ReceiverConfig, Robot } from '../../contracts/receivers.ts';
+import { effectiveStatus, TASK_PAUSED, TASK_STOPPED } from '../tasks/model.ts';
+import { ROBOT_CHANNELS, USER_CHANNELS } from '../../contracts/receivers.ts';
 import { sealRobot } from '../channels/robots.ts';
 import { compileSchema } from '../validation.ts';
 import { heartbeatOf } from './heartbeat.ts';

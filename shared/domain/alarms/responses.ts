@@ -3,8 +3,9 @@
  * OpenAPI document describes (npm run gen:openapi).
  */
 import type { DeliverySummary, EventDeliveries, JobDeliveries } from '../deliveries/trace.ts';
-import type { OncallAnswer } from '../schedules/model.ts';
-import type { Channels, Level } from '../tasks/model.ts';
+import type { OncallAnswer } from '../../contracts/oncall.ts';
+import type { Level } from '../../contracts/levels.ts';
+import type { Channels } from '../../contracts/receivers.ts';
 import type { NamedRef } from '../tasks/responses.ts';
 import type { WorkflowDetail } from '../workflows/responses.ts';
 import type { ConditionTrace } from './explain.ts';

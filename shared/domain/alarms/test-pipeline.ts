@@ -1,5 +1,5 @@
 import { testTask as baseTask } from '../tasks/test-task.ts';
-import type { AlarmMessage, NotificationJob, WebhookBody } from '../../messaging/messages.ts';
+import type { AlarmMessage, NotificationJob, WebhookBody } from '../../contracts/messages.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { Task } from '../tasks/model.ts';
 import type { AlarmRecord, MetricState } from './model.ts';

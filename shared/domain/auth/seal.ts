@@ -1,8 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
-import { recordCalls } from '../../call-record.ts';
 import { perContainer } from '../../container.ts';
 import { config } from '../../config/env.ts';
-import { traced } from '../../tracing.ts';
+import { sdkClient } from '../../platform.ts';
 
 /**
  * Tokens and secrets are stored sealed with AES-256-GCM so that a table export does not expose
@@ -21,7 +20,7 @@ export async function loadSealKey(): Promise<Buffer> {
     return state.key;
   }
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const sm = recordCalls(traced(new SecretsManagerClient({ region: cfg.region })));
+  const sm = sdkClient('secretsmanager', (s) => new SecretsManagerClient({ region: cfg.region, ...s }));
   const out = await sm.send(new GetSecretValueCommand({ SecretId: cfg.sealKeySecretArn }));
   state.key = sealKeyFromSecretString(out.SecretString ?? '');
   return state.key;

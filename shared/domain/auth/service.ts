@@ -1,4 +1,4 @@
-import { nowSeconds } from '../../clock.ts';
+import { nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { perContainer } from '../../container.ts';
 import { UnauthorizedError } from '../errors.ts';
@@ -16,15 +16,16 @@ export interface AppCredentials {
   request?: BoundRequest;
 }
 
+/** How long a container serves an app it read (service time, so the local test clock can pass it). */
 const APP_CACHE_MS = 30_000;
 const appCacheOf = perContainer(() => new Map<number, { app: App | undefined; at: number }>());
 
 async function cachedApp(id: number, deps: AppAuthDeps): Promise<App | undefined> {
   const appCache = appCacheOf();
   const hit = appCache.get(id);
-  if (hit && Date.now() - hit.at < APP_CACHE_MS && hit.app) return hit.app;
+  if (hit && nowMs() - hit.at < APP_CACHE_MS && hit.app) return hit.app;
   const app = await deps.getApp(id);
-  appCache.set(id, { app, at: Date.now() });
+  appCache.set(id, { app, at: nowMs() });
   return app;
 }
 

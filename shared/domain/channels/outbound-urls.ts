@@ -8,7 +8,7 @@
 import { config } from '../../config/env.ts';
 import { checkOutboundUrl, type LookupAll, lookupAll } from '../../outbound/url-guard.ts';
 import { type FieldError, ValidationError } from '../errors.ts';
-import { ROBOT_CHANNELS } from './model.ts';
+import { ROBOT_CHANNELS } from '../../contracts/receivers.ts';
 
 /**
  * A robot `webhook` is either the robot's access token, sent to the deployment's robot base URL

@@ -1,6 +1,6 @@
 import { isObject } from '../../json.ts';
 import { isSealed, sealStable, unseal } from '../auth/seal.ts';
-import { ROBOT_CHANNELS, type Robot } from './model.ts';
+import { ROBOT_CHANNELS, type Robot } from '../../contracts/receivers.ts';
 
 /**
  * Group robots' access tokens (`webhook`, a token or a whole URL) and signing secrets are sealed

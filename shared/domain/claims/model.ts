@@ -1,7 +1,7 @@
 import { formatDateTime } from '../../clock.ts';
 import type { ClaimLink } from '../auth/claim-token.ts';
 import { truncate } from '../notifications/render.ts';
-import { LEVEL_NAMES } from '../tasks/model.ts';
+import { LEVEL_NAMES } from '../../contracts/levels.ts';
 import type { NotifyChannel } from '../tasks/templates.ts';
 import {
   type PipelineRecord,

@@ -1,5 +1,5 @@
 import { isRawJson } from '../../json.ts';
-import type { Condition, Rule } from '../tasks/model.ts';
+import type { Condition, Rule } from '../../contracts/receivers.ts';
 
 /**
  * Condition evaluation (API guide §6). Pure: no I/O, no clock.

@@ -1,16 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { DeadLetter, Move } from '../../messaging/dead-letters.ts';
-import type { QueueName } from '../../messaging/messages.ts';
+import type { QueueName } from '../../contracts/messages.ts';
 import type { DeadDueItem } from '../due/repository.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.ts';
-import {
-  carriedBy,
-  type DlqDeps,
-  failuresOf,
-  listDeadLetters,
-  redriveBody,
-  redriveDeadLetters,
-} from './dlq.ts';
+import { carriedBy, failuresOf } from './dead-letter.ts';
+import { type DlqDeps, listDeadLetters, redriveBody, redriveDeadLetters } from './dlq.ts';
 
 /** A webhook message whose content holds a number JavaScript cannot hold exactly. */
 const webhookBody = (id: string, taskId = 7) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NotifyScene } from '../../messaging/messages.ts';
+import type { NotifyScene } from '../../contracts/messages.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import type { Template } from '../directory/model.ts';
 import { NotFoundError } from '../errors.ts';

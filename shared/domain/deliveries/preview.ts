@@ -1,6 +1,6 @@
 import { nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
-import type { NotifyScene, RenderContext } from '../../messaging/messages.ts';
+import type { NotifyScene, RenderContext } from '../../contracts/messages.ts';
 import type { HistoryRecord } from '../alarms/history.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import { taskContext } from '../alarms/notify.ts';

@@ -2,11 +2,48 @@
  * What the delivery routes answer with (the envelope's `data`): the types the use cases return and
  * the OpenAPI document describes (npm run gen:openapi).
  */
-import type { NotifyScene } from '../../messaging/messages.ts';
+import type { NotifyScene } from '../../contracts/messages.ts';
 import type { NotifyChannel } from '../tasks/templates.ts';
-import type { Carried, Failures, Reason } from './dlq.ts';
+import type { Carried, Failures, Reason } from './dead-letter.ts';
 import type { DeliveryKind, DlqQueue } from './schemas.ts';
-import type { DeliveryView } from './service.ts';
+
+/** One attempt as the listing shows it. */
+export type DeliveryView =
+  | {
+      kind: 'webhook';
+      /** The event id (`webhook-id`). */
+      id: string;
+      event: string;
+      type: string;
+      channel: 'webhook';
+      /** Scheme, host and port only. */
+      target?: string;
+      attempt: number;
+      outcome: string;
+      /** HTTP status, when the receiver answered. */
+      status?: number;
+      error?: string;
+      duration_ms: number;
+      at: number;
+      at_ms: number;
+    }
+  | {
+      kind: 'notify';
+      /** The job id. */
+      id: string;
+      scene: string;
+      channel: string;
+      /** Masked as recorded (robot token, e-mail, phone). */
+      target: string;
+      attempt: number;
+      outcome: string;
+      /** Provider code (errcode, SMTP/HTTP status, AWS error name) or our reason code. */
+      code: string;
+      error?: string;
+      duration_ms: number;
+      at: number;
+      at_ms: number;
+    };
 
 /** GET /alarmtask/deliveries: newest first. */
 export interface DeliveryList {

@@ -2,16 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { ConflictError, ValidationError } from '../errors.ts';
 import type { AttemptRecord, NotifyAttemptsPosition } from '../notifications/repository.ts';
 import type { Task } from '../tasks/model.ts';
-import type { DeliveryLogPosition, WebhookAttempt } from '../webhooks/repository.ts';
+import type { WebhookAttempt } from '../webhooks/repository.ts';
+import type { DeliveryLogPosition } from '../webhooks/repository-listing.ts';
 import { decodeCursor, encodeCursor } from '../cursor.ts';
-import {
-  type DeliveriesDeps,
-  type DeliveryView,
-  listDeliveries,
-  mergePages,
-  type SourcePage,
-  testWebhook,
-} from './service.ts';
+import type { DeliveryView } from './responses.ts';
+import { type DeliveriesDeps, listDeliveries, mergePages, type SourcePage, testWebhook } from './service.ts';
 
 const sk = (ms: number, id: string) => `${String(ms).padStart(13, '0')}#${id}`;
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { nowMs, nowSeconds } from '../../clock.ts';
 import { isObject } from '../../json.ts';
 import { NOTIFY_TASK_SHARDS, webhookLogDayOf } from '../../db/keys.ts';
-import type { WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookMessage } from '../../contracts/messages.ts';
 import { ConflictError, ValidationError } from '../errors.ts';
 import {
   type AttemptRecord,
@@ -14,15 +14,15 @@ import { webhookUrlOf } from '../webhooks/attempt.ts';
 import { sendEventNow } from '../webhooks/deliver-now.ts';
 import { defaultDeliveryDeps } from '../webhooks/delivery-deps.ts';
 import { pingEvent } from '../events/payloads.ts';
+import type { WebhookAttempt } from '../webhooks/repository.ts';
 import {
   type DeliveryLogPosition,
   pageDeliveryLogOfTask,
   pageOwnAttemptsOfTask,
-  type WebhookAttempt,
-} from '../webhooks/repository.ts';
+} from '../webhooks/repository-listing.ts';
 import { decodeCursor, encodeCursor, isEntryCount, isTimedSortKey, msOfTimedSortKey } from '../cursor.ts';
 import { DEFAULT_LIMIT, DELIVERY_KINDS, type DeliveryKind } from './schemas.ts';
-import type { DeliveryList, WebhookTested } from './responses.ts';
+import type { DeliveryList, DeliveryView, WebhookTested } from './responses.ts';
 
 /**
  * A task's deliveries (API guide §13.4): its recent webhook and notification attempts, merged newest
@@ -50,44 +50,6 @@ export function sourcesOf(kind: DeliveryKind): SourceId[] {
   if (kind === 'notify') return NOTIFY_SOURCES;
   return ['w', 'l', ...NOTIFY_SOURCES];
 }
-
-/** One attempt as the listing shows it. */
-export type DeliveryView =
-  | {
-      kind: 'webhook';
-      /** The event id (`webhook-id`). */
-      id: string;
-      event: string;
-      type: string;
-      channel: 'webhook';
-      /** Scheme, host and port only. */
-      target?: string;
-      attempt: number;
-      outcome: string;
-      /** HTTP status, when the receiver answered. */
-      status?: number;
-      error?: string;
-      duration_ms: number;
-      at: number;
-      at_ms: number;
-    }
-  | {
-      kind: 'notify';
-      /** The job id. */
-      id: string;
-      scene: string;
-      channel: string;
-      /** Masked as recorded (robot token, e-mail, phone). */
-      target: string;
-      attempt: number;
-      outcome: string;
-      /** Provider code (errcode, SMTP/HTTP status, AWS error name) or our reason code. */
-      code: string;
-      error?: string;
-      duration_ms: number;
-      at: number;
-      at_ms: number;
-    };
 
 export function webhookView(a: WebhookAttempt): DeliveryView {
   return {

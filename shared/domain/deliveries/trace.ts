@@ -4,7 +4,8 @@ import { getAlarmRecord } from '../alarms/repository.ts';
 import type { StoredMessage } from '../notifications/channel-message.ts';
 import type { OncallAnswer } from '../schedules/model.ts';
 import { type AttemptRecord, getJobsWithAttempts, type JobStatus } from '../notifications/repository.ts';
-import { ROBOT_CHANNELS, type ReceiverConfig, type Task, USER_CHANNELS } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import { ROBOT_CHANNELS, type ReceiverConfig, USER_CHANNELS } from '../../contracts/receivers.ts';
 import { getTask } from '../tasks/repository.ts';
 import { listAttemptsOfEvents, type WebhookAttempt } from '../webhooks/repository.ts';
 

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import type { ReceiverConfig, TemplateScenes } from '../tasks/model.ts';
-import type { UserView } from './responses.ts';
+import type { TemplateScenes } from '../tasks/model.ts';
+import type { ReceiverConfig } from '../../contracts/receivers.ts';
 
 /** Directory entities (API guide §4.1, §4.2; behaviour §4), as stored. */
 export interface BusinessUnit {
@@ -105,6 +105,23 @@ export function summaryPerson(u: User): SummaryPerson {
 
 export function person(u: User): Person {
   return { uid: u.uid, username: u.username, user: u.user, email: u.email, department: u.department };
+}
+
+/** A directory user as the API shows them. */
+export interface UserView {
+  uid: number;
+  username: string;
+  pinyin: string;
+  /** The account name. */
+  user: string;
+  email: string;
+  department: string;
+  phone: string;
+  wechatid: string;
+  /** 9: super administrator. */
+  role: number;
+  created_at: number;
+  updated_at: number;
 }
 
 /** The user view of API guide §4.2. */

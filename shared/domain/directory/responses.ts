@@ -2,7 +2,7 @@
  * What the directory routes answer with (the envelope's `data`): the types the use cases return and
  * the OpenAPI document describes (npm run gen:openapi).
  */
-import type { Person } from './model.ts';
+import type { Person, UserView } from './model.ts';
 
 /** A department in the listing. */
 export interface DepartmentEntry {
@@ -36,23 +36,6 @@ export interface DepartmentDetail {
 /** GET /department/show */
 export interface DepartmentShown {
   department: DepartmentDetail;
-}
-
-/** A directory user as the API shows them. */
-export interface UserView {
-  uid: number;
-  username: string;
-  pinyin: string;
-  /** The account name. */
-  user: string;
-  email: string;
-  department: string;
-  phone: string;
-  wechatid: string;
-  /** 9: super administrator. */
-  role: number;
-  created_at: number;
-  updated_at: number;
 }
 
 /** GET /user/profile */

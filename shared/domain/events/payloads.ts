@@ -1,4 +1,4 @@
-import type { WebhookBody } from '../../messaging/messages.ts';
+import type { WebhookBody } from '../../contracts/messages.ts';
 import type { HistoryRecord } from '../alarms/history.ts';
 import type { Person } from '../directory/model.ts';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { nowSeconds } from '../../clock.ts';
-import type { WebhookBody, WebhookBundle, WebhookEvent } from '../../messaging/messages.ts';
+import type { WebhookBody, WebhookBundle, WebhookEvent } from '../../contracts/messages.ts';
 import { publish } from '../../messaging/sqs.ts';
 
 export interface EventToPublish {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type ClaimLinkConfig, resetConfig } from '../../config/env.ts';
-import type { NotificationJob } from '../../messaging/messages.ts';
+import type { NotificationJob } from '../../contracts/messages.ts';
 import { linkKey, readClaimToken } from '../auth/claim-token.ts';
 import { loadSealKey } from '../auth/seal.ts';
 import type { User } from '../directory/model.ts';

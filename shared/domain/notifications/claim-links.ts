@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { nowSeconds } from '../../clock.ts';
 import type { ClaimLinkConfig } from '../../config/env.ts';
-import type { ClaimTarget, NotificationJob, NotifyScene } from '../../messaging/messages.ts';
+import type { ClaimTarget, NotificationJob, NotifyScene } from '../../contracts/messages.ts';
 import { linkKey, mintClaimToken } from '../auth/claim-token.ts';
 import { loadSealKey } from '../auth/seal.ts';
 import type { Task } from '../tasks/model.ts';

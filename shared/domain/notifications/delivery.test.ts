@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { NotificationJob } from '../../messaging/messages.ts';
+import type { NotificationJob } from '../../contracts/messages.ts';
 import type { User } from '../directory/model.ts';
 import type { Task } from '../tasks/model.ts';
 import {

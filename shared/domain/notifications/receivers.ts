@@ -1,4 +1,4 @@
-import type { NotificationJob } from '../../messaging/messages.ts';
+import type { NotificationJob, NotifyScene, RenderContext } from '../../contracts/messages.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import {
   type Channels,
@@ -7,9 +7,9 @@ import {
   type Robot,
   type RobotChannel,
   USER_CHANNELS,
-} from '../tasks/model.ts';
+} from '../../contracts/receivers.ts';
 import { sealRobot } from '../channels/robots.ts';
-import type { OncallAnswer } from '../schedules/model.ts';
+import type { OncallAnswer } from '../../contracts/oncall.ts';
 
 /**
  * One receiver set of a message (API guide §9.7): a receiver configuration and, in `set`, a key naming

@@ -1,6 +1,6 @@
 import { formatDateTime } from '../../clock.ts';
 import { describe, expect, it } from 'vitest';
-import type { RenderContext } from '../../messaging/messages.ts';
+import type { RenderContext } from '../../contracts/messages.ts';
 import type { Task, TemplateConfig } from '../tasks/model.ts';
 import {
   buildRenderValues,

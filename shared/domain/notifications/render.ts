@@ -1,7 +1,8 @@
 import { isRawJson } from '../../json.ts';
 import { formatDateTime } from '../../clock.ts';
-import type { RenderContext } from '../../messaging/messages.ts';
-import { LEVEL_NAMES, type Task } from '../tasks/model.ts';
+import type { RenderContext } from '../../contracts/messages.ts';
+import type { Task } from '../tasks/model.ts';
+import { LEVEL_NAMES } from '../../contracts/levels.ts';
 import { FORMAT_HTML, type ResolvedTemplate, type TemplateFormat } from '../tasks/templates.ts';
 
 /**

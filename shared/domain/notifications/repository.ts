@@ -10,7 +10,7 @@ import {
   tableName,
 } from '../../db/client.ts';
 import { keys, NOTIFY_TASK_SHARDS, shardOf } from '../../db/keys.ts';
-import type { NotifyScene } from '../../messaging/messages.ts';
+import type { NotifyScene } from '../../contracts/messages.ts';
 import type { StoredMessage } from './channel-message.ts';
 import type { OncallAnswer } from '../schedules/model.ts';
 import type { NotifyChannel } from '../tasks/templates.ts';

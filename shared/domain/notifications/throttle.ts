@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Robot, RobotChannel } from '../tasks/model.ts';
+import type { Robot, RobotChannel } from '../../contracts/receivers.ts';
 import { blockRobot, takeRobotSlot } from './repository.ts';
 
 /**

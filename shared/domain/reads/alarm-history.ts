@@ -4,7 +4,8 @@ import { keys } from '../../db/keys.ts';
 import { decodeCursor, encodeCursor, isEntryCount, isTimedSortKey } from '../cursor.ts';
 import { NotFoundError, ValidationError } from '../errors.ts';
 import { taskForUser } from '../tasks/access.ts';
-import { LEVEL_NAMES, type Level, type Task } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
+import { LEVEL_NAMES, type Level } from '../../contracts/levels.ts';
 import {
   type AlarmLogCursor,
   type AlarmLogEntry,

@@ -1,4 +1,4 @@
-import type { NotificationJob, WebhookBody, WebhookBundle } from '../../messaging/messages.ts';
+import type { NotificationJob, WebhookBody, WebhookBundle } from '../../contracts/messages.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
 
 /**

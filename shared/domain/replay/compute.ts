@@ -1,5 +1,5 @@
 import type { AlarmGroup, Template, User } from '../directory/model.ts';
-import type { Task } from '../tasks/model.ts';
+import type { Task, TaskConfig } from '../tasks/model.ts';
 import { configOf } from '../tasks/normalize.ts';
 import { referencedGroupIds } from '../tasks/references.ts';
 import { recoveryDelaySeconds } from '../alarms/recovery.ts';
@@ -10,11 +10,29 @@ import { outcomeOfRecord } from './outcomes.ts';
 import type { ReplayItem } from './repository.ts';
 import type { ReplayDone } from './responses.ts';
 import { samplesOf } from './samples.ts';
-import { checkExpectations, scenarioAlarms, scenarioResults } from './scenario.ts';
-import type { StoredRequest } from './service.ts';
-import type { LoadedWindow } from './source.ts';
+import {
+  checkExpectations,
+  type ExpectInput,
+  type ScenarioInput,
+  scenarioAlarms,
+  scenarioResults,
+} from './scenario.ts';
+import type { LoadedWindow, Window } from './source.ts';
 import { peopleOf, summarize, uidsOf } from './summary.ts';
 import { MAX_DUE_RUNS, type World } from './world.ts';
+
+/** What a replay keeps of its request while it waits for its queue (the configuration sealed). */
+export interface StoredRequest {
+  spec: Window['spec'];
+  /** The service's time of the request (a `last` window counts back from it). */
+  now: number;
+  /** The configuration asked about, derived and with its robots sealed; absent: the saved one. */
+  edited?: TaskConfig;
+  fingerprint: string;
+  task_version: number;
+  scenario?: ScenarioInput[];
+  expect?: ExpectInput[];
+}
 
 /**
  * A replay's answer from its window's alarms: the three runs (recorded, saved configuration, edited

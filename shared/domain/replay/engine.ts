@@ -1,4 +1,4 @@
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import type { AlarmRecord } from '../alarms/model.ts';
 import { type Outcome, outcomeOf } from './outcomes.ts';

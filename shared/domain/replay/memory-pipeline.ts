@@ -4,7 +4,8 @@ import type { AlarmLogEntry } from '../alarms/log.ts';
 import type { AlarmRecord, MetricState } from '../alarms/model.ts';
 import type { PipelineDeps } from '../alarms/pipeline-deps.ts';
 import type { CommitResult, MetricCommit } from '../alarms/repository.ts';
-import { createWorkflow, finishWorkflowsOfMetric, type WorkflowDeps } from '../workflows/service.ts';
+import { createWorkflow, finishWorkflowsOfMetric } from '../workflows/service.ts';
+import type { WorkflowDeps } from '../workflows/workflow-deps.ts';
 import type { Collector } from './collector.ts';
 import type { VirtualClock, VirtualDue } from './memory-due.ts';
 

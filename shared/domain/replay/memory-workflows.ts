@@ -3,7 +3,7 @@ import type { DueItem } from '../due/repository.ts';
 import type { Task } from '../tasks/model.ts';
 import { isOpen, type PipelineRecord, type Workflow } from '../workflows/model.ts';
 import type { WorkflowChange } from '../workflows/repository.ts';
-import type { WorkflowDeps } from '../workflows/service.ts';
+import type { WorkflowDeps } from '../workflows/workflow-deps.ts';
 import type { Collector } from './collector.ts';
 import type { VirtualClock, VirtualDue } from './memory-due.ts';
 
@@ -96,12 +96,16 @@ export class MemoryWorkflows {
         this.reminded++;
         return 'recorded' as const;
       },
+    };
+    // A replay keeps no workflow counts.
+    const counts = {
       countShardOf: () => 0,
       applyWorkflowCounts: async () => 'applied' as const,
     };
     return {
       now: () => world.clock.now,
       repo: repo as unknown as WorkflowDeps['repo'],
+      counts: counts as unknown as WorkflowDeps['counts'],
       getUsers: async (uids: number[]) => world.users(uids),
       getTask: async (id: number) => (id === world.task().id ? world.task() : undefined),
       getDepartment: async () => undefined,

@@ -1,4 +1,4 @@
-import type { Level } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
 import type { CompressNotify } from '../alarms/compress.ts';
 import type { Why } from '../alarms/explain.ts';
 import { type AlarmLogEntry, type AlarmResult, entryOfRecord, resultOf } from '../alarms/log.ts';

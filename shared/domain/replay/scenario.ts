@@ -1,6 +1,7 @@
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import { ValidationError } from '../errors.ts';
-import type { Level, ReceiverConfig, UserChannel } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
+import type { ReceiverConfig, UserChannel } from '../../contracts/receivers.ts';
 import type { AlarmResult } from '../alarms/log.ts';
 import type { ScenarioAlarm } from './engine.ts';
 import type { Outcome } from './outcomes.ts';

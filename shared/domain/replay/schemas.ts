@@ -1,6 +1,6 @@
 import { ALARM_RESULTS } from '../alarms/log.ts';
 import { channelsSchema } from '../channels/schema.ts';
-import { USER_CHANNELS } from '../tasks/model.ts';
+import { USER_CHANNELS } from '../../contracts/receivers.ts';
 import { ID_SCHEMA } from '../validation.ts';
 import { MAX_LAST } from './source.ts';
 

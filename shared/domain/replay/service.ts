@@ -10,7 +10,7 @@ import { taskForUser } from '../tasks/access.ts';
 import type { Task, TaskConfig } from '../tasks/model.ts';
 import { getTask } from '../tasks/repository.ts';
 import { editedConfig } from './config.ts';
-import { computeReplay } from './compute.ts';
+import { computeReplay, type StoredRequest } from './compute.ts';
 import { getReplay, putReplay, type ReplayItem } from './repository.ts';
 import type { ReplayAnswer, ReplayDone } from './responses.ts';
 import type { ExpectInput, ScenarioInput } from './scenario.ts';
@@ -40,19 +40,6 @@ export interface ReplayInput extends WindowSpec {
   task_id: number;
   /** A whole configuration (as update), or a partial one with `filter_fields` (as updatefields). */
   config?: Record<string, unknown>;
-  scenario?: ScenarioInput[];
-  expect?: ExpectInput[];
-}
-
-/** What a replay keeps of its request while it waits for its queue (the configuration sealed). */
-export interface StoredRequest {
-  spec: Window['spec'];
-  /** The service's time of the request (a `last` window counts back from it). */
-  now: number;
-  /** The configuration asked about, derived and with its robots sealed; absent: the saved one. */
-  edited?: TaskConfig;
-  fingerprint: string;
-  task_version: number;
   scenario?: ScenarioInput[];
   expect?: ExpectInput[];
 }

@@ -1,6 +1,6 @@
-import type { NotificationJob } from '../../messaging/messages.ts';
+import type { NotificationJob } from '../../contracts/messages.ts';
 import type { User } from '../directory/model.ts';
-import { ROBOT_CHANNELS } from '../tasks/model.ts';
+import { ROBOT_CHANNELS } from '../../contracts/receivers.ts';
 import type { AlarmResult } from '../alarms/log.ts';
 import type { SentJob } from './collector.ts';
 import type { Outcome } from './outcomes.ts';

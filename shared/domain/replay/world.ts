@@ -1,10 +1,10 @@
-import type { AlarmMessage } from '../../messaging/messages.ts';
+import type { AlarmMessage } from '../../contracts/messages.ts';
 import type { AlarmGroup, User } from '../directory/model.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { DueHandler } from '../due/runner.ts';
 import type { Task } from '../tasks/model.ts';
 import { webhookOf } from '../tasks/references.ts';
-import { runAnnouncement, ANNOUNCE_KIND, REMIND_KIND } from '../workflows/service.ts';
+import { runAnnouncement, ANNOUNCE_KIND, REMIND_KIND } from '../workflows/announce.ts';
 import { fireReminder } from '../workflows/reminders.ts';
 import {
   FLUSH_KIND,

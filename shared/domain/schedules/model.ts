@@ -7,6 +7,19 @@
  * instant. Overrides sit above every layer; the one created last wins where they overlap.
  */
 
+import type { OncallChannel, Source } from '../../contracts/oncall.ts';
+
+/** The on-call nouns the queues' messages share live on the contracts floor. */
+export {
+  ONCALL_CHANNELS,
+  type OncallAnswer,
+  type OncallChannel,
+  type OncallReceiver,
+  type Source,
+  type SourceKind,
+} from '../../contracts/oncall.ts';
+
+
 export type TurnUnit = 'hour' | 'day' | 'week';
 
 /** A window of local time starting on the given ISO weekdays (Monday = 1); `to <= from` ends the next day. */
@@ -83,17 +96,6 @@ export interface Schedule {
 }
 
 /** Where an answer comes from. */
-export type SourceKind = 'override' | 'layer' | 'fallback' | 'none';
-
-export interface Source {
-  kind: SourceKind;
-  /** The layer's index (`layer`). */
-  layer?: number;
-  /** The layer's name (`layer`). */
-  name?: string;
-  /** The override's id (`override`). */
-  override?: number;
-}
 
 /** A span with one answer: who is on call and why. */
 /** A source in words: `layer 0 (days)`, `override 3`, `fallback`, `none`. */
@@ -115,30 +117,7 @@ export interface Gap {
   end: number;
 }
 
-/** A receiver that pages whoever is on call in a schedule, on the listed user channels. */
-export interface OncallReceiver {
-  schedule_id: number;
-  channels: OncallChannel[];
-}
 
-export const ONCALL_CHANNELS = ['sms', 'phone', 'email', 'dingworker', 'yachworker', 'wechat'] as const;
-export type OncallChannel = (typeof ONCALL_CHANNELS)[number];
-
-/**
- * A schedule's answer for a receiver at the instant a message was made: recorded with the
- * message's notifications and shown in an alarm's decision trace.
- */
-export interface OncallAnswer {
-  schedule_id: number;
-  /** Unix seconds the answer is about. */
-  at: number;
-  uids: number[];
-  source: Source;
-  shift: { start: number; end: number };
-  channels: OncallChannel[];
-  /** The schedule no longer exists (deleted after the receiver named it). */
-  missing?: true;
-}
 
 /** The longest window `final` and `preview` answer for (days). */
 export const MAX_WINDOW_DAYS = 90;

@@ -2,14 +2,13 @@ import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import * as client from 'openid-client';
 import { nowSeconds } from '../../clock.ts';
-import { recordCalls } from '../../call-record.ts';
 import { perContainer } from '../../container.ts';
 import { db, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys } from '../../db/keys.ts';
 import { logger } from '../../log.ts';
-import { traced } from '../../tracing.ts';
 import type { User } from '../directory/model.ts';
 import { isLoopback, type OidcSettings, signInSettings } from '../auth/settings.ts';
+import { sdkClient } from '../../platform.ts';
 import { audit } from '../auth/audit.ts';
 import { getCredential } from '../auth/credentials.ts';
 import { bindIdentity, identityOf, personOfIdentity } from '../auth/sso-identity.ts';
@@ -63,9 +62,8 @@ async function clientSecret(s: OidcSettings): Promise<string | undefined> {
   if (s.clientSecret) return s.clientSecret;
   if (!s.clientSecretArn) return undefined;
   const { SecretsManagerClient, GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
-  const out = await recordCalls(traced(new SecretsManagerClient({ region: process.env.AWS_REGION }))).send(
-    new GetSecretValueCommand({ SecretId: s.clientSecretArn }),
-  );
+  const secrets = sdkClient('secretsmanager', (o) => new SecretsManagerClient({ region: process.env.AWS_REGION, ...o }));
+  const out = await secrets.send(new GetSecretValueCommand({ SecretId: s.clientSecretArn }));
   // `none` (the stack's placeholder): a public client, authenticated by PKCE alone.
   const secret = (out.SecretString ?? '').trim();
   return secret && secret !== 'none' ? secret : undefined;

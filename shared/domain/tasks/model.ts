@@ -1,49 +1,11 @@
 /**
  * Alarm task types (API guide §5.2-§5.5, §6, request form as stored) and pure rules. No I/O here (the web
- * console imports its lists too).
+ * console imports its lists too). The nouns a task shares with the queues' messages (levels, receivers,
+ * conditions) are on the contracts floor (shared/contracts).
  */
-import type { NotifyScene } from '../../messaging/messages.ts';
-import type { Channels } from '../channels/model.ts';
-import type { OncallReceiver } from '../schedules/model.ts';
-
-export type Level = 0 | 1 | 2 | 3;
-export const LEVEL_NAMES = ['notice', 'warning', 'error', 'urgent'] as const;
-
-export interface Rule {
-  field: string;
-  operator: string;
-  threshold?: string;
-}
-export interface Condition {
-  rule: Rule[];
-}
-
-/** The channel vocabulary lives in channels/model.ts (the directory's alarm groups use it too). */
-export {
-  type Channel,
-  type Channels,
-  NOTIFY_CHANNELS,
-  ROBOT_CHANNELS,
-  type Robot,
-  type RobotChannel,
-  USER_CHANNELS,
-  type UserChannel,
-} from '../channels/model.ts';
-
-export interface DispatchItem {
-  conditions: Condition[];
-  receiver: ReceiverConfig;
-}
-
-export interface ReceiverConfig {
-  alarmgroup?: number[];
-  channels?: Channels;
-  /** Whoever each named schedule has on call when a message is made, on the listed channels. */
-  oncall?: OncallReceiver[];
-  dispatch?: DispatchItem[];
-  /** 1 lazy (default), 2 non-lazy. */
-  mode?: 1 | 2;
-}
+import type { NotifyScene } from '../../contracts/messages.ts';
+import type { Level } from '../../contracts/levels.ts';
+import type { Condition, ReceiverConfig, Rule } from '../../contracts/receivers.ts';
 
 export interface Reminder {
   mode: 'once' | 'cycle';

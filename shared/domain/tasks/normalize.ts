@@ -7,15 +7,10 @@ import { isObject, stableStringify } from '../../json.ts';
 import { sealTaskRobots } from '../channels/robots.ts';
 import { normPermission } from '../directory/readers.ts';
 import type {
-  Channels,
   CompressConfig,
-  Condition,
   FilterConfig,
-  ReceiverConfig,
   RecoveryConfig,
   Reminder,
-  Robot,
-  Rule,
   Task,
   TaskConfig,
   TemplateConfig,
@@ -24,8 +19,10 @@ import type {
   UpgradeStrategy,
   WorkflowConfig,
 } from './model.ts';
-import { ROBOT_CHANNELS, NOTIFY_CHANNELS, TEMPLATE_SCENES, USER_CHANNELS } from './model.ts';
-import type { OncallChannel, OncallReceiver } from '../schedules/model.ts';
+import type { Channels, Condition, ReceiverConfig, Robot, Rule } from '../../contracts/receivers.ts';
+import { TEMPLATE_SCENES } from './model.ts';
+import { ROBOT_CHANNELS, NOTIFY_CHANNELS, USER_CHANNELS } from '../../contracts/receivers.ts';
+import type { OncallChannel, OncallReceiver } from '../../contracts/oncall.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: request bodies are checked by the schema before use
 export type Raw = Record<string, any>;

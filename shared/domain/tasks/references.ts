@@ -1,4 +1,5 @@
-import type { Channels, ReceiverConfig, TaskConfig } from './model.ts';
+import type { TaskConfig } from './model.ts';
+import type { Channels, ReceiverConfig } from '../../contracts/receivers.ts';
 import { uniq } from './normalize.ts';
 
 /**

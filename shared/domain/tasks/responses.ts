@@ -6,7 +6,6 @@ import type { AlarmGroup, Person, SummaryPerson } from '../directory/model.ts';
 import type { Gap, OncallChannel, OncallReceiver, Source } from '../schedules/model.ts';
 import type {
   CompressConfig,
-  Condition,
   FilterConfig,
   RecoveryConfig,
   Reminder,
@@ -15,6 +14,7 @@ import type {
   TemplateScenes,
   UpgradeStrategy,
 } from './model.ts';
+import type { Condition } from '../../contracts/receivers.ts';
 
 /** GET /alarmtask/oncall: who the task pages over the coming days, per receiver naming a schedule. */
 export interface TaskOncall {

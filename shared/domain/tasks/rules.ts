@@ -6,7 +6,7 @@ import { isObject } from '../../json.ts';
 import { type FieldError, ValidationError } from '../errors.ts';
 import { compileSchema } from '../validation.ts';
 import type { TaskConfig } from './model.ts';
-import { ROBOT_CHANNELS, USER_CHANNELS } from './model.ts';
+import { ROBOT_CHANNELS, USER_CHANNELS } from '../../contracts/receivers.ts';
 import { createTaskSchema, MAX_PERMISSION_USERS, taskConfigSchema } from './schemas.ts';
 import { enabled, normalizeConfig, type Raw, webhookUrl } from './normalize.ts';
 

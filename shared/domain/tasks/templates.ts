@@ -1,12 +1,7 @@
-import type { NotificationJob, NotifyScene } from '../../messaging/messages.ts';
+import type { NotificationJob, NotifyScene } from '../../contracts/messages.ts';
 import type { Template } from '../directory/model.ts';
-import {
-  NOTIFY_SCENES,
-  NOTIFY_CHANNELS as TASK_NOTIFY_CHANNELS,
-  TEMPLATE_SCENES,
-  type TemplateConfig,
-  type TemplateEntry,
-} from './model.ts';
+import { NOTIFY_SCENES, TEMPLATE_SCENES, type TemplateConfig, type TemplateEntry } from './model.ts';
+import { NOTIFY_CHANNELS as TASK_NOTIFY_CHANNELS } from '../../contracts/receivers.ts';
 import type { EffectiveTemplate } from './responses.ts';
 
 /**

@@ -14,7 +14,8 @@ import {
   type User,
 } from '../directory/model.ts';
 import { effectiveTemplate } from './templates.ts';
-import { type Channels, effectiveStatus, type ReceiverConfig, type Task } from './model.ts';
+import { effectiveStatus, type Task } from './model.ts';
+import type { Channels, ReceiverConfig } from '../../contracts/receivers.ts';
 import type {
   AlarmGroupView,
   ChannelsView,

@@ -4,12 +4,11 @@ import { nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import { logDelivery, logger } from '../../log.ts';
 import { count, webhookLatency } from '../../metrics.ts';
-import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../contracts/messages.ts';
 import type { UrlCheck } from '../../outbound/url-guard.ts';
 import type { Task } from '../tasks/model.ts';
 import type { AttemptOutcome, WebhookAttempt } from './repository.ts';
 import { signWebhook } from './signature.ts';
-import type { DeliveryRecord } from './delivery.ts';
 import type { DeliveryDeps } from './delivery-deps.ts';
 
 /**
@@ -22,6 +21,15 @@ export function webhookUrlOf(task: Task): string | undefined {
   const w = task.receiver?.channels?.webhook as string | { url?: string } | undefined;
   const url = typeof w === 'string' ? w : w?.url;
   return url || undefined;
+}
+
+/** A message of the webhook queue as its consumer receives it. */
+export interface DeliveryRecord {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  /** ApproximateReceiveCount: the attempt number. */
+  receiveCount: number;
 }
 
 export interface Item {

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBundle, WebhookEvent, WebhookMessage } from '../../contracts/messages.ts';
 import type { WebhookAttempt } from './repository.ts';
 import { packBundles } from '../events/publish.ts';
 import { attemptOne, type Item, itemsOfBundle, record, unqueued } from './attempt.ts';

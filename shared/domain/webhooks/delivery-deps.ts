@@ -1,5 +1,5 @@
 import { nowMs } from '../../clock.ts';
-import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBundle, WebhookMessage } from '../../contracts/messages.ts';
 import type { RetryQueues } from '../../messaging/retry-queues.ts';
 import { publish } from '../../messaging/sqs.ts';
 import { outboundRequest } from '../../outbound/client.ts';

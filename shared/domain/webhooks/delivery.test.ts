@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookMessage } from '../../contracts/messages.ts';
 import { deliverWebhooks } from './delivery.ts';
 import { logged } from '../../testing/logs.ts';
 import { verifyWebhookSignature } from './signature.ts';

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { config } from '../../config/env.ts';
 import { parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
-import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBundle, WebhookMessage } from '../../contracts/messages.ts';
 import { delayedRetry, notDueFor, retryDelaySeconds, stillWaiting } from '../../messaging/retry.ts';
 import { queueRetries } from '../../messaging/retry-queues.ts';
 import type { UrlCheck } from '../../outbound/url-guard.ts';
@@ -10,6 +10,7 @@ import {
   attemptOf,
   attemptOne,
   budgetAttemptOf,
+  type DeliveryRecord,
   heldAttempt,
   isRetry,
   type Item,
@@ -44,14 +45,6 @@ import { defaultDeliveryDeps, type DeliveryDeps } from './delivery-deps.ts';
  * their own (repository.ts). Delivery is at least once: an event whose message comes back (a retry, a
  * producer that ran twice) may reach the receiver again, always with the same `webhook-id`.
  */
-export interface DeliveryRecord {
-  messageId: string;
-  receiptHandle: string;
-  body: string;
-  /** ApproximateReceiveCount: the attempt number. */
-  receiveCount: number;
-}
-
 /** How many sends of one batch are in flight at once (one receiver that takes 50 ms still gets 200/s per poller). */
 const SEND_CONCURRENCY = 16;
 

@@ -42,7 +42,7 @@ export interface WebhookAttempt {
 
 const ATTEMPT_TTL_SECONDS = 30 * 24 * 3600;
 /** Days a task's delivery log reaches back: its items' lifetime. */
-const LOG_DAYS = ATTEMPT_TTL_SECONDS / 86_400;
+export const LOG_DAYS = ATTEMPT_TTL_SECONDS / 86_400;
 
 /**
  * Attempts are recorded two ways (KEY-DESIGN AP-H1, AP-H2), so that delivering an event costs at most
@@ -123,7 +123,8 @@ const toEntry = (a: WebhookAttempt, baseMs: number): LogEntry => [
   a.at_ms - baseMs,
 ];
 
-function fromLog(item: Record<string, unknown>): WebhookAttempt[] {
+/** The attempts of a delivery log item. */
+export function fromLog(item: Record<string, unknown>): WebhookAttempt[] {
   const taskId = item.task_id as number;
   const target = item.target as string | undefined;
   const base = item.base_ms as number;
@@ -205,7 +206,7 @@ export function deliveryLogItems(attempts: WebhookAttempt[]): Record<string, unk
  * (`ALOG#<task>#<day>`, only their deliveries read). Each partition is read in pages of `pageSize`
  * as far as the caller consumes.
  */
-async function* dayLogItems(
+export async function* dayLogItems(
   taskId: number,
   day: number,
   opts: { descending?: boolean; range?: { from?: string; to?: string }; pageSize?: number } = {},
@@ -344,90 +345,4 @@ export async function listRecentAttemptsOfTask(
   }
   const own = ((await ownPage).Items ?? []).map((item) => fromItem<WebhookAttempt>(item, 'ttl'));
   return [...own, ...logged].sort((a, b) => b.at_ms - a.at_ms).slice(0, limit);
-}
-
-/** A position in a task's attempts of their own (AP-H5): the index sort key of the last one read. */
-export type OwnAttemptsPosition = string;
-
-/** A position in a task's delivery log (AP-H5): a log item (day, sort key) and its entries read. */
-export interface DeliveryLogPosition {
-  day: number;
-  sk: string;
-  /** Entries of that item already read (newest first). */
-  read: number;
-}
-
-/** One attempt of a page, with its order key (newest first) and the position just after it. */
-export interface PagedAttempt<P> {
-  attempt: WebhookAttempt;
-  /** Milliseconds the source is sorted by: the attempt's time, or its log item's first attempt. */
-  orderMs: number;
-  after: P;
-}
-
-export interface AttemptsPage<P> {
-  rows: PagedAttempt<P>[];
-  /** Nothing lies beyond the last row. */
-  done: boolean;
-}
-
-const orderMsOf = (sortKey: string) => Number(sortKey.slice(0, 13));
-
-/**
- * AP-H5 (own attempts): a task's attempts of their own, newest first, from just after `after`: Query
- * gsi1 `WHTASK#<task id>` descending with `gsi1sk < after`, at most `limit`.
- */
-export async function pageOwnAttemptsOfTask(
-  taskId: number,
-  limit: number,
-  after?: OwnAttemptsPosition,
-): Promise<AttemptsPage<OwnAttemptsPosition>> {
-  const out = await db().send(
-    new QueryCommand({
-      TableName: tableName(),
-      IndexName: 'gsi1',
-      KeyConditionExpression: after ? 'gsi1pk = :pk AND gsi1sk < :after' : 'gsi1pk = :pk',
-      ExpressionAttributeValues: {
-        ':pk': keys.webhookAttemptsOfTask(taskId).gsi1pk,
-        ...(after ? { ':after': after } : {}),
-      },
-      ScanIndexForward: false,
-      Limit: limit,
-    }),
-  );
-  const rows = (out.Items ?? []).map((item) => ({
-    attempt: fromItem<WebhookAttempt>(item, 'ttl'),
-    orderMs: orderMsOf(item.gsi1sk as string),
-    after: item.gsi1sk as string,
-  }));
-  return { rows, done: !out.LastEvaluatedKey };
-}
-
-/**
- * AP-H5 (delivery log): a task's delivery log entries, newest item first (entries of an item newest
- * first), from just after `after`: its day's items descending (`sk <= after.sk` on the day of
- * `after`; dayLogItems), day by day back to the oldest day the log keeps, until `limit` entries.
- */
-export async function pageDeliveryLogOfTask(
-  taskId: number,
-  limit: number,
-  nowMs: number,
-  after?: DeliveryLogPosition,
-): Promise<AttemptsPage<DeliveryLogPosition>> {
-  const rows: PagedAttempt<DeliveryLogPosition>[] = [];
-  const today = webhookLogDayOf(nowMs);
-  for (let day = Math.min(after?.day ?? today, today); day > today - LOG_DAYS; day--) {
-    const resume = after && after.day === day ? after : undefined;
-    const range = resume ? { to: resume.sk } : undefined;
-    for await (const item of dayLogItems(taskId, day, { descending: true, range, pageSize: limit })) {
-      const sk = item.sk as string;
-      const entries = fromLog(item).sort((a, b) => b.at_ms - a.at_ms);
-      const from = resume && sk === resume.sk ? resume.read : 0;
-      for (let i = from; i < entries.length; i++) {
-        rows.push({ attempt: entries[i], orderMs: orderMsOf(sk), after: { day, sk, read: i + 1 } });
-        if (rows.length >= limit) return { rows, done: false };
-      }
-    }
-  }
-  return { rows, done: true };
 }

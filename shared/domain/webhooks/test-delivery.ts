@@ -1,9 +1,9 @@
 import { beforeAll, beforeEach } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
-import type { WebhookBundle, WebhookMessage } from '../../messaging/messages.ts';
+import type { WebhookBundle, WebhookMessage } from '../../contracts/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import { resetCircuits } from './circuit.ts';
-import type { DeliveryRecord } from './delivery.ts';
+import type { DeliveryRecord } from './attempt.ts';
 import type { DeliveryDeps } from './delivery-deps.ts';
 import type { WebhookAttempt } from './repository.ts';
 

@@ -1,6 +1,6 @@
 import type { DueHandler } from '../due/runner.ts';
 import { fireReminder } from './reminders.ts';
-import { ANNOUNCE_KIND, REMIND_KIND, runAnnouncement } from './service.ts';
+import { ANNOUNCE_KIND, REMIND_KIND, runAnnouncement } from './announce.ts';
 
 /** Due work of workflows: publish an operation's events (outbox) and fire reminders. */
 export const workflowDueHandlers: Record<string, DueHandler> = {

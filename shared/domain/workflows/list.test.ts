@@ -19,8 +19,10 @@ import {
   type WorkflowStatus,
 } from './model.ts';
 import * as repo from './repository.ts';
+import * as counts from './repository-counts.ts';
 import type { WorkflowFilter } from './repository-listing.ts';
-import { ANNOUNCE_KIND, defaultDeps, runAnnouncement } from './service.ts';
+import { defaultDeps } from './workflow-deps.ts';
+import { ANNOUNCE_KIND, runAnnouncement } from './announce.ts';
 import { MalformedDueWork } from '../due/runner.ts';
 
 const sk = (at: number, id: number) => `${String(at).padStart(10, '0')}#${String(id).padStart(12, '0')}`;
@@ -284,10 +286,10 @@ describe('runAnnouncement (count moves, once)', () => {
     const calls: unknown[][] = [];
     const deps = {
       ...defaultDeps,
-      repo: {
-        ...repo,
-        getPipelineRecords: async () => [],
-        applyWorkflowCounts: async (...args: Parameters<typeof repo.applyWorkflowCounts>) => {
+      repo: { ...repo, getPipelineRecords: async () => [] },
+      counts: {
+        ...counts,
+        applyWorkflowCounts: async (...args: Parameters<typeof counts.applyWorkflowCounts>) => {
           calls.push(args);
           return answers.shift() ?? 'applied';
         },
@@ -305,7 +307,7 @@ describe('runAnnouncement (count moves, once)', () => {
     await runAnnouncement(item, deps);
     // Assert: once; a buried copy of this item would carry the mark into a redrive.
     expect(calls).toEqual([
-      [item, [{ task_id: 1, shard: repo.countShardOf(5), delta: { processing: 1, pending: -1 } }]],
+      [item, [{ task_id: 1, shard: counts.countShardOf(5), delta: { processing: 1, pending: -1 } }]],
     ]);
     expect(item.payload.counted).toBe(true);
   });

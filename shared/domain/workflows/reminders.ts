@@ -11,7 +11,8 @@ import {
   remindScene,
   type Workflow,
 } from './model.ts';
-import { channelsOf, defaultDeps, noticeOf, type RemindPayload, type WorkflowDeps } from './service.ts';
+import { defaultDeps, type WorkflowDeps } from './workflow-deps.ts';
+import { channelsOf, noticeOf, type RemindPayload } from './announce.ts';
 import { eventIdOf, workflowEventData } from './views.ts';
 
 /**

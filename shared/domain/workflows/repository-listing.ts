@@ -2,7 +2,8 @@ import { QueryCommand, ScanCommand, TransactWriteCommand } from '@aws-sdk/lib-dy
 import { db, getItems, SCHEMA_VERSION, tableName } from '../../db/client.ts';
 import { keys, WF_COUNT_SHARDS } from '../../db/keys.ts';
 import { COUNT_FIELDS, type CountField, type Workflow, type WorkflowStatus } from './model.ts';
-import { cancellationCodes, countShardOf, fromWorkflowItem, isConflictCode } from './repository.ts';
+import { cancellationCodes, fromWorkflowItem, isConflictCode } from './repository.ts';
+import { countShardOf } from './repository-counts.ts';
 
 /**
  * Reads of the workflow listing and counts (GET /workflow/list, GET /workflow/counts; AP-F13 ...

@@ -7,13 +7,14 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { db, fromItem, queryAll, SCHEMA_VERSION, tableName } from '../../db/client.ts';
-import { keys, shardOf, WF_COUNT_SHARDS } from '../../db/keys.ts';
-import { type DueItem, dueKey, dueRecord } from '../due/repository.ts';
-import { type CountDelta, isOpen, type PipelineRecord, type Workflow } from './model.ts';
+import { keys } from '../../db/keys.ts';
+import { type DueItem, dueRecord } from '../due/repository.ts';
+import { isOpen, type PipelineRecord, type Workflow } from './model.ts';
 
 /**
- * The DynamoDB code of the workflows module, with the listing's reads in repository-listing.ts. One
- * function per access pattern (KEY-DESIGN.md, AP-F1..AP-F12).
+ * The DynamoDB code of the workflows module, with the listing's reads in repository-listing.ts and
+ * the task counts in repository-counts.ts. One function per access pattern (KEY-DESIGN.md,
+ * AP-F1..AP-F12).
  */
 type Key = { pk: string; sk: string };
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -381,58 +382,4 @@ export async function tasksWithPermission(uid: number, taskIds: number[]): Promi
     true,
   );
   return new Map(items.map((i) => [Number(i.task_id), i.access === 'rw' ? 'rw' : 'ro']));
-}
-
-/** The counter item of a workflow's task that counts it. */
-export const countShardOf = (workflowId: number) => shardOf(String(workflowId), WF_COUNT_SHARDS);
-
-/**
- * AP-F12: apply the count moves an announcement carries, exactly once: one transaction that marks the
- * outbox item's payload `counted` (condition: it exists and is not marked yet; in the payload, so an
- * announcement buried as dead due work and redriven keeps it) and ADDs each delta to its counter item. `done` when they were applied before (or the item is gone: it is deleted only after
- * its counts); `conflict` when a concurrent transaction touched one of the items (try again).
- */
-export async function applyWorkflowCounts(
-  outbox: Pick<DueItem, 'kind' | 'ref' | 'due_at'>,
-  deltas: CountDelta[],
-): Promise<'applied' | 'done' | 'conflict'> {
-  const items: TransactItem[] = [
-    {
-      Update: {
-        TableName: tableName(),
-        Key: dueKey(outbox),
-        UpdateExpression: 'SET #p.#c = :true',
-        ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#p.#c)',
-        ExpressionAttributeNames: { '#p': 'payload', '#c': 'counted' },
-        ExpressionAttributeValues: { ':true': true },
-      },
-    },
-    ...deltas.map((d): TransactItem => {
-      const fields = Object.entries(d.delta);
-      return {
-        Update: {
-          TableName: tableName(),
-          Key: keys.workflowCount(d.task_id, d.shard),
-          UpdateExpression: `ADD ${fields.map(([f]) => `#${f} :${f}`).join(', ')} SET entity = :e, schema_version = :sv, task_id = :t`,
-          ExpressionAttributeNames: Object.fromEntries(fields.map(([f]) => [`#${f}`, f])),
-          ExpressionAttributeValues: {
-            ...Object.fromEntries(fields.map(([f, n]) => [`:${f}`, n])),
-            ':e': 'workflow_count',
-            ':sv': SCHEMA_VERSION,
-            ':t': d.task_id,
-          },
-        },
-      };
-    }),
-  ];
-  try {
-    await db().send(new TransactWriteCommand({ TransactItems: items }));
-    return 'applied';
-  } catch (err) {
-    const codes = cancellationCodes(err);
-    if (codes?.[0] === 'ConditionalCheckFailed') return 'done';
-    if (codes?.some((c) => c === 'TransactionConflict')) return 'conflict';
-    if ((err as { name?: string }).name === 'TransactionConflictException') return 'conflict';
-    throw err;
-  }
 }

@@ -2,7 +2,7 @@
  * What the workflow routes answer with (the envelope's `data`): the types the use cases return and
  * the OpenAPI document describes (npm run gen:openapi).
  */
-import type { Level } from '../tasks/model.ts';
+import type { Level } from '../../contracts/levels.ts';
 import type { Person } from '../directory/model.ts';
 import type { PipelineProps, PipelineStatus, WorkflowStatus } from './model.ts';
 

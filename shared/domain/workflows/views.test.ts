@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { User } from '../directory/model.ts';
 import type { Task } from '../tasks/model.ts';
 import type { PipelineRecord, Workflow } from './model.ts';
-import { reminderItems } from './service.ts';
+import { reminderItems } from './announce.ts';
 import { orderedPipelines, personOf, workflowEventData, workflowView } from './views.ts';
 
 const user: User = {

@@ -1,4 +1,4 @@
-import type { NotifyScene, RenderContext, WebhookBody } from '../../messaging/messages.ts';
+import type { NotifyScene, RenderContext, WebhookBody } from '../../contracts/messages.ts';
 import { type Person, person, type User } from '../directory/model.ts';
 import { event, historyRef, orderRef, pipelineRef, taskRef, workflowRef } from '../events/payloads.ts';
 import type { PipelineRecord, Workflow, WorkflowStatus } from './model.ts';

@@ -1,8 +1,7 @@
 import java.io.InputStream;
 import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
 import java.util.Arrays;
-import java.util.HashSet;
-import java.util.Set;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -11,7 +10,7 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
 
 /**
  * Starts DynamoDB Local bound to one host (DynamoDB Local itself always listens on every interface)
- * and ends the JVM when its parent goes away.
+ * and ends the JVM when its parent goes away. DynamoDB Local runs as shipped otherwise.
  *
  * Usage: java -Djava.library.path=LIB -cp "LAUNCHER:DynamoDBLocal.jar:LIB/*" LocalDynamo HOST [DynamoDB Local options]
  *
@@ -19,71 +18,57 @@ import software.amazon.dynamodb.services.local.server.DynamoDBProxyServer;
  * nothing is sent anywhere. Before it starts, every Jetty connector is bound to HOST. A daemon thread
  * reads standard input until end of file: the parent holds the write end of that pipe, and the
  * kernel closes it when the parent exits for any reason (kill -9 included), so the JVM never outlives
- * the local stack.
+ * the local stack. Once it serves, it prints `LocalDynamo listening on HOST`.
  *
- * Its patches make DynamoDB Local cheaper per request without changing what it answers; each is a
- * class of its own (StatementMemo, TableDescriptionMemo, SqliteSettings). One line
- * per patch says what became of it: `LocalDynamo patch NAME: applied`, `...: skipped` (named in the
- * system property tocsin.dynamo.skip, a comma-separated list, or `all`), or `...: not applied, as
- * shipped: REASON` (a release whose internals differ: that part of DynamoDB Local runs unchanged).
+ * With a database file (-dbPath) it applies its one patch, `sqlite-settings` (SqliteSettings.java),
+ * when that class is on the class path: the patch is compiled on its own, and one that did not compile
+ * or does not find what it changes costs the patch, not the server. One line says what became of it:
+ * `LocalDynamo patch sqlite-settings: applied (...)`, `...: skipped` (the system property
+ * tocsin.dynamo.skip names it, to measure without it), or `...: not applied, as shipped: REASON`.
  */
 public class LocalDynamo {
-  /** A patch that changes classes before the server is built. */
-  private interface ClassChange {
-    void apply(ClassLoader loader) throws Exception;
-  }
-
   public static void main(String[] args) throws Exception {
     if (args.length < 1) {
       System.err.println("usage: LocalDynamo HOST [DynamoDB Local options]");
       System.exit(2);
     }
     String host = args[0];
-    Set<String> skip = new HashSet<>(Arrays.asList(System.getProperty("tocsin.dynamo.skip", "").split(",")));
-    // Before anything loads the classes they change (a class loaded as shipped cannot be replaced:
-    // the patch then says it was not applied).
-    patch(skip, StatementMemo.NAME, StatementMemo::apply);
-    patch(skip, TableDescriptionMemo.NAME, TableDescriptionMemo::apply);
-
     DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(Arrays.copyOfRange(args, 1, args.length));
     bind(proxy, host);
     endWithParent();
     proxy.start();
-    if (Arrays.asList(args).contains("-dbPath")) {
-      Thread tuner = new Thread(() -> {
-        if (skipped(skip, SqliteSettings.NAME)) return;
-        try {
-          say(SqliteSettings.NAME, "applied (" + SqliteSettings.applyWhenOpened(proxy) + ")");
-        } catch (Throwable t) {
-          say(SqliteSettings.NAME, "not applied, as shipped: " + t);
-        }
-      }, "sqlite-settings");
-      tuner.setDaemon(true);
-      tuner.start();
-    }
+    if (Arrays.asList(args).contains("-dbPath")) applySqliteSettings(proxy);
     System.out.println("LocalDynamo listening on " + host);
     System.out.flush();
   }
 
-  private static void patch(Set<String> skip, String name, ClassChange change) {
-    if (skipped(skip, name)) return;
-    try {
-      change.apply(LocalDynamo.class.getClassLoader());
-      say(name, "applied");
-    } catch (Throwable t) {
-      say(name, "not applied, as shipped: " + t);
-    }
-  }
-
-  private static boolean skipped(Set<String> skip, String name) {
-    if (!skip.contains(name) && !skip.contains("all")) return false;
-    say(name, "skipped");
-    return true;
-  }
-
-  private static void say(String name, String outcome) {
-    System.out.println("LocalDynamo patch " + name + ": " + outcome);
-    System.out.flush();
+  /**
+   * Runs the sqlite-settings patch in a daemon thread (it waits for the first request to open the
+   * database) and says what became of it.
+   */
+  private static void applySqliteSettings(DynamoDBProxyServer proxy) {
+    String name = "sqlite-settings";
+    Thread applier = new Thread(() -> {
+      String outcome;
+      if (Arrays.asList(System.getProperty("tocsin.dynamo.skip", "").split(",")).contains(name)) {
+        outcome = "skipped";
+      } else {
+        try {
+          Object done = Class.forName("SqliteSettings").getMethod("applyWhenOpened", Object.class).invoke(null, proxy);
+          outcome = "applied (" + done + ")";
+        } catch (ClassNotFoundException e) {
+          outcome = "not applied, as shipped: it did not compile";
+        } catch (InvocationTargetException e) {
+          outcome = "not applied, as shipped: " + e.getCause();
+        } catch (Throwable t) {
+          outcome = "not applied, as shipped: " + t;
+        }
+      }
+      System.out.println("LocalDynamo patch " + name + ": " + outcome);
+      System.out.flush();
+    }, name);
+    applier.setDaemon(true);
+    applier.start();
   }
 
   /** Binds every Jetty connector of the server (a private field DynamoDB Local sets once) to `host`. */

@@ -14,7 +14,8 @@ import com.almworks.sqlite4java.SQLiteQueue;
 import com.almworks.sqlite4java.SQLiteStatement;
 
 /**
- * Patch `sqlite-settings` (no class is changed): with a database file (-dbPath), every connection
+ * The launcher's one patch, `sqlite-settings` (no class is changed; compiled apart from the launcher,
+ * which calls applyWhenOpened when this class is there): with a database file (-dbPath), every connection
  * DynamoDB Local opens gets two settings SQLite does not keep in the file: `synchronous = NORMAL` (in
  * write-ahead-log mode a commit is appended to the log before the request is answered, so it survives
  * the process dying, kill -9 included; only an operating-system crash can lose the last commits, as
@@ -24,9 +25,7 @@ import com.almworks.sqlite4java.SQLiteStatement;
  * has no option for either; the settings are run as SQL on its own connections, through the job
  * queue each connection serves.
  */
-final class SqliteSettings {
-  static final String NAME = "sqlite-settings";
-
+public final class SqliteSettings {
   private SqliteSettings() {}
 
   /**
@@ -36,7 +35,7 @@ final class SqliteSettings {
    * later. The settings are read back, and the result (what the line says) is returned. Gives up
    * after 20 s.
    */
-  static String applyWhenOpened(Object server) throws Exception {
+  public static String applyWhenOpened(Object server) throws Exception {
     long deadline = System.currentTimeMillis() + 20_000;
     for (;;) {
       List<SQLiteQueue> queues = sqliteQueues(server);

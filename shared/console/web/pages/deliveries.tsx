@@ -12,7 +12,8 @@ import type {
   WebhookTested,
 } from '../types.ts';
 import { AttemptBadge, ErrorBox, Loading, More, Notice, PageHead, Time, useAsync } from '../ui.tsx';
-import { NOTIFY_CHANNELS as CHANNELS, NOTIFY_SCENES as SCENES } from '../../../domain/tasks/model.ts';
+import { NOTIFY_SCENES as SCENES } from '../../../domain/tasks/model.ts';
+import { NOTIFY_CHANNELS as CHANNELS } from '../../../contracts/receivers.ts';
 import { TaskHead } from './task.tsx';
 
 const KINDS = ['all', 'webhook', 'notify'] as const;

@@ -1,13 +1,12 @@
 import { SendEmailCommand, SESv2Client } from '@aws-sdk/client-sesv2';
 import { createTransport, type Transporter } from 'nodemailer';
-import { recordCalls } from '../../../call-record.ts';
 import type { NotifyConfig } from '../../../config/env.ts';
 import { mailSubject } from '../channel-message.ts';
 import { plainText, type RenderedMessage } from '../render.ts';
 import { FORMAT_HTML } from '../../tasks/templates.ts';
+import { sdkClient } from '../../../platform.ts';
 import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { delivered, failed, rejected, type SendOutcome, sanitizeDetail } from './types.ts';
-import { traced } from '../../../tracing.ts';
 
 /**
  * E-mail: SMTP through nodemailer, or Amazon SES (SESv2 SendEmail). One message per recipient (no
@@ -71,7 +70,7 @@ export function sesMailer(
   cfg: Extract<NonNullable<NotifyConfig['email']>, { provider: 'ses' }>,
   region: string,
 ): Mailer {
-  const client = recordCalls(traced(new SESv2Client(awsClientOptions(region, cfg.endpoint))));
+  const client = sdkClient('ses', (s) => new SESv2Client({ ...awsClientOptions(region, cfg.endpoint), ...s }));
   return {
     async send(to, m) {
       const c = mailContent(m);

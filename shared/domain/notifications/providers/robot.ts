@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { config } from '../../../config/env.ts';
-import type { Robot } from '../../tasks/model.ts';
+import type { Robot } from '../../../contracts/receivers.ts';
 import { isRobotUrl } from '../../channels/outbound-urls.ts';
 import { plainText, type RenderedMessage } from '../render.ts';
 import { FORMAT_ACTION_CARD, FORMAT_MARKDOWN } from '../../tasks/templates.ts';

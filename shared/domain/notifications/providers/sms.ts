@@ -1,11 +1,10 @@
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { recordCalls } from '../../../call-record.ts';
 import type { NotifyConfig } from '../../../config/env.ts';
 import { SMS_MAX_CHARS } from '../channel-message.ts';
 import { truncate } from '../render.ts';
+import { sdkClient } from '../../../platform.ts';
 import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { delivered, type SendOutcome, sanitizeDetail } from './types.ts';
-import { traced } from '../../../tracing.ts';
 
 export { SMS_MAX_CHARS };
 
@@ -34,7 +33,7 @@ export function smsRequest(phone: string, text: string, countryCode: string): Pu
 
 /** Amazon SNS Publish to a phone number. */
 export function snsSms(cfg: NonNullable<NotifyConfig['sms']>, region: string): TextSender {
-  const client = recordCalls(traced(new SNSClient(awsClientOptions(region, cfg.endpoint))));
+  const client = sdkClient('sns', (s) => new SNSClient({ ...awsClientOptions(region, cfg.endpoint), ...s }));
   return {
     async send(phone, text) {
       try {

@@ -1,12 +1,11 @@
 import { PinpointSMSVoiceV2Client, SendVoiceMessageCommand } from '@aws-sdk/client-pinpoint-sms-voice-v2';
-import { recordCalls } from '../../../call-record.ts';
 import type { NotifyConfig } from '../../../config/env.ts';
 import { VOICE_MAX_CHARS } from '../channel-message.ts';
 import { truncate } from '../render.ts';
+import { sdkClient } from '../../../platform.ts';
 import { awsErrorOutcome, awsClientOptions } from './aws.ts';
 import { e164, type TextSender } from './sms.ts';
 import { delivered, sanitizeDetail } from './types.ts';
-import { traced } from '../../../tracing.ts';
 
 export { VOICE_MAX_CHARS };
 
@@ -26,7 +25,10 @@ export function voiceRequest(
 
 /** Amazon Pinpoint SMS and Voice v2 SendVoiceMessage (a text-to-speech call). */
 export function pinpointVoice(cfg: NonNullable<NotifyConfig['phone']>, region: string): TextSender {
-  const client = recordCalls(traced(new PinpointSMSVoiceV2Client(awsClientOptions(region, cfg.endpoint))));
+  const client = sdkClient(
+    'sms-voice',
+    (s) => new PinpointSMSVoiceV2Client({ ...awsClientOptions(region, cfg.endpoint), ...s }),
+  );
   return {
     async send(phone, text) {
       try {

@@ -5,7 +5,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import { asFunction, CALL_LOG_VARIABLE, currentFunction, describeCall, recordCalls } from './call-record.ts';
-import { perContainer } from './container.ts';
 
 const saved = { ...process.env };
 afterEach(() => {
@@ -176,25 +175,5 @@ describe('recordCalls', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
-});
-
-describe('perContainer', () => {
-  it('keeps one state outside functions and, while recording, one per function', () => {
-    process.env[CALL_LOG_VARIABLE] = join(tmpdir(), 'unused-calls.jsonl');
-    const state = perContainer(() => ({ n: 0 }));
-    state().n++;
-    asFunction('GET /a', () => {
-      state().n += 10;
-    });
-    asFunction('GET /a', () => {
-      state().n += 10;
-    });
-    asFunction('GET /b', () => {
-      state().n += 100;
-    });
-    expect(state().n).toBe(1);
-    expect(asFunction('GET /a', () => state().n)).toBe(20);
-    expect(asFunction('GET /b', () => state().n)).toBe(100);
   });
 });

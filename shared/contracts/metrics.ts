@@ -1,12 +1,13 @@
 /**
  * The service's custom CloudWatch metrics: the one list the code that writes them (shared/metrics.ts,
  * Powertools Metrics) and the stack that graphs them (infra/constructs/observability.ts) both read.
- * Pure data, no CDK import, so runtime code may import it without pulling aws-cdk-lib into a bundle.
+ * Part of the contracts floor (shared/contracts): pure data, so a function's bundle carries these
+ * names and nothing of the deployment.
  *
  * Every metric carries the `service` dimension (value `service`, added by Powertools) and the
  * `environment` dimension (the stack's envName, ENV_NAME); the dimensions below are the ones a metric
- * carries on top of those two, so an alarm addresses a metric by service + environment (+ its own). Units are CloudWatch unit names (Powertools MetricUnit
- * values).
+ * carries on top of those two, so an alarm addresses a metric by service + environment (+ its own).
+ * Units are CloudWatch unit names (Powertools MetricUnit values).
  */
 export const METRICS = {
   /** POWERTOOLS_METRICS_NAMESPACE of every function. */

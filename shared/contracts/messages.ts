@@ -1,11 +1,13 @@
 /**
- * Message types carried by the queues. Every message is JSON; each carries an id that makes its
- * processing idempotent.
+ * The queues and the messages they carry: the contract between the functions that put messages on a
+ * queue and the consumer that takes them off (part of the contracts floor, shared/contracts). Every
+ * message is JSON; each carries an id that makes its processing idempotent.
  */
-import type { OncallAnswer } from '../domain/schedules/model.ts';
-import type { Channel, Level, ReceiverConfig, Robot } from '../domain/tasks/model.ts';
-import type { Retried } from './retry.ts';
+import type { Level } from './levels.ts';
+import type { OncallAnswer } from './oncall.ts';
+import type { Channel, ReceiverConfig, Robot } from './receivers.ts';
 
+/** The service's queues (each with its dead-letter queue), by the names the deployment gives them. */
 export type QueueName = 'alarm' | 'webhook' | 'notify' | 'replay';
 
 /** An accepted alarm report, on the alarm queue (API guide §7, §9). */
@@ -74,6 +76,12 @@ export interface WebhookBundle {
   /** Unix seconds the events were created. */
   created_at: number;
   events: WebhookEvent[];
+}
+
+/** A queue message that may wait for its retry longer than SQS's largest delay (15 minutes). */
+export interface Retried {
+  /** The retry is not due before this time (ms, real time); absent when its delay was enough. */
+  retry_at_ms?: number;
 }
 
 /**

@@ -1,15 +1,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { openSync, writeSync } from 'node:fs';
-import { table as tableDef } from '../infra/definitions.ts';
-import { partitionPrefix } from './db/keys.ts';
+import { table as tableDef } from '../contracts/table.ts';
+import { partitionPrefix } from '../db/keys.ts';
+import type { SdkClient } from '../platform.ts';
 
 /**
  * Recording of the AWS calls each function makes, for the least-privilege proof (docs/aws-operations.md,
- * "Least privilege"): with TOCSIN_CALL_LOG set to a file, every client of the service appends one JSON
- * line per IAM action a call needs, naming the function it was made under. Only the local runtime sets
- * a function (asFunction: the HTTP adapter, the queue pollers, the schedule); calls made outside any
- * (test code reading the table) are not recorded. Without the variable nothing is added to any client
- * and asFunction simply runs its work: no cost on AWS.
+ * "Least privilege"): with TOCSIN_CALL_LOG set to a file, every client the local adapter readies
+ * (platform.ts) appends one JSON line per IAM action a call needs, naming the function it was made
+ * under. The local runtime sets the function (asFunction: the HTTP adapter, the queue pollers, the
+ * schedule); calls made outside any (test code reading the table) are not recorded. Without the
+ * variable nothing is added to any client and asFunction simply runs its work.
  */
 export const CALL_LOG_VARIABLE = 'TOCSIN_CALL_LOG';
 
@@ -47,33 +48,27 @@ export function currentFunction(): string | undefined {
   return current?.getStore();
 }
 
-interface Recordable {
-  middlewareStack: {
-    add(
-      // biome-ignore lint/suspicious/noExplicitAny: the SDK's middleware types differ per client
-      middleware: (next: any, context: any) => (args: any) => Promise<any>,
-      options: { step: 'initialize'; name: string },
-    ): void;
-  };
-}
-
 /**
  * Records the calls of `client` while TOCSIN_CALL_LOG is set (nothing is added otherwise). `fn` names
  * the function for calls made outside asFunction: a local queue poller stands for the event source
  * mapping, which polls with the consumer's role.
  */
-export function recordCalls<T extends Recordable>(client: T, fn?: string): T {
+export function recordCalls<T extends SdkClient>(client: T, fn?: string): T {
   if (!enabled()) return client;
   client.middlewareStack.add(
-    (next, context: { clientName?: string; commandName?: string }) => async (args: { input: unknown }) => {
-      const name = fn ?? currentFunction();
-      if (name !== undefined) {
-        const service = (context.clientName ?? '').replace(/Client$/, '');
-        const op = (context.commandName ?? '').replace(/Command$/, '');
-        for (const r of describeCall(service, op, args.input as Input)) write({ fn: name, op, ...r });
-      }
-      return next(args);
-    },
+    (
+      next: (args: { input: unknown }) => Promise<unknown>,
+      context: { clientName?: string; commandName?: string },
+    ) =>
+      async (args: { input: unknown }) => {
+        const name = fn ?? currentFunction();
+        if (name !== undefined) {
+          const service = (context.clientName ?? '').replace(/Client$/, '');
+          const op = (context.commandName ?? '').replace(/Command$/, '');
+          for (const r of describeCall(service, op, args.input as Input)) write({ fn: name, op, ...r });
+        }
+        return next(args);
+      },
     { step: 'initialize', name: 'tocsinCallRecord' },
   );
   return client;

@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
 import { DescribeTableCommand, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import {
   BatchExecuteStatementCommand,
@@ -12,17 +13,12 @@ import {
   QueryCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  DYNAMO_PATCHES,
-  type DynamoPatch,
-  ensureTable,
-  localDynamoClient,
-  startDynamo,
-} from '../../shared/local/dynamo.ts';
+import { ensureTable, localDynamoClient, startDynamo } from '../../shared/local/dynamo.ts';
 
 /**
- * DynamoDB Local as its launcher patches it (shared/local/dynamo/*.java), and with each patch left
- * out (as on a release the patch does not fit): it answers the same. Each case starts a JVM of its
+ * DynamoDB Local as the stack starts it: as shipped, through its launcher
+ * (shared/local/dynamo/LocalDynamo.java) and the launcher's one patch, compiled on its own
+ * (SqliteSettings.java), which costs only itself when it cannot apply. Each case starts a JVM of its
  * own on 127.0.0.1 and makes the requests the stack depends on: PartiQL INSERT batches (one text, a
  * duplicate key, a malformed statement), reads, a paginated PartiQL SELECT, and a write and a query
  * after the table's description changed (an index added).
@@ -40,7 +36,7 @@ const freePort = () =>
     });
   });
 
-const TABLE = 'patches';
+const TABLE = 'launched';
 const insert = (sk: string, v: string) => ({
   Statement: `INSERT INTO "${TABLE}" VALUE {'pk': ?, 'sk': ?, 'v': ?}`,
   Parameters: ['P', sk, v],
@@ -132,39 +128,84 @@ const ANSWERS = {
   indexed: [{ pk: 'Q', sk: '1', xpk: 'X', xsk: '1' }],
 };
 
-/** DynamoDB Local with a database file (as `npm start` runs it) less `skip`; its answers and patches. */
-async function run(skip: DynamoPatch[]) {
-  const dir = mkdtempSync(join(tmpdir(), 'tocsin-ddb-patches-'));
-  dirs.push(dir);
-  const dynamo = await startDynamo(await freePort(), dir, { skip });
+/**
+ * What DynamoDB Local answers, with a database file in `dir` (as `npm start` runs it) or in memory,
+ * and what became of its launcher's patch (`sqliteSettingsSource`: a stand-in for the patch's source).
+ */
+async function answersOf(dir: string | null, sqliteSettingsSource?: string) {
+  const dynamo = await startDynamo(
+    await freePort(),
+    dir,
+    sqliteSettingsSource ? { sqliteSettingsSource } : {},
+  );
   try {
-    return { answers: await exercise(dynamo.endpoint), patches: dynamo.patches };
+    return { answers: await exercise(dynamo.endpoint), patch: dynamo.sqliteSettings };
   } finally {
     await dynamo.stop();
   }
 }
 
-const outcomes = (skipped: DynamoPatch[]) =>
-  Object.fromEntries(DYNAMO_PATCHES.map((p) => [p, skipped.includes(p) ? 'skipped' : 'applied']));
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'tocsin-ddb-'));
+  dirs.push(dir);
+  return dir;
+}
 
-describe('DynamoDB Local as its launcher patches it', () => {
-  it('with every patch applied, answers as DynamoDB does', async () => {
-    const { answers, patches } = await run([]);
-    expect(patches).toEqual(outcomes([]));
+/** A stand-in for the patch's source (its class as the launcher calls it), in a directory of its own. */
+function patchSource(body: string): string {
+  const file = join(tempDir(), 'SqliteSettings.java');
+  writeFileSync(file, body);
+  return file;
+}
+
+describe('DynamoDB Local as the stack starts it', () => {
+  it('answers as DynamoDB does, its table in a file in write-ahead-log mode (set from outside), its patch applied', async () => {
+    // Arrange
+    const dir = tempDir();
+
+    // Act
+    const { answers, patch } = await answersOf(dir);
+    const db = new DatabaseSync(join(dir, 'shared-local-instance.db'), { readOnly: true });
+    const mode = db.prepare('PRAGMA journal_mode').get();
+    db.close();
+
+    // Assert
+    expect(answers).toEqual(ANSWERS);
+    expect(mode).toEqual({ journal_mode: 'wal' });
+    expect(patch).toBe('applied');
+  });
+
+  it('answers the same in memory (the test suites), where the patch has nothing to do', async () => {
+    expect(await answersOf(null)).toEqual({ answers: ANSWERS, patch: undefined });
+  });
+});
+
+describe("the launcher's patch, compiled on its own", () => {
+  it('costs only itself when it does not compile (a release whose classes moved)', async () => {
+    // Arrange: a patch naming a class this release does not have
+    const source = patchSource(
+      'import com.almworks.sqlite4java.NoSuchClass;\npublic final class SqliteSettings {\n  public static String applyWhenOpened(Object server) { return String.valueOf(NoSuchClass.class); }\n}\n',
+    );
+
+    // Act
+    const { answers, patch } = await answersOf(tempDir(), source);
+
+    // Assert
+    expect(patch).toBe('not applied');
     expect(answers).toEqual(ANSWERS);
   });
 
-  it('with every patch left out (as shipped), answers the same', async () => {
-    const { answers, patches } = await run([...DYNAMO_PATCHES]);
-    expect(patches).toEqual(outcomes([...DYNAMO_PATCHES]));
+  it('costs only itself when it does not find what it changes (its target gone)', async () => {
+    // Arrange: a patch that finds no database connection, as on a release that keeps them elsewhere
+    const source = patchSource(
+      'public final class SqliteSettings {\n  public static String applyWhenOpened(Object server) {\n    throw new IllegalStateException("no database connection found");\n  }\n}\n',
+    );
+
+    // Act
+    const { answers, patch } = await answersOf(tempDir(), source);
+
+    // Assert
+    expect(patch).toBe('not applied');
     expect(answers).toEqual(ANSWERS);
   });
-
-  for (const patch of DYNAMO_PATCHES) {
-    it(`without ${patch}, answers the same`, async () => {
-      const { answers, patches } = await run([patch]);
-      expect(patches).toEqual(outcomes([patch]));
-      expect(answers).toEqual(ANSWERS);
-    });
-  }
 });
