@@ -225,12 +225,38 @@ export async function clearRecoveryPending(
  * AP-P10: take a metric's serial lane until `untilMs` (contention.ts), unless someone else holds it;
  * `token` names the holder (its release is conditioned on it). False when held.
  */
-export async function takeMetricLane(
+export const takeMetricLane = (
   taskId: number,
   metric: string,
   token: string,
   nowMs: number,
   untilMs: number,
+): Promise<boolean> =>
+  putMetricLane(
+    taskId,
+    metric,
+    token,
+    untilMs,
+    'attribute_not_exists(pk) OR until_ms < :now OR holder = :token',
+    {
+      ':now': nowMs,
+      ':token': token,
+    },
+  );
+
+/** AP-P10: give a metric's serial lane up (if `token` still holds it: a lapsed lease is someone else's). */
+export async function releaseMetricLane(taskId: number, metric: string, token: string): Promise<void> {
+  await putMetricLane(taskId, metric, token, 0, 'holder = :token', { ':token': token });
+}
+
+/** The lane item held by `token` until `untilMs` (0: free), written if `condition` holds; false if not. */
+async function putMetricLane(
+  taskId: number,
+  metric: string,
+  token: string,
+  untilMs: number,
+  condition: string,
+  values: Record<string, unknown>,
 ): Promise<boolean> {
   try {
     await db().send(
@@ -242,39 +268,16 @@ export async function takeMetricLane(
           schema_version: SCHEMA_VERSION,
           holder: token,
           until_ms: untilMs,
-          ttl: Math.ceil(untilMs / 1000) + 3600,
+          ttl: Math.ceil(Math.max(untilMs, Date.now()) / 1000) + 3600,
         },
-        ConditionExpression: 'attribute_not_exists(pk) OR until_ms < :now OR holder = :token',
-        ExpressionAttributeValues: { ':now': nowMs, ':token': token },
+        ConditionExpression: condition,
+        ExpressionAttributeValues: values,
       }),
     );
     return true;
   } catch (err) {
     if (isConditionFailure(err)) return false;
     throw err;
-  }
-}
-
-/** AP-P10: give a metric's serial lane up (if `token` still holds it: a lapsed lease is someone else's). */
-export async function releaseMetricLane(taskId: number, metric: string, token: string): Promise<void> {
-  try {
-    await db().send(
-      new PutCommand({
-        TableName: tableName(),
-        Item: {
-          ...keys.metricLane(taskId, metric),
-          entity: 'metric_lane',
-          schema_version: SCHEMA_VERSION,
-          holder: token,
-          until_ms: 0,
-          ttl: Math.ceil(Date.now() / 1000) + 3600,
-        },
-        ConditionExpression: 'holder = :token',
-        ExpressionAttributeValues: { ':token': token },
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
   }
 }
 
