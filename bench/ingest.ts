@@ -11,7 +11,8 @@
  * Scenarios (all by default; `--only a,b` picks): `steady` 200 alarms/s for 60 s; `max` rising rates
  * until one is not sustained; `slow` a receiver that takes 50 ms per request; `tasks` the load shared
  * by 100 tasks; `notify` bookkeeping writes per notification job; `people` a robot and two e-mail
- * users at 100 alarms/s; `due` 10,000 due items falling due within a minute.
+ * users at 100 alarms/s; `due` 10,000 due items falling due within a minute; `isolation`,
+ * `slowmetric` and `compressed`, holding at scale (scale.ts).
  * Options: --only LIST, --seconds N (scales every scenario's duration, default 1 = full length),
  * --data disk|memory (default disk, as npm start).
  */
@@ -20,6 +21,7 @@ import { due } from './due-scenario.ts';
 import { people } from './people-scenario.ts';
 import { startReceivers } from './receivers.ts';
 import { printReport } from './report.ts';
+import { compressed, isolation, slowmetric } from './scale.ts';
 import { BenchStack } from './stack.ts';
 import { type Bench, max, notify, slow, steady, tasks, warmUp } from './webhook-scenarios.ts';
 
@@ -38,6 +40,9 @@ const SCENARIOS: Record<string, (b: Bench) => Promise<void>> = {
   notify,
   people,
   due,
+  isolation,
+  slowmetric,
+  compressed,
 };
 const only = (args.only ?? Object.keys(SCENARIOS).join(',')).split(',');
 const unknown = only.filter((s) => !SCENARIOS[s]);

@@ -29,14 +29,14 @@ import { CONSOLE_ENTRY } from './constructs/console-bundling.ts';
 import { deployedRoutes, NOT_FOUND_HANDLER } from './constructs/http-api.ts';
 import { LAMBDA_BUNDLING } from './constructs/service-functions.ts';
 import { routeEntry } from './definitions.ts';
-import { queues, schedule } from './consumers.ts';
+import { deployCheck, queues, schedule } from './consumers.ts';
 
 const PROJECT_ROOT = resolve(import.meta.dirname, '..');
 
 export interface DeployedEntry {
   /** Handler file relative to the project root. */
   entry: string;
-  /** What invokes it: an HTTP route (or `$default`), a queue or the schedule. */
+  /** What invokes it: an HTTP route (or `$default`), a queue, the schedule or a deployment. */
   label: string;
   http: boolean;
 }
@@ -48,6 +48,7 @@ export function deployedEntries(): DeployedEntry[] {
     { entry: NOT_FOUND_HANDLER, label: '$default', http: true },
     ...queues.map((q) => ({ entry: q.consumer, label: `queue ${q.name}`, http: false })),
     { entry: schedule.handler, label: 'schedule', http: false },
+    { entry: deployCheck.handler, label: 'pre-traffic check', http: false },
   ];
   const seen = new Set<string>();
   return all.filter((e) => !seen.has(e.entry) && Boolean(seen.add(e.entry)));

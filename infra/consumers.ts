@@ -26,16 +26,20 @@ export interface QueueDef {
   visibilityTimeoutSeconds: number;
   /** Receives before a message moves to the dead-letter queue. */
   maxReceiveCount: number;
+  /**
+   * Days a message is kept (SQS: 1 minute to 14 days). The alarm queue holds accepted alarms: the
+   * longest SQS allows, so that an outage of the pipeline of up to two weeks loses none.
+   */
+  retentionDays: number;
   consumer: string;
   batchSize: number;
   /**
-   * Whether the local poller gathers a partial batch for a moment (its batching window): not for the
-   * webhook and due queues, whose messages are already bundles, nor for notifications, which a person
-   * waits for. On AWS the event source's window is `batchingWindowSeconds`.
+   * Whether the event source gathers a partial batch for a moment (its batching window: 1 s on AWS,
+   * 80 ms locally): only for the alarm queue, where a fuller batch shares its writes. Webhook and due
+   * messages are already bundles, and a window would add its length to every notification of a
+   * person at low rates.
    */
   gather: boolean;
-  /** How long the event source gathers a partial batch on AWS (MaximumBatchingWindowInSeconds). */
-  batchingWindowSeconds: number;
   /** Consumer Lambda timeout. */
   timeoutSeconds: number;
   /** What the consumer may do on AWS, reading its own queue (its event source) included. */
@@ -47,10 +51,10 @@ export const queues: QueueDef[] = [
     name: 'alarm',
     visibilityTimeoutSeconds: 180,
     maxReceiveCount: 5,
+    retentionDays: 14,
     consumer: 'functions/queue/process-alarm.ts',
     batchSize: 25,
     gather: true,
-    batchingWindowSeconds: 1,
     timeoutSeconds: 30,
     // The alarm queue itself: alarms of a metric other consumers keep committing are handed back.
     access: access(eventSource('alarm'), SEAL_KEY, ALARM_PIPELINE, { queues: { SendMessage: ['alarm'] } }),
@@ -58,34 +62,42 @@ export const queues: QueueDef[] = [
   {
     name: 'webhook',
     visibilityTimeoutSeconds: 60,
-    // 1 first attempt + 6 retries (API guide §12.5); the 7th failure moves the event to the DLQ.
+    // 1 first attempt + 6 retries (API guide §12.5), each a new message: the consumer itself puts an
+    // event in the DLQ after its 7th failure. The redrive policy catches what can never be read.
     maxReceiveCount: 7,
+    retentionDays: 4,
     consumer: 'functions/queue/deliver-webhook.ts',
     batchSize: 10,
     gather: false,
-    batchingWindowSeconds: 1,
     timeoutSeconds: 10,
     // The task (cached), the event's past attempts and the delivery log, the attempts recorded, a
-    // retry's backoff (visibility), bundles queued again.
+    // retry's attempt claimed, each retry queued again as a delayed message, an event whose retries
+    // are used up put in the DLQ.
     access: access(eventSource('webhook'), SEAL_KEY, WEBHOOK_ATTEMPTS, {
-      items: { GetItem: ['TASK#'], BatchGetItem: ['TASK#'], BatchWriteItem: ['WHEVT#', 'WHLOG#'] },
-      queues: { SendMessage: ['webhook'], ChangeMessageVisibility: ['webhook'] },
+      items: {
+        GetItem: ['TASK#'],
+        BatchGetItem: ['TASK#'],
+        BatchWriteItem: ['WHEVT#', 'WHLOG#'],
+        PutItem: ['WHEVT#'],
+      },
+      queues: { SendMessage: ['webhook', 'webhook-dlq'] },
     }),
   },
   {
     name: 'notify',
     visibilityTimeoutSeconds: 180,
     maxReceiveCount: 7,
+    retentionDays: 4,
     consumer: 'functions/queue/send-notification.ts',
     batchSize: 10,
     // A batch goes as soon as it is received: a person waits for it (its producer sends its jobs
     // together anyway).
     gather: false,
-    batchingWindowSeconds: 0,
     timeoutSeconds: 30,
     // The job's state and its run recorded (a batch's settled first runs in the task's notification
     // log, read back for a message received again), the task (cached) and its template, the users,
-    // each robot's send slots, a retry's backoff; the provider credentials and the providers themselves.
+    // each robot's send slots, a retry queued again as a delayed message (a job whose retries are used
+    // up put in the DLQ); the provider credentials and the providers themselves.
     access: access(eventSource('notify'), SEAL_KEY, NOTIFY_LOG, {
       items: {
         GetItem: ['NJOB#', 'TASK#', 'TPL#'],
@@ -93,7 +105,7 @@ export const queues: QueueDef[] = [
         UpdateItem: ['NJOB#', 'ROBOT#'],
         BatchWriteItem: ['NJOB#', 'NLOG#'],
       },
-      queues: { ChangeMessageVisibility: ['notify'] },
+      queues: { SendMessage: ['notify', 'notify-dlq'] },
       secrets: ['notify-providers'],
       notifyProviders: true,
     }),
@@ -105,10 +117,10 @@ export const queues: QueueDef[] = [
     name: 'due',
     visibilityTimeoutSeconds: 240,
     maxReceiveCount: 3,
+    retentionDays: 4,
     consumer: 'functions/queue/run-due.ts',
     batchSize: 10,
     gather: false,
-    batchingWindowSeconds: 0,
     timeoutSeconds: 40,
     access: access(eventSource('due'), DUE_WORK),
   },
@@ -117,10 +129,10 @@ export const queues: QueueDef[] = [
     // A replay of a large window (up to 20,000 alarms) runs for minutes; a failed one is tried once more.
     visibilityTimeoutSeconds: 1800,
     maxReceiveCount: 2,
+    retentionDays: 4,
     consumer: 'functions/queue/run-replay.ts',
     batchSize: 1,
     gather: false,
-    batchingWindowSeconds: 1,
     timeoutSeconds: 300,
     // The replay's request and result, the task (its robots sealed), and what a replay reads.
     access: access(eventSource('replay'), SEAL_KEY, REPLAY_RUN, { items: { GetItem: ['REPLAY#', 'TASK#'] } }),
@@ -137,4 +149,15 @@ export const schedule = {
     items: { Query: ['DUE#'], PartiQLUpdate: ['DUE#'] },
     queues: { SendMessage: ['due'] },
   }),
+};
+
+/**
+ * The pre-traffic check of every gradual deployment (infra/constructs/deployments.ts): CodeDeploy
+ * invokes it before moving traffic to a new version, and it calls that version once. No trigger of
+ * the service runs it, and the local runtime has no deployments.
+ */
+export const deployCheck = {
+  handler: 'functions/deploy/pre-traffic.ts',
+  // The check task's token, to sign its test report (its CodeDeploy and Lambda calls: deployments.ts).
+  access: access(SEAL_KEY, { items: { GetItem: ['TASK#'] } }),
 };

@@ -69,6 +69,15 @@ export function stackFromContext(scope: Construct): { id: string; props: TocsinS
     return { rateLimit, burstLimit };
   }
 
+  /** A task id (1 to 2^53-1), or undefined. */
+  function taskId(name: string): number | undefined {
+    const raw = context(name);
+    if (raw === undefined) return undefined;
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`context ${name} must be a task id`);
+    return n;
+  }
+
   // No default that deploys production: without -c envName this is the development stack.
   const envName = context('envName') ?? 'dev';
   if (!/^[a-z][a-z0-9-]{0,30}$/.test(envName)) throw new Error('context envName must match [a-z][a-z0-9-]*');
@@ -108,6 +117,8 @@ export function stackFromContext(scope: Construct): { id: string; props: TocsinS
         'consumerConcurrency',
         queues.map((q) => q.name),
       ),
+      reservedConcurrency: counts('reservedConcurrency', ['alarm', 'due'] as const),
+      deployCheckTask: taskId('deployCheckTask'),
       ignoreDeploymentAlarms: flag('ignoreDeploymentAlarms', false),
       singleSignOn: {
         issuer: context('oidcIssuer'),

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Access, accessKey } from './access.ts';
 import { deployedAccess, deployedRoutes, NOT_FOUND_HANDLER } from './constructs/http-api.ts';
-import { queues, schedule } from './consumers.ts';
+import { deployCheck, queues, schedule } from './consumers.ts';
 import { resourceNames } from './privileges/check.ts';
 import { asList, type Statement } from './privileges/policy.ts';
 import { synthProductionTemplate } from './privileges/run.ts';
@@ -168,9 +168,12 @@ describe('each function’s role', () => {
     expect(roles.length).toBeGreaterThan(1);
   });
 
-  it('reaches every function of the stack from a trigger', () => {
+  it('reaches every function of the stack from a trigger, but the pre-traffic check CodeDeploy invokes', () => {
     const fns = Object.entries(template.Resources).filter(([, r]) => r.Type === 'AWS::Lambda::Function');
-    expect(new Set(view.functions.values()).size).toBe(fns.length);
+    const check = fns.filter(([, r]) => r.Properties?.Description === `tocsin ${deployCheck.handler}`);
+    expect(check).toHaveLength(1);
+    expect([...view.functions.values()]).not.toContain(check[0][0]);
+    expect(new Set(view.functions.values()).size).toBe(fns.length - 1);
     expect(view.functions.get('$default')).toBeDefined();
     expect(NOT_FOUND_HANDLER).toMatch(/not-found/);
   });

@@ -1,10 +1,10 @@
-import { Stack, Validations } from 'aws-cdk-lib';
+import { type CfnElement, Stack, Validations } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type { IConstruct } from 'constructs';
 import { flattenCfnReference } from 'cdk-nag/lib/utils/flatten-cfn-reference.js';
 import type { ServiceData } from './constructs/data.ts';
-import type { AlarmPathDeployments } from './constructs/deployments.ts';
+import type { GradualDeployments } from './constructs/deployments.ts';
 import type { ServiceHttpApi } from './constructs/http-api.ts';
 import type { ServiceFunctions } from './constructs/service-functions.ts';
 
@@ -15,7 +15,7 @@ export interface NaggedStack extends Stack {
   readonly http: ServiceHttpApi;
   readonly notifyConsumer: lambda.IFunction;
   readonly notifyStatements: iam.PolicyStatement[];
-  readonly deployments: AlarmPathDeployments;
+  readonly deployments: GradualDeployments;
 }
 
 /**
@@ -58,13 +58,29 @@ export function acknowledgeNagFindings(stack: NaggedStack): void {
     }
   }
 
-  if (stack.deployments.role) {
+  const { role, preTraffic } = stack.deployments;
+  if (role && preTraffic) {
     acknowledge(
-      stack.deployments.role,
+      role,
       'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSCodeDeployRoleForLambdaLimited]',
       "CodeDeploy's own policy for Lambda deployments (read the deployment's alarms, move the alias to the new " +
-        'version, invoke CodeDeployHook_* functions): the role is assumed by CodeDeploy only, for the alarm path aliases.',
+        'version, invoke CodeDeployHook_* functions): the role is assumed by CodeDeploy only, for the aliases.',
     );
+    const checkRole = stack.functions.roleOf.get(preTraffic) ?? preTraffic;
+    acknowledge(
+      checkRole,
+      `AwsSolutions-IAM5[Resource::${findingResource(stack, stack.deployments.groupsArn ?? '')}]`,
+      "The pre-traffic check reads the deployment it checks and reports its hook's status: any deployment " +
+        "group of the stack's own CodeDeploy application (each group names the check as its hook).",
+    );
+    // The check invokes the version being deployed of each gradually deployed function: any version.
+    for (const fn of stack.functions.aliases.keys()) {
+      acknowledge(
+        checkRole,
+        `AwsSolutions-IAM5[Resource::<${stack.getLogicalId(fn.node.defaultChild as CfnElement)}.Arn>:*]`,
+        'The pre-traffic check invokes the new version of this function, whose number is known only at deploy time.',
+      );
+    }
   }
   // The routes are children of the API: one acknowledgement covers them and only them.
   acknowledge(

@@ -19,12 +19,19 @@ import {
   SCHEDULE_SILENCE_MINUTES,
   TABLE_OPERATIONS,
 } from './constructs/observability.ts';
-import { DEFAULT_CONSUMER_CONCURRENCY, maxConcurrency, pascal } from './constructs/queues.ts';
+import {
+  DEFAULT_CONSUMER_CONCURRENCY,
+  DEFAULT_RESERVED_CONCURRENCY,
+  DISPATCHER_RESERVED,
+  maxConcurrency,
+  pascal,
+  reservedConcurrency,
+} from './constructs/queues.ts';
 import { stackFromContext } from './context.ts';
 import { type FunctionGroup, functionGroups, type RouteDef } from './definitions.ts';
 import type { QueueName } from '../shared/contracts/messages.ts';
 import { table } from '../shared/contracts/table.ts';
-import { queues } from './consumers.ts';
+import { queues, schedule } from './consumers.ts';
 import { METRICS } from '../shared/contracts/metrics.ts';
 import { PROJECT_ROOT, TocsinStack, type TocsinStackProps } from './stack.ts';
 
@@ -137,17 +144,30 @@ describe('intake isolation', () => {
     const reserved = ofType(res, 'AWS::Lambda::Function')
       .filter(([, f]) => f.Properties.ReservedConcurrentExecutions !== undefined)
       .map(([id, f]) => [id, f.Properties.ReservedConcurrentExecutions]);
-    // Assert: every intake route is in a group, and only the group functions reserve
+    // Assert: every intake route is in a group, and only the group functions, the alarm consumer, the
+    // due consumer and the due runner reserve
     expect(intake.length).toBeGreaterThan(10);
     expect(intake.every((r) => r.fn !== undefined)).toBe(true);
     expect(reserved.sort()).toEqual(
-      intakeGroups
-        .map((g) => [functionOfEntry(res, functionGroups[g].handler), DEFAULT_INTAKE_CONCURRENCY[g]])
-        .sort(),
+      [
+        ...intakeGroups.map((g) => [
+          functionOfEntry(res, functionGroups[g].handler),
+          DEFAULT_INTAKE_CONCURRENCY[g],
+        ]),
+        [functionOfEntry(res, alarmConsumerEntry()), DEFAULT_RESERVED_CONCURRENCY.alarm],
+        [functionOfEntry(res, queues.find((q) => q.name === 'due')!.consumer), DEFAULT_RESERVED_CONCURRENCY.due],
+        [functionOfEntry(res, schedule.handler), DISPATCHER_RESERVED],
+      ].sort(),
     );
-    // A modest sum: the account keeps 900 of its default 1,000 for everything else.
-    const sum = Object.values(DEFAULT_INTAKE_CONCURRENCY).reduce((a, b) => a + b, 0);
-    expect(sum).toBeLessThanOrEqual(100);
+    // A modest sum: the account keeps over 850 of its default 1,000 for everything else.
+    const sum = [
+      ...Object.values(DEFAULT_INTAKE_CONCURRENCY),
+      ...Object.values(DEFAULT_RESERVED_CONCURRENCY),
+      DISPATCHER_RESERVED,
+    ].reduce((a, b) => a + b, 0);
+    expect(sum).toBeLessThanOrEqual(140);
+    // The alarm consumer's reservation holds its event source's cap.
+    expect(DEFAULT_RESERVED_CONCURRENCY.alarm).toBeGreaterThan(DEFAULT_CONSUMER_CONCURRENCY.alarm);
   });
 
   it('routes each intake route to the live alias of its group function, with permission to invoke it', () => {
@@ -207,16 +227,28 @@ describe('queue consumers', () => {
     expect(DEFAULT_CONSUMER_CONCURRENCY.notify).toBeLessThanOrEqual(DEFAULT_CONSUMER_CONCURRENCY.alarm);
   });
 
-  it('invoke the alarm consumer through its live alias', () => {
-    const consumer = functionOfEntry(res, alarmConsumerEntry());
-    const [aliasId] = aliasOf(res, consumer);
-    // `<function name>:live`, the name taken from the alias's ARN.
-    const target = JSON.stringify(mappingOf(res, 'alarm').FunctionName);
-    expect(target).toContain(`{"Ref":"${aliasId}"}`);
-    expect(target).toContain('":live"');
-    expect(mappingOf(res, 'webhook').FunctionName).toEqual({
-      Ref: functionOfEntry(res, queues.find((q) => q.name === 'webhook')!.consumer),
-    });
+  it.each(queues.map((q) => [q.name, q.consumer]))(
+    'invoke the %s consumer through its live alias',
+    (name, entry) => {
+      const consumer = functionOfEntry(res, entry);
+      const [aliasId] = aliasOf(res, consumer);
+      // `<function name>:live`, the name taken from the alias's ARN.
+      const target = JSON.stringify(mappingOf(res, name as QueueName).FunctionName);
+      expect(target).toContain(`{"Ref":"${aliasId}"}`);
+      expect(target).toContain('":live"');
+    },
+  );
+
+  it('reserve instances for the alarm consumer and the runner from the stack props, never below the cap', {
+    timeout: SYNTH_TIMEOUT_MS,
+  }, () => {
+    expect(reservedConcurrency('alarm', undefined, 10)).toBe(DEFAULT_RESERVED_CONCURRENCY.alarm);
+    expect(reservedConcurrency('due', 0, 10)).toBeUndefined();
+    expect(reservedConcurrency('alarm', 20, undefined)).toBe(20);
+    expect(() => reservedConcurrency('alarm', 8, 10)).toThrow(/below the alarm consumer's cap/);
+    expect(() => reservedConcurrency('due', 19, 20)).toThrow(/below the due consumer's cap/);
+    expect(() => reservedConcurrency('due', 1.5, 10)).toThrow(/whole number/);
+    expect(() => build({ consumerConcurrency: { alarm: 30 } })).toThrow(/reservedConcurrency.alarm \(12\)/);
   });
 
   it('take their caps from the stack props: 0 is no cap', () => {
@@ -414,7 +446,7 @@ describe('alarms', () => {
     const runbook = readFileSync(join(PROJECT_ROOT, 'docs/aws-operations.md'), 'utf8');
     const kinds = new Set(stack.observability.alarms.map((a) => a.kind));
     // Assert
-    expect(kinds.size).toBe(11);
+    expect(kinds.size).toBe(18);
     for (const kind of kinds) expect(runbook, kind).toContain(`\n### ${kind}\n`);
     for (const [, a] of ofType(res, 'AWS::CloudWatch::Alarm')) {
       const { AlarmDescription } = a.Properties as AlarmProps;
@@ -427,8 +459,10 @@ describe('alarms', () => {
     const count = Object.keys(res).length;
     console.log(`resources: ${count} (test stack), ${Object.keys(prodRes).length} (production)`);
     console.log(`alarms: ${stack.observability.alarms.map((a) => a.alarm.node.id).join(', ')}`);
-    // 500 is CloudFormation's limit; a queue with its consumer costs about 12 (the queues, their
-    // policies, the function, its log group and event source, its alarms): room is kept for two more.
+    // About 450: the gradual deployments add a version, an alias, a deployment group and a version
+    // alarm for each of eight functions, and the pre-traffic check; the route functions beyond the
+    // alarm path share one log group. A next addition of some size needs the alarms (or the route
+    // functions) in a stack of their own.
     expect(count).toBeLessThan(475);
   });
 });
@@ -458,13 +492,18 @@ describe('safe to deploy', () => {
       alarmDestination: 'none',
       intakeConcurrency: 'off',
       consumerConcurrency: '{"alarm":8}',
+      reservedConcurrency: 'off',
+      deployCheckTask: '100001',
     });
     // Assert
     expect(props).toMatchObject({
       alarmDestination: 'none',
       intakeConcurrency: { 'alarm-report': 0, 'alarm-monitors': 0 },
       consumerConcurrency: { alarm: 8 },
+      reservedConcurrency: { alarm: 0, due: 0 },
+      deployCheckTask: 100001,
     });
+    expect(() => contextStack({ deployCheckTask: 'abc' })).toThrow(/deployCheckTask must be a task id/);
     expect(() => contextStack({ alarmDestination: 'sms' })).toThrow(/alarmDestination takes only 'none'/);
     expect(() => contextStack({ consumerConcurrency: '{"alarm":"many"}' })).toThrow(/whole number/);
   });
@@ -484,10 +523,14 @@ describe('safe to deploy', () => {
   });
 });
 
-describe('gradual deployment of the alarm path', () => {
-  const aliased = () => [...intakeGroups.map((g) => functionGroups[g].handler), alarmConsumerEntry()];
+describe('gradual deployment', () => {
+  const aliased = () => [
+    ...intakeGroups.map((g) => functionGroups[g].handler),
+    ...queues.map((q) => q.consumer),
+    schedule.handler,
+  ];
 
-  it('moves the live alias of each alarm path function through CodeDeploy, rolled back on its alarms', () => {
+  it('moves the live alias of every intake function, consumer and the runner through CodeDeploy, rolled back on its alarms', () => {
     for (const entry of aliased()) {
       // Arrange
       const fn = functionOfEntry(res, entry);

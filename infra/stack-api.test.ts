@@ -179,6 +179,7 @@ describe('HTTP API stage', () => {
 
 /** $context variables that carry no part of the query string, headers (but the user agent) or body. */
 const ALLOWED_ACCESS_LOG_VARIABLES = [
+  '$context.apiId',
   '$context.requestId',
   '$context.extendedRequestId',
   '$context.requestTime',

@@ -2,8 +2,9 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { deployedRoutes } from './constructs/http-api.ts';
 import { pascal } from './constructs/queues.ts';
+import { DEAD_LETTER_ALARM_MINUTES } from './constructs/observability.ts';
 import type { QueueName } from '../shared/contracts/messages.ts';
-import { queues, schedule } from './consumers.ts';
+import { deployCheck, queues, schedule } from './consumers.ts';
 import { routeEntry } from './definitions.ts';
 import { METRICS } from '../shared/contracts/metrics.ts';
 import {
@@ -65,16 +66,48 @@ describe('alarms', () => {
     }
   });
 
-  it.each(queues.map((q) => [q.name]))('fire on the first message in the %s dead-letter queue', (name) => {
-    const dlq = refOfOutput(`${pascal(name as QueueName)}DeadLetterQueueUrl`);
-    const found = on('AWS/SQS', 'ApproximateNumberOfMessagesVisible', { 'Fn::GetAtt': [dlq, 'QueueName'] });
-    expect(found).toHaveLength(1);
-    expect(found[0]).toMatchObject({ Threshold: 1, Statistic: 'Maximum', EvaluationPeriods: 1 });
-  });
+  it.each(queues.map((q) => [q.name]))(
+    'fire when the %s dead-letter queue grows (visible and hidden together), not on its depth',
+    (name) => {
+      // Arrange
+      const dlq = refOfOutput(`${pascal(name as QueueName)}DeadLetterQueueUrl`);
+      type Metric = { Id: string; Expression?: string; ReturnData?: boolean; MetricStat?: MetricStat };
+      type MetricStat = { Metric: { MetricName: string; Dimensions: { Value: unknown }[] }; Stat: string };
+      const found = alarms().filter((a) =>
+        ((a as unknown as { Metrics?: Metric[] }).Metrics ?? []).some(
+          (m) =>
+            JSON.stringify(m.MetricStat?.Metric.Dimensions[0]?.Value) ===
+            JSON.stringify({ 'Fn::GetAtt': [dlq, 'QueueName'] }),
+        ),
+      );
+      // Assert
+      expect(found).toHaveLength(1);
+      const metrics = (found[0] as unknown as { Metrics: Metric[] }).Metrics;
+      const top = metrics.find((m) => m.ReturnData !== false);
+      expect(top?.Expression).toMatch(/^DIFF\(\w+\)$/);
+      const depth = metrics.find((m) => m.Id === /^DIFF\((\w+)\)$/.exec(top?.Expression ?? '')?.[1]);
+      expect(depth?.Expression).toMatch(/FILL\(\w+, 0\) \+ FILL\(\w+, 0\)/);
+      expect(
+        metrics
+          .map((m) => m.MetricStat?.Metric.MetricName)
+          .filter(Boolean)
+          .sort(),
+      ).toEqual(['ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesVisible']);
+      expect(found[0]).toMatchObject({
+        Threshold: 1,
+        EvaluationPeriods: DEAD_LETTER_ALARM_MINUTES,
+        DatapointsToAlarm: 1,
+      });
+    },
+  );
 
   it('fire on any error or throttle of every function (HTTP routes ten to an alarm, the others alone)', () => {
-    const fns = ofType('AWS::Lambda::Function').map(([id]) => id);
-    expect(fns).toHaveLength(functionSpecs().length);
+    // The pre-traffic check aside: its failure fails the deployment it checks.
+    const check = functionFor(deployCheck.handler);
+    const fns = ofType('AWS::Lambda::Function')
+      .map(([id]) => id)
+      .filter((id) => id !== check);
+    expect(fns).toHaveLength(functionSpecs().length - 1);
     type MathAlarm = {
       Metrics?: {
         Id: string;
@@ -159,10 +192,22 @@ describe('alarms', () => {
           .filter((r) => r.auth !== 'alarm')
           .map(routeEntry),
       ).size + 1;
-    const alone = ofType('AWS::Lambda::Function').length - app;
-    // DLQs and queue ages; errors and throttles; API 5xx; table throttles and errors; AlarmLogLost,
-    // DueWorkBuried, sign-in failures; the schedule.
-    expect(alarms()).toHaveLength(2 * queues.length + 2 * (alone + Math.ceil(app / 10)) + 1 + 2 + 3 + 1);
+    // The pre-traffic check has none.
+    const alone = ofType('AWS::Lambda::Function').length - app - 1;
+    // Versions deployed gradually: the intake functions, the consumers, the runner.
+    const versions = ofType('AWS::Lambda::Alias').length;
+    const intake = new Set(
+      deployedRoutes()
+        .filter((r) => r.auth === 'alarm')
+        .map(routeEntry),
+    ).size;
+    expect(versions).toBe(intake + queues.length + 1);
+    // DLQs, queue ages and in-flight counts; errors and throttles; API 5xx and 429s on /alarm/*; table
+    // throttles and errors; AlarmLogLost, DueWorkBuried, sign-in failures, hand-backs, pipeline lag, a
+    // degraded rate limit; the schedule; each gradually deployed function's version.
+    expect(alarms()).toHaveLength(
+      3 * queues.length + 2 * (alone + Math.ceil(app / 10)) + 2 + 2 + 6 + 1 + versions,
+    );
   });
 });
 
@@ -241,7 +286,9 @@ describe('dashboard', () => {
         `Namespace=\\\\\\"Tocsin\\\\\\" MetricName=\\\\\\"${METRICS[key].name}\\\\\\"`,
       );
     }
-    for (const [id] of ofType('AWS::Lambda::Function')) expect(body, id).toContain(`"Ref":"${id}"`);
+    const check = functionFor(deployCheck.handler);
+    for (const [id] of ofType('AWS::Lambda::Function'))
+      if (id !== check) expect(body, id).toContain(`"Ref":"${id}"`);
     for (const q of queues) {
       expect(body).toContain(`"${queueId(q.name)}","QueueName"`);
       expect(body).toContain(`"${refOfOutput(`${pascal(q.name)}DeadLetterQueueUrl`)}","QueueName"`);

@@ -79,6 +79,7 @@ describe('queues', () => {
       // Assert
       expect(queue.Properties).toMatchObject({
         VisibilityTimeout: def.visibilityTimeoutSeconds,
+        MessageRetentionPeriod: def.retentionDays * 24 * 3600,
         RedrivePolicy: {
           deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
           maxReceiveCount: def.maxReceiveCount,
@@ -88,6 +89,10 @@ describe('queues', () => {
       expect(resources[dlqId].Properties.RedrivePolicy).toBeUndefined();
     },
   );
+
+  it('keeps accepted alarms 14 days, the longest SQS allows', () => {
+    expect(resources[queueId('alarm')].Properties.MessageRetentionPeriod).toBe(1_209_600);
+  });
 
   it('enforces TLS on every queue and DLQ', () => {
     const queueIds = ofType('AWS::SQS::Queue').map(([id]) => id);
@@ -119,8 +124,10 @@ describe('queues', () => {
       expect(mapping[1].Properties).toMatchObject({
         BatchSize: def.batchSize,
         FunctionResponseTypes: ['ReportBatchItemFailures'],
-        MaximumBatchingWindowInSeconds: expect.any(Number),
       });
+      // A batching window only where a fuller batch shares writes: the alarm queue.
+      expect(mapping[1].Properties.MaximumBatchingWindowInSeconds).toBe(def.gather ? 1 : undefined);
+      expect(def.gather).toBe(name === 'alarm');
       expect(resources[consumer].Properties.Timeout).toBe(def.timeoutSeconds);
       expect(def.visibilityTimeoutSeconds).toBeGreaterThanOrEqual(6 * def.timeoutSeconds);
       const own = actionsOn(statementsOf(consumer), queueId(name));
@@ -136,18 +143,25 @@ describe('queues', () => {
 });
 
 describe('schedule', () => {
-  it(`runs ${schedule.handler} every minute`, () => {
+  it(`runs ${schedule.handler} every minute, through its live alias`, () => {
     const runner = functionFor(schedule.handler);
+    const [[alias]] = ofType('AWS::Lambda::Alias').filter(
+      ([, a]) => JSON.stringify(a.Properties.FunctionName) === JSON.stringify({ Ref: runner }),
+    );
     template.hasResourceProperties('AWS::Events::Rule', {
       ScheduleExpression: 'rate(1 minute)',
       State: 'ENABLED',
-      Targets: [Match.objectLike({ Arn: { 'Fn::GetAtt': [runner, 'Arn'] } })],
+      Targets: [Match.objectLike({ Arn: { Ref: alias } })],
     });
     expect(resources[runner].Properties.Timeout).toBe(schedule.timeoutSeconds);
     template.hasResourceProperties('AWS::Lambda::Permission', {
-      FunctionName: { 'Fn::GetAtt': [runner, 'Arn'] },
+      FunctionName: { Ref: alias },
       Principal: 'events.amazonaws.com',
     });
+    // Neither EventBridge nor Lambda's asynchronous invocation retries a run: the next minute's does.
+    const [[, invokeConfig]] = ofType('AWS::Lambda::EventInvokeConfig');
+    expect(invokeConfig.Properties).toMatchObject({ FunctionName: { Ref: runner }, MaximumRetryAttempts: 0 });
+    expect(JSON.stringify(invokeConfig.Properties.Qualifier)).toContain(`{"Ref":"${alias}"}`);
   });
 });
 

@@ -12,7 +12,7 @@ import type { FunctionGroup } from './definitions.ts';
 import type { QueueName } from '../shared/contracts/messages.ts';
 import { schedule } from './consumers.ts';
 import { ServiceData } from './constructs/data.ts';
-import { AlarmPathDeployments } from './constructs/deployments.ts';
+import { GradualDeployments } from './constructs/deployments.ts';
 import { ServiceHttpApi, type Throttle } from './constructs/http-api.ts';
 import {
   checkVariables,
@@ -22,7 +22,14 @@ import {
   TUNING_VARIABLES,
 } from './constructs/notify-providers.ts';
 import { ServiceObservability } from './constructs/observability.ts';
-import { maxConcurrency, pascal, ServiceQueues } from './constructs/queues.ts';
+import {
+  DISPATCHER_RESERVED,
+  maxConcurrency,
+  pascal,
+  type ReservedWorker,
+  reservedConcurrency,
+  ServiceQueues,
+} from './constructs/queues.ts';
 import { type RuntimeSettings, ServiceFunctions } from './constructs/service-functions.ts';
 import { SingleSignOn } from './constructs/single-sign-on.ts';
 import { acknowledgeNagFindings } from './nag.ts';
@@ -54,7 +61,8 @@ export interface TocsinStackProps extends StackProps {
   /** Throttling of each ingestion route, /alarm/* (DEFAULT_INGEST_THROTTLE: 500 rps, burst 1000). */
   ingestThrottle?: Throttle;
   /**
-   * A production stack: termination protection, canary deployments of the alarm path, and synth refuses
+   * A production stack: termination protection, canary deployments of every function deployed through
+   * an alias (intake, consumers, due runner), and synth refuses
    * it without an alarm destination (alarmEmail, alarmTopicArn or alarmDestination 'none').
    */
   production?: boolean;
@@ -68,6 +76,13 @@ export interface TocsinStackProps extends StackProps {
   intakeConcurrency?: Partial<Record<FunctionGroup, number>>;
   /** MaximumConcurrency per queue consumer (DEFAULT_CONSUMER_CONCURRENCY); 0: no cap. */
   consumerConcurrency?: Partial<Record<QueueName, number>>;
+  /** Reserved concurrency of the alarm consumer and the due runner (DEFAULT_RESERVED_CONCURRENCY); 0: none. */
+  reservedConcurrency?: Partial<Record<ReservedWorker, number>>;
+  /**
+   * The task whose signed test report the pre-traffic check of a new intake version sends
+   * (`POST /alarm/test`); without one the check sends an unsigned report and expects its refusal.
+   */
+  deployCheckTask?: number;
   /** This deployment only: CodeDeploy neither waits on nor rolls back on the alarm path's alarms. */
   ignoreDeploymentAlarms?: boolean;
   /** Console single sign-on: the OpenID Connect provider's issuer and the console's client id. */
@@ -97,7 +112,7 @@ export class TocsinStack extends Stack {
   readonly notifyStatements: iam.PolicyStatement[];
   /** The scheduled due-work function. */
   readonly runner: lambda.IFunction;
-  readonly deployments: AlarmPathDeployments;
+  readonly deployments: GradualDeployments;
 
   constructor(scope: Construct, id: string, props: TocsinStackProps) {
     super(scope, id, { ...props, terminationProtection: props.terminationProtection ?? props.production });
@@ -142,9 +157,15 @@ export class TocsinStack extends Stack {
 
     // Queue consumers. The event source mapping reads the queue with the consumer's role (its access
     // grants ReceiveMessage, DeleteMessage and GetQueueAttributes on it); the notification consumer
-    // alone sees the provider settings.
+    // alone sees the provider settings. Each deploys gradually through its alias (deployments.ts).
     this.notifyStatements = this.functions.notifyStatements;
     let notifyConsumer: lambda.IFunction | undefined;
+    const reserved = (worker: ReservedWorker) =>
+      reservedConcurrency(
+        worker,
+        props.reservedConcurrency?.[worker],
+        maxConcurrency(worker, props.consumerConcurrency?.[worker]),
+      );
     for (const { def, queue } of this.queues.all) {
       const sendsNotifications = def.name === 'notify';
       const cap = maxConcurrency(def.name, props.consumerConcurrency?.[def.name]);
@@ -153,17 +174,17 @@ export class TocsinStack extends Stack {
         kind: 'consumer',
         access: def.access,
         timeoutSeconds: def.timeoutSeconds,
-        // The alarm path deploys gradually (infra/constructs/deployments.ts).
-        alias: def.name === 'alarm',
+        alias: true,
+        reservedConcurrency: def.name === 'alarm' || def.name === 'due' ? reserved(def.name) : undefined,
         environment: sendsNotifications ? notifyEnvironment : undefined,
       });
       if (sendsNotifications) notifyConsumer = consumer;
       // Not SqsEventSource: it would also grant the whole of grantConsumeMessages (GetQueueUrl,
-      // ChangeMessageVisibility) whether the consumer uses it or not. On the alias where there is one.
+      // ChangeMessageVisibility) whether the consumer uses it or not. On the alias.
       this.functions.invocable(consumer).addEventSourceMapping(`${pascal(def.name)}Source`, {
         eventSourceArn: queue.queueArn,
         batchSize: def.batchSize,
-        maxBatchingWindow: Duration.seconds(def.batchingWindowSeconds),
+        ...(def.gather ? { maxBatchingWindow: Duration.seconds(1) } : {}),
         reportBatchItemFailures: true,
         ...(cap ? { maxConcurrency: cap } : {}),
       });
@@ -179,13 +200,16 @@ export class TocsinStack extends Stack {
       kind: 'schedule',
       access: schedule.access,
       timeoutSeconds: schedule.timeoutSeconds,
+      alias: true,
+      reservedConcurrency: reserved('due') === undefined ? undefined : DISPATCHER_RESERVED,
     });
     this.runner = runner;
-    runner.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(2) });
+    const scheduled = this.functions.invocable(runner);
+    scheduled.configureAsyncInvoke({ retryAttempts: 0, maxEventAge: Duration.minutes(2) });
     new events.Rule(this, 'DueWorkSchedule', {
       description: 'tocsin due work, every minute',
       schedule: events.Schedule.rate(Duration.minutes(schedule.rateMinutes)),
-      targets: [new targets.LambdaFunction(runner, { retryAttempts: 0 })],
+      targets: [new targets.LambdaFunction(scheduled, { retryAttempts: 0 })],
     });
 
     // Last: it watches every function created above.
@@ -199,11 +223,16 @@ export class TocsinStack extends Stack {
       alarmEmail: props.alarmEmail,
       alarmTopicArn: props.alarmTopicArn,
     });
-    this.deployments = new AlarmPathDeployments(this, 'Deployments', {
+    this.deployments = new GradualDeployments(this, 'Deployments', {
       functions: this.functions,
       observability: this.observability,
+      queues: this.queues,
+      table: this.data.table,
+      sealKey: this.data.sealKey,
+      envName: props.envName,
       production: props.production ?? false,
       ignoreAlarms: props.ignoreDeploymentAlarms,
+      deployCheckTask: props.deployCheckTask,
     });
 
     acknowledgeNagFindings(this);

@@ -8,7 +8,7 @@ import { pascal } from './constructs/queues.ts';
 import { type Access, access } from './access.ts';
 import { routeEntry } from './definitions.ts';
 import type { QueueName } from '../shared/contracts/messages.ts';
-import { queues, schedule } from './consumers.ts';
+import { deployCheck, queues, schedule } from './consumers.ts';
 import { PROJECT_ROOT, TocsinStack } from './stack.ts';
 
 /** Test support of the CDK assertion tests: the synthesized stack and readers of its template. */
@@ -157,8 +157,9 @@ export interface FunctionSpec {
 }
 
 /**
- * Every deployed function (one per route or function group, `$default`, consumer and schedule) and
- * what it may do: a group's function may do what any of its routes may.
+ * Every deployed function (one per route or function group, `$default`, consumer, schedule and the
+ * deployments' pre-traffic check) and what it may do: a group's function may do what any of its routes
+ * may.
  */
 export function functionSpecs(): FunctionSpec[] {
   const byFunction = new Map<string, FunctionSpec>();
@@ -173,6 +174,7 @@ export function functionSpecs(): FunctionSpec[] {
     { entry: NOT_FOUND_HANDLER, routeKey: '$default', access: {} },
     ...queues.map((q) => ({ entry: q.consumer, access: q.access })),
     { entry: schedule.handler, access: schedule.access },
+    { entry: deployCheck.handler, access: deployCheck.access },
   ];
 }
 

@@ -8,7 +8,8 @@ import { anyone } from './http/auth/public.ts';
 import { httpHandler } from './http/handler.ts';
 import { anyJsonBody, noInput } from './http/input.ts';
 import { lambdaContext } from './local/lambda.ts';
-import { count, flushMetrics, webhookLatency } from './metrics.ts';
+import { count, countByVersion, flushMetrics, measure, webhookLatency } from './metrics.ts';
+import { observed } from './observe.ts';
 import { jsonStdout } from './testing/stdout.ts';
 
 const saved = { ...process.env };
@@ -87,6 +88,57 @@ describe('dimensions', () => {
   });
 });
 
+describe('queue consumers and the runner', () => {
+  it('count the items of a batch and its failures per version; a batch that threw fails whole', async () => {
+    // Arrange
+    process.env.AWS_LAMBDA_FUNCTION_NAME = 'Tocsin-staging-WebhookConsumer';
+    process.env.AWS_LAMBDA_FUNCTION_VERSION = '3';
+    const records = { Records: [{}, {}, {}] };
+    const partly = observed(async () => ({ batchItemFailures: [{ itemIdentifier: 'a' }] }));
+    const throwing = observed(async (): Promise<{ batchItemFailures: [] }> => {
+      throw new Error('boom');
+    });
+    const runner = observed(
+      async () => ({ ran: 4, failed: 1 }),
+      (_e, r) => (r ? { items: r.ran + r.failed, failures: r.failed } : { items: 1, failures: 1 }),
+    );
+    const versioned = (lines: Record<string, unknown>[], name: string) =>
+      lines.filter((l) => name in l && l.version === '3').map((l) => l[name]);
+    // Act
+    const a = await emfLines(() => partly(records, lambdaContext('c')));
+    const b = await emfLines(() => throwing(records, lambdaContext('c')).catch(() => undefined));
+    const c = await emfLines(() => runner({}, lambdaContext('c')));
+    // Assert
+    expect([versioned(a, 'BatchItems'), versioned(a, 'BatchItemFailures')]).toEqual([[3], [1]]);
+    expect([versioned(b, 'BatchItems'), versioned(b, 'BatchItemFailures')]).toEqual([[3], [3]]);
+    expect([versioned(c, 'BatchItems'), versioned(c, 'BatchItemFailures')]).toEqual([[5], [1]]);
+    // One line, counted with the version and for every version of the function
+    const [line] = a.filter((l) => 'BatchItems' in l);
+    expect(a.filter((l) => 'BatchItems' in l)).toHaveLength(1);
+    expect(line.function).toBe('Tocsin-staging-WebhookConsumer');
+    expect(
+      (line._aws as { CloudWatchMetrics: { Dimensions: string[][] }[] }).CloudWatchMetrics[0].Dimensions.map(
+        (d) => [...d].sort(),
+      ),
+    ).toEqual([
+      ['environment', 'function', 'service', 'version'],
+      ['environment', 'function', 'service'],
+    ]);
+  });
+});
+
+describe('distributions', () => {
+  it('write every value of a distribution metric in one line, without the version dimensions', async () => {
+    countByVersion('BatchItems', 25);
+    measure('PipelineLagMs', 120);
+    measure('PipelineLagMs', 80);
+    const lines = await emfLines(flushMetrics);
+    const [lag] = lines.filter((l) => 'PipelineLagMs' in l);
+    expect(lag.PipelineLagMs).toEqual([120, 80]);
+    expect(dimensionsOf(lag).sort()).toEqual(['environment', 'service']);
+  });
+});
+
 describe('HTTP functions', () => {
   const event = (body: string) =>
     ({
@@ -110,11 +162,31 @@ describe('HTTP functions', () => {
     const first = await invoke('{}');
     const second = await invoke('{}');
     const third = await invoke('{"ok": true}');
-    expect(first.map((l) => [l.AlarmsRefused, l.code, l.environment])).toEqual([[1, '400', 'staging-eu']]);
-    expect(second.map((l) => [l.AlarmsRefused, l.code])).toEqual([[1, '400']]);
-    expect(third.map((l) => [l.WebhookDelivery, l.outcome, l.environment])).toEqual([
+    const refused = (lines: Record<string, unknown>[]) => lines.filter((l) => 'AlarmsRefused' in l);
+    expect(refused(first).map((l) => [l.AlarmsRefused, l.code, l.environment])).toEqual([
+      [1, '400', 'staging-eu'],
+    ]);
+    expect(refused(second).map((l) => [l.AlarmsRefused, l.code])).toEqual([[1, '400']]);
+    const delivered = third.filter((l) => 'WebhookDelivery' in l);
+    expect(delivered.map((l) => [l.WebhookDelivery, l.outcome, l.environment])).toEqual([
       [1, 'delivered', 'staging-eu'],
     ]);
+  });
+
+  it("count an intake's answers and refusals per function version, and for all its versions", async () => {
+    // Arrange: the variables Lambda sets
+    process.env.AWS_LAMBDA_FUNCTION_NAME = 'Tocsin-staging-AlarmReport';
+    process.env.AWS_LAMBDA_FUNCTION_VERSION = '12';
+    // Act
+    const refusedLines = await invoke('{}');
+    const answeredLines = await invoke('{"ok": true}');
+    // Assert: one line each, with the function and its version (and for all versions)
+    const of = (lines: Record<string, unknown>[]) =>
+      lines
+        .filter((l) => 'IntakeReports' in l)
+        .map((l) => [l.IntakeReports, l.IntakeRefused, l.function, l.version]);
+    expect(of(refusedLines)).toEqual([[1, 1, 'Tocsin-staging-AlarmReport', '12']]);
+    expect(of(answeredLines)).toEqual([[1, undefined, 'Tocsin-staging-AlarmReport', '12']]);
   });
 
   it('write nothing for an invocation that counted nothing', async () => {

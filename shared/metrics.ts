@@ -18,13 +18,18 @@ import { logger } from './log.ts';
  * - `PipelineOutcome` (count, `outcome`): what the pipeline decided (compress_disable, compressed,
  *   recovery, rejected, drop, ...);
  * - `WebhookDelivery` (count, `outcome`): webhook attempts by outcome; `WebhookLatency` (ms) per POST;
- * - `ChannelDelivery` (count, `channel`, `outcome`): notification attempts per channel.
+ * - `ChannelDelivery` (count, `channel`, `outcome`): notification attempts per channel;
+ * - `IntakeReports` / `IntakeRefused` and `BatchItems` / `BatchItemFailures` (count, `function`,
+ *   `version`, and `function` alone, in one line per invocation): what each version of a function
+ *   answered or failed, for the rollback alarms of a gradual deployment (countByVersion);
+ * - `PipelineLagMs` (ms): from a report's acceptance to the end of its processing, per alarm.
  * Dead-letter queue depth is SQS's own metric (the stack's alarms and dashboard read it).
  */
 export const METRIC_NAMESPACE = METRICS.namespace;
 
 const counts = new Map<string, { name: MetricName; dims: Record<string, string>; value: number }>();
-const latencies: number[] = [];
+/** Values of the distribution metrics (ms), by name. */
+const values = new Map<MetricName, number[]>();
 
 let metrics: Metrics | undefined;
 function instance(): Metrics | undefined {
@@ -46,17 +51,36 @@ export function count(name: MetricName, dims: Record<string, string | number> = 
   else counts.set(key, { name, dims: d, value });
 }
 
+/** The counts of this invocation's function version (countByVersion), by metric. */
+const byVersion = new Map<MetricName, number>();
+
+/**
+ * Counts `value` for a metric of one function version (IntakeReports, BatchItems, ...), written in one
+ * line with two dimension sets: `function` and `version` (Lambda's AWS_LAMBDA_FUNCTION_NAME and
+ * _VERSION), and `function` alone, so that an alarm can set one version against all of them.
+ */
+export function countByVersion(name: MetricName, value = 1): void {
+  byVersion.set(name, (byVersion.get(name) ?? 0) + value);
+}
+
+/** Records one value (ms) of a distribution metric: a webhook POST's duration, an alarm's lag. */
+export function measure(name: MetricName, ms: number): void {
+  const list = values.get(name);
+  if (list) list.push(ms);
+  else values.set(name, [ms]);
+}
+
 /** Records one webhook POST's duration. */
 export function webhookLatency(ms: number): void {
-  latencies.push(ms);
+  measure(METRICS.webhookLatency.name, ms);
 }
 
 /**
  * Writes what was counted, at the end of every invocation (no-op locally and when nothing was
- * counted): one line per metric and dimension set, and one for the webhook latencies.
+ * counted): one line per metric and dimension set, and one for the distributions (latencies, lags).
  */
 export function flushMetrics(): void {
-  if (counts.size === 0 && latencies.length === 0) return;
+  if (counts.size === 0 && values.size === 0 && byVersion.size === 0) return;
   try {
     const m = instance();
     if (!m) return;
@@ -65,8 +89,17 @@ export function flushMetrics(): void {
       for (const [k, v] of Object.entries(dims)) single.addDimension(k, v);
       single.addMetric(name, MetricUnit.Count, value);
     }
-    if (latencies.length > 0) {
-      for (const ms of latencies) m.addMetric(METRICS.webhookLatency.name, MetricUnit.Milliseconds, ms);
+    if (byVersion.size > 0) {
+      // One line, two dimension sets (a single-metric instance would write a line per metric).
+      const fn = process.env.AWS_LAMBDA_FUNCTION_NAME ?? 'local';
+      m.addDimensions({ function: fn, version: process.env.AWS_LAMBDA_FUNCTION_VERSION ?? '$LATEST' });
+      m.addDimensions({ function: fn });
+      for (const [name, value] of byVersion) m.addMetric(name, MetricUnit.Count, value);
+      m.publishStoredMetrics();
+    }
+    if (values.size > 0) {
+      for (const [name, list] of values)
+        for (const ms of list) m.addMetric(name, MetricUnit.Milliseconds, ms);
       m.publishStoredMetrics();
     }
   } catch (err) {
@@ -74,6 +107,7 @@ export function flushMetrics(): void {
     logger.warn('could not write metrics', { error: err as Error });
   } finally {
     counts.clear();
-    latencies.length = 0;
+    values.clear();
+    byVersion.clear();
   }
 }

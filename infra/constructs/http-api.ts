@@ -82,6 +82,8 @@ export function deployedAccess(route: RouteDef, all: readonly RouteDef[] = deplo
  */
 export const ACCESS_LOG_FORMAT: Record<string, string> = {
   requestId: '$context.requestId',
+  // The API's id: the dimension of the metric its 429s on /alarm/* are counted in (observability.ts).
+  apiId: '$context.apiId',
   extendedRequestId: '$context.extendedRequestId',
   requestTime: '$context.requestTimeEpoch',
   ip: '$context.identity.sourceIp',

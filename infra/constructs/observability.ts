@@ -6,6 +6,7 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { EmailSubscription } from 'aws-cdk-lib/aws-sns-subscriptions';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import type { QueueName } from '../../shared/contracts/messages.ts';
 import { table as tableDef } from '../../shared/contracts/table.ts';
@@ -49,6 +50,28 @@ export const TABLE_OPERATIONS = [
   dynamodb.Operation.BATCH_EXECUTE_STATEMENT,
 ];
 
+/**
+ * Messages in flight (received and not yet deleted, or hidden) in a queue, three minutes in a row,
+ * that fire its alarm: far above what the consumers hold at their caps (10 batches of 25 alarms, 20,
+ * 5 and 20 batches of 10), far below SQS's 120,000, past which no consumer of the queue receives anything.
+ * Retries wait as delayed messages, not in flight, so a count that grows means messages are held. A
+ * replay is one message that runs for minutes: a hundred at once are replays piling up, not working.
+ */
+export const DEFAULT_IN_FLIGHT_MAX: Record<QueueName, number> = {
+  alarm: 2_000,
+  webhook: 2_000,
+  notify: 2_000,
+  due: 2_000,
+  replay: 100,
+};
+
+/** p99 of `PipelineLagMs` (report to processed) over five minutes that fires the lag alarm. */
+export const DEFAULT_PIPELINE_LAG_P99_MS = 10_000;
+/** Alarms handed back in five minutes that fire its alarm (a hot metric that keeps losing commits). */
+export const DEFAULT_HANDED_BACK_THRESHOLD = 100;
+/** Minutes a dead-letter queue alarm stays in ALARM after the queue last grew. */
+export const DEAD_LETTER_ALARM_MINUTES = 15;
+
 /** Minutes without a run of the due-work schedule before its alarm fires. */
 export const SCHEDULE_SILENCE_MINUTES = 10;
 /** HTTP 5xx answers in five minutes that fire the API alarm (a single one also fires a function alarm). */
@@ -74,6 +97,7 @@ export interface ServiceObservabilityProps {
   /** An existing topic to notify instead of creating one (its policy must let CloudWatch publish). */
   alarmTopicArn?: string;
   queueMaxAgeSeconds?: Partial<Record<QueueName, number>>;
+  inFlightMax?: Partial<Record<QueueName, number>>;
   api5xxThreshold?: number;
   signInFailureThreshold?: number;
 }
@@ -84,13 +108,20 @@ export type AlarmKind =
   | 'function-errors'
   | 'function-throttles'
   | 'queue-age'
+  | 'queue-in-flight'
   | 'api-5xx'
+  | 'ingest-throttled'
   | 'table-throttles'
   | 'table-errors'
   | 'alarm-log-lost'
   | 'due-work-buried'
   | 'sign-in-failures'
-  | 'schedule-stopped';
+  | 'schedule-stopped'
+  | 'pipeline-lag'
+  | 'alarms-handed-back'
+  | 'rate-limit-degraded'
+  | 'version-refusals'
+  | 'version-failures';
 
 /**
  * The operator's view of the service: one SNS topic that every alarm notifies (on ALARM and on OK), the
@@ -102,6 +133,11 @@ export class ServiceObservability extends Construct {
   readonly topic: sns.ITopic;
   readonly dashboard: cloudwatch.Dashboard;
   readonly alarms: { kind: AlarmKind; subject: string; alarm: cloudwatch.Alarm }[] = [];
+  /**
+   * Adds an alarm of `kind` on `subject`, named `<stack>-<Subject><Kind>`, notifying the topic on
+   * ALARM and OK (the gradual deployments add their versions' alarms with it).
+   */
+  readonly addAlarm: AlarmFactory;
 
   constructor(scope: Construct, id: string, props: ServiceObservabilityProps) {
     super(scope, id);
@@ -132,6 +168,7 @@ export class ServiceObservability extends Construct {
       this.alarms.push({ kind, subject, alarm: created });
       return created;
     };
+    this.addAlarm = alarm;
     this.addAlarms(props, alarm);
     this.dashboard = serviceDashboard(this, {
       ...props,
@@ -175,15 +212,48 @@ export class ServiceObservability extends Construct {
     const minute = Duration.minutes(1);
     const fiveMinutes = Duration.minutes(5);
 
+    // On an increase, not on the depth: a dead letter nobody has redriven yet must not hold the alarm
+    // in ALARM (and roll back every deployment of the consumer). Visible and hidden together, so that a
+    // listing (which receives and releases them) moves nothing.
     for (const { def, deadLetterQueue } of queues.all) {
+      const depth = new cloudwatch.MathExpression({
+        expression: 'FILL(visible, 0) + FILL(hidden, 0)',
+        usingMetrics: {
+          visible: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            period: minute,
+            statistic: 'Maximum',
+          }),
+          hidden: deadLetterQueue.metricApproximateNumberOfMessagesNotVisible({
+            period: minute,
+            statistic: 'Maximum',
+          }),
+        },
+        period: minute,
+      });
       alarm('dead-letter-queue', def.name, {
-        metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        metric: new cloudwatch.MathExpression({
+          expression: 'DIFF(depth)',
+          usingMetrics: { depth },
           period: minute,
-          statistic: 'Maximum',
+          label: `${def.name} dead letters added`,
         }),
         threshold: 1,
-        evaluationPeriods: 1,
-        alarmDescription: `Messages of the ${def.name} queue gave up after ${def.maxReceiveCount} receives.`,
+        evaluationPeriods: DEAD_LETTER_ALARM_MINUTES,
+        datapointsToAlarm: 1,
+        alarmDescription:
+          `Messages of the ${def.name} queue gave up after their attempts and moved to its dead-letter queue ` +
+          `(within the last ${DEAD_LETTER_ALARM_MINUTES} minutes).`,
+      });
+    }
+
+    for (const { def, queue } of queues.all) {
+      const most = props.inFlightMax?.[def.name] ?? DEFAULT_IN_FLIGHT_MAX[def.name];
+      alarm('queue-in-flight', def.name, {
+        metric: queue.metricApproximateNumberOfMessagesNotVisible({ period: minute, statistic: 'Maximum' }),
+        threshold: most,
+        evaluationPeriods: 3,
+        datapointsToAlarm: 3,
+        alarmDescription: `${most} or more messages of the ${def.name} queue have been in flight for 3 minutes.`,
       });
     }
 
@@ -246,6 +316,31 @@ export class ServiceObservability extends Construct {
       alarmDescription: `The HTTP API answered ${api5xx} or more 5xx in 5 minutes.`,
     });
 
+    // API Gateway's own 429s on the alarm intake routes (its throttling: DEFAULT_INGEST_THROTTLE) appear
+    // only in the access log: a metric filter counts them.
+    const throttled = new logs.MetricFilter(this, 'IngestThrottledFilter', {
+      logGroup: http.accessLogs,
+      filterPattern: logs.FilterPattern.all(
+        logs.FilterPattern.stringValue('$.status', '=', '429'),
+        logs.FilterPattern.stringValue('$.path', '=', '/alarm/*'),
+      ),
+      metricNamespace: METRICS.namespace,
+      metricName: METRICS.ingestThrottled.name,
+      metricValue: '1',
+      dimensions: { api: '$.apiId' },
+      unit: cloudwatch.Unit.COUNT,
+    });
+    alarm('ingest-throttled', 'ingest', {
+      metric: throttled.metric({
+        dimensionsMap: { api: http.api.apiId },
+        statistic: 'Sum',
+        period: fiveMinutes,
+      }),
+      threshold: 1,
+      evaluationPeriods: 1,
+      alarmDescription: 'API Gateway refused alarm reports with 429 (its throttling of the /alarm/* routes).',
+    });
+
     // DynamoDB: throttled requests of the table and its indexes (an on-demand table throttles on a hot
     // partition or a jump past twice its previous peak), and errors on AWS's side.
     const dynamo = (metricName: string, index?: string) =>
@@ -298,6 +393,27 @@ export class ServiceObservability extends Construct {
       evaluationPeriods: 1,
       alarmDescription:
         'Alarm log entries (the alarm history) could not be written; the alarms were processed.',
+    });
+    alarm('alarms-handed-back', 'alarms', {
+      metric: custom(METRICS.alarmsHandedBack.name),
+      threshold: DEFAULT_HANDED_BACK_THRESHOLD,
+      evaluationPeriods: 1,
+      alarmDescription:
+        `${DEFAULT_HANDED_BACK_THRESHOLD} or more alarms were handed back to the alarm queue in 5 minutes ` +
+        '(their metric kept being committed by other consumers).',
+    });
+    alarm('pipeline-lag', 'pipeline', {
+      metric: custom(METRICS.pipelineLag.name).with({ statistic: 'p99' }),
+      threshold: DEFAULT_PIPELINE_LAG_P99_MS,
+      evaluationPeriods: 1,
+      alarmDescription: `The p99 of the time from report to processed alarm reached ${DEFAULT_PIPELINE_LAG_P99_MS} ms.`,
+    });
+    alarm('rate-limit-degraded', 'rate-limit', {
+      metric: custom(METRICS.rateLimitDegraded.name),
+      threshold: 1,
+      evaluationPeriods: 1,
+      alarmDescription:
+        "The alarm door admitted reports on its container's own count: the shared rate-limit count was unreachable.",
     });
     alarm('due-work-buried', 'due-work', {
       metric: custom(METRICS.dueWorkBuried.name),

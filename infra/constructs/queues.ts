@@ -36,6 +36,37 @@ export function maxConcurrency(queue: QueueName, setting: number | undefined): n
   return n;
 }
 
+/**
+ * Instances reserved for the alarm consumer and the due work (`reservedConcurrency`), as for the
+ * intake functions: a flood anywhere else in the account cannot take the alarm path's consumer or the
+ * minute's due work away. A consumer's reservation must hold its queue's cap (above it the event source
+ * would be throttled), plus room for a deployment's pre-traffic check. `due` reserves for the due
+ * queue's consumer, which runs the items, and DISPATCHER_RESERVED more for the scheduled function
+ * that leases them (it runs once a minute: at most one run and one check overlap). 0 reserves nothing.
+ */
+export type ReservedWorker = 'alarm' | 'due';
+export const DEFAULT_RESERVED_CONCURRENCY: Record<ReservedWorker, number> = { alarm: 12, due: 22 };
+/** Instances of the due-work dispatcher (the scheduled function) reserved beside `due`'s. */
+export const DISPATCHER_RESERVED = 2;
+
+/** The reservation of a worker for a setting (undefined: none); refuses one below its queue's cap. */
+export function reservedConcurrency(
+  worker: ReservedWorker,
+  setting: number | undefined,
+  cap: number | undefined,
+): number | undefined {
+  const n = setting ?? DEFAULT_RESERVED_CONCURRENCY[worker];
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`reservedConcurrency.${worker}: a whole number of instances, 0 for none (got ${n})`);
+  if (n === 0) return undefined;
+  if (cap !== undefined && n < cap)
+    throw new Error(
+      `reservedConcurrency.${worker} (${n}) is below the ${worker} consumer's cap consumerConcurrency.${worker} ` +
+        `(${cap}): its event source would be throttled`,
+    );
+  return n;
+}
+
 export interface ServiceQueue {
   def: QueueDef;
   queue: sqs.Queue;
@@ -60,7 +91,7 @@ export class ServiceQueues extends Construct {
       });
       const queue = new sqs.Queue(this, `${name}Queue`, {
         visibilityTimeout: Duration.seconds(def.visibilityTimeoutSeconds),
-        retentionPeriod: Duration.days(4),
+        retentionPeriod: Duration.days(def.retentionDays),
         encryption: sqs.QueueEncryption.SQS_MANAGED,
         enforceSSL: true,
         deadLetterQueue: { queue: deadLetterQueue, maxReceiveCount: def.maxReceiveCount },

@@ -17,14 +17,18 @@ import type { ServiceQueues } from './queues.ts';
 /** The alias every caller (API route, SQS event source) invokes, for functions deployed gradually. */
 export const LIVE_ALIAS = 'live';
 
-/** What a function is; decides its memory and default timeout. */
-export type FunctionKind = 'http' | 'ingest' | 'consumer' | 'schedule';
+/**
+ * What a function is; decides its memory and default timeout. `hook`: a deployment's pre-traffic
+ * check (infra/constructs/deployments.ts), which calls the new version of another function.
+ */
+export type FunctionKind = 'http' | 'ingest' | 'consumer' | 'schedule' | 'hook';
 
 export const MEMORY_MB: Record<FunctionKind, number> = {
   http: 512,
   ingest: 1024,
   consumer: 512,
   schedule: 512,
+  hook: 256,
 };
 /** HTTP API integrations time out after 30 s; our handlers are single-digit milliseconds of work. */
 const DEFAULT_TIMEOUT_SECONDS: Record<FunctionKind, number> = {
@@ -32,6 +36,8 @@ const DEFAULT_TIMEOUT_SECONDS: Record<FunctionKind, number> = {
   ingest: 10,
   consumer: 30,
   schedule: 55,
+  // A cold start of the function it checks, and the run of a due runner.
+  hook: 120,
 };
 
 export interface FunctionSpec {
@@ -50,6 +56,11 @@ export interface FunctionSpec {
    * deployment can shift traffic to a new version gradually (infra/constructs/deployments.ts).
    */
   alias?: boolean;
+  /**
+   * Statements beyond what `access` can say (the pre-traffic check's CodeDeploy and Lambda calls): the
+   * function then gets a role of its own.
+   */
+  statements?: iam.PolicyStatement[];
 }
 
 /** Deployment settings that end up in every function's environment (names from shared/config/env.ts). */
@@ -102,6 +113,8 @@ export class ServiceFunctions extends Construct {
   readonly roleOf = new Map<lambda.IFunction, iam.Role>();
   /** The `live` alias of each function deployed through one (FunctionSpec.alias). */
   readonly aliases = new Map<lambda.IFunction, lambda.Alias>();
+  /** The handler entry each function runs. */
+  readonly entries = new Map<lambda.IFunction, string>();
   /** The statements of the notification providers (granted with `notifyProviders` access). */
   readonly notifyStatements: iam.PolicyStatement[];
   private readonly props: ServiceFunctionsProps;
@@ -133,13 +146,25 @@ export class ServiceFunctions extends Construct {
     };
   }
 
+  /**
+   * The log group the route functions beyond the alarm path share (every line names its function:
+   * `function_name`), one resource where each would cost one (the stack's resource budget). The
+   * intake functions, the consumers, the runner and the pre-traffic check log on their own.
+   */
+  private routeLogs(): logs.LogGroup {
+    this.sharedRouteLogs ??= this.logGroup('HttpRouteLogs');
+    return this.sharedRouteLogs;
+  }
+  private sharedRouteLogs?: logs.LogGroup;
+
+  private logGroup(id: string): logs.LogGroup {
+    return new logs.LogGroup(this, id, { retention: this.props.logRetention, removalPolicy: RemovalPolicy.DESTROY });
+  }
+
   add(id: string, spec: FunctionSpec): nodejs.NodejsFunction {
     const { props } = this;
     if (isAbsolute(spec.entry)) throw new Error(`${id}: handler entry must be relative to the project root`);
-    const logGroup = new logs.LogGroup(this, `${id}Logs`, {
-      retention: props.logRetention,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
+    const logGroup = spec.kind === 'http' ? this.routeLogs() : this.logGroup(`${id}Logs`);
     const fn = new nodejs.NodejsFunction(this, id, {
       description: `tocsin ${spec.entry}`,
       runtime: lambda.Runtime.NODEJS_24_X,
@@ -168,6 +193,7 @@ export class ServiceFunctions extends Construct {
     });
     this.functions.push(fn);
     this.kinds.set(fn, spec.kind);
+    this.entries.set(fn, spec.entry);
     this.roleOf.set(fn, this.roleFor(spec));
     if (spec.alias) {
       this.aliases.set(
@@ -188,7 +214,8 @@ export class ServiceFunctions extends Construct {
    * one resource per role, not two (the stack's resource budget).
    */
   private roleFor(spec: FunctionSpec): iam.Role {
-    const key = accessKey(spec.access);
+    const own = spec.statements ? `+${spec.entry}` : '';
+    const key = accessKey(spec.access) + own;
     let role = this.roles.get(key);
     if (role) return role;
     role = new iam.Role(this, `Role${createHash('sha1').update(key).digest('hex').slice(0, 8)}`, {
@@ -197,7 +224,9 @@ export class ServiceFunctions extends Construct {
         iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole'),
       ],
       inlinePolicies: {
-        Access: new iam.PolicyDocument({ statements: [...this.statementsOf(spec.access), XRAY_WRITES] }),
+        Access: new iam.PolicyDocument({
+          statements: [...this.statementsOf(spec.access), ...(spec.statements ?? []), XRAY_WRITES],
+        }),
       },
     });
     this.roles.set(key, role);

@@ -1,6 +1,6 @@
 import { type Access, access as canonical, accessKey } from '../access.ts';
 import { deployedAccess, deployedRoutes, NOT_FOUND_HANDLER } from '../constructs/http-api.ts';
-import { queues, schedule } from '../consumers.ts';
+import { deployCheck, queues, schedule } from '../consumers.ts';
 
 /**
  * The privileges of every function as a Markdown table (docs/aws-operations.md, "Least privilege"),
@@ -19,6 +19,7 @@ export function privilegesTable(): string {
   add(`\`$default\` (${NOT_FOUND_HANDLER.split('/').at(-1)})`, {});
   for (const q of queues) add(`${q.name} queue consumer`, q.access);
   add('scheduled due work', schedule.access);
+  add("deployments' pre-traffic check (and its CodeDeploy and Lambda calls)", deployCheck.access);
   const lines = [
     '| function | table items (action: partition-key prefixes) | index queries | queues | secrets, providers |',
     '|---|---|---|---|---|',

@@ -20,6 +20,8 @@ export interface AlarmMessage {
   notice_time: number;
   /** Unix seconds when the report was accepted. */
   reported_at: number;
+  /** When the report was accepted, ms (the pipeline's lag is measured from it; absent before). */
+  reported_ms?: number;
   /** Per-alarm receiver override. */
   receiver?: ReceiverConfig;
   /**
@@ -76,16 +78,22 @@ export interface WebhookBundle {
   events: WebhookEvent[];
 }
 
+/** A queue message that may wait for its retry longer than SQS's largest delay (15 minutes). */
+export interface Retried {
+  /** The retry is not due before this time (ms, real time); absent when its delay was enough. */
+  retry_at_ms?: number;
+}
+
 /**
- * One event on the webhook queue: an event of a bundle that has to be tried again (its retries go
- * by this message's visibility), or a message of an earlier version.
+ * One event on the webhook queue: an event to try again (each retry is a new message, sent with the
+ * backoff as its delay, so no retry is ever held in flight), or a message of an earlier version.
  */
-export interface WebhookMessage extends WebhookEvent {
+export interface WebhookMessage extends WebhookEvent, Retried {
   kind: 'webhook';
   task_id: number;
   /** Unix seconds the event was created. */
   created_at: number;
-  /** Attempts made before this message existed (in its bundle): its attempt n is this + n. */
+  /** Attempts made before this message existed: its attempt n is this + n. */
   attempts_before?: number;
   /** A replay already looked at once (see the deliverer): sent now unless it was delivered. */
   deferred?: boolean;
@@ -121,7 +129,7 @@ export interface RenderContext {
 }
 
 /** One message for one channel, on the notify queue (API guide §9.7, §11). */
-export interface NotificationJob {
+export interface NotificationJob extends Retried {
   kind: 'notify';
   /** Unique and deterministic per (event, channel): attempts are recorded under it. */
   job_id: string;

@@ -45,6 +45,28 @@ export const METRICS = {
   authEvents: { name: 'AuthEvents', unit: 'Count', dimensions: ['event'] },
   /** Notification attempts per channel and outcome. */
   channelDelivery: { name: 'ChannelDelivery', unit: 'Count', dimensions: ['channel', 'outcome'] },
+  /**
+   * Answers of an alarm intake function, per function and per version (the deployment's rollback
+   * alarms compare a new version with all of them: a refusal is an HTTP 200 with a code). Written twice:
+   * with `function` and `version`, and with `function` alone (every version together).
+   */
+  intakeReports: { name: 'IntakeReports', unit: 'Count', dimensions: ['function', 'version'] },
+  /** Of those, the refusals (every answer with a code other than 0). */
+  intakeRefused: { name: 'IntakeRefused', unit: 'Count', dimensions: ['function', 'version'] },
+  /**
+   * Messages of a queue consumer's batches (the due runner: items of due work it ran), per function
+   * and version, written as the intake ones are.
+   */
+  batchItems: { name: 'BatchItems', unit: 'Count', dimensions: ['function', 'version'] },
+  /** Of those, the ones that failed (partial batch failures; all of a batch that threw). */
+  batchItemFailures: { name: 'BatchItemFailures', unit: 'Count', dimensions: ['function', 'version'] },
+  /** From the report's acceptance to the end of its processing by the pipeline, per alarm (ms). */
+  pipelineLag: { name: 'PipelineLagMs', unit: 'Milliseconds', dimensions: [] },
+  /**
+   * Answers 429 (API Gateway's throttling) of the alarm intake routes, from the API's access log (a
+   * metric filter, dimension `api`: the HTTP API's id, since a filter cannot set the others).
+   */
+  ingestThrottled: { name: 'IngestThrottled', unit: 'Count', dimensions: ['api'] },
 } as const;
 
 export type MetricKey = Exclude<

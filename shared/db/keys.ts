@@ -186,6 +186,8 @@ export const keys = {
     sk: `MIN#${pad(minute, 10)}`,
   }),
   metricCollection: (taskId: number, metric: string) => `METRIC#${taskId}#${metric}`,
+  /** The serial lane of a contended metric: who holds it, until when. */
+  metricLane: (taskId: number, metric: string) => ({ pk: `METRIC#${taskId}#${metric}`, sk: 'LANE' }),
   metricMinuteSk: (minute: number) => `MIN#${pad(minute, 10)}`,
 
   /**
@@ -212,9 +214,13 @@ export const keys = {
   /**
    * A task's alarm counts of one minute, per second (the rate limit shared by every container): one
    * item per task and minute (`minute` = Unix second / 60), so no item takes a task's stream for
-   * longer than its minute.
+   * longer than its minute; a task whose limit is larger than one item holds (TOKENS_PER_ITEM) has
+   * its minute split over `shard` 0, 1, ...
    */
-  rateWindow: (taskId: number, minute: number) => ({ pk: `RATE#${taskId}#${minute}`, sk: 'RATE' }),
+  rateWindow: (taskId: number, minute: number, shard = 0) => ({
+    pk: shard === 0 ? `RATE#${taskId}#${minute}` : `RATE#${taskId}#${minute}#${shard}`,
+    sk: 'RATE',
+  }),
 
   // Outbound webhooks: attempts of their own grouped per event and listed per task by time (gsi1); a
   // task's delivery log (the settling first attempts of one consumer batch in one item, no index).
@@ -223,6 +229,11 @@ export const keys = {
     sk: `ATTEMPT#${pad(atMs, 13)}#${pad(attempt, 4)}`,
   }),
   webhookAttemptsOfEvent: (eventId: string) => ({ pk: `WHEVT#${eventId}` }),
+  /** Taken by the one copy of a retry's message that makes that attempt (SQS may deliver two). */
+  webhookRetryClaim: (eventId: string, attempt: number) => ({
+    pk: `WHEVT#${eventId}`,
+    sk: `CLAIM#${pad(attempt, 4)}`,
+  }),
   webhookAttemptPrefix: () => 'ATTEMPT#',
   /** A task's delivery log items: one partition per task and UTC day, sorted by time. */
   webhookLog: (taskId: number, atMs: number, id: string) => ({

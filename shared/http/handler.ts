@@ -57,6 +57,8 @@ export interface Authentication {
   admit?(input: Record<string, unknown>, ctx: RequestContext, source: Input): Promise<void> | void;
   /** The input valid: whom an app acts as. */
   act?(input: Record<string, unknown>, ctx: RequestContext): Promise<void> | void;
+  /** Any answer, before it leaves (after `refused` for a refusal). */
+  answered?(): void;
   /** A refusal's answer, before it leaves. */
   refused?(response: HttpResult): void;
 }
@@ -152,6 +154,7 @@ function answer(options: Answering): Step {
     name: 'answer',
     after: async (request) => {
       securityHeaders(request.event, request.response ?? undefined);
+      options.auth.answered?.();
       flushMetrics();
     },
     onError: async (request) => {
@@ -159,6 +162,7 @@ function answer(options: Answering): Step {
       securityHeaders(request.event, request.response);
       const status = request.response.statusCode ?? 500;
       options.auth.refused?.(request.response);
+      options.auth.answered?.();
       flushMetrics();
       if (options.refusalsAsHttp200 && status < 500 && status !== 413) request.response.statusCode = 200;
     },

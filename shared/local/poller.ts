@@ -9,6 +9,7 @@ import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import type { QueueDef } from '../../infra/consumers.ts';
 import { logger } from '../log.ts';
 import { asFunction } from './call-record.ts';
+import { type ChaosCounts, type ChaosOptions, chaosReader, type QueueReader } from './chaos.ts';
 import { lambdaContext, loadHandler } from './lambda.ts';
 import { recordInvocation } from './stats.ts';
 
@@ -49,6 +50,50 @@ export interface PollerScale {
 }
 
 /**
+ * A queue read as Lambda's event source reads it: up to `max` messages (ReceiveMessage returns ten at
+ * most, so a larger batch takes more receives, the next one only while the last came back full), and
+ * deletes of the processed ones, ten to a request.
+ */
+export function sqsReader(client: SQSClient, url: string, queue: string): QueueReader {
+  return {
+    async receive(max, waitSeconds) {
+      const got: Message[] = [];
+      while (got.length < max) {
+        const want = Math.min(SQS_RECEIVE_MAX, max - got.length);
+        const out = await client.send(
+          new ReceiveMessageCommand({
+            QueueUrl: url,
+            MaxNumberOfMessages: want,
+            WaitTimeSeconds: got.length === 0 ? waitSeconds : 0,
+            MessageSystemAttributeNames: ['All'],
+          }),
+        );
+        got.push(...(out.Messages ?? []));
+        if ((out.Messages?.length ?? 0) < want) break;
+      }
+      return got;
+    },
+    async remove(messages) {
+      const deletes: Promise<unknown>[] = [];
+      for (let i = 0; i < messages.length; i += SQS_RECEIVE_MAX) {
+        const chunk = messages.slice(i, i + SQS_RECEIVE_MAX);
+        deletes.push(
+          client
+            .send(
+              new DeleteMessageBatchCommand({
+                QueueUrl: url,
+                Entries: chunk.map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle })),
+              }),
+            )
+            .catch((err) => logger.warn('local poller delete failed', { queue, error: err as Error })),
+        );
+      }
+      await Promise.all(deletes);
+    },
+  };
+}
+
+/**
  * The local stand-in for Lambda's SQS event source mapping. A reader long-polls the queue and gathers
  * a batch (up to the batch size, for at most the batching window after its first message); the batch
  * goes to the consumer as soon as one of the concurrency slots is free (while none is, the batch keeps
@@ -63,6 +108,11 @@ export function startPoller(
   url: string,
   region: string,
   scale: PollerScale,
+  /**
+   * The queue at its worst (shared/local/chaos.ts), for tests, with a client of its own: what it does
+   * to the queue is the emulator's misbehaviour, not calls of the consumer's role.
+   */
+  chaos?: { options: ChaosOptions; client: SQSClient },
 ) {
   let running = true;
   let slots = scale.min;
@@ -73,27 +123,10 @@ export function startPoller(
   const arn = `arn:aws:sqs:${region}:000000000000:tocsin-${def.name}`;
   const fn = `tocsin-${def.name}-consumer`;
 
-  /**
-   * Up to `max` messages: ReceiveMessage returns ten at most, so a larger batch takes more receives,
-   * as Lambda's pollers make them (the next one only while the last came back full).
-   */
-  const receive = async (max: number, waitSeconds: number): Promise<Message[]> => {
-    const got: Message[] = [];
-    while (got.length < max) {
-      const want = Math.min(SQS_RECEIVE_MAX, max - got.length);
-      const out = await client.send(
-        new ReceiveMessageCommand({
-          QueueUrl: url,
-          MaxNumberOfMessages: want,
-          WaitTimeSeconds: got.length === 0 ? waitSeconds : 0,
-          MessageSystemAttributeNames: ['All'],
-        }),
-      );
-      got.push(...(out.Messages ?? []));
-      if ((out.Messages?.length ?? 0) < want) break;
-    }
-    return got;
-  };
+  const plain = sqsReader(client, url, def.name);
+  const source = chaos ? chaosReader(plain, chaos.client, url, chaos.options) : plain;
+  if (chaos) logger.warn('local queue chaos on', { queue: def.name, ...chaos.options });
+  const receive = (max: number, waitSeconds: number) => source.receive(max, waitSeconds);
 
   const consume = async (messages: Message[]) => {
     const handler = await loadHandler(def.consumer);
@@ -114,24 +147,7 @@ export function startPoller(
     } finally {
       recordInvocation(fn, performance.now() - started);
     }
-    const done = messages.filter((m) => !failed.has(m.MessageId ?? ''));
-    const deletes: Promise<unknown>[] = [];
-    for (let i = 0; i < done.length; i += SQS_RECEIVE_MAX) {
-      const chunk = done.slice(i, i + SQS_RECEIVE_MAX);
-      deletes.push(
-        client
-          .send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: url,
-              Entries: chunk.map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle })),
-            }),
-          )
-          .catch((err) =>
-            logger.warn('local poller delete failed', { queue: def.name, error: err as Error }),
-          ),
-      );
-    }
-    await Promise.all(deletes);
+    await source.remove(messages.filter((m) => !failed.has(m.MessageId ?? '')));
   };
 
   const dispatch = (messages: Message[]) => {
@@ -191,6 +207,8 @@ export function startPoller(
     get slots() {
       return slots;
     },
+    /** What the chaos layer did (undefined without chaos). */
+    chaos: 'counts' in source ? (source as { counts: ChaosCounts }).counts : undefined,
     async stop() {
       running = false;
       await reader;

@@ -27,8 +27,14 @@ export function sqs(): SQSClient {
   return client;
 }
 
-export function queueUrl(queue: QueueName): string {
-  const url = config().queueUrls[queue];
+/** A queue, or (`<queue>-dlq`) its dead-letter queue. */
+export type Destination = QueueName | `${QueueName}-dlq`;
+
+export function queueUrl(queue: Destination): string {
+  const cfg = config();
+  const url = queue.endsWith('-dlq')
+    ? cfg.dlqUrls[queue.slice(0, -4) as QueueName]
+    : cfg.queueUrls[queue as QueueName];
   if (!url) throw new Error(`config: queue url for ${queue} is not set`);
   return url;
 }
@@ -50,7 +56,7 @@ interface Entry {
  * more times, with backoff). Each entry is settled on its own outcome.
  */
 async function sendBatch(
-  queue: QueueName,
+  queue: Destination,
   batch: Entry[],
   counts?: { messages: number; requests: number },
 ): Promise<void> {
@@ -103,7 +109,7 @@ function entriesOf(messages: OutboundMessage[]): { entries: Entry[]; done: Promi
  * Durably puts messages on a queue: batches of 10 in parallel, failed entries retried, and an error
  * thrown if any message could not be queued (callers must then not acknowledge their own input).
  */
-export async function publish(queue: QueueName, messages: OutboundMessage[]): Promise<void> {
+export async function publish(queue: Destination, messages: OutboundMessage[]): Promise<void> {
   const { entries, done } = entriesOf(messages);
   for (let i = 0; i < entries.length; i += 10) void sendBatch(queue, entries.slice(i, i + 10));
   await done;

@@ -217,11 +217,14 @@ describe('the decision trace of a real alarm', () => {
       },
       60_000,
     );
-    expect(dead).toMatchObject({ attempts: 7, reason: { outcome: 'failed', status: 503 } });
+    // Its last attempt failed at the receiver, or was held by the task's circuit (its receiver failed
+    // five times in a row, and the test's backoff of 1 s comes before the circuit's next probe)
+    expect(dead).toMatchObject({ attempts: 7, reason: { outcome: 'failed' } });
+    expect(dead.reason.status === 503 || /^circuit open/.test(dead.reason.error)).toBe(true);
     const before = await trace(t, third);
     // The e-mail reached a person; the deliveries say the webhook failed, and why
     expect(before.summary).toMatch(
-      /^the 3rd alarm of batch \d+, notified: email delivered, webhook failed \(HTTP 503\)$/,
+      /^the 3rd alarm of batch \d+, notified: email delivered, webhook failed \((HTTP 503|circuit open: .*)\)$/,
     );
     expect(before.delivery).toMatchObject({
       result: 'partly delivered',
@@ -246,14 +249,19 @@ describe('the decision trace of a real alarm', () => {
       const tr = await trace(t, third);
       return tr.webhooks[0].attempts.some((a: Any) => a.outcome === 'delivered') ? tr : undefined;
     });
-    expect(after.webhooks[0].attempts.map((a: Any) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    // (numbered on from 8; the first ones after the redrive may be held until the task's circuit
+    // lets its probe through)
+    const numbers = after.webhooks[0].attempts.map((a: Any) => a.attempt);
+    expect(numbers.length).toBeGreaterThanOrEqual(8);
+    expect(numbers).toEqual(numbers.map((_: number, i: number) => i + 1));
+    expect(after.webhooks[0].attempts.at(-1).outcome).toBe('delivered');
     expect(after.delivery.result).toBe('delivered');
     const log = await api.get<Any>('/alarmtask/deliveries', {
       query: { uid: 2, task_id: t.id, kind: 'webhook', limit: 100 },
     });
     const thirdLog = log.data.deliveries.filter((d: Any) => d.id === `${t.id}:${third}:ALARM`);
     expect(thirdLog.map((d: Any) => d.outcome).sort()).toEqual(
-      [...Array(7).fill('failed'), 'delivered'].sort(),
+      [...Array(numbers.length - 1).fill('failed'), 'delivered'].sort(),
     );
     // ... and the history lists all four, the dropped one included
     const history = await api.get<Any>('/alarmtask/alarms', { query: { uid: 2, task_id: t.id } });
@@ -369,7 +377,7 @@ describe('npm run admin -- alarms | trace | tasks | workflows | deliveries | dlq
     expect(text.stdout).toContain('\n  email: Ann Lee (uid 1)\n');
     // The decision, then what the deliveries came to: the webhook failed, so not all were delivered.
     expect(text.stdout).toMatch(
-      /\n {2}=> the 1st alarm of batch \d+, notified: email delivered, webhook failed \(HTTP 503\)\n {2}delivery: partly delivered\n/,
+      /\n {2}=> the 1st alarm of batch \d+, notified: email delivered, webhook failed \((HTTP 503|circuit open: .*)\)\n {2}delivery: partly delivered\n/,
     );
     expect(tasks.stdout).toContain(t.name);
     expect(workflows.stdout).toContain(uuid);

@@ -63,8 +63,16 @@ async function alarms(t: CreatedTask, n: number): Promise<AlarmRecord[]> {
   return out;
 }
 
-const eventsOf = (t: { id: number }, event: string): Received[] =>
-  receiver.received.filter((r) => r.json?.data?.task?.id === t.id && r.json.event === event);
+/** The task's events of a kind, once each (delivery is at least once: a copy has the same webhook-id). */
+const eventsOf = (t: { id: number }, event: string): Received[] => {
+  const seen = new Set<string>();
+  return receiver.received.filter((r) => {
+    const id = String(r.headers['webhook-id']);
+    if (r.json?.data?.task?.id !== t.id || r.json.event !== event || seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+};
 
 async function waitEvents(t: { id: number }, event: string, count: number): Promise<Received[]> {
   await receiver.waitFor(() => eventsOf(t, event).length >= count);

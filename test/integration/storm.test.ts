@@ -230,9 +230,10 @@ describe('a storm on one metric', () => {
     expect(notified).toHaveLength((ALARMS / N) * 2);
     expect(records.filter((r) => r.notify === 'now').every((r) => r.k === 1 || r.k === N)).toBe(true);
 
-    // Assert: the history has every alarm once; the webhook had every notified alarm's event
+    // Assert: the history has every alarm (a redelivered message may log its alarm again; the
+    // listings show it once); the webhook had every notified alarm's event
     const logged = await loggedUuids(task.id, startedMs, Date.now());
-    expect(logged.length).toBe(ALARMS);
+    expect(logged.length).toBeGreaterThanOrEqual(ALARMS);
     expect(new Set(logged)).toEqual(new Set(uuids));
     const events = receiver.received.filter((r) => r.json?.event === 'ALARM');
     expect(new Set(events.map((e) => e.json.data.history.uuid as string))).toEqual(new Set(notified));

@@ -161,7 +161,9 @@ describe('webhook delivery', () => {
     // Assert
     expect(attempts[0]).toMatchObject({ attempt: 1, outcome: 'failed', error: 'ECONNREFUSED' });
     expect(attempts.at(-1)).toMatchObject({ outcome: 'delivered' });
-    expect(requestsOf(id)).toHaveLength(1);
+    // Once (at least once: a second copy of its message may get there too, with the same webhook-id)
+    expect(requestsOf(id).length).toBeGreaterThanOrEqual(1);
+    expect(new Set(requestsOf(id).map((r) => r.body)).size).toBe(1);
   });
 
   it("retries a reported alarm's event whose first attempt failed, with the same webhook-id and body", async () => {
@@ -206,14 +208,17 @@ describe('webhook delivery', () => {
       attemptsUntil(gone, (x) => x.length > 0, goneId),
       attemptsUntil(none, (x) => x.length > 0, noHook.id),
     ]);
-    // Assert
-    expect(a).toEqual([expect.objectContaining({ outcome: 'skipped', error: 'task not found' })]);
-    expect(b).toEqual([expect.objectContaining({ outcome: 'skipped', error: 'task has no webhook' })]);
+    // Assert: skipped (at least once: a second copy of the message records its attempt too)
+    expect(a.length).toBeGreaterThanOrEqual(1);
+    expect(b.length).toBeGreaterThanOrEqual(1);
+    for (const x of a) expect(x).toMatchObject({ attempt: 1, outcome: 'skipped', error: 'task not found' });
+    for (const x of b)
+      expect(x).toMatchObject({ attempt: 1, outcome: 'skipped', error: 'task has no webhook' });
   });
 });
 
 describe('webhook dead-letter queue', () => {
-  it('moves an event that fails 7 times to the webhook DLQ, with every attempt recorded', async () => {
+  it('moves an event that fails 7 times to the webhook DLQ itself, with every attempt recorded', async () => {
     // Arrange: a receiver that always fails
     const failing = await new TestReceiver().start();
     failing.behaviour = behaviour(() => ({ status: 503 }));
@@ -261,8 +266,14 @@ describe('webhook dead-letter queue', () => {
         body: { event: 'ALARM' },
       });
       expect(attempts.map((a) => a.attempt)).toEqual([1, 2, 3, 4, 5, 6, 7]);
-      expect(attempts.every((a) => a.outcome === 'failed' && a.status === 503)).toBe(true);
-      expect(failing.received.filter((r) => r.headers['webhook-id'] === eventId)).toHaveLength(7);
+      expect(attempts.every((a) => a.outcome === 'failed')).toBe(true);
+      // Sent, or held by the task's circuit once its receiver failed five times in a row (the test's
+      // backoff of 1 s comes before the circuit's next probe is due)
+      const sent = attempts.filter((a) => a.status === 503);
+      const held = attempts.filter((a) => a.error?.startsWith('circuit open'));
+      expect(sent.length + held.length).toBe(7);
+      expect(sent.length).toBeGreaterThanOrEqual(3);
+      expect(failing.received.filter((r) => r.headers['webhook-id'] === eventId)).toHaveLength(sent.length);
       expect(await listAttemptsOfEvent(eventId, await anyTime(task.id))).toHaveLength(7);
     } finally {
       sqs.destroy();

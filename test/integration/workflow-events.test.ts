@@ -67,6 +67,7 @@ describe('workflow events', () => {
           notice_time: history.notice_time,
         },
         workflow: { id, status: 0, created_at: expect.any(Number) },
+        order: { key: `wf:${id}`, seq: 1 },
       },
       extra: {},
     });

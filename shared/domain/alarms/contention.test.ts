@@ -2,8 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { AlarmMessage, NotificationJob } from '../../contracts/messages.ts';
 import type { Task } from '../tasks/model.ts';
 import { testTask } from '../tasks/test-task.ts';
-import { commitBackoffMs, commitDeadline, EFFECTS_RESERVE_MS, handbackDelaySeconds } from './contention.ts';
+import {
+  commitBackoffMs,
+  commitDeadline,
+  EFFECTS_RESERVE_MS,
+  handbackDelaySeconds,
+  MAX_HAND_BACKS,
+} from './contention.ts';
 import type { AlarmRecord, MetricState } from './model.ts';
+import { LANE_GRACE_MS } from './process.ts';
 import { parseAlarmMessage, processAlarmBatch } from './pipeline.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
 import type { CommitResult, MetricCommit } from './repository.ts';
@@ -44,6 +51,8 @@ function world(o: WorldOptions = {}) {
   let elapsedMs = 0;
   let attempts = 0;
   let nextId = 1000;
+  /** The metric's serial lane (one metric in these tests): its holder, until when, times taken. */
+  const lane = { token: '', untilMs: 0, taken: 0 };
   const tasks = new Map<number, Task>([
     [compressing.id, compressing],
     [plain.id, plain],
@@ -52,6 +61,7 @@ function world(o: WorldOptions = {}) {
     now: () => 1_700_000_000,
     nowMs: () => 1_700_000_000_000,
     count: () => undefined,
+    measure: () => undefined,
     getTask: async (id) => tasks.get(id),
     nextHistoryId: async () => ++nextId,
     recordAlarm: async () => 'created',
@@ -113,10 +123,19 @@ function world(o: WorldOptions = {}) {
         for (const r of c.records) records.set(`${r.task_id}#${r.uuid}`, r);
         return { ok: true };
       },
+      takeMetricLane: async (_t: number, _m: string, token: string, nowMs: number, untilMs: number) => {
+        if (lane.untilMs >= nowMs && lane.token !== token) return false;
+        Object.assign(lane, { token, untilMs, taken: lane.taken + 1 });
+        return true;
+      },
+      releaseMetricLane: async (_t: number, _m: string, token: string) => {
+        if (lane.token === token) lane.untilMs = 0;
+      },
     } as unknown as PipelineDeps['repo'],
   };
   return {
     deps,
+    lane,
     records,
     handedBack,
     logged,
@@ -319,6 +338,43 @@ describe('contention on one metric', () => {
 });
 
 describe('contention policy', () => {
+  it('after three hand-backs an alarm takes its metric serial lane and retries past the budget until it commits', async () => {
+    // Arrange: a budget of 1 s, and other consumers winning the next 20 commits (seconds of backoff)
+    const w = world({ rivals: 20, contentionMs: 1_000 });
+    const a = alarm(compressing.id, { handed_back: MAX_HAND_BACKS });
+    // Act
+    const failed = await processAlarmBatch([msg(a)], w.deps, { remainingMs: 25_000 });
+    // Assert: committed, not handed back again; the lane taken and given back
+    expect(failed).toEqual([]);
+    expect(w.handedBack).toEqual([]);
+    expect(w.records.has(`${compressing.id}#${a.uuid}`)).toBe(true);
+    expect(w.elapsedMs()).toBeGreaterThan(1_000);
+    expect(w.lane).toMatchObject({ taken: 1, untilMs: 0 });
+  });
+
+  it('a group that keeps losing while the lane is held yields after a second; a lane group finding it held is handed back', async () => {
+    // Arrange: another consumer holds the lane and keeps winning the commits
+    const w = world({ rivals: 1_000 });
+    Object.assign(w.lane, { token: 'other', untilMs: Date.now() + 60_000 });
+    const plainAlarm = alarm();
+    const laneAlarm = alarm(compressing.id, { handed_back: MAX_HAND_BACKS });
+    // Act
+    await logged('warn', () => processAlarmBatch([msg(plainAlarm)], w.deps));
+    const attemptsAfterFirst = w.attempts();
+    const elapsedAfterFirst = w.elapsedMs();
+    await logged('warn', () => processAlarmBatch([msg(laneAlarm)], w.deps));
+    // Assert: retried for the grace only (well within its 20 s budget), then handed back; the lane
+    // group never tries
+    expect(attemptsAfterFirst).toBeGreaterThan(1);
+    expect(elapsedAfterFirst).toBeGreaterThanOrEqual(LANE_GRACE_MS);
+    expect(elapsedAfterFirst).toBeLessThan(LANE_GRACE_MS + 1_000);
+    expect(w.attempts()).toBe(attemptsAfterFirst);
+    expect(w.handedBack.map((h) => [h.uuid, h.handed_back])).toEqual([
+      [plainAlarm.uuid, 1],
+      [laneAlarm.uuid, MAX_HAND_BACKS + 1],
+    ]);
+  });
+
   it('commitDeadline: the budget, cut to the invocation minus its reserve, never negative', () => {
     expect(commitDeadline(100, 20_000)).toBe(20_100);
     expect(commitDeadline(100, 20_000, 30_000)).toBe(100 + 30_000 - EFFECTS_RESERVE_MS);

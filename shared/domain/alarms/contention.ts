@@ -20,6 +20,24 @@ import { count } from '../../metrics.ts';
 /** Time kept for the side effects and a handback after the commits: never retried into it. */
 export const EFFECTS_RESERVE_MS = 10_000;
 
+/**
+ * The serial lane of a metric (`METRIC#…`/`LANE`, a lease taken with a conditional put for the rest of
+ * the invocation): one consumer at a time retries against a contended metric. A group whose commit
+ * lost takes the lane and retries within its budget; a group that finds the lane held by another
+ * consumer yields after a short grace (its alarms are handed back) instead of retrying against it for
+ * its whole budget. An alarm
+ * handed back MAX_HAND_BACKS times takes the lane before anything else and, holding it, retries for as
+ * long as the invocation allows: hand-backs are bounded, and a hot metric costs one consumer's
+ * retries, not every consumer's.
+ */
+export const MAX_HAND_BACKS = 3;
+/** How long a lane group retries when the invocation's remaining time is not known (ms). */
+export const LANE_BUDGET_MS = 20_000;
+
+/** Whether a group's alarms go through the serial lane (one of them was handed back MAX_HAND_BACKS times). */
+export const needsLane = (alarms: AlarmMessage[]): boolean =>
+  alarms.some((a) => (a.handed_back ?? 0) >= MAX_HAND_BACKS);
+
 /** Backoff between two commit attempts of a group, ms: exponential from 10 ms, capped, jittered. */
 export function commitBackoffMs(attempt: number, random: () => number = Math.random): number {
   return Math.min(400, 10 * 2 ** Math.min(attempt, 10)) * (0.5 + random());

@@ -1,5 +1,5 @@
 import type { Task } from '../tasks/model.ts';
-import { event, historyRef, taskRef } from '../events/payloads.ts';
+import { event, historyRef, orderRef, taskRef } from '../events/payloads.ts';
 import type { AlarmRecord } from './model.ts';
 import { type Notice, selectedReceivers, sendNotice } from './notify.ts';
 import type { PipelineDeps } from './pipeline-deps.ts';
@@ -8,6 +8,21 @@ import type { PipelineDeps } from './pipeline-deps.ts';
  * The side effects of a recorded alarm: its notices (notification jobs and webhook events with ids
  * derived from the alarm, so a replay sends nothing twice) and its workflow.
  */
+
+/**
+ * `data.order` of a compressed alarm's events: the alarm's place in its metric (record.seq), then the
+ * event's place among the alarm's own (its upgrades, by strategy, then the alarm, then its recovery),
+ * so sequence numbers follow the metric's alarms whenever the event is raised. None for a record
+ * stored before alarms were counted, or outside a metric.
+ */
+const UPGRADE_SLOTS = 50;
+const ALARM_SLOT = 50;
+const RECOVERY_SLOT = 90;
+function metricOrder(record: AlarmRecord, slot: number): { order?: ReturnType<typeof orderRef> } {
+  const { metric } = record.history;
+  if (record.seq === undefined || !metric) return {};
+  return { order: orderRef(`m:${metric}`, record.seq * 100 + slot) };
+}
 
 /** A workflow an alarm opened: its notices carry claim links for it (round 0: just created). */
 export const claimOf = (workflow: { id: number } | undefined): Notice['claim'] =>
@@ -30,7 +45,7 @@ export function alarmNotice(
     history,
     context: { type },
     event: {
-      body: event('ALARM', type, { task: taskRef(task), history }),
+      body: event('ALARM', type, { task: taskRef(task), history, ...metricOrder(record, ALARM_SLOT) }),
       eventId: `${record.task_id}:${record.uuid}:ALARM`,
     },
   };
@@ -46,7 +61,11 @@ export function recoveryNotice(task: Task, record: AlarmRecord): Notice {
     history,
     context: { type: 'recovery' },
     event: {
-      body: event('RECOVERY', 'recovery', { task: taskRef(task), history }),
+      body: event('RECOVERY', 'recovery', {
+        task: taskRef(task),
+        history,
+        ...metricOrder(record, RECOVERY_SLOT),
+      }),
       eventId: `${record.task_id}:${record.uuid}:RECOVERY`,
     },
   };
@@ -79,7 +98,11 @@ function upgradeNotice(
     history,
     context: { rule, zcount: fire.zcount },
     event: {
-      body: event('UPGRADE', 'upgrade', { task: taskRef(task), history }),
+      body: event('UPGRADE', 'upgrade', {
+        task: taskRef(task),
+        history,
+        ...metricOrder(record, Math.min(fire.index, UPGRADE_SLOTS - 1)),
+      }),
       eventId: `${record.task_id}:${record.uuid}:UPGRADE:${fire.key}`,
     },
   };

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { formatDateTime, nowSeconds } from '../../clock.ts';
+import { formatDateTime, nowMs, nowSeconds } from '../../clock.ts';
 import { config } from '../../config/env.ts';
 import type { AlarmMessage } from '../../contracts/messages.ts';
 import { enqueue, publish } from '../../messaging/sqs.ts';
@@ -156,6 +156,7 @@ export async function acceptAlarms(
     checkCtn(a.ctn, alarms.length === 1 ? 'ctn' : `alerts[${i}]`);
   });
   const now = nowSeconds();
+  const acceptedMs = nowMs();
   const answer = { uuids: [] as string[], report_time: formatDateTime(now, config().timeZone) };
   if (alarms.length === 0) return answer;
   const messages = alarms.map(
@@ -167,6 +168,7 @@ export async function acceptAlarms(
       ctn: a.ctn,
       notice_time: now,
       reported_at: now,
+      reported_ms: acceptedMs,
       ...(a.recovery ? { recovery: true as const } : {}),
       ...(a.dedupKey ? { dedup: true as const } : {}),
     }),

@@ -103,6 +103,11 @@ export interface AlarmRecord {
   notify: CompressNotify;
   /** Compressed alarms: position in the window. */
   k?: number;
+  /**
+   * Compressed alarms: the alarm's place among every alarm of its metric (1, 2, ...: the order the
+   * metric's state took them in), the base of its events' sequence numbers (API guide §12.6).
+   */
+  seq?: number;
   /** Compressed alarms: upgrade strategies this alarm fired. */
   upgrades: UpgradeFire[];
   /** Create a workflow when notified (workflow.enable at decision time, compressed alarms). */
@@ -132,6 +137,8 @@ export interface MetricState {
   metric: string;
   /** Optimistic-concurrency version; every group commit and due run bumps it. */
   version: number;
+  /** Alarms the metric took so far (absent on a state written before it was counted). */
+  seq?: number;
   window?: WindowState;
   /** Last alarm of the metric (delay recovery). */
   last_at?: number;
@@ -164,6 +171,8 @@ export interface GroupInput {
 
 export interface GroupStep {
   uuid: string;
+  /** The alarm's place among every alarm of the metric (MetricState.seq after it). */
+  seq: number;
   k: number;
   batch: number;
   notify: CompressNotify;
@@ -212,12 +221,14 @@ export function advanceMetric(input: GroupInput): GroupResult {
     }
     state.last_at = now;
     state.last_uuid = a.uuid;
+    state.seq = (state.seq ?? 0) + 1;
     if (input.recoveryDelay !== undefined && !state.recovery_pending) {
       state.recovery_pending = true;
       recoveryDueAt = now + input.recoveryDelay;
     }
     steps.push({
       uuid: a.uuid,
+      seq: state.seq,
       k: c.k,
       batch: c.batch,
       notify: c.notify,

@@ -16,7 +16,7 @@ import { type AlarmLogEntry, putBatchLogs } from './log.ts';
 import type { AlarmRecord } from './model.ts';
 import * as repo from './repository.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
-import { count } from '../../metrics.ts';
+import { count, measure } from '../../metrics.ts';
 
 /**
  * The I/O of the alarm pipeline (pipeline.ts, process.ts, effects.ts, delayed.ts) in one object, so
@@ -28,6 +28,8 @@ export const defaultDeps = {
   nowMs,
   /** Counts a service metric (shared/metrics.ts): what the pipeline accepted and decided. */
   count,
+  /** Records a measurement of a service metric (shared/metrics.ts): how long accepted alarms waited. */
+  measure,
   getTask: (id: number): Promise<Task | undefined> => getTaskCached(id),
   repo,
   nextHistoryId,

@@ -163,6 +163,20 @@ describe('processAlarmBatch', () => {
     expect(f.logTimes).toEqual([1_700_000_000_000]);
   });
 
+  it('measures each processed alarm from its report (PipelineLagMs), a message without reported_ms by its second', async () => {
+    // Arrange: the deps clock is 1_700_000_000 s; one report 1.5 s before it, one of an earlier version
+    const f = fakes(testTask());
+    const recent = { ...alarm({ host: 'a' }), reported_ms: 1_700_000_000_000 - 1_500 };
+    const older = { ...alarm({ host: 'b' }), reported_at: 1_700_000_000 - 4 };
+    // Act
+    expect(await processAlarmBatch([msg(recent), msg(older)], f.deps)).toEqual([]);
+    // Assert
+    expect(f.measured.map((m) => [m.name, m.value]).sort()).toEqual([
+      ['PipelineLagMs', 1_500],
+      ['PipelineLagMs', 4_000],
+    ]);
+  });
+
   it('retries a failed log write: a passing failure loses nothing', async () => {
     const f = fakes(testTask());
     const a = alarm({ host: 'h' });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { batchPerTurn } from '../../batch.ts';
 import { isObject, parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
@@ -5,12 +6,18 @@ import type { AlarmMessage, NotificationJob } from '../../contracts/messages.ts'
 import type { Task } from '../tasks/model.ts';
 import type { WebhookAttempt } from '../webhooks/repository.ts';
 import { type EventToPublish, webhookBundles } from '../events/publish.ts';
-import { commitDeadline, handBackContended, MetricContended } from './contention.ts';
+import {
+  commitDeadline,
+  handBackContended,
+  LANE_BUDGET_MS,
+  MetricContended,
+  needsLane,
+} from './contention.ts';
 import { explainAlarm } from './explain.ts';
 import type { AlarmLogEntry } from './log.ts';
 import { planAlarm } from './model.ts';
 import { defaultDeps, type PipelineDeps } from './pipeline-deps.ts';
-import { type GroupItem, processGroup, processSingle } from './process.ts';
+import { type GroupItem, type LaneTicket, processGroup, processSingle } from './process.ts';
 
 /**
  * The alarm processing pipeline (API guide §9): recovery -> filter -> compress -> upgrade -> workflow
@@ -133,20 +140,44 @@ export async function processAlarmBatch(
       units.push({ ids, run: () => processSingle(task, alarm, plan, why, unitDeps) });
     }
   }
+  // Each group may take its metric's serial lane (contention.ts) for the rest of the invocation.
+  const laneUntilMs = deps.nowMs() + (options.remainingMs ?? LANE_BUDGET_MS);
+  const laneRetryUntil = commitDeadline(
+    deps.clockMs(),
+    Math.max(LANE_BUDGET_MS, deps.contentionMs()),
+    options.remainingMs,
+  );
   for (const g of groups.values()) {
+    const groupAlarms = g.items.map((i) => i.alarm);
+    const lane: LaneTicket = {
+      token: randomUUID(),
+      untilMs: laneUntilMs,
+      // Handed back too often: through the lane first, for as long as the invocation allows.
+      first: needsLane(groupAlarms),
+      retryUntil: laneRetryUntil,
+    };
     units.push({
       ids: g.items.flatMap((i) => i.ids),
-      alarms: g.items.map((i) => i.alarm),
-      run: () => processGroup(g.task, g.metric, g.items, unitDeps, commitUntil),
+      alarms: groupAlarms,
+      run: () => processGroup(g.task, g.metric, g.items, unitDeps, commitUntil, lane),
     });
   }
 
-  const results = await Promise.allSettled(units.map((u) => u.run()));
+  // Each unit's effects go out as soon as it finishes (with those of the units that finished while a
+  // send was running: effects.send), so a slow unit (a contended metric) holds back only its own.
+  const results = await Promise.allSettled(
+    units.map(async (u) => {
+      await u.run();
+      await effects.send();
+    }),
+  );
   const contended: Unit[] = [];
+  let unsent: unknown;
   results.forEach((r, i) => {
-    if (r.status === 'rejected' && r.reason instanceof MetricContended) {
-      contended.push(units[i]);
-    } else if (r.status === 'rejected') {
+    if (r.status === 'fulfilled') return;
+    if (r.reason instanceof MetricContended) contended.push(units[i]);
+    else if (r.reason instanceof EffectsNotSent) unsent = r.reason.cause;
+    else {
       logger.error('alarm processing failed; will be retried', {
         messageIds: units[i].ids,
         error: r.reason as Error,
@@ -155,7 +186,7 @@ export async function processAlarmBatch(
     }
   });
   try {
-    await effects.flush();
+    await effects.finish(unsent);
   } catch (err) {
     // Nothing is lost: every alarm of the batch comes back and re-publishes its recorded effects.
     logger.error('could not send or queue the side effects of a batch; it will be retried', {
@@ -163,24 +194,54 @@ export async function processAlarmBatch(
     });
     return messages.map((m) => m.id);
   }
+  const lagged = new Set([...failed, ...contended.flatMap((u) => u.ids)]);
+  const now = deps.nowMs();
+  for (const { ids, alarm } of alarms)
+    if (!ids.some((id) => lagged.has(id)))
+      deps.measure('PipelineLagMs', Math.max(0, now - reportedMsOf(alarm)));
   if (contended.length > 0) failed.push(...(await handBackContended(contended, deps.handBack)));
   return failed;
 }
 
+/** When a report was accepted (ms): its message says, or (a message of an earlier version) its second. */
+const reportedMsOf = (a: AlarmMessage) => a.reported_ms ?? a.reported_at * 1000;
+
+/** A unit whose effects could not be sent: the whole batch comes back (effects.finish throws). */
+class EffectsNotSent extends Error {
+  override readonly name = 'EffectsNotSent';
+}
+
 /**
- * Pipeline deps whose publishing collects instead of sending: the events and jobs of a whole batch
- * go out together once every alarm of it is recorded (the events' first attempts made at once, the
- * jobs in a few SendMessageBatch calls: sendEffects). Events of a task without
- * a webhook URL are not queued at all (there is nobody to deliver them to).
+ * Pipeline deps whose publishing collects instead of sending: the events and jobs of the units of a
+ * batch go out as each finishes (`send`), those of the units that finish while a send is running
+ * together in the next one (the events' first attempts made at once, the jobs in a few
+ * SendMessageBatch calls: sendEffects). Events of a task without a webhook URL are not queued at all
+ * (there is nobody to deliver them to). `finish` waits for the last send and writes the logs.
  */
 function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledResult<Task | undefined>>) {
-  const events = new Map<number, EventToPublish[]>();
-  const notify: NotificationJob[] = [];
+  let events = new Map<number, EventToPublish[]>();
+  let notify: NotificationJob[] = [];
   const log: AlarmLogEntry[] = [];
+  const delivered: WebhookAttempt[] = [];
+  let sending: Promise<void> = Promise.resolve();
+  let failure: { reason: unknown } | undefined;
   const hasWebhook = (taskId: number) => {
     const t = tasks.get(taskId);
     const w = t?.status === 'fulfilled' ? t.value?.receiver?.channels?.webhook : undefined;
     return typeof w === 'string' ? w !== '' : !!(w as { url?: string } | undefined)?.url;
+  };
+  /** Sends what was collected so far; the settling first attempts are kept for the log. */
+  const sendCollected = async () => {
+    const webhook = [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list));
+    const jobs = notify;
+    events = new Map();
+    notify = [];
+    if (webhook.length === 0 && jobs.length === 0) return;
+    try {
+      await deps.sendEffects({ webhook, notify: jobs }, delivered);
+    } catch (reason) {
+      failure ??= { reason };
+    }
   };
   return {
     deps: {
@@ -201,26 +262,31 @@ function collectEffects(deps: PipelineDeps, tasks: Map<number, PromiseSettledRes
         log.push(...entries);
       },
     },
+    /**
+     * Sends what the units that finished so far raised, after the send in flight (so one unit's
+     * effects never wait for another unit's work, only for a send); rejects (EffectsNotSent) when a
+     * send failed.
+     */
+    send: async () => {
+      sending = sending.then(sendCollected);
+      await sending;
+      if (failure)
+        throw new EffectsNotSent('the effects of a batch could not be sent', { cause: failure.reason });
+    },
     // The logs after the effects, in one write: the delivery log of the webhook first attempts made
     // whatever happened (a retried batch's replays look them up), the alarm log once the batch is done
     // (a retried batch logs its alarms again). Never in the effects' way: a log write that fails
     // (after the retries of its own) costs the history those entries, not a redelivery of a batch that
     // has already gone out (an alarm that has no record would be sent again as new). Counted as
     // AlarmLogLost.
-    flush: async () => {
-      const delivered: WebhookAttempt[] = [];
-      let failure: { reason: unknown } | undefined;
-      try {
-        await deps.sendEffects(
-          { webhook: [...events].flatMap(([taskId, list]) => webhookBundles(taskId, list)), notify },
-          delivered,
-        );
-      } catch (reason) {
-        failure = { reason };
-      }
-      const entries = failure ? [] : log;
+    finish: async (unsent?: unknown) => {
+      // What the units that failed raised before failing (their alarms come back; replays then).
+      sending = sending.then(sendCollected);
+      await sending;
+      const reason = failure?.reason ?? unsent;
+      const entries = reason === undefined ? log : [];
       if (entries.length > 0 || delivered.length > 0) await logBestEffort(deps, entries, delivered);
-      if (failure) throw failure.reason;
+      if (reason !== undefined) throw reason;
     },
   };
 }

@@ -1,3 +1,4 @@
+import { logger } from '../../log.ts';
 import type { AlarmMessage } from '../../contracts/messages.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { Task } from '../tasks/model.ts';
@@ -26,6 +27,23 @@ export interface GroupItem {
   /** The level after the filter. */
   level: Plan['level'];
   why: Why;
+}
+
+/**
+ * DynamoDB's transactions take at most 4 MB: a group's records are committed in turns of at most
+ * TRANSACTION_BYTES (each record counted at twice its message, its content being kept once and the
+ * rest bounded by it, plus a margin), the metric's state and bucket beside them.
+ */
+export const TRANSACTION_BYTES = 3_500_000;
+
+/** How many of `alarms`, from the first, fit one transaction (at least one). */
+export function transactionShare(alarms: AlarmMessage[]): number {
+  let bytes = 0;
+  for (const [i, a] of alarms.entries()) {
+    bytes += 2 * Buffer.byteLength(JSON.stringify(a)) + 2_048;
+    if (bytes > TRANSACTION_BYTES) return Math.max(1, i);
+  }
+  return alarms.length;
 }
 
 /** An alarm that does not go through a metric's state. */
@@ -88,12 +106,31 @@ export async function processSingle(
 }
 
 /**
+ * The metric's serial lane as a group may use it (contention.ts): a group whose first commit lost
+ * takes it and retries alone (a lane held by another consumer: the group yields, its alarms handed
+ * back); a group whose alarms were handed back too often (`first`) takes it before anything else and
+ * retries until `retryUntil` rather than its usual budget.
+ */
+/** How long a group whose metric's lane another consumer holds keeps retrying before it yields (ms). */
+export const LANE_GRACE_MS = 1_000;
+
+export interface LaneTicket {
+  token: string;
+  /** Until when the lane is taken (ms, real time): the end of the invocation. */
+  untilMs: number;
+  first: boolean;
+  /** Until when (deps.clockMs) a `first` group retries its commit. */
+  retryUntil: number;
+}
+
+/**
  * Alarms of one metric: read the metric's state, advance it through every alarm in order, and commit
  * state, minute bucket, alarm records and due work in one transaction conditioned on the state's
- * version. Contention (another consumer committed first) re-reads and retries with jittered backoff
- * until `commitUntil` (deps.clockMs), then throws MetricContended (the alarms are handed back); a
- * commit refused all along while the state did not move throws a plain error (a real failure). Alarms
- * found already recorded are taken out and only have their side effects re-run.
+ * version. Contention (another consumer committed first) takes the metric's lane and re-reads and
+ * retries with jittered backoff until `commitUntil` (deps.clockMs), then throws MetricContended (the
+ * alarms are handed back), as it does after LANE_GRACE_MS when another consumer holds the lane; a commit refused
+ * all along while the state did not move throws a plain error (a real failure). Alarms found already
+ * recorded are taken out and only have their side effects re-run.
  */
 export async function processGroup(
   task: Task,
@@ -101,6 +138,46 @@ export async function processGroup(
   items: GroupItem[],
   deps: PipelineDeps,
   commitUntil: number,
+  lane?: LaneTicket,
+) {
+  const hold = { held: false };
+  const take = async (): Promise<boolean | undefined> => {
+    if (!lane) return undefined;
+    try {
+      hold.held = await deps.repo.takeMetricLane(task.id, metric, lane.token, deps.nowMs(), lane.untilMs);
+      return hold.held;
+    } catch (err) {
+      // The lane cannot be read or written: retry as if there were none (within the budget).
+      logger.warn('metric lane unavailable', { metric, error: err as Error });
+      return undefined;
+    }
+  };
+  if (lane?.first && (await take()) === false) throw new MetricContended(metric, 0);
+  // Held by another consumer: retry a little while (it usually commits at once), then yield.
+  let refusedSince: number | undefined;
+  try {
+    await commitGroup(task, metric, items, deps, lane?.first ? lane.retryUntil : commitUntil, async () => {
+      if (hold.held || !lane || (await take()) !== false) return true;
+      refusedSince ??= deps.clockMs();
+      return deps.clockMs() - refusedSince < LANE_GRACE_MS;
+    });
+  } finally {
+    if (lane && hold.held)
+      await deps.repo.releaseMetricLane(task.id, metric, lane.token).catch(() => undefined);
+  }
+}
+
+/**
+ * The commits of a group (processGroup). `lost` is told of a commit another consumer won, once per
+ * lost commit: false when the group must yield (another consumer holds the metric's lane).
+ */
+async function commitGroup(
+  task: Task,
+  metric: string,
+  items: GroupItem[],
+  deps: PipelineDeps,
+  commitUntil: number,
+  lost: () => Promise<boolean>,
 ) {
   const strategy = strategyOf(task.compress);
   const upgrades = upgradeStrategies(task.upgrade);
@@ -116,9 +193,11 @@ export async function processGroup(
   }
   let pending = items.map((i) => i.alarm);
   const replays: string[] = [];
-  let committed: AlarmRecord[] = [];
-  const versions = new VersionWatch();
+  const committed: AlarmRecord[] = [];
+  let versions = new VersionWatch();
   for (let attempt = 0; pending.length > 0; attempt++) {
+    // The alarms that fit one transaction (below DynamoDB's 4 MB): a larger group commits in turns.
+    const chunk = pending.slice(0, transactionShare(pending));
     const now = deps.now();
     const state = await deps.repo.getMetricState(task.id, metric);
     versions.see(state?.version);
@@ -130,14 +209,14 @@ export async function processGroup(
       state,
       taskId: task.id,
       metric,
-      alarms: pending.map((a) => ({ uuid: a.uuid, historyId: historyIds.get(a.uuid) as number })),
+      alarms: chunk.map((a) => ({ uuid: a.uuid, historyId: historyIds.get(a.uuid) as number })),
       now,
       strategy,
       upgrades,
       buckets,
       recoveryDelay: delay,
     });
-    const records = pending.map((alarm, i) => {
+    const records = chunk.map((alarm, i) => {
       const step = result.steps[i];
       return buildRecord(task, alarm, {
         outcome: 'compressed',
@@ -148,6 +227,7 @@ export async function processGroup(
         batch: step.batch,
         notify: step.notify,
         k: step.k,
+        seq: step.seq,
         upgrades: step.upgrades,
         why: whys.get(alarm.uuid) as Why,
         window: { start: step.windowStart, end: step.windowEnd },
@@ -181,14 +261,20 @@ export async function processGroup(
       dues,
     });
     if (res.ok) {
-      committed = records;
-      break;
+      committed.push(...records);
+      pending = pending.slice(chunk.length);
+      // The next turn starts afresh: its own attempts, and our commit is no one else's move.
+      versions = new VersionWatch();
+      attempt = -1;
+      continue;
     }
     if (res.duplicates.length > 0) {
       replays.push(...res.duplicates);
       pending = pending.filter((a) => !res.duplicates.includes(a.uuid));
     }
     if (!res.conflict) continue;
+    // One consumer at a time retries against a contended metric: the one that holds its lane.
+    if (!(await lost())) throw new MetricContended(metric, attempt + 1);
     if (deps.clockMs() >= commitUntil) {
       // Contention only if someone else moved the state meanwhile (one more read tells, if need be).
       if (!versions.moved) versions.see((await deps.repo.getMetricState(task.id, metric))?.version);

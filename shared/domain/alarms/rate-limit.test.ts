@@ -5,8 +5,17 @@ import { resetConfig } from '../../config/env.ts';
 import { flushMetrics } from '../../metrics.ts';
 import { jsonStdout } from '../../testing/stdout.ts';
 import { logged } from '../../testing/logs.ts';
-import { CAP_RETRY_AFTER_SECONDS, MemoryRateStore, RateLimiter, type RateStore } from './rate-limit.ts';
-import type { RateLease } from './rate-repository.ts';
+import {
+  CAP_RETRY_AFTER_SECONDS,
+  itemsFor,
+  MemoryRateStore,
+  RateLimiter,
+  type RateStore,
+  shareOf,
+  splitRateStore,
+  TOKENS_PER_ITEM,
+} from './rate-limit.ts';
+import type { LookAhead, RateLease } from './rate-repository.ts';
 
 /** A store that counts its leases (calls and tokens) on top of a shared in-memory count. */
 class CountingStore implements RateStore {
@@ -333,5 +342,65 @@ describe('RateLimiter: when the shared count fails (fails open to the container 
     expect(warnings.map(([m, a]) => [m, a.errorName])).toEqual([
       ['rate limit: the shared count could not be reached, counting per container', 'TimeoutError'],
     ]);
+  });
+});
+
+describe('a hot task: its minute split over several items', () => {
+  /** Window items in memory, by `<task>#<minute>#<shard>`, and the leases each took. */
+  function items() {
+    const stores = new Map<number, MemoryRateStore>();
+    const writes = new Map<number, number>();
+    const leaseItem = async (
+      taskId: number,
+      second: number,
+      need: number,
+      want: number,
+      limit: number,
+      _ahead?: LookAhead,
+      _signal?: AbortSignal,
+      shard = 0,
+    ): Promise<RateLease> => {
+      writes.set(shard, (writes.get(shard) ?? 0) + 1);
+      const store = stores.get(shard) ?? new MemoryRateStore();
+      stores.set(shard, store);
+      return store.lease(taskId, second, need, want, limit);
+    };
+    return { leaseItem, writes };
+  }
+
+  it('keeps a task within its limit of one item as one item', async () => {
+    const { leaseItem, writes } = items();
+    const store = splitRateStore(leaseItem, () => 7);
+    expect(await store.lease(1, 100, 1, 50, TOKENS_PER_ITEM)).toEqual({ granted: 50, used: 50, reserved: [] });
+    expect([...writes.keys()]).toEqual([0]);
+  });
+
+  it('spreads the containers of a task over its items, never granting more than the limit in all', async () => {
+    // Arrange: a limit of 5,000 a second (five items of 1,000), 40 containers starting where they will
+    const { leaseItem, writes } = items();
+    const limit = 5 * TOKENS_PER_ITEM;
+    const containers = Array.from({ length: 40 }, (_, i) => splitRateStore(leaseItem, () => i * 7));
+    // Act: every container leases 200 at a time until nothing is left
+    let granted = 0;
+    for (let round = 0; round < 5; round++)
+      for (const c of containers) granted += (await c.lease(1, 100, 1, 200, limit)).granted;
+    const last = await containers[0].lease(1, 100, 1, 200, limit);
+    // Assert
+    expect(itemsFor(limit)).toBe(5);
+    expect(granted).toBe(limit);
+    expect(last).toEqual({ granted: 0, used: limit, reserved: [] });
+    expect([...writes.keys()].sort()).toEqual([0, 1, 2, 3, 4]);
+    expect(Math.max(...writes.values())).toBeLessThan(2 * Math.min(...writes.values()) + 10);
+    expect([0, 1, 2, 3, 4].map((s) => shareOf(5_003, 5, s))).toEqual([1_001, 1_001, 1_001, 1_000, 1_000]);
+  });
+
+  it('refuses a request of more alarms than one item holds, as it refuses one over the limit', async () => {
+    const limiter = new RateLimiter({ store: new MemoryRateStore(), now: () => 0 });
+    expect(await limiter.take(1, 10 * TOKENS_PER_ITEM, TOKENS_PER_ITEM + 1)).toEqual({
+      ok: false,
+      reason: 'cap',
+      retryAfter: CAP_RETRY_AFTER_SECONDS,
+    });
+    expect(await limiter.take(1, 10 * TOKENS_PER_ITEM, TOKENS_PER_ITEM)).toEqual({ ok: true });
   });
 });

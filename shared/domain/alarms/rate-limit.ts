@@ -57,8 +57,55 @@ export type Admission =
    */
   | { ok: false; reason: 'window' | 'cap'; retryAfter: number };
 
+/**
+ * Tokens one window item holds at most. A task whose limit is larger (a hot task at thousands of
+ * alarms a second) has each second split over ceil(limit / TOKENS_PER_ITEM) items, each holding its
+ * share: every container starts leasing from an item of its own choosing and moves to the next when
+ * that one is used up, so the task's leases spread over several partitions instead of throttling one
+ * item (which would make the limiter count per container: RateLimitDegraded). A request may not carry
+ * more alarms than one item holds.
+ */
+export const TOKENS_PER_ITEM = 1_000;
+
+/** Items a second of a task with this limit is split over. */
+export const itemsFor = (limit: number) => Math.max(1, Math.ceil(limit / TOKENS_PER_ITEM));
+
+/** The share of the limit item `shard` of `items` holds (the first ones take the remainder). */
+export const shareOf = (limit: number, items: number, shard: number) =>
+  Math.floor(limit / items) + (shard < limit % items ? 1 : 0);
+
+/** Where this container starts leasing in a split second. */
+const firstShard = perContainer(() => Math.floor(Math.random() * 1_000_000));
+
+/**
+ * A store over window items leased by `leaseItem` (leaseRateTokens): one item per minute, or the
+ * minute split (TOKENS_PER_ITEM). `used` of a grant from a split second is its item's (the container
+ * then never takes the second for fuller than it is); a second whose every item is used up is `limit`.
+ */
+export function splitRateStore(
+  leaseItem: typeof leaseRateTokens,
+  start: () => number = firstShard,
+): RateStore {
+  return {
+    async lease(taskId, second, need, want, limit, ahead, signal) {
+      const items = itemsFor(limit);
+      if (items === 1) return leaseItem(taskId, second, need, want, limit, ahead, signal);
+      const from = start() % items;
+      for (let i = 0; i < items; i++) {
+        const shard = (from + i) % items;
+        const share = shareOf(limit, items, shard);
+        if (need > share) continue;
+        // No look-ahead in a split second: a task that needs several items is never quiet.
+        const lease = await leaseItem(taskId, second, need, Math.min(want, share), share, undefined, signal, shard);
+        if (lease.granted > 0) return lease;
+      }
+      return { granted: 0, used: limit, reserved: [] };
+    },
+  };
+}
+
 /** The table in DynamoDB: the count every container shares. */
-export const tableRateStore: RateStore = { lease: leaseRateTokens };
+export const tableRateStore: RateStore = splitRateStore(leaseRateTokens);
 
 /**
  * A count in memory, with the table's rules: a container's own count when the table cannot be
@@ -168,7 +215,8 @@ export class RateLimiter {
    */
   async take(taskId: number, limit: number, count = 1): Promise<Admission> {
     const now = this.now();
-    if (count > limit) return { ok: false, reason: 'cap', retryAfter: CAP_RETRY_AFTER_SECONDS };
+    if (count > Math.min(limit, TOKENS_PER_ITEM))
+      return { ok: false, reason: 'cap', retryAfter: CAP_RETRY_AFTER_SECONDS };
     // The request counts in this pool's second even if the task moves on to the next one meanwhile (a
     // clock that stepped back keeps counting in the second it had reached).
     const pool = this.poolOf(taskId, Math.floor(now / 1000));

@@ -62,6 +62,8 @@ export async function leaseRateTokens(
   limit: number,
   ahead?: LookAhead,
   signal?: AbortSignal,
+  /** Which item of a split second (its limit the item's share). */
+  shard = 0,
 ): Promise<RateLease> {
   let take = want;
   let later = ahead ? laterSeconds(second, ahead.through) : [];
@@ -80,7 +82,7 @@ export async function leaseRateTokens(
       const out = await db().send(
         new UpdateCommand({
           TableName: tableName(),
-          Key: keys.rateWindow(taskId, minuteOfSecond(second)),
+          Key: keys.rateWindow(taskId, minuteOfSecond(second), shard),
           UpdateExpression: `ADD ${adds.join(', ')} SET entity = :e, schema_version = :v, #ttl = :ttl`,
           ConditionExpression: conditions.join(' AND '),
           ExpressionAttributeNames: names,

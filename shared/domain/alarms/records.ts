@@ -22,6 +22,7 @@ export function buildRecord(
     batch?: number;
     notify?: AlarmRecord['notify'];
     k?: number;
+    seq?: number;
     upgrades?: AlarmRecord['upgrades'];
     recoveryMetric?: string;
     why: Why;
@@ -55,6 +56,7 @@ export function buildRecord(
     selection: selectReceivers(task.receiver, factsOf(alarm, d.level), alarm.receiver),
     notify: d.notify ?? notifyOf(d.outcome),
     ...(d.k !== undefined ? { k: d.k } : {}),
+    ...(d.seq !== undefined ? { seq: d.seq } : {}),
     upgrades: d.upgrades ?? [],
     workflow: d.outcome === 'compressed' && task.workflow?.enable === true,
     ...(d.recoveryMetric ? { recovery_metric: d.recoveryMetric } : {}),

@@ -224,6 +224,7 @@ describe('report acceptance', () => {
         ctn: { host: 'web-1' },
         notice_time: now(),
         reported_at: now(),
+        reported_ms: Date.UTC(2024, 1, 29, 23, 59, 58),
       },
     ]);
   });

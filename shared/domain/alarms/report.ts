@@ -323,6 +323,7 @@ export async function reportAlarm(
     ctn: body.ctn,
     notice_time: body.notice_time ?? now,
     reported_at: now,
+    reported_ms: nowMs(),
     ...(body.receiver ? { receiver: body.receiver } : {}),
   };
   checkMessageSize(message);

@@ -235,6 +235,66 @@ export async function clearRecoveryPending(
   }
 }
 
+/**
+ * AP-P10: take a metric's serial lane until `untilMs` (contention.ts), unless someone else holds it;
+ * `token` names the holder (its release is conditioned on it). False when held.
+ */
+export const takeMetricLane = (
+  taskId: number,
+  metric: string,
+  token: string,
+  nowMs: number,
+  untilMs: number,
+): Promise<boolean> =>
+  putMetricLane(
+    taskId,
+    metric,
+    token,
+    untilMs,
+    'attribute_not_exists(pk) OR until_ms < :now OR holder = :token',
+    {
+      ':now': nowMs,
+      ':token': token,
+    },
+  );
+
+/** AP-P10: give a metric's serial lane up (if `token` still holds it: a lapsed lease is someone else's). */
+export async function releaseMetricLane(taskId: number, metric: string, token: string): Promise<void> {
+  await putMetricLane(taskId, metric, token, 0, 'holder = :token', { ':token': token });
+}
+
+/** The lane item held by `token` until `untilMs` (0: free), written if `condition` holds; false if not. */
+async function putMetricLane(
+  taskId: number,
+  metric: string,
+  token: string,
+  untilMs: number,
+  condition: string,
+  values: Record<string, unknown>,
+): Promise<boolean> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...keys.metricLane(taskId, metric),
+          entity: 'metric_lane',
+          schema_version: SCHEMA_VERSION,
+          holder: token,
+          until_ms: untilMs,
+          ttl: Math.ceil(Math.max(untilMs, Date.now()) / 1000) + 3600,
+        },
+        ConditionExpression: condition,
+        ExpressionAttributeValues: values,
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
 /** AP-P7: reserve a block of `size` history ids; returns the last id of the block. */
 export async function reserveHistoryIds(size: number): Promise<number> {
   const out = await db().send(

@@ -50,6 +50,9 @@ export function fakes(task: Task | undefined, opts: { conflicts?: number } = {})
   const loggedDeliveries: WebhookAttempt[] = [];
   const logTimes: (number | undefined)[] = [];
   let conflicts = opts.conflicts ?? 0;
+  /** Serial lanes held, by `<task>#<metric>`, and what was done with them. */
+  const lanes = new Map<string, { token: string; untilMs: number }>();
+  const laneLog: string[] = [];
   let nextId = 1000;
   let clock = 1_700_000_000;
   let elapsedMs = 0;
@@ -57,11 +60,15 @@ export function fakes(task: Task | undefined, opts: { conflicts?: number } = {})
   let failPublish = 0;
   let failLog = 0;
   const counted: { name: string; dims: Record<string, string | number>; value: number }[] = [];
+  const measured: { name: string; value: number }[] = [];
   const deps: PipelineDeps = {
     now: () => clock,
     nowMs: () => clock * 1000,
     count: (name, dims = {}, value = 1) => {
       counted.push({ name, dims, value });
+    },
+    measure: (name, value) => {
+      measured.push({ name, value });
     },
     getTask: async () => task,
     nextHistoryId: async () => ++nextId,
@@ -176,11 +183,33 @@ export function fakes(task: Task | undefined, opts: { conflicts?: number } = {})
         return true;
       },
       reserveHistoryIds: async () => 0,
+      takeMetricLane: async (
+        taskId: number,
+        metric: string,
+        token: string,
+        nowMs: number,
+        untilMs: number,
+      ) => {
+        const key = `${taskId}#${metric}`;
+        const held = lanes.get(key);
+        if (held && held.untilMs >= nowMs && held.token !== token) return false;
+        lanes.set(key, { token, untilMs });
+        laneLog.push(`take ${key}`);
+        return true;
+      },
+      releaseMetricLane: async (taskId: number, metric: string, token: string) => {
+        const key = `${taskId}#${metric}`;
+        if (lanes.get(key)?.token === token) lanes.set(key, { token, untilMs: 0 });
+        laneLog.push(`release ${key}`);
+      },
     } as unknown as PipelineDeps['repo'],
   };
   return {
     deps,
+    lanes,
+    laneLog,
     counted,
+    measured,
     handedBack,
     records,
     puts,

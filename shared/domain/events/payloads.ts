@@ -54,6 +54,12 @@ export const pipelineRef = (p: {
   ...(p.link ? { link: { channel: p.link.channel } } : {}),
 });
 
+/**
+ * `data.order` of an event with an order key (API guide §12.6): the key (`wf:<workflow id>`,
+ * `m:<metric>`) and the event's sequence number, which increases along the events of that key.
+ */
+export const orderRef = (key: string, seq: number) => ({ key, seq });
+
 export function event(
   name: WebhookBody['event'],
   type: string,

@@ -88,7 +88,8 @@ function world(opts: { template?: Task['template'] } = {}) {
       voice: () => undefined,
     },
     throttle: { take: async () => true, backOff: async () => undefined },
-    delayRetry: async () => undefined,
+    requeue: async () => undefined,
+    deadLetter: async () => undefined,
   };
   return { deps, sent, runs };
 }

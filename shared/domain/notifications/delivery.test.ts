@@ -25,7 +25,8 @@ interface World {
   /** Bookkeeping writes (one per run). */
   writes: number;
   sent: { channel: string; to: string }[];
-  delayed: { handle: string; seconds: number }[];
+  requeued: { body: NotificationJob; delaySeconds: number }[];
+  dead: NotificationJob[];
   runs: JobRun[];
   /** Runs recorded in the notification log, each call's. */
   logged: JobRun[][];
@@ -44,7 +45,8 @@ function world(opts: {
     attempts: [],
     writes: 0,
     sent: [],
-    delayed: [],
+    requeued: [],
+    dead: [],
     runs: [],
     logged: [],
     userReads: 0,
@@ -103,8 +105,11 @@ function world(opts: {
     },
     providers,
     throttle: { take: async () => !opts.throttled, backOff: async () => undefined },
-    delayRetry: async (handle, seconds) => {
-      w.delayed.push({ handle, seconds });
+    requeue: async (messages) => {
+      w.requeued.push(...messages);
+    },
+    deadLetter: async (jobs) => {
+      w.dead.push(...jobs);
     },
   };
   return w;
@@ -235,7 +240,7 @@ describe('deliverNotification', () => {
 });
 
 describe('deliverNotificationBatch', () => {
-  it('reports only the records to retry, each delayed by its backoff (0 after the last retry or when malformed)', async () => {
+  it('queues each job to retry again, delayed by its backoff, the last one in the dead-letter queue; reports only the malformed', async () => {
     const w = world({ send: () => ({ outcome: 'failed', code: 'timeout' }) });
     const [[res, warnings], errors] = await logged('error', () =>
       logged('warn', () =>
@@ -243,7 +248,12 @@ describe('deliverNotificationBatch', () => {
           [
             { messageId: 'm1', receiptHandle: 'h1', body: job('sms', { users: [1] }), receiveCount: 1 },
             { messageId: 'm2', receiptHandle: 'h2', body: job('phone', { users: [1] }), receiveCount: 1 },
-            { messageId: 'm3', receiptHandle: 'h3', body: job('email', { users: [1] }), receiveCount: 3 },
+            {
+              messageId: 'm3',
+              receiptHandle: 'h3',
+              body: job('email', { users: [1], attempts_before: 2 }),
+              receiveCount: 1,
+            },
             { messageId: 'm4', receiptHandle: 'h4', body: 'garbage', receiveCount: 1 },
           ],
           w.deps,
@@ -255,12 +265,34 @@ describe('deliverNotificationBatch', () => {
     expect(warnings.map(([m, a]) => [m, a.job_id, a.attempt])).toEqual([
       ['notification not delivered', 'j:email', 3],
     ]);
-    expect(res.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm3', 'm4']);
-    expect(w.delayed.sort((a, b) => a.handle.localeCompare(b.handle))).toEqual([
-      { handle: 'h1', seconds: 5 },
-      { handle: 'h3', seconds: 0 },
-      { handle: 'h4', seconds: 0 },
+    expect(res.batchItemFailures.map((f) => f.itemIdentifier)).toEqual(['m4']);
+    expect(w.requeued.map((r) => [r.body.job_id, r.body.attempts_before, r.delaySeconds])).toEqual([
+      ['j:sms', 1, 5],
     ]);
+    expect(w.dead.map((j) => [j.job_id, j.attempts_before])).toEqual([['j:email', 3]]);
+  });
+
+  it('chains a backoff past SQS 15-minute delay and sends a retry received early back untried', async () => {
+    // Arrange: a backoff of an hour after the first attempt
+    const w = world({ send: () => ({ outcome: 'failed', code: 'timeout' }) });
+    w.deps.cfg = { ...w.deps.cfg, notifyBackoffSeconds: [3600, 3600] };
+    // Act
+    await logged('warn', () =>
+      deliverNotificationBatch(
+        [{ messageId: 'm1', receiptHandle: 'h1', body: job('sms', { users: [1] }), receiveCount: 1 }],
+        w.deps,
+      ),
+    );
+    const [first] = w.requeued;
+    await deliverNotificationBatch(
+      [{ messageId: 'm2', receiptHandle: 'h2', body: JSON.stringify(first.body), receiveCount: 1 }],
+      w.deps,
+    );
+    // Assert: queued for 900 s, due in an hour; received early, back again with the rest, not sent
+    expect(first.delaySeconds).toBe(900);
+    expect(first.body.retry_at_ms).toBeGreaterThan(Date.now() + 3_000_000);
+    expect(w.requeued[1]).toEqual({ body: first.body, delaySeconds: 900 });
+    expect(w.sent).toHaveLength(1);
   });
 
   it('records the first runs that settled their jobs in one log write; a run left pending in its job item', async () => {

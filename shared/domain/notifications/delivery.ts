@@ -1,9 +1,10 @@
-import { parseJson } from '../../json.ts';
+import { isObject, parseJson } from '../../json.ts';
 import { nowMs } from '../../clock.ts';
 import { logDelivery, logger } from '../../log.ts';
 import { count } from '../../metrics.ts';
 import type { NotificationJob } from '../../contracts/messages.ts';
-import { retryDelaySeconds } from '../../messaging/retry.ts';
+import { delayedRetry, notDueFor, retryDelaySeconds, stillWaiting } from '../../messaging/retry.ts';
+import { queueRetries } from '../../messaging/retry-queues.ts';
 import type { User } from '../directory/model.ts';
 import { NOTIFY_CHANNELS, NOTIFY_SCENES, resolveTemplate } from '../tasks/templates.ts';
 import { channelMessage, storedMessage } from './channel-message.ts';
@@ -33,15 +34,15 @@ export type { NotifyDeps, Providers } from './notify-deps.ts';
  * Outcomes: `delivered`; `rejected` (the provider refused for good: bad robot token, SMTP 5xx,
  * invalid number) and `skipped` (no provider configured, user without phone / e-mail / account) are
  * final and not retried; `failed` (no answer, 5xx, busy), `throttled` (our per-robot budget is
- * spent) and `rate_limited` (the robot's provider said "too fast") are retried: the message is
- * reported as a batch item failure with its visibility set to the configured backoff, and SQS moves
- * it to the notify dead-letter queue after the queue's maxReceiveCount.
+ * spent) and `rate_limited` (the robot's provider said "too fast") are retried: a new message delayed by
+ * the backoff (never held in flight: an outage cannot fill the queue's in-flight room) with the runs
+ * made (`attempts_before`); after the last retry the consumer puts the job in the notify DLQ itself.
  */
 export interface QueuedNotification {
   messageId: string;
   receiptHandle: string;
   body: string;
-  /** ApproximateReceiveCount: the attempt number. */
+  /** ApproximateReceiveCount: with the job's `attempts_before`, the attempt number. */
   receiveCount: number;
   /** ApproximateFirstReceiveTimestamp (ms): its first run was made after it. */
   firstReceivedMs?: number;
@@ -65,8 +66,17 @@ export async function deliverNotificationBatch(
   const failures: string[] = [];
   const settled: JobRun[] = [];
   const batchDeps = { ...deps, getUsers: usersOfBatch(records, deps) };
+  // Retries go back as new messages delayed by their backoff (never held in flight); a job whose
+  // retries are used up goes to the dead-letter queue.
+  const again: { id: string; body: NotificationJob; delaySeconds: number }[] = [];
+  const dead: { id: string; body: NotificationJob }[] = [];
+  const backoff = deps.cfg.notifyBackoffSeconds;
   await Promise.all(
     records.map(async (r) => {
+      const job = parseJob(r.body);
+      // A chained retry received before it is due goes back with the rest of its delay, untried.
+      if (job && notDueFor(job) > 0)
+        return void again.push({ id: r.messageId, body: job, ...stillWaiting(job) });
       let outcome: Awaited<ReturnType<typeof deliverNotification>>;
       try {
         outcome = await deliverNotification(r.body, r.receiveCount, batchDeps, {
@@ -78,16 +88,18 @@ export async function deliverNotificationBatch(
         outcome = 'retry';
       }
       if (outcome === 'done') return;
-      failures.push(r.messageId);
-      // A malformed message cannot succeed: no backoff, straight on to the dead-letter queue.
-      const delay =
-        outcome === 'malformed' ? 0 : retryDelaySeconds(r.receiveCount, deps.cfg.notifyBackoffSeconds);
-      await deps
-        .delayRetry(r.receiptHandle, delay)
-        .catch((err) => logger.warn('could not delay a notification retry', { error: err as Error }));
+      // A malformed message cannot succeed: the queue's redrive policy parks it.
+      if (outcome === 'malformed' || !job) return void failures.push(r.messageId);
+      const made = r.receiveCount + (job.attempts_before ?? 0);
+      const next = { ...job, attempts_before: made };
+      if (made > backoff.length) dead.push({ id: r.messageId, body: next });
+      else again.push({ id: r.messageId, ...delayedRetry(next, retryDelaySeconds(made, backoff)) });
     }),
   );
-  if (settled.length > 0) await logBestEffort(settled, deps);
+  const logged = settled.length > 0 ? logBestEffort(settled, deps) : undefined;
+  // What could not be queued comes back by the queue's visibility timeout instead (nothing lost).
+  for (const x of await queueRetries('notification', again, dead, deps)) failures.push(x.id);
+  await logged;
   return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
 }
 
@@ -129,9 +141,6 @@ async function logBestEffort(runs: JobRun[], deps: NotifyDeps): Promise<void> {
     }
   }
 }
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The job in a queue message, or undefined when it is not one (left for the dead-letter queue). */
 export function parseJob(body: string): NotificationJob | undefined {
@@ -228,7 +237,7 @@ export async function deliverNotification(
       attempt,
     });
   // A refusal, or the last attempt of a job still not delivered: an operator's business.
-  const last = receiveCount >= deps.cfg.notifyBackoffSeconds.length + 1;
+  const last = attempt >= deps.cfg.notifyBackoffSeconds.length + 1;
   if (status === 'rejected' || (status !== 'delivered' && last)) {
     logger.warn('notification not delivered', {
       job_id: job.job_id,

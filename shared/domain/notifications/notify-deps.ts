@@ -1,7 +1,8 @@
-import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs } from '../../clock.ts';
 import { assertNotifySecretsLoaded, type Config, config } from '../../config/env.ts';
-import { queueUrl, sqs } from '../../messaging/sqs.ts';
+import type { NotificationJob } from '../../contracts/messages.ts';
+import type { RetryQueues } from '../../messaging/retry-queues.ts';
+import { publish } from '../../messaging/sqs.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
 import type { Template, User } from '../directory/model.ts';
 import { getTemplate, getUsers } from '../directory/repository.ts';
@@ -25,7 +26,8 @@ export interface Providers {
   voice(): TextSender | undefined;
 }
 
-export interface NotifyDeps {
+/** Its retries and dead letters: the notify queue and its dead-letter queue. */
+export interface NotifyDeps extends RetryQueues<NotificationJob> {
   cfg: Pick<Config, 'envName' | 'timeZone' | 'notifyBackoffSeconds' | 'notify'> &
     Partial<Pick<Config, 'publicBaseUrl' | 'claimLink'>>;
   getTask(id: number): Promise<Task | undefined>;
@@ -40,7 +42,6 @@ export interface NotifyDeps {
   loggedRun(taskId: number, jobId: string, sinceMs: number): Promise<LoggedRun | undefined>;
   providers: Providers;
   throttle: RobotThrottle;
-  delayRetry(receiptHandle: string, seconds: number): Promise<void>;
 }
 
 const templateCache = new Map<number, { at: number; value: Promise<Template | undefined> }>();
@@ -110,15 +111,12 @@ export function defaultNotifyDeps(): NotifyDeps {
       maxPerMinute: cfg.notify.robotMaxPerMinute,
       blockSeconds: cfg.notify.robotBlockSeconds,
     }),
-    delayRetry: async (receiptHandle, seconds) => {
-      await sqs().send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: queueUrl('notify'),
-          ReceiptHandle: receiptHandle,
-          VisibilityTimeout: seconds,
-        }),
-      );
-    },
+    requeue: (messages) => publish('notify', messages),
+    deadLetter: (jobs) =>
+      publish(
+        'notify-dlq',
+        jobs.map((body) => ({ body })),
+      ),
   };
   return defaults;
 }

@@ -41,6 +41,8 @@ const token = (name: string) => `${name}${randomBytes(16).toString('hex')}`;
 /** What the robot API answers per access token (DingTalk's replies), and what it was sent. */
 const replies = new Map<string, { status: number; body: unknown }>();
 const calls: { token: string; signed: boolean }[] = [];
+/** Jobs queued again for a retry. */
+const requeued: string[] = [];
 const secrets = new Map<string, string>();
 let server: Server;
 let base = '';
@@ -95,7 +97,10 @@ function deps(attempts: AttemptRecord[]): NotifyDeps {
       voice: () => undefined,
     },
     throttle: { take: async () => true, backOff: async () => undefined },
-    delayRetry: async () => undefined,
+    requeue: async (messages) => {
+      requeued.push(...messages.map((m) => m.body.job_id));
+    },
+    deadLetter: async () => undefined,
   };
 }
 
@@ -147,7 +152,8 @@ describe('robot credentials in the notification consumer', () => {
     expect(calls.filter((c) => c.token === legacy)).toEqual([{ token: legacy, signed: true }]);
     expect(calls.some((c) => c.token === damaged)).toBe(false);
     // ... the damaged job is left for a retry (and, in the end, the dead-letter queue).
-    expect(result).toEqual({ batchItemFailures: [{ itemIdentifier: 'j:damaged' }] });
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(requeued).toEqual(['j:damaged']);
     // ... the records name each robot masked.
     const outcomes = (jobId: string) => attempts.filter((a) => a.job_id === jobId).map((a) => a.outcome);
     expect(outcomes('j:sealed')).toEqual(['failed', 'rejected', 'delivered']);

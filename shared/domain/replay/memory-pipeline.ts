@@ -100,6 +100,7 @@ export class MemoryPipeline {
       nowMs: () => world.clock.now * 1000,
       // A replay's decisions are no alarms the service accepted: nothing reaches its metrics.
       count: () => undefined,
+      measure: () => undefined,
       getTask: async (id: number) => (id === world.task().id ? world.task() : undefined),
       repo: repo as unknown as PipelineDeps['repo'],
       nextHistoryId: async () => this.historyId,

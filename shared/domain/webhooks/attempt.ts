@@ -81,6 +81,13 @@ export function replaySince({ record, msg }: Item): number | undefined {
   return record.receiveCount > 1 ? msg.created_at * 1000 - 1000 : undefined;
 }
 
+/**
+ * An attempt after the first: SQS may hand out a message twice (at once, or again after a delete it
+ * lost), and two receives must not each make the attempt and queue the next, so it is claimed first
+ * (delivery.ts). Both copies, and a retry with the message it came from, count to the same number.
+ */
+export const isRetry = (item: Item) => attemptOf(item) > 1 && !item.msg.deferred;
+
 /** One attempt of one event: task, URL check (once per URL and batch), POST. Never throws. */
 export async function attemptOne(
   item: Item,
@@ -149,6 +156,26 @@ export async function attemptOne(
       duration_ms: Math.round(nowMs() - startedAtMs),
     });
   }
+}
+
+/**
+ * The attempt of an event held by its task's open circuit (circuit.ts): counted as failed without a
+ * request (its receiver failed the attempts just before), retried after its backoff as any failure.
+ */
+export function heldAttempt(item: Item): WebhookAttempt {
+  const at_ms = nowMs();
+  return {
+    event_id: item.msg.event_id,
+    task_id: item.msg.task_id,
+    attempt: attemptOf(item),
+    event: item.msg.body.event,
+    type: item.msg.body.type,
+    at_ms,
+    at: Math.floor(at_ms / 1000),
+    outcome: 'failed',
+    error: 'circuit open: the receiver failed the attempts just before; not sent',
+    duration_ms: 0,
+  };
 }
 
 const SETTLED: AttemptOutcome[] = ['delivered', 'skipped', 'refused'];

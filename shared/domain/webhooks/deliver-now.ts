@@ -9,26 +9,19 @@ import { publish } from '../../messaging/sqs.ts';
 import type { WebhookAttempt } from './repository.ts';
 import { type EventToPublish, packBundles, webhookBundles } from '../events/publish.ts';
 import { attemptOne, type Item, itemsOfBundle, record, unqueued } from './attempt.ts';
+import { failedLately } from './circuit.ts';
 import { deliverItems } from './delivery.ts';
 import { defaultDeliveryDeps, type DeliveryDeps } from './delivery-deps.ts';
 
-/**
- * Tasks whose webhook failed a first attempt made by a producer (deliverNow) lately, until when
- * (ms, this container's clock): their events take the queue meanwhile, so a receiver that is down
- * costs its producers the timeouts of one batch per container and cool-off, not of every batch.
- */
-const coolingOff = new Map<number, number>();
-const COOL_OFF_MS = 30_000;
 /** How long a producer's first attempts may hold it up: events not started by then are queued. */
 const FIRST_ATTEMPT_BUDGET_MS = 1_000;
 
-function isCoolingOff(taskId: number, now: number): boolean {
-  const until = coolingOff.get(taskId);
-  if (until === undefined) return false;
-  if (until > now) return true;
-  coolingOff.delete(taskId);
-  return false;
-}
+/**
+ * Whether a task's receiver failed an attempt of this container lately (its circuit, circuit.ts):
+ * its events then take the queue, so a receiver that is down costs its producers the timeouts of one
+ * batch per container and OPEN_MS, not of every batch.
+ */
+const coolingOff = failedLately;
 
 /** A producer's events, regrouped per task (in their order) into bundles of a queue message's size. */
 function bundlesOf(items: Item[]): WebhookBundle[] {
@@ -49,7 +42,8 @@ function bundlesOf(items: Item[]): WebhookBundle[] {
  * (task read, URL guard, signature), recorded through `deps` (the settling ones by `logDeliveries`,
  * which a producer may collect to write with its own log). Queued as they are, for the webhook
  * consumer: replays (they may have gone out before: the consumer looks that up), the events of a task
- * whose webhook failed here within COOL_OFF_MS, and those not started within FIRST_ATTEMPT_BUDGET_MS.
+ * whose webhook failed here lately (its circuit is open), and those not started within
+ * FIRST_ATTEMPT_BUDGET_MS.
  * Resolves once every event was delivered, settled or durably queued; otherwise throws once nothing
  * is in flight any more, and the producer runs again (its events then go out as replays).
  */
@@ -61,7 +55,7 @@ export async function deliverNow(
   const queued: WebhookBundle[] = [];
   const t = Date.now();
   for (const bundle of bundles) {
-    const cooling = isCoolingOff(bundle.task_id, t);
+    const cooling = coolingOff(bundle.task_id, t);
     const later = bundle.events.filter((e) => cooling || e.replay_since_ms !== undefined);
     if (later.length > 0) queued.push({ ...bundle, events: later });
     const fresh = bundle.events.filter((e) => !later.includes(e));
@@ -72,12 +66,7 @@ export async function deliverNow(
     queued.length > 0 ? deps.queueBundles(queued) : undefined,
   ]);
   if (delivery.status === 'rejected') throw delivery.reason;
-  const { sent, back, late } = delivery.value;
-  for (const { item, attempt } of sent) {
-    // The receiver failed (an answer, a timeout, the network), not this container (a task read).
-    if (attempt?.outcome === 'failed' && attempt.target !== undefined)
-      coolingOff.set(item.msg.task_id, Date.now() + COOL_OFF_MS);
-  }
+  const { back, late } = delivery.value;
   if (late.length > 0) await deps.queueBundles(bundlesOf(late));
   if (queuing.status === 'rejected') throw queuing.reason;
   if (back.length > 0) throw new Error(`could not queue the retries of ${back.length} webhook events`);

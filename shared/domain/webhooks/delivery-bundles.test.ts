@@ -49,19 +49,20 @@ describe('deliverWebhooks: bundles', () => {
     // Arrange: the event a bundle queued again (attempt 1 was in the bundle)
     const f = fakes({ status: 500 });
     const m: WebhookMessage = { ...message(2), attempts_before: 1 };
-    // Act: its receive 1 is attempt 2, receive 6 the last (attempt 7), receive 7 makes none
-    const second = await deliverWebhooks([rec(m, 1, 'q')], f.deps);
-    const last = await deliverWebhooks([rec(m, 6, 'q')], f.deps);
-    const beyond = await deliverWebhooks([rec(m, 7, 'q')], f.deps);
-    // Assert
-    expect(f.own.map((a) => a.attempt)).toEqual([2, 7]);
-    expect(f.delays).toEqual([
-      ['rh-q', 30],
-      ['rh-q', 0],
-      ['rh-q', 0],
-    ]);
-    expect(f.posted).toHaveLength(2);
-    for (const r of [second, last, beyond]) expect(r.batchItemFailures).toEqual([{ itemIdentifier: 'q' }]);
+    // Act: its receive 1 is attempt 2, and each retry is a new message carrying the attempts made
+    const results = [await deliverWebhooks([rec(m, 1, 'q')], f.deps)];
+    while (f.dead.length === 0 && f.requeued.length < 10) {
+      const next = f.requeued.at(-1)?.body as WebhookMessage;
+      results.push(await deliverWebhooks([rec({ ...next, retry_at_ms: undefined }, 1, 'q')], f.deps));
+    }
+    // Assert: attempts 2 to 7, each retry delayed by its backoff, then the dead-letter queue
+    expect(f.own.map((a) => a.attempt)).toEqual([2, 3, 4, 5, 6, 7]);
+    expect(f.requeued.map((r) => r.delaySeconds)).toEqual([30, 120, 600, 900, 900]);
+    expect(f.dead).toEqual([expect.objectContaining({ event_id: 'evt-12-2', attempts_before: 7 })]);
+    // After five failures in a row the task's circuit holds the last attempt (no probe due yet)
+    expect(f.posted).toHaveLength(5);
+    expect(f.own[5].error).toMatch(/^circuit open/);
+    for (const r of results) expect(r.batchItemFailures).toEqual([]);
   });
 
   it('returns the whole bundle when its retries cannot be queued; received again, it sends only the undelivered', async () => {
@@ -76,7 +77,7 @@ describe('deliverWebhooks: bundles', () => {
     const again = await deliverWebhooks([rec(b, 2, 'b1')], f.deps);
     // Assert
     expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'b1' }]);
-    expect(f.delays).toEqual([['rh-b1', 5]]);
+    expect(f.requeued).toEqual([]);
     expect(again.batchItemFailures).toEqual([]);
     const failedId = f.own[0].event_id;
     expect(f.posted.slice(sentFirst.length).map((p) => p.headers['webhook-id'])).toEqual([failedId]);
@@ -93,8 +94,9 @@ describe('deliverWebhooks: bundles', () => {
     expect(res.batchItemFailures).toEqual([]);
     expect(queued).toEqual({
       delaySeconds: 5,
-      body: expect.objectContaining({ event_id: 'evt-12-4', deferred: true, attempts_before: 0 }),
+      body: expect.objectContaining({ event_id: 'evt-12-4', deferred: true }),
     });
+    expect(queued.body.attempts_before ?? 0).toBe(0);
     expect(later.batchItemFailures).toEqual([]);
     expect(f.posted.map((p) => p.headers['webhook-id'])).toEqual(['evt-12-4']);
     expect(f.requeued).toHaveLength(1);
@@ -112,8 +114,8 @@ describe('deliverWebhooks: bundles', () => {
       [1, 'failed'],
       [2, 'failed'],
     ]);
-    expect(f.requeued).toHaveLength(1);
-    expect(f.delays).toEqual([['rh-d', 30]]);
+    expect(f.requeued).toHaveLength(2);
+    expect(f.requeued[1]).toMatchObject({ delaySeconds: 30, body: { attempts_before: 2 } });
   });
 
   it('parks a replayed event whose recorded attempts used the retries up; a replay without attempts goes on', async () => {
@@ -128,22 +130,18 @@ describe('deliverWebhooks: bundles', () => {
     );
     const eight = f.requeued.find((q) => q.body.event_id === 'evt-12-8');
     const nine = f.requeued.find((q) => q.body.event_id === 'evt-12-9');
-    await deliverWebhooks([rec(eight?.body ?? 'x', 1, 'q8'), rec(nine?.body ?? 'x', 1, 'd9')], f.deps);
-    // Assert: event 8 is never sent again and goes back untried (to the dead-letter queue); event 9
-    // makes its attempt 1
+    await deliverWebhooks([rec(nine?.body ?? 'x', 1, 'd9')], f.deps);
+    // Assert: event 8 is never sent again and goes to the dead-letter queue untried; event 9 makes its
+    // attempt 1, retried after the first backoff
     expect(first.batchItemFailures).toEqual([]);
-    expect(eight).toEqual({
-      delaySeconds: 0,
-      body: expect.objectContaining({ event_id: 'evt-12-8', attempts_before: 7 }),
-    });
+    expect(eight).toBeUndefined();
+    expect(f.dead).toEqual([expect.objectContaining({ event_id: 'evt-12-8', attempts_before: 7 })]);
     expect(f.posted.map((p) => p.headers['webhook-id'])).toEqual(['evt-12-9']);
     expect(f.own.slice(7).map((a) => [a.event_id, a.attempt])).toEqual([['evt-12-9', 1]]);
-    expect(f.delays).toEqual(
-      expect.arrayContaining([
-        ['rh-q8', 0],
-        ['rh-d9', 5],
-      ]),
-    );
+    expect(f.requeued.at(-1)).toMatchObject({
+      delaySeconds: 5,
+      body: { event_id: 'evt-12-9', attempts_before: 1 },
+    });
   });
 
   it('sends the unordered events of one bundle in parallel', async () => {

@@ -1,12 +1,13 @@
-import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { nowMs } from '../../clock.ts';
 import type { WebhookBundle, WebhookMessage } from '../../contracts/messages.ts';
-import { publish, queueUrl, sqs } from '../../messaging/sqs.ts';
+import type { RetryQueues } from '../../messaging/retry-queues.ts';
+import { publish } from '../../messaging/sqs.ts';
 import { outboundRequest } from '../../outbound/client.ts';
 import { checkOutboundUrl, type UrlCheck } from '../../outbound/url-guard.ts';
 import { getTaskCached } from '../tasks/task-cache.ts';
 import type { Task } from '../tasks/model.ts';
 import {
+  claimRetry,
   listAttemptsOfEvent,
   putDeliveryLogs,
   putWebhookAttempts,
@@ -22,7 +23,8 @@ export interface PostResult {
   blocked?: boolean;
 }
 
-export interface DeliveryDeps {
+/** Its retries and deferred replays (each a delayed message), and its dead letters: the webhook queues. */
+export interface DeliveryDeps extends RetryQueues<WebhookMessage> {
   /** `notOlderThan`: the task must have been read after that second (see task-cache). */
   getTask: (id: number, notOlderThan?: number) => Promise<Task | undefined>;
   checkUrl: (url: string, blockPrivate: boolean) => Promise<UrlCheck>;
@@ -37,8 +39,8 @@ export interface DeliveryDeps {
   recordAttempts: (attempts: WebhookAttempt[]) => Promise<void>;
   /** Settling first attempts of a batch, recorded as one delivery log item per task. */
   logDeliveries: (attempts: WebhookAttempt[]) => Promise<void>;
-  /** Queues events of a bundle again, each a message of its own (retries, deferred replays). */
-  requeue: (messages: { body: WebhookMessage; delaySeconds: number }[]) => Promise<void>;
+  /** Takes attempt `attempt` of a retried event; false when a copy of its message took it. */
+  claimRetry: (eventId: string, attempt: number) => Promise<boolean>;
   /** Queues a producer's events as they are, for the webhook consumer (deliverNow). */
   queueBundles: (bundles: WebhookBundle[]) => Promise<void>;
   /**
@@ -52,8 +54,6 @@ export interface DeliveryDeps {
     sinceMs: number,
     searchLog: boolean,
   ) => Promise<{ delivered: boolean; last: number }>;
-  /** Sets when a failed message is received again. */
-  delayRetry: (receiptHandle: string, seconds: number) => Promise<void>;
 }
 
 /**
@@ -80,6 +80,12 @@ export const defaultDeliveryDeps: DeliveryDeps = {
   recordAttempts: putWebhookAttempts,
   logDeliveries: putDeliveryLogs,
   requeue: (messages) => publish('webhook', messages),
+  claimRetry: (eventId, attempt) => claimRetry(eventId, attempt, Math.floor(nowMs() / 1000)),
+  deadLetter: (messages) =>
+    publish(
+      'webhook-dlq',
+      messages.map((body) => ({ body })),
+    ),
   queueBundles: (bundles) =>
     publish(
       'webhook',
@@ -96,14 +102,5 @@ export const defaultDeliveryDeps: DeliveryDeps = {
       delivered: attempts.some((a) => a.outcome === 'delivered'),
       last: Math.max(0, ...attempts.map((a) => a.attempt)),
     };
-  },
-  delayRetry: async (receiptHandle, seconds) => {
-    await sqs().send(
-      new ChangeMessageVisibilityCommand({
-        QueueUrl: queueUrl('webhook'),
-        ReceiptHandle: receiptHandle,
-        VisibilityTimeout: seconds,
-      }),
-    );
   },
 };

@@ -53,25 +53,118 @@ describe('deliverWebhooks', () => {
   it.each([
     [1, 5],
     [2, 30],
-    [6, 3600],
-    [7, 0],
+    [4, 600],
   ])(
-    'on failure of attempt %i reports the record, sets visibility %i s, records the attempt on its own',
-    async (attempt, seconds) => {
+    'on failure of attempt %i acknowledges it and queues the event again, delayed %i s, never held in flight',
+    async (made, seconds) => {
+      // Arrange: the event's attempt `made` (earlier ones counted in its message)
       const f = fakes({ status: 500 });
-      const res = await deliverWebhooks([rec(message(1), attempt, 'm1')], f.deps);
-      expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
-      expect(f.delays).toEqual([['rh-m1', seconds]]);
-      expect(f.own[0]).toMatchObject({ outcome: 'failed', status: 500, error: 'HTTP 500', attempt });
+      const m = { ...message(1), attempts_before: made - 1 };
+      // Act
+      const res = await deliverWebhooks([rec(m, 1, 'm1')], f.deps);
+      // Assert
+      expect(res.batchItemFailures).toEqual([]);
+      expect(f.requeued).toEqual([{ body: { ...m, attempts_before: made }, delaySeconds: seconds }]);
+      expect(f.own[0]).toMatchObject({ outcome: 'failed', status: 500, error: 'HTTP 500', attempt: made });
       expect(f.logs).toEqual([]);
+      expect(f.dead).toEqual([]);
     },
   );
+
+  it.each([
+    [5, 1800],
+    [6, 3600],
+  ])(
+    'chains a backoff past SQS 15-minute delay: attempt %i waits %i s in steps of at most 900 s',
+    async (made, seconds) => {
+      // Arrange
+      const f = fakes({ status: 500 });
+      const m = { ...message(1), attempts_before: made - 1 };
+      const before = Date.now();
+      // Act
+      await deliverWebhooks([rec(m, 1, 'm1')], f.deps);
+      // Assert: queued for 900 s, due at the full backoff
+      const [{ body, delaySeconds }] = f.requeued;
+      expect(delaySeconds).toBe(900);
+      expect(body.attempts_before).toBe(made);
+      expect(body.retry_at_ms).toBeGreaterThanOrEqual(before + seconds * 1000);
+      expect(body.retry_at_ms).toBeLessThanOrEqual(Date.now() + seconds * 1000);
+    },
+  );
+
+  it('sends a chained retry received before it is due back with the rest of its delay, untried', async () => {
+    // Arrange: due in 30 minutes, then in 10 minutes, then now
+    const f = fakes({ status: 500 });
+    const due = (ms: number) => ({ ...message(1), attempts_before: 5, retry_at_ms: Date.now() + ms });
+    const early = due(1_800_000);
+    // Act
+    await deliverWebhooks([rec(early, 1, 'a')], f.deps);
+    await deliverWebhooks([rec(due(600_000), 1, 'b')], f.deps);
+    const res = await deliverWebhooks([rec(due(0), 1, 'c')], f.deps);
+    // Assert: the early ones go back as they came, keeping their due time
+    expect(f.requeued.slice(0, 2).map((r) => r.delaySeconds)).toEqual([900, 600]);
+    expect(f.requeued[0].body).toEqual(early);
+    expect(f.posted).toHaveLength(1);
+    expect(f.own).toEqual([expect.objectContaining({ attempt: 6, outcome: 'failed' })]);
+    expect(res.batchItemFailures).toEqual([]);
+    // The sixth attempt failed: its retry is chained again (the last backoff, an hour)
+    expect(f.requeued[2]).toMatchObject({ delaySeconds: 900, body: { attempts_before: 6 } });
+  });
+
+  it('puts an event whose seventh attempt failed in the dead-letter queue itself', async () => {
+    // Arrange
+    const f = fakes({ status: 500 });
+    const m = { ...message(1), attempts_before: 6 };
+    // Act
+    const res = await deliverWebhooks([rec(m, 1, 'm1')], f.deps);
+    // Assert
+    expect(res.batchItemFailures).toEqual([]);
+    expect(f.requeued).toEqual([]);
+    expect(f.dead).toEqual([{ ...m, attempts_before: 7 }]);
+    expect(f.own[0]).toMatchObject({ attempt: 7, outcome: 'failed' });
+  });
+
+  it('drops a second copy of a retry whose attempt another copy made: one line of retries per event', async () => {
+    // Arrange: SQS hands out the retry for attempt 2 twice
+    const f = fakes({ status: 500 });
+    const retry = { ...message(1), attempts_before: 1 };
+    // Act
+    await deliverWebhooks([rec(retry, 1, 'a')], f.deps);
+    const second = await deliverWebhooks([rec(retry, 1, 'b')], f.deps);
+    // Assert: one attempt 2, one retry for attempt 3
+    expect(second.batchItemFailures).toEqual([]);
+    expect(f.posted).toHaveLength(1);
+    expect(f.own.map((a) => a.attempt)).toEqual([2]);
+    expect(f.requeued.map((r) => r.body.attempts_before)).toEqual([2]);
+  });
+
+  it('lets a message received again after its retry was queued (a lost delete) and that retry take one attempt between them', async () => {
+    // Arrange: attempt 1 fails and queues the retry; SQS then hands the first message out again
+    const f = fakes({ status: 500 });
+    await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
+    const [retry] = f.requeued;
+    // Act
+    await deliverWebhooks([rec(message(1), 2, 'm1')], f.deps);
+    await deliverWebhooks([rec(retry.body, 1, 'r1')], f.deps);
+    // Assert: attempts 1 and 2, one line of retries on
+    expect(f.own.map((a) => a.attempt)).toEqual([1, 2]);
+    expect(f.requeued.map((r) => r.body.attempts_before)).toEqual([1, 2]);
+  });
+
+  it('reports the message back only when its retry cannot be queued', async () => {
+    const f = fakes({ status: 500 });
+    f.failRequeue(1);
+    const res = await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
+    expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+  });
 
   it('treats any status other than 200 as a failure', async () => {
     for (const status of [201, 204, 302, 404]) {
       const f = fakes({ status });
       const res = await deliverWebhooks([rec(message(1))], f.deps);
-      expect(res.batchItemFailures).toHaveLength(1);
+      expect(res.batchItemFailures).toEqual([]);
+      expect(f.own).toEqual([expect.objectContaining({ outcome: 'failed', status })]);
+      expect(f.requeued).toHaveLength(1);
     }
   });
 
@@ -90,9 +183,10 @@ describe('deliverWebhooks', () => {
     const f = fakes({ status: 500 });
     // Act
     const res = await deliverWebhooks([rec(message(1), 1, 'a'), rec(message(1), 1, 'b')], f.deps);
-    // Assert
+    // Assert: one attempt, one retry, both messages acknowledged
     expect(f.posted).toHaveLength(1);
-    expect(res.batchItemFailures.map((x) => x.itemIdentifier).sort()).toEqual(['a', 'b']);
+    expect(f.requeued).toHaveLength(1);
+    expect(res.batchItemFailures).toEqual([]);
   });
 
   it('sends events with the same order key in queue order, the others in parallel', async () => {
@@ -136,8 +230,8 @@ describe('deliverWebhooks', () => {
     const first = await deliverWebhooks([rec(replay(1), 1, 'r1'), rec(replay(2), 1, 'r2')], f.deps);
     const again = await deliverWebhooks([rec(replay(2), 2, 'r2')], f.deps);
     // Assert: event 1 acknowledged at once; event 2 deferred by the first backoff, then sent
-    expect(first.batchItemFailures).toEqual([{ itemIdentifier: 'r2' }]);
-    expect(f.delays).toEqual([['rh-r2', 5]]);
+    expect(first.batchItemFailures).toEqual([]);
+    expect(f.requeued).toEqual([{ body: { ...replay(2), deferred: true }, delaySeconds: 5 }]);
     expect(again.batchItemFailures).toEqual([]);
     expect(f.posted.map((p) => p.headers['webhook-id'])).toEqual(['evt-12-1', 'evt-12-2']);
   });
@@ -170,11 +264,11 @@ describe('deliverWebhooks', () => {
       throw new Error('throttled');
     };
     const [res, errors] = await logged('error', () => deliverWebhooks([rec(message(1), 3, 'y')], f.deps));
-    expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'y' }]);
+    expect(res.batchItemFailures).toEqual([]);
     expect(errors).toEqual([
       ['webhook delivery failed', { eventId: 'evt-12-1', error: new Error('throttled') }],
     ]);
-    expect(f.delays).toEqual([['rh-y', 120]]);
+    expect(f.requeued).toEqual([{ body: { ...message(1), attempts_before: 3 }, delaySeconds: 120 }]);
     expect(f.posted).toHaveLength(0);
     expect(f.own).toEqual([expect.objectContaining({ outcome: 'failed', error: 'internal error' })]);
   });
@@ -201,32 +295,43 @@ describe('an event redriven from the dead-letter queue', () => {
   });
 
   it.each([
-    [1, 8, 5],
-    [6, 13, 3600],
-    [7, 14, 0],
+    [7, 8, 5],
+    [8, 9, 30],
   ])(
-    'numbers receive %i as attempt %i and retries it with a fresh budget (visibility %i s)',
-    async (receive, attempt, seconds) => {
+    'numbers its attempt after %i made as attempt %i and retries it with a fresh budget (delay %i s)',
+    async (made, attempt, seconds) => {
       // Arrange: 7 attempts were made before the redrive
       const f = fakes({ status: 503 });
       // Act
-      const res = await deliverWebhooks([rec(redriven(7), receive, 'm1')], f.deps);
+      const res = await deliverWebhooks([rec({ ...redriven(7), attempts_before: made }, 1, 'm1')], f.deps);
       // Assert
-      expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+      expect(res.batchItemFailures).toEqual([]);
       expect(f.posted).toHaveLength(1);
       expect(f.own[0]).toMatchObject({ attempt, outcome: 'failed', status: 503 });
-      expect(f.delays).toEqual([['rh-m1', seconds]]);
+      expect(f.requeued).toEqual([
+        { body: { ...redriven(7), attempts_before: attempt }, delaySeconds: seconds },
+      ]);
     },
   );
 
-  it('is left untried once its new budget is used up, like any message', async () => {
+  it('goes back to the dead-letter queue after its seven new attempts', async () => {
     // Arrange
+    const f = fakes({ status: 503 });
+    // Act
+    await deliverWebhooks([rec({ ...redriven(7), attempts_before: 13 }, 1, 'm1')], f.deps);
+    // Assert
+    expect(f.own[0]).toMatchObject({ attempt: 14 });
+    expect(f.dead).toEqual([{ ...redriven(7), attempts_before: 14 }]);
+  });
+
+  it('is left untried once its new budget is used up, like any message', async () => {
+    // Arrange: a message received an eighth time (a crash after its seventh new attempt)
     const f = fakes({ status: 503 });
     // Act
     await deliverWebhooks([rec(redriven(7), 8, 'm1')], f.deps);
     // Assert
     expect(f.posted).toEqual([]);
-    expect(f.delays).toEqual([['rh-m1', 0]]);
+    expect(f.dead).toEqual([{ ...redriven(7), attempts_before: 14 }]);
   });
 
   it('records a delivery after a redrive as an attempt of its own, with the same webhook-id', async () => {

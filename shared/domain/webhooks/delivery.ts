@@ -3,13 +3,16 @@ import { config } from '../../config/env.ts';
 import { parseJson } from '../../json.ts';
 import { logger } from '../../log.ts';
 import type { WebhookBundle, WebhookMessage } from '../../contracts/messages.ts';
-import { retryDelaySeconds } from '../../messaging/retry.ts';
+import { delayedRetry, notDueFor, retryDelaySeconds, stillWaiting } from '../../messaging/retry.ts';
+import { queueRetries } from '../../messaging/retry-queues.ts';
 import type { UrlCheck } from '../../outbound/url-guard.ts';
 import {
   attemptOf,
   attemptOne,
   budgetAttemptOf,
   type DeliveryRecord,
+  heldAttempt,
+  isRetry,
   type Item,
   itemsOfBundle,
   record,
@@ -17,6 +20,8 @@ import {
   type Sent,
   wasDelivered,
 } from './attempt.ts';
+import { admit, noteAttempt } from './circuit.ts';
+import type { WebhookAttempt } from './repository.ts';
 import { defaultDeliveryDeps, type DeliveryDeps } from './delivery-deps.ts';
 
 /**
@@ -25,11 +30,13 @@ import { defaultDeliveryDeps, type DeliveryDeps } from './delivery-deps.ts';
  *
  * A message is a bundle (the events a producer raised for one task at once) or one event. Each event
  * is POSTed (exactly its stored body) to the task's webhook URL with the Standard Webhooks headers;
- * only HTTP 200 within the timeout is a success. An event of a bundle that failed is queued again as
- * a message of its own, delayed by the backoff of that attempt; a one-event message that failed is
- * reported back to SQS (partial batch response) after its visibility is set to the backoff of that
- * attempt (5 s, 30 s, 2 min, 10 min, 30 min, 1 h). After the last retry the message becomes visible at
- * once and the queue's redrive policy moves it to the dead-letter queue (7 attempts in all).
+ * only HTTP 200 within the timeout is a success. An event that failed is queued again as a message of
+ * its own, delayed by the backoff of that attempt (5 s, 30 s, 2 min, 10 min, 30 min, 1 h; past SQS's
+ * 15-minute delay in steps), and the message it came in is acknowledged: no retry is held in flight,
+ * so a receiver that is down never fills the queue's in-flight room. After the last retry the event
+ * goes to the dead-letter queue itself (7 attempts in all). A task whose receiver keeps failing has
+ * its events held by a circuit breaker (circuit.ts), so that it costs the batches it shares no
+ * timeouts.
  *
  * Throughput: a batch's events go out in parallel over kept-alive connections, except events that
  * share an order key (one workflow, one compression metric), which go one after the other in queue
@@ -101,34 +108,24 @@ export async function deliverWebhooks(
     }
   }
   const { back } = await deliverItems(items, deps);
-  await Promise.all(
-    back.map(async ({ item, seconds }) => {
-      if (failures.has(item.record.messageId)) return;
-      failures.add(item.record.messageId);
-      try {
-        await deps.delayRetry(item.record.receiptHandle, seconds);
-      } catch (err) {
-        logger.warn('could not set the webhook retry delay', {
-          eventId: item.msg.event_id,
-          error: err as Error,
-        });
-      }
-    }),
-  );
+  // Only what could not be queued again comes back, after the queue's visibility timeout.
+  for (const item of back) failures.add(item.record.messageId);
   return { batchItemFailures: [...failures].map((itemIdentifier) => ({ itemIdentifier })) };
 }
 
 /**
- * Sends the events of a batch (replays looked up first), records the attempts and queues again, as
- * messages of their own, the events of a bundle that failed. Returns what was sent, the items whose
- * message must come back (with the visibility, seconds, to come back after) and, given a `deadline`
- * (performance.now() ms), the items whose turn came after it, unsent (each lane's rest, in order).
+ * Sends the events of a batch (replays looked up first), records the attempts and puts what has to
+ * go again on the queue, each event a message of its own delayed by its backoff (never held in
+ * flight: the batch's messages are all acknowledged), or, once its retries are used up, in the
+ * dead-letter queue. Returns what was sent, the items whose message must come back because that
+ * could not be queued (`back`) and, given a `deadline` (performance.now() ms), the items whose turn
+ * came after it, unsent (each lane's rest, in order).
  */
 export async function deliverItems(
   items: Item[],
   deps: DeliveryDeps,
   deadline = Number.POSITIVE_INFINITY,
-): Promise<{ sent: Sent[]; back: { item: Item; seconds: number }[]; late: Item[] }> {
+): Promise<{ sent: Sent[]; back: Item[]; late: Item[] }> {
   // Copies of one event in one batch (a producer that ran twice) are sent once and share its fate.
   const copies = new Map<string, Item[]>();
   for (const item of items) copies.set(item.msg.event_id, [...(copies.get(item.msg.event_id) ?? []), item]);
@@ -138,71 +135,94 @@ export async function deliverItems(
   const deferred: Item[] = [];
   const exhausted: Item[] = [];
   const late: Item[] = [];
+  const now = Date.now();
   const firsts = [...copies.values()].map((c) => c[0]);
-  await sendLanes(firsts, SEND_CONCURRENCY, async (item) => {
-    if (performance.now() > deadline) return void late.push(item);
-    // A message queued again by its bundle counts the bundle's attempt: once the retries are used
-    // up it goes back untried, until the redrive policy parks it in the dead-letter queue.
-    if (budgetAttemptOf(item) > backoff.length + 1) return void exhausted.push(item);
-    const since = replaySince(item);
-    if (since !== undefined) {
-      if (await wasDelivered(item, since, deps)) return void sent.push({ item });
-      // Its recorded attempts may have used the retries up.
+  // A chained retry received before it is due goes back with the rest of its delay, untried.
+  const waiting = firsts.filter((item) => notDueFor(item.msg, now) > 0);
+  await sendLanes(
+    firsts.filter((item) => !waiting.includes(item)),
+    SEND_CONCURRENCY,
+    async (item) => {
+      if (performance.now() > deadline) return void late.push(item);
+      // Once the retries are used up (counting a bundle's attempt), it goes to the dead-letter queue.
       if (budgetAttemptOf(item) > backoff.length + 1) return void exhausted.push(item);
-      // A fresh replay: its original may still be on its way (two copies of one alarm processed at
-      // once). Look again after the first backoff; send then if it was still not delivered.
-      if (item.msg.replay_since_ms !== undefined && item.record.receiveCount <= 1 && !item.msg.deferred)
-        return void deferred.push(item);
-    }
-    sent.push({ item, attempt: await attemptOne(item, checks, deps) });
-  });
+      // A copy of this retry's message took its attempt (and queues the next): nothing more to do.
+      if (isRetry(item) && !(await claimed(item, deps))) return void sent.push({ item });
+      const since = replaySince(item);
+      if (since !== undefined) {
+        if (await wasDelivered(item, since, deps)) return void sent.push({ item });
+        // Its recorded attempts may have used the retries up.
+        if (budgetAttemptOf(item) > backoff.length + 1) return void exhausted.push(item);
+        // A fresh replay: its original may still be on its way (two copies of one alarm processed at
+        // once). Look again after the first backoff; send then if it was still not delivered.
+        if (item.msg.replay_since_ms !== undefined && item.record.receiveCount <= 1 && !item.msg.deferred)
+          return void deferred.push(item);
+      }
+      sent.push({ item, attempt: await attemptWithCircuit(item, checks, deps) });
+    },
+  );
   await record(sent, deps);
 
-  // What goes again: one-event messages by their visibility (the backoff of their attempt; 0 once the
-  // retries are used up, for the redrive policy), events of a bundle as messages of their own (unless
-  // a one-event copy of the event already carries it).
-  const again = [
-    ...sent
-      .filter((s) => s.attempt?.outcome === 'failed')
-      .map((s) => ({ item: s.item, why: 'failed' as const })),
-    ...deferred.map((item) => ({ item, why: 'deferred' as const })),
-    ...exhausted.map((item) => ({ item, why: 'exhausted' as const })),
-  ];
-  const back: { item: Item; seconds: number }[] = [];
   const requeue: { item: Item; body: WebhookMessage; delaySeconds: number }[] = [];
-  for (const { item, why } of again) {
-    const all = copies.get(item.msg.event_id) ?? [item];
-    const seconds =
-      why === 'deferred'
-        ? (backoff[0] ?? 0)
-        : why === 'failed'
-          ? retryDelaySeconds(budgetAttemptOf(item), backoff)
-          : 0;
-    const single = all.filter((c) => !c.bundled);
-    for (const c of single) back.push({ item: c, seconds });
-    if (single.length > 0) continue;
-    const { msg } = item;
-    // The attempts it has made: received on its own, a used-up one goes back untried to the DLQ.
-    const made =
-      why === 'deferred' ? (msg.attempts_before ?? 0) : attemptOf(item) - (why === 'exhausted' ? 1 : 0);
-    requeue.push({
-      item,
-      delaySeconds: seconds,
-      body: { ...msg, attempts_before: made, ...(why === 'deferred' ? { deferred: true } : {}) },
-    });
-  }
-  if (requeue.length > 0) {
-    try {
-      await deps.requeue(requeue.map(({ body, delaySeconds }) => ({ body, delaySeconds })));
-    } catch (err) {
-      // The message comes back (a bundle whole, after the first backoff; its delivered events are in
-      // the log): for a producer's first attempt, the producer runs again (deliverNow).
-      logger.warn('could not queue webhook retries', {
-        count: requeue.length,
-        error: err as Error,
-      });
-      for (const { item } of requeue) back.push({ item, seconds: backoff[0] ?? 0 });
+  const dead: { item: Item; body: WebhookMessage }[] = [];
+  for (const s of sent) {
+    if (s.attempt?.outcome !== 'failed') continue;
+    const made = attemptOf(s.item);
+    if (budgetAttemptOf(s.item) > backoff.length) {
+      dead.push({ item: s.item, body: { ...s.item.msg, attempts_before: made } });
+      continue;
     }
+    const seconds = retryDelaySeconds(budgetAttemptOf(s.item), backoff);
+    requeue.push({ item: s.item, ...delayedRetry({ ...s.item.msg, attempts_before: made }, seconds, now) });
   }
+  for (const item of deferred)
+    requeue.push({ item, ...delayedRetry({ ...item.msg, deferred: true }, backoff[0] ?? 0, now) });
+  for (const item of waiting) requeue.push({ item, body: item.msg, ...stillWaiting(item.msg, now) });
+  // Used up before this receive tried it: the attempts it made are those before it.
+  for (const item of exhausted)
+    dead.push({ item, body: { ...item.msg, attempts_before: attemptOf(item) - 1 } });
+
+  // What could not be queued comes back (a bundle whole; its delivered events are in the log): for a
+  // producer's first attempt, the producer runs again (deliverNow).
+  const back: Item[] = [];
+  for (const { item } of await queueRetries('webhook', requeue, dead, deps))
+    back.push(...(copies.get(item.msg.event_id) ?? [item]));
+  if (dead.length > 0)
+    logger.warn('webhook events moved to the dead-letter queue after their attempts', {
+      eventIds: dead.map((d) => d.item.msg.event_id),
+    });
   return { sent, back, late };
+}
+
+/** Whether this copy of a retry's message takes its attempt; when that cannot be written, it does (at least once). */
+async function claimed(item: Item, deps: DeliveryDeps): Promise<boolean> {
+  try {
+    return await deps.claimRetry(item.msg.event_id, attemptOf(item));
+  } catch (err) {
+    logger.warn('could not claim a webhook retry', { eventId: item.msg.event_id, error: err as Error });
+    return true;
+  }
+}
+
+/**
+ * One attempt, unless the task's circuit is open (circuit.ts): then only the probe is sent, and the
+ * others are recorded as failed attempts without a request.
+ */
+async function attemptWithCircuit(
+  item: Item,
+  checks: Map<string, Promise<UrlCheck>>,
+  deps: DeliveryDeps,
+): Promise<WebhookAttempt> {
+  const taskId = item.msg.task_id;
+  if (admit(taskId, Date.now()) === 'hold') return heldAttempt(item);
+  const attempt = await attemptOne(item, checks, deps);
+  noteAttempt(
+    taskId,
+    {
+      delivered: attempt.outcome === 'delivered',
+      reached: attempt.outcome === 'failed' && attempt.target !== undefined,
+    },
+    Date.now(),
+  );
+  return attempt;
 }

@@ -1,9 +1,10 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { nowMs } from '../../clock.ts';
 import {
   contentId,
   db,
   fromItem,
+  isConditionFailure,
   packLog,
   putItems,
   queryAll,
@@ -62,6 +63,32 @@ function attemptItem(a: WebhookAttempt): Record<string, unknown> {
     ...a,
     ttl: a.at + ATTEMPT_TTL_SECONDS,
   };
+}
+
+/**
+ * AP-H7: take an attempt of a retried event, unless a copy of its message took it (SQS delivers a
+ * message at least once: two copies of a retry must not each start a line of retries). False when
+ * taken already; kept as long as the attempts.
+ */
+export async function claimRetry(eventId: string, attempt: number, atSeconds: number): Promise<boolean> {
+  try {
+    await db().send(
+      new PutCommand({
+        TableName: tableName(),
+        Item: {
+          ...keys.webhookRetryClaim(eventId, attempt),
+          entity: 'webhook_retry_claim',
+          schema_version: SCHEMA_VERSION,
+          ttl: atSeconds + ATTEMPT_TTL_SECONDS,
+        },
+        ConditionExpression: 'attribute_not_exists(pk)',
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
 }
 
 /** AP-H1: record attempts of their own (BatchWriteItem; kept 30 days). */

@@ -1,7 +1,8 @@
-import { beforeAll } from 'vitest';
+import { beforeAll, beforeEach } from 'vitest';
 import { resetConfig } from '../../config/env.ts';
 import type { WebhookBundle, WebhookMessage } from '../../contracts/messages.ts';
 import type { Task } from '../tasks/model.ts';
+import { resetCircuits } from './circuit.ts';
 import type { DeliveryRecord } from './attempt.ts';
 import type { DeliveryDeps } from './delivery-deps.ts';
 import type { WebhookAttempt } from './repository.ts';
@@ -18,6 +19,8 @@ export function useDeliveryConfig(): void {
     process.env.BLOCK_PRIVATE_WEBHOOKS = '1';
     resetConfig();
   });
+  // Each test starts with every task's circuit closed.
+  beforeEach(() => resetCircuits());
 }
 
 export const SECRET = 'f'.repeat(40);
@@ -97,7 +100,8 @@ export function fakes(
   const posted: Posted[] = [];
   const own: WebhookAttempt[] = [];
   const logs: WebhookAttempt[][] = [];
-  const delays: [string, number][] = [];
+  const dead: WebhookMessage[] = [];
+  const claims = new Set<string>();
   const requeued: { body: WebhookMessage; delaySeconds: number }[] = [];
   const bundled: WebhookBundle[] = [];
   const searches: [string, boolean][] = [];
@@ -150,12 +154,18 @@ export function fakes(
         last: Math.max(0, ...past.map((a) => a.attempt)),
       };
     },
-    delayRetry: async (handle, seconds) => {
-      delays.push([handle, seconds]);
+    claimRetry: async (eventId, attempt) => {
+      const key = `${eventId}#${attempt}`;
+      if (claims.has(key)) return false;
+      claims.add(key);
+      return true;
+    },
+    deadLetter: async (messages) => {
+      dead.push(...messages);
     },
   };
   const failRequeue = (n: number) => {
     requeueFails = n;
   };
-  return { deps, posted, own, logs, delays, requeued, bundled, searches, failRequeue, taskReads, inFlight };
+  return { deps, posted, own, logs, dead, requeued, bundled, searches, failRequeue, taskReads, inFlight };
 }

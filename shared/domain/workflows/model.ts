@@ -42,6 +42,11 @@ export interface Workflow {
   /** Incremented by every operation (optimistic concurrency; orders pipeline records). */
   version: number;
   /**
+   * Incremented by every pipeline record, operations and fired reminders alike: the sequence number
+   * of the workflow's events (API guide §12.6). Absent on a workflow written before it was counted.
+   */
+  seq?: number;
+  /**
    * Incremented by every status change. A scheduled reminder carries the epoch it was scheduled in;
    * a mismatch when it is due means the workflow moved on, which is how reminders are cancelled.
    */
@@ -92,7 +97,12 @@ export interface PipelineRecord {
   /** The workflow's status and epoch right after this record (events and reminder scheduling). */
   workflow_status: WorkflowStatus;
   workflow_epoch: number;
+  /** The workflow's `seq` right after this record: its event's sequence number. */
+  seq?: number;
 }
+
+/** The workflow's `seq` after one more pipeline record (one written before it was counted starts from its version). */
+export const nextSeq = (w: Pick<Workflow, 'seq' | 'version'>): number => (w.seq ?? w.version) + 1;
 
 export type Operation = 'claim' | 'assign' | 'processed' | 'reactive' | 'close';
 export const OPERATIONS: readonly Operation[] = ['claim', 'assign', 'processed', 'reactive', 'close'];

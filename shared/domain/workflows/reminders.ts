@@ -2,7 +2,15 @@ import { keys } from '../../db/keys.ts';
 import { logger } from '../../log.ts';
 import type { DueItem } from '../due/repository.ts';
 import type { DueResult } from '../due/runner.ts';
-import { PIPE_REMIND, type PipelineRecord, remindDecision, remindScene } from './model.ts';
+import type { Task } from '../tasks/model.ts';
+import {
+  nextSeq,
+  PIPE_REMIND,
+  type PipelineRecord,
+  remindDecision,
+  remindScene,
+  type Workflow,
+} from './model.ts';
 import { defaultDeps, type WorkflowDeps } from './workflow-deps.ts';
 import { channelsOf, noticeOf, type RemindPayload } from './announce.ts';
 import { eventIdOf, workflowEventData } from './views.ts';
@@ -21,33 +29,60 @@ export async function fireReminder(
   deps: WorkflowDeps = defaultDeps,
 ): Promise<DueResult> {
   const { workflow_id: id, index, epoch } = item.payload as unknown as RemindPayload;
-  const workflow = await deps.repo.getWorkflow(id, true);
-  const task = workflow ? await deps.getTask(workflow.task_id) : undefined;
-  const decision = remindDecision({ workflow, task, index, epoch, now });
-  if (decision.action === 'drop') {
-    logger.debug('workflow reminder dropped', { workflow_id: id, index, reason: decision.reason });
-    return undefined;
+  // An operation that keeps the status (assign) moves only the workflow's event sequence: read again.
+  for (let attempt = 0; ; attempt++) {
+    const workflow = await deps.repo.getWorkflow(id, true);
+    const task = workflow ? await deps.getTask(workflow.task_id) : undefined;
+    const decision = remindDecision({ workflow, task, index, epoch, now });
+    if (decision.action === 'drop') {
+      logger.debug('workflow reminder dropped', { workflow_id: id, index, reason: decision.reason });
+      return undefined;
+    }
+    if (decision.action === 'hold') return rearm(item, decision.until, deps);
+    if (!workflow || !task) return undefined;
+
+    const { reminder } = decision;
+    let record: PipelineRecord = {
+      workflow_id: id,
+      sk: keys.workflowRemindPipeline(id, item.due_at, index).sk,
+      status: PIPE_REMIND,
+      remark: '',
+      props: { remind: { interval: reminder.interval, status: workflow.status } },
+      created_by: 0,
+      created_at: now,
+      workflow_status: workflow.status,
+      workflow_epoch: epoch,
+      seq: nextSeq(workflow),
+    };
+    const outcome = await deps.repo.insertReminderRecord(
+      { status: workflow.status, epoch, seq: workflow.seq },
+      record,
+    );
+    if (outcome === 'moved-on') {
+      if (attempt < 3) continue;
+      throw new Error(`workflow ${id} kept changing while its reminder fired`);
+    }
+    // `already-recorded`: an earlier run recorded it but may have failed to publish; publish again
+    // what it recorded (the event and job ids are the same, so receivers de-duplicate).
+    if (outcome === 'already-recorded')
+      record = (await deps.repo.getPipelineRecords([{ workflow_id: id, sk: record.sk }]))[0] ?? record;
+    return announceReminder(item, now, { workflow, task, reminder, record }, deps);
   }
-  if (decision.action === 'hold') return rearm(item, decision.until, deps);
-  if (!workflow || !task) return undefined;
+}
 
-  const { reminder } = decision;
-  const record: PipelineRecord = {
-    workflow_id: id,
-    sk: keys.workflowRemindPipeline(id, item.due_at, index).sk,
-    status: PIPE_REMIND,
-    remark: '',
-    props: { remind: { interval: reminder.interval, status: workflow.status } },
-    created_by: 0,
-    created_at: now,
-    workflow_status: workflow.status,
-    workflow_epoch: epoch,
-  };
-  const outcome = await deps.repo.insertReminderRecord({ status: workflow.status, epoch }, record);
-  if (outcome === 'moved-on') return undefined;
-  // `already-recorded`: an earlier run recorded it but may have failed to publish; publish again
-  // (the event and job ids are the same, so receivers de-duplicate).
-
+/** Publishes a recorded reminder's event and notifications, and re-arms a `cycle` reminder. */
+async function announceReminder(
+  item: DueItem,
+  now: number,
+  fired: {
+    workflow: Workflow;
+    task: Task;
+    reminder: Extract<ReturnType<typeof remindDecision>, { action: 'fire' }>['reminder'];
+    record: PipelineRecord;
+  },
+  deps: WorkflowDeps,
+): Promise<DueResult> {
+  const { workflow, task, reminder, record } = fired;
   const scene = remindScene(workflow.status);
   const receivers =
     reminder.reuse_receiver === 1 || !reminder.receiver ? [task.receiver ?? {}] : [reminder.receiver];
@@ -66,7 +101,9 @@ export async function fireReminder(
     eventId: eventIdOf(record),
     channels: await channelsOf(receivers, deps),
     // A pending workflow's reminder carries claim links (API guide §11.7).
-    ...(scene === 'remind_pending' ? { claim: { workflow_id: id, round: workflow.round ?? 0 } } : {}),
+    ...(scene === 'remind_pending'
+      ? { claim: { workflow_id: workflow.id, round: workflow.round ?? 0 } }
+      : {}),
   });
   await deps.publishWebhookEvents(task.id, [notice.event]);
   if (notice.jobs.length) await deps.publishJobs(notice.jobs);

@@ -255,7 +255,16 @@ function updateOf(change: WorkflowChange): TransactItem {
     set.push('round = :round');
     values[':round'] = after.round;
   }
+  // The event sequence: conditioned too, since a fired reminder moves it without moving the version.
+  if (after.seq !== undefined) {
+    set.push('seq = :seq');
+    values[':seq'] = after.seq;
+  }
   let condition = 'version = :fromVersion AND #status = :fromStatus';
+  if (before.seq !== undefined) {
+    condition += ' AND seq = :fromSeq';
+    values[':fromSeq'] = before.seq;
+  } else condition += ' AND attribute_not_exists(seq)';
   if (before.counted) {
     condition += ' AND counted = :counted';
     values[':counted'] = true;
@@ -317,11 +326,12 @@ export async function listOpenWorkflowIdsOfMetric(taskId: number, metric: string
 
 /**
  * AP-F10: record a fired reminder, if its workflow still has the status and epoch it was scheduled
- * for. `moved-on` when the workflow changed; `already-recorded` when this (reminder, due time) was
- * recorded by an earlier run.
+ * for and the event sequence it was read at (the record takes the next: `pipeline.seq`). `moved-on`
+ * when the workflow changed (its status, epoch or sequence: the caller reads it again);
+ * `already-recorded` when this (reminder, due time) was recorded by an earlier run.
  */
 export async function insertReminderRecord(
-  expect: { status: number; epoch: number },
+  expect: { status: number; epoch: number; seq: number | undefined },
   pipeline: PipelineRecord,
 ): Promise<'recorded' | 'moved-on' | 'already-recorded'> {
   try {
@@ -329,12 +339,20 @@ export async function insertReminderRecord(
       new TransactWriteCommand({
         TransactItems: [
           {
-            ConditionCheck: {
+            Update: {
               TableName: tableName(),
               Key: keys.workflow(pipeline.workflow_id),
-              ConditionExpression: '#status = :status AND epoch = :epoch',
+              UpdateExpression: 'SET seq = :seq',
+              ConditionExpression: `#status = :status AND epoch = :epoch AND ${
+                expect.seq === undefined ? 'attribute_not_exists(seq)' : 'seq = :fromSeq'
+              }`,
               ExpressionAttributeNames: { '#status': 'status' },
-              ExpressionAttributeValues: { ':status': expect.status, ':epoch': expect.epoch },
+              ExpressionAttributeValues: {
+                ':status': expect.status,
+                ':epoch': expect.epoch,
+                ':seq': pipeline.seq,
+                ...(expect.seq === undefined ? {} : { ':fromSeq': expect.seq }),
+              },
             },
           },
           {
@@ -350,8 +368,9 @@ export async function insertReminderRecord(
     return 'recorded';
   } catch (err) {
     const codes = cancellationCodes(err);
-    if (codes?.[0] === 'ConditionalCheckFailed') return 'moved-on';
+    // Recorded by an earlier run (which moved the sequence on too): that first.
     if (codes?.[1] === 'ConditionalCheckFailed') return 'already-recorded';
+    if (codes?.[0] === 'ConditionalCheckFailed') return 'moved-on';
     throw err;
   }
 }

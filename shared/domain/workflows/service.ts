@@ -7,6 +7,7 @@ import type { Task } from '../tasks/model.ts';
 import type { NotifyChannel } from '../tasks/templates.ts';
 import {
   isOpen,
+  nextSeq,
   type Operation,
   ownershipAfter,
   type PipelineRecord,
@@ -53,6 +54,7 @@ export async function createWorkflow(
     updated_at: now,
     version: 1,
     epoch: 1,
+    seq: 1,
     task_name: task.name,
     department_id: task.department_id,
     history,
@@ -95,6 +97,7 @@ export async function finishWorkflowsOfMetric(
         status: WF_DONE,
         version: wf.version + 1,
         epoch: wf.epoch + 1,
+        seq: nextSeq(wf),
         updated_at: now,
       };
       const pipeline = pipelineRecord(after, { status: WF_DONE, remark: 'recovered', created_by: 0, now });
@@ -247,6 +250,7 @@ async function operate(
         status: t.status,
         version: before.version + 1,
         epoch: before.epoch + (t.statusChanged ? 1 : 0),
+        seq: nextSeq(before),
         updated_at: now,
         ...(op === 'reactive' ? { round: (before.round ?? 0) + 1 } : {}),
       };
@@ -355,5 +359,6 @@ function pipelineRecord(
     created_at: p.now,
     workflow_status: after.status,
     workflow_epoch: after.epoch,
+    ...(after.seq !== undefined ? { seq: after.seq } : {}),
   };
 }

@@ -1,6 +1,6 @@
 import type { NotifyScene, RenderContext, WebhookBody } from '../../contracts/messages.ts';
 import { type Person, person, type User } from '../directory/model.ts';
-import { event, historyRef, pipelineRef, taskRef, workflowRef } from '../events/payloads.ts';
+import { event, historyRef, orderRef, pipelineRef, taskRef, workflowRef } from '../events/payloads.ts';
 import type { PipelineRecord, Workflow, WorkflowStatus } from './model.ts';
 import type { WorkflowDetail, WorkflowsOperated } from './responses.ts';
 
@@ -86,6 +86,8 @@ export function workflowEventData(input: {
       ...(pipeline.props.link ? { link: pipeline.props.link } : {}),
     });
   }
+  // The workflow's event sequence (none for a record written before it was counted).
+  if (pipeline.seq !== undefined) data.order = orderRef(`wf:${workflow.id}`, pipeline.seq);
   return data;
 }
 

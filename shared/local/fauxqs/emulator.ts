@@ -137,6 +137,7 @@ async function serve(
       });
       await ensureQueue(server, client, mainName, urls[q.name], {
         VisibilityTimeout: String(q.visibilityTimeoutSeconds),
+        MessageRetentionPeriod: String(q.retentionDays * 86_400),
         MaximumMessageSize: String(MAX_MESSAGE_BYTES),
         RedrivePolicy: JSON.stringify({
           deadLetterTargetArn: `arn:aws:sqs:${start.region}:${SQS_ACCOUNT}:${dlqName}`,
