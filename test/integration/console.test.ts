@@ -365,12 +365,14 @@ describe('the web console in a browser', () => {
     await shot('deliveries');
 
     // Act
+    const sentBefore = deadHook.received.filter((r) => r.headers['webhook-id'] === dead.event_id).length;
     await row.getByRole('button', { name: 'Redrive' }).click();
 
-    // Assert: moved back, then delivered as its 8th attempt
+    // Assert: moved back, then sent again at once (whatever its task's circuit says) and delivered as
+    // its 8th attempt
     await page.getByText('1 dead letter redriven to the webhook queue.').waitFor();
     await deadHook.waitFor(
-      (all) => all.filter((r) => r.headers['webhook-id'] === dead.event_id).length === 8,
+      (all) => all.filter((r) => r.headers['webhook-id'] === dead.event_id).length === sentBefore + 1,
     );
     const left = await api.get<Row>('/delivery/dlq', {
       query: { uid: ADMIN, queue: 'webhook', task_id: deadTask.id },
@@ -379,6 +381,14 @@ describe('the web console in a browser', () => {
     expect(left.data.dead_letters.map((d: Row) => d.message_id)).not.toContain(dead.message_id);
     await page.getByRole('button', { name: 'Refresh' }).first().click();
     await page.locator('tr', { hasText: 'delivered' }).first().waitFor();
+    const attempts = await api.get<Row>('/alarmtask/deliveries', {
+      query: { uid: ADMIN, task_id: deadTask.id },
+      app: ADMIN_APP,
+    });
+    expect(attempts.data.deliveries.find((d: Row) => d.id === dead.event_id)).toMatchObject({
+      attempt: 8,
+      outcome: 'delivered',
+    });
   });
 
   it('draws alarms per minute by level and by outcome', async () => {

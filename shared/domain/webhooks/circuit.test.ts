@@ -75,3 +75,27 @@ describe('the webhook consumer, one receiver down', () => {
     expect(f.requeued.every((r) => r.delaySeconds === 5)).toBe(true);
   });
 });
+
+describe('attempts the circuit never holds', () => {
+  it("sends an event's first attempt after a redrive whatever the circuit says, and holds a plain one", async () => {
+    // Arrange: task 12's receiver fails every request, five times in a row (its circuit opens)
+    const f = fakes();
+    f.deps.post = async (url) => {
+      f.posted.push({ url: url.href, headers: {}, body: '' });
+      return { status: 500 };
+    };
+    await deliverWebhooks([0, 1, 2, 3, 4].map((i) => rec(message(i, 12))), f.deps);
+    expect(admit(12, Date.now())).toBe('hold');
+    const before = f.posted.length;
+    // Act: a redriven event (seven attempts made before the redrive) and a fresh one of the same task
+    await deliverWebhooks(
+      [rec({ ...message(20, 12), attempts_before: 7, redriven_after: 7 }), rec(message(21, 12))],
+      f.deps,
+    );
+    // Assert: the redriven one was sent (attempt 8), the fresh one held
+    expect(f.posted.length).toBe(before + 1);
+    const mine = (id: string) => f.own.filter((a) => a.event_id === id);
+    expect(mine('evt-12-20')).toEqual([expect.objectContaining({ attempt: 8, outcome: 'failed', status: 500 })]);
+    expect(mine('evt-12-21')[0].error).toMatch(/^circuit open/);
+  });
+});

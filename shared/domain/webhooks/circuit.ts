@@ -9,9 +9,10 @@
  * - The webhook consumer holds a task's events after CONSECUTIVE_FAILURES failures in a row (admit),
  *   which a receiver that is down reaches at once and a flaky one hardly ever: it sends one of them
  *   every PROBE_MS (the probe) and counts the others as failed attempts without sending them
- *   (`circuit open`), each retried after its backoff as any failure is. A receiver that stays down
- *   thus costs a batch no timeouts, and its events still end in the dead-letter queue after their
- *   attempts.
+ *   (`circuit open`), each retried after its backoff as any failure is; an event's last attempt, and
+ *   its first after a redrive, are always sent. A receiver that stays down thus costs a batch no timeouts but one per event at its
+ *   last attempt (an hour and more after its first), and its events still end in the dead-letter
+ *   queue after their attempts, with the receiver's own answer as the last reason.
  *
  * Nothing is shared between containers: each learns the receiver's state from its own attempts.
  */

@@ -59,9 +59,10 @@ describe('deliverWebhooks: bundles', () => {
     expect(f.own.map((a) => a.attempt)).toEqual([2, 3, 4, 5, 6, 7]);
     expect(f.requeued.map((r) => r.delaySeconds)).toEqual([30, 120, 600, 900, 900]);
     expect(f.dead).toEqual([expect.objectContaining({ event_id: 'evt-12-2', attempts_before: 7 })]);
-    // After five failures in a row the task's circuit holds the last attempt (no probe due yet)
-    expect(f.posted).toHaveLength(5);
-    expect(f.own[5].error).toMatch(/^circuit open/);
+    // After five failures in a row the task's circuit is open, but an event's last attempt is sent
+    expect(f.posted).toHaveLength(6);
+    expect(f.own[5]).toMatchObject({ attempt: 7, outcome: 'failed' });
+    expect(f.own[5].error).not.toMatch(/^circuit open/);
     for (const r of results) expect(r.batchItemFailures).toEqual([]);
   });
 

@@ -158,7 +158,11 @@ export async function deliverItems(
         if (item.msg.replay_since_ms !== undefined && item.record.receiveCount <= 1 && !item.msg.deferred)
           return void deferred.push(item);
       }
-      sent.push({ item, attempt: await attemptWithCircuit(item, checks, deps) });
+      // The last attempt, and the first after an operator's redrive, are sent whatever the circuit says.
+      const forced =
+        budgetAttemptOf(item) > backoff.length ||
+        (item.msg.redriven_after !== undefined && budgetAttemptOf(item) === 1);
+      sent.push({ item, attempt: await attemptWithCircuit(item, forced, checks, deps) });
     },
   );
   await record(sent, deps);
@@ -206,15 +210,18 @@ async function claimed(item: Item, deps: DeliveryDeps): Promise<boolean> {
 
 /**
  * One attempt, unless the task's circuit is open (circuit.ts): then only the probe is sent, and the
- * others are recorded as failed attempts without a request.
+ * others are recorded as failed attempts without a request. A `forced` attempt is always sent: an
+ * event's last (none reaches the dead-letter queue without its receiver's own answer as the last
+ * reason), and the first after a redrive (an operator's "try again now").
  */
 async function attemptWithCircuit(
   item: Item,
+  forced: boolean,
   checks: Map<string, Promise<UrlCheck>>,
   deps: DeliveryDeps,
 ): Promise<WebhookAttempt> {
   const taskId = item.msg.task_id;
-  if (admit(taskId, Date.now()) === 'hold') return heldAttempt(item);
+  if (!forced && admit(taskId, Date.now()) === 'hold') return heldAttempt(item);
   const attempt = await attemptOne(item, checks, deps);
   noteAttempt(
     taskId,
