@@ -127,7 +127,9 @@ export function failuresOf(attempts: AnyAttempt[]): Failures {
   const last = failed[failed.length - 1];
   const error = last?.error ?? last?.detail;
   return {
-    attempts: attempts.length,
+    // Attempts made, not records: a notification's run records one per target, and a message the
+    // queue delivered twice may have recorded its attempt twice.
+    attempts: new Set(attempts.map((a) => a.attempt)).size,
     ...(failed.length > 0 ? { first_failure_at: failed[0].at, last_failure_at: last.at } : {}),
     ...(last
       ? {

@@ -94,6 +94,17 @@ describe('failuresOf', () => {
     });
   });
 
+  it('counts attempts made, not their records (targets of one run, an attempt recorded twice)', () => {
+    const at = (n: number) => ({ at: n, at_ms: n * 1000 });
+    const out = failuresOf([
+      { outcome: 'failed', attempt: 1, target: 'uid 1', ...at(10) },
+      { outcome: 'delivered', attempt: 1, target: 'uid 2', ...at(10) },
+      { outcome: 'failed', attempt: 2, target: 'uid 1', ...at(20) },
+      { outcome: 'failed', attempt: 2, target: 'uid 1', ...at(21) },
+    ]);
+    expect(out).toMatchObject({ attempts: 2, first_failure_at: 10, last_failure_at: 21 });
+  });
+
   it('uses a notification attempt detail and code', () => {
     const out = failuresOf([
       { outcome: 'rejected', attempt: 1, code: 'smtp_550', detail: 'no mailbox', at: 1, at_ms: 1 },
