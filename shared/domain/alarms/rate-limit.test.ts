@@ -363,10 +363,27 @@ describe('a hot task: its minute split over several items', () => {
       writes.set(shard, (writes.get(shard) ?? 0) + 1);
       const store = stores.get(shard) ?? new MemoryRateStore();
       stores.set(shard, store);
-      return store.lease(taskId, second, need, want, limit);
+      return store.lease(taskId, second, need, want, limit, _ahead);
     };
     return { leaseItem, writes };
   }
+
+  it('lets a quiet task with a high limit reserve ahead too: about one lease a minute', async () => {
+    // Arrange: 2 alarms per second at a limit of 5,000 (five items), for a minute from its start
+    const { leaseItem, writes } = items();
+    const c = clock(0);
+    const limiter = new RateLimiter({ store: splitRateStore(leaseItem, () => 3), now: c.fn });
+    let admitted = 0;
+    // Act
+    for (let s = 0; s < 60; s++) {
+      if ((await limiter.take(7, 5 * TOKENS_PER_ITEM)).ok) admitted++;
+      if ((await limiter.take(7, 5 * TOKENS_PER_ITEM)).ok) admitted++;
+      c.now += 1_000;
+    }
+    // Assert: every alarm taken with one write, in the item this container starts from
+    expect(admitted).toBe(120);
+    expect([...writes]).toEqual([[3, 1]]);
+  });
 
   it('keeps a task within its limit of one item as one item', async () => {
     const { leaseItem, writes } = items();

@@ -95,8 +95,9 @@ export function splitRateStore(
         const shard = (from + i) % items;
         const share = shareOf(limit, items, shard);
         if (need > share) continue;
-        // No look-ahead in a split second: a task that needs several items is never quiet.
-        const lease = await leaseItem(taskId, second, need, Math.min(want, share), share, undefined, signal, shard);
+        // A quiet task's look-ahead too (a high limit is no high rate): reserved in this item, within
+        // half its share.
+        const lease = await leaseItem(taskId, second, need, Math.min(want, share), share, ahead, signal, shard);
         if (lease.granted > 0) return lease;
       }
       return { granted: 0, used: limit, reserved: [] };
