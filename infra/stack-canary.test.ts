@@ -168,8 +168,9 @@ describe('gradual deployment of every consumer and the runner', () => {
     expect((invoke?.Resource ?? []) as unknown[]).toHaveLength(aliasedEntries().length);
   });
 
-  it('reserves instances for the alarm consumer and the runner', () => {
-    for (const entry of [queues.find((q) => q.name === 'alarm')!.consumer, schedule.handler]) {
+  it('reserves instances for the alarm consumer and the runner (the due consumer and its dispatcher)', () => {
+    const consumerOf = (name: string) => queues.find((q) => q.name === name)!.consumer;
+    for (const entry of [consumerOf('alarm'), consumerOf('due'), schedule.handler]) {
       expect(resources[functionFor(entry)].Properties.ReservedConcurrentExecutions, entry).toBeGreaterThan(0);
     }
   });

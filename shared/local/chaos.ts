@@ -75,6 +75,8 @@ export function seededRandom(seed: number): () => number {
 export interface QueueReader {
   receive(max: number, waitSeconds: number): Promise<Message[]>;
   remove(messages: Message[]): Promise<void>;
+  /** On a stop: what it received and kept back for later made visible again (nothing left in flight). */
+  release?(): Promise<void>;
 }
 
 /** An error as SQS answers a receive past the in-flight limit (the SDK's `OverLimit`). */
@@ -126,6 +128,24 @@ export function chaosReader(
     inFlight = { n, at: now };
     counts.maxInFlight = Math.max(counts.maxInFlight, n);
     return n;
+  };
+
+  /** Makes messages visible again at once (`quiet`: a failure is expected, e.g. a deleted message's copy). */
+  const visibleAgain = async (messages: Message[], quiet = false) => {
+    for (let i = 0; i < messages.length; i += 10) {
+      await client
+        .send(
+          new ChangeMessageVisibilityBatchCommand({
+            QueueUrl: url,
+            Entries: messages
+              .slice(i, i + 10)
+              .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })),
+          }),
+        )
+        .catch((err) => {
+          if (!quiet) logger.warn('chaos: could not release a message', { error: err as Error });
+        });
+    }
   };
 
   const shuffle = <T>(list: T[]): T[] => {
@@ -185,20 +205,15 @@ export function chaosReader(
       }
       if (again.length > 0) {
         counts.redelivered += again.length;
-        for (let i = 0; i < again.length; i += 10) {
-          await client
-            .send(
-              new ChangeMessageVisibilityBatchCommand({
-                QueueUrl: url,
-                Entries: again
-                  .slice(i, i + 10)
-                  .map((m, j) => ({ Id: String(j), ReceiptHandle: m.ReceiptHandle, VisibilityTimeout: 0 })),
-              }),
-            )
-            .catch((err) => logger.warn('chaos: could not release a message', { error: err as Error }));
-        }
+        await visibleAgain(again);
       }
       await reader.remove(keep);
+    },
+    async release() {
+      // A copy of a message processed meanwhile is gone with it: its release fails, harmlessly.
+      const held = later;
+      later = [];
+      await visibleAgain(held, true);
     },
   };
 }

@@ -213,6 +213,7 @@ export function startPoller(
       running = false;
       await reader;
       while (inFlight.size > 0) await Promise.all([...inFlight]);
+      await source.release?.();
     },
   };
 }

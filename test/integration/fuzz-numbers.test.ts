@@ -571,7 +571,8 @@ describe('fuzz: hostile numbers in every field of every alarm door', () => {
     }
     expect(lost).toEqual([]);
     expect([...accepted.values()].filter((c) => c.expect.take && c.expect.lands).length).toBeGreaterThan(300);
-    expect((await history(task)).sort()).toEqual([...accepted.keys()].sort());
+    // (A message the queue delivered twice is logged twice; the listing drops repeats within a page.)
+    expect([...new Set(await history(task))].sort()).toEqual([...accepted.keys()].sort());
     // The heartbeat's task took no alarm and sent nothing.
     expect(hook.received.slice(eventsBefore).filter((r) => r.path === '/beat')).toEqual([]);
     expect(await history(beat)).toEqual([]);

@@ -155,6 +155,22 @@ describe('deliverNotification', () => {
     expect(w.sent).toHaveLength(2);
   });
 
+  it('a second copy of a retry whose attempt was made sends nothing (the queue delivered it twice)', async () => {
+    // Arrange: attempt 2 failed; its retry message (attempt 3) arrives twice
+    const w = world({ send: () => ({ outcome: 'failed', code: 'smtp_451' }) });
+    const body = job('sms', { users: [1] });
+    expect(await deliverNotification(body, 1, w.deps)).toBe('retry');
+    expect(await deliverNotification(body, 2, w.deps)).toBe('retry');
+    const retry = job('sms', { users: [1], attempts_before: 2 });
+    // Act
+    const first = await deliverNotification(retry, 1, w.deps);
+    const copy = await deliverNotification(retry, 1, w.deps);
+    // Assert: attempt 3 made once; the copy is done without sending
+    expect([first, copy]).toEqual(['retry', 'done']);
+    expect(w.sent).toHaveLength(3);
+    expect(w.attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
+  });
+
   it('records a schedule with nobody on call as skipped (nobody_on_call), and keeps the answer with the job', async () => {
     const w = world({});
     const oncall = [

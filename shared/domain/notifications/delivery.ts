@@ -204,6 +204,9 @@ export async function deliverNotification(
   if (attempt > 1 || replay) {
     const state = await deps.getJobState(job.job_id);
     if (state && state.status !== 'pending') return 'done';
+    // A copy of this message (the queue delivered it twice) made this attempt already, and queued the
+    // next one: nothing more to do here.
+    if (state && !replay && state.runs >= attempt) return 'done';
     if (!state) {
       const since = job.replay_since_ms ?? (opts.firstReceivedMs ?? nowMs() - LOG_LOOKBACK_MS) - 1000;
       if (await deps.loggedRun(job.task_id, job.job_id, since)) return 'done';
