@@ -68,6 +68,9 @@ async function recordOf(j: NotificationJob): Promise<JobRecord | undefined> {
   return (await findJobs(j.task_id, [j.job_id], { fromMs: now - 3 * 86_400_000, toMs: now + 60_000 }))[0];
 }
 
+/** Under the chaos queue (`npm run test:chaos`) a message may be delivered twice, even at once. */
+const UNDER_CHAOS = process.env.SQS_CHAOS === '1';
+
 async function settled(j: NotificationJob, timeoutMs = 20_000): Promise<JobRecord> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -210,19 +213,28 @@ describe('group robots', () => {
     const state = await settled(j, 30_000);
 
     expect(state.status).toBe('delivered');
-    expect(state.runs).toBe(3);
     const attempts = await attemptsOf(j);
-    expect(attempts.map((x) => [x.attempt, x.outcome, x.code])).toEqual([
-      [1, 'failed', 'http_503'],
-      [2, 'failed', 'http_500'],
-      [3, 'delivered', '0'],
-    ]);
-    expect(await robotCalls('dinggroup', t)()).toHaveLength(3);
+    const made = attempts.map((x) => [x.attempt, x.outcome, x.code]);
+    if (UNDER_CHAOS) {
+      // A copy of a message may run beside it (using up a scripted reply): the failures, then the delivery.
+      expect(made.slice(0, -1).map(([, outcome]) => outcome)).toEqual(['failed', 'failed']);
+      expect(made.at(-1)?.slice(1)).toEqual(['delivered', '0']);
+    } else {
+      expect(state.runs).toBe(3);
+      expect(made).toEqual([
+        [1, 'failed', 'http_503'],
+        [2, 'failed', 'http_500'],
+        [3, 'delivered', '0'],
+      ]);
+    }
+    expect(await robotCalls('dinggroup', t)()).toHaveLength(attempts.length);
   });
 
   it('treats errcode != 0 on HTTP 200 as a refusal and records the job as rejected', async () => {
     const t = token();
-    await fakes.robot(t, { replies: [{ body: { errcode: 300001, errmsg: 'token is not exist' } }] });
+    // (Scripted for a copy of the message too: under the chaos queue one may run beside it.)
+    const refusal = { body: { errcode: 300001, errmsg: 'token is not exist' } };
+    await fakes.robot(t, { replies: [refusal, refusal] });
     const j = job({ task_id: task.id, channel: 'dinggroup', robots: [{ webhook: t }], context: { task } });
 
     await send(j);
@@ -230,9 +242,9 @@ describe('group robots', () => {
 
     expect(state.status).toBe('rejected');
     const attempts = await attemptsOf(j);
-    expect(attempts.map((x) => [x.outcome, x.code, x.detail])).toEqual([
-      ['rejected', '300001', 'token is not exist'],
-    ]);
+    expect(attempts.map((x) => [x.outcome, x.code, x.detail])).toEqual(
+      (UNDER_CHAOS ? attempts : [0]).map(() => ['rejected', '300001', 'token is not exist']),
+    );
   });
 
   it('backs a rate-limited robot off: the next robot takes over and the robot is left alone until unblocked', async () => {

@@ -89,6 +89,7 @@ function world(opts: {
         status: run.status,
         done: run.done,
         runs: (s?.runs ?? 0) + 1,
+        last_attempt: run.attempt,
         updated_at: Math.floor(run.at_ms / 1000),
       });
       w.attempts.push(...run.attempts);

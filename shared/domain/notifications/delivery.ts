@@ -206,7 +206,7 @@ export async function deliverNotification(
     if (state && state.status !== 'pending') return 'done';
     // A copy of this message (the queue delivered it twice) made this attempt already, and queued the
     // next one: nothing more to do here.
-    if (state && !replay && state.runs >= attempt) return 'done';
+    if (state && !replay && (state.last_attempt ?? 0) >= attempt) return 'done';
     if (!state) {
       const since = job.replay_since_ms ?? (opts.firstReceivedMs ?? nowMs() - LOG_LOOKBACK_MS) - 1000;
       if (await deps.loggedRun(job.task_id, job.job_id, since)) return 'done';
@@ -268,6 +268,7 @@ function runOf(run: Run, status: JobStatus): JobRun {
     attempts: run.records,
     ...(run.message ? { message: run.message } : {}),
     ...(run.job.oncall ? { oncall: run.job.oncall } : {}),
+    attempt: run.attempt,
     at_ms: nowMs(),
   };
 }

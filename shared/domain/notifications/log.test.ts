@@ -33,6 +33,7 @@ const run = (job: string, task: number, attempts: AttemptRecord[], extra: Partia
   done: ['uid:1'],
   attempts: attempts.map((a) => ({ ...a, task_id: task })),
   message: { format: 3, title: 'T', text: '<p>x</p>' },
+  attempt: 1,
   at_ms: 1_700_000_000_500,
   ...extra,
 });

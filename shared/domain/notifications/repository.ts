@@ -54,8 +54,10 @@ export interface JobState {
   status: JobStatus;
   /** Targets already served (delivered or finally refused), so a retry does not send them again. */
   done: string[];
-  /** Delivery runs so far. */
+  /** Delivery runs so far (two copies of a message run at once count two). */
   runs: number;
+  /** The attempt number of the latest run recorded (absent: recorded before runs kept it). */
+  last_attempt?: number;
   updated_at: number;
 }
 
@@ -72,6 +74,7 @@ function jobStateOf(item: Record<string, unknown>): JobState {
     status: item.status as JobStatus,
     done: (item.done as string[] | undefined) ?? [],
     runs: (item.runs as number | undefined) ?? 0,
+    ...(typeof item.last_attempt === 'number' ? { last_attempt: item.last_attempt } : {}),
     updated_at: item.updated_at as number,
   };
 }
@@ -115,6 +118,8 @@ export interface JobRun {
   message?: StoredMessage;
   /** The schedules' answers the job's people came from (kept from its first run). */
   oncall?: OncallAnswer[];
+  /** The run's attempt number (its job's `attempts_before` and the message's receive count). */
+  attempt: number;
   at_ms: number;
 }
 
@@ -137,7 +142,7 @@ export async function recordJobRun(run: JobRun): Promise<void> {
         Key: keys.notifyJob(run.job_id),
         UpdateExpression:
           'SET entity = :e, schema_version = :v, job_id = :j, task_id = :t, channel = :c, scene = :sc, ' +
-          '#s = :s, done = :done, updated_at = :now, #ttl = :ttl, gsi1pk = :gpk, gsi1sk = :gsk, ' +
+          '#s = :s, done = :done, last_attempt = :a, updated_at = :now, #ttl = :ttl, gsi1pk = :gpk, gsi1sk = :gsk, ' +
           'attempts = list_append(if_not_exists(attempts, :empty), :new)' +
           (run.message ? ', #msg = if_not_exists(#msg, :msg)' : '') +
           (run.oncall ? ', oncall = if_not_exists(oncall, :oncall)' : '') +
@@ -163,6 +168,7 @@ export async function recordJobRun(run: JobRun): Promise<void> {
           ':empty': [],
           ':new': inline.map(stored),
           ':one': 1,
+          ':a': run.attempt,
           ...(run.message ? { ':msg': run.message } : {}),
           ...(run.oncall ? { ':oncall': run.oncall } : {}),
         },
