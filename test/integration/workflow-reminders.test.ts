@@ -41,8 +41,10 @@ async function reminds(id: number): Promise<{ props: { remind: { interval: numbe
   return (await showWorkflow(id)).pipelines.filter((p: { status: number }) => p.status === 3);
 }
 
+/** A workflow's reminder events, each once (a receiver de-duplicates on `webhook-id`, as ours do). */
 function remindEvents(id: number, type: 'remind_pending' | 'remind_processing') {
-  return receiver.events('WORKFLOW', type).filter((r) => r.json.data.workflow.id === id);
+  const events = receiver.events('WORKFLOW', type).filter((r) => r.json.data.workflow.id === id);
+  return [...new Map(events.map((r) => [r.headers['webhook-id'], r])).values()];
 }
 
 /** A job of a task (its item or its entry in the task's notification log), if it exists. */
