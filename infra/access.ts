@@ -367,7 +367,6 @@ export const DUE_WORK = access(
       PutItem: ['DUE#', 'DUEDEAD#', 'WF#'],
       UpdateItem: ['DUE#', 'SCHEDULE#', 'TASK#'],
       DeleteItem: ['DUE#'],
-      ConditionCheckItem: ['WF#'],
       BatchWriteItem: ['WHEVT#', 'WHLOG#'],
       PartiQLDelete: ['DUE#'],
     },

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../tasks/model.ts';
+import { logged } from '../../testing/logs.ts';
 import { processAlarmBatch } from './pipeline.ts';
 import { TRANSACTION_BYTES, transactionShare } from './process.ts';
 import type { CommitResult, MetricCommit } from './repository.ts';
@@ -46,7 +47,11 @@ describe('a batch of several units', () => {
     const f = fakes(testTask());
     f.failNextPublish();
     const a = alarm({ host: 'x' });
-    expect(await processAlarmBatch([msg(a)], f.deps)).toEqual([`m-${a.uuid}`]);
+    const [failed, errors] = await logged('error', () => processAlarmBatch([msg(a)], f.deps));
+    expect(failed).toEqual([`m-${a.uuid}`]);
+    expect(errors.map(([message]) => message)).toEqual([
+      'could not send or queue the side effects of a batch; it will be retried',
+    ]);
     expect(f.logged).toEqual([]);
   });
 });

@@ -164,9 +164,11 @@ describe('deliverNotification', () => {
     expect(await deliverNotification(body, 2, w.deps)).toBe('retry');
     const retry = job('sms', { users: [1], attempts_before: 2 });
     // Act
-    const first = await deliverNotification(retry, 1, w.deps);
+    const [first, warnings] = await logged('warn', () => deliverNotification(retry, 1, w.deps));
     const copy = await deliverNotification(retry, 1, w.deps);
-    // Assert: attempt 3 made once; the copy is done without sending
+    // Assert: attempt 3 made once (the last of a backoff of two: an operator's business); the copy is
+    // done without sending
+    expect(warnings.map(([message]) => message)).toEqual(['notification not delivered']);
     expect([first, copy]).toEqual(['retry', 'done']);
     expect(w.sent).toHaveLength(3);
     expect(w.attempts.map((a) => a.attempt)).toEqual([1, 2, 3]);
@@ -394,8 +396,11 @@ describe('the job record', () => {
       updated_at: 0,
     });
     // Act
-    const out = await deliverNotification(job('email', { users: [1, 4], attempts_before: 7 }), 1, w.deps);
-    // Assert
+    const [out, warnings] = await logged('warn', () =>
+      deliverNotification(job('email', { users: [1, 4], attempts_before: 7 }), 1, w.deps),
+    );
+    // Assert: attempt 8 is past the backoff's last: not delivered is said
+    expect(warnings.map(([message, a]) => [message, a.attempt])).toEqual([['notification not delivered', 8]]);
     expect(out).toBe('done');
     expect(w.sent).toEqual([]);
     expect(w.attempts).toMatchObject([{ target: 'uid 4', attempt: 8, code: 'unknown_user' }]);

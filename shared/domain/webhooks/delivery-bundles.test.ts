@@ -51,10 +51,13 @@ describe('deliverWebhooks: bundles', () => {
     const m: WebhookMessage = { ...message(2), attempts_before: 1 };
     // Act: its receive 1 is attempt 2, and each retry is a new message carrying the attempts made
     const results = [await deliverWebhooks([rec(m, 1, 'q')], f.deps)];
-    while (f.dead.length === 0 && f.requeued.length < 10) {
-      const next = f.requeued.at(-1)?.body as WebhookMessage;
-      results.push(await deliverWebhooks([rec({ ...next, retry_at_ms: undefined }, 1, 'q')], f.deps));
-    }
+    const [, warnings] = await logged('warn', async () => {
+      while (f.dead.length === 0 && f.requeued.length < 10) {
+        const next = f.requeued.at(-1)?.body as WebhookMessage;
+        results.push(await deliverWebhooks([rec({ ...next, retry_at_ms: undefined }, 1, 'q')], f.deps));
+      }
+    });
+    expect(warnings.map(([message]) => message)).toEqual(['webhook events moved to the dead-letter queue after their attempts']);
     // Assert: attempts 2 to 7, each retry delayed by its backoff, then the dead-letter queue
     expect(f.own.map((a) => a.attempt)).toEqual([2, 3, 4, 5, 6, 7]);
     expect(f.requeued.map((r) => r.delaySeconds)).toEqual([30, 120, 600, 900, 900]);
@@ -125,10 +128,10 @@ describe('deliverWebhooks: bundles', () => {
     const since = 1_700_000_000_000;
     for (let n = 1; n <= 7; n++) f.own.push(failedAttempt('evt-12-8', n, since + n));
     // Act: the replayed bundle; event 8 comes back on its own, event 9 deferred once; both received
-    const first = await deliverWebhooks(
-      [rec(bundle([8, 9], 12, { replay_since_ms: since }), 1, 'r')],
-      f.deps,
+    const [first, warnings] = await logged('warn', () =>
+      deliverWebhooks([rec(bundle([8, 9], 12, { replay_since_ms: since }), 1, 'r')], f.deps),
     );
+    expect(warnings.map(([message]) => message)).toEqual(['webhook events moved to the dead-letter queue after their attempts']);
     const eight = f.requeued.find((q) => q.body.event_id === 'evt-12-8');
     const nine = f.requeued.find((q) => q.body.event_id === 'evt-12-9');
     await deliverWebhooks([rec(nine?.body ?? 'x', 1, 'd9')], f.deps);

@@ -116,8 +116,9 @@ describe('deliverWebhooks', () => {
     const f = fakes({ status: 500 });
     const m = { ...message(1), attempts_before: 6 };
     // Act
-    const res = await deliverWebhooks([rec(m, 1, 'm1')], f.deps);
+    const [res, warnings] = await logged('warn', () => deliverWebhooks([rec(m, 1, 'm1')], f.deps));
     // Assert
+    expect(warnings.map(([message]) => message)).toEqual(['webhook events moved to the dead-letter queue after their attempts']);
     expect(res.batchItemFailures).toEqual([]);
     expect(f.requeued).toEqual([]);
     expect(f.dead).toEqual([{ ...m, attempts_before: 7 }]);
@@ -154,8 +155,9 @@ describe('deliverWebhooks', () => {
   it('reports the message back only when its retry cannot be queued', async () => {
     const f = fakes({ status: 500 });
     f.failRequeue(1);
-    const res = await deliverWebhooks([rec(message(1), 1, 'm1')], f.deps);
+    const [res, warnings] = await logged('warn', () => deliverWebhooks([rec(message(1), 1, 'm1')], f.deps));
     expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'm1' }]);
+    expect(warnings.map(([message]) => message)).toEqual(['could not queue webhook retries']);
   });
 
   it('treats any status other than 200 as a failure', async () => {
@@ -318,8 +320,11 @@ describe('an event redriven from the dead-letter queue', () => {
     // Arrange
     const f = fakes({ status: 503 });
     // Act
-    await deliverWebhooks([rec({ ...redriven(7), attempts_before: 13 }, 1, 'm1')], f.deps);
+    const [, warnings] = await logged('warn', () =>
+      deliverWebhooks([rec({ ...redriven(7), attempts_before: 13 }, 1, 'm1')], f.deps),
+    );
     // Assert
+    expect(warnings.map(([message]) => message)).toEqual(['webhook events moved to the dead-letter queue after their attempts']);
     expect(f.own[0]).toMatchObject({ attempt: 14 });
     expect(f.dead).toEqual([{ ...redriven(7), attempts_before: 14 }]);
   });
@@ -328,8 +333,9 @@ describe('an event redriven from the dead-letter queue', () => {
     // Arrange: a message received an eighth time (a crash after its seventh new attempt)
     const f = fakes({ status: 503 });
     // Act
-    await deliverWebhooks([rec(redriven(7), 8, 'm1')], f.deps);
+    const [, warnings] = await logged('warn', () => deliverWebhooks([rec(redriven(7), 8, 'm1')], f.deps));
     // Assert
+    expect(warnings.map(([message]) => message)).toEqual(['webhook events moved to the dead-letter queue after their attempts']);
     expect(f.posted).toEqual([]);
     expect(f.dead).toEqual([{ ...redriven(7), attempts_before: 14 }]);
   });
