@@ -18,6 +18,7 @@ import { FakeClient, type FakeRequest } from '../support/fakes.ts';
 import { createTask } from '../support/tasks.ts';
 import { recentNotificationAttempts } from '../support/notifications.ts';
 import { logged } from '../../shared/testing/logs.ts';
+import { UNDER_CHAOS } from '../support/chaos.ts';
 
 /**
  * The notification consumer against the real local stack and the provider fakes: jobs are put on the
@@ -67,9 +68,6 @@ async function recordOf(j: NotificationJob): Promise<JobRecord | undefined> {
   const now = (await serviceNow()) * 1000;
   return (await findJobs(j.task_id, [j.job_id], { fromMs: now - 3 * 86_400_000, toMs: now + 60_000 }))[0];
 }
-
-/** Under the chaos queue (`npm run test:chaos`) a message may be delivered twice, even at once. */
-const UNDER_CHAOS = process.env.SQS_CHAOS === '1';
 
 async function settled(j: NotificationJob, timeoutMs = 20_000): Promise<JobRecord> {
   const deadline = Date.now() + timeoutMs;

@@ -14,6 +14,7 @@ import { hmacSign } from '../../shared/domain/auth/signature.ts';
 import { call, serviceNow } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
+import { UNDER_CHAOS } from '../support/chaos.ts';
 
 /**
  * Outbound webhook delivery (API guide §12.1, §12.5) through the real webhook queue, consumer and
@@ -51,9 +52,6 @@ async function send(taskId = task.id): Promise<string> {
 const requestsOf = (eventId: string) => receiver.received.filter((r) => r.headers['webhook-id'] === eventId);
 
 /** Polls the attempt records of an event until `done` holds. */
-/** Under the chaos queue (`npm run test:chaos`) a message may be delivered twice, even at once. */
-const UNDER_CHAOS = process.env.SQS_CHAOS === '1';
-
 async function attemptsUntil(
   eventId: string,
   done: (a: WebhookAttempt[]) => boolean,
