@@ -234,6 +234,11 @@ export const keys = {
     pk: `WHEVT#${eventId}`,
     sk: `CLAIM#${pad(attempt, 4)}`,
   }),
+  /** Written once an event was put in the dead-letter queue after that attempt (one move per copy). */
+  webhookDeadLetterMark: (eventId: string, attempt: number) => ({
+    pk: `WHEVT#${eventId}`,
+    sk: `DEAD#${pad(attempt, 4)}`,
+  }),
   webhookAttemptPrefix: () => 'ATTEMPT#',
   /** A task's delivery log items: one partition per task and UTC day, sorted by time. */
   webhookLog: (taskId: number, atMs: number, id: string) => ({

@@ -12,6 +12,7 @@ import { FakeClient } from '../support/fakes.ts';
 import { ADMIN_APP, TEST_APP } from '../support/seed.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
+import { eachOnce, UNDER_CHAOS } from '../support/chaos.ts';
 
 /**
  * The deliveries read side (API guide §13.4, §14) on the real local stack: a task's attempt log with
@@ -113,14 +114,33 @@ describe('GET /alarmtask/deliveries', () => {
     // Act
     const { rows, pages } = await allDeliveries(task.id, 'webhook', 2);
     // Assert
-    expect(pages).toBe(2);
-    expect(rows.map((r) => [r.id, r.attempt, r.outcome, r.status])).toEqual([
-      [eventId, 3, 'delivered', 200],
-      [eventId, 2, 'failed', 500],
-      [eventId, 1, 'failed', 500],
-      [ping, 1, 'delivered', 200],
-    ]);
-    expect(rows[1]).toMatchObject({ kind: 'webhook', event: 'ALARM', channel: 'webhook', error: 'HTTP 500' });
+    const made = rows.map((r) => [r.id, r.attempt, r.outcome, r.status]);
+    if (UNDER_CHAOS) {
+      // A copy of a message may make an attempt of the same number (a row of its own, maybe a 500).
+      expect(pages).toBeGreaterThanOrEqual(2);
+      expect(made.filter(([id, , outcome]) => id === eventId && outcome === 'failed').length).toBeGreaterThan(
+        0,
+      );
+      expect(made).toContainEqual([eventId, expect.any(Number), 'delivered', 200]);
+      expect(made).toContainEqual([ping, 1, 'delivered', 200]);
+    } else {
+      expect(pages).toBe(2);
+      expect(made).toEqual([
+        [eventId, 3, 'delivered', 200],
+        [eventId, 2, 'failed', 500],
+        [eventId, 1, 'failed', 500],
+        [ping, 1, 'delivered', 200],
+      ]);
+    }
+    for (const failed of rows.filter((r) => r.outcome === 'failed'))
+      expect(failed).toMatchObject({
+        id: eventId,
+        kind: 'webhook',
+        event: 'ALARM',
+        channel: 'webhook',
+        status: 500,
+        error: 'HTTP 500',
+      });
     expect(rows.every((r) => r.target === hook.url)).toBe(true);
     expect(JSON.stringify(rows)).not.toContain('secret-abc');
     expect(rows.map((r) => r.at_ms)).toEqual([...rows.map((r) => r.at_ms)].sort((a, b) => b - a));
@@ -140,7 +160,12 @@ describe('GET /alarmtask/deliveries', () => {
       return all.rows.length >= 2 ? all : undefined;
     });
     // Assert
-    expect(rows.map((r) => [r.id, r.attempt, r.outcome])).toEqual([
+    expect(
+      eachOnce(
+        rows.map((r) => [r.id, r.attempt, r.outcome]),
+        (r) => r,
+      ),
+    ).toEqual([
       [`${t.id}:${id}:ALARM`, 1, 'delivered'],
       [ping, 1, 'delivered'],
     ]);
@@ -167,7 +192,9 @@ describe('GET /alarmtask/deliveries', () => {
       attempt: 1,
       outcome: 'delivered',
     });
-    expect(rows.filter((r) => r.kind === 'webhook')).toHaveLength(4);
+    const webhookRows = rows.filter((r) => r.kind === 'webhook');
+    if (UNDER_CHAOS) expect(webhookRows.length).toBeGreaterThanOrEqual(4);
+    else expect(webhookRows).toHaveLength(4);
   });
 
   it.each([
@@ -227,7 +254,11 @@ describe('the webhook dead-letter queue', () => {
       reason: { outcome: 'failed', attempt: 7 },
     });
     // Its 7th attempt was sent whatever the task's circuit says: the last attempt always is
-    expect(pick(one.reason, ['status', 'error', 'target'])).toEqual({ status: 503, error: 'HTTP 503', target: hook.url });
+    expect(pick(one.reason, ['status', 'error', 'target'])).toEqual({
+      status: 503,
+      error: 'HTTP 503',
+      target: hook.url,
+    });
     expect(one.first_failure_at).toBeLessThanOrEqual(one.last_failure_at);
     // The consumer put it there itself, a new message: listings are its only receives
     expect(one.receive_count).toBeGreaterThanOrEqual(1);
@@ -463,10 +494,18 @@ describe('deliveriesOfAlarm (the trace)', () => {
     // Assert
     expect(out.webhooks).toHaveLength(1);
     expect(out.webhooks[0]).toMatchObject({ event_id: `${task.id}:${uuid}:ALARM`, event: 'ALARM' });
-    expect(out.webhooks[0].attempts.map((a) => [a.attempt, a.outcome, a.status])).toEqual([
-      [1, 'failed', 502],
-      [2, 'delivered', 200],
-    ]);
+    const made = out.webhooks[0].attempts.map((a) => [a.attempt, a.outcome, a.status]);
+    if (UNDER_CHAOS) {
+      // A copy of the event may make an attempt of the same number (and be the one answered 502).
+      expect(made).toContainEqual([1, expect.any(String), expect.any(Number)]);
+      expect(made.filter(([, outcome]) => outcome === 'failed').map(([, , status]) => status)).toEqual([502]);
+      expect(made).toContainEqual([expect.any(Number), 'delivered', 200]);
+    } else {
+      expect(made).toEqual([
+        [1, 'failed', 502],
+        [2, 'delivered', 200],
+      ]);
+    }
     expect(out.notifications).toHaveLength(1);
     const [mail] = out.notifications;
     expect(mail).toMatchObject({

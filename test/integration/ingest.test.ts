@@ -6,6 +6,7 @@ import { hmacSign, md5Sign } from '../../shared/domain/auth/signature.ts';
 import { api, call, type Envelope, serviceNow, taskAuth } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
+import { eachOnce } from '../support/chaos.ts';
 
 /**
  * POST /alarm/report and POST /alarm/test against the real local stack (API guide §3.3, §7).
@@ -302,7 +303,11 @@ describe('POST /alarm/report: through the pipeline to the webhook', () => {
   });
   afterAll(() => receiver.stop());
 
-  const alarmsOf = (uuid: string) => receiver.events('ALARM').filter((r) => r.json?.data?.msg?.uuid === uuid);
+  const alarmsOf = (uuid: string) =>
+    eachOnce(
+      receiver.events('ALARM').filter((r) => r.json?.data?.msg?.uuid === uuid),
+      (r) => r.headers['webhook-id'],
+    );
 
   it('delivers the accepted alarm as an ALARM event with its content, level and notice_time', async () => {
     // Act

@@ -6,6 +6,7 @@ import { getTask } from '../../shared/domain/tasks/repository.ts';
 import { api, call, taskAuth, FIXED_SIGN_TIMESTAMP, serviceNow } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
+import { eachOnce } from '../support/chaos.ts';
 
 /**
  * The inbound adapters for monitors and the heartbeat, end to end on the local stack: the payloads
@@ -85,8 +86,12 @@ function grafanaPayload(status: 'firing' | 'resolved') {
   };
 }
 
+/** A task's events of a kind (each once under the chaos queue, by webhook-id). */
 const eventsOf = (t: { id: number }, event: string): Received[] =>
-  receiver.received.filter((r) => r.json?.data?.task?.id === t.id && r.json.event === event);
+  eachOnce(
+    receiver.received.filter((r) => r.json?.data?.task?.id === t.id && r.json.event === event),
+    (r) => r.headers['webhook-id'],
+  );
 
 async function waitEvents(t: { id: number }, event: string, count: number): Promise<Received[]> {
   await receiver.waitFor(() => eventsOf(t, event).length >= count);

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { resetConfig } from '../../shared/config/env.ts';
 import type { NotificationJob } from '../../shared/contracts/messages.ts';
 import { publish } from '../../shared/messaging/sqs.ts';
-import { deliverNotification } from '../../shared/domain/notifications/delivery.ts';
+import { deliverNotification, deliverNotificationBatch } from '../../shared/domain/notifications/delivery.ts';
 import { findJobs } from '../../shared/domain/notifications/jobs.ts';
 import {
   type AttemptRecord,
@@ -18,7 +18,7 @@ import { FakeClient, type FakeRequest } from '../support/fakes.ts';
 import { createTask } from '../support/tasks.ts';
 import { recentNotificationAttempts } from '../support/notifications.ts';
 import { logged } from '../../shared/testing/logs.ts';
-import { UNDER_CHAOS } from '../support/chaos.ts';
+import { eachOnce, UNDER_CHAOS } from '../support/chaos.ts';
 
 /**
  * The notification consumer against the real local stack and the provider fakes: jobs are put on the
@@ -82,6 +82,10 @@ async function settled(j: NotificationJob, timeoutMs = 20_000): Promise<JobRecor
 /** Every attempt of a job, oldest first. */
 const attemptsOf = async (j: NotificationJob) => (await recordOf(j))?.attempts ?? [];
 
+/** A job's attempts, each once under the chaos queue. */
+const attemptsOnce = async (j: NotificationJob) =>
+  eachOnce(await attemptsOf(j), (a) => [a.attempt, a.outcome, a.code, a.target]);
+
 const robotCalls = (kind: 'dinggroup' | 'yachgroup', token: string) => async () =>
   (await fakes.requests(kind)).filter((r) => r.query.access_token === token || r.path.includes(token));
 
@@ -122,7 +126,7 @@ describe('group robots', () => {
     expect(call.json.markdown.text).toContain(
       '- **Content**: {"hostname":"web-1","msg":"<b>disk & full</b>"}',
     );
-    const attempts = await attemptsOf(j);
+    const attempts = await attemptsOnce(j);
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({ outcome: 'delivered', code: '0', channel: 'dinggroup', attempt: 1 });
     expect(attempts[0].target).not.toContain(t);
@@ -148,7 +152,7 @@ describe('group robots', () => {
     const [callA] = await fakes.waitFor('robot a', robotCalls('dinggroup', a));
     expect(callA.signed).toBe(false);
     expect(callA.reply.body).toMatchObject({ errcode: 310000 });
-    const attempts = await attemptsOf(j);
+    const attempts = await attemptsOnce(j);
     expect(attempts.map((x) => [x.outcome, x.code])).toEqual([
       ['rejected', '310000'],
       ['delivered', '0'],
@@ -174,14 +178,20 @@ describe('group robots', () => {
     const state = await settled(j);
 
     expect(state.status).toBe('delivered');
-    expect(state.runs).toBe(1);
-    expect(await robotCalls('yachgroup', a)()).toHaveLength(1);
-    expect(await robotCalls('yachgroup', b)()).toHaveLength(1);
-    const attempts = await attemptsOf(j);
-    expect(attempts.map((x) => [x.outcome, x.code])).toEqual([
-      ['failed', 'http_502'],
-      ['delivered', '0'],
-    ]);
+    const attempts = (await attemptsOf(j)).map((x) => [x.outcome, x.code]);
+    if (UNDER_CHAOS) {
+      // A copy run beside it finds a answering (its 502 is scripted once): delivered either way.
+      expect(attempts).toContainEqual(['failed', 'http_502']);
+      expect(attempts.every(([outcome]) => outcome === 'delivered' || outcome === 'failed')).toBe(true);
+    } else {
+      expect(state.runs).toBe(1);
+      expect(await robotCalls('yachgroup', a)()).toHaveLength(1);
+      expect(await robotCalls('yachgroup', b)()).toHaveLength(1);
+      expect(attempts).toEqual([
+        ['failed', 'http_502'],
+        ['delivered', '0'],
+      ]);
+    }
   });
 
   it('uses a full robot URL as given (access token masked in the record)', async () => {
@@ -193,7 +203,7 @@ describe('group robots', () => {
     await send(j);
     expect((await settled(j)).status).toBe('delivered');
 
-    expect(await robotCalls('dinggroup', t)()).toHaveLength(1);
+    expect(eachOnce(await robotCalls('dinggroup', t)(), (r) => r.json)).toHaveLength(1);
     const [attempt] = await attemptsOf(j);
     expect(attempt.target).toBe(
       `${fakes.url}/ding/robot/send?access_token=${t.slice(0, 4)}***${t.slice(-4)}`,
@@ -263,10 +273,19 @@ describe('group robots', () => {
     // Act 1: a is rate limited, b delivers.
     await send(first);
     expect((await settled(first)).status).toBe('delivered');
-    expect((await attemptsOf(first)).map((x) => [x.outcome, x.code])).toEqual([
-      ['rate_limited', '130101'],
-      ['delivered', '0'],
-    ]);
+    const firstAttempts = (await attemptsOf(first)).map((x) => [x.outcome, x.code]);
+    if (UNDER_CHAOS) {
+      // A copy of the job run at the same moment may have reached a before the block and been
+      // answered (a's "too fast" is scripted once): whichever run is on record delivered.
+      expect(firstAttempts).toContainEqual(['delivered', '0']);
+    } else {
+      expect(firstAttempts).toEqual([
+        ['rate_limited', '130101'],
+        ['delivered', '0'],
+      ]);
+    }
+    const callsToA = (await robotCalls('dinggroup', a)()).length;
+    if (!UNDER_CHAOS) expect(callsToA).toBe(1);
 
     // Act 2: a job for a alone is not sent to it while it is blocked.
     const second = job({
@@ -283,7 +302,7 @@ describe('group robots', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(attempts.slice(0, 2).map((x) => x.outcome)).toEqual(['throttled', 'throttled']);
-    expect(await robotCalls('dinggroup', a)()).toHaveLength(1);
+    expect(await robotCalls('dinggroup', a)()).toHaveLength(callsToA);
 
     // Act 3: the block ends (as when its time has passed): the retry delivers.
     await blockRobot(robotId('dinggroup', { webhook: a }), 0, 0);
@@ -291,10 +310,18 @@ describe('group robots', () => {
 
     // Assert
     expect(state.status).toBe('delivered');
-    expect(await robotCalls('dinggroup', a)()).toHaveLength(2);
     const all = await attemptsOf(second);
-    expect(all.at(-1)?.outcome).toBe('delivered');
-    expect(all.slice(0, -1).every((x) => x.outcome === 'throttled')).toBe(true);
+    if (UNDER_CHAOS) {
+      // Copies of either job may reach a once it is unblocked: a is called again, and what the
+      // second job's runs record is throttled until one delivered.
+      expect((await robotCalls('dinggroup', a)()).length).toBeGreaterThan(callsToA);
+      expect(all.map((x) => x.outcome)).toContain('delivered');
+      expect(all.every((x) => x.outcome === 'throttled' || x.outcome === 'delivered')).toBe(true);
+    } else {
+      expect(await robotCalls('dinggroup', a)()).toHaveLength(2);
+      expect(all.at(-1)?.outcome).toBe('delivered');
+      expect(all.slice(0, -1).every((x) => x.outcome === 'throttled')).toBe(true);
+    }
   });
 });
 
@@ -434,10 +461,17 @@ describe('e-mail, sms, phone', () => {
 
     expect(state.status).toBe('delivered');
     const attempts = await attemptsOf(j);
+    // (The 451 is scripted once: under the chaos queue a copy run beside the job may be the one deferred.)
     expect(attempts.filter((a) => a.outcome === 'failed').map((a) => a.code)).toEqual(['smtp_451']);
-    expect(attempts.filter((a) => a.outcome === 'delivered')).toHaveLength(2);
+    const delivered = attempts.filter((a) => a.outcome === 'delivered');
+    expect(eachOnce(delivered, (a) => a.target)).toHaveLength(2);
     const mails = (await fakes.mails()).filter((m) => m.subject.includes(`${task.name}-smtp`));
-    expect(mails.flatMap((m) => m.to).sort()).toEqual(['annlee@example.com', 'zhangsan@example.com']);
+    expect(
+      eachOnce(
+        mails.flatMap((m) => m.to),
+        (to) => to,
+      ).sort(),
+    ).toEqual(['annlee@example.com', 'zhangsan@example.com']);
   });
 
   it('texts users through SNS in E.164 (+86), cut to 300 characters, and skips users without a phone', async () => {
@@ -453,7 +487,7 @@ describe('e-mail, sms, phone', () => {
         String(r.json.Message ?? '').includes(task.name),
       ),
     );
-    expect(calls).toHaveLength(1);
+    expect(eachOnce(calls, (r) => r.json)).toHaveLength(1);
     expect(calls[0].json.Action).toBe('Publish');
     expect(calls[0].json.PhoneNumber).toBe('+8613800000000');
     expect([...calls[0].json.Message].length).toBe(300);
@@ -470,7 +504,7 @@ describe('e-mail, sms, phone', () => {
     const state = await settled(j);
 
     expect(state.status).toBe('skipped');
-    const attempts = await attemptsOf(j);
+    const attempts = await attemptsOnce(j);
     expect(attempts).toHaveLength(1);
     expect(attempts[0]).toMatchObject({
       outcome: 'skipped',
@@ -497,7 +531,11 @@ describe('work notifications', () => {
     const calls = (await fakes.requests('dingworker')).filter((r) =>
       JSON.stringify(r.json).includes(task.name),
     );
-    expect(calls.map((c) => c.json.userid_list).sort()).toEqual(['annlee,zhangsan,lvbu', 'bobstone']);
+    expect(
+      eachOnce(calls, (c) => c.json)
+        .map((c) => c.json.userid_list)
+        .sort(),
+    ).toEqual(['annlee,zhangsan,lvbu', 'bobstone']);
     expect(calls[0].json.agent_id).toBe(1001);
     expect(calls[0].json.msg.msgtype).toBe('markdown');
     const tokensAfter = (await fakes.requests('gettoken')).filter(
@@ -548,12 +586,24 @@ describe('idempotency and records', () => {
     await syncClock();
   });
 
+  /**
+   * A job's first run as the consumer makes it (a batch of one) in this worker: no queue message, so
+   * no copy of it (under the chaos queue) can run later and send again.
+   */
+  async function firstRun(j: NotificationJob) {
+    const body = JSON.stringify(j);
+    const res = await deliverNotificationBatch([
+      { messageId: randomUUID(), receiptHandle: 'h', body, receiveCount: 1 },
+    ]);
+    expect(res.batchItemFailures).toEqual([]);
+    await settled(j);
+  }
+
   it('does not send a delivered job again when its message comes back', async () => {
     const t = token();
     await fakes.robot(t);
     const j = job({ task_id: task.id, channel: 'dinggroup', robots: [{ webhook: t }], context: { task } });
-    await send(j);
-    await settled(j);
+    await firstRun(j);
 
     const again = await deliverNotification(JSON.stringify(j), 2);
 
@@ -568,11 +618,8 @@ describe('idempotency and records', () => {
     await fakes.robot(t);
     await fakes.robot(other);
     const j = job({ task_id: task.id, channel: 'dinggroup', robots: [{ webhook: t }], context: { task } });
-    await send(j);
-    await settled(j);
-    // (Under the chaos queue the first message may itself have been delivered twice.)
-    const sentBefore = (await robotCalls('dinggroup', t)()).length;
-    const attemptsBefore = (await attemptsOf(j)).length;
+    await firstRun(j);
+    expect(await robotCalls('dinggroup', t)()).toHaveLength(1);
     const since = (await serviceNow()) * 1000 - 60_000;
     // Act: the producer runs again (a redelivered alarm) and publishes it as a replay, beside a new job
     const next = job({
@@ -584,9 +631,8 @@ describe('idempotency and records', () => {
     await send({ ...j, replay: true, replay_since_ms: since }, next);
     await settled(next);
     // Assert: the consumer found the first run in the log and sent nothing
-    expect(await robotCalls('dinggroup', t)()).toHaveLength(sentBefore);
-    expect(await attemptsOf(j)).toHaveLength(attemptsBefore);
-    if (!UNDER_CHAOS) expect(sentBefore).toBe(1);
+    expect(await robotCalls('dinggroup', t)()).toHaveLength(1);
+    expect(await attemptsOf(j)).toHaveLength(1);
   });
 
   it('leaves a malformed message for the dead-letter queue without throwing, and says so', async () => {
@@ -618,7 +664,14 @@ describe('idempotency and records', () => {
 
     const recent = await recentNotificationAttempts(other.id, 10);
 
-    expect(recent.map((a) => a.job_id)).toEqual(jobs.map((j) => j.job_id).reverse());
+    if (UNDER_CHAOS) {
+      // A copy of a job the queue delivered twice, run later, is an attempt of its own (and the newer).
+      expect(new Set(recent.map((a) => a.job_id))).toEqual(new Set(jobs.map((j) => j.job_id)));
+      const at = recent.map((a) => a.at);
+      expect(at).toEqual([...at].sort((x, y) => y - x));
+    } else {
+      expect(recent.map((a) => a.job_id)).toEqual(jobs.map((j) => j.job_id).reverse());
+    }
     expect(recent.every((a) => a.task_id === other.id && a.ttl > a.at)).toBe(true);
   });
 });

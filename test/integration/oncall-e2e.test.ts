@@ -12,6 +12,7 @@ import { createSchedule, DAY, finalOf, oncallOf, utcLocal } from '../support/sch
 import { type CreatedTask, createTask } from '../support/tasks.ts';
 import { createWorkflowTask, newWorkflow, operate } from '../support/workflows.ts';
 import { recentNotificationAttempts } from '../support/notifications.ts';
+import { eachOnce } from '../support/chaos.ts';
 
 /**
  * Receivers that name a schedule, end to end on the local stack (API guide §18.5, §18.6): an alarm
@@ -255,8 +256,12 @@ describe('workflow notices', () => {
 });
 
 describe('coverage gaps as alarms', () => {
+  /** A task's events of a kind (each once under the chaos queue, by webhook-id). */
   const events = (t: { id: number }, event: string): Received[] =>
-    receiver.received.filter((r) => r.json?.data?.task?.id === t.id && r.json.event === event);
+    eachOnce(
+      receiver.received.filter((r) => r.json?.data?.task?.id === t.id && r.json.event === event),
+      (r) => r.headers['webhook-id'],
+    );
   const settle = () => new Promise((r) => setTimeout(r, 1_500));
 
   it('raises one alarm for a gap three days ahead, none on repeated checks, and recovers it once filled', async () => {

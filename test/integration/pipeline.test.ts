@@ -9,6 +9,7 @@ import { api, call, serviceNow, taskAuth } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask, type TaskBody } from '../support/tasks.ts';
 import { recentNotificationAttempts } from '../support/notifications.ts';
+import { eachOnce } from '../support/chaos.ts';
 
 /**
  * The alarm pipeline end to end (API guide §9): alarms reported through POST /alarm/report (or put on
@@ -61,10 +62,13 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, timeo
 const recordOf = (t: { id: number }, uuid: string) =>
   until<AlarmRecord>(`record ${uuid}`, () => getAlarmRecord(t.id, uuid));
 
-/** The webhook events of a task (PING excluded). */
+/** The webhook events of a task (PING excluded; each once under the chaos queue, by webhook-id). */
 const eventsOf = (t: { id: number }, event?: string): Received[] =>
-  receiver.received.filter(
-    (r) => r.json?.data?.task?.id === t.id && r.json.event !== 'PING' && (!event || r.json.event === event),
+  eachOnce(
+    receiver.received.filter(
+      (r) => r.json?.data?.task?.id === t.id && r.json.event !== 'PING' && (!event || r.json.event === event),
+    ),
+    (r) => r.headers['webhook-id'],
   );
 
 async function waitEvents(t: { id: number }, count: number, event?: string): Promise<Received[]> {

@@ -13,6 +13,7 @@ import {
 import { api, baseUrl, serviceNow, taskAuth } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
+import { eachOnce } from '../support/chaos.ts';
 
 /**
  * The per-task rate limit on the running service (docs/rate-limits.md): every alert of an adapter
@@ -28,8 +29,12 @@ afterAll(async () => {
   await receiver.stop();
 });
 
+/** A task's ALARM events (each once under the chaos queue, by webhook-id). */
 const alarmsOf = (t: { id: number }): Received[] =>
-  receiver.received.filter((r) => r.json?.data?.task?.id === t.id && r.json.event === 'ALARM');
+  eachOnce(
+    receiver.received.filter((r) => r.json?.data?.task?.id === t.id && r.json.event === 'ALARM'),
+    (r) => r.headers['webhook-id'],
+  );
 
 /** Longer than the pipeline takes to deliver an alarm queued with the ones awaited. */
 const settle = () => new Promise((r) => setTimeout(r, 1_500));

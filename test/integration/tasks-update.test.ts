@@ -297,13 +297,16 @@ describe('PING on webhook changes', () => {
       taskBody({ name: t.name, receiver: { channels: { webhook: `${first.url}/a` } } }),
     );
     expect(added.code).toBe(0);
-    await first.waitFor(() => first.events('PING').length === 1);
+    await first.waitFor(() => first.events('PING').length >= 1);
     const changed = await updateFields(t, ['receiver.channels.webhook'], {
       receiver: { channels: { webhook: { url: `${second.url}/b` } } },
     });
     expect(changed.code).toBe(0);
-    await second.waitFor(() => second.events('PING').length === 1);
+    await second.waitFor(() => second.events('PING').length >= 1);
     expect(second.events('PING')[0].path).toBe('/b');
+    // One PING each (a queue's second delivery of one carries the same webhook-id)
+    for (const r of [first, second])
+      expect(new Set(r.events('PING').map((p) => p.headers['webhook-id'])).size).toBe(1);
     expect((await getTask(t.id))?.receiver.channels?.webhook).toBe(`${second.url}/b`);
   });
 });

@@ -117,13 +117,20 @@ describe('webhook delivery', () => {
     const id = await send();
     const attempts = await attemptsUntil(id, delivered);
     // Assert
-    expect(attempts.map((a) => [a.attempt, a.outcome, a.status])).toEqual([
-      [1, 'failed', 500],
-      [2, 'failed', 500],
-      [3, 'delivered', 200],
-    ]);
     const reqs = requestsOf(id);
-    expect(reqs).toHaveLength(3);
+    if (UNDER_CHAOS) {
+      // A copy of a message may make an attempt of the same number (and use one of the 500s).
+      expect(attempts.filter((a) => a.outcome !== 'delivered').every((a) => a.status === 500)).toBe(true);
+      expect(attempts).toContainEqual(expect.objectContaining({ outcome: 'delivered', status: 200 }));
+      expect(reqs.length).toBeGreaterThanOrEqual(3);
+    } else {
+      expect(attempts.map((a) => [a.attempt, a.outcome, a.status])).toEqual([
+        [1, 'failed', 500],
+        [2, 'failed', 500],
+        [3, 'delivered', 200],
+      ]);
+      expect(reqs).toHaveLength(3);
+    }
     expect(new Set(reqs.map((r) => r.body)).size).toBe(1);
     for (const r of reqs) {
       const ok = verifyWebhookSignature(
@@ -237,9 +244,9 @@ describe('webhook dead-letter queue', () => {
       // (Under the chaos queue a message may be delivered twice and its attempt recorded twice: the
       // attempts are told by number.)
       const byNumber = (list: WebhookAttempt[]) => [...new Map(list.map((a) => [a.attempt, a])).values()];
-      const attempts = byNumber(
-        await attemptsUntil(eventId, (a) => byNumber(a).length >= 7, 40_000),
-      ).sort((x, y) => x.attempt - y.attempt);
+      const attempts = byNumber(await attemptsUntil(eventId, (a) => byNumber(a).length >= 7, 40_000)).sort(
+        (x, y) => x.attempt - y.attempt,
+      );
       let dead: WebhookMessage | undefined;
       const deadline = Date.now() + 20_000;
       while (!dead && Date.now() < deadline) {

@@ -9,8 +9,10 @@ import type { Task } from '../tasks/model.ts';
 import {
   claimRetry,
   listAttemptsOfEvent,
+  markDeadLettered,
   putDeliveryLogs,
   putWebhookAttempts,
+  wasDeadLettered,
   type WebhookAttempt,
 } from './repository.ts';
 
@@ -41,6 +43,10 @@ export interface DeliveryDeps extends RetryQueues<WebhookMessage> {
   logDeliveries: (attempts: WebhookAttempt[]) => Promise<void>;
   /** Takes attempt `attempt` of a retried event; false when a copy of its message took it. */
   claimRetry: (eventId: string, attempt: number) => Promise<boolean>;
+  /** Whether the event was put in the dead-letter queue after attempt `attempt` (by a copy of its message). */
+  wasDeadLettered: (eventId: string, attempt: number) => Promise<boolean>;
+  /** Marks events put in the dead-letter queue, each after its last attempt. */
+  markDeadLettered: (marks: { eventId: string; attempt: number }[]) => Promise<void>;
   /** Queues a producer's events as they are, for the webhook consumer (deliverNow). */
   queueBundles: (bundles: WebhookBundle[]) => Promise<void>;
   /**
@@ -81,6 +87,8 @@ export const defaultDeliveryDeps: DeliveryDeps = {
   logDeliveries: putDeliveryLogs,
   requeue: (messages) => publish('webhook', messages),
   claimRetry: (eventId, attempt) => claimRetry(eventId, attempt, Math.floor(nowMs() / 1000)),
+  wasDeadLettered,
+  markDeadLettered: (marks) => markDeadLettered(marks, Math.floor(nowMs() / 1000)),
   deadLetter: (messages) =>
     publish(
       'webhook-dlq',

@@ -125,6 +125,33 @@ describe('deliverWebhooks', () => {
     expect(f.own[0]).toMatchObject({ attempt: 7, outcome: 'failed' });
   });
 
+  it('puts an event in the dead-letter queue once when the message that put it there comes back', async () => {
+    // Arrange: the seventh attempt failed and went to the dead-letter queue; SQS lost the delete
+    const f = fakes({ status: 500 });
+    const m = { ...message(1), attempts_before: 6 };
+    await logged('warn', () => deliverWebhooks([rec(m, 1, 'm1')], f.deps));
+    // Act: the same message again, its receive count one higher (its attempts look used up)
+    const [res, warnings] = await logged('warn', () => deliverWebhooks([rec(m, 2, 'm1')], f.deps));
+    // Assert: acknowledged, nothing sent, nothing moved again
+    expect(warnings).toEqual([]);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(f.dead).toEqual([{ ...m, attempts_before: 7 }]);
+    expect(f.posted).toHaveLength(1);
+  });
+
+  it('puts an event whose retries were used up before a receive tried it in the dead-letter queue', async () => {
+    // Arrange: a retry message whose receives all failed (a consumer that died each time)
+    const f = fakes({ status: 500 });
+    const m = { ...message(1), attempts_before: 6 };
+    // Act
+    const [res, warnings] = await logged('warn', () => deliverWebhooks([rec(m, 2, 'm1')], f.deps));
+    // Assert: the attempts it made are those before this receive
+    expect(warnings).toHaveLength(1);
+    expect(res.batchItemFailures).toEqual([]);
+    expect(f.dead).toEqual([{ ...m, attempts_before: 7 }]);
+    expect(f.posted).toEqual([]);
+  });
+
   it('drops a second copy of a retry whose attempt another copy made: one line of retries per event', async () => {
     // Arrange: SQS hands out the retry for attempt 2 twice
     const f = fakes({ status: 500 });

@@ -186,16 +186,48 @@ export async function deliverItems(
   for (const item of exhausted)
     dead.push({ item, body: { ...item.msg, attempts_before: attemptOf(item) - 1 } });
 
+  // An event goes to the dead-letter queue once: a copy of the message that put it there, received
+  // again (its attempts look used up before it tried), finds the mark of that move.
+  const deadOnce = await notDeadLettered(dead, deps);
+
   // What could not be queued comes back (a bundle whole; its delivered events are in the log): for a
   // producer's first attempt, the producer runs again (deliverNow).
   const back: Item[] = [];
-  for (const { item } of await queueRetries('webhook', requeue, dead, deps))
-    back.push(...(copies.get(item.msg.event_id) ?? [item]));
-  if (dead.length > 0)
+  const unqueued = await queueRetries('webhook', requeue, deadOnce, deps);
+  for (const { item } of unqueued) back.push(...(copies.get(item.msg.event_id) ?? [item]));
+  const moved = deadOnce.filter((d) => !unqueued.includes(d));
+  if (moved.length > 0) {
     logger.warn('webhook events moved to the dead-letter queue after their attempts', {
-      eventIds: dead.map((d) => d.item.msg.event_id),
+      eventIds: moved.map((d) => d.item.msg.event_id),
     });
+    // Without its mark, a copy received again could only put the event there a second time.
+    await deps
+      .markDeadLettered(
+        moved.map((d) => ({ eventId: d.item.msg.event_id, attempt: d.body.attempts_before ?? 0 })),
+      )
+      .catch((err) => logger.warn('could not mark webhook dead letters', { error: err as Error }));
+  }
   return { sent, back, late };
+}
+
+/** The dead letters whose event no copy of their message has put in the dead-letter queue yet. */
+async function notDeadLettered<D extends { item: Item; body: WebhookMessage }>(
+  dead: D[],
+  deps: DeliveryDeps,
+): Promise<D[]> {
+  const found = await Promise.all(
+    dead.map((d) =>
+      deps.wasDeadLettered(d.item.msg.event_id, d.body.attempts_before ?? 0).catch((err) => {
+        // Unknown: put it there (at least once).
+        logger.warn('could not read a webhook dead-letter mark', {
+          eventId: d.item.msg.event_id,
+          error: err as Error,
+        });
+        return false;
+      }),
+    ),
+  );
+  return dead.filter((_, i) => !found[i]);
 }
 
 /** Whether this copy of a retry's message takes its attempt; when that cannot be written, it does (at least once). */

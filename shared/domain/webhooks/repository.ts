@@ -91,6 +91,36 @@ export async function claimRetry(eventId: string, attempt: number, atSeconds: nu
   }
 }
 
+/**
+ * AP-H8: whether an event was put in the dead-letter queue after attempt `attempt` (its mark, read
+ * consistently): a copy of the message that put it there, received again, must not put it there twice.
+ */
+export async function wasDeadLettered(eventId: string, attempt: number): Promise<boolean> {
+  const key = keys.webhookDeadLetterMark(eventId, attempt);
+  const out = await db().send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'pk = :pk AND sk = :sk',
+      ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
+      ConsistentRead: true,
+    }),
+  );
+  return (out.Count ?? 0) > 0;
+}
+
+/** AP-H8 (write): the marks of events put in the dead-letter queue (BatchWriteItem; kept as the attempts). */
+export async function markDeadLettered(marks: { eventId: string; attempt: number }[], atSeconds: number) {
+  await putItems(
+    marks.map((m) => ({
+      ...keys.webhookDeadLetterMark(m.eventId, m.attempt),
+      entity: 'webhook_dead_letter_mark',
+      schema_version: SCHEMA_VERSION,
+      ttl: atSeconds + ATTEMPT_TTL_SECONDS,
+    })),
+    'webhook dead-letter marks',
+  );
+}
+
 /** AP-H1: record attempts of their own (BatchWriteItem; kept 30 days). */
 export async function putWebhookAttempts(attempts: WebhookAttempt[]): Promise<void> {
   if (attempts.length > 0) await putItems(attempts.map(attemptItem), 'webhook attempts');

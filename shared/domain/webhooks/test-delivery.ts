@@ -102,6 +102,7 @@ export function fakes(
   const logs: WebhookAttempt[][] = [];
   const dead: WebhookMessage[] = [];
   const claims = new Set<string>();
+  const marks = new Set<string>();
   const requeued: { body: WebhookMessage; delaySeconds: number }[] = [];
   const bundled: WebhookBundle[] = [];
   const searches: [string, boolean][] = [];
@@ -162,6 +163,10 @@ export function fakes(
     },
     deadLetter: async (messages) => {
       dead.push(...messages);
+    },
+    wasDeadLettered: async (eventId, attempt) => marks.has(`${eventId}#${attempt}`),
+    markDeadLettered: async (list) => {
+      for (const m of list) marks.add(`${m.eventId}#${m.attempt}`);
     },
   };
   const failRequeue = (n: number) => {
