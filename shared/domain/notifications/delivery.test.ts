@@ -90,10 +90,15 @@ function world(opts: {
         done: run.done,
         runs: (s?.runs ?? 0) + 1,
         last_attempt: run.attempt,
+        ...(s?.dead_after !== undefined ? { dead_after: s.dead_after } : {}),
         updated_at: Math.floor(run.at_ms / 1000),
       });
       w.attempts.push(...run.attempts);
       w.writes++;
+    },
+    markDeadLettered: async (jobId, attempt) => {
+      const s = w.states.get(jobId);
+      if (s) w.states.set(jobId, { ...s, dead_after: attempt });
     },
     logRuns: async (runs) => {
       w.logged.push(runs);
@@ -289,6 +294,58 @@ describe('deliverNotificationBatch', () => {
       ['j:sms', 1, 5],
     ]);
     expect(w.dead.map((j) => [j.job_id, j.attempts_before])).toEqual([['j:email', 3]]);
+  });
+
+  it('puts a job in the dead-letter queue once when the message that put it there comes back', async () => {
+    // Arrange: the last attempt (3 with backoffs [5, 30]) failed and went to the dead-letter queue
+    const w = world({ send: () => ({ outcome: 'failed', code: 'timeout' }) });
+    const last = job('email', { users: [1], attempts_before: 2 });
+    await logged('warn', () =>
+      deliverNotificationBatch(
+        [{ messageId: 'm1', receiptHandle: 'h1', body: last, receiveCount: 1 }],
+        w.deps,
+      ),
+    );
+    // Act: SQS lost the delete: the same message again, its receive count one higher
+    const res = await deliverNotificationBatch(
+      [{ messageId: 'm1', receiptHandle: 'h1', body: last, receiveCount: 2 }],
+      w.deps,
+    );
+    // Assert: acknowledged, not sent again, not moved again
+    expect(res.batchItemFailures).toEqual([]);
+    expect(w.sent).toHaveLength(1);
+    expect(w.dead.map((j) => [j.job_id, j.attempts_before])).toEqual([['j:email', 3]]);
+  });
+
+  it('puts a job whose retries were used up before a receive tried it in the dead-letter queue, untried', async () => {
+    // Arrange: the last attempt's message, its earlier receive gone before it was recorded
+    const w = world({});
+    w.states.set('j:email', {
+      job_id: 'j:email',
+      task_id: 7,
+      status: 'pending',
+      done: [],
+      runs: 2,
+      last_attempt: 2,
+      updated_at: 0,
+    });
+    // Act
+    const res = await deliverNotificationBatch(
+      [
+        {
+          messageId: 'm1',
+          receiptHandle: 'h1',
+          body: job('email', { users: [1], attempts_before: 2 }),
+          receiveCount: 2,
+        },
+      ],
+      w.deps,
+    );
+    // Assert: to the dead-letter queue with the attempts made before this receive, and marked so
+    expect(res.batchItemFailures).toEqual([]);
+    expect(w.sent).toEqual([]);
+    expect(w.dead.map((j) => [j.job_id, j.attempts_before])).toEqual([['j:email', 3]]);
+    expect(w.states.get('j:email')?.dead_after).toBe(3);
   });
 
   it('chains a backoff past SQS 15-minute delay and sends a retry received early back untried', async () => {

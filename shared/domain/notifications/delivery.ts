@@ -77,6 +77,16 @@ export async function deliverNotificationBatch(
       // A chained retry received before it is due goes back with the rest of its delay, untried.
       if (job && notDueFor(job) > 0)
         return void again.push({ id: r.messageId, body: job, ...stillWaiting(job) });
+      // Received again after its last attempt (SQS lost a delete, or the consumer died): its retries
+      // are used up. To the dead-letter queue, unless a receive of it put it there already or a copy
+      // settled it. (A redriven job is a message received once: it gets its attempt.)
+      const before = r.receiveCount - 1 + (job?.attempts_before ?? 0);
+      if (job && r.receiveCount > 1 && before > backoff.length) {
+        const state = await deps.getJobState(job.job_id);
+        if (state?.status === 'pending' && (state.dead_after ?? 0) < before)
+          dead.push({ id: r.messageId, body: { ...job, attempts_before: before } });
+        return;
+      }
       let outcome: Awaited<ReturnType<typeof deliverNotification>>;
       try {
         outcome = await deliverNotification(r.body, r.receiveCount, batchDeps, {
@@ -98,7 +108,23 @@ export async function deliverNotificationBatch(
   );
   const logged = settled.length > 0 ? logBestEffort(settled, deps) : undefined;
   // What could not be queued comes back by the queue's visibility timeout instead (nothing lost).
-  for (const x of await queueRetries('notification', again, dead, deps)) failures.push(x.id);
+  const unqueued = await queueRetries('notification', again, dead, deps);
+  for (const x of unqueued) failures.push(x.id);
+  // Each job dead-lettered says so, so that its message received again does not put it there twice.
+  await Promise.all(
+    dead
+      .filter((d) => !unqueued.includes(d))
+      .map((d) =>
+        deps
+          .markDeadLettered(d.body.job_id, d.body.attempts_before ?? 0)
+          .catch((err) =>
+            logger.warn('could not mark a notification dead letter', {
+              jobId: d.body.job_id,
+              error: err as Error,
+            }),
+          ),
+      ),
+  );
   await logged;
   return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
 }

@@ -13,7 +13,7 @@ import { type Mailer, sesMailer, smtpMailer } from './providers/email.ts';
 import { snsSms, type TextSender } from './providers/sms.ts';
 import { pinpointVoice } from './providers/voice.ts';
 import { findLoggedRuns, type LoggedRun, putNotifyLogs } from './log.ts';
-import { getJobState, type JobRun, type JobState, recordJobRun } from './repository.ts';
+import { getJobState, type JobRun, type JobState, markJobDeadLettered, recordJobRun } from './repository.ts';
 import { type RobotThrottle, robotThrottle } from './throttle.ts';
 
 /** The I/O of the notification consumer (delivery.ts, send.ts) in one object, so a test can run it on its own. */
@@ -36,6 +36,8 @@ export interface NotifyDeps extends RetryQueues<NotificationJob> {
   getJobState(jobId: string): Promise<JobState | undefined>;
   /** A run recorded in its job item (AP-N2). */
   recordJobRun(run: JobRun): Promise<void>;
+  /** Marks a job put in the dead-letter queue after attempt `attempt` (AP-N2). */
+  markDeadLettered(jobId: string, attempt: number): Promise<void>;
   /** The settled first runs of a batch, recorded as one notification log item per task (AP-N9). */
   logRuns(runs: JobRun[]): Promise<void>;
   /** A job's settled first run in its task's notification log at or after `sinceMs` (AP-N10). */
@@ -103,6 +105,7 @@ export function defaultNotifyDeps(): NotifyDeps {
     getUsers,
     getJobState,
     recordJobRun,
+    markDeadLettered: markJobDeadLettered,
     logRuns: putNotifyLogs,
     loggedRun: async (taskId, jobId, sinceMs) =>
       (await findLoggedRuns(taskId, sinceMs, nowMs() + 60_000, [jobId])).get(jobId),

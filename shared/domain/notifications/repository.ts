@@ -58,6 +58,8 @@ export interface JobState {
   runs: number;
   /** The attempt number of the latest run recorded (absent: recorded before runs kept it). */
   last_attempt?: number;
+  /** The attempt after which the job was put in the dead-letter queue (the latest time). */
+  dead_after?: number;
   updated_at: number;
 }
 
@@ -75,6 +77,7 @@ function jobStateOf(item: Record<string, unknown>): JobState {
     done: (item.done as string[] | undefined) ?? [],
     runs: (item.runs as number | undefined) ?? 0,
     ...(typeof item.last_attempt === 'number' ? { last_attempt: item.last_attempt } : {}),
+    ...(typeof item.dead_after === 'number' ? { dead_after: item.dead_after } : {}),
     updated_at: item.updated_at as number,
   };
 }
@@ -176,6 +179,27 @@ export async function recordJobRun(run: JobRun): Promise<void> {
     ),
     overflow.length > 0 ? putItems(overflow.map(attemptItem), 'notification attempts') : undefined,
   ]);
+}
+
+/**
+ * AP-N2 (mark): a job put in the dead-letter queue after attempt `attempt` says so on its item, so
+ * that a copy of the message that put it there, received again, does not put it there twice. Only
+ * on a job item that exists (a job dead-lettered has recorded its retries there).
+ */
+export async function markJobDeadLettered(jobId: string, attempt: number): Promise<void> {
+  try {
+    await db().send(
+      new UpdateCommand({
+        TableName: tableName(),
+        Key: keys.notifyJob(jobId),
+        UpdateExpression: 'SET dead_after = :a',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeValues: { ':a': attempt },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
 }
 
 /** Every attempt an item holds: a job item's list, or an attempt item of a large fan-out. */

@@ -82,6 +82,7 @@ function deps(attempts: AttemptRecord[]): NotifyDeps {
     getTemplate: async () => undefined,
     getUsers: async () => [],
     getJobState: async () => undefined,
+    markDeadLettered: async () => undefined,
     recordJobRun: async (run) => {
       attempts.push(...run.attempts);
     },

@@ -7,7 +7,7 @@
  * instant. Overrides sit above every layer; the one created last wins where they overlap.
  */
 
-import type { OncallChannel, Source } from '../../contracts/oncall.ts';
+import type { Source } from '../../contracts/oncall.ts';
 
 /** The on-call nouns the queues' messages share live on the contracts floor. */
 export {
