@@ -2,6 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    maxWorkers: 2,
     projects: [
       {
         test: {
@@ -22,6 +23,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.test.ts'],
+          fileParallelism: false,
           environment: 'node',
           globalSetup: ['test/support/global-setup.ts'],
           setupFiles: ['test/support/worker-env.ts'],

@@ -32,6 +32,10 @@ beforeAll(async () => {
     dataDir: ':memory:',
     stateFile: false,
     schedule: false,
+    // One alarm batch at a time: the recording is about decisions, not contention (the storm and the
+    // pipeline's isolation tests race consumers on a metric), and batches racing on the few metrics
+    // here would only add their hand-back delays to every burst's wait.
+    concurrency: { alarm: 1 },
     env: {
       LOG_LEVEL: 'ERROR',
       ALARM_RATE_LIMIT: '100000',

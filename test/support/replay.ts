@@ -141,7 +141,7 @@ export async function drained(
       }
       if (!busy) return;
       if (Date.now() > deadline) throw new Error('queues not drained in time');
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, 50));
     }
   } finally {
     sqs.destroy();
