@@ -79,11 +79,15 @@ export async function deliverNotificationBatch(
         return void again.push({ id: r.messageId, body: job, ...stillWaiting(job) });
       // Received again after its last attempt (SQS lost a delete, or the consumer died): its retries
       // are used up. To the dead-letter queue, unless a receive of it put it there already or a copy
-      // settled it. (A redriven job is a message received once: it gets its attempt.)
+      // settled it; when its state cannot be read, there (at least once). (A redriven job is a
+      // message received once: it gets its attempt.)
       const before = r.receiveCount - 1 + (job?.attempts_before ?? 0);
       if (job && r.receiveCount > 1 && before > backoff.length) {
-        const state = await deps.getJobState(job.job_id);
-        if (state?.status === 'pending' && (state.dead_after ?? 0) < before)
+        const state = await deps.getJobState(job.job_id).catch((err) => {
+          logger.warn('could not read a notification job', { jobId: job.job_id, error: err as Error });
+          return undefined;
+        });
+        if (!state || (state.status === 'pending' && (state.dead_after ?? 0) < before))
           dead.push({ id: r.messageId, body: { ...job, attempts_before: before } });
         return;
       }
