@@ -156,6 +156,11 @@ export interface NotificationJob extends Retried {
    */
   attempts_before?: number;
   /**
+   * Attempts made before an operator redrove the job from the dead-letter queue (set with
+   * `attempts_before`): its retries count again from there.
+   */
+  redriven_after?: number;
+  /**
    * The pending workflow the message is about, in the reactivation round it was sent for: its
    * messages carry claim links, each recipient's minted when the message is sent (API guide §11.7).
    */

@@ -128,7 +128,7 @@ describe('redriveBody', () => {
     expect(JSON.parse(body)).toMatchObject({ event_id: 'e1', attempts_before: 7, redriven_after: 7 });
   });
 
-  it('numbers a job on from its runs', async () => {
+  it('numbers a job on from its attempts and gives it its retries again', async () => {
     const job = JSON.stringify({
       kind: 'notify',
       job_id: 'j',
@@ -138,6 +138,7 @@ describe('redriveBody', () => {
     });
     expect(JSON.parse(await redriveBody('notify', letter('m', job), deps))).toMatchObject({
       attempts_before: 7,
+      redriven_after: 7,
     });
   });
 

@@ -43,6 +43,7 @@ export interface DlqDeps {
   move: typeof moveDeadLetters;
   attemptsOfEvent: (eventId: string) => Promise<AnyAttempt[]>;
   attemptsOfJob: (jobId: string) => Promise<AnyAttempt[]>;
+  /** The attempts a notification job made (its last attempt number; runs for an older record). */
   runsOfJob: (jobId: string) => Promise<number | undefined>;
   alarmRecorded: (taskId: number, uuid: string) => Promise<boolean>;
   listDeadDue: typeof listDeadDue;
@@ -59,7 +60,10 @@ export const dlqDeps: DlqDeps = {
   move: moveDeadLetters,
   attemptsOfEvent: (eventId) => listAttemptsOfEvent(eventId),
   attemptsOfJob: listAttemptsOfJob,
-  runsOfJob: async (jobId) => (await getJobState(jobId))?.runs,
+  runsOfJob: async (jobId) => {
+    const state = await getJobState(jobId);
+    return state && (state.last_attempt ?? state.runs);
+  },
   alarmRecorded: async (taskId, uuid) => (await getAlarmRecord(taskId, uuid)) !== undefined,
   listDeadDue,
   reviveDeadDue,
@@ -246,8 +250,8 @@ export async function redriveBody(
   }
   if (carried.kind === 'notify') {
     const job = parseJson(letter.body) as Record<string, unknown>;
-    const runs = (await deps.runsOfJob(carried.job_id)) ?? int(job.attempts_before) ?? 0;
-    return toWireJson({ ...job, attempts_before: runs });
+    const made = Math.max(int(job.attempts_before) ?? 0, (await deps.runsOfJob(carried.job_id)) ?? 0);
+    return toWireJson({ ...job, attempts_before: made, redriven_after: made });
   }
   return letter.body;
 }

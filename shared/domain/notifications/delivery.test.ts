@@ -296,6 +296,28 @@ describe('deliverNotificationBatch', () => {
     expect(w.dead.map((j) => [j.job_id, j.attempts_before])).toEqual([['j:email', 3]]);
   });
 
+  it('gives a job redriven from the dead-letter queue its retries again, numbered on', async () => {
+    // Arrange: 3 attempts made (the budget with backoffs [5, 30]), then redriven
+    const w = world({ send: () => ({ outcome: 'failed', code: 'timeout' }) });
+    const redriven = (before: number) =>
+      job('email', { users: [1], attempts_before: before, redriven_after: 3 });
+    // Act: its first attempt after the redrive, then its last
+    await deliverNotificationBatch(
+      [{ messageId: 'm1', receiptHandle: 'h1', body: redriven(3), receiveCount: 1 }],
+      w.deps,
+    );
+    const [, warnings] = await logged('warn', () =>
+      deliverNotificationBatch(
+        [{ messageId: 'm2', receiptHandle: 'h2', body: redriven(5), receiveCount: 1 }],
+        w.deps,
+      ),
+    );
+    // Assert: attempt 4 retried after the first backoff; attempt 6 (its third) the last
+    expect(w.requeued.map((r) => [r.body.attempts_before, r.delaySeconds])).toEqual([[4, 5]]);
+    expect(w.dead.map((j) => [j.attempts_before, j.redriven_after])).toEqual([[6, 3]]);
+    expect(warnings.map(([m, a]) => [m, a.attempt])).toEqual([['notification not delivered', 6]]);
+  });
+
   it('puts a job in the dead-letter queue once when the message that put it there comes back', async () => {
     // Arrange: the last attempt (3 with backoffs [5, 30]) failed and went to the dead-letter queue
     const w = world({ send: () => ({ outcome: 'failed', code: 'timeout' }) });

@@ -79,10 +79,10 @@ export async function deliverNotificationBatch(
         return void again.push({ id: r.messageId, body: job, ...stillWaiting(job) });
       // Received again after its last attempt (SQS lost a delete, or the consumer died): its retries
       // are used up. To the dead-letter queue, unless a receive of it put it there already or a copy
-      // settled it; when its state cannot be read, there (at least once). (A redriven job is a
-      // message received once: it gets its attempt.)
+      // settled it; when its state cannot be read, there (at least once). (A job redriven from the
+      // dead-letter queue is a message received once, and gets its retries again.)
       const before = r.receiveCount - 1 + (job?.attempts_before ?? 0);
-      if (job && r.receiveCount > 1 && before > backoff.length) {
+      if (job && r.receiveCount > 1 && before - (job.redriven_after ?? 0) > backoff.length) {
         const state = await deps.getJobState(job.job_id).catch((err) => {
           logger.warn('could not read a notification job', { jobId: job.job_id, error: err as Error });
           return undefined;
@@ -106,8 +106,10 @@ export async function deliverNotificationBatch(
       if (outcome === 'malformed' || !job) return void failures.push(r.messageId);
       const made = r.receiveCount + (job.attempts_before ?? 0);
       const next = { ...job, attempts_before: made };
-      if (made > backoff.length) dead.push({ id: r.messageId, body: next });
-      else again.push({ id: r.messageId, ...delayedRetry(next, retryDelaySeconds(made, backoff)) });
+      // Within its budget: a job redriven from the dead-letter queue gets its retries again.
+      const ofBudget = made - (job.redriven_after ?? 0);
+      if (ofBudget > backoff.length) dead.push({ id: r.messageId, body: next });
+      else again.push({ id: r.messageId, ...delayedRetry(next, retryDelaySeconds(ofBudget, backoff)) });
     }),
   );
   const logged = settled.length > 0 ? logBestEffort(settled, deps) : undefined;
@@ -119,14 +121,12 @@ export async function deliverNotificationBatch(
     dead
       .filter((d) => !unqueued.includes(d))
       .map((d) =>
-        deps
-          .markDeadLettered(d.body.job_id, d.body.attempts_before ?? 0)
-          .catch((err) =>
-            logger.warn('could not mark a notification dead letter', {
-              jobId: d.body.job_id,
-              error: err as Error,
-            }),
-          ),
+        deps.markDeadLettered(d.body.job_id, d.body.attempts_before ?? 0).catch((err) =>
+          logger.warn('could not mark a notification dead letter', {
+            jobId: d.body.job_id,
+            error: err as Error,
+          }),
+        ),
       ),
   );
   await logged;
@@ -195,6 +195,12 @@ export function parseJob(body: string): NotificationJob | undefined {
   ) {
     return undefined;
   }
+  if (
+    j.redriven_after !== undefined &&
+    !(Number.isSafeInteger(j.redriven_after) && (j.redriven_after as number) >= 0)
+  ) {
+    return undefined;
+  }
   if (j.replay_since_ms !== undefined && !Number.isSafeInteger(j.replay_since_ms)) return undefined;
   if (
     j.robots !== undefined &&
@@ -210,7 +216,8 @@ export function parseJob(body: string): NotificationJob | undefined {
 /**
  * Delivers one job; 'retry' when something is left to send later, 'malformed' when it is not a job.
  * `receiveCount` is the queue's receive count of the message; a job an operator redrove from the
- * dead-letter queue numbers its attempts on from the runs made before (`attempts_before`). A settled
+ * dead-letter queue numbers its attempts on from those made before (`attempts_before`) and gets its
+ * retries again (`redriven_after`). A settled
  * first run goes to `opts.log` when given (the batch's notification log), else to its job item.
  */
 export async function deliverNotification(
@@ -270,7 +277,7 @@ export async function deliverNotification(
       attempt,
     });
   // A refusal, or the last attempt of a job still not delivered: an operator's business.
-  const last = attempt >= deps.cfg.notifyBackoffSeconds.length + 1;
+  const last = attempt - (job.redriven_after ?? 0) >= deps.cfg.notifyBackoffSeconds.length + 1;
   if (status === 'rejected' || (status !== 'delivered' && last)) {
     logger.warn('notification not delivered', {
       job_id: job.job_id,
