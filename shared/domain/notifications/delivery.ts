@@ -87,7 +87,8 @@ export async function deliverNotificationBatch(
           logger.warn('could not read a notification job', { jobId: job.job_id, error: err as Error });
           return undefined;
         });
-        if (!state || (state.status === 'pending' && (state.dead_after ?? 0) < before))
+        // (dead_after past its latest redrive: put there in this round of its retries)
+        if (!state || (state.status === 'pending' && (state.dead_after ?? 0) <= (job.redriven_after ?? 0)))
           dead.push({ id: r.messageId, body: { ...job, attempts_before: before } });
         return;
       }

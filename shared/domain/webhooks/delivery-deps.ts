@@ -43,8 +43,8 @@ export interface DeliveryDeps extends RetryQueues<WebhookMessage> {
   logDeliveries: (attempts: WebhookAttempt[]) => Promise<void>;
   /** Takes attempt `attempt` of a retried event; false when a copy of its message took it. */
   claimRetry: (eventId: string, attempt: number) => Promise<boolean>;
-  /** Whether the event was put in the dead-letter queue after attempt `attempt` (by a copy of its message). */
-  wasDeadLettered: (eventId: string, attempt: number) => Promise<boolean>;
+  /** Whether the event was put in the dead-letter queue after an attempt later than `since` (its last redrive's). */
+  wasDeadLettered: (eventId: string, since: number) => Promise<boolean>;
   /** Marks events put in the dead-letter queue, each after its last attempt. */
   markDeadLettered: (marks: { eventId: string; attempt: number }[]) => Promise<void>;
   /** Queues a producer's events as they are, for the webhook consumer (deliverNow). */

@@ -186,8 +186,8 @@ export async function deliverItems(
   for (const item of exhausted)
     dead.push({ item, body: { ...item.msg, attempts_before: attemptOf(item) - 1 } });
 
-  // An event goes to the dead-letter queue once: a copy of the message that put it there, received
-  // again (its attempts look used up before it tried), finds the mark of that move.
+  // An event goes to the dead-letter queue once (between redrives): a copy of the message that put it
+  // there, received again however often (its attempts look used up before it tried), finds the mark.
   const deadOnce = await notDeadLettered(dead, deps);
 
   // What could not be queued comes back (a bundle whole; its delivered events are in the log): for a
@@ -217,7 +217,7 @@ async function notDeadLettered<D extends { item: Item; body: WebhookMessage }>(
 ): Promise<D[]> {
   const found = await Promise.all(
     dead.map((d) =>
-      deps.wasDeadLettered(d.item.msg.event_id, d.body.attempts_before ?? 0).catch((err) => {
+      deps.wasDeadLettered(d.item.msg.event_id, d.item.msg.redriven_after ?? 0).catch((err) => {
         // Unknown: put it there (at least once).
         logger.warn('could not read a webhook dead-letter mark', {
           eventId: d.item.msg.event_id,

@@ -92,17 +92,22 @@ export async function claimRetry(eventId: string, attempt: number, atSeconds: nu
 }
 
 /**
- * AP-H8: whether an event was put in the dead-letter queue after attempt `attempt` (its mark, read
- * consistently): a copy of the message that put it there, received again, must not put it there twice.
+ * AP-H8: whether an event was put in the dead-letter queue after an attempt later than `since` (its
+ * latest redrive's, 0 for none; its marks, read consistently): a message of it received again, however
+ * often, must not put it there twice.
  */
-export async function wasDeadLettered(eventId: string, attempt: number): Promise<boolean> {
-  const key = keys.webhookDeadLetterMark(eventId, attempt);
+export async function wasDeadLettered(eventId: string, since: number): Promise<boolean> {
   const out = await db().send(
     new QueryCommand({
       TableName: tableName(),
-      KeyConditionExpression: 'pk = :pk AND sk = :sk',
-      ExpressionAttributeValues: { ':pk': key.pk, ':sk': key.sk },
+      KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+      ExpressionAttributeValues: {
+        ':pk': keys.webhookDeadLetterMark(eventId, 0).pk,
+        ':from': keys.webhookDeadLetterMark(eventId, since + 1).sk,
+        ':to': keys.webhookDeadLetterMark(eventId, 9_999).sk,
+      },
       ConsistentRead: true,
+      Limit: 1,
     }),
   );
   return (out.Count ?? 0) > 0;

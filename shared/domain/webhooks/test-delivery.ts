@@ -164,7 +164,8 @@ export function fakes(
     deadLetter: async (messages) => {
       dead.push(...messages);
     },
-    wasDeadLettered: async (eventId, attempt) => marks.has(`${eventId}#${attempt}`),
+    wasDeadLettered: async (eventId, since) =>
+      [...marks].some((m) => m.startsWith(`${eventId}#`) && Number(m.split('#').at(-1)) > since),
     markDeadLettered: async (list) => {
       for (const m of list) marks.add(`${m.eventId}#${m.attempt}`);
     },
