@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, baseUrl, taskAuth } from '../support/client.ts';
 import { type Received, TestReceiver } from '../support/receiver.ts';
 import { type CreatedTask, createTask } from '../support/tasks.ts';
+import { eachOnce } from '../support/chaos.ts';
 
 /**
  * A real Prometheus Alertmanager (Debian's `prometheus-alertmanager`, installed by .ci/run) posts to
@@ -111,8 +112,12 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
+/** The task's events of a kind (each once under the chaos queue, by webhook-id). */
 const eventsOf = (event: string): Received[] =>
-  receiver.received.filter((r) => r.json?.data?.task?.id === task.id && r.json.event === event);
+  eachOnce(
+    receiver.received.filter((r) => r.json?.data?.task?.id === task.id && r.json.event === event),
+    (r) => r.headers['webhook-id'],
+  );
 
 async function postAlert(endsAt?: string) {
   const alert = {
@@ -165,7 +170,10 @@ describe('a real Prometheus Alertmanager and the rate limit', () => {
       generatorURL: 'http://prometheus.example:9090/graph',
     }));
     const of = () =>
-      receiver.received.filter((r) => r.json?.data?.task?.id === limited.id && r.json.event === 'ALARM');
+      eachOnce(
+        receiver.received.filter((r) => r.json?.data?.task?.id === limited.id && r.json.event === 'ALARM'),
+        (r) => r.headers['webhook-id'],
+      );
     const failures = async () => {
       const text = await (await fetch(`${amUrl}/metrics`)).text();
       const line = text

@@ -16,6 +16,7 @@ import {
 import { api } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { showWorkflow } from '../support/workflows.ts';
+import { eachOnce } from '../support/chaos.ts';
 
 /**
  * Claim links under pressure (API guide §11.7): one link posted 50 times at once while someone else
@@ -36,8 +37,12 @@ afterAll(async () => {
   await hook.stop();
 });
 
+/** A workflow's claim events (each once under the chaos queue, by webhook-id). */
 const claimEvents = (wf: number) =>
-  hook.events('WORKFLOW', 'claim').filter((r) => r.json.data.workflow.id === wf);
+  eachOnce(
+    hook.events('WORKFLOW', 'claim').filter((r) => r.json.data.workflow.id === wf),
+    (r) => r.headers['webhook-id'],
+  );
 
 describe('concurrent claims', () => {
   it('50 parallel posts of one link and a PUT /workflow/claim by another person: exactly one claim', async () => {

@@ -20,6 +20,7 @@ import {
 import { baseUrl } from '../support/client.ts';
 import { TestReceiver } from '../support/receiver.ts';
 import { showWorkflow } from '../support/workflows.ts';
+import { eachOnce } from '../support/chaos.ts';
 
 /**
  * Claim links against what opens every link (API guide §11.7): mail and chat link scanners and
@@ -53,8 +54,12 @@ afterAll(async () => {
   await hook.stop();
 });
 
+/** A workflow's claim events (each once under the chaos queue, by webhook-id). */
 const claimEvents = (wf: number) =>
-  hook.events('WORKFLOW', 'claim').filter((r) => r.json.data.workflow.id === wf);
+  eachOnce(
+    hook.events('WORKFLOW', 'claim').filter((r) => r.json.data.workflow.id === wf),
+    (r) => r.headers['webhook-id'],
+  );
 const claimRecords = async (wf: number) =>
   (await showWorkflow(wf)).pipelines.filter((p: { status: number }) => p.status === 1);
 const linkUsed = async (nonce: string) =>
