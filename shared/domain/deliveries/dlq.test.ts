@@ -119,7 +119,7 @@ describe('redriveBody', () => {
       { outcome: 'failed', attempt: 6, at: 1, at_ms: 1 },
       { outcome: 'failed', attempt: 7, at: 2, at_ms: 2 },
     ],
-    runsOfJob: async () => 7,
+    lastAttemptOfJob: async () => 7,
   };
 
   it('numbers a webhook event on from its attempts and gives it its retries again, digits intact', async () => {
@@ -212,7 +212,7 @@ function world(letters: DeadLetter[], opts: { admin?: boolean } = {}) {
         ? [{ outcome: 'failed', attempt: 7, status: 503, error: 'HTTP 503', at: 9, at_ms: 9000 }]
         : [],
     attemptsOfJob: async () => [],
-    runsOfJob: async () => undefined,
+    lastAttemptOfJob: async () => undefined,
     alarmRecorded: async () => true,
     listDeadDue: async (kind, _limit, taskId) =>
       dead.filter((d) => d.kind === kind && (taskId === undefined || d.payload.task_id === taskId)),

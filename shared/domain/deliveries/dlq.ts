@@ -44,7 +44,7 @@ export interface DlqDeps {
   attemptsOfEvent: (eventId: string) => Promise<AnyAttempt[]>;
   attemptsOfJob: (jobId: string) => Promise<AnyAttempt[]>;
   /** The attempts a notification job made (its last attempt number; runs for an older record). */
-  runsOfJob: (jobId: string) => Promise<number | undefined>;
+  lastAttemptOfJob: (jobId: string) => Promise<number | undefined>;
   alarmRecorded: (taskId: number, uuid: string) => Promise<boolean>;
   listDeadDue: typeof listDeadDue;
   reviveDeadDue: typeof reviveDeadDue;
@@ -60,7 +60,7 @@ export const dlqDeps: DlqDeps = {
   move: moveDeadLetters,
   attemptsOfEvent: (eventId) => listAttemptsOfEvent(eventId),
   attemptsOfJob: listAttemptsOfJob,
-  runsOfJob: async (jobId) => {
+  lastAttemptOfJob: async (jobId) => {
     const state = await getJobState(jobId);
     return state && (state.last_attempt ?? state.runs);
   },
@@ -237,7 +237,7 @@ export interface RedriveInput {
 export async function redriveBody(
   queue: QueueName,
   letter: DeadLetter,
-  deps: Pick<DlqDeps, 'attemptsOfEvent' | 'runsOfJob'>,
+  deps: Pick<DlqDeps, 'attemptsOfEvent' | 'lastAttemptOfJob'>,
 ): Promise<string> {
   const carried = carriedBy(queue, letter.body);
   if (carried.kind === 'webhook') {
@@ -250,7 +250,7 @@ export async function redriveBody(
   }
   if (carried.kind === 'notify') {
     const job = parseJson(letter.body) as Record<string, unknown>;
-    const made = Math.max(int(job.attempts_before) ?? 0, (await deps.runsOfJob(carried.job_id)) ?? 0);
+    const made = Math.max(int(job.attempts_before) ?? 0, (await deps.lastAttemptOfJob(carried.job_id)) ?? 0);
     return toWireJson({ ...job, attempts_before: made, redriven_after: made });
   }
   return letter.body;

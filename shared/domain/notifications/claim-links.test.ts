@@ -57,7 +57,6 @@ function world(opts: { template?: Task['template'] } = {}) {
     getTemplate: async () => undefined,
     getUsers: async (uids) => users.filter((u) => uids.includes(u.uid)),
     getJobState: async () => undefined,
-    markDeadLettered: async () => undefined,
     recordJobRun: async (run) => {
       runs.push(run);
     },

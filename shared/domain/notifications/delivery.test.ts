@@ -96,9 +96,11 @@ function world(opts: {
       w.attempts.push(...run.attempts);
       w.writes++;
     },
-    markDeadLettered: async (jobId, attempt) => {
-      const s = w.states.get(jobId);
-      if (s) w.states.set(jobId, { ...s, dead_after: attempt });
+    markDeadLettered: async (jobs) => {
+      for (const j of jobs) {
+        const s = w.states.get(j.job_id);
+        if (s) w.states.set(j.job_id, { ...s, dead_after: j.attempts_before ?? 0 });
+      }
     },
     logRuns: async (runs) => {
       w.logged.push(runs);

@@ -82,13 +82,13 @@ export async function deliverNotificationBatch(
       // settled it; when its state cannot be read, there (at least once). (A job redriven from the
       // dead-letter queue is a message received once, and gets its retries again.)
       const before = r.receiveCount - 1 + (job?.attempts_before ?? 0);
-      if (job && r.receiveCount > 1 && before - (job.redriven_after ?? 0) > backoff.length) {
+      if (job && r.receiveCount > 1 && ofBudget(job, before) > backoff.length) {
         const state = await deps.getJobState(job.job_id).catch((err) => {
           logger.warn('could not read a notification job', { jobId: job.job_id, error: err as Error });
           return undefined;
         });
         // (dead_after past its latest redrive: put there in this round of its retries)
-        if (!state || (state.status === 'pending' && (state.dead_after ?? 0) <= (job.redriven_after ?? 0)))
+        if (!state || (state.status === 'pending' && ofBudget(job, state.dead_after ?? 0) <= 0))
           dead.push({ id: r.messageId, body: { ...job, attempts_before: before } });
         return;
       }
@@ -107,29 +107,14 @@ export async function deliverNotificationBatch(
       if (outcome === 'malformed' || !job) return void failures.push(r.messageId);
       const made = r.receiveCount + (job.attempts_before ?? 0);
       const next = { ...job, attempts_before: made };
-      // Within its budget: a job redriven from the dead-letter queue gets its retries again.
-      const ofBudget = made - (job.redriven_after ?? 0);
-      if (ofBudget > backoff.length) dead.push({ id: r.messageId, body: next });
-      else again.push({ id: r.messageId, ...delayedRetry(next, retryDelaySeconds(ofBudget, backoff)) });
+      const inBudget = ofBudget(job, made);
+      if (inBudget > backoff.length) dead.push({ id: r.messageId, body: next });
+      else again.push({ id: r.messageId, ...delayedRetry(next, retryDelaySeconds(inBudget, backoff)) });
     }),
   );
   const logged = settled.length > 0 ? logBestEffort(settled, deps) : undefined;
   // What could not be queued comes back by the queue's visibility timeout instead (nothing lost).
-  const unqueued = await queueRetries('notification', again, dead, deps);
-  for (const x of unqueued) failures.push(x.id);
-  // Each job dead-lettered says so, so that its message received again does not put it there twice.
-  await Promise.all(
-    dead
-      .filter((d) => !unqueued.includes(d))
-      .map((d) =>
-        deps.markDeadLettered(d.body.job_id, d.body.attempts_before ?? 0).catch((err) =>
-          logger.warn('could not mark a notification dead letter', {
-            jobId: d.body.job_id,
-            error: err as Error,
-          }),
-        ),
-      ),
-  );
+  for (const x of await queueRetries('notification', again, dead, deps)) failures.push(x.id);
   await logged;
   return { batchItemFailures: failures.map((itemIdentifier) => ({ itemIdentifier })) };
 }
@@ -278,7 +263,7 @@ export async function deliverNotification(
       attempt,
     });
   // A refusal, or the last attempt of a job still not delivered: an operator's business.
-  const last = attempt - (job.redriven_after ?? 0) >= deps.cfg.notifyBackoffSeconds.length + 1;
+  const last = ofBudget(job, attempt) >= deps.cfg.notifyBackoffSeconds.length + 1;
   if (status === 'rejected' || (status !== 'delivered' && last)) {
     logger.warn('notification not delivered', {
       job_id: job.job_id,
@@ -290,6 +275,9 @@ export async function deliverNotification(
   }
   return status === 'pending' ? 'retry' : 'done';
 }
+
+/** An attempt's number within the job's retry budget: a job redriven from the dead-letter queue starts it again. */
+const ofBudget = (job: NotificationJob, attempt: number) => attempt - (job.redriven_after ?? 0);
 
 /** How far back a message received again without its first receive time looks in the log. */
 const LOG_LOOKBACK_MS = 15 * 60_000;

@@ -36,8 +36,6 @@ export interface NotifyDeps extends RetryQueues<NotificationJob> {
   getJobState(jobId: string): Promise<JobState | undefined>;
   /** A run recorded in its job item (AP-N2). */
   recordJobRun(run: JobRun): Promise<void>;
-  /** Marks a job put in the dead-letter queue after attempt `attempt` (AP-N2). */
-  markDeadLettered(jobId: string, attempt: number): Promise<void>;
   /** The settled first runs of a batch, recorded as one notification log item per task (AP-N9). */
   logRuns(runs: JobRun[]): Promise<void>;
   /** A job's settled first run in its task's notification log at or after `sinceMs` (AP-N10). */
@@ -105,7 +103,9 @@ export function defaultNotifyDeps(): NotifyDeps {
     getUsers,
     getJobState,
     recordJobRun,
-    markDeadLettered: markJobDeadLettered,
+    markDeadLettered: async (jobs) => {
+      await Promise.all(jobs.map((j) => markJobDeadLettered(j.job_id, j.attempts_before ?? 0)));
+    },
     logRuns: putNotifyLogs,
     loggedRun: async (taskId, jobId, sinceMs) =>
       (await findLoggedRuns(taskId, sinceMs, nowMs() + 60_000, [jobId])).get(jobId),

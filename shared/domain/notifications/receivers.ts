@@ -1,4 +1,4 @@
-import type { NotificationJob, } from '../../contracts/messages.ts';
+import type { NotificationJob } from '../../contracts/messages.ts';
 import type { AlarmGroup } from '../directory/model.ts';
 import {
   type Channels,

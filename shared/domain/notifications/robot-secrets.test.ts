@@ -82,7 +82,6 @@ function deps(attempts: AttemptRecord[]): NotifyDeps {
     getTemplate: async () => undefined,
     getUsers: async () => [],
     getJobState: async () => undefined,
-    markDeadLettered: async () => undefined,
     recordJobRun: async (run) => {
       attempts.push(...run.attempts);
     },

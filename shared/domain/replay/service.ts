@@ -7,7 +7,7 @@ import { sealReceiverRobots } from '../channels/robots.ts';
 import { getAlarmGroups, getTemplate, getUsers } from '../directory/repository.ts';
 import { AppError, NotFoundError, ValidationError } from '../errors.ts';
 import { taskForUser } from '../tasks/access.ts';
-import type { Task, } from '../tasks/model.ts';
+import type { Task } from '../tasks/model.ts';
 import { getTask } from '../tasks/repository.ts';
 import { editedConfig } from './config.ts';
 import { computeReplay, type StoredRequest } from './compute.ts';

@@ -45,8 +45,6 @@ export interface DeliveryDeps extends RetryQueues<WebhookMessage> {
   claimRetry: (eventId: string, attempt: number) => Promise<boolean>;
   /** Whether the event was put in the dead-letter queue after an attempt later than `since` (its last redrive's). */
   wasDeadLettered: (eventId: string, since: number) => Promise<boolean>;
-  /** Marks events put in the dead-letter queue, each after its last attempt. */
-  markDeadLettered: (marks: { eventId: string; attempt: number }[]) => Promise<void>;
   /** Queues a producer's events as they are, for the webhook consumer (deliverNow). */
   queueBundles: (bundles: WebhookBundle[]) => Promise<void>;
   /**
@@ -88,7 +86,11 @@ export const defaultDeliveryDeps: DeliveryDeps = {
   requeue: (messages) => publish('webhook', messages),
   claimRetry: (eventId, attempt) => claimRetry(eventId, attempt, Math.floor(nowMs() / 1000)),
   wasDeadLettered,
-  markDeadLettered: (marks) => markDeadLettered(marks, Math.floor(nowMs() / 1000)),
+  markDeadLettered: (events) =>
+    markDeadLettered(
+      events.map((e) => ({ eventId: e.event_id, attempt: e.attempts_before ?? 0 })),
+      Math.floor(nowMs() / 1000),
+    ),
   deadLetter: (messages) =>
     publish(
       'webhook-dlq',

@@ -196,17 +196,10 @@ export async function deliverItems(
   const unqueued = await queueRetries('webhook', requeue, deadOnce, deps);
   for (const { item } of unqueued) back.push(...(copies.get(item.msg.event_id) ?? [item]));
   const moved = deadOnce.filter((d) => !unqueued.includes(d));
-  if (moved.length > 0) {
+  if (moved.length > 0)
     logger.warn('webhook events moved to the dead-letter queue after their attempts', {
       eventIds: moved.map((d) => d.item.msg.event_id),
     });
-    // Without its mark, a copy received again could only put the event there a second time.
-    await deps
-      .markDeadLettered(
-        moved.map((d) => ({ eventId: d.item.msg.event_id, attempt: d.body.attempts_before ?? 0 })),
-      )
-      .catch((err) => logger.warn('could not mark webhook dead letters', { error: err as Error }));
-  }
   return { sent, back, late };
 }
 

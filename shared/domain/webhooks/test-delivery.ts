@@ -166,8 +166,8 @@ export function fakes(
     },
     wasDeadLettered: async (eventId, since) =>
       [...marks].some((m) => m.startsWith(`${eventId}#`) && Number(m.split('#').at(-1)) > since),
-    markDeadLettered: async (list) => {
-      for (const m of list) marks.add(`${m.eventId}#${m.attempt}`);
+    markDeadLettered: async (events) => {
+      for (const e of events) marks.add(`${e.event_id}#${e.attempts_before ?? 0}`);
     },
   };
   const failRequeue = (n: number) => {
